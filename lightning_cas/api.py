@@ -1,0 +1,71 @@
+"""The public verbs. Each takes an Architecture and the same options (method, seed, timeout)."""
+
+from __future__ import annotations
+
+from .architecture import Architecture
+from .errors import InputError
+from .results import DimensionResult, VerifyResult
+from .theory import TheoryReport
+from .theory import predict as _predict
+
+METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
+
+
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
+        raise InputError(f"seed must be an integer between 0 and 2^31 - 1, got {seed!r}.")
+    return seed
+
+
+def dimension(arch: Architecture, method: str = "auto", seed: int = 0, timeout: float | None = None,
+              m2: str | None = None, prime: int | None = None, session=None) -> DimensionResult:
+    """Dimension of the neurovariety of ``arch``.
+
+    ``auto`` is ``modp`` (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
+    Macaulay2; ``numeric`` is the paper's float protocol, kept as a baseline.
+    """
+    if not isinstance(arch, Architecture):
+        raise InputError("dimension() needs an Architecture.")
+    seed = _check_seed(seed)
+    if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout <= 7 * 24 * 3600):
+        raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    if method == "auto":
+        method = "modp"
+    if method == "modp":
+        from .backends.modp import dimension_modp
+        return dimension_modp(arch, seed=seed, prime=prime)
+    if method == "jacobian":
+        from .backends.m2 import dimension_jacobian
+        return dimension_jacobian(arch, seed=seed, prime=prime, timeout=timeout, m2=m2, session=session)
+    if method == "implicit":
+        from .backends.m2 import dimension_implicit
+        return dimension_implicit(arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    if method == "numeric":
+        from .backends.numeric import dimension_numeric
+        return dimension_numeric(arch, seed=seed)
+    raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+
+
+def predict(arch: Architecture) -> TheoryReport:
+    """Closed-form predictions with their regimes (no computation)."""
+    return _predict(arch)
+
+
+def verify(arch: Architecture, method: str = "auto", seed: int = 0, timeout: float | None = None,
+           m2: str | None = None, prime: int | None = None) -> VerifyResult:
+    """Compute the dimension and compare it with the theory's prediction."""
+    computed = dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime)
+    pred = _predict(arch).dimension
+    if pred.value is None:
+        verdict = "no prediction"
+        message = f"computed {computed.dimension}; no closed form applies: {pred.reason}"
+    elif pred.value == computed.dimension:
+        verdict = "agree"
+        message = f"computed {computed.dimension} = predicted {pred.value} ({pred.formula}; {pred.status})"
+    else:
+        verdict = "disagree"
+        message = (f"DISCREPANCY: computed {computed.dimension} ({computed.method}, {computed.certainty}) but "
+                   f"predicted {pred.value} ({pred.formula}; regime: {pred.regime}; {pred.status})")
+    if not computed.consistent:
+        message += "; WARNING: " + "; ".join(computed.notes)
+    return VerifyResult(arch, computed, pred.value, pred.status, pred.regime, pred.reason, verdict, message)

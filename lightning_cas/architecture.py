@@ -1,0 +1,154 @@
+"""The Architecture value type: what a user names, validated once, immutable afterwards.
+
+Everything downstream (symbolic model, M2 templates, backends) trusts these integers, so this
+is the single place where user input becomes numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import InputError
+
+NORMALIZATIONS = ("none", "softmax")
+
+# Limits that keep every method's memory finite; far above what any backend can finish.
+MAX_WIDTH = 256
+MAX_DEPTH = 8
+MAX_TOKENS = 64
+
+
+def _as_int(value, name: str) -> int:
+    """Accept ints and integral strings only: 2.5, True, '3x' are refused, not rounded."""
+    if isinstance(value, bool):
+        raise InputError(f"{name} must be an integer, got {value!r}.")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("+-").isdigit() and text.isascii():
+            return int(text)
+    raise InputError(f"{name} must be an integer, got {value!r}.")
+
+
+def parse_int_list(text: str, name: str) -> tuple[int, ...]:
+    """Parse a CLI list such as '3,3,3' into integers, refusing anything else in one sentence."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{name} must be a comma-separated list of integers such as 3,3,3.")
+    parts = [p.strip() for p in text.split(",")]
+    if any(not p for p in parts):
+        raise InputError(f"{name} must be a comma-separated list of integers such as 3,3,3, got {text!r}.")
+    return tuple(_as_int(p, name) for p in parts)
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A lightning (or softmax) self-attention network: widths d_0..d_L, attention dims a_1..a_L.
+
+    >>> arch = Architecture(widths=(3, 3, 3), attention=(2, 2), tokens=2)
+    >>> arch.depth, arch.parameters
+    (2, 42)
+    """
+
+    widths: tuple[int, ...]
+    attention: tuple[int, ...]
+    tokens: int = 2
+    normalization: str = "none"
+
+    def __post_init__(self):
+        widths = self._int_tuple(self.widths, "widths")
+        attention = self._int_tuple(self.attention, "attention")
+        tokens = _as_int(self.tokens, "tokens")
+        if len(widths) < 2:
+            raise InputError("widths needs at least two entries d_0,d_1 (input and output width).")
+        if len(widths) - 1 > MAX_DEPTH:
+            raise InputError(f"depth {len(widths) - 1} is above the supported maximum of {MAX_DEPTH} layers.")
+        if len(attention) != len(widths) - 1:
+            raise InputError(
+                f"attention needs one entry per layer: {len(widths)} widths mean {len(widths) - 1} "
+                f"layers, but {len(attention)} attention dims were given."
+            )
+        for name, values, cap in (("widths", widths, MAX_WIDTH), ("attention", attention, MAX_WIDTH)):
+            for v in values:
+                if v <= 0:
+                    raise InputError(f"every entry of {name} must be a positive integer, got {v}.")
+                if v > cap:
+                    raise InputError(f"{name} entry {v} is above the supported maximum of {cap}.")
+        if tokens <= 0:
+            raise InputError(f"tokens must be a positive integer, got {tokens}.")
+        if tokens > MAX_TOKENS:
+            raise InputError(f"tokens {tokens} is above the supported maximum of {MAX_TOKENS}.")
+        if self.normalization not in NORMALIZATIONS:
+            raise InputError(
+                f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {self.normalization!r}."
+            )
+        object.__setattr__(self, "widths", widths)
+        object.__setattr__(self, "attention", attention)
+        object.__setattr__(self, "tokens", tokens)
+
+    @staticmethod
+    def _int_tuple(values, name: str) -> tuple[int, ...]:
+        if isinstance(values, str):
+            return parse_int_list(values, name)
+        if not isinstance(values, Iterable):
+            raise InputError(f"{name} must be a list of integers, got {values!r}.")
+        return tuple(_as_int(v, name) for v in values)
+
+    @classmethod
+    def from_cli(cls, widths: str, attention: str, tokens: str | int, normalization: str = "none"):
+        """Build from the CLI strings ``--widths 3,3,3 --attention 2,2 --tokens 2``."""
+        return cls(parse_int_list(widths, "--widths"), parse_int_list(attention, "--attention"),
+                   _as_int(tokens, "--tokens"), normalization)
+
+    # ---- derived quantities -------------------------------------------------------------
+    @property
+    def depth(self) -> int:
+        return len(self.attention)
+
+    @property
+    def degree(self) -> int:
+        """Degree of the network as a polynomial in the tokens: 3^L."""
+        return 3 ** self.depth
+
+    @property
+    def layer_shapes(self) -> tuple[tuple[int, int, int], ...]:
+        """(a_i, d_{i-1}, d_i) per layer."""
+        return tuple((self.attention[i], self.widths[i], self.widths[i + 1]) for i in range(self.depth))
+
+    @property
+    def parameters(self) -> int:
+        """Number of weights: sum over layers of 2 a_i d_{i-1} + d_i d_{i-1}."""
+        return sum(2 * a * d + e * d for a, d, e in self.layer_shapes)
+
+    @property
+    def ambient_dimension(self) -> int:
+        """Dimension of the space of maps K^{d_0 x t} -> K^{d_L x t}, entries homogeneous of degree 3^L."""
+        n = self.widths[0] * self.tokens
+        return self.widths[-1] * self.tokens * math.comb(n + self.degree - 1, self.degree)
+
+    def to_dict(self) -> dict:
+        return {"widths": list(self.widths), "attention": list(self.attention),
+                "tokens": self.tokens, "normalization": self.normalization}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Architecture":
+        if not isinstance(data, dict):
+            raise InputError("an architecture must be an object with widths, attention, tokens.")
+        unknown = set(data) - {"widths", "attention", "tokens", "normalization"}
+        if unknown:
+            raise InputError(f"unknown architecture keys: {', '.join(sorted(unknown))}.")
+        for key in ("widths", "attention"):
+            if key not in data:
+                raise InputError(f"the architecture is missing {key}.")
+        return cls(data["widths"], data["attention"], data.get("tokens", 2), data.get("normalization", "none"))
+
+    def label(self) -> str:
+        """Short human name, also used for result file names: w3-3-3_a2-2_t2_none."""
+        return (f"w{'-'.join(map(str, self.widths))}_a{'-'.join(map(str, self.attention))}"
+                f"_t{self.tokens}_{self.normalization}")
+
+    def __str__(self) -> str:
+        return (f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))} "
+                f"tokens={self.tokens} normalization={self.normalization}")

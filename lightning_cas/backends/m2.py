@@ -1,0 +1,103 @@
+"""Dimension through Macaulay2: the implicit ideal (exact) or the Jacobian rank mod p.
+
+Python only chooses templates and validated integers; the network is built inside M2 by
+``m2/network.m2`` from the widths, so this is a computation independent of ``model.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ..architecture import Architecture
+from ..errors import TooLargeError, UnsupportedError
+from ..m2parse import parse_int, parse_int_list, parse_polynomial_list, records, require
+from ..m2runner import DEFAULT_TIMEOUT, M2Session, run_script
+from ..m2script import write_script
+from ..results import DimensionResult
+from .modp import check_prime, weight_degree
+
+M2_PRIME = 2_147_483_629  # a prime below 2^31, distinct from the modp backend's first prime
+IMPLICIT_MAX_PARAMETERS = 14
+JACOBIAN_MAX_ENTRIES = 20_000_000
+
+
+def _refuse_softmax(arch: Architecture, method: str) -> None:
+    if arch.normalization != "none":
+        raise UnsupportedError(f"the {method} method works on polynomial (lightning) networks only; "
+                               "softmax is not polynomial, use --method numeric.")
+
+
+def jacobian_size(arch: Architecture) -> int:
+    """Entries of the coefficient Jacobian M2 would build: d_L * #monomials * P."""
+    monomials = math.comb(arch.widths[0] * arch.tokens + arch.degree - 1, arch.degree)
+    return arch.widths[-1] * monomials * arch.parameters
+
+
+def check_jacobian_size(arch: Architecture) -> None:
+    size = jacobian_size(arch)
+    if size > JACOBIAN_MAX_ENTRIES:
+        raise TooLargeError(f"the jacobian method would expand a {size:,}-entry coefficient Jacobian "
+                            f"(limit {JACOBIAN_MAX_ENTRIES:,}); use --method modp, which never expands it.")
+
+
+def check_implicit_size(arch: Architecture) -> None:
+    if arch.depth > 1 or arch.parameters > IMPLICIT_MAX_PARAMETERS:
+        raise TooLargeError(f"the implicit method (elimination) handles one layer with at most "
+                            f"{IMPLICIT_MAX_PARAMETERS} parameters; this architecture has depth {arch.depth} and "
+                            f"{arch.parameters} parameters. Use --method jacobian or --method modp.")
+
+
+def _run(template: str, params: dict, timeout, m2, session: M2Session | None):
+    script = write_script(template, **params)
+    if session is not None:
+        out = session.run(script, timeout=timeout)
+    else:
+        out = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
+    return str(script), records(out.stdout), out
+
+
+def _shape(arch: Architecture) -> dict:
+    return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens}
+
+
+def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = None, timeout: float | None = None,
+                       m2: str | None = None, session: M2Session | None = None) -> DimensionResult:
+    """Rank of the Jacobian of the coefficient map at a random point over ZZ/p, in M2."""
+    _refuse_softmax(arch, "jacobian")
+    check_jacobian_size(arch)
+    p = check_prime(prime if prime is not None else M2_PRIME)
+    start = time.perf_counter()
+    script, recs, _ = _run("dimension_jacobian", {**_shape(arch), "charP": p, "seed": seed, "columns": 1},
+                           timeout, m2, session)
+    rank = parse_int(require(recs, "rank", script), script)
+    rows = parse_int(require(recs, "rows", script), script)
+    got_p = parse_int(require(recs, "prime", script), script)
+    bound = rank * (weight_degree(arch) - 1) / p  # only the weights are random here
+    return DimensionResult(
+        architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
+        method="jacobian", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
+        m2_version=require(recs, "m2_version", script), primes=(got_p,),
+        runs=({"prime": got_p, "seed": seed, "rank": rank, "rows": rows},), failure_bound=min(1.0, bound),
+        script=script)
+
+
+def dimension_implicit(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
+                       session: M2Session | None = None, generators: bool = False) -> DimensionResult:
+    """Krull dimension of the kernel of the coefficient ring map over QQ (exact)."""
+    _refuse_softmax(arch, "implicit")
+    check_implicit_size(arch)
+    start = time.perf_counter()
+    params = {**_shape(arch), "charP": 0, "seed": seed, "columns": 1, "emitGenerators": int(generators)}
+    script, recs, _ = _run("dimension_implicit", params, timeout, m2, session)
+    dim = parse_int(require(recs, "dimension", script), script)
+    notes = [f"degree {parse_int(require(recs, 'degree', script), script)} (standard grading)",
+             f"{parse_int(require(recs, 'linear_span', script), script)} linearly independent coefficients",
+             "minimal generator degrees " + str(parse_int_list(require(recs, 'generator_degrees', script), script))]
+    if generators:
+        gens = parse_polynomial_list(require(recs, "generators", script), script)
+        notes.append("generators: " + " ; ".join(map(str, gens)))
+    return DimensionResult(
+        architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
+        method="implicit", certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
+        m2_version=require(recs, "m2_version", script), script=script, notes=tuple(notes))

@@ -1,0 +1,59 @@
+"""Every failure a user can meet, as one exception family with one-sentence messages.
+
+The CLI turns any ``LightningError`` into a single line on stderr and a non-zero exit, so a
+message here must make sense on its own, without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class LightningError(Exception):
+    """Base class: anything lightning_cas reports to a user as a clean error."""
+
+    exit_code = 1
+
+
+class InputError(LightningError, ValueError):
+    """The user asked for something invalid (bad architecture, bad option, bad file)."""
+
+    exit_code = 2
+
+
+class TooLargeError(InputError):
+    """The request is valid but the chosen method would not finish; names a method that would."""
+
+
+class UnsupportedError(LightningError):
+    """A valid request that this method cannot answer (e.g. softmax through Macaulay2)."""
+
+    exit_code = 2
+
+
+class M2Error(LightningError):
+    """Macaulay2 ran but failed; carries the script path so the run can be reproduced."""
+
+    def __init__(self, message: str, script: str | None = None, output: str = ""):
+        self.script = script
+        self.output = output
+        where = f" (script: {script})" if script else ""
+        super().__init__(f"{message}{where}")
+
+
+class M2NotFoundError(M2Error):
+    """The Macaulay2 binary is missing."""
+
+
+class M2ScriptError(M2Error):
+    """Macaulay2 reported an error in the script (non-zero exit with an M2 error message)."""
+
+
+class M2TimeoutError(M2Error):
+    """Macaulay2 exceeded the time limit; its whole process group has been killed."""
+
+
+class M2CrashError(M2Error):
+    """Macaulay2 died abnormally (signal, out of memory) without a clean M2 error."""
+
+
+class M2ParseError(M2Error):
+    """Macaulay2's output did not have the shape we asked for; carries the offending text."""

@@ -1,0 +1,77 @@
+"""Rendering Macaulay2 scripts from the templates in ``m2/``.
+
+The only way M2 code is made: a header of ``name = value;`` lines whose values are validated
+integers, rationals or nested lists of them, followed by the shared library ``network.m2`` and
+one computation template. Nothing a user types is ever pasted into M2 code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+
+LIBRARY = "network.m2"
+_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9]*$")
+
+
+def template_dir() -> Path:
+    """The directory of .m2 templates: shipped inside the wheel, or the repository's ``m2/``."""
+    shipped = Path(str(resources.files("lightning_cas"))) / "m2"
+    if (shipped / LIBRARY).is_file():
+        return shipped
+    source = Path(__file__).resolve().parent.parent / "m2"
+    if (source / LIBRARY).is_file():
+        return source
+    raise FileNotFoundError("lightning_cas cannot find its Macaulay2 templates (m2/network.m2); reinstall it.")
+
+
+def m2_literal(value) -> str:
+    """An M2 literal for a number or a nested list of numbers; anything else is refused."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Fraction):
+        return str(value.numerator) if value.denominator == 1 else f"({value.numerator}/{value.denominator})"
+    if isinstance(value, (list, tuple)):
+        return "{" + ", ".join(m2_literal(v) for v in value) + "}"
+    raise TypeError(f"only integers, fractions and lists of them go into M2 code, got {type(value).__name__}")
+
+
+def render(template: str, **params) -> str:
+    """The text of a runnable script: header of validated parameters, library, template body."""
+    root = template_dir()
+    path = root / f"{template}.m2"
+    if not path.is_file():
+        raise FileNotFoundError(f"no Macaulay2 template named {template!r} in {root}")
+    header = ["-- rendered by lightning_cas from m2/" + path.name]
+    for name, value in params.items():
+        if not _NAME.match(name):
+            raise ValueError(f"bad M2 parameter name {name!r}")
+        header.append(f"{name} = {m2_literal(value)};")
+    return "\n".join(header) + "\n" + (root / LIBRARY).read_text() + "\n" + path.read_text()
+
+
+def script_dir() -> Path:
+    """Where rendered scripts are kept (so an error message can name a file the user can rerun)."""
+    base = os.environ.get("LIGHTNING_CAS_SCRIPT_DIR") or os.path.join(tempfile.gettempdir(), "lightning_cas-scripts")
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_script(template: str, **params) -> Path:
+    """Render and write a script to a content-addressed file; returns its path."""
+    text = render(template, **params)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = script_dir() / f"{template}-{digest}.m2"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path

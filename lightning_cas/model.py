@@ -1,0 +1,159 @@
+"""The network itself: symbolic parametrization (sympy) and fast numeric evaluation.
+
+The symbolic side exists for users and for small exact work; the numeric side (float64 or
+GF(p), with forward-mode derivatives) is what the fast backends use, so it never expands
+polynomials. Weights are ordered layer by layer as Q_i, K_i, V_i, each row-major; Macaulay2's
+``m2/network.m2`` uses the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import sympy
+
+from .architecture import Architecture
+
+# ---------------------------------------------------------------- symbolic parametrization
+
+
+def weight_symbols(arch: Architecture) -> list[list[sympy.Matrix]]:
+    """Per layer [Q, K, V] as sympy matrices of symbols q_i_r_c, k_i_r_c, v_i_r_c (1-based)."""
+    layers = []
+    for i, (a, d, e) in enumerate(arch.layer_shapes, start=1):
+        mats = []
+        for name, rows in (("q", a), ("k", a), ("v", e)):
+            mats.append(sympy.Matrix(rows, d, lambda r, c, n=name: sympy.Symbol(f"{n}_{i}_{r + 1}_{c + 1}")))
+        layers.append(mats)
+    return layers
+
+
+def flat_weight_symbols(arch: Architecture) -> list[sympy.Symbol]:
+    """All weight symbols in the canonical order (the order of every Jacobian column)."""
+    return [s for layer in weight_symbols(arch) for m in layer for s in m]
+
+
+def token_symbols(arch: Architecture) -> sympy.Matrix:
+    """The d_0 x t token matrix X of symbols x_r_j (row r, token j; tokens are columns)."""
+    return sympy.Matrix(arch.widths[0], arch.tokens, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
+
+
+def network_output(arch: Architecture, layers=None, X=None) -> sympy.Matrix:
+    """phi_W(X) as a d_L x t matrix of polynomials (expanded)."""
+    layers = weight_symbols(arch) if layers is None else layers
+    Z = token_symbols(arch) if X is None else X
+    for Q, K, V in layers:
+        Z = (V * Z * (Z.T * K.T * Q * Z)).applyfunc(sympy.expand)
+    return Z
+
+
+def coefficient_map(arch: Architecture) -> dict[tuple[int, int, tuple[int, ...]], sympy.Expr]:
+    """Coefficients of phi as polynomials in the weights.
+
+    Keys are (output row p, output token j, exponent vector over the tokens x_r_j in row-major
+    order); only monomials with a non-zero coefficient appear.
+    """
+    X = token_symbols(arch)
+    xs = list(X)  # row-major
+    out = network_output(arch, X=X)
+    coeffs = {}
+    for p in range(out.rows):
+        for j in range(out.cols):
+            poly = sympy.Poly(out[p, j], *xs)
+            for monom, c in poly.terms():
+                coeffs[(p, j, tuple(monom))] = c
+    return coeffs
+
+
+# ---------------------------------------------------------------- numeric evaluation
+
+
+@dataclass(frozen=True)
+class Field:
+    """Arithmetic for the numeric forward pass: float64, or GF(p) on int64 without overflow."""
+
+    prime: int | None = None  # None means float64
+
+    def matmul(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        if self.prime is None:
+            return np.matmul(A, B)
+        p = self.prime
+        # Entries are < p < 2^31. Split B into 16-bit halves so each partial product is < 2^47
+        # and a sum over fewer than 2^16 terms stays below 2^63.
+        hi = np.matmul(A, B >> 16) % p
+        lo = np.matmul(A, B & 0xFFFF) % p
+        return ((hi << 16) + lo) % p
+
+    def add(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        return A + B if self.prime is None else (A + B) % self.prime
+
+    def random(self, rng: np.random.Generator, shape) -> np.ndarray:
+        if self.prime is None:
+            return rng.standard_normal(shape)
+        return rng.integers(0, self.prime, size=shape, dtype=np.int64)
+
+
+def split_weights(arch: Architecture, w: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Cut a flat weight vector (canonical order) into per-layer (Q, K, V) arrays."""
+    if w.shape != (arch.parameters,):
+        raise ValueError(f"expected {arch.parameters} weights, got shape {w.shape}")
+    layers, pos = [], 0
+    for a, d, e in arch.layer_shapes:
+        mats = []
+        for rows in (a, a, e):
+            mats.append(w[pos:pos + rows * d].reshape(rows, d))
+            pos += rows * d
+        layers.append(tuple(mats))
+    return layers
+
+
+def evaluate(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Field()) -> np.ndarray:
+    """phi_W(X) for a batch X of shape (N, d_0, t); returns (N, d_L, t)."""
+    Z = X
+    for Q, K, V in split_weights(arch, w):
+        QZ = field.matmul(Q, Z)
+        KZ = field.matmul(K, Z)
+        att = field.matmul(np.swapaxes(KZ, -1, -2), QZ)
+        Z = field.matmul(field.matmul(V, Z), att)
+    return Z
+
+
+def jacobian(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Field()) -> np.ndarray:
+    """d phi_W(X_n) / dW by forward mode; returns (N * d_L * t, P), rows ordered (n, row, token).
+
+    Each intermediate carries a tangent per weight (leading axis P). A layer's own weights enter
+    as one-hot tangents, so no polynomial is ever expanded.
+    """
+    P = arch.parameters
+    Z = X
+    dZ = np.zeros((P,) + X.shape, dtype=X.dtype)
+    pos = 0
+    T = lambda M: np.swapaxes(M, -1, -2)  # noqa: E731  (transpose the last two axes)
+    for Q, K, V in split_weights(arch, w):
+        def tangent(M):
+            """One-hot tangents of weight matrix M (its block starts at `pos`)."""
+            nonlocal pos
+            rows, cols = M.shape
+            dM = np.zeros((P, rows, cols), dtype=M.dtype)
+            idx = np.arange(rows * cols)
+            dM[pos + idx, idx // cols, idx % cols] = 1
+            pos += rows * cols
+            return dM[:, None]  # broadcast over the batch axis
+        dQ, dK, dV = tangent(Q), tangent(K), tangent(V)
+        QZ = field.matmul(Q, Z)
+        dQZ = field.add(field.matmul(dQ, Z), field.matmul(Q, dZ))
+        KZ = field.matmul(K, Z)
+        dKZ = field.add(field.matmul(dK, Z), field.matmul(K, dZ))
+        att = field.matmul(T(KZ), QZ)
+        datt = field.add(field.matmul(T(dKZ), QZ), field.matmul(T(KZ), dQZ))
+        VZ = field.matmul(V, Z)
+        dVZ = field.add(field.matmul(dV, Z), field.matmul(V, dZ))
+        Z, dZ = field.matmul(VZ, att), field.add(field.matmul(dVZ, att), field.matmul(VZ, datt))
+    return dZ.reshape(P, -1).T
+
+
+def weights_from_layers(arch: Architecture, layers: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
+    """Flatten per-layer (Q, K, V) into the canonical weight vector."""
+    return np.concatenate([np.asarray(M).reshape(-1) for layer in layers for M in layer])

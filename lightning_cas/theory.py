@@ -1,0 +1,136 @@
+"""Closed-form predictions from MATH.md, each with the regime it relies on.
+
+A prediction is a number only inside a regime where a formula is established (or explicitly
+conjectured); outside, it is ``None`` with the reason, never a guess. The backends compute; this
+module only predicts, so the two can be compared honestly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .architecture import Architecture
+
+
+def rho(a: int, d: int) -> int:
+    """Dimension of d x d matrices of rank <= a: a(2d - a) if a < d, else d^2."""
+    return a * (2 * d - a) if a < d else d * d
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One predicted quantity: a value, or None with the reason no closed form applies."""
+
+    quantity: str
+    value: int | None
+    formula: str | None
+    regime: str
+    status: str  # "proved" | "claim" | "conjecture" | "definition" | "no prediction"
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Prediction":
+        return cls(**data)
+
+
+def _no_prediction(quantity: str, reason: str) -> Prediction:
+    return Prediction(quantity, None, None, "outside every regime with a closed form", "no prediction", reason)
+
+
+def dimension_obstruction(arch: Architecture) -> str | None:
+    """Why the closed-form dimension does not apply to ``arch``, or None if it does."""
+    d0 = arch.widths[0]
+    if arch.tokens == 1:
+        return "one token (t = 1): only the symmetric part of each A_i is seen, so the formula over-counts"
+    bottleneck = [d for d in arch.widths[1:-1] if d < d0]
+    if bottleneck:
+        return f"a hidden width ({bottleneck[0]}) is below the input width d_0 = {d0} (bottleneck)"
+    if arch.normalization == "none":
+        collapse = [i + 1 for i, a in enumerate(arch.attention[:-1]) if a == 1]
+        if collapse:
+            return (f"attention dim a_{collapse[0]} = 1 before the last layer: all tokens collapse onto a "
+                    "line and later layers see only sym(A)")
+    return None
+
+
+def predict_dimension(arch: Architecture) -> Prediction:
+    """dim = d_0 d_L + sum_i rho(min(a_i, d_0), d_0) - L (lightning); softmax drops the - L."""
+    reason = dimension_obstruction(arch)
+    if reason:
+        return _no_prediction("dimension", reason)
+    d0, dL, L = arch.widths[0], arch.widths[-1], arch.depth
+    value = d0 * dL + sum(rho(min(a, d0), d0) for a in arch.attention)
+    if arch.normalization == "none":
+        value -= L
+        formula = "d_0*d_L + sum_i rho(min(a_i, d_0), d_0) - L"
+        if L == 1:
+            regime, status = "one layer, t >= 2", "claim"
+        else:
+            regime, status = "d_0 <= every hidden width, a_i >= 2 for i < L, t >= 2", "claim"
+    else:
+        formula = "d_0*d_L + sum_i rho(min(a_i, d_0), d_0)"
+        if L == 1:
+            regime, status = "softmax, one layer, t >= 2", "proved"
+        else:
+            regime, status = ("softmax, d_0 <= every hidden width, t >= 2 (conjectured in the paper; "
+                              "proved in the analytic case by Konda 2026)"), "conjecture"
+    return Prediction("dimension", value, formula, regime, status)
+
+
+def predict_parameters(arch: Architecture) -> Prediction:
+    return Prediction("parameters", arch.parameters, "sum_i 2 a_i d_{i-1} + d_i d_{i-1}",
+                      "every architecture", "definition")
+
+
+def predict_symmetry_dimension(arch: Architecture) -> Prediction:
+    """Dimension of the named symmetry group: GL(a_i) per layer, scalings, GL(d_i) per hidden width."""
+    scal = arch.depth if arch.normalization == "none" else 0
+    value = sum(a * a for a in arch.attention) + scal + sum(d * d for d in arch.widths[1:-1])
+    formula = "sum_i a_i^2 + sum_hidden d_i^2" + (" + L" if scal else "")
+    return Prediction("symmetry_group_dimension", value, formula, "every architecture (group, not orbit)",
+                      "definition")
+
+
+def predict_fiber_dimension(arch: Architecture) -> Prediction:
+    """Generic fiber dimension = parameters - dimension wherever the dimension is predicted."""
+    dim = predict_dimension(arch)
+    if dim.value is None:
+        return _no_prediction("fiber_dimension", dim.reason or "no dimension prediction")
+    return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension",
+                      dim.regime, dim.status)
+
+
+@dataclass(frozen=True)
+class TheoryReport:
+    """All predictions for one architecture."""
+
+    architecture: Architecture
+    dimension: Prediction
+    parameters: Prediction
+    symmetry_group_dimension: Prediction
+    fiber_dimension: Prediction
+    ambient_dimension: int
+
+    def to_dict(self) -> dict:
+        return {"architecture": self.architecture.to_dict(),
+                "dimension": self.dimension.to_dict(), "parameters": self.parameters.to_dict(),
+                "symmetry_group_dimension": self.symmetry_group_dimension.to_dict(),
+                "fiber_dimension": self.fiber_dimension.to_dict(),
+                "ambient_dimension": self.ambient_dimension}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TheoryReport":
+        return cls(Architecture.from_dict(data["architecture"]),
+                   *(Prediction.from_dict(data[k]) for k in
+                     ("dimension", "parameters", "symmetry_group_dimension", "fiber_dimension")),
+                   data["ambient_dimension"])
+
+
+def predict(arch: Architecture) -> TheoryReport:
+    """Every closed-form prediction for ``arch``, each with its regime."""
+    return TheoryReport(arch, predict_dimension(arch), predict_parameters(arch),
+                        predict_symmetry_dimension(arch), predict_fiber_dimension(arch),
+                        arch.ambient_dimension)
