@@ -1,0 +1,40 @@
+# lightning_cas: `make demo` and `make test` each set everything up first (Macaulay2 included).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SPEC ?= examples/sweep.toml
+
+.PHONY: setup m2 demo test bench clean
+
+setup: m2 $(STAMP)
+
+# Macaulay2 from Debian, skipped when M2 is already on PATH.
+m2:
+	@if command -v M2 >/dev/null 2>&1; then echo "Macaulay2 present: $$(M2 --version)"; \
+	else echo "installing Macaulay2 (apt-get)"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends macaulay2; fi
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y --no-install-recommends python3-venv python3-pip && $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,dask,plot,notebook]'
+	@touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/lightning-cas verify --widths 3,3,3 --attention 2,2 --tokens 2
+	$(VENV)/bin/lightning-cas dim --widths 3,3,3 --attention 2,2 --tokens 2 --method jacobian
+	$(VENV)/bin/lightning-cas dim --widths 2,2 --attention 2 --tokens 2 --method implicit
+	$(VENV)/bin/lightning-cas predict --widths 3,2,3 --attention 2,2 --tokens 2
+	$(VENV)/bin/lightning-cas verify --widths 10,10,10 --attention 2,2 --tokens 3
+
+test: setup
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: setup
+	$(PY) -m lightning_cas.bench --out bench/results.json
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -1,0 +1,30 @@
+"""Shared fixtures. Tests that need Macaulay2 use the ``m2`` fixture: they skip on a contributor's
+machine without M2, but under CI (CI=true) a missing M2 fails the run instead of hiding it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def _m2_binary():
+    return shutil.which(os.environ.get("LIGHTNING_CAS_M2") or "M2")
+
+
+@pytest.fixture(scope="session")
+def m2():
+    """Path of the real Macaulay2 binary."""
+    binary = _m2_binary()
+    if binary is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("Macaulay2 is not installed, and CI=true: `make setup` must install it.")
+        pytest.skip("Macaulay2 is not installed (run `make setup`)")
+    return binary
+
+
+@pytest.fixture(autouse=True)
+def _private_script_dir(tmp_path_factory, monkeypatch):
+    """Rendered scripts go to a per-session temp dir, not the user's /tmp directory."""
+    monkeypatch.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(tmp_path_factory.getbasetemp() / "scripts"))
