@@ -21,8 +21,9 @@ def dimension(arch: Architecture, method: str = "auto", seed: int = 0, timeout: 
               m2: str | None = None, prime: int | None = None, session=None) -> DimensionResult:
     """Dimension of the neurovariety of ``arch``.
 
-    ``auto`` is ``modp`` (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
-    Macaulay2; ``numeric`` is the paper's float protocol, kept as a baseline.
+    ``auto`` is ``modp`` for lightning networks (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
+    Macaulay2; ``numeric`` is the paper's float protocol, kept as a baseline (and
+    the only method for softmax, which is not polynomial).
     """
     if not isinstance(arch, Architecture):
         raise InputError("dimension() needs an Architecture.")
@@ -30,7 +31,7 @@ def dimension(arch: Architecture, method: str = "auto", seed: int = 0, timeout: 
     if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout <= 7 * 24 * 3600):
         raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
     if method == "auto":
-        method = "modp"
+        method = "modp" if arch.normalization == "none" else "numeric"
     if method == "modp":
         from .backends.modp import dimension_modp
         return dimension_modp(arch, seed=seed, prime=prime)

@@ -139,5 +139,9 @@ def verify_command(widths, attention, tokens, normalization, as_json, method, se
         sys.exit(EXIT_DISCREPANCY)
 
 
+# Commands that live in their own modules register themselves on `main` (imported last: they
+# reuse the option decorators above).
+from . import cli_batch, cli_fiber, cli_geometry  # noqa: E402,F401
+
 if __name__ == "__main__":
     main()

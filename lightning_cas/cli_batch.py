@@ -1,0 +1,1 @@
+"""CLI commands for batch (registered on lightning_cas.cli.main)."""

@@ -1,0 +1,1 @@
+"""CLI commands for fiber (registered on lightning_cas.cli.main)."""

@@ -1,0 +1,1 @@
+"""CLI commands for geometry (registered on lightning_cas.cli.main)."""

@@ -1,0 +1,121 @@
+"""Weight points: the JSON file format every command that takes a point uses, and random points.
+
+Format: ``{"layers": [{"Q": [[...]], "K": [[...]], "V": [[...]]}, ...]}`` with integer entries or
+rationals as strings (``"3/4"``). A point is held as a tuple of per-layer (Q, K, V), each a tuple
+of rows of ``Fraction``, shaped by the architecture; bad files are refused in one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from .architecture import Architecture
+from .errors import InputError
+
+MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
+_RATIONAL = re.compile(r"^\s*[+-]?\d+(\s*/\s*\d+)?\s*$")
+
+Point = tuple  # tuple of (Q, K, V) per layer, each a tuple of tuples of Fraction
+
+
+def parse_entry(value, where: str) -> Fraction:
+    if isinstance(value, bool):
+        raise InputError(f"{where}: entries must be integers or rational strings like \"3/4\", got {value!r}.")
+    if isinstance(value, int):
+        q = Fraction(value)
+    elif isinstance(value, str) and _RATIONAL.match(value):
+        try:
+            q = Fraction(value.replace(" ", ""))
+        except ZeroDivisionError:
+            raise InputError(f"{where}: division by zero in {value!r}.") from None
+    elif isinstance(value, float):
+        raise InputError(f"{where}: floating-point entry {value!r}; write it as an integer or a rational string "
+                         "like \"3/4\" so the computation stays exact.")
+    else:
+        raise InputError(f"{where}: entries must be integers or rational strings like \"3/4\", got {value!r}.")
+    if len(str(abs(q.numerator))) > MAX_DIGITS or len(str(q.denominator)) > MAX_DIGITS:
+        raise InputError(f"{where}: entry has more than {MAX_DIGITS} digits.")
+    return q
+
+
+def _matrix(data, rows: int, cols: int, where: str) -> tuple:
+    if not isinstance(data, list) or len(data) != rows:
+        got = len(data) if isinstance(data, list) else type(data).__name__
+        raise InputError(f"{where} must be a list of {rows} rows of {cols} entries, got {got} rows.")
+    out = []
+    for r, row in enumerate(data):
+        if not isinstance(row, list) or len(row) != cols:
+            got = len(row) if isinstance(row, list) else type(row).__name__
+            raise InputError(f"{where} row {r + 1} must have {cols} entries, got {got}.")
+        out.append(tuple(parse_entry(v, f"{where}[{r + 1}][{c + 1}]") for c, v in enumerate(row)))
+    return tuple(out)
+
+
+def point_from_dict(arch: Architecture, data) -> Point:
+    """Validate a decoded JSON point against the architecture's shapes."""
+    if not isinstance(data, dict) or "layers" not in data:
+        raise InputError('a weight point must be a JSON object {"layers": [{"Q": ..., "K": ..., "V": ...}, ...]}.')
+    layers = data["layers"]
+    if not isinstance(layers, list) or len(layers) != arch.depth:
+        got = len(layers) if isinstance(layers, list) else type(layers).__name__
+        raise InputError(f"the point must have {arch.depth} layer(s), got {got}.")
+    point = []
+    for i, ((a, d, e), layer) in enumerate(zip(arch.layer_shapes, layers), start=1):
+        if not isinstance(layer, dict) or set(layer) != {"Q", "K", "V"}:
+            raise InputError(f"layer {i} must be an object with exactly the keys Q, K, V.")
+        point.append((_matrix(layer["Q"], a, d, f"layer {i} Q"), _matrix(layer["K"], a, d, f"layer {i} K"),
+                      _matrix(layer["V"], e, d, f"layer {i} V")))
+    return tuple(point)
+
+
+def load_point(arch: Architecture, path: str | os.PathLike) -> Point:
+    """Read and validate a weight file; every problem is one clear InputError."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read weight file {str(path)!r}: {exc}.") from None
+    try:
+        data = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(
+            InputError(f"weight file {str(path)!r}: {c} is not a number lightning_cas accepts.")))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"weight file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
+    except RecursionError:
+        raise InputError(f"weight file {str(path)!r} is nested too deeply.") from None
+    return point_from_dict(arch, data)
+
+
+def point_to_dict(point: Point) -> dict:
+    """JSON form; integers stay integers, other rationals become "p/q" strings."""
+    def entry(q: Fraction):
+        return q.numerator if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+    return {"layers": [{name: [[entry(v) for v in row] for row in M] for name, M in zip("QKV", layer)}
+                       for layer in point]}
+
+
+def save_point(point: Point, path: str | os.PathLike) -> None:
+    """Write atomically (temp file + rename)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(point_to_dict(point)) + "\n")
+    os.replace(tmp, path)
+
+
+def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
+    """A random integer point with entries in [-bound, bound], reproducible from ``seed``."""
+    rng = np.random.default_rng(seed)
+    point = []
+    for a, d, e in arch.layer_shapes:
+        point.append(tuple(tuple(tuple(Fraction(int(v)) for v in row) for row in rng.integers(-bound, bound + 1, (m, d)))
+                           for m in (a, a, e)))
+    return tuple(point)
+
+
+def flat(point: Point) -> list[Fraction]:
+    """All entries in the canonical weight order (Q_i, K_i, V_i row-major, layer by layer)."""
+    return [v for layer in point for M in layer for row in M for v in row]
