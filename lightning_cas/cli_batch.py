@@ -1,1 +1,128 @@
-"""CLI commands for batch (registered on lightning_cas.cli.main)."""
+"""CLI commands for batch runs (registered on lightning_cas.cli.main): sweep, report, notebook.
+
+stdout stays machine-readable (one JSON line, a makefile, or labels); progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .cli import clean_errors, main
+
+
+def _progress(quiet: bool):
+    """A rich progress bar on stderr, or nothing; returns (callback, close)."""
+    if quiet:
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}"), console=Console(stderr=True), transient=False)
+    task = None
+
+    def update(done, total, label):
+        nonlocal task
+        if task is None:
+            bar.start()
+            task = bar.add_task("", total=total)
+        bar.update(task, completed=done, description=label)
+
+    return update, bar.stop
+
+
+@main.command("sweep")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--out", default=None, help="Results directory (default: results/<spec name>).")
+@click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=click.IntRange(1, 256),
+              help="Jobs run in parallel.")
+@click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "dask"]))
+@click.option("--scheduler", default=None, help="Dask scheduler address (default: $DASK_SCHEDULER_ADDRESS, "
+              "else a local cluster).")
+@click.option("--force", is_flag=True, help="Recompute results that are already stored.")
+@click.option("--retry-failed", is_flag=True, help="Recompute stored timeouts and errors.")
+@click.option("--timeout", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per job (overrides the spec).")
+@click.option("--only", multiple=True, help="Run only this job label (repeatable); see --list.")
+@click.option("--no-aggregate", is_flag=True, help="Do not rewrite results.csv / results.jsonl.")
+@click.option("--list", "list_only", is_flag=True, help="Print the job labels, one a line, and stop.")
+@click.option("--make-rules", is_flag=True, help="Print a makefile with one target per result file, and stop.")
+@click.option("--command", default="lightning-cas", show_default=True,
+              help="How the --make-rules recipes call lightning-cas.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+@clean_errors
+def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, timeout, only, no_aggregate,
+                  list_only, make_rules, command, quiet, m2):
+    """Run every job of a TOML sweep SPEC; one JSON result per job, plus results.csv/.jsonl.
+
+    Stored results are reused (a corrupted file is recomputed); a failing job is recorded with
+    status timeout or error and the sweep goes on. Prints one JSON summary line.
+    """
+    from . import batch
+
+    sweep = batch.load_spec(spec)
+    out = out or str(Path("results") / sweep.name)
+    if list_only:
+        for job in sweep.jobs:
+            click.echo(job.label)
+        return
+    if make_rules:
+        click.echo(batch.make_rules(sweep, spec, out, command), nl=False)
+        return
+    update, close = _progress(quiet)
+    try:
+        summary = batch.run_sweep(sweep, out, executor=executor, jobs=njobs, scheduler=scheduler, force=force,
+                                  retry_failed=retry_failed, timeout=timeout, only=only or None,
+                                  aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
+    finally:
+        close()
+    click.echo(json.dumps(summary.to_dict()))
+
+
+@main.command("report")
+@click.argument("results", type=click.Path(exists=True, file_okay=False))
+@click.option("--plot", "plot_path", default=None, help="PNG to write (default: RESULTS/dimensions.png).")
+@click.option("--csv", "csv_path", default=None, help="Also write the table as CSV here.")
+@click.option("--title", default=None, help="Plot title.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of a table.")
+@clean_errors
+def report_command(results, plot_path, csv_path, title, as_json):
+    """Table of a results directory (parameters, dimension, prediction, agreement, method, time) and a plot."""
+    from . import report
+
+    records = report.load_results(results)
+    rows = report.table_rows(records)
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row))
+    else:
+        report.print_table(rows, title=title or results)
+    if csv_path:
+        report.write_csv(rows, csv_path)
+    plot_path = plot_path or str(Path(results) / "dimensions.png")
+    report.plot(records, plot_path, title=title or Path(results).name)
+    click.echo(f"plot: {plot_path}" + (f"  table: {csv_path}" if csv_path else ""), err=True)
+
+
+@main.command("notebook")
+@click.argument("results", type=click.Path(exists=True))
+@click.option("--output", "-o", default=None, help="Notebook to write (default: RESULTS/scripts.ipynb).")
+@clean_errors
+def notebook_command(results, output):
+    """Write the Macaulay2 scripts of a run (a results directory or one result JSON) into a Jupyter
+    notebook for the Macaulay2 kernel."""
+    from . import notebook
+
+    path = Path(results)
+    output = output or str((path if path.is_dir() else path.parent) / "scripts.ipynb")
+    count = notebook.write_notebook(path, output)
+    click.echo(json.dumps({"notebook": output, "scripts": count}))
+    if not count:
+        click.echo("lightning-cas: warning: no Macaulay2 scripts in these results (only jacobian and implicit "
+                   "jobs have them).", err=True)
+    sys.stdout.flush()
