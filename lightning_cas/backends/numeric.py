@@ -1,48 +1,175 @@
-"""Floating-point Jacobian rank: the paper's own protocol, kept as a baseline and for softmax.
+"""Floating-point Jacobian rank: the paper's protocol as a baseline, and the softmax dimension.
 
-float64 Jacobian of W -> (phi_W(X_n))_n over N Gaussian inputs, rank by SVD. The result
-reports the tolerance used and the largest relative gap in the singular values, because a fixed
-tolerance fails at depth 3 (genuine singular values fall to ~1e-8): judge the number by the gap.
+Lightning (``normalization="none"``): float64 Jacobian of W -> (phi_W(X_n))_n over N Gaussian
+inputs, rank by SVD with numpy's tolerance, exactly as the paper did; kept as the float baseline
+the exact backends are benchmarked against. The result also reports the largest gap, because a
+fixed tolerance fails at depth 3 (genuine singular values fall to ~1e-8).
+
+Softmax: no exact method exists (not polynomial), so the rank must be decided carefully: the
+largest gap (in decades) of the singular values, at several independent random points and
+inputs; a run is *clear* when that gap is at least ``CLEAR_GAP_DECADES`` and the tolerance rank
+equals the gap rank. When any run is not clear, or clear runs disagree, the Jacobian is
+recomputed at ``dps`` and ``2 dps`` digits (flint arb) from the same point: singular values that
+are genuinely non-zero do not move with the precision, zeros fall with it. That decides.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
 from ..architecture import Architecture
-from ..errors import UnsupportedError
 from ..model import jacobian
 from ..results import DimensionResult
 
 PAPER_SAMPLES = 250
+CLEAR_GAP_DECADES = 4.0
+DEFAULT_DPS = 50
+STABLE_DECADES = 0.01  # |log10 s(dps) - log10 s(2 dps)| below this: the value is real, not noise
 
 
 def singular_values(arch: Architecture, seed: int, samples: int = PAPER_SAMPLES) -> np.ndarray:
+    """Lightning float64 singular values at unit-Gaussian weights and inputs (the paper's point)."""
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(arch.parameters)
     X = rng.standard_normal((samples, arch.widths[0], arch.tokens))
     return np.linalg.svd(jacobian(arch, w, X), compute_uv=False)
 
 
-def dimension_numeric(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES) -> DimensionResult:
-    """Rank with numpy's default tolerance (as the paper), plus the largest-gap rank for judgement."""
-    if arch.normalization != "none":
-        raise UnsupportedError("softmax networks are not supported by the numeric method yet.")
-    start = time.perf_counter()
-    s = singular_values(arch, seed, samples)
-    tol = s.max() * max(samples * arch.widths[-1] * arch.tokens, arch.parameters) * np.finfo(float).eps
+def analyze_spectrum(s: np.ndarray, rows: int, cols: int) -> dict:
+    """Tolerance rank (numpy's default), largest-gap rank and the gap's size in decades."""
+    s = np.asarray(s, dtype=float)
+    tol = float(s.max() * max(rows, cols) * np.finfo(float).eps) if len(s) else 0.0
     rank = int((s > tol).sum())
     logs = np.log10(np.maximum(s, 1e-300))
     gaps = logs[:-1] - logs[1:]
-    gap_rank = int(np.argmax(gaps)) + 1 if len(gaps) else len(s)
-    notes = [f"tolerance {tol:.3g}", f"largest gap after singular value {gap_rank}: "
-             f"{float(gaps.max()) if len(gaps) else 0:.2f} decades"]
+    if len(gaps):
+        gap_rank, gap = int(np.argmax(gaps)) + 1, float(gaps.max())
+    else:
+        gap_rank, gap = len(s), 0.0
+    # A full-rank spectrum has no gap inside it: measure "gap" to the float floor instead.
+    floor_gap = float(logs[-1] - math.log10(max(tol, 1e-300))) if len(s) else 0.0
+    if rank == len(s) and floor_gap > gap:
+        gap_rank, gap = len(s), floor_gap
+    return {"rank": rank, "gap_rank": gap_rank, "gap_decades": round(gap, 3), "tolerance": tol,
+            "smallest_kept": float(s[gap_rank - 1]) if gap_rank else 0.0,
+            "largest_dropped": float(s[gap_rank]) if gap_rank < len(s) else 0.0,
+            "clear": bool(gap >= CLEAR_GAP_DECADES and rank == gap_rank)}
+
+
+def dimension_numeric(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES, **options) -> DimensionResult:
+    """Float Jacobian rank: the paper's baseline for lightning, the robust protocol for softmax."""
+    if arch.normalization == "softmax":
+        return dimension_softmax(arch, seed=seed, samples=samples, **options)
+    start = time.perf_counter()
+    s = singular_values(arch, seed, samples)
+    info = analyze_spectrum(s, samples * arch.widths[-1] * arch.tokens, arch.parameters)
+    rank, gap_rank = info["rank"], info["gap_rank"]
+    notes = [f"tolerance {info['tolerance']:.3g}", f"largest gap after singular value {gap_rank}: "
+             f"{info['gap_decades']:.2f} decades"]
     if gap_rank != rank:
         notes.append(f"tolerance rank {rank} and largest-gap rank {gap_rank} differ: the float rank is unreliable")
+    run = {"seed": seed, "precision": "float64", "samples": samples,
+           "rows": samples * arch.widths[-1] * arch.tokens, **info}
     return DimensionResult(
         architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="numeric", certainty="numeric", seed=seed, elapsed_s=time.perf_counter() - start,
-        samples=samples, runs=({"seed": seed, "rank": rank, "gap_rank": gap_rank, "tolerance": float(tol)},),
+        samples=samples, runs=(run,), notes=tuple(notes))
+
+
+def high_precision_samples(arch: Architecture) -> int:
+    """A smaller input set for the arb recomputation that still has ~1.25 P + 8 rows (rank <= P)."""
+    per_sample = arch.widths[-1] * arch.tokens
+    return max(1, math.ceil((arch.parameters + arch.parameters // 4 + 8) / per_sample))
+
+
+def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = DEFAULT_DPS,
+                       scale: str = "fan_in") -> dict:
+    """Rank at one point decided by recomputing the Jacobian at dps and 2 dps digits.
+
+    Returns the gap analysis at 2 dps plus ``stable_rank``: the number of leading singular
+    values that agree between the two precisions. Genuine zeros sit near s_max 10^(-dps/2)
+    (Gram squaring) and drop by ~dps/2 decades when the precision doubles; real values do not.
+    """
+    from ..softmax import jacobian_arb, random_point, singular_values_high_precision
+
+    w, X = random_point(arch, seed, samples, scale)
+    s1 = singular_values_high_precision(jacobian_arb(arch, w, X, dps), dps)
+    s2 = singular_values_high_precision(jacobian_arb(arch, w, X, 2 * dps), 2 * dps)
+    moved = np.abs(np.log10(s1) - np.log10(s2)) > STABLE_DECADES
+    stable_rank = int(np.argmax(moved)) if moved.any() else len(s1)
+    rows = samples * arch.widths[-1] * arch.tokens
+    logs = np.log10(s2)
+    gaps = logs[:-1] - logs[1:]
+    gap_rank = int(np.argmax(gaps)) + 1 if len(gaps) else len(s2)
+    trailing_all_moved = bool(moved[stable_rank:].all())
+    return {"seed": seed, "precision": f"arb {dps}/{2 * dps} digits", "samples": samples, "rows": rows,
+            "scale": scale, "rank": stable_rank, "gap_rank": gap_rank,
+            "gap_decades": round(float(gaps.max()) if len(gaps) else 0.0, 3),
+            "noise_floor": float(s1.max() * 10.0 ** (-dps / 2)),
+            "smallest_kept": float(s2[stable_rank - 1]) if stable_rank else 0.0,
+            "clear": bool(stable_rank == gap_rank and trailing_all_moved and stable_rank <= rows)}
+
+
+def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES, repetitions: int = 3,
+                      dps: int = DEFAULT_DPS, confirm: str = "auto", scale: str = "fan_in",
+                      hp_samples: int | None = None) -> DimensionResult:
+    """Softmax dimension: float64 gap ranks at ``repetitions`` independent points, confirmed in
+    high precision when any is unclear (``confirm="auto"``), always, or never.
+
+    The high-precision answer, when computed, is the dimension; otherwise the common float rank.
+    Disagreements are kept in ``runs`` and flagged by ``consistent=False``, never averaged away.
+    """
+    from ..errors import InputError
+    from ..softmax import jacobian as softmax_jacobian
+    from ..softmax import random_point
+
+    if arch.normalization != "softmax":
+        raise InputError("dimension_softmax needs an architecture with normalization softmax.")
+    if confirm not in ("auto", "always", "never"):
+        raise InputError(f"confirm must be auto, always or never, got {confirm!r}.")
+    if not (isinstance(samples, int) and samples >= 1) or not (isinstance(repetitions, int) and repetitions >= 1):
+        raise InputError("samples and repetitions must be positive integers.")
+    start = time.perf_counter()
+    rows = samples * arch.widths[-1] * arch.tokens
+    runs = []
+    for k in range(repetitions):
+        w, X = random_point(arch, seed + k, samples, scale)
+        s = np.linalg.svd(softmax_jacobian(arch, w, X), compute_uv=False)
+        runs.append({"seed": seed + k, "precision": "float64", "samples": samples, "rows": rows,
+                     "scale": scale, **analyze_spectrum(s, rows, arch.parameters)})
+    float_ranks = {r["gap_rank"] for r in runs}
+    all_clear = all(r["clear"] for r in runs) and len(float_ranks) == 1
+    notes = [f"float64 gap ranks {[r['gap_rank'] for r in runs]}, gaps "
+             f"{[r['gap_decades'] for r in runs]} decades, tolerance ranks {[r['rank'] for r in runs]}"]
+    if rows < arch.parameters:
+        notes.append(f"only {rows} rows for {arch.parameters} parameters: the rank is capped by the rows")
+    consistent = True
+    if confirm == "always" or (confirm == "auto" and not all_clear):
+        unclear = [r for r in runs if not r["clear"]]
+        hp_seed = (unclear[0] if unclear else runs[0])["seed"]
+        hp = high_precision_run(arch, hp_seed, hp_samples or high_precision_samples(arch), dps, scale)
+        runs.append(hp)
+        dim = hp["rank"]
+        consistent = hp["clear"]
+        notes.append(f"decided in high precision ({hp['precision']}, {hp['samples']} inputs): {hp['rank']} "
+                     f"singular values stable under doubling the precision; gap {hp['gap_decades']} decades")
+        if not hp["clear"]:
+            notes.append("the high-precision spectrum is not clean either (stable rank differs from its gap "
+                         "rank or some trailing value did not move): treat the dimension as uncertain")
+        if all_clear and dim not in float_ranks:
+            notes.append(f"high precision ({dim}) contradicts the clear float64 rank {float_ranks.pop()}")
+            consistent = False
+    else:
+        dim = max(float_ranks)
+        if not all_clear:
+            consistent = False
+            notes.append("float64 runs are unclear or disagree and no high-precision check was run "
+                         "(confirm='never'): reporting the largest gap rank")
+    return DimensionResult(
+        architecture=arch, dimension=int(dim), parameters=arch.parameters,
+        ambient_dimension=arch.ambient_dimension, method="numeric", certainty="numeric", seed=seed,
+        elapsed_s=time.perf_counter() - start, samples=samples, runs=tuple(runs), consistent=consistent,
         notes=tuple(notes))
