@@ -90,7 +90,7 @@ class _Lines:
 
     def __init__(self, text: str):
         self.where: dict[tuple, int] = {}
-        table, counts = ("",), {}
+        table, counts = (), {}
         for n, line in enumerate(text.splitlines(), start=1):
             m = self._header.match(line)
             if m:
@@ -182,7 +182,12 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source} is not valid TOML: {exc}.") from None
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        what = re.sub(r"\s*\(at (line|end of document).*\)", "", str(exc)).rstrip(".")
+        where = f"{source} line {m.group(1)} column {m.group(2)}" if m else source
+        if not m and "end of document" in str(exc):
+            where = f"{source} line {max(1, len(text.splitlines()))} (end of file)"
+        raise InputError(f"{where}: not valid TOML: {what[:1].lower() + what[1:]}.") from None
     lines = _Lines(text)
     for key in data:
         if key not in TOP_KEYS:

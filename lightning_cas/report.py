@@ -93,11 +93,11 @@ def plot(records: list[JobResult], path: str | os.PathLike, title: str | None = 
             left.scatter(*zip(*pairs), marker=markers[i % len(markers)], label=fam, alpha=0.8)
         pts = sorted((r.architecture.widths[0], r.result.dimension, r.predicted) for r in rs)
         line = right.plot([p[0] for p in pts], [p[1] for p in pts], marker=markers[i % len(markers)],
-                          linestyle="-", label=f"{fam} computed")
+                          linestyle="-", label=fam)
         pred = [(p[0], p[2]) for p in pts if p[2] is not None]
         if pred:
             right.plot(*zip(*pred), linestyle="--", color=line[0].get_color(), alpha=0.6,
-                       label=f"{fam} predicted")
+                       label="_nolegend_")
     values = [v for r in ok for v in (r.predicted, r.result.dimension) if v is not None]
     if values:
         lo, hi = min(values), max(values)

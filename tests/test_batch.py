@@ -1,0 +1,265 @@
+"""Batch runs: spec parsing, sweeps end to end (local pool and Dask), cache, timeouts, locks, reports."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lightning_cas import api
+from lightning_cas.architecture import Architecture
+from lightning_cas.batch import Job, ResultStore, load_record, make_rules, parse_spec, run_job, run_sweep
+from lightning_cas.errors import InputError
+
+REPO = Path(__file__).resolve().parents[1]
+
+SMALL = textwrap.dedent("""\
+    name = "t"
+    [grid]
+    widths = [[2, 2], [3, 3], [2, 2, 2]]
+    attention = [[2], [1, 1], [2, 2]]
+    method = ["modp"]
+
+    [[architecture]]
+    widths = [2, 2]
+    attention = [2]
+    method = "jacobian"
+    """)
+
+
+def cli(*args, check=True, env=None):
+    """Run the real command line in a subprocess (stdout must stay one JSON line)."""
+    proc = subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **(env or {})})
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+# ---- spec ---------------------------------------------------------------------------------
+
+def test_grid_expansion_counts_mismatched_pairs():
+    sweep = parse_spec(SMALL)
+    labels = [j.label for j in sweep.jobs]
+    # 3 widths x 3 attention = 9 pairs: (2,2)&(2); (3,3)&(2); (2,2,2)&(1,1); (2,2,2)&(2,2) match, 5 do not
+    assert sweep.mismatched == 5
+    assert labels == ["w2-2_a2_t2_none_modp_s0", "w3-3_a2_t2_none_modp_s0", "w2-2-2_a1-1_t2_none_modp_s0",
+                      "w2-2-2_a2-2_t2_none_modp_s0", "w2-2_a2_t2_none_jacobian_s0"]
+    # tokens/normalization/seed lists multiply the product
+    sweep = parse_spec('[grid]\nwidths=[[3,3]]\nattention=[[2]]\ntokens=[2,3]\nseed=[0,1,2]\n')
+    assert len(sweep.jobs) == 6 and {j.seed for j in sweep.jobs} == {0, 1, 2}
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\ntokens = ["two"]\n', 4, "tokens"),
+    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nmethod = ["magic"]\n', 4, "method"),
+    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nwidht = [[3]]\n', 4, "unknown key"),
+    ('[grid]\nwidths = [[3, 3]\nattention = [[2]]\n', 3, "not valid TOML"),
+    ('[[architecture]]\nwidths = [2, 2]\nattention = [2]\n\n[[architecture]]\nwidths = [2, 0]\nattention = [1]\n',
+     6, "#2"),
+    ('[[architecture]]\nwidths = [2, 2, 2]\nattention = [2]\n', 1, "attention needs one entry per layer"),
+    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nseed = 4\n', 4, "seed must be a non-empty list"),
+    ('colour = "red"\n[grid]\nwidths = [[3, 3]]\nattention = [[2]]\n', 1, "unknown top-level key"),
+])
+def test_malformed_spec_refused_with_its_line(text, line, words):
+    with pytest.raises(InputError) as info:
+        parse_spec(text, "bad.toml")
+    message = str(info.value)
+    assert f"bad.toml line {line}" in message, message
+    assert words in message
+    assert "\n" not in message and message.endswith(".")
+
+
+def test_malformed_spec_on_the_cli_is_one_line(tmp_path):
+    spec = write(tmp_path / "bad.toml", "[grid]\nwidths = [[3, 3]]\nattention = [[2]]\ntokens = [0]\n")
+    proc = cli("sweep", spec, "--out", tmp_path / "r", check=False)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert "line 4" in proc.stderr and "tokens" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---- the job function ---------------------------------------------------------------------
+
+def test_run_job_records_errors_instead_of_raising():
+    rec = run_job(Job(Architecture((2, 2), (2,), 2, "softmax"), "modp"))
+    assert rec.status == "error" and rec.result is None and rec.agreement == "not computed"
+    assert "softmax" in rec.message or "polynomial" in rec.message
+    ok = run_job(Job(Architecture((3, 3), (2,), 2), "modp"))
+    assert ok.status == "ok" and ok.result.dimension == api.predict(ok.architecture).dimension.value
+
+
+def test_forced_timeout_is_recorded_and_the_sweep_goes_on(tmp_path, m2):
+    spec = write(tmp_path / "slow.toml", """\
+        [[architecture]]
+        widths = [3, 3, 3]
+        attention = [2, 2]
+        method = "jacobian"
+        timeout = 0.5
+
+        [[architecture]]
+        widths = [2, 2]
+        attention = [1]
+        method = "modp"
+
+        [[architecture]]   # a Python method: stopped by SIGALRM in the pool worker
+        widths = [8, 8, 8]
+        attention = [2, 2]
+        tokens = 3
+        normalization = "softmax"
+        method = "numeric"
+        timeout = 0.5
+        """)
+    out = tmp_path / "r"
+    summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
+    assert summary["timeout"] == 2 and summary["ok"] == 1 and summary["ran"] == 3
+    soft = load_record(out / "w8-8-8_a2-2_t3_softmax_numeric_s0.json")
+    assert soft.status == "timeout" and soft.elapsed_s < 5
+    rec = load_record(out / "w3-3-3_a2-2_t2_none_jacobian_s0.json")
+    assert rec.status == "timeout" and "0.5 s" in rec.message and rec.result is None
+    assert rec.elapsed_s < 30
+    # the timed-out script was kept for inspection
+    assert rec.script and (out / rec.script).read_text().startswith("-- rendered by lightning_cas")
+    assert load_record(out / "w2-2_a1_t2_none_modp_s0.json").result.dimension == 6
+
+
+# ---- sweeps end to end --------------------------------------------------------------------
+
+def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2):
+    spec = write(tmp_path / "small.toml", SMALL)
+    out = tmp_path / "res"
+    proc = cli("sweep", spec, "--out", out, "--jobs", 2)
+    summary = json.loads(proc.stdout)  # stdout is exactly one JSON line
+    assert proc.stdout.count("\n") == 1
+    assert summary["jobs"] == 5 and summary["ran"] == 5 and summary["ok"] == 5 and summary["mismatched_skipped"] == 5
+    files = sorted(p.name for p in out.glob("*.json"))
+    assert len(files) == 5
+    rows = {r["label"]: r for r in csv.DictReader(open(out / "results.csv"))}
+    assert len(rows) == 5 and len((out / "results.jsonl").read_text().splitlines()) == 5
+    # cross-check two ways: Macaulay2 (jacobian) and the mod-p backend give the same dimension,
+    # and both equal the closed form of MATH.md for (2,2),(2): 7
+    assert rows["w2-2_a2_t2_none_jacobian_s0"]["dimension"] == rows["w2-2_a2_t2_none_modp_s0"]["dimension"] == "7"
+    assert rows["w2-2_a2_t2_none_jacobian_s0"]["predicted"] == "7"
+    # MATH.md's worked example: (2,2,2),(1,1) has dimension 8, outside the closed form's regime
+    assert rows["w2-2-2_a1-1_t2_none_modp_s0"]["dimension"] == "8"
+    assert rows["w2-2-2_a1-1_t2_none_modp_s0"]["agreement"] == "no prediction"
+    jac = load_record(out / "w2-2_a2_t2_none_jacobian_s0.json")
+    assert jac.result.m2_version and (out / jac.script).exists()
+    assert not list(out.glob("*.lock")) and not list(out.glob(".*.tmp"))
+
+    mtimes = {p.name: p.stat().st_mtime_ns for p in out.glob("*.json")}
+    again = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
+    assert again["ran"] == 0 and again["cached"] == 5 and again["ok"] == 5
+    assert mtimes == {p.name: p.stat().st_mtime_ns for p in out.glob("*.json")}
+
+    # a half-written file (as a crash of a non-atomic writer would leave) is detected and recomputed
+    victim = out / "w2-2-2_a2-2_t2_none_modp_s0.json"
+    victim.write_text(victim.read_text()[:40])
+    fixed = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
+    assert fixed["ran"] == 1 and fixed["cached"] == 4
+    assert load_record(victim).result.dimension == 10
+
+    forced = json.loads(cli("sweep", spec, "--out", out, "--quiet", "--force", "--only",
+                            "w2-2_a2_t2_none_modp_s0").stdout)
+    assert forced["ran"] == 1 and forced["jobs"] == 1
+
+    # report: table on stdout, a PNG plot and a CSV table
+    rep = cli("report", out, "--csv", tmp_path / "table.csv", "--plot", tmp_path / "plot.png")
+    assert "w2-2-2_a2-2_t2_none_modp_s0" in rep.stdout and "agree" in rep.stdout
+    png = (tmp_path / "plot.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    table = list(csv.DictReader(open(tmp_path / "table.csv")))
+    assert len(table) == 5 and all(r["agreement"] in ("agree", "no prediction") for r in table)
+
+    # notebook export: valid nbformat, one code cell per M2 script, for the Macaulay2 kernel
+    nbformat = pytest.importorskip("nbformat")
+    res = json.loads(cli("notebook", out, "-o", tmp_path / "run.ipynb").stdout)
+    assert res["scripts"] == 1
+    nb = nbformat.read(str(tmp_path / "run.ipynb"), as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata["kernelspec"]["name"] == "m2"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert len(code) == 1 and "lcasNetwork" in code[0].source and "widths = {2, 2};" in code[0].source
+
+
+def test_concurrent_sweeps_into_one_directory(tmp_path):
+    spec = write(tmp_path / "c.toml", """\
+        [grid]
+        widths = [[2, 2], [3, 3], [4, 4], [2, 2, 2], [3, 3, 3], [4, 4, 4]]
+        attention = [[1], [2], [2, 2], [1, 2]]
+        tokens = [2, 3]
+        method = ["modp"]
+        """)
+    out = tmp_path / "shared"
+    cmd = [sys.executable, "-m", "lightning_cas", "sweep", str(spec), "--out", str(out), "--quiet"]
+    procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    sums = [json.loads(o[0]) for o in outs]
+    n = len(parse_spec(spec.read_text()).jobs)
+    assert n == 24
+    # every job computed exactly once across the two sweeps; each sweep accounts for all of them
+    assert sums[0]["ran"] + sums[1]["ran"] == n
+    for s in sums:
+        assert s["ran"] + s["cached"] + s["waited_for_other_sweep"] == n and s["ok"] == n
+    recs = ResultStore(out).records()
+    assert len(recs) == n and all(r.status == "ok" for r in recs)
+    assert not list(out.glob("*.lock")) and not list(out.glob(".*tmp"))
+    assert len(list(csv.DictReader(open(out / "results.csv")))) == n
+
+
+def test_stale_lock_of_a_dead_sweep_is_taken_over(tmp_path):
+    sweep = parse_spec('[grid]\nwidths=[[3,3]]\nattention=[[2]]\nmethod=["modp"]\n')
+    store = ResultStore(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    label = sweep.jobs[0].label
+    import socket
+    (tmp_path / f"{label}.lock").write_text(json.dumps({"host": socket.gethostname(), "pid": int(dead.stdout)}))
+    summary = run_sweep(sweep, tmp_path, poll_s=0.05)
+    assert summary.ran == 1 and store.load(label).result.dimension == 16
+    assert not (tmp_path / f"{label}.lock").exists()
+
+
+def test_make_rules_one_target_per_result_file(tmp_path):
+    spec = write(tmp_path / "m.toml", '[grid]\nwidths=[[2,2],[3,3]]\nattention=[[2]]\nmethod=["modp"]\n')
+    out = tmp_path / "out"
+    rules = cli("sweep", spec, "--out", out, "--make-rules", "--command", f"{sys.executable} -m lightning_cas").stdout
+    (tmp_path / "jobs.mk").write_text(rules)
+    labels = cli("sweep", spec, "--list").stdout.split()
+    assert labels == ["w2-2_a2_t2_none_modp_s0", "w3-3_a2_t2_none_modp_s0"]
+    for label in labels:
+        assert f"$(LCAS_OUT)/{label}.json:" in rules and f"--only {label}" in rules
+    make = subprocess.run(["make", "-j", "2", "-f", str(tmp_path / "jobs.mk")], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert make.returncode == 0, make.stderr
+    assert {p.stem for p in out.glob("w*.json")} == set(labels)
+    assert len(list(csv.DictReader(open(out / "results.csv")))) == 2
+    again = subprocess.run(["make", "-f", str(tmp_path / "jobs.mk")], cwd=REPO, capture_output=True, text=True)
+    assert "Nothing to be done" in again.stdout  # make resumes: nothing is recomputed
+
+
+# ---- Dask ----------------------------------------------------------------------------------
+
+def test_dask_executor_on_a_local_cluster(tmp_path, m2):
+    pytest.importorskip("distributed")
+    sweep = parse_spec(SMALL)
+    summary = run_sweep(sweep, tmp_path / "dask", executor="dask", jobs=2)
+    assert summary.executor == "dask" and summary.ran == 5 and summary.ok == 5
+    local = {r.label: r.result.dimension for r in ResultStore(tmp_path / "dask").records()}
+    # the same job function gives the same numbers as computing directly
+    for job in sweep.jobs:
+        assert local[job.label] == api.dimension(job.architecture, method="modp", seed=job.seed).dimension
+    jac = load_record(tmp_path / "dask" / "w2-2_a2_t2_none_jacobian_s0.json")
+    assert jac.result.method == "jacobian" and jac.result.m2_version
