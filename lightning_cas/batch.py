@@ -557,6 +557,7 @@ class DaskExecutor:
                              "(pip install 'lightning_cas[dask]').") from None
         address = address or os.environ.get("DASK_SCHEDULER_ADDRESS")
         self.cluster = None
+        self.address = address or "local cluster"
         try:
             if address:
                 self.client = Client(address, timeout="20s")
@@ -614,6 +615,7 @@ class SweepSummary:
     mismatched_skipped: int = 0
     duplicates_skipped: int = 0
     waited_for_other_sweep: int = 0
+    scheduler: str | None = None
     elapsed_s: float = 0.0
     csv: str | None = None
     jsonl: str | None = None
@@ -681,6 +683,7 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
 
     forced = set(j.label for j in pending) if force else set()
     ex = make_executor(executor, jobs, scheduler) if pending else None
+    summary.scheduler = getattr(ex, "address", None)
     try:
         waiting: list[Job] = []
         while pending or waiting:

@@ -263,3 +263,15 @@ def test_dask_executor_on_a_local_cluster(tmp_path, m2):
         assert local[job.label] == api.dimension(job.architecture, method="modp", seed=job.seed).dimension
     jac = load_record(tmp_path / "dask" / "w2-2_a2_t2_none_jacobian_s0.json")
     assert jac.result.method == "jacobian" and jac.result.m2_version
+
+
+def test_dask_executor_connects_to_the_scheduler_it_is_given(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
+        sweep = parse_spec('[grid]\nwidths=[[2,2],[3,3]]\nattention=[[2]]\nmethod=["modp"]\n')
+        summary = run_sweep(sweep, tmp_path, executor="dask", jobs=2)
+        assert summary.scheduler == cluster.scheduler_address and summary.ok == 2
+        assert "lcas" in cluster.scheduler.task_prefixes  # our jobs ran on that scheduler
+    assert [r.result.dimension for r in ResultStore(tmp_path).records()] == [7, 16]
