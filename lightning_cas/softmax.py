@@ -208,6 +208,12 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     else:
         explanation.append(f"softmax - lightning = {diff}, not L = {L}: the normalizations differ beyond "
                            "the scaling symmetry")
+    if arch.tokens == 1:
+        r = min(arch.widths)
+        linear = r * (arch.widths[0] + arch.widths[-1] - r)
+        explanation.append(f"with one token softmax is identically 1, so the softmax network is the linear map "
+                           f"x -> V_L...V_1 x: d_L x d_0 matrices of rank <= {r}, dimension {linear} "
+                           f"(computed {rs.dimension}); lightning stays cubic and is not comparable")
     if pl.value is None:
         explanation.append(f"lightning has no closed form here ({pl.reason})")
     elif pl.value != rl.dimension:

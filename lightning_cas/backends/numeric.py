@@ -43,7 +43,10 @@ def analyze_spectrum(s: np.ndarray, rows: int, cols: int) -> dict:
     s = np.asarray(s, dtype=float)
     tol = float(s.max() * max(rows, cols) * np.finfo(float).eps) if len(s) else 0.0
     rank = int((s > tol).sum())
-    logs = np.log10(np.maximum(s, 1e-300))
+    # Below s_max * eps float64 holds only noise; clip there so exact zeros (1e-300) do not
+    # make a spurious 280-decade "gap" inside the noise.
+    floor = float(s.max()) * np.finfo(float).eps / 100 if len(s) and s.max() > 0 else 1e-300
+    logs = np.log10(np.maximum(s, floor))
     gaps = logs[:-1] - logs[1:]
     if len(gaps):
         gap_rank, gap = int(np.argmax(gaps)) + 1, float(gaps.max())
@@ -89,9 +92,11 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
                        scale: str = "fan_in") -> dict:
     """Rank at one point decided by recomputing the Jacobian at dps and 2 dps digits.
 
-    Returns the gap analysis at 2 dps plus ``stable_rank``: the number of leading singular
-    values that agree between the two precisions. Genuine zeros sit near s_max 10^(-dps/2)
-    (Gram squaring) and drop by ~dps/2 decades when the precision doubles; real values do not.
+    The rank is the largest-gap rank of the 2 dps spectrum. It is *clear* when that gap is at
+    least ``CLEAR_GAP_DECADES`` and every value below it is precision noise: it moved when the
+    precision doubled (genuine zeros sit near s_max 10^(-dps/2) because of the Gram squaring and
+    fall with the precision). ``stable_rank`` counts the leading values that did not move; it can
+    be smaller than the rank when genuine values lie within a few decades of the dps floor.
     """
     from ..softmax import jacobian_arb, random_point, singular_values_high_precision
 
@@ -100,17 +105,19 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     s2 = singular_values_high_precision(jacobian_arb(arch, w, X, 2 * dps), 2 * dps)
     moved = np.abs(np.log10(s1) - np.log10(s2)) > STABLE_DECADES
     stable_rank = int(np.argmax(moved)) if moved.any() else len(s1)
+    # Noise: moved with the precision, or at the 2 dps floor already (exact zeros stay at 0).
+    noise = moved | (s2 <= s2.max() * 10.0 ** (-dps))
     rows = samples * arch.widths[-1] * arch.tokens
     logs = np.log10(s2)
     gaps = logs[:-1] - logs[1:]
     gap_rank = int(np.argmax(gaps)) + 1 if len(gaps) else len(s2)
-    trailing_all_moved = bool(moved[stable_rank:].all())
+    gap = float(gaps.max()) if len(gaps) else 0.0
     return {"seed": seed, "precision": f"arb {dps}/{2 * dps} digits", "samples": samples, "rows": rows,
-            "scale": scale, "rank": stable_rank, "gap_rank": gap_rank,
-            "gap_decades": round(float(gaps.max()) if len(gaps) else 0.0, 3),
-            "noise_floor": float(s1.max() * 10.0 ** (-dps / 2)),
-            "smallest_kept": float(s2[stable_rank - 1]) if stable_rank else 0.0,
-            "clear": bool(stable_rank == gap_rank and trailing_all_moved and stable_rank <= rows)}
+            "scale": scale, "rank": gap_rank, "gap_rank": gap_rank, "stable_rank": stable_rank,
+            "gap_decades": round(gap, 3), "noise_floor": float(s1.max() * 10.0 ** (-dps / 2)),
+            "smallest_kept": float(s2[gap_rank - 1]) if gap_rank else 0.0,
+            "largest_dropped": float(s2[gap_rank]) if gap_rank < len(s2) else 0.0,
+            "clear": bool(gap >= CLEAR_GAP_DECADES and noise[gap_rank:].all())}
 
 
 def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES, repetitions: int = 3,
@@ -154,11 +161,13 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
         runs.append(hp)
         dim = hp["rank"]
         consistent = hp["clear"]
-        notes.append(f"decided in high precision ({hp['precision']}, {hp['samples']} inputs): {hp['rank']} "
-                     f"singular values stable under doubling the precision; gap {hp['gap_decades']} decades")
+        notes.append(f"decided in high precision ({hp['precision']}, {hp['samples']} inputs): rank {hp['rank']} "
+                     f"at the largest gap ({hp['gap_decades']} decades); {hp['stable_rank']} leading values "
+                     "unchanged when the precision doubled")
         if not hp["clear"]:
-            notes.append("the high-precision spectrum is not clean either (stable rank differs from its gap "
-                         "rank or some trailing value did not move): treat the dimension as uncertain")
+            notes.append("the high-precision spectrum is not clean either (gap below "
+                         f"{CLEAR_GAP_DECADES} decades or a value below it did not move with the precision): "
+                         "treat the dimension as uncertain")
         if all_clear and dim not in float_ranks:
             notes.append(f"high precision ({dim}) contradicts the clear float64 rank {float_ranks.pop()}")
             consistent = False
