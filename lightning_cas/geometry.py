@@ -1,0 +1,521 @@
+"""One-layer geometry: implicit equations, singular locus, boundary, and the MATH.md §5 claims.
+
+Everything symbolic runs in Macaulay2 (``m2/implicit.m2``, one template with flags so the ideal is
+computed once per run); Python only validates input, evaluates the coordinates of φ_W exactly at
+a rational point, and judges. Coordinates are a basis of the linear span of the coefficients of
+output token 1 (all rows, or row 1 with ``one_coordinate``): an injective linear image of the
+neurovariety, so dimension, degree and singularities are those of the neurovariety.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import sympy
+
+from .architecture import Architecture
+from .errors import InputError, M2ParseError, TooLargeError, UnsupportedError
+from .m2parse import m2_name_to_sympy, parse_int, parse_int_list, parse_polynomial_list, records, require
+from .m2runner import DEFAULT_TIMEOUT, run_script
+from .m2script import write_script
+from .points import Point, random_point
+from .results import JsonResult
+
+# Beyond these sizes elimination does not finish in minutes (measured; see bench_geometry).
+MAX_PARAMETER_VARIABLES = 21
+MAX_AMBIENT = 40
+NUMERIC_DEGREE_RUNS = 5
+
+
+# ---------------------------------------------------------------- result types
+
+
+@dataclass(frozen=True)
+class ImplicitResult(JsonResult):
+    """The ideal of the neurovariety in coordinates y_1..y_n (a basis of the coefficient span)."""
+
+    architecture: Architecture
+    one_coordinate: bool
+    dimension: int | None
+    codimension: int | None
+    degree: int | None  # standard grading (projective degree of the cone)
+    generator_degrees: tuple[int, ...]
+    generators: tuple[str, ...]  # sympy-parseable, in y_1..y_n
+    coordinates: tuple[str, ...]  # y_i as a polynomial in the parameter variables
+    coordinate_labels: tuple  # (output row, exponent vector of the token monomial) per y_i
+    parametrization: str  # "V,A" (A = K^T Q generic, used when a >= d) or "Q,K,V"
+    parameter_variables: int
+    coefficients: int  # non-zero coefficients of the chosen output entries
+    method: str
+    certainty: str
+    seed: int | None
+    elapsed_s: float
+    m2_version: str | None = None
+    numerical_degree: dict | None = None  # {"value", "runs", "consensus", "certainty": "numeric"}
+    script: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ambient(self) -> int:
+        return len(self.coordinates)
+
+
+@dataclass(frozen=True)
+class SingularLocusResult(JsonResult):
+    """Jacobian-criterion singular locus of the neurovariety, its components and their meaning."""
+
+    architecture: Architecture
+    one_coordinate: bool
+    variety: dict  # dimension, codimension, degree of the implicit ideal
+    singular_ideal: tuple[str, ...]
+    singular_dimension: int  # -1: smooth everywhere (unit ideal)
+    components: tuple  # dicts: generators, dimension, degree, contained_in (strata names)
+    method: str
+    certainty: str
+    seed: int | None
+    elapsed_s: float
+    m2_version: str | None = None
+    script: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PointSingularityResult(JsonResult):
+    """Is φ_W a singular point of the neurovariety, and is W a critical point of W ↦ φ_W?"""
+
+    architecture: Architecture
+    point: dict
+    phi_is_zero: bool
+    singular: bool | None  # from the tangent space of the implicit ideal at φ_W (exact)
+    tangent_rank: int | None
+    codimension: int | None
+    critical: bool  # rank of the differential of the parametrization below the generic rank
+    differential_rank: int
+    generic_rank: int
+    method: str
+    certainty: str
+    seed: int | None
+    elapsed_s: float
+    m2_version: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BoundaryResult(JsonResult):
+    """Zariski closure of the boundary candidate (image of the critical points), and a verdict."""
+
+    architecture: Architecture
+    critical_image: tuple[str, ...]
+    critical_image_dimension: int
+    components: tuple  # dicts: generators, dimension, degree, equals (strata names)
+    boundary: bool | None  # verdict for the given point (None without a point or outside (d,1,1))
+    in_critical_image: bool | None
+    point: dict | None
+    evidence: str
+    method: str
+    certainty: str
+    seed: int | None
+    elapsed_s: float
+    m2_version: str | None = None
+    script: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimsResult(JsonResult):
+    """Each MATH.md §5 claim for one architecture: agree / disagree / not applicable, with evidence."""
+
+    architecture: Architecture
+    claims: tuple  # dicts: claim, verdict, evidence
+    method: str
+    certainty: str
+    seed: int | None
+    elapsed_s: float
+    m2_version: str | None = None
+    script: str | None = None
+
+    @property
+    def all_agree(self) -> bool:
+        return all(c["verdict"] != "disagree" for c in self.claims)
+
+
+# ---------------------------------------------------------------- running the template
+
+
+def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
+    """Refuse what the template cannot do, in one sentence, before M2 starts."""
+    if arch.normalization != "none":
+        raise UnsupportedError("implicit equations exist for polynomial (lightning) networks only; softmax is "
+                               "not polynomial.")
+    if arch.depth != 1:
+        raise UnsupportedError(f"the geometry commands handle one layer; this architecture has depth {arch.depth}.")
+    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
+    variables = e * d + d * d if a >= d else arch.parameters
+    ambient = (1 if one_coordinate else e) * d * d * (d + 1) // 2
+    if variables > MAX_PARAMETER_VARIABLES or ambient > MAX_AMBIENT:
+        raise TooLargeError(f"elimination for d={d}, d'={e}, a={a} is beyond what finishes in minutes "
+                            f"({variables} parameter variables); use `lightning-cas dim` for the dimension, "
+                            "or --one-coordinate.")
+
+
+def _flags(**overrides) -> dict:
+    flags = {"oneCoord": 0, "reparam": 1, "emitGenerators": 1, "wantIdeal": 1, "wantSingular": 0,
+             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "numDegreeRuns": 0, "seed": 0}
+    flags.update(overrides)
+    return flags
+
+
+def _run(arch: Architecture, flags: dict, timeout: float | None, m2: str | None):
+    params = {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens, **flags}
+    script = write_script("implicit", **params)
+    out = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
+    return str(script), records(out.stdout)
+
+
+def _to_sympy_strings(text: str, script: str) -> tuple[str, ...]:
+    return tuple(str(p) for p in parse_polynomial_list(text, script))
+
+
+def _ideal(recs: dict, key: str, script: str) -> dict:
+    return {"generators": list(_to_sympy_strings(require(recs, key + "_gens", script), script)),
+            "dimension": parse_int(require(recs, key + "_dim", script), script),
+            "degree": parse_int(require(recs, key + "_degree", script), script)}
+
+
+def _labels(arch: Architecture, recs: dict, script: str) -> tuple:
+    flat = parse_int_list(require(recs, "labels", script), script)
+    width = 1 + arch.widths[0] * arch.tokens
+    if len(flat) % width:
+        raise M2ParseError("coordinate labels from Macaulay2 have the wrong length", script)
+    return tuple((flat[i], tuple(flat[i + 1:i + width])) for i in range(0, len(flat), width))
+
+
+def _consensus(recs: dict, runs: int, script: str) -> dict:
+    values = []
+    for i in range(1, runs + 1):
+        value, ms = parse_int_list(require(recs, f"numerical_degree_run_{i}", script), script)
+        values.append({"degree": value if value >= 0 else None, "cpu_s": ms / 1000})
+    counts = Counter(v["degree"] for v in values if v["degree"] is not None)
+    value, votes = counts.most_common(1)[0] if counts else (None, 0)
+    return {"value": value, "runs": values, "consensus": f"{votes} of {runs} runs",
+            "unanimous": votes == runs, "certainty": "numeric",
+            "method": "NumericalImplicitization numericalImageDegree (monodromy)"}
+
+
+def implicit(arch: Architecture, one_coordinate: bool = False, generators: bool = True,
+             numerical_degree_runs: int = 0, ideal: bool = True, seed: int = 0, timeout: float | None = None,
+             m2: str | None = None) -> ImplicitResult:
+    """Implicit ideal of a one-layer neurovariety (exact, over QQ), optionally a numerical degree.
+
+    ``ideal=False`` with ``numerical_degree_runs > 0`` skips elimination: for cases it cannot reach.
+    """
+    check_one_layer(arch, one_coordinate) if ideal else _check_numeric_only(arch)
+    if numerical_degree_runs < 0 or numerical_degree_runs > 50:
+        raise InputError("the number of numerical degree runs must be between 0 and 50.")
+    if not ideal and numerical_degree_runs == 0:
+        raise InputError("nothing to compute: ask for the ideal or for numerical degree runs.")
+    start = time.perf_counter()
+    script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
+                                     wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=seed),
+                        timeout, m2)
+    return _implicit_from_records(arch, one_coordinate, recs, script, start, seed, numerical_degree_runs, ideal)
+
+
+def _check_numeric_only(arch: Architecture) -> None:
+    if arch.normalization != "none" or arch.depth != 1:
+        raise UnsupportedError("the geometry commands handle one lightning layer.")
+
+
+def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
+    gens = recs.get("generators")
+    va = parse_int(require(recs, "parametrization", script), script) == 1
+    get = (lambda k: parse_int(require(recs, k, script), script)) if ideal else (lambda k: None)
+    numeric = _consensus(recs, runs, script) if runs else None
+    notes = []
+    if ideal:
+        notes.append(f"elimination (ker) took {get('implicit_cpu_s') / 1000:.3g} s of M2 CPU time")
+        if numeric and numeric["value"] is not None and numeric["value"] != get("degree"):
+            notes.append(f"numerical degree {numeric['value']} DISAGREES with the exact degree {get('degree')}")
+    return ImplicitResult(
+        architecture=arch, one_coordinate=one_coordinate, dimension=get("dimension"),
+        codimension=get("codimension"), degree=get("degree"),
+        generator_degrees=tuple(parse_int_list(require(recs, "generator_degrees", script), script)) if ideal else (),
+        generators=_to_sympy_strings(gens, script) if gens is not None else (),
+        coordinates=_to_sympy_strings(require(recs, "coordinates", script), script),
+        coordinate_labels=_labels(arch, recs, script), parametrization="V,A" if va else "Q,K,V",
+        parameter_variables=parse_int(require(recs, "parameters", script), script),
+        coefficients=parse_int(require(recs, "coefficients", script), script),
+        method="m2-ker" if ideal else "m2-numerical", certainty="exact" if ideal else "numeric", seed=seed,
+        elapsed_s=time.perf_counter() - start, m2_version=require(recs, "m2_version", script),
+        numerical_degree=numeric, script=script, notes=tuple(notes))
+
+
+# ---------------------------------------------------------------- exact evaluation at a point
+
+
+def _require_one_layer_point(arch: Architecture, point: Point):
+    if len(point) != 1:
+        raise InputError("the point must have exactly one layer.")
+    Q, K, V = (sympy.Matrix([[sympy.Rational(x.numerator, x.denominator) for x in row] for row in M])
+               for M in point[0])
+    return Q, K, V
+
+
+def point_values(arch: Architecture, point: Point) -> dict:
+    """Values of every parameter symbol the template may use: q/k/v weights and (V, A = K^T Q)."""
+    Q, K, V = _require_one_layer_point(arch, point)
+    A = K.T * Q
+    values = {}
+    for name, M in (("q", Q), ("k", K), ("v", V)):
+        for r in range(M.rows):
+            for c in range(M.cols):
+                values[sympy.Symbol(f"{name}_1_{r + 1}_{c + 1}")] = M[r, c]
+    for r in range(V.rows):
+        for c in range(V.cols):
+            values[sympy.Symbol(f"v_{r + 1}_{c + 1}")] = V[r, c]
+    for r in range(A.rows):
+        for c in range(A.cols):
+            values[sympy.Symbol(f"a_{r + 1}_{c + 1}")] = A[r, c]
+    return values
+
+
+def phi_coordinates(result: ImplicitResult, point: Point) -> list[sympy.Rational]:
+    """The coordinates y_1..y_n of φ_W, exactly."""
+    values = point_values(result.architecture, point)
+    return [sympy.sympify(c).xreplace(values) for c in result.coordinates]
+
+
+def _y(n: int) -> list[sympy.Symbol]:
+    return [sympy.Symbol(f"y_{i}") for i in range(1, n + 1)]
+
+
+def vanishes(generators, coords) -> bool:
+    """Do all the polynomials (strings in y_i) vanish at the coordinate vector?"""
+    subs = dict(zip(_y(len(coords)), coords))
+    return all(sympy.sympify(g).xreplace(subs) == 0 for g in generators)
+
+
+def tangent_rank(generators, coords) -> int:
+    """Rank of the Jacobian matrix of the ideal's generators at a point, exactly over QQ."""
+    ys = _y(len(coords))
+    subs = dict(zip(ys, coords))
+    rows = [[sympy.diff(sympy.sympify(g), y).xreplace(subs) for y in ys] for g in generators]
+    return _rank(rows)
+
+
+def _rank(rows) -> int:
+    import flint
+
+    if not rows or not rows[0]:
+        return 0
+    M = flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(int(sympy.fraction(v)[0]), int(sympy.fraction(v)[1]))
+                                                 for row in rows for v in row])
+    return M.rank()
+
+
+def differential_rank(arch: Architecture, point: Point) -> int:
+    """Rank of d(W ↦ coefficients of φ_W) at W, exactly (all tokens, all output entries)."""
+    from .model import coefficient_map, flat_weight_symbols
+
+    coeffs = list(coefficient_map(arch).values())
+    ws = flat_weight_symbols(arch)
+    from .points import flat
+    subs = {w: sympy.Rational(x.numerator, x.denominator) for w, x in zip(ws, flat(point))}
+    rows = [[sympy.diff(c, w).xreplace(subs) for w in ws] for c in coeffs]
+    return _rank(rows)
+
+
+def _point_dict(point: Point) -> dict:
+    from .points import point_to_dict
+    return point_to_dict(point)
+
+
+def is_singular(arch: Architecture, point: Point, implicit_result: ImplicitResult | None = None, seed: int = 0,
+                timeout: float | None = None, m2: str | None = None) -> PointSingularityResult:
+    """Tangent-space test of φ_W against the implicit ideal (exact), and the critical-point test at W."""
+    check_one_layer(arch)
+    start = time.perf_counter()
+    res = implicit_result or implicit(arch, seed=seed, timeout=timeout, m2=m2)
+    coords = phi_coordinates(res, point)
+    if not vanishes(res.generators, coords):
+        raise M2ParseError("φ_W does not satisfy the computed implicit equations; the ideal or the coordinates are "
+                           "inconsistent (please report this).")
+    t_rank = tangent_rank(res.generators, coords)
+    d_rank = differential_rank(arch, point)
+    # max over two points with large entries: one unlucky point (e.g. v parallel to k) under-estimates
+    generic = max(differential_rank(arch, random_point(arch, seed=10_000 + seed + i, bound=10**6)) for i in (0, 1))
+    notes = []
+    if generic != res.dimension:
+        notes.append(f"generic differential rank {generic} at a random point differs from dim {res.dimension}; "
+                     "the random point was unlucky or something is wrong")
+    return PointSingularityResult(
+        architecture=arch, point=_point_dict(point), phi_is_zero=all(c == 0 for c in coords),
+        singular=t_rank < res.codimension, tangent_rank=t_rank, codimension=res.codimension,
+        critical=d_rank < res.dimension, differential_rank=d_rank, generic_rank=generic,
+        method="tangent space of the implicit ideal at phi_W; rank of the differential at W",
+        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start, m2_version=res.m2_version,
+        notes=tuple(notes))
+
+
+# ---------------------------------------------------------------- singular locus
+
+STRATA = {"rank11": "rank V = rank A = 1", "parallel": "rank V = rank A = 1, rowspace V = colspace A",
+          "rankA": "rank A < a", "vertex": "the vertex 0"}
+
+
+def singular_locus(arch: Architecture, one_coordinate: bool = False, seed: int = 0, timeout: float | None = None,
+                   m2: str | None = None) -> SingularLocusResult:
+    """Jacobian criterion in M2; each component is matched with the closures of MATH.md's strata."""
+    check_one_layer(arch, one_coordinate)
+    start = time.perf_counter()
+    script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=0, wantSingular=1,
+                                     wantComponents=1, wantStrata=1, seed=seed), timeout, m2)
+    comps = _components(recs, "singular_component", script)
+    for i, comp in enumerate(comps):
+        inside = [name for name in _strata_names(recs) if
+                  parse_int_list(require(recs, f"stratum_{name}_contains_singular_components", script), script)[i]]
+        if comp["dimension"] == 0:
+            inside.insert(0, "vertex")
+        comp["contained_in"] = [STRATA[s] for s in inside]
+    sing = _ideal(recs, "singular", script)
+    return SingularLocusResult(
+        architecture=arch, one_coordinate=one_coordinate,
+        variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
+        singular_ideal=tuple(sing["generators"]), singular_dimension=sing["dimension"], components=tuple(comps),
+        method="Jacobian criterion (I + minors of size codim I of jacobian I), minimalPrimes",
+        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
+        m2_version=require(recs, "m2_version", script), script=script)
+
+
+def _components(recs: dict, key: str, script: str) -> list[dict]:
+    count = parse_int(require(recs, key + "_count", script), script)
+    return [_ideal(recs, f"{key}_{i}", script) for i in range(1, count + 1)]
+
+
+def _strata_names(recs: dict) -> list[str]:
+    return [name for name in ("rank11", "parallel", "rankA") if f"stratum_{name}_dim" in recs]
+
+
+# ---------------------------------------------------------------- boundary
+
+
+def boundary_verdict_d11(point: Point) -> tuple[bool, str]:
+    """Real verdict for d' = a = 1, where φ_W = S ⊗ γ with S = sym(v ⊗ k), γ = q.
+
+    The real points of the neurovariety are S ⊗ γ with rank S ≤ 2 of any signature; M holds the
+    S that are not definite on their support, so φ_W is on the boundary exactly when S has rank
+    ≤ 1 (a perfect square, including S ⊗ γ = 0): an arbitrarily small rank-2 definite S' is near.
+    """
+    (Q, K, V), = point
+    q, k, v = [list(M[0]) for M in (Q, K, V)]
+    S = sympy.Matrix(len(v), len(v), lambda i, j: sympy.Rational(v[i] * k[j] + k[i] * v[j]))
+    if all(x == 0 for x in q) or S.is_zero_matrix:
+        return True, "phi_W = 0, the vertex: every neighbourhood holds S ⊗ γ with S definite, not in M"
+    rank = S.rank()
+    if rank <= 1:
+        return True, f"S = sym(v ⊗ k) has rank {rank}: a perfect square ±(u·x)^2, limit of definite forms"
+    return False, "S = sym(v ⊗ k) has rank 2 and signature (1, 1): indefinite forms near it stay indefinite"
+
+
+def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, timeout: float | None = None,
+             m2: str | None = None) -> BoundaryResult:
+    """Closure of the image of the critical points of W ↦ φ_W (which holds the boundary), and a verdict."""
+    check_one_layer(arch)
+    start = time.perf_counter()
+    # the critical points of the ORIGINAL parametrization by (Q, K, V): no (V, A) shortcut here
+    script, recs = _run(arch, _flags(reparam=0, wantBoundary=1, wantStrata=1, seed=seed), timeout, m2)
+    comps = _components(recs, "critical_image_component", script)
+    for i, comp in enumerate(comps):
+        comp["equals"] = [STRATA[name] for name in _strata_names(recs) if
+                          parse_int_list(require(recs, f"stratum_{name}_equals_critical_component", script),
+                                         script)[i]]
+    crit = _ideal(recs, "critical_image", script)
+    verdict = in_crit = None
+    evidence = "no point given"
+    notes = []
+    if point is not None:
+        res = _implicit_from_records(arch, False, recs, script, start, seed)
+        in_crit = vanishes(crit["generators"], phi_coordinates(res, point))
+        if arch.widths[1] == 1 and arch.attention[0] == 1:
+            verdict, evidence = boundary_verdict_d11(point)
+            if verdict and not in_crit:
+                notes.append("the point is on the real boundary but not in the critical image closure: a finding")
+        else:
+            evidence = ("the real interior/boundary verdict is implemented for d' = a = 1 only; "
+                        f"phi_W {'is' if in_crit else 'is not'} in the Zariski closure of the critical image")
+    return BoundaryResult(
+        architecture=arch, critical_image=tuple(crit["generators"]), critical_image_dimension=crit["dimension"],
+        components=tuple(comps), boundary=verdict, in_critical_image=in_crit,
+        point=_point_dict(point) if point is not None else None, evidence=evidence,
+        method="image of the critical locus (maximal minors of the differential) by elimination; real verdict "
+               "by the signature of S for d' = a = 1",
+        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
+        m2_version=require(recs, "m2_version", script), script=script, notes=tuple(notes))
+
+
+# ---------------------------------------------------------------- the claims of MATH.md §5
+
+
+def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None,
+                 m2: str | None = None) -> ClaimsResult:
+    """Compare computed singular locus and critical image with the claims, per claim, with evidence."""
+    check_one_layer(arch)
+    start = time.perf_counter()
+    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
+    script, recs = _run(arch, _flags(reparam=0, emitGenerators=0, wantSingular=1, wantComponents=1,
+                                     wantBoundary=1, wantStrata=1, seed=seed), timeout, m2)
+    flag = lambda k: parse_int(require(recs, k, script), script) == 1  # noqa: E731
+    sing = _ideal(recs, "singular", script)
+    comps = _components(recs, "singular_component", script)
+    crit = _components(recs, "critical_image_component", script)
+    contained = {name: parse_int_list(require(recs, f"stratum_{name}_contains_singular_components", script), script)
+                 for name in _strata_names(recs)}
+    comp_text = ", ".join(f"(dim {c['dimension']}, degree {c['degree']})" for c in comps) or "none"
+    claims = []
+
+    def claim(text, ok, evidence):
+        claims.append({"claim": text, "verdict": "not applicable" if ok is None else ("agree" if ok else "disagree"),
+                       "evidence": evidence})
+
+    claim("the vertex 0 is a singular point", sing["dimension"] >= 0,
+          f"singular locus has dimension {sing['dimension']} (a cone: non-empty means it contains 0); "
+          f"components {comp_text}")
+    if 1 < a < d:
+        claim("{rank A < a} is singular (a < d)", flag("stratum_rankA_in_singular"),
+              f"closure of the image of rank A < a has dimension {parse_int(recs['stratum_rankA_dim'])}; "
+              f"contained in the singular locus: {flag('stratum_rankA_in_singular')}")
+    else:
+        claim("{rank A < a} is singular (a < d)", None, f"a = {a}, d = {d}: the stratum is the vertex or empty")
+    if e == 1 and a == 1:
+        claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
+        inside = all(contained["parallel"][i] or comps[i]["dimension"] == 0 for i in range(len(comps)))
+        claim("d' = a = 1: only the locus rowspace V = colspace A can be singular", inside,
+              f"singular components {comp_text}; each contained in the closure of that locus: {inside}")
+        if d == 2:
+            claim("d' = a = 1, d = 2: smooth apart from the vertex", all(c["dimension"] == 0 for c in comps),
+                  f"singular components {comp_text}")
+    else:
+        claim("{rank V = rank A = 1} is singular", flag("stratum_rank11_in_singular"),
+              f"closure of its image has dimension {parse_int(recs['stratum_rank11_dim'])}; contained in the "
+              f"singular locus: {flag('stratum_rank11_in_singular')}")
+    explained = []
+    for i, c in enumerate(comps):
+        names = [n for n in contained if contained[n][i]] + (["vertex"] if c["dimension"] == 0 else [])
+        explained.append(bool(names))
+    claim("every singular point lies in a listed stratum", all(explained),
+          f"components {comp_text}; explained by a listed stratum: {explained}")
+    equals = parse_int_list(require(recs, "stratum_parallel_equals_critical_component", script), script)
+    crit_text = ", ".join(f"(dim {c['dimension']}, degree {c['degree']})" for c in crit) or "none"
+    claim("the boundary closure {V = c v^T, A = v g^T} is a component of the image of the critical points",
+          any(equals), f"critical image components {crit_text}; the claimed stratum (dim "
+          f"{parse_int(recs['stratum_parallel_dim'])}) equals component(s) {[i + 1 for i, x in enumerate(equals) if x]}")
+    if e == 1 and a == 1:
+        claim("d' = a = 1: the image of the critical points is exactly the claimed boundary closure",
+              len(crit) == 1 and all(equals),
+              f"critical image components {crit_text}")
+    return ClaimsResult(architecture=arch, claims=tuple(claims), method="m2-ker + Jacobian criterion + strata images",
+                        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
+                        m2_version=require(recs, "m2_version", script), script=script)

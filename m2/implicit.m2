@@ -1,0 +1,143 @@
+-- lightning_cas: implicit ideal of a ONE-layer neurovariety, and optionally its singular locus,
+-- the image of the critical locus of the parametrization (the algebraic boundary candidate) and
+-- the closures of the weight strata that MATH.md section 5 names.
+-- Inputs (rendered header): widths, attention, tokens, oneCoord, reparam, emitGenerators,
+--   wantIdeal, wantSingular, wantComponents, wantBoundary, wantStrata, numDegreeRuns, seed.
+-- The numerical degree (numDegreeRuns > 0) is NumericalImplicitization's monodromy count of the
+-- image, repeated because a single run can be wrong; every run is emitted, Python takes the consensus.
+-- Structure used, and why:
+--  * the function depends on W only through (V, A = K^T Q); when a >= d, A is a generic d x d
+--    matrix, so (V, A) is a linear parametrization with far fewer variables (reparam = 1);
+--  * only the first output token (t >= 2: the other tokens give linear copies), optionally only
+--    the first output row (oneCoord = 1);
+--  * a basis of the linear span of the coefficients first: an injective linear image, so
+--    dimension, degree and singularities are unchanged;
+--  * target variables graded by the degree of their image, so ker is a graded computation;
+--    the ideal is then moved to a standard-graded ring for dimension and degree.
+kk = QQ;
+nD = widths#0; nOut = widths#1; nAtt = attention#0;
+useVA = reparam == 1 and nAtt >= nD;
+vSym = getSymbol "v"; aSym = getSymbol "a"; ySym = getSymbol "y";
+if useVA then (
+    R = kk[flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (r, s) -> aSym_(r+1, s+1))];
+    Vm = matrix table(nOut, nD, (p, q) -> R_(p*nD + q));
+    Am = matrix table(nD, nD, (r, s) -> R_(nOut*nD + r*nD + s));
+) else (
+    R = kk[lcasWeightSymbols()];
+    (Qm, Km, Vm) = first lcasLayers(gens R);
+    Am = (transpose Km) * Qm;
+);
+xRing = kk[lcasTokenSymbols()];
+monList = flatten entries basis(3, xRing);
+rowsUsed = if oneCoord == 1 then {0} else toList(0 .. nOut - 1);
+-- all coefficients (row p, monomial m) of output token 1, in a fixed order, for any (V, A)
+coeffList = (V0, A0) -> (
+    Rp := ring V0;
+    Tp := Rp[lcasTokenSymbols()];
+    X := matrix table(nD, tokens, (r, j) -> Tp_(r*tokens + j));
+    Phi := sub(V0, Tp) * X * ((transpose X) * sub(A0, Tp) * X);
+    mons := matrix {apply(monList, m -> (map(Tp, xRing, gens Tp)) m)};
+    flatten apply(rowsUsed, p -> apply(flatten entries last coefficients(Phi_(p, 0), Monomials => mons),
+            c -> lift(c, Rp))));
+allCoeffs = coeffList(Vm, Am);
+nonzero = select(toList(0 .. #allCoeffs - 1), i -> allCoeffs#i != 0);
+-- greedy basis of the linear span of the (non-zero) coefficient polynomials
+C = lift(last coefficients matrix {allCoeffs_nonzero}, kk);
+chosenPos = {}; rk = 0;
+scan(#nonzero, j -> (s := rank C_(append(chosenPos, j)); if s > rk then (chosenPos = append(chosenPos, j); rk = s)));
+chosen = nonzero_chosenPos;
+B = allCoeffs_chosen;
+if not all(B, isHomogeneous) then error "lightning_cas: coefficient polynomials are not homogeneous";
+n = #B;
+S1 = kk[ySym_1 .. ySym_n];
+-- closure of the image of a list of homogeneous polynomials of one common degree (zeros allowed), in S1
+imageIdeal = F -> (
+    e := first degree first select(F, f -> f != 0);
+    Sd := kk[ySym_1 .. ySym_n, Degrees => toList(n : e)];
+    F = apply(F, f -> if f == 0 then 0_(ring first F) else f);
+    (map(S1, Sd, vars S1)) ker map(ring first F, Sd, F));
+setRandomSeed seed;
+lcasEmit("m2_version", version#"VERSION");
+lcasEmit("parametrization", if useVA then 1 else 0);
+lcasEmit("parameters", numgens R);
+lcasEmit("coefficients", #nonzero);
+lcasEmit("linear_span", n);
+lcasEmit("labels", flatten apply(chosen, i -> {i // #monList + 1} | first exponents monList#(i % #monList)));
+lcasEmit("coordinates", demark(" ; ", apply(B, toString)));
+-- loaded at top level so the package's symbols exist when the block below is parsed
+if numDegreeRuns > 0 then needsPackage "NumericalImplicitization";
+if numDegreeRuns > 0 then (
+    RC = CC (monoid R);
+    FC = apply(B, f -> sub(f, RC));
+    scan(numDegreeRuns, i -> (
+        t1 := cpuTime();
+        got := try numericalImageDegree(FC, ideal 0_RC, Verbose => false) else -1;
+        lcasEmit("numerical_degree_run_" | toString(i + 1), {got, floor(1000 * (cpuTime() - t1))}))));
+if wantIdeal == 1 then (
+t0 = cpuTime();
+I1 = imageIdeal B;
+G = mingens I1;
+I1 = ideal G;
+cI = codim I1;
+lcasEmit("dimension", dim I1);
+lcasEmit("codimension", cI);
+lcasEmit("degree", degree I1);
+lcasEmit("generator_degrees", apply(flatten entries G, g -> first degree g));
+lcasEmit("implicit_cpu_s", floor(1000 * (cpuTime() - t0)));
+if emitGenerators == 1 then lcasEmit("generators", demark(" ; ", apply(flatten entries G, toString))));
+emitIdeal = (key, J) -> (
+    J = ideal mingens J;
+    lcasEmit(key | "_dim", dim J);
+    lcasEmit(key | "_degree", degree J);
+    lcasEmit(key | "_gens", demark(" ; ", apply(flatten entries gens J, toString))));
+emitComponents = (key, J) -> (
+    P := minimalPrimes J;
+    lcasEmit(key | "_count", #P);
+    scan(#P, i -> emitIdeal(key | "_" | toString(i + 1), P#i));
+    P);
+if wantSingular == 1 then (
+    Jsing = I1 + minors(cI, jacobian I1);
+    emitIdeal("singular", Jsing);
+    singComps = if wantComponents == 1 then emitComponents("singular_component", Jsing) else {});
+if wantBoundary == 1 then (
+    -- critical points of W -> phi_W (differential rank below the dimension) and their image
+    rD = dim I1;
+    crit = minors(rD, jacobian matrix {B});
+    critIm = (map(S1, S1, vars S1)) ker map(R / crit, S1, apply(B, f -> sub(f, R / crit)));
+    emitIdeal("critical_image", critIm);
+    critComps = emitComponents("critical_image_component", critIm));
+if wantStrata == 1 then (
+    -- closures of the images of the weight strata named by MATH.md section 5 (claims), each with
+    -- a parametrization by rank factorizations
+    cSym = getSymbol "c"; uSym = getSymbol "u"; gSym = getSymbol "g"; hSym = getSymbol "h";
+    stratumIdeal = (name, VA) -> (
+        J := imageIdeal((coeffList VA)_chosen);
+        lcasEmit("stratum_" | name | "_dim", dim J);
+        if wantSingular == 1 then (
+            lcasEmit("stratum_" | name | "_in_singular", if isSubset(Jsing, J) then 1 else 0);
+            if wantComponents == 1 then lcasEmit("stratum_" | name | "_contains_singular_components",
+                apply(#singComps, i -> if isSubset(J, singComps#i) then 1 else 0)));
+        if wantBoundary == 1 then (
+            lcasEmit("stratum_" | name | "_in_critical_image", if isSubset(critIm, J) then 1 else 0);
+            lcasEmit("stratum_" | name | "_equals_critical_component",
+                apply(#critComps, i -> if J == critComps#i then 1 else 0)));
+        J);
+    -- rank V = rank A = 1: V = c u^T, A = g h^T
+    P1 = kk[cSym_1 .. cSym_nOut, uSym_1 .. uSym_nD, gSym_1 .. gSym_nD, hSym_1 .. hSym_nD];
+    stratumIdeal("rank11", (transpose matrix {toList(P1_0 .. P1_(nOut-1))} * matrix {toList(P1_nOut .. P1_(nOut+nD-1))},
+        transpose matrix {toList(P1_(nOut+nD) .. P1_(nOut+2*nD-1))} * matrix {toList(P1_(nOut+2*nD) .. P1_(nOut+3*nD-1))}));
+    -- rowspace V = colspace A (rank one): V = c u^T, A = u h^T
+    P2 = kk[cSym_1 .. cSym_nOut, uSym_1 .. uSym_nD, hSym_1 .. hSym_nD];
+    uu = matrix {toList(P2_nOut .. P2_(nOut+nD-1))};
+    stratumIdeal("parallel", (transpose matrix {toList(P2_0 .. P2_(nOut-1))} * uu,
+        transpose uu * matrix {toList(P2_(nOut+nD) .. P2_(nOut+2*nD-1))}));
+    -- rank A < a (only meaningful when 1 < a < d): A = G^T H with a - 1 rows
+    if nAtt > 1 and nAtt < nD then (
+        m = nAtt - 1;
+        P3 = kk[flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(m, nD, (r, s) -> gSym_(r+1, s+1))
+            | flatten table(m, nD, (r, s) -> hSym_(r+1, s+1))];
+        V3 = matrix table(nOut, nD, (p, q) -> P3_(p*nD + q));
+        G3 = matrix table(m, nD, (r, s) -> P3_(nOut*nD + r*nD + s));
+        H3 = matrix table(m, nD, (r, s) -> P3_(nOut*nD + m*nD + r*nD + s));
+        stratumIdeal("rankA", (V3, (transpose G3) * H3))));
+lcasEmit("total_cpu_s", floor(1000 * cpuTime()));
