@@ -1,0 +1,425 @@
+"""Fibers of the parametrization: which weights give the same function as W (MATH.md §3).
+
+Two independent computations meet here. Macaulay2 builds the fiber ideal {W' : phi_W' = phi_W}
+and decomposes it (exact over QQ); Python computes the orbit of the named symmetry group at W as
+the rank of its infinitesimal action (exact rationals, python-flint). Comparing the two is the
+identifiability verdict. Architectures too large for a primary decomposition take the fast
+path: fiber dimension = parameters - dimension from the modp backend (probabilistic).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import sympy
+
+from .architecture import Architecture
+from .errors import InputError, M2ParseError, M2TimeoutError, UnsupportedError
+from .m2parse import parse_int, parse_polynomial_list, records, require
+from .m2runner import DEFAULT_TIMEOUT, run_script
+from .m2script import write_script
+from .points import Point, flat, point_to_dict
+from .results import JsonResult
+
+METHODS = ("auto", "m2", "modp")
+# Size guard for the primary decomposition (measured on M2 1.21, see tests/test_fiber.py):
+# (2,2),a=2 [12 weights] 0.5 s; (2,2,2),a=(1,1) [16 weights, depth 2] 5.5 s;
+# (2,2,1),a=(2,1) [18 weights, depth 2] did not finish in 300 s.
+M2_MAX_PARAMETERS = {1: 21, 2: 16}
+WITNESS_TRIES = 6
+
+VERDICT_ORBIT = "fiber equals symmetry orbit closure"
+VERDICT_COMPONENTS = "extra components"
+VERDICT_DIMENSIONS = "extra dimensions"
+VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
+VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
+
+
+def _freeze(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _freeze(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class FiberResult(JsonResult):
+    """The fiber through one point W, its components, and the symmetry orbit it is compared with.
+
+    ``components`` holds one dict per minimal prime: dimension, degree, contains_point (whether
+    W lies on it), generators (strings in sympy syntax; ``component_ideal`` gives sympy
+    expressions) and witness (a weight point on the component that is not in W's component, or
+    None). The fast path leaves ``components`` empty.
+    """
+
+    architecture: "Architecture"
+    point: dict
+    fiber_dimension: int
+    components: tuple
+    symmetry_orbit_dimension: int
+    symmetry_group_dimension: int
+    verdict: str
+    message: str
+    parameters: int
+    method: str
+    certainty: str
+    seed: int | None
+    elapsed_s: float
+    generic_fiber_dimension: int | None = None  # parameters - generic rank (modp)
+    tangent_dimension: int | None = None  # parameters - rank of the Jacobian at W (mod p)
+    m2_version: str | None = None
+    field: str = "QQ"
+    primes: tuple = ()
+    script: str | None = None
+    notes: tuple = ()
+
+    def component_ideal(self, index: int) -> list[sympy.Expr]:
+        """Generators of component ``index`` (0-based) as sympy polynomials in q_i_r_c, k_i_r_c, v_i_r_c."""
+        gens = self.components[index]["generators"]
+        return [sympy.sympify(g, locals=_symbol_table(gens)) for g in gens]
+
+
+def _symbol_table(texts) -> dict:
+    names = set()
+    for t in texts:
+        names.update(re.findall(r"[a-z][a-z0-9_]*", t))
+    return {n: sympy.Symbol(n) for n in names}
+
+
+# ---------------------------------------------------------------- points
+
+
+def generic_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
+    """A random integer point with entries in ±[1, bound]: never zero, so a drawn W is not on a
+    coordinate hyperplane (points.random_point allows 0, which puts 1 in 19 entries there and
+    makes, e.g., the depth-2 scalar network's fiber a union of hyperplanes)."""
+    rng = np.random.default_rng(seed)
+    point = []
+    for a, d, e in arch.layer_shapes:
+        mats = []
+        for rows in (a, a, e):
+            mags = rng.integers(1, bound + 1, (rows, d))
+            signs = rng.choice([-1, 1], (rows, d))
+            mats.append(tuple(tuple(Fraction(int(m * s)) for m, s in zip(mr, sr)) for mr, sr in zip(mags, signs)))
+        point.append(tuple(mats))
+    return tuple(point)
+
+
+def unflatten(arch: Architecture, values) -> Point:
+    """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions."""
+    values = [Fraction(v) for v in values]
+    if len(values) != arch.parameters:
+        raise ValueError(f"expected {arch.parameters} weights, got {len(values)}")
+    point, pos = [], 0
+    for a, d, e in arch.layer_shapes:
+        mats = []
+        for rows in (a, a, e):
+            mats.append(tuple(tuple(values[pos + r * d: pos + (r + 1) * d]) for r in range(rows)))
+            pos += rows * d
+        point.append(tuple(mats))
+    return tuple(point)
+
+
+def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
+    """phi_W(X) over QQ (python-flint fmpq_mat): exact, for checking witnesses independently of M2."""
+    import flint
+
+    def mat(rows):
+        rows = [list(r) for r in rows]
+        return flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(v.numerator, v.denominator) for r in rows
+                                                          for v in r])
+    Z = mat(X)
+    for Q, K, V in point:
+        Qm, Km, Vm = mat(Q), mat(K), mat(V)
+        Z = Vm * Z * (Z.transpose() * Km.transpose() * Qm * Z)
+    return [[Fraction(int(Z[r, c].p), int(Z[r, c].q)) for c in range(Z.ncols())] for r in range(Z.nrows())]
+
+
+def same_function(arch: Architecture, p1: Point, p2: Point, seed: int = 0, trials: int = 3) -> bool:
+    """phi_{p1} = phi_{p2}, tested exactly at random rational token matrices (a polynomial identity
+    test: a wrong witness passes only with probability <= degree / 2001 per trial)."""
+    rng = np.random.default_rng(seed + 7)
+    for _ in range(trials):
+        X = [[Fraction(int(v)) for v in row] for row in rng.integers(-1000, 1001, (arch.widths[0], arch.tokens))]
+        if evaluate_exact(arch, p1, X) != evaluate_exact(arch, p2, X):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- symmetry orbit
+
+
+def orbit_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
+    """The infinitesimal action of the named group at W: one tangent vector per Lie algebra basis
+    element (MATH.md §3), in the canonical weight order.
+
+    GL(a_i): dQ = E Q, dK = -E^T K.  Scaling: dQ = Q, dV = -V (A -> lambda A, V -> V / lambda).
+    GL(d_i), hidden i: dV_i = E V_i, dV_{i+1} = -V_{i+1} E, dQ_{i+1} = -Q_{i+1} E, dK_{i+1} = -K_{i+1} E.
+    """
+    layers = [tuple(np.array(M, dtype=object) for M in layer) for layer in point]
+
+    def zero_like():
+        return [[np.zeros_like(M) for M in layer] for layer in layers]
+
+    def vector(parts):
+        return [v for layer in parts for M in layer for v in M.reshape(-1)]
+
+    def unit(n, r, c):
+        E = np.array([[Fraction(0)] * n for _ in range(n)], dtype=object)
+        E[r, c] = Fraction(1)
+        return E
+
+    out = []
+    for i, (Q, K, V) in enumerate(layers):
+        a = Q.shape[0]
+        for r in range(a):
+            for c in range(a):
+                E = unit(a, r, c)
+                parts = zero_like()
+                parts[i][0] = E.dot(Q)
+                parts[i][1] = -E.T.dot(K)
+                out.append(vector(parts))
+        if arch.normalization == "none":
+            parts = zero_like()
+            parts[i][0] = Q.copy()
+            parts[i][2] = -V
+            out.append(vector(parts))
+    for i in range(arch.depth - 1):  # hidden width d_{i+1} between layer i and layer i+1 (0-based)
+        n = arch.widths[i + 1]
+        Vi = layers[i][2]
+        Qn, Kn, Vn = layers[i + 1]
+        for r in range(n):
+            for c in range(n):
+                E = unit(n, r, c)
+                parts = zero_like()
+                parts[i][2] = E.dot(Vi)
+                parts[i + 1][0] = -Qn.dot(E)
+                parts[i + 1][1] = -Kn.dot(E)
+                parts[i + 1][2] = -Vn.dot(E)
+                out.append(vector(parts))
+    return [[Fraction(v) for v in vec] for vec in out]
+
+
+def rank_exact(vectors: list[list[Fraction]]) -> int:
+    """Rank over QQ (python-flint fmpq_mat)."""
+    import flint
+
+    if not vectors:
+        return 0
+    rows, cols = len(vectors), len(vectors[0])
+    M = flint.fmpq_mat(rows, cols, [flint.fmpq(v.numerator, v.denominator) for vec in vectors for v in vec])
+    return M.rank()
+
+
+def symmetry_orbit_dimension(arch: Architecture, point: Point) -> int:
+    """Dimension of the named group's orbit through W = rank of its infinitesimal action at W."""
+    return rank_exact(orbit_tangents(arch, point))
+
+
+# ---------------------------------------------------------------- Jacobian rank at W (mod p)
+
+
+def _reduce(point: Point, p: int) -> np.ndarray | None:
+    vals = []
+    for q in flat(point):
+        if q.denominator % p == 0:
+            return None
+        vals.append(q.numerator % p * pow(q.denominator, -1, p) % p)
+    return np.array(vals, dtype=np.int64)
+
+
+def tangent_dimension(arch: Architecture, point: Point, seed: int = 0) -> tuple[int, int]:
+    """(parameters - rank of d phi at W mod p, prime): the dimension of the fiber's tangent space at
+    W, an upper bound (a random X or the prime can only lower the rank)."""
+    import flint
+
+    from .backends.modp import DEFAULT_PRIME, default_samples
+    from .model import Field, jacobian
+
+    p = DEFAULT_PRIME
+    w = _reduce(point, p)
+    while w is None:
+        p = int(sympy.prevprime(p))
+        w = _reduce(point, p)
+    field = Field(p)
+    rng = np.random.default_rng(seed + 1)
+    X = field.random(rng, (default_samples(arch), arch.widths[0], arch.tokens))
+    J = jacobian(arch, w, X, field)
+    M = flint.nmod_mat(J.shape[0], J.shape[1], J.reshape(-1).tolist(), p)
+    return arch.parameters - M.rank(), p
+
+
+# ---------------------------------------------------------------- the verb
+
+
+def _check(arch, seed, method, timeout, prime):
+    if not isinstance(arch, Architecture):
+        raise InputError("fiber() needs an Architecture.")
+    if arch.normalization != "none":
+        raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
+                               "polynomial.")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
+        raise InputError(f"seed must be an integer between 0 and 2^31 - 1, got {seed!r}.")
+    if method not in METHODS:
+        raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not 0 < timeout <= 7 * 24 * 3600):
+        raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    if prime is not None:
+        from .backends.modp import check_prime
+        check_prime(prime)
+
+
+def m2_feasible(arch: Architecture) -> bool:
+    """The size guard: the primary decomposition is attempted only below measured limits."""
+    limit = M2_MAX_PARAMETERS.get(arch.depth)
+    return limit is not None and arch.parameters <= limit
+
+
+def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method: str = "auto",
+          timeout: float | None = None, m2: str | None = None, prime: int | None = None) -> FiberResult:
+    """The fiber through W (a given point, or a random nonzero integer point from ``seed``).
+
+    method: ``m2`` decomposes the fiber ideal (exact over QQ; over ZZ/prime if ``prime`` is
+    given); ``modp`` only compares dimensions (fast, probabilistic); ``auto`` uses M2 when the
+    size guard allows and falls back to modp if M2 hits the timeout.
+    """
+    _check(arch, seed, method, timeout, prime)
+    if point is None:
+        point = generic_point(arch, seed)
+    start = time.perf_counter()
+    orbit = symmetry_orbit_dimension(arch, point)
+    from .theory import predict_symmetry_dimension
+    group = predict_symmetry_dimension(arch).value
+    from .backends.modp import dimension_modp
+    generic = dimension_modp(arch, seed=seed)
+    generic_fiber = arch.parameters - generic.dimension
+    tangent, tangent_prime = tangent_dimension(arch, point, seed)
+    notes = [f"generic fiber dimension {generic_fiber} (parameters {arch.parameters} - dimension "
+             f"{generic.dimension}, modp, primes {', '.join(map(str, generic.primes))})",
+             f"tangent space of the fiber at W: dimension {tangent} (Jacobian rank mod {tangent_prime})"]
+    if tangent > generic_fiber:
+        notes.append("W is a critical point of the parametrization (the Jacobian drops rank there): this fiber "
+                     "is special, not the generic one")
+    common = dict(architecture=arch, point=_freeze(point_to_dict(point)), symmetry_orbit_dimension=orbit,
+                  symmetry_group_dimension=group, parameters=arch.parameters, seed=seed,
+                  generic_fiber_dimension=generic_fiber, tangent_dimension=tangent)
+    use_m2 = method == "m2" or (method == "auto" and m2_feasible(arch))
+    if use_m2:
+        try:
+            return _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start)
+        except M2TimeoutError as exc:
+            if method == "m2":
+                raise
+            notes.append(f"Macaulay2 did not finish ({exc}); fell back to the modp fast path")
+    elif method == "auto":
+        notes.append(f"{arch.parameters} weights at depth {arch.depth} is above the size guard for a primary "
+                     "decomposition; used the modp fast path")
+    return _fiber_fast(arch, generic, generic_fiber, tangent, orbit, common, notes, start)
+
+
+def _fiber_fast(arch, generic, generic_fiber, tangent, orbit, common, notes, start) -> FiberResult:
+    if orbit > tangent:
+        verdict = VERDICT_INCONSISTENT  # the orbit lies in the fiber: it cannot outgrow its tangent space
+    elif generic_fiber > orbit:
+        verdict = VERDICT_DIMENSIONS
+    else:
+        verdict = VERDICT_DIMENSION_ONLY
+    message = (f"generic fiber dimension {generic_fiber}, symmetry orbit at W dimension {orbit} "
+               f"(group dimension {common['symmetry_group_dimension']}): {verdict}")
+    if verdict == VERDICT_DIMENSIONS:
+        message += f"; {generic_fiber - orbit} dimension(s) of the fiber are not explained by the named symmetries"
+    return FiberResult(fiber_dimension=generic_fiber, components=(), verdict=verdict, message=message,
+                       method="modp", certainty="probabilistic", elapsed_s=time.perf_counter() - start,
+                       field="GF(p)", primes=tuple(generic.primes), notes=tuple(notes), **common)
+
+
+_RATIONAL_LIST = re.compile(r"^\{\s*(-?\d+(/\d+)?(\s*,\s*-?\d+(/\d+)?)*)?\s*\}$")
+
+
+def _parse_rationals(text: str, script: str) -> list[Fraction]:
+    if not _RATIONAL_LIST.match(text):
+        raise M2ParseError(f"expected a list of rationals from Macaulay2, got {text[:200]!r}", script)
+    inner = text.strip()[1:-1].strip()
+    return [Fraction(v.strip()) for v in inner.split(",")] if inner else []
+
+
+def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> FiberResult:
+    values = flat(point)
+    if prime is not None:
+        reduced = _reduce(point, prime)
+        if reduced is None:
+            raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
+        values = [int(v) for v in reduced]
+    params = {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens,
+              "charP": prime or 0, "seed": seed, "columns": 1, "point": values, "emitGenerators": 1,
+              "witnessTries": WITNESS_TRIES}
+    script = str(write_script("fiber", **params))
+    run = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
+    recs = records(run.stdout)
+    fiber_dim = parse_int(require(recs, "fiber_dimension", script), script)
+    count = parse_int(require(recs, "components", script), script)
+    components = []
+    for n in range(1, count + 1):
+        key = f"component_{n}_"
+        gens = parse_polynomial_list(require(recs, key + "generators", script), script)
+        contains = parse_int(require(recs, key + "contains_point", script), script) == 1
+        witness_text = require(recs, key + "witness", script)
+        witness = None
+        if witness_text != "none":
+            wvals = _parse_rationals(witness_text, script)
+            if len(wvals) != arch.parameters:
+                raise M2ParseError(f"witness of component {n} has {len(wvals)} entries, expected "
+                                   f"{arch.parameters}", script)
+            wpoint = unflatten(arch, wvals)
+            if prime is None and not same_function(arch, wpoint, point, seed):
+                raise M2ParseError(f"the witness of component {n} does not give the same function as W "
+                                   "(checked exactly in Python)", script)
+            witness = _freeze(point_to_dict(wpoint))
+        components.append({"dimension": parse_int(require(recs, key + "dimension", script), script),
+                           "degree": parse_int(require(recs, key + "degree", script), script),
+                           "contains_point": contains, "generators": tuple(str(g) for g in gens),
+                           "witness": witness})
+    orbit = common["symmetry_orbit_dimension"]
+    through_w = [c for c in components if c["contains_point"]]
+    local = max((c["dimension"] for c in through_w), default=-1)
+    if not through_w:
+        raise M2ParseError("no component of the fiber contains W", script)
+    if orbit > local:
+        verdict = VERDICT_INCONSISTENT
+        message = f"the symmetry orbit (dimension {orbit}) is larger than the fiber at W (dimension {local})"
+    elif local > orbit:
+        verdict = VERDICT_DIMENSIONS
+        message = (f"the fiber has dimension {local} at W but the symmetry orbit only {orbit}: "
+                   f"{local - orbit} dimension(s) are not explained by the named symmetries")
+    elif len(components) > 1:
+        verdict = VERDICT_COMPONENTS
+        others = [i for i, c in enumerate(components, 1) if not c["contains_point"]]
+        message = (f"the fiber has {len(components)} components (dimensions "
+                   f"{[c['dimension'] for c in components]}); W's component is the orbit closure (dimension "
+                   f"{orbit})")
+        if others:
+            message += f"; component(s) {others} do not contain W"
+            if any(components[i - 1]["witness"] for i in others):
+                message += " (witness points given)"
+        if len(through_w) > 1:
+            message += f"; W lies on {len(through_w)} components (a special point where branches meet)"
+    else:
+        verdict = VERDICT_ORBIT
+        message = (f"the fiber is irreducible of dimension {fiber_dim}, equal to the symmetry orbit dimension: "
+                   "identifiable up to the named symmetries")
+    certainty = "exact" if prime is None else "probabilistic"
+    if prime is not None:
+        notes.append(f"decomposed over ZZ/{prime}: components over GF(p) agree with QQ except for finitely "
+                     "many primes")
+    notes.append("components are minimal primes over the coefficient field (irreducible over it, not "
+                 "necessarily absolutely irreducible)")
+    return FiberResult(fiber_dimension=fiber_dim, components=tuple(components), verdict=verdict, message=message,
+                       method="m2", certainty=certainty, elapsed_s=time.perf_counter() - start,
+                       m2_version=require(recs, "m2_version", script), field="QQ" if prime is None else f"ZZ/{prime}",
+                       primes=() if prime is None else (prime,), script=script, notes=tuple(notes), **common)
