@@ -155,6 +155,10 @@ def test_bad_requests_are_refused():
         dimension_softmax(soft((2, 2), (1,), 2), confirm="maybe")
     with pytest.raises(InputError):
         dimension_softmax(soft((2, 2), (1,), 2), samples=0)
+    with pytest.raises(InputError):
+        dimension_softmax(soft((2, 2), (1,), 2), dps=5)
+    with pytest.raises(InputError):
+        dimension_softmax(soft((2, 2), (1,), 2), scale="huge")
 
 
 # ---------------------------------------------------------------- softmax vs lightning

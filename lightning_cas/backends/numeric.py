@@ -139,6 +139,11 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
         raise InputError(f"confirm must be auto, always or never, got {confirm!r}.")
     if not (isinstance(samples, int) and samples >= 1) or not (isinstance(repetitions, int) and repetitions >= 1):
         raise InputError("samples and repetitions must be positive integers.")
+    if isinstance(dps, bool) or not isinstance(dps, int) or not 20 <= dps <= 2000:
+        raise InputError(f"dps (decimal digits) must be an integer between 20 and 2000, got {dps!r}.")
+    from ..softmax import WEIGHT_SCALES
+    if scale not in WEIGHT_SCALES:
+        raise InputError(f"scale must be one of {', '.join(WEIGHT_SCALES)}, got {scale!r}.")
     start = time.perf_counter()
     rows = samples * arch.widths[-1] * arch.tokens
     runs = []
