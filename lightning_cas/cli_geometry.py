@@ -1,1 +1,167 @@
-"""CLI commands for geometry (registered on lightning_cas.cli.main)."""
+"""CLI commands for one-layer geometry (registered on lightning_cas.cli.main): implicit, singular,
+boundary, claims. Each prints a short human summary, or one JSON object with --json."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from . import geometry
+from .architecture import Architecture
+from .cli import clean_errors, main
+from .points import load_point
+
+
+def _geometry_options(fn):
+    options = [
+        click.option("--widths", required=True, help="Widths d,d' of the one layer, e.g. 2,1."),
+        click.option("--attention", required=True, help="Attention dimension a, e.g. 1."),
+        click.option("--tokens", default="2", show_default=True, help="Number of tokens t."),
+        click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout."),
+        click.option("--seed", default=0, show_default=True, type=int, help="Random seed (reported)."),
+        click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped."),
+        click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _arch(widths, attention, tokens) -> Architecture:
+    return Architecture.from_cli(widths, attention, tokens, "none")
+
+
+def _progress(message: str) -> None:
+    """Long M2 runs: say what is running on stderr (stdout stays clean for --json)."""
+    click.echo(f"lightning-cas: {message} ...", err=True)
+
+
+def _how(result) -> str:
+    return f"{result.method}; {result.certainty}; Macaulay2 {result.m2_version}; {result.elapsed_s:.3g} s"
+
+
+@main.command("implicit")
+@_geometry_options
+@click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (one output coordinate).")
+@click.option("--numerical-degree", "runs", default=0, show_default=True, type=int,
+              help="Also run numericalImageDegree this many times and report the consensus (numeric).")
+@click.option("--no-ideal", is_flag=True, help="Skip elimination (use with --numerical-degree for large cases).")
+@clean_errors
+def implicit_command(widths, attention, tokens, as_json, seed, timeout, m2, one_coordinate, runs, no_ideal):
+    """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
+    arch = _arch(widths, attention, tokens)
+    _progress("running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)")
+    res = geometry.implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs, ideal=not no_ideal,
+                            seed=seed, timeout=timeout, m2=m2)
+    if as_json:
+        click.echo(res.to_json())
+        return
+    click.echo(f"{arch}{'  (one output coordinate)' if one_coordinate else ''}")
+    click.echo(f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
+               f"{res.parametrization} with {res.parameter_variables} variables")
+    if res.dimension is not None:
+        click.echo(f"dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}   ({_how(res)})")
+        degs = ", ".join(f"{n} of degree {d}" for d, n in sorted(_count(res.generator_degrees).items()))
+        click.echo(f"{len(res.generator_degrees)} minimal generators: {degs or 'none (linear space)'}")
+        for g in res.generators[:20]:
+            click.echo(f"  {g}")
+        if len(res.generators) > 20:
+            click.echo(f"  ... ({len(res.generators) - 20} more; use --json)")
+    if res.numerical_degree:
+        nd = res.numerical_degree
+        click.echo(f"numerical degree {nd['value']} (numeric; consensus {nd['consensus']}: "
+                   f"{[r['degree'] for r in nd['runs']]})")
+    for note in res.notes:
+        click.echo(f"note: {note}")
+
+
+def _count(values):
+    out = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+@main.command("singular")
+@_geometry_options
+@click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
+              help="weights.json: test this point instead of listing the singular locus.")
+@click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1.")
+@clean_errors
+def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, one_coordinate):
+    """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
+    arch = _arch(widths, attention, tokens)
+    if at is not None:
+        point = load_point(arch, at)
+        _progress("running Macaulay2 (implicit ideal)")
+        res = geometry.is_singular(arch, point, seed=seed, timeout=timeout, m2=m2)
+        if as_json:
+            click.echo(res.to_json())
+            return
+        click.echo(f"singular: {str(res.singular).lower()}   (tangent rank {res.tangent_rank} vs codimension "
+                   f"{res.codimension})")
+        click.echo(f"critical point of the parametrization: {str(res.critical).lower()}   (differential rank "
+                   f"{res.differential_rank}, generic {res.generic_rank})")
+        for note in res.notes:
+            click.echo(f"note: {note}")
+        return
+    _progress("running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)")
+    res = geometry.singular_locus(arch, one_coordinate=one_coordinate, seed=seed, timeout=timeout, m2=m2)
+    if as_json:
+        click.echo(res.to_json())
+        return
+    v = res.variety
+    click.echo(f"{arch}: variety of dimension {v['dimension']}, degree {v['degree']}   ({_how(res)})")
+    if res.singular_dimension < 0:
+        click.echo("smooth everywhere (the singular ideal is the unit ideal)")
+    for i, c in enumerate(res.components, start=1):
+        inside = "; ".join(c["contained_in"]) or "no listed stratum"
+        click.echo(f"component {i}: dimension {c['dimension']}, degree {c['degree']}, inside: {inside}")
+        click.echo("  " + " ; ".join(c["generators"][:8]) + (" ..." if len(c["generators"]) > 8 else ""))
+
+
+@main.command("boundary")
+@_geometry_options
+@click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
+              help="weights.json: decide whether phi_W is a boundary point.")
+@clean_errors
+def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at):
+    """Zariski closure of the boundary candidate (critical image) and, with --at, a verdict."""
+    arch = _arch(widths, attention, tokens)
+    point = load_point(arch, at) if at is not None else None
+    _progress("running Macaulay2 (critical locus and its image)")
+    res = geometry.boundary(arch, point, seed=seed, timeout=timeout, m2=m2)
+    if as_json:
+        click.echo(res.to_json())
+        return
+    if point is not None:
+        verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
+        click.echo(f"boundary: {verdict}   ({res.evidence})")
+        click.echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
+    click.echo(f"image of the critical points: dimension {res.critical_image_dimension}   ({_how(res)})")
+    for i, c in enumerate(res.components, start=1):
+        same = "; ".join(c["equals"]) or "no listed stratum"
+        click.echo(f"component {i}: dimension {c['dimension']}, degree {c['degree']}, equals closure of: {same}")
+        click.echo("  " + " ; ".join(c["generators"][:8]) + (" ..." if len(c["generators"]) > 8 else ""))
+    for note in res.notes:
+        click.echo(f"note: {note}")
+
+
+@main.command("claims")
+@_geometry_options
+@clean_errors
+def claims_command(widths, attention, tokens, as_json, seed, timeout, m2):
+    """Check MATH.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
+    arch = _arch(widths, attention, tokens)
+    _progress("running Macaulay2 (singular locus, critical image, strata)")
+    res = geometry.check_claims(arch, seed=seed, timeout=timeout, m2=m2)
+    if as_json:
+        click.echo(json.dumps(res.to_dict()))
+    else:
+        click.echo(f"{arch}   ({_how(res)})")
+        for c in res.claims:
+            click.echo(f"{c['verdict']:>14}: {c['claim']}\n{'':>16}{c['evidence']}")
+    if not res.all_agree:
+        sys.exit(3)

@@ -1,0 +1,149 @@
+"""One-layer geometry against the real Macaulay2: implicit ideal, singular locus, boundary, claims.
+
+Cross-checks: the ideal's dimension against the modp backend and the theory formula; membership of
+random images by exact substitution; the numerical degree against the exact one; the singular
+verdict against the claimed rank-drop strata; the boundary verdict on both kinds of (2,1,1) points.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+import sympy
+from click.testing import CliRunner
+
+from lightning_cas import api, geometry
+from lightning_cas.architecture import Architecture
+from lightning_cas.cli import main
+from lightning_cas.errors import UnsupportedError
+from lightning_cas.points import random_point, save_point
+from lightning_cas.theory import predict_dimension
+
+A211 = Architecture((2, 1), (1,), 2)
+A212 = Architecture((2, 1), (2,), 2)
+
+
+def pt(q, k, v):
+    """A one-layer point from row lists (Q, K, V each given as a list of rows)."""
+    return ((tuple(tuple(Fraction(x) for x in r) for r in q), tuple(tuple(Fraction(x) for x in r) for r in k),
+             tuple(tuple(Fraction(x) for x in r) for r in v)),)
+
+
+@pytest.fixture(scope="module")
+def ideal211(m2):
+    return geometry.implicit(A211, m2=m2, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def ideal212(m2):
+    return geometry.implicit(A212, numerical_degree_runs=3, m2=m2, timeout=120)
+
+
+@pytest.mark.parametrize("which,arch,dim,degree", [("ideal211", A211, 4, 3), ("ideal212", A212, 5, 4)])
+def test_dimension_degree_and_cross_checks(request, which, arch, dim, degree):
+    res = request.getfixturevalue(which)
+    assert (res.dimension, res.degree) == (dim, degree)
+    assert res.codimension == res.ambient - res.dimension
+    assert res.dimension == api.dimension(arch, method="modp").dimension  # independent backend
+    assert res.dimension == predict_dimension(arch).value  # MATH.md §4 one-layer formula
+    assert len(res.generators) == len(res.generator_degrees) > 0
+    for g in res.generators:  # sympy-parseable, only in y_1..y_n
+        assert {s.name for s in sympy.sympify(g).free_symbols} <= {f"y_{i}" for i in range(1, res.ambient + 1)}
+
+
+def test_numerical_degree_agrees_with_exact(ideal212):
+    nd = ideal212.numerical_degree
+    assert nd["certainty"] == "numeric" and len(nd["runs"]) == 3
+    assert nd["value"] == ideal212.degree
+
+
+@pytest.mark.parametrize("which,arch", [("ideal211", A211), ("ideal212", A212)])
+def test_random_images_satisfy_the_equations_and_random_vectors_do_not(request, which, arch):
+    res = request.getfixturevalue(which)
+    for seed in range(3):
+        assert geometry.vanishes(res.generators, geometry.phi_coordinates(res, random_point(arch, seed)))
+    assert not geometry.vanishes(res.generators, [sympy.Integer(i * i + 1) for i in range(res.ambient)])
+
+
+def test_one_coordinate_option(m2):
+    res = geometry.implicit(Architecture((2, 2), (2,), 2), one_coordinate=True, m2=m2, timeout=120)
+    assert all(row == 1 for row, _ in res.coordinate_labels)
+    assert (res.dimension, res.degree) == (5, 4)  # row 1 of (2,2,2) is the (2,1,2) variety
+
+
+def test_singular_locus_of_212_is_the_rank_one_stratum(m2):
+    res = geometry.singular_locus(A212, m2=m2, timeout=120)
+    assert res.variety["codimension"] == 1 and res.singular_dimension == 4
+    assert len(res.components) == 1 and "rank V = rank A = 1" in res.components[0]["contained_in"]
+
+
+def test_point_singularity_212(ideal212):
+    rank_one = pt([[1, 2], [0, 0]], [[3, -1], [0, 0]], [[2, 5]])  # rank A = rank V = 1 (claimed singular)
+    generic = random_point(A212, 7)
+    sing = geometry.is_singular(A212, rank_one, implicit_result=ideal212)
+    assert sing.singular is True and sing.tangent_rank == 0 and sing.critical is True
+    gen = geometry.is_singular(A212, generic, implicit_result=ideal212)
+    assert gen.singular is False and gen.critical is False
+    assert gen.differential_rank == gen.generic_rank == ideal212.dimension
+
+
+def test_point_singularity_211_critical_but_smooth(ideal211):
+    parallel = pt([[1, 2]], [[3, -1]], [[6, -2]])  # v parallel to k: critical, yet smooth for d = 2
+    res = geometry.is_singular(A211, parallel, implicit_result=ideal211)
+    assert res.critical is True and res.differential_rank < res.generic_rank
+    assert res.singular is False
+    vertex = geometry.is_singular(A211, pt([[0, 0]], [[3, -1]], [[1, 5]]), implicit_result=ideal211)
+    assert vertex.phi_is_zero and vertex.singular is True
+
+
+@pytest.fixture(scope="module")
+def boundary211(m2):
+    return geometry.boundary(A211, pt([[1, 2]], [[3, -1]], [[6, -2]]), m2=m2, timeout=120)
+
+
+def test_boundary_211_end_to_end(boundary211):
+    # boundary: V = c k (S = ±(k·x)^2, a perfect square); Zariski closure of the critical image
+    assert boundary211.boundary is True and boundary211.in_critical_image is True
+    assert boundary211.critical_image_dimension == 3
+    assert len(boundary211.components) == 1
+    assert boundary211.components[0]["equals"] == ["rank V = rank A = 1, rowspace V = colspace A"]
+    # the closure contains the discriminant of S: y's satisfy a quadric not in the ideal of the variety
+    assert boundary211.components[0]["degree"] == 4
+
+
+def test_boundary_verdicts_on_interior_and_vertex():
+    interior = pt([[1, 2]], [[3, -1]], [[1, 5]])  # v, k independent: S indefinite
+    assert geometry.boundary_verdict_d11(interior)[0] is False
+    assert geometry.boundary_verdict_d11(pt([[0, 0]], [[3, -1]], [[1, 5]]))[0] is True
+    assert geometry.boundary_verdict_d11(pt([[1, 2]], [[3, -1]], [[-3, 1]]))[0] is True
+
+
+def test_claims_211_agree(m2):
+    res = geometry.check_claims(A211, m2=m2, timeout=120)
+    verdicts = {c["claim"]: c["verdict"] for c in res.claims}
+    assert res.all_agree, res.claims
+    assert sum(v == "agree" for v in verdicts.values()) >= 5
+
+
+def test_cli_singular_and_boundary_json(m2, tmp_path):
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+    interior, parallel = tmp_path / "in.json", tmp_path / "bd.json"
+    save_point(pt([[1, 2]], [[3, -1]], [[1, 5]]), interior)
+    save_point(pt([[1, 2]], [[3, -1]], [[6, -2]]), parallel)
+    base = ["--widths", "2,1", "--attention", "1", "--json", "--m2", m2]
+    out = runner.invoke(main, ["boundary", *base, "--at", str(interior)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["boundary"] is False
+    out = runner.invoke(main, ["singular", *base, "--at", str(parallel)])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["singular"] is False and data["critical"] is True
+
+
+def test_cli_refuses_depth_two_in_one_line():
+    out = CliRunner().invoke(main, ["implicit", "--widths", "2,2,2", "--attention", "1,1"])
+    assert out.exit_code == 2 and "depth 2" in out.output and "Traceback" not in out.output
+    with pytest.raises(UnsupportedError):
+        geometry.implicit(Architecture((2, 2, 2), (1, 1), 2))
