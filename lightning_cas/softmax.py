@@ -155,9 +155,9 @@ def jacobian_arb(arch: Architecture, w: np.ndarray, X: np.ndarray, dps: int = 50
 def singular_values_high_precision(J: np.ndarray, dps: int) -> np.ndarray:
     """Singular values (descending, as float64 magnitudes) of an arb Jacobian.
 
-    Via the eigenvalues of the Gram matrix J^T J, computed at twice the working precision; the
-    squaring means zero singular values land near s_max * 10^(-dps/2), which is the noise floor
-    reported with the result. Values far below float64's range are clipped at 1e-300.
+    Via the eigenvalues of the Gram matrix J^T J, computed at twice the working precision so the
+    squaring loses nothing: J's rounding at ``dps`` digits moves singular values by ~s_max 10^(-dps)
+    (Weyl), which is where zeros land, the noise floor. Values below 1e-300 are clipped there.
     """
     import flint
     with flint.ctx.workdps(2 * dps):

@@ -94,8 +94,8 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
 
     The rank is the largest-gap rank of the 2 dps spectrum. It is *clear* when that gap is at
     least ``CLEAR_GAP_DECADES`` and every value below it is precision noise: it moved when the
-    precision doubled (genuine zeros sit near s_max 10^(-dps/2) because of the Gram squaring and
-    fall with the precision). ``stable_rank`` counts the leading values that did not move; it can
+    precision doubled (genuine zeros sit near the floor s_max 10^(-dps) and fall with the
+    precision), or is already at the 2 dps floor (exact zeros). ``stable_rank`` counts the leading values that did not move; it can
     be smaller than the rank when genuine values lie within a few decades of the dps floor.
     """
     from ..softmax import jacobian_arb, random_point, singular_values_high_precision
@@ -106,7 +106,7 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     moved = np.abs(np.log10(s1) - np.log10(s2)) > STABLE_DECADES
     stable_rank = int(np.argmax(moved)) if moved.any() else len(s1)
     # Noise: moved with the precision, or at the 2 dps floor already (exact zeros stay at 0).
-    noise = moved | (s2 <= s2.max() * 10.0 ** (-dps))
+    noise = moved | (s2 <= s2.max() * 10.0 ** (3 - 2 * dps))
     rows = samples * arch.widths[-1] * arch.tokens
     logs = np.log10(s2)
     gaps = logs[:-1] - logs[1:]
@@ -114,7 +114,7 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     gap = float(gaps.max()) if len(gaps) else 0.0
     return {"seed": seed, "precision": f"arb {dps}/{2 * dps} digits", "samples": samples, "rows": rows,
             "scale": scale, "rank": gap_rank, "gap_rank": gap_rank, "stable_rank": stable_rank,
-            "gap_decades": round(gap, 3), "noise_floor": float(s1.max() * 10.0 ** (-dps / 2)),
+            "gap_decades": round(gap, 3), "noise_floor": float(s1.max() * 10.0 ** (-dps)),
             "smallest_kept": float(s2[gap_rank - 1]) if gap_rank else 0.0,
             "largest_dropped": float(s2[gap_rank]) if gap_rank < len(s2) else 0.0,
             "clear": bool(gap >= CLEAR_GAP_DECADES and noise[gap_rank:].all())}
