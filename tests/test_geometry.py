@@ -147,3 +147,11 @@ def test_cli_refuses_depth_two_in_one_line():
     assert out.exit_code == 2 and "depth 2" in out.output and "Traceback" not in out.output
     with pytest.raises(UnsupportedError):
         geometry.implicit(Architecture((2, 2, 2), (1, 1), 2))
+
+
+def test_too_large_for_elimination_still_reports_the_critical_test():
+    arch = Architecture((3, 3), (2,), 2)  # ideal out of reach: singular is None, critical still exact
+    rank_one = pt([[1, 0, 2], [0, 0, 0]], [[1, 1, 0], [0, 0, 0]], [[1, 2, 3], [2, 4, 6], [0, 0, 0]])
+    res = geometry.is_singular(arch, rank_one)
+    assert res.singular is None and res.critical is True and res.certainty == "probabilistic"
+    assert res.generic_rank == predict_dimension(arch).value == 16
