@@ -1,1 +1,69 @@
-"""CLI commands for fiber (registered on lightning_cas.cli.main)."""
+"""CLI command `fiber` (registered on lightning_cas.cli.main): which weights give the same function."""
+
+from __future__ import annotations
+
+import click
+
+from .cli import _arch, architecture_options, clean_errors, main
+from .fibers import METHODS, fiber, generic_point
+from .points import load_point, save_point
+
+
+@main.command("fiber")
+@architecture_options
+@click.option("--at", "at", default=None, help="Weight point JSON file {\"layers\": [{\"Q\":..,\"K\":..,\"V\":..}]}.")
+@click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
+@click.option("--method", default="auto", show_default=True, type=click.Choice(METHODS),
+              help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random point (reported).")
+@click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped.")
+@click.option("--prime", default=None, type=int, help="Decompose over ZZ/prime instead of QQ (faster).")
+@click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+@clean_errors
+def fiber_command(widths, attention, tokens, normalization, as_json, at, save_point, method, seed, timeout, prime,
+                  m2):
+    """The fiber through a weight point W, compared with the orbit of the named symmetries."""
+    arch = _arch(widths, attention, tokens, normalization)
+    point = load_point(arch, at) if at is not None else generic_point(arch, seed)
+    if save_point is not None:
+        save_point_file(point, save_point)
+    result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
+    if as_json:
+        click.echo(result.to_json())
+        return
+    click.echo(f"{arch}")
+    click.echo(f"point: {'file ' + at if at else f'random (seed {seed})'}")
+    how = [result.method, result.certainty, f"field {result.field}", f"seed {result.seed}"]
+    if result.m2_version:
+        how.append(f"Macaulay2 {result.m2_version}")
+    how.append(f"{result.elapsed_s:.3g} s")
+    click.echo(f"fiber dimension {result.fiber_dimension}   ({'; '.join(how)})")
+    click.echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
+               f"(named group dimension {result.symmetry_group_dimension})")
+    for n, comp in enumerate(result.components, 1):
+        mark = "contains W" if comp["contains_point"] else "does not contain W"
+        click.echo(f"component {n}: dimension {comp['dimension']}, degree {comp['degree']}, {mark}")
+        for g in comp["generators"]:
+            click.echo(f"    {g}")
+        if comp["witness"] is not None:
+            click.echo(f"    witness point: {_compact(comp['witness'])}")
+    click.echo(f"verdict: {result.verdict}: {result.message}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+
+
+def save_point_file(point, path) -> None:
+    """Write the point, turning a filesystem problem into one clean sentence."""
+    from .errors import InputError
+
+    try:
+        save_point(point, path)
+    except OSError as exc:
+        raise InputError(f"cannot write the point to {str(path)!r}: {exc.strerror or exc}.") from None
+
+
+def _compact(point: dict) -> str:
+    def mat(M):
+        return "[" + "; ".join(" ".join(str(v) for v in row) for row in M) + "]"
+    return "  ".join(f"{name}{i}={mat(layer[name])}" for i, layer in enumerate(point["layers"], 1)
+                     for name in ("Q", "K", "V"))
