@@ -96,7 +96,13 @@ emitComponents = (key, J) -> (
     scan(#P, i -> emitIdeal(key | "_" | toString(i + 1), P#i));
     P);
 if wantSingular == 1 then (
-    Jsing = I1 + minors(cI, jacobian I1);
+    -- all maximal minors when there are few; otherwise the sum over 3 random c x m combinations of the
+    -- generators (each gives a superset of the singular locus; their sum is it with high probability)
+    JI = jacobian I1;
+    fullMinors = binomial(numcols JI, cI) * binomial(numrows JI, cI);
+    Jsing = if fullMinors <= 20000 or cI == 0 then I1 + minors(cI, JI) else (
+        I1 + sum apply(3, i -> minors(cI, JI * random(kk^(numcols JI), kk^cI, Height => 100))));
+    lcasEmit("singular_method", if fullMinors <= 20000 or cI == 0 then 0 else 1);
     emitIdeal("singular", Jsing);
     singComps = if wantComponents == 1 then emitComponents("singular_component", Jsing) else {});
 if wantBoundary == 1 then (
