@@ -151,12 +151,13 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at):
 
 @main.command("claims")
 @_geometry_options
+@click.option("--pointwise-only", is_flag=True, help="Skip the whole singular locus / critical image (fast).")
 @clean_errors
-def claims_command(widths, attention, tokens, as_json, seed, timeout, m2):
+def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointwise_only):
     """Check MATH.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
     arch = _arch(widths, attention, tokens)
     _progress("running Macaulay2 (singular locus, critical image, strata)")
-    res = geometry.check_claims(arch, seed=seed, timeout=timeout, m2=m2)
+    res = geometry.check_claims(arch, seed=seed, timeout=timeout, m2=m2, full=not pointwise_only)
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:

@@ -155,3 +155,17 @@ def test_too_large_for_elimination_still_reports_the_critical_test():
     res = geometry.is_singular(arch, rank_one)
     assert res.singular is None and res.critical is True and res.certainty == "probabilistic"
     assert res.generic_rank == predict_dimension(arch).value == 16
+
+
+def test_results_survive_json(ideal212):
+    again = geometry.ImplicitResult.from_json(ideal212.to_json())
+    assert again.to_json() == ideal212.to_json()
+    assert again.generators == ideal212.generators and again.numerical_degree["value"] == 4
+
+
+def test_pointwise_claims_212_include_the_rank_one_stratum(m2):
+    res = geometry.check_claims(A212, m2=m2, timeout=60, full=False)
+    verdict = {c["claim"]: c["verdict"] for c in res.claims}
+    assert verdict["pointwise: a point with rank V = rank A = 1 is singular"] == "agree"
+    assert verdict["pointwise: a generic point is smooth (sanity check)"] == "agree"
+    assert verdict["whole singular locus and critical image against the strata closures"] == "not computed"
