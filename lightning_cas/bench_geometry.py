@@ -30,6 +30,18 @@ def run_geometry_bench(timeout: float) -> list[dict]:
             row.update(status="error", error=str(exc))
         row["elapsed_s"] = round(time.perf_counter() - start, 3)
         rows.append(row)
+    # the numerical degree (monodromy, repeated) of the hardest case, next to its exact degree
+    row = {"bench": "numerical_degree", "d": 3, "d_out": 3, "a": 3, "tokens": 2, "one_coordinate": True}
+    start = time.perf_counter()
+    try:
+        res = implicit(Architecture((3, 3), (3,), tokens=2), one_coordinate=True, ideal=False,
+                       numerical_degree_runs=3, timeout=timeout)
+        nd = res.numerical_degree
+        row.update(status="ok", degree=nd["value"], consensus=nd["consensus"], certainty="numeric")
+    except LightningError as exc:
+        row.update(status="error", error=str(exc))
+    row["elapsed_s"] = round(time.perf_counter() - start, 3)
+    rows.append(row)
     return rows
 
 
