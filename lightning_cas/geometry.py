@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy
 
 from .architecture import Architecture
 from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
-from .m2parse import m2_name_to_sympy, parse_int, parse_int_list, parse_polynomial_list, records, require
+from .m2parse import parse_int, parse_int_list, parse_polynomial_list, records, require
 from .m2runner import DEFAULT_TIMEOUT, run_script
 from .m2script import write_script
 from .points import Point, random_point
