@@ -38,3 +38,6 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache
+
+# batch targets (sweep, paper, per-result files) live in their own fragment
+-include make/batch.mk

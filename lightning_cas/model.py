@@ -40,13 +40,28 @@ def token_symbols(arch: Architecture) -> sympy.Matrix:
     return sympy.Matrix(arch.widths[0], arch.tokens, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
 
 
-def network_output(arch: Architecture, layers=None, X=None) -> sympy.Matrix:
-    """phi_W(X) as a d_L x t matrix of polynomials (expanded)."""
+def _network_in_ring(arch: Architecture, layers=None, X=None):
+    """phi_W(X) computed in a sparse polynomial ring (DomainMatrix): (matrix, generators, ring).
+
+    Expr arithmetic with expand is orders of magnitude slower already at depth 2.
+    """
+    from sympy.polys.matrices import DomainMatrix
+
     layers = weight_symbols(arch) if layers is None else layers
     Z = token_symbols(arch) if X is None else X
+    gens = tuple(sorted(set().union(Z.free_symbols, *(M.free_symbols for layer in layers for M in layer)), key=str))
+    ring = sympy.ZZ[gens] if gens else sympy.ZZ
+    dm = lambda M: DomainMatrix.from_list_sympy(*M.shape, M.tolist()).convert_to(ring)  # noqa: E731
+    Zd = dm(Z)
     for Q, K, V in layers:
-        Z = (V * Z * (Z.T * K.T * Q * Z)).applyfunc(sympy.expand)
-    return Z
+        Qd, Kd, Vd = dm(Q), dm(K), dm(V)
+        Zd = Vd * Zd * (Zd.transpose() * Kd.transpose() * Qd * Zd)
+    return Zd, gens, ring
+
+
+def network_output(arch: Architecture, layers=None, X=None) -> sympy.Matrix:
+    """phi_W(X) as a d_L x t matrix of expanded polynomials."""
+    return _network_in_ring(arch, layers, X)[0].to_Matrix()
 
 
 def coefficient_map(arch: Architecture) -> dict[tuple[int, int, tuple[int, ...]], sympy.Expr]:
@@ -55,15 +70,24 @@ def coefficient_map(arch: Architecture) -> dict[tuple[int, int, tuple[int, ...]]
     Keys are (output row p, output token j, exponent vector over the tokens x_r_j in row-major
     order); only monomials with a non-zero coefficient appear.
     """
-    X = token_symbols(arch)
-    xs = list(X)  # row-major
-    out = network_output(arch, X=X)
-    coeffs = {}
-    for p in range(out.rows):
-        for j in range(out.cols):
-            poly = sympy.Poly(out[p, j], *xs)
+    Zd, gens, ring = _network_in_ring(arch)
+    xs = list(token_symbols(arch))
+    x_pos = [gens.index(x) for x in xs]
+    w_pos = [k for k in range(len(gens)) if k not in set(x_pos)]
+    rows = Zd.to_list()
+    coeffs: dict = {}
+    for p, row in enumerate(rows):
+        for j, poly in enumerate(row):
+            grouped: dict = {}
             for monom, c in poly.terms():
-                coeffs[(p, j, tuple(monom))] = c
+                key = tuple(monom[k] for k in x_pos)
+                wmon = sympy.Integer(int(c))
+                for k in w_pos:
+                    if monom[k]:
+                        wmon *= gens[k] ** monom[k]
+                grouped.setdefault(key, []).append(wmon)
+            for key, terms in grouped.items():
+                coeffs[(p, j, key)] = sympy.Add(*terms)
     return coeffs
 
 
