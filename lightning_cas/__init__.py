@@ -8,7 +8,12 @@
 from .api import dimension, predict, verify
 from .architecture import Architecture
 from .errors import LightningError
+from .fibers import FiberResult, fiber
+from .geometry import (BoundaryResult, ClaimsResult, ImplicitResult, PointSingularityResult, SingularLocusResult,
+                       boundary, check_claims, implicit, is_singular, singular_locus)
 from .results import DimensionResult, VerifyResult
 
-__all__ = ["Architecture", "DimensionResult", "LightningError", "VerifyResult", "dimension", "predict", "verify"]
+__all__ = ["Architecture", "BoundaryResult", "ClaimsResult", "DimensionResult", "FiberResult", "ImplicitResult",
+           "LightningError", "PointSingularityResult", "SingularLocusResult", "VerifyResult", "boundary",
+           "check_claims", "dimension", "fiber", "implicit", "is_singular", "predict", "singular_locus", "verify"]
 __version__ = "0.1.0"

@@ -144,4 +144,8 @@ def verify_command(widths, attention, tokens, normalization, as_json, method, se
 from . import cli_batch, cli_fiber, cli_geometry  # noqa: E402,F401
 
 if __name__ == "__main__":
-    main()
+    # `python -m lightning_cas.cli` runs this file as __main__; the command modules registered
+    # themselves on the package's copy of `main`, so run that one.
+    from lightning_cas.cli import main as _package_main
+
+    _package_main()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from .cli import _arch, architecture_options, clean_errors, main
-from .fibers import METHODS, fiber, generic_point
-from .points import load_point, save_point
+from .fibers import METHODS, fiber
+from .points import load_point, random_point, save_point
 
 
 @main.command("fiber")
@@ -24,7 +24,7 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
                   m2):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = _arch(widths, attention, tokens, normalization)
-    point = load_point(arch, at) if at is not None else generic_point(arch, seed)
+    point = load_point(arch, at) if at is not None else random_point(arch, seed)
     if save_point is not None:
         save_point_file(point, save_point)
     result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)

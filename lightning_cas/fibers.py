@@ -22,7 +22,7 @@ from .errors import InputError, M2ParseError, M2TimeoutError, UnsupportedError
 from .m2parse import parse_int, parse_polynomial_list, records, require
 from .m2runner import DEFAULT_TIMEOUT, run_script
 from .m2script import write_script
-from .points import Point, flat, point_to_dict
+from .points import Point, flat, point_to_dict, random_point
 from .results import JsonResult
 
 METHODS = ("auto", "m2", "modp")
@@ -92,22 +92,6 @@ def _symbol_table(texts) -> dict:
 
 
 # ---------------------------------------------------------------- points
-
-
-def generic_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
-    """A random integer point with entries in ±[1, bound]: never zero, so a drawn W is not on a
-    coordinate hyperplane (points.random_point allows 0, which puts 1 in 19 entries there and
-    makes, e.g., the depth-2 scalar network's fiber a union of hyperplanes)."""
-    rng = np.random.default_rng(seed)
-    point = []
-    for a, d, e in arch.layer_shapes:
-        mats = []
-        for rows in (a, a, e):
-            mags = rng.integers(1, bound + 1, (rows, d))
-            signs = rng.choice([-1, 1], (rows, d))
-            mats.append(tuple(tuple(Fraction(int(m * s)) for m, s in zip(mr, sr)) for mr, sr in zip(mags, signs)))
-        point.append(tuple(mats))
-    return tuple(point)
 
 
 def unflatten(arch: Architecture, values) -> Point:
@@ -291,7 +275,7 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
     """
     _check(arch, seed, method, timeout, prime)
     if point is None:
-        point = generic_point(arch, seed)
+        point = random_point(arch, seed)
     start = time.perf_counter()
     orbit = symmetry_orbit_dimension(arch, point)
     from .theory import predict_symmetry_dimension

@@ -47,6 +47,17 @@ def m2_environment(heap: str = DEFAULT_HEAP) -> dict[str, str]:
     return env
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to SIGKILL M2 when its parent dies, so a killed
+    lightning-cas never leaves an orphan M2 (it runs in its own session, out of reach otherwise)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except Exception:  # not Linux: the timeout and process-group kill still apply
+        pass
+
+
 @dataclass(frozen=True)
 class M2Run:
     """What one M2 run printed, and how long it took."""
@@ -71,7 +82,7 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
     try:
         proc = subprocess.Popen([binary, "--script", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, env=m2_environment(heap), start_new_session=True,
-                                text=True)
+                                text=True, preexec_fn=_die_with_parent)
     except OSError as exc:
         raise M2NotFoundError(f"cannot start Macaulay2 {binary!r}: {exc}; {INSTALL_HINT}", script) from None
     try:
@@ -150,7 +161,7 @@ class M2Session:
 
         self.child = pexpect.spawn(self.binary, ["--no-readline", "--silent", "--no-debug", "-q"],
                                    env=m2_environment(self.heap), encoding="utf-8", echo=False,
-                                   timeout=self.timeout, maxread=65536)
+                                   timeout=self.timeout, maxread=65536, preexec_fn=_die_with_parent)
         # the prompt is built by concatenation so the echoed command never contains the token itself
         half = len(self.token) // 2
         prompt = f'concatenate(newline, "{self.token[:half]}", "{self.token[half:]}", newline)'

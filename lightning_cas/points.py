@@ -107,12 +107,20 @@ def save_point(point: Point, path: str | os.PathLike) -> None:
 
 
 def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
-    """A random integer point with entries in [-bound, bound], reproducible from ``seed``."""
+    """A random integer point with entries in +-[1, bound], reproducible from ``seed``.
+
+    Never zero: a drawn W must not sit on a coordinate hyperplane (with 0 allowed, 1 entry in 19
+    lands there and e.g. the depth-2 scalar network's fiber splits into hyperplanes).
+    """
     rng = np.random.default_rng(seed)
     point = []
     for a, d, e in arch.layer_shapes:
-        point.append(tuple(tuple(tuple(Fraction(int(v)) for v in row) for row in rng.integers(-bound, bound + 1, (m, d)))
-                           for m in (a, a, e)))
+        mats = []
+        for rows in (a, a, e):
+            mags = rng.integers(1, bound + 1, (rows, d))
+            signs = rng.choice([-1, 1], (rows, d))
+            mats.append(tuple(tuple(Fraction(int(m * s)) for m, s in zip(mr, sr)) for mr, sr in zip(mags, signs)))
+        point.append(tuple(mats))
     return tuple(point)
 
 

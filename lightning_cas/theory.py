@@ -25,7 +25,7 @@ class Prediction:
     value: int | None
     formula: str | None
     regime: str
-    status: str  # "proved" | "claim" | "conjecture" | "definition" | "no prediction"
+    status: str  # "proved" | "derived" | "claim" | "conjecture" | "definition" | "no prediction"
     reason: str | None = None
 
     def to_dict(self) -> dict:
@@ -58,6 +58,11 @@ def dimension_obstruction(arch: Architecture) -> str | None:
 
 def predict_dimension(arch: Architecture) -> Prediction:
     """dim = d_0 d_L + sum_i rho(min(a_i, d_0), d_0) - L (lightning); softmax drops the - L."""
+    if arch.normalization == "softmax" and arch.tokens == 1:
+        # softmax over a single key is identically 1: phi(x) = V_L ... V_1 x, a product of matrices
+        r = min(arch.widths)
+        return Prediction("dimension", r * (arch.widths[0] + arch.widths[-1] - r), "r(d_0 + d_L - r), r = min width",
+                          "softmax, one token (the network is the linear map V_L...V_1)", "derived")
     reason = dimension_obstruction(arch)
     if reason:
         return _no_prediction("dimension", reason)

@@ -17,9 +17,9 @@ from lightning_cas.backends.modp import DEFAULT_PRIME, default_samples
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS, VERDICT_ORBIT,
-                                  FiberResult, fiber, generic_point, orbit_tangents, same_function)
+                                  FiberResult, fiber, orbit_tangents, same_function)
 from lightning_cas.model import Field, jacobian
-from lightning_cas.points import flat, point_from_dict, save_point
+from lightning_cas.points import flat, point_from_dict, random_point, save_point
 from lightning_cas.theory import predict_fiber_dimension
 
 
@@ -132,7 +132,7 @@ def test_wider_hidden_layer_adds_fiber_dimensions_fast_path():
 def test_orbit_tangents_are_tangent_to_the_fiber(widths, att):
     """Every infinitesimal symmetry is in the kernel of d phi at W (forward-mode Jacobian, mod p)."""
     arch = Architecture(widths, att, tokens=2)
-    point = generic_point(arch, 4)
+    point = random_point(arch, 4)
     p = DEFAULT_PRIME
     w = np.array([int(v) % p for v in flat(point)], dtype=np.int64)
     X = Field(p).random(np.random.default_rng(0), (default_samples(arch), arch.widths[0], arch.tokens))
@@ -230,16 +230,16 @@ def test_bad_requests_are_refused():
         fiber(Architecture((2, 2), (1,)), method="m2", prime=32004)
 
 
-def test_generic_point_is_reproducible_and_has_no_zero_entries():
+def test_random_point_is_reproducible_and_has_no_zero_entries():
     arch = Architecture((3, 3, 3), (2, 2))
-    assert generic_point(arch, 5) == generic_point(arch, 5) != generic_point(arch, 6)
-    assert all(v != 0 for v in flat(generic_point(arch, 5)))
+    assert random_point(arch, 5) == random_point(arch, 5) != random_point(arch, 6)
+    assert all(v != 0 for v in flat(random_point(arch, 5)))
 
 
 def test_save_point_writes_the_point(tmp_path):
     arch = Architecture((2, 2), (1,))
-    save_point(generic_point(arch, 1), tmp_path / "x.json")
-    assert point_from_dict(arch, json.loads((tmp_path / "x.json").read_text())) == generic_point(arch, 1)
+    save_point(random_point(arch, 1), tmp_path / "x.json")
+    assert point_from_dict(arch, json.loads((tmp_path / "x.json").read_text())) == random_point(arch, 1)
 
 
 def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
