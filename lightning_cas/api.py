@@ -53,8 +53,12 @@ def predict(arch: Architecture) -> TheoryReport:
 
 
 def verify(arch: Architecture, method: str = "auto", seed: int = 0, timeout: float | None = None,
-           m2: str | None = None, prime: int | None = None) -> VerifyResult:
-    """Compute the dimension and compare it with the theory's prediction."""
+           m2: str | None = None, prime: int | None = None, compare: bool = False) -> VerifyResult:
+    """Compute the dimension and compare it with the theory's prediction.
+
+    ``compare=True`` also computes the other normalization (lightning exactly mod p, softmax
+    numerically) and explains where the two differ beyond the scaling terms (e.g. token collapse).
+    """
     computed = dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime)
     pred = _predict(arch).dimension
     if pred.value is None:
@@ -69,4 +73,13 @@ def verify(arch: Architecture, method: str = "auto", seed: int = 0, timeout: flo
                    f"predicted {pred.value} ({pred.formula}; regime: {pred.regime}; {pred.status})")
     if not computed.consistent:
         message += "; WARNING: " + "; ".join(computed.notes)
-    return VerifyResult(arch, computed, pred.value, pred.status, pred.regime, pred.reason, verdict, message)
+    details = {}
+    if compare:
+        from .softmax import compare_normalizations
+
+        comparison = compare_normalizations(arch, seed=seed)
+        comparison.pop("results", None)  # the full results are recomputable; keep the summary
+        details["normalizations"] = comparison
+        message += "; lightning vs softmax: " + comparison["explanation"]
+    return VerifyResult(arch, computed, pred.value, pred.status, pred.regime, pred.reason, verdict, message,
+                        details)

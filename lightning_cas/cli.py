@@ -129,11 +129,12 @@ def predict_command(widths, attention, tokens, normalization, as_json):
 @main.command("verify")
 @architecture_options
 @method_options
+@click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
 @clean_errors
-def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2):
+def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, compare):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
     result = api.verify(_arch(widths, attention, tokens, normalization), method=method, seed=seed,
-                        timeout=timeout, m2=m2, prime=prime)
+                        timeout=timeout, m2=m2, prime=prime, compare=compare)
     click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)

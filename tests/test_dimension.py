@@ -184,3 +184,13 @@ def test_verify_outside_regime_says_no_prediction():
     result = verify(Architecture((3, 2, 3), (2, 2), 2))
     assert result.verdict == "no prediction" and "bottleneck" in result.message
     assert result.computed.dimension == 18
+
+
+def test_verify_compare_explains_token_collapse():
+    """Token collapse (a_1 = 1) costs lightning dimensions beyond the scaling terms; softmax keeps them."""
+    run = CliRunner().invoke(main, ["verify", "--widths", "3,3,3", "--attention", "1,2", "--compare", "--json"])
+    assert run.exit_code == 0, run.output
+    cmp = json.loads(run.output)["details"]["normalizations"]
+    assert cmp["lightning"]["dimension"] == 18 and cmp["softmax"]["dimension"] == 22
+    assert cmp["difference"] == 4 > cmp["depth"]
+    assert "beyond the scaling" in cmp["explanation"]
