@@ -1,0 +1,479 @@
+"""`make bench`: time and peak memory of the dimension backends, implicitization and softmax.
+
+Sections (``--only`` picks one):
+
+* ``dimension`` -- exact ``modp`` vs ``jacobian`` (M2) vs the paper's float64 baseline
+  (``numeric``: N = 250 Gaussian inputs, SVD rank) on one-layer (d, d) widths, the paper's sweep
+  (L = 2, t = 3, a = 2, widths delta = 3..10) and a depth-3 sweep, each next to the theory.
+  Every (case, method) runs in a fresh worker process, so its peak RSS is its own: the worker's
+  ``ru_maxrss`` for the Python backends, ``RUSAGE_CHILDREN`` (M2 is the worker's only child) for M2.
+* ``geometry`` -- ``bench_geometry.run_geometry_bench`` (implicitization, issue 5).
+* ``softmax`` -- ``bench_softmax.run_softmax_bench`` (the paper's softmax sweep, issue 6).
+
+The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
+table is printed at the end and written as Markdown next to the JSON. Disagreements between
+methods are findings: they are flagged in the rows, the table and the summary, never dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SECTIONS = ("dimension", "geometry", "softmax")
+METHODS = ("modp", "numeric", "jacobian")
+M2_TIMEOUT = 120.0
+WORKER_TIMEOUT = 900.0
+GEOMETRY_TIMEOUT = 900.0
+REPEATS = 3
+GIB = 1024 ** 3
+TARGET_DELTA10_S = 2.0
+TARGET_SPEEDUP = 20.0
+
+
+# ---- the cases ------------------------------------------------------------------------------
+def dimension_cases(quick: bool) -> list[dict]:
+    """(group, widths, attention, tokens) of every dimension row, in run order."""
+    cases = []
+    for a in (2, 1):
+        for d in ((2, 3) if quick else range(2, 9)):
+            cases.append({"group": f"one layer a={a}", "widths": [d, d], "attention": [a], "tokens": 2})
+    for delta in ((3, 4) if quick else range(3, 11)):
+        cases.append({"group": "paper L=2 t=3 a=2", "widths": [delta] * 3, "attention": [2, 2], "tokens": 3})
+    for delta in ((2,) if quick else range(2, 7)):
+        cases.append({"group": "depth 3 a=2 t=2", "widths": [delta] * 4, "attention": [2, 2, 2], "tokens": 2})
+    return cases
+
+
+# ---- worker: one (case, method) in a fresh process -------------------------------------------
+def _maxrss_bytes(who) -> int:
+    import resource
+
+    return resource.getrusage(who).ru_maxrss * 1024  # Linux reports KiB
+
+
+def _worker(spec: dict) -> dict:
+    """Run one method on one case; report dimension, times and this process's peak memory."""
+    import resource
+    import tracemalloc
+
+    from .architecture import Architecture
+    from .backends.m2 import dimension_jacobian
+    from .backends.modp import dimension_modp
+    from .backends.numeric import dimension_numeric
+    from .errors import LightningError, M2TimeoutError, TooLargeError
+
+    arch = Architecture(spec["widths"], spec["attention"], spec["tokens"])
+    method, repeats = spec["method"], spec["repeats"]
+    out: dict = {"method": method}
+    if method == "jacobian":
+        run = lambda: dimension_jacobian(arch, seed=spec["seed"], timeout=spec["m2_timeout"])  # noqa: E731
+        repeats = 1  # M2 is slow; its start-up is part of what a user pays
+    else:
+        fn = dimension_modp if method == "modp" else dimension_numeric
+        run = lambda: fn(arch, seed=spec["seed"])  # noqa: E731
+        fn(Architecture((2, 2), (1,), 2), seed=0)  # warm the code paths before the baseline
+    base = _maxrss_bytes(resource.RUSAGE_SELF)
+    times = []
+    try:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            res = run()
+            times.append(time.perf_counter() - start)
+    except TooLargeError as exc:
+        return {**out, "status": "refused (too large)", "error": str(exc)}
+    except M2TimeoutError:
+        return {**out, "status": "timeout", "timeout_s": spec["m2_timeout"],
+                "m2_peak_rss_bytes": _maxrss_bytes(resource.RUSAGE_CHILDREN)}
+    except LightningError as exc:
+        return {**out, "status": "error", "error": str(exc)}
+    out.update(status="ok", dimension=res.dimension, time_s=statistics.median(times),
+               times_s=[round(t, 4) for t in times], certainty=res.certainty, consistent=res.consistent,
+               peak_rss_bytes=_maxrss_bytes(resource.RUSAGE_SELF),
+               peak_rss_delta_bytes=_maxrss_bytes(resource.RUSAGE_SELF) - base, samples=res.samples)
+    if method == "jacobian":
+        out.update(m2_peak_rss_bytes=_maxrss_bytes(resource.RUSAGE_CHILDREN), m2_version=res.m2_version,
+                   primes=list(res.primes))
+    else:
+        tracemalloc.start()  # a separate, untimed run: numpy + Python allocations (not flint's)
+        run()
+        out["traced_peak_bytes"] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    if method == "modp":
+        out.update(primes=list(res.primes), ranks=[r["rank"] for r in res.runs], rows=res.runs[0]["rows"])
+    if method == "numeric":
+        info = res.runs[0]
+        out.update(rows=info["rows"], gap_rank=info["gap_rank"], gap_decades=info["gap_decades"],
+                   reliable=info["gap_rank"] == info["rank"])
+    return out
+
+
+def run_worker(case: dict, method: str, seed: int, repeats: int, m2_timeout: float) -> dict:
+    """Start a fresh interpreter for one measurement; a dead or hung worker becomes a status."""
+    spec = {**{k: case[k] for k in ("widths", "attention", "tokens")}, "method": method, "seed": seed,
+            "repeats": repeats, "m2_timeout": m2_timeout}
+    limit = (m2_timeout + 120) if method == "jacobian" else WORKER_TIMEOUT
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "lightning_cas.bench", "--worker", json.dumps(spec)],
+                              capture_output=True, text=True, timeout=limit,
+                              cwd=Path(__file__).resolve().parents[1])
+    except subprocess.TimeoutExpired:
+        return {"method": method, "status": "timeout", "timeout_s": limit}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
+        return {"method": method, "status": "error", "error": f"worker exit {proc.returncode}: {tail[0]}"}
+    result = json.loads(lines[-1])
+    result["worker_wall_s"] = round(time.perf_counter() - start, 3)
+    return result
+
+
+def dimension_row(case: dict, seed: int, repeats: int, m2_timeout: float) -> dict:
+    from .architecture import Architecture
+    from .theory import predict_dimension
+
+    arch = Architecture(case["widths"], case["attention"], case["tokens"])
+    pred = predict_dimension(arch)
+    row = {"section": "dimension", **case, "parameters": arch.parameters, "seed": seed,
+           "theory": pred.value, "theory_status": pred.status, "theory_reason": pred.reason}
+    for method in METHODS:
+        row[method] = run_worker(case, method, seed, repeats, m2_timeout)
+    dims = {m: row[m]["dimension"] for m in METHODS if row[m].get("status") == "ok"}
+    row["agree"] = len(set(dims.values())) <= 1 if dims else None
+    findings = []
+    if len(set(dims.values())) > 1:
+        findings.append("methods disagree: " + ", ".join(f"{m}={v}" for m, v in dims.items()))
+    if row["modp"].get("status") == "ok" and not row["modp"]["consistent"]:
+        findings.append(f"modp repetitions disagree: ranks {row['modp']['ranks']}")
+    if row["numeric"].get("status") == "ok" and not row["numeric"]["reliable"]:
+        findings.append(f"float baseline: tolerance rank {row['numeric']['dimension']} != largest-gap rank "
+                        f"{row['numeric']['gap_rank']}")
+    exact = dims.get("modp", dims.get("jacobian"))
+    if pred.value is None:
+        row["theory_verdict"] = "no prediction"
+    elif exact is None:
+        row["theory_verdict"] = "not computed"
+    else:
+        row["theory_verdict"] = "agree" if exact == pred.value else "disagree"
+        if exact != pred.value:
+            findings.append(f"theory predicts {pred.value}, exact computation gives {exact} ({pred.status})")
+    row["findings"] = findings
+    return row
+
+
+# ---- results file --------------------------------------------------------------------------
+def environment() -> dict:
+    import numpy
+
+    env = {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
+           "loadavg_start": list(os.getloadavg()), "numpy": numpy.__version__,
+           "blas_env": {k: v for k, v in os.environ.items()
+                        if k.startswith(("OPENBLAS", "OMP_", "MKL_", "GOTO")) and "KEY" not in k}}
+    try:
+        import flint
+        env["python_flint"] = flint.__version__
+    except Exception:
+        pass
+    try:
+        blas = numpy.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        env["numpy_blas"] = {k: blas.get(k) for k in ("name", "version", "openblas configuration")}
+    except Exception:
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+        env["threadpools"] = threadpool_info()
+    except Exception:
+        env["threadpools"] = "threadpoolctl not installed"
+    try:
+        from .m2runner import m2_version
+        env["m2_version"] = m2_version()
+    except Exception as exc:
+        env["m2_version"] = f"unavailable: {exc}"
+    return env
+
+
+def save(path: Path, results: dict) -> None:
+    """Atomic rewrite: a reader (or a killed run) sees the old file or the new, never half."""
+    results["summary"] = summarize(results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(results, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def markdown_path(out: Path) -> Path:
+    return out.with_name("RESULTS.md") if out.name == "results.json" else out.with_suffix(".md")
+
+
+# ---- summary and targets -------------------------------------------------------------------
+def _t(entry: dict):
+    return entry.get("time_s") if entry.get("status") == "ok" else None
+
+
+def summarize(results: dict) -> dict:
+    rows = results.get("sections", {}).get("dimension", [])
+    summary: dict = {}
+    paper = [r for r in rows if r["group"].startswith("paper")]
+    d10 = [r for r in paper if r["widths"][0] == 10]
+    if d10 and _t(d10[0]["modp"]) is not None:
+        t = _t(d10[0]["modp"])
+        summary["delta10_modp"] = {"parameters": d10[0]["parameters"], "time_s": round(t, 4),
+                                   "target_s": TARGET_DELTA10_S, "met": t < TARGET_DELTA10_S}
+    pairs = [(_t(r["modp"]), _t(r["numeric"])) for r in paper]
+    if paper and all(a is not None and b is not None for a, b in pairs):
+        tm, tf = sum(a for a, _ in pairs), sum(b for _, b in pairs)
+        deltas = [r["widths"][0] for r in paper]
+        summary["paper_sweep_speedup"] = {
+            "deltas": deltas, "complete": deltas == list(range(3, 11)), "modp_total_s": round(tm, 4),
+            "float_total_s": round(tf, 4), "speedup": round(tf / tm, 2), "target": TARGET_SPEEDUP,
+            "met": tf / tm >= TARGET_SPEEDUP}
+    peaks = {}
+    for m in METHODS:
+        key = "m2_peak_rss_bytes" if m == "jacobian" else "peak_rss_bytes"
+        vals = [(r[m][key], r["widths"], r["attention"]) for r in rows if r[m].get(key)]
+        if vals:
+            v, w, a = max(vals)
+            peaks[m] = {"peak_rss_mib": round(v / 2 ** 20, 1), "at_widths": w, "at_attention": a,
+                        "under_1_gib": v < GIB}
+            extra = [r[m]["peak_rss_delta_bytes"] for r in rows if r[m].get("peak_rss_delta_bytes") is not None]
+            if extra and m != "jacobian":
+                peaks[m]["max_growth_during_run_mib"] = round(max(extra) / 2 ** 20, 1)
+    if peaks:
+        summary["peak_memory"] = peaks
+    findings = [f"{r['group']} widths {r['widths']}: {f}" for r in rows for f in r["findings"]]
+    for r in results.get("sections", {}).get("softmax", []):
+        if not r.get("agree"):
+            findings.append(f"softmax delta={r['delta']}: dimension {r['softmax_dimension']} != paper's "
+                            f"{r['expected_softmax']}")
+        if not r.get("softmax_consistent", True):
+            findings.append(f"softmax delta={r['delta']}: repetitions / high precision not consistent")
+    for r in results.get("sections", {}).get("geometry", []):
+        if r.get("status") != "ok":
+            findings.append(f"geometry {r['bench']} (d={r['d']}, d'={r['d_out']}, a={r['a']}, "
+                            f"one_coordinate={r['one_coordinate']}): {r.get('error', r.get('status'))}")
+    soft = results.get("sections", {}).get("softmax", [])
+    if soft:
+        summary["softmax_sweep"] = {
+            "deltas": [r["delta"] for r in soft],
+            "softmax_total_s": round(sum(r["softmax_seconds"] for r in soft), 3),
+            "lightning_float_total_s": round(sum(r["lightning_float_seconds"] for r in soft), 3),
+            "all_match_paper": all(r["agree"] for r in soft)}
+    summary["findings"] = findings
+    return summary
+
+
+# ---- presentation --------------------------------------------------------------------------
+def _dim_cell(entry: dict) -> str:
+    status = entry.get("status")
+    if status == "ok":
+        return str(entry["dimension"])
+    return {"refused (too large)": "refused", "timeout": "timeout"}.get(status, "error")
+
+
+def _sec(entry: dict) -> str:
+    t = _t(entry)
+    return f"{t:.3f}" if t is not None else "-"
+
+
+def _mib(entry: dict, key: str = "peak_rss_bytes") -> str:
+    v = entry.get(key)
+    return f"{v / 2 ** 20:.0f}" if v else "-"
+
+
+def dimension_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    head = ["case", "widths", "a", "t", "P", "theory", "modp", "M2", "float", "agree",
+            "modp s", "float s", "M2 s", "modp MiB", "float MiB", "M2 MiB"]
+    body = []
+    for r in rows:
+        agree = {True: "yes", False: "**DISAGREE**", None: "-"}[r["agree"]]
+        if r["theory_verdict"] == "disagree":
+            agree += " / **THEORY DISAGREES**"
+        body.append([r["group"], ",".join(map(str, r["widths"])), ",".join(map(str, r["attention"])),
+                     str(r["tokens"]), str(r["parameters"]), str(r["theory"] if r["theory"] is not None else "n/a"),
+                     _dim_cell(r["modp"]), _dim_cell(r["jacobian"]), _dim_cell(r["numeric"]), agree,
+                     _sec(r["modp"]), _sec(r["numeric"]), _sec(r["jacobian"]), _mib(r["modp"]),
+                     _mib(r["numeric"]), _mib(r["jacobian"], "m2_peak_rss_bytes")])
+    return head, body
+
+
+def softmax_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    head = ["delta", "paper", "softmax dim", "agree", "softmax s", "min gap (dec)", "high prec.",
+            "lightning float dim", "lightning float s"]
+    body = [[str(r["delta"]), str(r["expected_softmax"]), str(r["softmax_dimension"]),
+             "yes" if r["agree"] else "**DISAGREE**", f"{r['softmax_seconds']:.3f}",
+             str(r["softmax_min_gap_decades"]), "yes" if r["softmax_high_precision"] else "no",
+             str(r["lightning_float_dimension"]), f"{r['lightning_float_seconds']:.3f}"] for r in rows]
+    return head, body
+
+
+def geometry_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    head = ["bench", "d", "d'", "a", "one coord.", "status", "dim", "degree", "#gens", "gen degrees", "s"]
+    body = [[r["bench"], str(r["d"]), str(r["d_out"]), str(r["a"]), "yes" if r["one_coordinate"] else "no",
+             r["status"] if r["status"] == "ok" else f"**{r['status']}**: {r.get('error', '')}"[:120],
+             str(r.get("dimension", "-")), str(r.get("degree", "-")) + (
+                 f" (consensus {r['consensus']})" if "consensus" in r else ""),
+             str(r.get("generators", "-")), str(r.get("generator_degrees", "-")), f"{r['elapsed_s']:.1f}"]
+            for r in rows]
+    return head, body
+
+
+def _md_table(head, body) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def _yes(flag) -> str:
+    return "**MET**" if flag else "**NOT MET**"
+
+
+def render_markdown(results: dict) -> str:
+    s = results.get("summary", {})
+    secs = results.get("sections", {})
+    env = results.get("environment", {})
+    out = ["# lightning_cas benchmark", "",
+           f"Generated by `python -m lightning_cas.bench` ({'quick' if results.get('quick') else 'full'} run) "
+           f"on {results.get('started', '?')}; finished {results.get('finished', 'not finished (partial)')}. "
+           f"Machine: {env.get('cpus')} CPUs (shared), load average at start {env.get('loadavg_start')}, "
+           f"numpy {env.get('numpy')} ({(env.get('numpy_blas') or {}).get('name', '?')} "
+           f"{(env.get('numpy_blas') or {}).get('version', '')}), python-flint {env.get('python_flint')}, "
+           f"{env.get('m2_version')}. BLAS environment: {env.get('blas_env') or 'none set'}.", "",
+           "## Targets (issue 3 item 5)", ""]
+    t = s.get("delta10_modp")
+    out.append(f"- delta = 10 (L = 2, t = 3, a = 2, {t['parameters']} parameters) with modp: {t['time_s']:.3f} s "
+               f"(target < {t['target_s']:g} s): {_yes(t['met'])}" if t else "- delta = 10 with modp: not measured")
+    sp = s.get("paper_sweep_speedup")
+    out.append(f"- whole delta = {sp['deltas'][0]}..{sp['deltas'][-1]} sweep: modp {sp['modp_total_s']:.3f} s vs "
+               f"float64 baseline {sp['float_total_s']:.3f} s in the same run: **{sp['speedup']:.2f}x** "
+               f"(target >= {sp['target']:g}x): {_yes(sp['met'])}" + ("" if sp["complete"] else " (sweep incomplete)")
+               if sp else "- paper sweep speed-up: not measured")
+    for m, p in s.get("peak_memory", {}).items():
+        label = {"modp": "modp (worker process peak RSS)", "numeric": "float baseline (worker peak RSS)",
+                 "jacobian": "M2 jacobian (M2 child peak RSS)"}[m]
+        growth = (f"; at most {p['max_growth_during_run_mib']} MiB of it grew during the measured runs"
+                  if "max_growth_during_run_mib" in p else "")
+        out.append(f"- peak memory, {label}: {p['peak_rss_mib']} MiB at widths {p['at_widths']} "
+                   f"(target < 1 GiB): {_yes(p['under_1_gib'])}{growth}")
+    out += ["", "Times are the median of the repeats inside one fresh worker process (M2: one run, start-up "
+            "included). modp performs its default two independent exact ranks (two primes, two seeds); the float "
+            "baseline is the paper's protocol (one float64 Jacobian over N = 250 Gaussian inputs, SVD rank). "
+            "Peak memory is the worker's ru_maxrss (interpreter + numpy + flint included); for M2 it is the M2 "
+            "process's own peak RSS.", "", "## Findings", ""]
+    findings = s.get("findings", [])
+    out += [f"- **{f}**" for f in findings] or ["- none: every computed dimension agrees across methods and with "
+                                                 "the theory wherever the theory predicts."]
+    if secs.get("dimension"):
+        out += ["", "## Dimension backends", "", _md_table(*dimension_table(secs["dimension"])), "",
+                "`refused` = the M2 jacobian size guard (TooLargeError); `timeout` = M2 exceeded the per-case limit "
+                f"({results.get('m2_timeout', M2_TIMEOUT):g} s); theory `n/a` = outside every regime with a "
+                "closed form."]
+    if secs.get("geometry"):
+        out += ["", "## Implicitization (issue 5 item 6)", "", _md_table(*geometry_table(secs["geometry"]))]
+    if secs.get("softmax"):
+        ss = s.get("softmax_sweep", {})
+        out += ["", "## Softmax sweep (issue 6 item 4)", "", _md_table(*softmax_table(secs["softmax"])), "",
+                f"Softmax sweep total {ss.get('softmax_total_s')} s (robust protocol: three float64 points, high "
+                f"precision when a gap is unclear) vs the lightning float64 baseline {ss.get('lightning_float_total_s')}"
+                " s for the same shapes."]
+    return "\n".join(out) + "\n"
+
+
+def print_tables(results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    secs = results.get("sections", {})
+    for name, fn in (("dimension", dimension_table), ("geometry", geometry_table), ("softmax", softmax_table)):
+        if not secs.get(name):
+            continue
+        head, body = fn(secs[name])
+        table = Table(title=name, show_lines=False)
+        for h in head:
+            table.add_column(h)
+        for row in body:
+            styled = [f"[bold red]{c.strip('*')}[/]" if "**" in c else c for c in row]
+            table.add_row(*styled)
+        console.print(table)
+    for f in results.get("summary", {}).get("findings", []):
+        console.print(f"[bold red]FINDING[/]: {f}")
+    md = render_markdown(results)
+    targets = md.split("## Targets (issue 3 item 5)")[1].split("Times are")[0].strip()
+    console.print(targets.replace("**", ""))
+
+
+# ---- driver --------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lightning_cas.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None, help="results JSON (default bench/results.json, "
+                        "bench/quick.json with --quick); the Markdown table goes next to it")
+    parser.add_argument("--quick", action="store_true", help="a small subset, for a smoke test")
+    parser.add_argument("--only", choices=SECTIONS, help="run one section, keeping the others from --out")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--m2-timeout", type=float, default=None,
+                        help=f"seconds per M2 jacobian case (default {M2_TIMEOUT:g}, 20 with --quick)")
+    parser.add_argument("--geometry-timeout", type=float, default=GEOMETRY_TIMEOUT)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(_worker(json.loads(args.worker))), flush=True)
+        return 0
+
+    if args.m2_timeout is None:
+        args.m2_timeout = 20.0 if args.quick else M2_TIMEOUT
+    out = Path(args.out or ("bench/quick.json" if args.quick else "bench/results.json"))
+    results: dict = {"sections": {}}
+    if args.only and out.exists():
+        results = json.loads(out.read_text())  # keep the other sections, re-run this one
+    results.update(quick=args.quick, seed=args.seed, m2_timeout=args.m2_timeout,
+                   started=time.strftime("%Y-%m-%d %H:%M:%S %Z"), environment=environment())
+    results.pop("finished", None)
+    sections = [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s == "geometry")]
+    repeats = 1 if args.quick else REPEATS
+    for section in sections:
+        rows = results["sections"][section] = []
+        if section == "dimension":
+            for case in dimension_cases(args.quick):
+                row = dimension_row(case, args.seed, repeats, args.m2_timeout)
+                rows.append(row)
+                save(out, results)
+                print(f"[dimension] {case['group']} widths={case['widths']}: modp={_dim_cell(row['modp'])} "
+                      f"({_sec(row['modp'])} s) M2={_dim_cell(row['jacobian'])} float={_dim_cell(row['numeric'])} "
+                      f"({_sec(row['numeric'])} s) theory={row['theory']}"
+                      + ("  FINDING: " + "; ".join(row["findings"]) if row["findings"] else ""), flush=True)
+        elif section == "softmax":
+            from .bench_softmax import PAPER_WIDTHS, run_softmax_bench
+
+            for delta in ((3, 4) if args.quick else PAPER_WIDTHS):
+                row = run_softmax_bench(widths=(delta,), seed=args.seed)[0]
+                rows.append(row)
+                save(out, results)
+                print(f"[softmax] delta={delta}: {row['softmax_dimension']} (paper {row['expected_softmax']}) "
+                      f"{row['softmax_seconds']} s", flush=True)
+        elif section == "geometry":
+            from .bench_geometry import run_geometry_bench
+
+            print("[geometry] implicitization cases (about 1.5 min) ...", flush=True)
+            start = time.perf_counter()
+            rows.extend(run_geometry_bench(args.geometry_timeout))
+            results["geometry_total_s"] = round(time.perf_counter() - start, 3)
+            save(out, results)
+    results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    results["environment"]["loadavg_end"] = list(os.getloadavg())
+    save(out, results)
+    markdown_path(out).write_text(render_markdown(results))
+    print_tables(results)
+    print(f"wrote {out} and {markdown_path(out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
