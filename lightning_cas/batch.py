@@ -669,15 +669,21 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
         return rec
 
     done = 0
+
+    def finished(rec, label: str) -> None:
+        """Count a job's result (computed, cached or another sweep's) and advance the progress bar."""
+        nonlocal done
+        summary.count(rec)
+        done += 1
+        if progress:
+            progress(done, len(todo), label)
+
     pending: list[Job] = []
     for job in todo:
         rec = reusable(job)
         if rec is not None:
             summary.cached += 1
-            summary.count(rec)
-            done += 1
-            if progress:
-                progress(done, len(todo), job.label)
+            finished(rec, job.label)
         else:
             pending.append(job)
 
@@ -694,10 +700,7 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
                     if rec is not None:
                         store.release(job.label)
                         summary.cached += 1
-                        summary.count(rec)
-                        done += 1
-                        if progress:
-                            progress(done, len(todo), job.label)
+                        finished(rec, job.label)
                         continue
                     futures[ex.submit(job, m2)] = job
                 else:
@@ -716,11 +719,8 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
                 finally:
                     store.release(job.label)
                 summary.ran += 1
-                summary.count(rec)
                 summary.labels.append(job.label)
-                done += 1
-                if progress:
-                    progress(done, len(todo), job.label)
+                finished(rec, job.label)
             # jobs another sweep holds: wait for its result, or take over when its lock goes stale
             still = []
             for job in waiting:
@@ -731,10 +731,7 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
                 rec = store.load(job.label)
                 if rec is not None:
                     summary.waited_for_other_sweep += 1
-                    summary.count(rec)
-                    done += 1
-                    if progress:
-                        progress(done, len(todo), job.label)
+                    finished(rec, job.label)
                 else:
                     pending.append(job)
             waiting = still
