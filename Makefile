@@ -29,6 +29,8 @@ demo: setup
 	$(VENV)/bin/lightning-cas dim --widths 2,2 --attention 2 --tokens 2 --method implicit
 	$(VENV)/bin/lightning-cas predict --widths 3,2,3 --attention 2,2 --tokens 2
 	$(VENV)/bin/lightning-cas verify --widths 10,10,10 --attention 2,2 --tokens 3
+	$(VENV)/bin/lightning-cas fiber --widths 2,1 --attention 1 --tokens 2
+	$(VENV)/bin/lightning-cas claims --widths 2,1 --attention 1 --tokens 2
 
 test: setup
 	$(PY) -m pytest -q -p no:cacheprovider
