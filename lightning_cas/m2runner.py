@@ -76,8 +76,11 @@ def first_error(text: str) -> str | None:
 def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: str | None = None,
                heap: str = DEFAULT_HEAP) -> M2Run:
     """Run ``M2 --script`` on a file; raises a specific M2Error on any failure."""
-    binary = find_m2(m2)
     script = str(script)
+    try:
+        binary = find_m2(m2)
+    except M2NotFoundError as exc:
+        raise M2NotFoundError(str(exc), script) from None
     start = time.perf_counter()
     try:
         proc = subprocess.Popen([binary, "--script", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -102,7 +105,8 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
         if proc.returncode < 0:
             raise M2CrashError(f"Macaulay2 was killed by signal {-proc.returncode}", script, both)
         if _OOM.search(both):
-            raise M2CrashError(f"Macaulay2 ran out of memory (heap cap {heap})", script, both)
+            raise M2CrashError(f"Macaulay2 ran out of memory (heap cap {heap}; raise it or use a smaller "
+                               "network or --method modp)", script, both)
         err = first_error(both)
         if err:
             raise M2ScriptError(f"Macaulay2 error: {err}", script, both)
@@ -153,15 +157,24 @@ class M2Session:
         self.timeout = timeout
         self.token = "@@LCAS-PROMPT-" + secrets.token_hex(8) + "@@"
         self.child = None
-        self.restarts = 0
+        self.starts = 0
         self._start()
+
+    @property
+    def restarts(self) -> int:
+        """How many times M2 had to be started again (after a death, a timeout or a kill)."""
+        return self.starts - 1
 
     def _start(self) -> None:
         import pexpect
 
-        self.child = pexpect.spawn(self.binary, ["--no-readline", "--silent", "--no-debug", "-q"],
-                                   env=m2_environment(self.heap), encoding="utf-8", echo=False,
-                                   timeout=self.timeout, maxread=65536, preexec_fn=_die_with_parent)
+        try:
+            self.child = pexpect.spawn(self.binary, ["--no-readline", "--silent", "--no-debug", "-q"],
+                                       env=m2_environment(self.heap), encoding="utf-8", echo=False,
+                                       timeout=self.timeout, maxread=65536, preexec_fn=_die_with_parent)
+        except pexpect.ExceptionPexpect as exc:
+            raise M2NotFoundError(f"cannot start Macaulay2 {self.binary!r}: {exc}; {INSTALL_HINT}") from None
+        self.starts += 1
         # the prompt is built by concatenation so the echoed command never contains the token itself
         half = len(self.token) // 2
         prompt = f'concatenate(newline, "{self.token[:half]}", "{self.token[half:]}", newline)'
@@ -182,6 +195,9 @@ class M2Session:
         except pexpect.EOF:
             out = self.child.before or ""
             self._kill()
+            if _OOM.search(out):
+                raise M2CrashError(f"Macaulay2 session ran out of memory (heap cap {self.heap})", script,
+                                   out) from None
             raise M2CrashError("Macaulay2 session died", script, out) from None
         return self.child.before or ""
 
@@ -205,7 +221,7 @@ class M2Session:
             raise M2Error("script path contains characters that cannot be quoted for Macaulay2", script)
         for attempt in (0, 1):
             if not self.alive:
-                self.restarts += attempt
+                self._kill()
                 self._start()
             start = time.perf_counter()
             try:
