@@ -194,7 +194,7 @@ def environment() -> dict:
     import numpy
 
     env = {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
-           "loadavg_start": list(os.getloadavg()), "numpy": numpy.__version__,
+           "loadavg_start": [round(x, 2) for x in os.getloadavg()], "numpy": numpy.__version__,
            "blas_env": {k: v for k, v in os.environ.items()
                         if k.startswith(("OPENBLAS", "OMP_", "MKL_", "GOTO")) and "KEY" not in k}}
     try:
@@ -375,7 +375,7 @@ def render_markdown(results: dict) -> str:
            f"Machine: {env.get('cpus')} CPUs (shared), load average at start {env.get('loadavg_start')}, "
            f"numpy {env.get('numpy')} ({(env.get('numpy_blas') or {}).get('name', '?')} "
            f"{(env.get('numpy_blas') or {}).get('version', '')}), python-flint {env.get('python_flint')}, "
-           f"{env.get('m2_version')}. BLAS environment: {env.get('blas_env') or 'none set'}.", "",
+           f"Macaulay2 {env.get('m2_version')}. BLAS environment: {env.get('blas_env') or 'none set'}.", "",
            "## Targets (issue 3 item 5)", ""]
     t = s.get("delta10_modp")
     out.append(f"- delta = 10 (L = 2, t = 3, a = 2, {t['parameters']} parameters) with modp: {t['time_s']:.3f} s "
@@ -400,7 +400,17 @@ def render_markdown(results: dict) -> str:
             "included). modp performs its default two independent exact ranks (two primes, two seeds); the float "
             "baseline is the paper's protocol (one float64 Jacobian over N = 250 Gaussian inputs, SVD rank). "
             "Peak memory is the worker's ru_maxrss (interpreter + numpy + flint included); for M2 it is the M2 "
-            "process's own peak RSS.", "", "## Findings", ""]
+            "process's own peak RSS."]
+    soft = {r["delta"]: r["lightning_float_seconds"] for r in secs.get("softmax", [])}
+    twice = [(_t(r["numeric"]), soft[r["widths"][0]]) for r in secs.get("dimension", [])
+             if r["group"].startswith("paper") and r["widths"][0] in soft and _t(r["numeric"]) is not None]
+    if twice:
+        a, b = sum(x for x, _ in twice), sum(y for _, y in twice)
+        out += ["", f"Timing noise: the float64 baseline of the same paper shapes was timed twice in this run, "
+                f"{a:.3f} s in the dimension section and {b:.3f} s in the softmax section ({max(a, b) / min(a, b):.1f}x "
+                "apart). Its multi-threaded OpenBLAS SVD is very sensitive to other load on this shared 2-core "
+                "machine, so read speed-ups with that spread in mind (the one-BLAS-thread column is steadier)."]
+    out += ["", "## Findings", ""]
     findings = s.get("findings", [])
     out += [f"- **{f}**" for f in findings] or ["- none: every computed dimension agrees across methods and with "
                                                  "the theory wherever the theory predicts."]
@@ -455,6 +465,7 @@ def main(argv=None) -> int:
     parser.add_argument("--m2-timeout", type=float, default=None,
                         help=f"seconds per M2 jacobian case (default {M2_TIMEOUT:g}, 20 with --quick)")
     parser.add_argument("--geometry-timeout", type=float, default=GEOMETRY_TIMEOUT)
+    parser.add_argument("--render", action="store_true", help="only re-render the tables from --out")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -464,6 +475,11 @@ def main(argv=None) -> int:
     if args.m2_timeout is None:
         args.m2_timeout = 20.0 if args.quick else M2_TIMEOUT
     out = Path(args.out or ("bench/quick.json" if args.quick else "bench/results.json"))
+    if args.render:
+        results = json.loads(out.read_text())
+        markdown_path(out).write_text(render_markdown(results))
+        print_tables(results)
+        return 0
     results: dict = {"sections": {}}
     if args.only and out.exists():
         results = json.loads(out.read_text())  # keep the other sections, re-run this one
@@ -501,7 +517,7 @@ def main(argv=None) -> int:
             results["geometry_total_s"] = round(time.perf_counter() - start, 3)
             save(out, results)
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    results["environment"]["loadavg_end"] = list(os.getloadavg())
+    results["environment"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     save(out, results)
     markdown_path(out).write_text(render_markdown(results))
     print_tables(results)
