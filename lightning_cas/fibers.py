@@ -19,9 +19,8 @@ import sympy
 
 from .architecture import Architecture
 from .errors import InputError, M2ParseError, M2TimeoutError, UnsupportedError
-from .m2parse import parse_int, parse_polynomial_list, records, require
-from .m2runner import DEFAULT_TIMEOUT, run_script
-from .m2script import write_script
+from .m2parse import parse_int, parse_polynomial_list, require
+from .backends.m2 import architecture_params, run_template
 from .points import Point, flat, point_to_dict, random_point
 from .results import JsonResult
 
@@ -340,12 +339,9 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
         if reduced is None:
             raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
         values = [int(v) for v in reduced]
-    params = {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens,
-              "charP": prime or 0, "seed": seed, "columns": 1, "point": values, "emitGenerators": 1,
-              "witnessTries": WITNESS_TRIES}
-    script = str(write_script("fiber", **params))
-    run = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
-    recs = records(run.stdout)
+    params = {**architecture_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
+              "emitGenerators": 1, "witnessTries": WITNESS_TRIES}
+    script, recs = run_template("fiber", params, timeout, m2)
     fiber_dim = parse_int(require(recs, "fiber_dimension", script), script)
     count = parse_int(require(recs, "components", script), script)
     components = []

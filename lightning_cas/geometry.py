@@ -18,9 +18,8 @@ import sympy
 
 from .architecture import Architecture
 from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
-from .m2parse import parse_int, parse_int_list, parse_polynomial_list, records, require
-from .m2runner import DEFAULT_TIMEOUT, run_script
-from .m2script import write_script
+from .m2parse import parse_int, parse_int_list, parse_polynomial_list, require
+from .backends.m2 import architecture_params, run_template
 from .points import Point, random_point
 from .points import flat as flat_point
 from .results import JsonResult
@@ -170,10 +169,7 @@ def _flags(**overrides) -> dict:
 
 
 def _run(arch: Architecture, flags: dict, timeout: float | None, m2: str | None):
-    params = {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens, **flags}
-    script = write_script("implicit", **params)
-    out = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
-    return str(script), records(out.stdout)
+    return run_template("implicit", {**architecture_params(arch), **flags}, timeout, m2)
 
 
 def _to_sympy_strings(text: str, script: str) -> tuple[str, ...]:

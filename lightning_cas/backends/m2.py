@@ -48,16 +48,20 @@ def check_implicit_size(arch: Architecture) -> None:
                             f"{arch.parameters} parameters. Use --method jacobian or --method modp.")
 
 
-def _run(template: str, params: dict, timeout, m2, session: M2Session | None):
+def run_template(template: str, params: dict, timeout: float | None = None, m2: str | None = None,
+                 session: M2Session | None = None) -> tuple[str, dict[str, str]]:
+    """Render ``m2/<template>.m2`` with validated numbers, run it (session or fresh process), and
+    return (script path, ``@@LCAS@@`` records). The one road from Python to Macaulay2."""
     script = write_script(template, **params)
     if session is not None:
         out = session.run(script, timeout=timeout)
     else:
         out = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
-    return str(script), records(out.stdout), out
+    return str(script), records(out.stdout)
 
 
-def _shape(arch: Architecture) -> dict:
+def architecture_params(arch: Architecture) -> dict:
+    """The architecture as template parameters (every template builds the network from these)."""
     return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens}
 
 
@@ -68,8 +72,9 @@ def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = No
     check_jacobian_size(arch)
     p = check_prime(prime if prime is not None else M2_PRIME)
     start = time.perf_counter()
-    script, recs, _ = _run("dimension_jacobian", {**_shape(arch), "charP": p, "seed": seed, "columns": 1},
-                           timeout, m2, session)
+    script, recs = run_template("dimension_jacobian",
+                                {**architecture_params(arch), "charP": p, "seed": seed, "columns": 1},
+                                timeout, m2, session)
     rank = parse_int(require(recs, "rank", script), script)
     rows = parse_int(require(recs, "rows", script), script)
     got_p = parse_int(require(recs, "prime", script), script)
@@ -88,8 +93,8 @@ def dimension_implicit(arch: Architecture, seed: int = 0, timeout: float | None 
     _refuse_softmax(arch, "implicit")
     check_implicit_size(arch)
     start = time.perf_counter()
-    params = {**_shape(arch), "charP": 0, "seed": seed, "columns": 1, "emitGenerators": int(generators)}
-    script, recs, _ = _run("dimension_implicit", params, timeout, m2, session)
+    params = {**architecture_params(arch), "charP": 0, "seed": seed, "columns": 1, "emitGenerators": int(generators)}
+    script, recs = run_template("dimension_implicit", params, timeout, m2, session)
     dim = parse_int(require(recs, "dimension", script), script)
     notes = [f"degree {parse_int(require(recs, 'degree', script), script)} (standard grading)",
              f"{parse_int(require(recs, 'linear_span', script), script)} linearly independent coefficients",
