@@ -92,6 +92,8 @@ class Architecture:
     def _int_tuple(values, name: str) -> tuple[int, ...]:
         if isinstance(values, str):
             return parse_int_list(values, name)
+        if isinstance(values, (bytes, bytearray)):
+            raise InputError(f"{name} must be a list of integers, got bytes.")
         if not isinstance(values, Iterable):
             raise InputError(f"{name} must be a list of integers, got {values!r}.")
         return tuple(_as_int(v, name) for v in values)

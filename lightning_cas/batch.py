@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import csv
+import hashlib
 import io
 import itertools
 import json
@@ -33,6 +34,7 @@ from typing import Callable, Iterable
 
 from .architecture import Architecture
 from .errors import InputError, LightningError, M2TimeoutError
+from .m2runner import die_with_parent
 from .results import DimensionResult, JsonResult
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
@@ -40,7 +42,7 @@ M2_METHODS = ("jacobian", "implicit")
 STATUSES = ("ok", "timeout", "error")
 SPEC_KEYS = ("widths", "attention", "tokens", "normalization", "method", "seed", "timeout")
 TOP_KEYS = ("name", "timeout", "grid", "architecture")
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: records carry a checksum of their content
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
 CSV_COLUMNS = ("label", "status", "widths", "attention", "tokens", "normalization", "method", "seed",
                "parameters", "dimension", "predicted", "agreement", "certainty", "elapsed_s", "message")
@@ -426,7 +428,8 @@ class ResultStore:
             script = str(Path("scripts") / dest.name)
         data = record.to_dict()
         data["script"], data["script_text"] = script, None
-        _atomic_write(self.path(record.label), json.dumps(data, indent=1) + "\n")
+        stored = {**data, "checksum": record_checksum(data)}
+        _atomic_write(self.path(record.label), json.dumps(stored, indent=1) + "\n")
         return JobResult.from_dict(data)
 
     # claims: O_EXCL lock files holding host and pid of the claiming sweep
@@ -492,11 +495,21 @@ class ResultStore:
         return csv_path, jsonl_path
 
 
+def record_checksum(data: dict) -> str:
+    """sha256 of a record's canonical JSON (without the checksum itself): a hand-edited or
+    bit-flipped number in a cached result is detected and the job recomputed, never reused."""
+    body = {k: v for k, v in data.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def load_record(path: Path, label: str | None = None) -> JobResult | None:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("kind") != "JobResult" or data.get("version") != RECORD_VERSION:
             return None
+        if data.get("checksum") != record_checksum(data):
+            return None
+        data.pop("checksum")
         rec = JobResult.from_dict(data)
         if label is not None and rec.label != label:
             return None
@@ -527,7 +540,8 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, jobs: int = 1):
-        self.pool = cf.ProcessPoolExecutor(max_workers=max(1, jobs))
+        # workers die with the sweep (and their M2 with them): a killed sweep leaves nothing running
+        self.pool = cf.ProcessPoolExecutor(max_workers=max(1, jobs), initializer=die_with_parent)
 
     def submit(self, job: Job, m2):
         return self.pool.submit(run_job, job, m2)

@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 
 from .architecture import Architecture
-from .errors import InputError, M2ParseError, M2TimeoutError, UnsupportedError
+from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from .m2parse import parse_int, parse_polynomial_list, require
 from .backends.m2 import architecture_params, run_template
 from .points import Point, flat, point_to_dict, random_point
@@ -29,6 +29,9 @@ METHODS = ("auto", "m2", "modp")
 # (2,2),a=2 [12 weights] 0.5 s; (2,2,2),a=(1,1) [16 weights, depth 2] 5.5 s;
 # (2,2,1),a=(2,1) [18 weights, depth 2] did not finish in 300 s.
 M2_MAX_PARAMETERS = {1: 21, 2: 16}
+# An explicit --method m2 may go past the measured limits (the timeout still applies), but not
+# to sizes where a primary decomposition is hopeless: those are refused up front.
+M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 
 VERDICT_ORBIT = "fiber equals symmetry orbit closure"
@@ -273,6 +276,9 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
     size guard allows and falls back to modp if M2 hits the timeout.
     """
     _check(arch, seed, method, timeout, prime)
+    if method == "m2" and arch.parameters > M2_HARD_LIMIT:
+        raise TooLargeError(f"a Macaulay2 fiber decomposition in {arch.parameters} weights will not finish "
+                            f"(limit {M2_HARD_LIMIT}); use --method modp for the fiber dimension.")
     if point is None:
         point = random_point(arch, seed)
     start = time.perf_counter()

@@ -47,7 +47,7 @@ def m2_environment(heap: str = DEFAULT_HEAP) -> dict[str, str]:
     return env
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: ask Linux to SIGKILL M2 when its parent dies, so a killed
     lightning-cas never leaves an orphan M2 (it runs in its own session, out of reach otherwise)."""
     try:
@@ -85,7 +85,7 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
     try:
         proc = subprocess.Popen([binary, "--script", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, env=m2_environment(heap), start_new_session=True,
-                                text=True, preexec_fn=_die_with_parent)
+                                text=True, preexec_fn=die_with_parent)
     except OSError as exc:
         raise M2NotFoundError(f"cannot start Macaulay2 {binary!r}: {exc}; {INSTALL_HINT}", script) from None
     try:
@@ -171,7 +171,7 @@ class M2Session:
         try:
             self.child = pexpect.spawn(self.binary, ["--no-readline", "--silent", "--no-debug", "-q"],
                                        env=m2_environment(self.heap), encoding="utf-8", echo=False,
-                                       timeout=self.timeout, maxread=65536, preexec_fn=_die_with_parent)
+                                       timeout=self.timeout, maxread=65536, preexec_fn=die_with_parent)
         except pexpect.ExceptionPexpect as exc:
             raise M2NotFoundError(f"cannot start Macaulay2 {self.binary!r}: {exc}; {INSTALL_HINT}") from None
         self.starts += 1

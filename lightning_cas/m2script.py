@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 LIBRARY = "network.m2"
-_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9]*$")
+_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")
 
 
 def template_dir() -> Path:
@@ -51,7 +51,7 @@ def render(template: str, **params) -> str:
         raise FileNotFoundError(f"no Macaulay2 template named {template!r} in {root}")
     header = ["-- rendered by lightning_cas from m2/" + path.name]
     for name, value in params.items():
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise ValueError(f"bad M2 parameter name {name!r}")
         header.append(f"{name} = {m2_literal(value)};")
     return "\n".join(header) + "\n" + (root / LIBRARY).read_text() + "\n" + path.read_text()

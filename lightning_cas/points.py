@@ -29,6 +29,8 @@ def parse_entry(value, where: str) -> Fraction:
         raise InputError(f"{where}: entries must be integers or rational strings like \"3/4\", got {value!r}.")
     if isinstance(value, int):
         q = Fraction(value)
+    elif isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 8:
+        raise InputError(f"{where}: entry has more than {MAX_DIGITS} digits.")
     elif isinstance(value, str) and _RATIONAL.match(value):
         try:
             q = Fraction(value.replace(" ", ""))
@@ -83,10 +85,14 @@ def load_point(arch: Architecture, path: str | os.PathLike) -> Point:
     try:
         data = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(
             InputError(f"weight file {str(path)!r}: {c} is not a number lightning_cas accepts.")))
+    except InputError:
+        raise
     except json.JSONDecodeError as exc:
         raise InputError(f"weight file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
     except RecursionError:
         raise InputError(f"weight file {str(path)!r} is nested too deeply.") from None
+    except ValueError:  # Python's limit on integer digits (json ints of thousands of digits)
+        raise InputError(f"weight file {str(path)!r}: a number has more than {MAX_DIGITS} digits.") from None
     return point_from_dict(arch, data)
 
 

@@ -253,9 +253,9 @@ def test_dimension_api_raises_only_lightning_errors(method, seed, timeout, prime
 
 
 def test_bytes_are_not_widths():
-    """FINDING candidate: bytes iterate as ints, so Architecture(b"\\x02\\x02", [1]) is widths 2,2."""
-    arch = Architecture(b"\x02\x02", [1])
-    assert arch.widths == (2, 2)  # documented current behaviour: accepted, not refused
+    """bytes iterate as ints; Architecture(b"\\x02\\x02", [1]) must be refused, not read as widths 2,2."""
+    with pytest.raises(InputError, match="bytes"):
+        Architecture(b"\x02\x02", [1])
 
 
 # ---- 1c. weight files ------------------------------------------------------------------------
@@ -313,8 +313,6 @@ def test_weight_files_load_or_one_sentence(doc, tmp_path_factory):
     assert all(type(v) is Fraction for M in point[0] for row in M for v in row)
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING: points.load_point lets Python's 4300-digit int limit escape as "
-                                       "ValueError (json.loads / Fraction), not InputError")
 @pytest.mark.parametrize("big", ["9" * 5000, '"' + "9" * 5000 + '"', '"1/' + "9" * 5000 + '"'])
 def test_weight_file_with_a_5000_digit_number(big, tmp_path):
     path = tmp_path / "w.json"
@@ -358,16 +356,12 @@ def test_too_large_is_refused_up_front(method, widths, attention, works, tmp_pat
     assert res.exit_code == 2 and res.stdout == "" and works in res.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING: fiber --method m2 has no size guard; a 216-weight depth-2 fiber "
-                                       "goes straight to Macaulay2 (fibers.py: use_m2 = method == 'm2' ...)")
 def test_fiber_m2_on_a_large_network_is_refused(tmp_path):
     res = invoke(["fiber", "--widths", "6,6,6", "--attention", "6,6", "--method", "m2", "--m2",
                   str(tmp_path / "no-M2")])
     assert res.exit_code == 2 and "modp" in res.stderr and "not found" not in res.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING: the modp backend has no size guard: widths 256,256 ends in a "
-                                       "MemoryError reported as internal error (exit 70), not a TooLargeError")
 def test_modp_on_the_largest_network_is_refused_up_front():
     with pytest.raises(TooLargeError):
         api.dimension(Architecture((256, 256), (256,), 2), method="modp")
@@ -400,9 +394,7 @@ def test_m2_literal_of_numbers():
     assert m2_literal([1, -2, Fraction(3, 4), (Fraction(5), True)]) == "{1, -2, (3/4), {5, 1}}"
 
 
-@pytest.mark.parametrize("name", ["a;run", "a b", "1a", pytest.param("a\n", marks=pytest.mark.xfail(
-    strict=True, reason="FINDING: m2script._NAME uses ^...$, and $ matches before a final newline, so the "
-                        "parameter name 'a\\n' is accepted (names come from code, not users; use fullmatch)")),
+@pytest.mark.parametrize("name", ["a;run", "a b", "1a", "a\n",
     "", "a-b", 'x"'])
 def test_render_refuses_bad_parameter_names(name):
     with pytest.raises(ValueError):
@@ -527,8 +519,6 @@ def test_corrupted_cache_entries_are_recomputed(tmp_path):
     COUNTS["corrupted cache entries recomputed"] += 3
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING: a cached record that is valid JSON but has a changed number "
-                                       "(bit flip, hand edit) is reused silently; batch.py stores no checksum")
 def test_cached_number_tampering_is_detected(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
@@ -593,9 +583,6 @@ def _kill_group_quietly(pgid: int) -> None:
         pass
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING: SIGKILL of the sweep process alone leaves its process-pool "
-                                       "worker and that worker's Macaulay2 running until the job's own timeout "
-                                       "(batch.py: pool workers do not die with the coordinator)")
 def test_killing_only_the_sweep_process_leaves_no_m2(m2, tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text('name = "k"\n[[architecture]]\nwidths = [3, 3, 3]\nattention = [2, 2]\ntokens = 3\n'

@@ -16,7 +16,7 @@ import numpy as np
 import sympy
 
 from ..architecture import Architecture
-from ..errors import InputError, UnsupportedError
+from ..errors import InputError, TooLargeError, UnsupportedError
 from ..model import Field, jacobian
 from ..results import DimensionResult
 
@@ -49,6 +49,15 @@ def default_samples(arch: Architecture) -> int:
     return max(1, math.ceil((2 * arch.parameters + 8) / per_sample))
 
 
+MAX_WORKING_BYTES = 4 * 2 ** 30
+
+
+def working_bytes(arch: Architecture, samples: int) -> int:
+    """Rough peak memory of the forward-mode Jacobian: a few int64 tangent arrays (P, N, width, t)."""
+    widest = max(max(arch.widths), max(arch.attention))
+    return 6 * 8 * arch.parameters * samples * widest * max(arch.tokens, widest)
+
+
 def rank_at_random_point(arch: Architecture, prime: int, seed: int, samples: int) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at weights and tokens drawn from GF(prime) with ``seed``."""
     import flint
@@ -74,6 +83,11 @@ def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, 
     while len(primes) < repetitions:
         primes.append(int(sympy.prevprime(primes[-1])))
     n = samples or default_samples(arch)
+    need = working_bytes(arch, n)
+    if need > MAX_WORKING_BYTES:
+        raise TooLargeError(f"the modp method would need about {need / 2**30:.0f} GiB for this architecture "
+                            f"({arch.parameters} weights; limit {MAX_WORKING_BYTES / 2**30:.0f} GiB); no method here "
+                            "handles it on this machine: try smaller widths.")
     runs = []
     for k, q in enumerate(primes):
         rank, rows = rank_at_random_point(arch, q, seed + k, n)
