@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from .architecture import Architecture
+from .architecture import Architecture, check_seed, check_timeout
 from .errors import InputError
 from .results import DimensionResult, VerifyResult
 from .theory import TheoryReport
 from .theory import predict as _predict
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
-
-
-def _check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
-        raise InputError(f"seed must be an integer between 0 and 2^31 - 1, got {seed!r}.")
-    return seed
 
 
 def dimension(arch: Architecture, method: str = "auto", seed: int = 0, timeout: float | None = None,
@@ -27,9 +21,8 @@ def dimension(arch: Architecture, method: str = "auto", seed: int = 0, timeout: 
     """
     if not isinstance(arch, Architecture):
         raise InputError("dimension() needs an Architecture.")
-    seed = _check_seed(seed)
-    if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout <= 7 * 24 * 3600):
-        raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    seed = check_seed(seed)
+    timeout = check_timeout(timeout)
     if method == "auto":
         method = "modp" if arch.normalization == "none" else "numeric"
     if method == "modp":

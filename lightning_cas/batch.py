@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .architecture import Architecture
+from .architecture import Architecture, check_seed, check_timeout
 from .errors import InputError, LightningError, M2TimeoutError
 from .m2runner import die_with_parent
 from .results import DimensionResult, JsonResult
@@ -153,9 +153,7 @@ def _check_value(key: str, value):
             raise ValueError(f"tokens must be a positive integer, got {value!r}")
         return value
     if key == "seed":
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 31:
-            raise ValueError(f"seed must be an integer between 0 and 2^31 - 1, got {value!r}")
-        return value
+        return check_seed(value)
     if key == "method":
         if value not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {value!r}")
@@ -165,9 +163,9 @@ def _check_value(key: str, value):
             raise ValueError(f"normalization must be none or softmax, got {value!r}")
         return value
     if key == "timeout":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 7 * 24 * 3600:
-            raise ValueError(f"timeout must be a positive number of seconds, got {value!r}")
-        return float(value)
+        if value is None:
+            raise ValueError("timeout must be a positive number of seconds, got None")
+        return check_timeout(value)
     raise ValueError(f"unknown key {key!r} (expected one of {', '.join(SPEC_KEYS)})")
 
 
@@ -201,7 +199,7 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
         try:
             default_timeout = _check_value("timeout", data["timeout"])
         except ValueError as exc:
-            _refuse(source, lines, ("timeout",), f"{exc}.")
+            _refuse(source, lines, ("timeout",), f"{str(exc).rstrip('.')}.")
     grids = data.get("grid", [])
     if isinstance(grids, dict):
         grids = [((("grid",)), grids)]
@@ -235,7 +233,7 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
             try:
                 values[key] = [_check_value(key, v) for v in items]
             except ValueError as exc:
-                _refuse(source, lines, path + (key,), f"{_section_name(path)} {exc}.")
+                _refuse(source, lines, path + (key,), f"{_section_name(path)} {str(exc).rstrip('.')}.")
         for key in ("widths", "attention"):
             if key not in values:
                 _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
@@ -255,7 +253,7 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
             try:
                 vals[key] = _check_value(key, raw)
             except ValueError as exc:
-                _refuse(source, lines, path + (key,), f"{_section_name(path)} {exc}.")
+                _refuse(source, lines, path + (key,), f"{_section_name(path)} {str(exc).rstrip('.')}.")
         for key in ("widths", "attention"):
             if key not in vals:
                 _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")

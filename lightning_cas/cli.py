@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from . import api
+from . import __version__, api
 from .architecture import NORMALIZATIONS, Architecture
 from .errors import LightningError
 
@@ -81,8 +81,22 @@ def _describe(result) -> str:
     return "; ".join(how)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="lightning_cas")
+class OneLineErrors(click.Group):
+    """Click's own refusals (a non-integer --seed, a missing --widths) as one line, like ours."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(*args, **kwargs)
+        except click.exceptions.Abort:
+            _fail("interrupted.", 130)
+        except click.ClickException as exc:
+            _fail(f"{exc.format_message()} (see --help)", exc.exit_code)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version=__version__, prog_name="lightning-cas")
 def main():
     """lightning-cas: dimension, fibers and more for lightning self-attention networks."""
 

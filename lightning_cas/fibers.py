@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from .architecture import Architecture
+from .architecture import Architecture, check_seed, check_timeout
 from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from .m2parse import parse_int, parse_polynomial_list, require
 from .backends.m2 import architecture_params, run_template
@@ -249,13 +249,10 @@ def _check(arch, seed, method, timeout, prime):
     if arch.normalization != "none":
         raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
                                "polynomial.")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
-        raise InputError(f"seed must be an integer between 0 and 2^31 - 1, got {seed!r}.")
+    check_seed(seed)
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not 0 < timeout <= 7 * 24 * 3600):
-        raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    check_timeout(timeout)
     if prime is not None:
         from .backends.modp import check_prime
         check_prime(prime)

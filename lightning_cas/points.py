@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .architecture import Architecture
+from .architecture import Architecture, check_seed
 from .errors import InputError
 
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
@@ -118,6 +118,7 @@ def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
     Never zero: a drawn W must not sit on a coordinate hyperplane (with 0 allowed, 1 entry in 19
     lands there and e.g. the depth-2 scalar network's fiber splits into hyperplanes).
     """
+    check_seed(seed)
     rng = np.random.default_rng(seed)
     point = []
     for a, d, e in arch.layer_shapes:
