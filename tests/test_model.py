@@ -94,3 +94,19 @@ def test_fraction_arithmetic_supported():
     X = np.array([[[Fraction(1), Fraction(2)], [Fraction(3), Fraction(-1, 2)]]], dtype=object)
     out = evaluate(arch, w, X)
     assert out.shape == (1, 2, 2) and all(isinstance(v, Fraction) for v in out.reshape(-1))
+
+
+def test_single_layer_coefficient_on_the_diagonal():
+    """For q = r the coefficient of x_qi^2 x_sj (i != j) is V_pq A_qs: MATH.md §2's formula read
+    literally would double it; it holds for the symmetrized tensor, not for monomial coefficients."""
+    arch = Architecture((2, 2), (2,), 2)
+    (Q, K, V), = weight_symbols(arch)
+    A = K.T * Q
+    coeffs = coefficient_map(arch)
+    for p in range(2):
+        for q in range(2):
+            for s in range(2):
+                exps = [0] * 4
+                exps[q * 2 + 0] += 2
+                exps[s * 2 + 1] += 1
+                assert sympy.expand(coeffs[(p, 1, tuple(exps))] - V[p, q] * A[q, s]) == 0
