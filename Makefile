@@ -36,6 +36,7 @@ test: setup
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: setup
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m lightning_cas.bench --out bench/results.json
 
 clean:

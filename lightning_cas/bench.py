@@ -2,9 +2,12 @@
 
 Sections (``--only`` picks one):
 
-* ``dimension`` -- exact ``modp`` vs ``jacobian`` (M2) vs the paper's float64 baseline
-  (``numeric``: N = 250 Gaussian inputs, SVD rank) on one-layer (d, d) widths, the paper's sweep
-  (L = 2, t = 3, a = 2, widths delta = 3..10) and a depth-3 sweep, each next to the theory.
+* ``dimension`` -- exact ``modp`` vs ``jacobian`` (M2) vs two float64 baselines over N = 250
+  Gaussian inputs with an SVD rank: ``paper`` (``backends.paper_baseline``: the paper's own
+  protocol, torch autograd, one backward pass per output entry, one trial, one thread) and
+  ``numeric`` ("fast float (ours)": the same matrix by our vectorized forward mode), on one-layer
+  (d, d) widths, the paper's sweep (L = 2, t = 3, a = 2, widths delta = 3..10) and a depth-3 sweep,
+  each next to the theory. The sweep speed-up is reported against each baseline separately.
   Every (case, method) runs in a fresh worker process, so its peak RSS is its own: the worker's
   ``ru_maxrss`` for the Python backends, ``RUSAGE_CHILDREN`` (M2 is the worker's only child) for M2.
 * ``geometry`` -- ``bench_geometry.run_geometry_bench`` (implicitization, issue 5).
@@ -28,7 +31,15 @@ import time
 from pathlib import Path
 
 SECTIONS = ("dimension", "geometry", "softmax")
-METHODS = ("modp", "numeric", "jacobian")
+METHODS = ("modp", "numeric", "paper", "jacobian")
+LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
+          "paper": "paper-protocol float (worker peak RSS, torch included)",
+          "jacobian": "M2 jacobian (M2 child peak RSS)"}
+# The paper-protocol baseline: one trial (the paper's script takes the best of 5, so this is the
+# cheapest version of it) and one torch thread: in a pilot on this shared 2-core machine, torch's
+# two intra-op threads made its many tiny backward passes 2-5x slower and erratic, which would
+# flatter modp.
+PAPER_TRIALS_IN_BENCH = 1
 # On the paper sweep the float baseline also runs with one BLAS thread: on a shared 2-core
 # machine a multi-threaded SVD can lose more to contention than it gains, which would flatter modp.
 ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -71,6 +82,7 @@ def _worker(spec: dict) -> dict:
     from .backends.m2 import dimension_jacobian
     from .backends.modp import dimension_modp
     from .backends.numeric import dimension_numeric
+    from .backends.paper_baseline import dimension_paper
     from .errors import LightningError, M2TimeoutError, TooLargeError
 
     arch = Architecture(spec["widths"], spec["attention"], spec["tokens"])
@@ -79,6 +91,12 @@ def _worker(spec: dict) -> dict:
     if method == "jacobian":
         run = lambda: dimension_jacobian(arch, seed=spec["seed"], timeout=spec["m2_timeout"])  # noqa: E731
         repeats = 1  # M2 is slow; its start-up is part of what a user pays
+    elif method == "paper":
+        run = lambda: dimension_paper(arch, seed=spec["seed"], trials=spec.get("trials", PAPER_TRIALS_IN_BENCH))  # noqa: E731
+        try:
+            dimension_paper(Architecture((2, 2), (1,), 2), seed=0, trials=1)  # import torch, warm autograd
+        except LightningError as exc:
+            return {**out, "status": "error", "error": str(exc)}
     else:
         fn = dimension_modp if method == "modp" else dimension_numeric
         run = lambda: fn(arch, seed=spec["seed"])  # noqa: E731
@@ -89,7 +107,8 @@ def _worker(spec: dict) -> dict:
         for _ in range(repeats):
             start = time.perf_counter()
             res = run()
-            times.append(time.perf_counter() - start)
+            # the paper baseline's spectrum diagnostics are not part of its protocol: not timed
+            times.append(time.perf_counter() - start - sum(r.get("diagnostics_s", 0.0) for r in res.runs))
     except TooLargeError as exc:
         return {**out, "status": "refused (too large)", "error": str(exc)}
     except M2TimeoutError:
@@ -104,6 +123,14 @@ def _worker(spec: dict) -> dict:
     if method == "jacobian":
         out.update(m2_peak_rss_bytes=_maxrss_bytes(resource.RUSAGE_CHILDREN), m2_version=res.m2_version,
                    primes=list(res.primes))
+    elif method == "paper":  # tracemalloc cannot see torch's allocator: no traced peak
+        info = res.runs[0]
+        out.update(rows=info["rows"], trials=len(res.runs), ranks=[r["rank"] for r in res.runs],
+                   backward_passes=sum(r["backward_passes"] for r in res.runs),
+                   jacobian_s=info["jacobian_s"], rank_s=info["rank_s"], torch_threads=info["torch_threads"],
+                   spectra=[{k: r[k] for k in ("seed", "rank", "s_max", "tolerance", "smallest_kept",
+                                               "largest_dropped", "kept_decades", "largest_gap_rank")}
+                            for r in res.runs])
     else:
         tracemalloc.start()  # a separate, untimed run: numpy + Python allocations (not flint's)
         run()
@@ -119,10 +146,10 @@ def _worker(spec: dict) -> dict:
 
 
 def run_worker(case: dict, method: str, seed: int, repeats: int, m2_timeout: float,
-               env: dict | None = None) -> dict:
+               env: dict | None = None, **extra) -> dict:
     """Start a fresh interpreter for one measurement; a dead or hung worker becomes a status."""
     spec = {**{k: case[k] for k in ("widths", "attention", "tokens")}, "method": method, "seed": seed,
-            "repeats": repeats, "m2_timeout": m2_timeout}
+            "repeats": repeats, "m2_timeout": m2_timeout, **extra}
     limit = (m2_timeout + 120) if method == "jacobian" else WORKER_TIMEOUT
     start = time.perf_counter()
     try:
@@ -150,8 +177,10 @@ def dimension_row(case: dict, seed: int, repeats: int, m2_timeout: float) -> dic
     row = {"section": "dimension", **case, "parameters": arch.parameters, "seed": seed,
            "theory": pred.value, "theory_status": pred.status, "theory_reason": pred.reason}
     for method in METHODS:
-        row[method] = run_worker(case, method, seed, repeats, m2_timeout)
+        if method != "paper":
+            row[method] = run_worker(case, method, seed, repeats, m2_timeout)
     measured = list(METHODS)
+    row["paper"] = run_worker(case, "paper", seed, repeats, m2_timeout, env=ONE_THREAD_ENV)
     if case["group"].startswith("paper"):
         row["numeric_1thread"] = run_worker(case, "numeric", seed, repeats, m2_timeout, env=ONE_THREAD_ENV)
         measured.append("numeric_1thread")
@@ -160,12 +189,26 @@ def dimension_row(case: dict, seed: int, repeats: int, m2_timeout: float) -> dic
     findings = []
     if len(set(dims.values())) > 1:
         findings.append("methods disagree: " + ", ".join(f"{m}={v}" for m, v in dims.items()))
+    exact = dims.get("modp", dims.get("jacobian"))
+    if "paper" in dims and exact is not None and dims["paper"] != exact:
+        sp = row["paper"]["spectra"][0]
+        findings.append(
+            f"paper protocol (1 trial) rank {dims['paper']} != exact {exact}: matrix_rank tolerance "
+            f"{sp['tolerance']:.3g} against singular values from {sp['s_max']:.3g} down, smallest kept "
+            f"{sp['smallest_kept']:.3g}, largest dropped {sp['largest_dropped']:.3g}")
+        # the paper's script takes the best of PAPER_TRIALS: does its full protocol recover? (untimed)
+        from .backends.paper_baseline import PAPER_TRIALS
+
+        full = row["paper_full_trials"] = run_worker(case, "paper", seed, 1, m2_timeout, env=ONE_THREAD_ENV,
+                                                     trials=PAPER_TRIALS)
+        if full.get("status") == "ok":
+            findings.append(f"with the paper's {PAPER_TRIALS} trials (ranks {full['ranks']}) its protocol gives "
+                            f"{full['dimension']}" + (" (recovers)" if full["dimension"] == exact else ""))
     if row["modp"].get("status") == "ok" and not row["modp"]["consistent"]:
         findings.append(f"modp repetitions disagree: ranks {row['modp']['ranks']}")
     if row["numeric"].get("status") == "ok" and not row["numeric"]["reliable"]:
         findings.append(f"float baseline: tolerance rank {row['numeric']['dimension']} != largest-gap rank "
                         f"{row['numeric']['gap_rank']}")
-    exact = dims.get("modp", dims.get("jacobian"))
     if pred.value is None:
         row["theory_verdict"] = "no prediction"
     elif exact is None:
@@ -212,6 +255,12 @@ def environment() -> dict:
         env["threadpools"] = threadpool_info()
     except Exception:
         env["threadpools"] = "threadpoolctl not installed"
+    try:  # not `import torch`: the workers are forked from this process and on Linux inherit its
+        # peak RSS (ru_maxrss survives exec), so the driver must stay small
+        from importlib.metadata import PackageNotFoundError, version
+        env["torch"] = version("torch")
+    except PackageNotFoundError:
+        env["torch"] = "not installed (pip install '.[bench]')"
     try:
         from .m2runner import m2_version
         env["m2_version"] = m2_version()
@@ -238,6 +287,20 @@ def _t(entry: dict):
     return entry.get("time_s") if entry.get("status") == "ok" else None
 
 
+def sweep_speedup(paper_rows: list[dict], base: str) -> dict | None:
+    """modp vs one baseline over the paper sweep: ratio of summed medians (and of best repeats)."""
+    pairs = [(_t(r["modp"]), _t(r.get(base, {}))) for r in paper_rows]
+    if not paper_rows or any(a is None or b is None for a, b in pairs):
+        return None
+    tm, tb = sum(a for a, _ in pairs), sum(b for _, b in pairs)
+    deltas = [r["widths"][0] for r in paper_rows]
+    fastest = [(min(r["modp"]["times_s"]), min(r[base]["times_s"])) for r in paper_rows]
+    return {"baseline": base, "deltas": deltas, "complete": deltas == list(range(3, 11)),
+            "modp_total_s": round(tm, 4), "baseline_total_s": round(tb, 4), "speedup": round(tb / tm, 2),
+            "speedup_best_of_repeats": round(sum(b for _, b in fastest) / sum(a for a, _ in fastest), 2),
+            "target": TARGET_SPEEDUP, "met": tb / tm >= TARGET_SPEEDUP}
+
+
 def summarize(results: dict) -> dict:
     rows = results.get("sections", {}).get("dimension", [])
     summary: dict = {}
@@ -247,29 +310,26 @@ def summarize(results: dict) -> dict:
         t = _t(d10[0]["modp"])
         summary["delta10_modp"] = {"parameters": d10[0]["parameters"], "time_s": round(t, 4),
                                    "target_s": TARGET_DELTA10_S, "met": t < TARGET_DELTA10_S}
-    pairs = [(_t(r["modp"]), _t(r["numeric"])) for r in paper]
-    if paper and all(a is not None and b is not None for a, b in pairs):
-        tm, tf = sum(a for a, _ in pairs), sum(b for _, b in pairs)
-        deltas = [r["widths"][0] for r in paper]
-        sp = summary["paper_sweep_speedup"] = {
-            "deltas": deltas, "complete": deltas == list(range(3, 11)), "modp_total_s": round(tm, 4),
-            "float_total_s": round(tf, 4), "speedup": round(tf / tm, 2), "target": TARGET_SPEEDUP,
-            "met": tf / tm >= TARGET_SPEEDUP}
-        fastest = [(min(r["modp"]["times_s"]), min(r["numeric"]["times_s"])) for r in paper]
-        sp["speedup_best_of_repeats"] = round(sum(b for _, b in fastest) / sum(a for a, _ in fastest), 2)
-        one = [_t(r.get("numeric_1thread", {})) for r in paper]
-        if all(t is not None for t in one):
-            sp["float_1thread_total_s"] = round(sum(one), 4)
-            sp["speedup_vs_1thread_float"] = round(sum(one) / tm, 2)
+    for key, base in (("sweep_vs_paper_protocol", "paper"), ("sweep_vs_fast_float", "numeric")):
+        sp = sweep_speedup(paper, base)
+        if sp is None:
+            continue
+        summary[key] = sp
+        if base == "numeric":
+            one = [_t(r.get("numeric_1thread", {})) for r in paper]
+            if all(t is not None for t in one):
+                sp["float_1thread_total_s"] = round(sum(one), 4)
+                sp["speedup_vs_1thread_float"] = round(sum(one) / sp["modp_total_s"], 2)
     peaks = {}
     for m in METHODS:
         key = "m2_peak_rss_bytes" if m == "jacobian" else "peak_rss_bytes"
-        vals = [(r[m][key], r["widths"], r["attention"]) for r in rows if r[m].get(key)]
+        vals = [(r[m][key], r["widths"], r["attention"]) for r in rows if r.get(m, {}).get(key)]
         if vals:
             v, w, a = max(vals)
             peaks[m] = {"peak_rss_mib": round(v / 2 ** 20, 1), "at_widths": w, "at_attention": a,
                         "under_1_gib": v < GIB}
-            extra = [r[m]["peak_rss_delta_bytes"] for r in rows if r[m].get("peak_rss_delta_bytes") is not None]
+            extra = [r[m]["peak_rss_delta_bytes"] for r in rows
+                     if r.get(m, {}).get("peak_rss_delta_bytes") is not None]
             if extra and m != "jacobian":
                 peaks[m]["max_growth_during_run_mib"] = round(max(extra) / 2 ** 20, 1)
     if peaks:
@@ -302,6 +362,8 @@ def summarize(results: dict) -> dict:
 # ---- presentation --------------------------------------------------------------------------
 def _dim_cell(entry: dict) -> str:
     status = entry.get("status")
+    if not entry:
+        return "-"
     if status == "ok":
         return str(entry["dimension"])
     return {"refused (too large)": "refused", "timeout": "timeout"}.get(status, "error")
@@ -318,8 +380,9 @@ def _mib(entry: dict, key: str = "peak_rss_bytes") -> str:
 
 
 def dimension_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    head = ["case", "widths", "a", "t", "P", "theory", "modp", "M2", "float", "agree",
-            "modp s", "float s", "float 1T s", "M2 s", "modp MiB", "float MiB", "M2 MiB"]
+    head = ["case", "widths", "a", "t", "P", "theory", "modp", "M2", "paper", "fast float", "agree",
+            "modp s", "paper s", "fast float s", "fast float 1T s", "M2 s", "modp MiB", "paper MiB",
+            "fast float MiB", "M2 MiB"]
     body = []
     for r in rows:
         agree = {True: "yes", False: "**DISAGREE**", None: "-"}[r["agree"]]
@@ -327,10 +390,10 @@ def dimension_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
             agree += " / **THEORY DISAGREES**"
         body.append([r["group"], ",".join(map(str, r["widths"])), ",".join(map(str, r["attention"])),
                      str(r["tokens"]), str(r["parameters"]), str(r["theory"] if r["theory"] is not None else "n/a"),
-                     _dim_cell(r["modp"]), _dim_cell(r["jacobian"]), _dim_cell(r["numeric"]), agree,
-                     _sec(r["modp"]), _sec(r["numeric"]), _sec(r.get("numeric_1thread", {})), _sec(r["jacobian"]),
-                     _mib(r["modp"]),
-                     _mib(r["numeric"]), _mib(r["jacobian"], "m2_peak_rss_bytes")])
+                     _dim_cell(r["modp"]), _dim_cell(r["jacobian"]), _dim_cell(r.get("paper", {})),
+                     _dim_cell(r["numeric"]), agree, _sec(r["modp"]), _sec(r.get("paper", {})), _sec(r["numeric"]),
+                     _sec(r.get("numeric_1thread", {})), _sec(r["jacobian"]), _mib(r["modp"]),
+                     _mib(r.get("paper", {})), _mib(r["numeric"]), _mib(r["jacobian"], "m2_peak_rss_bytes")])
     return head, body
 
 
@@ -375,30 +438,43 @@ def render_markdown(results: dict) -> str:
            f"Machine: {env.get('cpus')} CPUs (shared), load average at start {env.get('loadavg_start')}, "
            f"numpy {env.get('numpy')} ({(env.get('numpy_blas') or {}).get('name', '?')} "
            f"{(env.get('numpy_blas') or {}).get('version', '')}), python-flint {env.get('python_flint')}, "
-           f"Macaulay2 {env.get('m2_version')}. BLAS environment: {env.get('blas_env') or 'none set'}.", "",
+           f"Macaulay2 {env.get('m2_version')}, torch {env.get('torch', '?')}. BLAS environment: {env.get('blas_env') or 'none set'}.", "",
            "## Targets (issue 3 item 5)", ""]
     t = s.get("delta10_modp")
     out.append(f"- delta = 10 (L = 2, t = 3, a = 2, {t['parameters']} parameters) with modp: {t['time_s']:.3f} s "
                f"(target < {t['target_s']:g} s): {_yes(t['met'])}" if t else "- delta = 10 with modp: not measured")
-    sp = s.get("paper_sweep_speedup")
-    out.append(f"- whole delta = {sp['deltas'][0]}..{sp['deltas'][-1]} sweep: modp {sp['modp_total_s']:.3f} s vs "
-               f"float64 baseline {sp['float_total_s']:.3f} s in the same run: **{sp['speedup']:.2f}x** "
-               f"(target >= {sp['target']:g}x): {_yes(sp['met'])}" + ("" if sp["complete"] else " (sweep incomplete)")
-               + (f"; best-of-repeats ratio {sp['speedup_best_of_repeats']:.2f}x" if "speedup_best_of_repeats" in sp
-                  else "")
-               + (f"; against the float baseline with one BLAS thread ({sp['float_1thread_total_s']:.3f} s) "
+    sp = s.get("sweep_vs_paper_protocol")
+    out.append(f"- whole delta = {sp['deltas'][0]}..{sp['deltas'][-1]} sweep vs the **paper-protocol** float64 "
+               f"baseline (the issue's target): modp {sp['modp_total_s']:.3f} s vs {sp['baseline_total_s']:.3f} s in "
+               f"the same run: **{sp['speedup']:.2f}x** (target >= {sp['target']:g}x): {_yes(sp['met'])}"
+               + ("" if sp["complete"] else " (sweep incomplete)")
+               + f"; best-of-repeats ratio {sp['speedup_best_of_repeats']:.2f}x"
+               if sp else "- sweep speed-up vs the paper-protocol baseline: not measured")
+    sp = s.get("sweep_vs_fast_float")
+    out.append(f"- same sweep vs our **fast float** (vectorized forward-mode float64 Jacobian, same N = 250, SVD "
+               f"rank; not the paper's protocol, so not the issue's target, kept as the honest harder comparison): "
+               f"modp {sp['modp_total_s']:.3f} s vs {sp['baseline_total_s']:.3f} s: **{sp['speedup']:.2f}x** "
+               f"(20x would {'be' if sp['met'] else 'NOT be'} reached against it)"
+               + ("" if sp["complete"] else " (sweep incomplete)")
+               + f"; best-of-repeats ratio {sp['speedup_best_of_repeats']:.2f}x"
+               + (f"; against it with one BLAS thread ({sp['float_1thread_total_s']:.3f} s) "
                   f"{sp['speedup_vs_1thread_float']:.2f}x" if "speedup_vs_1thread_float" in sp else "")
-               if sp else "- paper sweep speed-up: not measured")
+               if sp else "- sweep speed-up vs the fast float baseline: not measured")
     for m, p in s.get("peak_memory", {}).items():
-        label = {"modp": "modp (worker process peak RSS)", "numeric": "float baseline (worker peak RSS)",
-                 "jacobian": "M2 jacobian (M2 child peak RSS)"}[m]
+        label = LABELS[m]
         growth = (f"; at most {p['max_growth_during_run_mib']} MiB of it grew during the measured runs"
                   if "max_growth_during_run_mib" in p else "")
         out.append(f"- peak memory, {label}: {p['peak_rss_mib']} MiB at widths {p['at_widths']} "
                    f"(target < 1 GiB): {_yes(p['under_1_gib'])}{growth}")
     out += ["", "Times are the median of the repeats inside one fresh worker process (M2: one run, start-up "
-            "included). modp performs its default two independent exact ranks (two primes, two seeds); the float "
-            "baseline is the paper's protocol (one float64 Jacobian over N = 250 Gaussian inputs, SVD rank). "
+            "included). modp performs its default two independent exact ranks (two primes, two seeds). The "
+            "paper-protocol baseline (`backends/paper_baseline.py`) re-implements the paper's NeuroDim script for "
+            "our network: torch float64 model, N = 250 Gaussian token matrices, the Jacobian assembled one "
+            "`backward(retain_graph=True)` per output entry (7500 passes at delta = 10), rank by "
+            "`torch.linalg.matrix_rank`; it runs ONE trial (the paper's script takes the best of 5, so its full "
+            "protocol costs about 5x more) with ONE torch/BLAS thread (in a pilot on this shared machine two threads "
+            "were 2-5x slower and erratic), both choices in the baseline's favour; torch's import is outside the "
+            "timing. Fast float (ours) builds the same matrix in one vectorized forward-mode pass (numpy). "
             "Peak memory is the worker's ru_maxrss (interpreter + numpy + flint included); for M2 it is the M2 "
             "process's own peak RSS."]
     soft = {r["delta"]: r["lightning_float_seconds"] for r in secs.get("softmax", [])}
@@ -406,7 +482,7 @@ def render_markdown(results: dict) -> str:
              if r["group"].startswith("paper") and r["widths"][0] in soft and _t(r["numeric"]) is not None]
     if twice:
         a, b = sum(x for x, _ in twice), sum(y for _, y in twice)
-        out += ["", f"Timing noise: the float64 baseline of the same paper shapes was timed twice in this run, "
+        out += ["", f"Timing noise: the fast float (ours) baseline of the same paper shapes was timed twice in this run, "
                 f"{a:.3f} s in the dimension section and {b:.3f} s in the softmax section ({max(a, b) / min(a, b):.1f}x "
                 "apart). Its multi-threaded OpenBLAS SVD is very sensitive to other load on this shared 2-core "
                 "machine, so read speed-ups with that spread in mind (the one-BLAS-thread column is steadier)."]
@@ -496,8 +572,9 @@ def main(argv=None) -> int:
                 rows.append(row)
                 save(out, results)
                 print(f"[dimension] {case['group']} widths={case['widths']}: modp={_dim_cell(row['modp'])} "
-                      f"({_sec(row['modp'])} s) M2={_dim_cell(row['jacobian'])} float={_dim_cell(row['numeric'])} "
-                      f"({_sec(row['numeric'])} s) theory={row['theory']}"
+                      f"({_sec(row['modp'])} s) M2={_dim_cell(row['jacobian'])} fast float={_dim_cell(row['numeric'])} "
+                      f"({_sec(row['numeric'])} s) paper={_dim_cell(row['paper'])} ({_sec(row['paper'])} s) "
+                      f"theory={row['theory']}"
                       + ("  FINDING: " + "; ".join(row["findings"]) if row["findings"] else ""), flush=True)
         elif section == "softmax":
             from .bench_softmax import PAPER_WIDTHS, run_softmax_bench
