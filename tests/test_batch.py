@@ -113,10 +113,10 @@ def test_forced_timeout_is_recorded_and_the_sweep_goes_on(tmp_path, m2):
         attention = [1]
         method = "modp"
 
-        [[architecture]]   # a Python method: stopped by SIGALRM in the pool worker
-        widths = [8, 8, 8]
-        attention = [2, 2]
-        tokens = 3
+        [[architecture]]   # a Python method (~3 s here): stopped by SIGALRM in the pool worker
+        widths = [16, 16, 16]
+        attention = [4, 4]
+        tokens = 4
         normalization = "softmax"
         method = "numeric"
         timeout = 0.5
@@ -124,7 +124,7 @@ def test_forced_timeout_is_recorded_and_the_sweep_goes_on(tmp_path, m2):
     out = tmp_path / "r"
     summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
     assert summary["timeout"] == 2 and summary["ok"] == 1 and summary["ran"] == 3
-    soft = load_record(out / "w8-8-8_a2-2_t3_softmax_numeric_s0.json")
+    soft = load_record(out / "w16-16-16_a4-4_t4_softmax_numeric_s0.json")
     assert soft.status == "timeout" and soft.elapsed_s < 5
     rec = load_record(out / "w3-3-3_a2-2_t2_none_jacobian_s0.json")
     assert rec.status == "timeout" and "0.5 s" in rec.message and rec.result is None
