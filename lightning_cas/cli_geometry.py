@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 
 import click
 
@@ -38,6 +40,43 @@ def _progress(message: str) -> None:
     click.echo(f"lightning-cas: {message} ...", err=True)
 
 
+def run_with_progress(message: str, fn, timeout: float | None = None, console=None):
+    """Run ``fn()`` (an M2-backed call) and show what runs on stderr, stdout stays clean for --json.
+
+    On a terminal (or with a given rich ``console``) a spinner with the elapsed time and the time
+    limit, updated while M2 works in a daemon thread (so Ctrl-C is not held up by it; M2 dies with
+    us); otherwise one line, as logs want. ``--timeout`` itself is enforced by the M2 runner.
+    """
+    if console is None:
+        if not sys.stderr.isatty():
+            _progress(message)
+            return fn()
+        from rich.console import Console
+        console = Console(stderr=True)
+    box: dict = {}
+
+    def work():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
+    start = time.monotonic()
+    limit = f" (limit {timeout:g} s)" if timeout else ""
+    with console.status(f"{message}: 0 s{limit}") as status:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.25)
+            status.update(f"{message}: {time.monotonic() - start:.0f} s{limit}")
+    console.print(f"lightning-cas: {message}: done in {time.monotonic() - start:.1f} s"
+                  if "error" not in box else f"lightning-cas: {message}: stopped after "
+                                             f"{time.monotonic() - start:.1f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _how(result) -> str:
     return f"{result.method}; {result.certainty}; Macaulay2 {result.m2_version}; {result.elapsed_s:.3g} s"
 
@@ -52,9 +91,10 @@ def _how(result) -> str:
 def implicit_command(widths, attention, tokens, as_json, seed, timeout, m2, one_coordinate, runs, no_ideal):
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
     arch = _arch(widths, attention, tokens)
-    _progress("running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)")
-    res = geometry.implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs, ideal=not no_ideal,
-                            seed=seed, timeout=timeout, m2=m2)
+    res = run_with_progress(
+        "running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)",
+        lambda: geometry.implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs,
+                                  ideal=not no_ideal, seed=seed, timeout=timeout, m2=m2), timeout)
     if as_json:
         click.echo(res.to_json())
         return
@@ -95,8 +135,8 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
     arch = _arch(widths, attention, tokens)
     if at is not None:
         point = load_point(arch, at)
-        _progress("running Macaulay2 (implicit ideal)")
-        res = geometry.is_singular(arch, point, seed=seed, timeout=timeout, m2=m2)
+        res = run_with_progress("running Macaulay2 (implicit ideal)",
+                                lambda: geometry.is_singular(arch, point, seed=seed, timeout=timeout, m2=m2), timeout)
         if as_json:
             click.echo(res.to_json())
             return
@@ -107,8 +147,9 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         for note in res.notes:
             click.echo(f"note: {note}")
         return
-    _progress("running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)")
-    res = geometry.singular_locus(arch, one_coordinate=one_coordinate, seed=seed, timeout=timeout, m2=m2)
+    res = run_with_progress("running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
+                            lambda: geometry.singular_locus(arch, one_coordinate=one_coordinate, seed=seed,
+                                                            timeout=timeout, m2=m2), timeout)
     if as_json:
         click.echo(res.to_json())
         return
@@ -126,21 +167,27 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
 @_geometry_options
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
               help="weights.json: decide whether phi_W is a boundary point.")
+@click.option("--verdict-only", is_flag=True,
+              help="With --at: skip the critical image (its elimination does not finish for d=2,d'=2 or d=3).")
 @clean_errors
-def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at):
+def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, verdict_only):
     """Zariski closure of the boundary candidate (critical image) and, with --at, a verdict."""
     arch = _arch(widths, attention, tokens)
     point = load_point(arch, at) if at is not None else None
-    _progress("running Macaulay2 (critical locus and its image)")
-    res = geometry.boundary(arch, point, seed=seed, timeout=timeout, m2=m2)
+    res = run_with_progress("running Macaulay2 (implicit ideal, critical locus and its image)" if not verdict_only
+                            else "running Macaulay2 (implicit ideal)",
+                            lambda: geometry.boundary(arch, point, seed=seed, timeout=timeout, m2=m2,
+                                                      critical_image=not verdict_only), timeout)
     if as_json:
         click.echo(res.to_json())
         return
     if point is not None:
         verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
         click.echo(f"boundary: {verdict}   ({res.evidence})")
-        click.echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
-    click.echo(f"image of the critical points: dimension {res.critical_image_dimension}   ({_how(res)})")
+        if res.in_critical_image is not None:
+            click.echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
+    if res.critical_image_dimension is not None:
+        click.echo(f"image of the critical points: dimension {res.critical_image_dimension}   ({_how(res)})")
     for i, c in enumerate(res.components, start=1):
         same = "; ".join(c["equals"]) or "no listed stratum"
         click.echo(f"component {i}: dimension {c['dimension']}, degree {c['degree']}, equals closure of: {same}")
@@ -156,8 +203,9 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at):
 def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointwise_only):
     """Check MATH.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
     arch = _arch(widths, attention, tokens)
-    _progress("running Macaulay2 (singular locus, critical image, strata)")
-    res = geometry.check_claims(arch, seed=seed, timeout=timeout, m2=m2, full=not pointwise_only)
+    res = run_with_progress("running Macaulay2 (singular locus, critical image, strata)",
+                            lambda: geometry.check_claims(arch, seed=seed, timeout=timeout, m2=m2,
+                                                          full=not pointwise_only), timeout)
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:

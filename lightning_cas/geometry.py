@@ -108,10 +108,10 @@ class BoundaryResult(JsonResult):
     """Zariski closure of the boundary candidate (image of the critical points), and a verdict."""
 
     architecture: Architecture
-    critical_image: tuple[str, ...]
-    critical_image_dimension: int
+    critical_image: tuple[str, ...]  # empty when not computed (verdict only, or elimination timed out)
+    critical_image_dimension: int | None
     components: tuple  # dicts: generators, dimension, degree, equals (strata names)
-    boundary: bool | None  # verdict for the given point (None without a point or outside (d,1,1))
+    boundary: bool | None  # verdict for the given point; None without a point or where nothing is proved
     in_critical_image: bool | None
     point: dict | None
     evidence: str
@@ -435,40 +435,88 @@ def boundary_verdict_d11(point: Point) -> tuple[bool, str]:
     return False, "S = sym(v ⊗ k) has rank 2 and signature (1, 1): indefinite forms near it stay indefinite"
 
 
+def boundary_verdict_submersion(arch: Architecture, point: Point, implicit_result: ImplicitResult) -> tuple:
+    """Interior verdict for any one-layer architecture, where the submersion argument applies.
+
+    If the differential of W ↦ φ_W has rank D = dim V at W and φ_W is a smooth point of V (tangent
+    rank of the implicit ideal = codim), the real points of V near φ_W form a D-manifold containing
+    the image of a neighbourhood of W, and a map of rank D into a D-manifold is open there: a whole
+    neighbourhood of φ_W in V(ℝ) lies in M, so φ_W is interior. Nothing is claimed otherwise: a
+    critical W or a singular φ_W leaves the verdict open (another preimage might be regular, and
+    the vertex is interior only if M is all of V(ℝ)). Returns (verdict, evidence, singularity result).
+    """
+    s = is_singular(arch, point, implicit_result=implicit_result)
+    ranks = (f"differential rank {s.differential_rank} (generic {s.generic_rank}), tangent rank "
+             f"{s.tangent_rank} vs codimension {s.codimension}")
+    if s.phi_is_zero:
+        return None, f"undecided: phi_W = 0 is the vertex; it is interior only if M is all of V(R) ({ranks})", s
+    if not s.critical and s.singular is False and s.differential_rank == implicit_result.dimension:
+        return False, (f"interior: W is a regular point and phi_W a smooth point of V ({ranks}); W -> phi_W is "
+                       "a submersion onto the real manifold V(R) near phi_W, so a neighbourhood of phi_W in V(R) "
+                       "lies in M"), s
+    why = "W is a critical point of the parametrization" if s.critical else "phi_W is a singular point of V"
+    return None, f"undecided: {why}, so the submersion argument does not apply ({ranks})", s
+
+
 def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, timeout: float | None = None,
-             m2: str | None = None) -> BoundaryResult:
-    """Closure of the image of the critical points of W ↦ φ_W (which holds the boundary), and a verdict."""
+             m2: str | None = None, critical_image: bool = True) -> BoundaryResult:
+    """Closure of the image of the critical points of W ↦ φ_W (which holds the boundary), and a verdict.
+
+    ``critical_image=False`` gives the point verdict only: the elimination of the critical image does
+    not finish in minutes for (2,2,1), (2,2,2), (3,1,1), while the verdict needs only ranks at W.
+    """
     check_one_layer(arch)
+    if point is None and not critical_image:
+        raise InputError("nothing to compute: give a point or ask for the critical image.")
     start = time.perf_counter()
-    # the critical points of the ORIGINAL parametrization by (Q, K, V): no (V, A) shortcut here
-    script, recs = _run(arch, _flags(reparam=0, wantBoundary=1, wantStrata=1, seed=seed), timeout, m2)
-    comps = _components(recs, "critical_image_component", script)
-    for i, comp in enumerate(comps):
-        comp["equals"] = [STRATA[name] for name in _strata_names(recs) if
-                          parse_int_list(require(recs, f"stratum_{name}_equals_critical_component", script),
-                                         script)[i]]
-    crit = _ideal(recs, "critical_image", script)
+    d11 = arch.widths[1] == 1 and arch.attention[0] == 1
     verdict = in_crit = None
     evidence = "no point given"
-    notes = []
-    if point is not None:
+    notes, comps, crit, script, recs, res = [], [], None, None, None, None
+    if critical_image:
+        # the critical points of the ORIGINAL parametrization by (Q, K, V): no (V, A) shortcut here
+        flags = _flags(reparam=0, wantBoundary=1, wantStrata=1, seed=seed)
+        try:
+            script, recs = _run(arch, flags, timeout, m2)
+        except M2TimeoutError as exc:
+            if point is None:
+                raise
+            notes.append(f"critical image not computed: {exc}")
+    if recs is not None:
+        comps = _components(recs, "critical_image_component", script)
+        for i, comp in enumerate(comps):
+            comp["equals"] = [STRATA[name] for name in _strata_names(recs) if
+                              parse_int_list(require(recs, f"stratum_{name}_equals_critical_component", script),
+                                             script)[i]]
+        crit = _ideal(recs, "critical_image", script)
         res = _implicit_from_records(arch, False, recs, script, start, seed)
-        in_crit = vanishes(crit["generators"], phi_coordinates(res, point))
-        if arch.widths[1] == 1 and arch.attention[0] == 1:
+    if point is not None:
+        if res is None:
+            res = implicit(arch, seed=seed, timeout=timeout, m2=m2)
+        if crit is not None:
+            in_crit = vanishes(crit["generators"], phi_coordinates(res, point))
+        if d11:
             verdict, evidence = boundary_verdict_d11(point)
-            if verdict and not in_crit:
+            if verdict and in_crit is False:
                 notes.append("the point is on the real boundary but not in the critical image closure: a finding")
+            sub, sub_evidence, _ = boundary_verdict_submersion(arch, point, res)
+            if sub is not None and sub != verdict:
+                notes.append(f"DISAGREEMENT: the submersion argument says {sub_evidence}")
         else:
-            evidence = ("the real interior/boundary verdict is implemented for d' = a = 1 only; "
-                        f"phi_W {'is' if in_crit else 'is not'} in the Zariski closure of the critical image")
+            verdict, evidence, _ = boundary_verdict_submersion(arch, point, res)
+            if in_crit is not None:
+                evidence += f"; phi_W {'is' if in_crit else 'is not'} in the Zariski closure of the critical image"
+    m2_version = require(recs, "m2_version", script) if recs is not None else (res.m2_version if res else None)
     return BoundaryResult(
-        architecture=arch, critical_image=tuple(crit["generators"]), critical_image_dimension=crit["dimension"],
+        architecture=arch, critical_image=tuple(crit["generators"]) if crit else (),
+        critical_image_dimension=crit["dimension"] if crit else None,
         components=tuple(comps), boundary=verdict, in_critical_image=in_crit,
         point=_point_dict(point) if point is not None else None, evidence=evidence,
-        method="image of the critical locus (maximal minors of the differential) by elimination; real verdict "
-               "by the signature of S for d' = a = 1",
+        method=("image of the critical locus (maximal minors of the differential) by elimination; " if crit else "")
+        + ("real verdict by the signature of S for d' = a = 1" if d11 else
+           "real verdict by the submersion argument (differential rank at W, tangent rank at phi_W)"),
         certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=require(recs, "m2_version", script), script=script, notes=tuple(notes))
+        m2_version=m2_version, script=script, notes=tuple(notes))
 
 
 # ---------------------------------------------------------------- the claims of MATH.md §5

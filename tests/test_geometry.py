@@ -169,3 +169,64 @@ def test_pointwise_claims_212_include_the_rank_one_stratum(m2):
     assert verdict["pointwise: a point with rank V = rank A = 1 is singular"] == "agree"
     assert verdict["pointwise: a generic point is smooth (sanity check)"] == "agree"
     assert verdict["whole singular locus and critical image against the strata closures"] == "not computed"
+
+
+A222 = Architecture((2, 2), (2,), 2)
+
+
+@pytest.fixture(scope="module")
+def ideal222(m2):
+    return geometry.implicit(A222, m2=m2, timeout=120)
+
+
+def test_boundary_verdict_beyond_d11_by_submersion(ideal222):
+    generic = pt([[1, 2], [3, -1]], [[2, 5], [-3, 1]], [[1, 3], [2, -7]])
+    verdict, evidence, sing = geometry.boundary_verdict_submersion(A222, generic, ideal222)
+    assert verdict is False and "interior" in evidence
+    assert sing.differential_rank == ideal222.dimension == 7 and sing.tangent_rank == ideal222.codimension
+    rank_a_one = pt([[1, 2], [0, 0]], [[2, 5], [0, 0]], [[1, 3], [2, -7]])  # critical: nothing is claimed
+    verdict, evidence, sing = geometry.boundary_verdict_submersion(A222, rank_a_one, ideal222)
+    assert verdict is None and sing.critical and "critical" in evidence
+    rank11 = pt([[1, 2], [0, 0]], [[2, 5], [0, 0]], [[1, 3], [2, 6]])  # singular phi_W (MATH.md §5)
+    verdict, evidence, sing = geometry.boundary_verdict_submersion(A222, rank11, ideal222)
+    assert verdict is None and sing.singular is True
+    vertex = pt([[0, 0], [0, 0]], [[2, 5], [0, 0]], [[1, 3], [2, 6]])
+    assert geometry.boundary_verdict_submersion(A222, vertex, ideal222)[0] is None
+
+
+def test_submersion_verdict_agrees_with_the_signature_verdict_on_211(ideal211):
+    interior = pt([[1, 2]], [[3, -1]], [[1, 5]])
+    assert geometry.boundary_verdict_submersion(A211, interior, ideal211)[0] is False
+    assert geometry.boundary_verdict_d11(interior)[0] is False
+    parallel = pt([[1, 2]], [[3, -1]], [[6, -2]])  # a boundary point: the submersion argument must not fire
+    assert geometry.boundary_verdict_submersion(A211, parallel, ideal211)[0] is None
+
+
+def test_cli_boundary_verdict_only_222(m2, tmp_path):
+    path = tmp_path / "w.json"
+    save_point(pt([[1, 2], [3, -1]], [[2, 5], [-3, 1]], [[1, 3], [2, -7]]), path)
+    out = CliRunner().invoke(main, ["boundary", "--widths", "2,2", "--attention", "2", "--json", "--m2", m2,
+                                    "--verdict-only", "--at", str(path)])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output[out.output.index("{"):])
+    assert data["boundary"] is False and data["critical_image_dimension"] is None
+
+
+def test_progress_spinner_on_a_terminal(m2):
+    import io
+
+    from rich.console import Console
+
+    from lightning_cas.cli_geometry import run_with_progress
+    from lightning_cas.errors import M2TimeoutError
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=100)
+    res = run_with_progress("implicit (2,1,1)", lambda: geometry.implicit(A211, m2=m2, timeout=60), 60, console)
+    assert res.dimension == 4
+    assert "implicit (2,1,1)" in buf.getvalue() and "(limit 60 s)" in buf.getvalue() and "done in" in buf.getvalue()
+    buf = io.StringIO()
+    with pytest.raises(M2TimeoutError):  # the runner's timeout still applies, and the error reaches the caller
+        run_with_progress("slow", lambda: geometry.singular_locus(A222, m2=m2, timeout=1.5), 1.5,
+                          Console(file=buf, force_terminal=True))
+    assert "stopped after" in buf.getvalue()
