@@ -399,7 +399,7 @@ def singular_locus(arch: Architecture, one_coordinate: bool = False, seed: int =
         variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
         singular_ideal=tuple(sing["generators"]), singular_dimension=sing["dimension"], components=tuple(comps),
         method=("Jacobian criterion (I + minors of size codim I of jacobian I), minimalPrimes" if not randomized
-                else "Jacobian criterion with 3 random combinations of the generators (sum of the three), "
+                else "Jacobian criterion with dim V + 1 random combinations of the generators (sum of their minors), "
                      "minimalPrimes"),
         certainty="probabilistic" if randomized else "exact", seed=seed, elapsed_s=time.perf_counter() - start,
         m2_version=require(recs, "m2_version", script), script=script)

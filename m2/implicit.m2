@@ -96,12 +96,14 @@ emitComponents = (key, J) -> (
     scan(#P, i -> emitIdeal(key | "_" | toString(i + 1), P#i));
     P);
 if wantSingular == 1 then (
-    -- all maximal minors when there are few; otherwise the sum over 3 random c x m combinations of the
-    -- generators (each gives a superset of the singular locus; their sum is it with high probability)
+    -- all maximal minors when there are few; otherwise the sum over dim I1 + 1 random combinations of the
+    -- generators. Each J*R gives Sing plus a divisor of V (where a random c-space of combinations meets
+    -- the kernel of the Jacobian); k random divisors leave a set of dim <= dim V - k off Sing, so
+    -- k = dim V + 1 is needed for "equal with high probability" (3 was too few when dim V > 3)
     JI = jacobian I1;
     fullMinors = binomial(numcols JI, cI) * binomial(numrows JI, cI);
     Jsing = if fullMinors <= 20000 or cI == 0 then I1 + minors(cI, JI) else (
-        I1 + sum apply(3, i -> minors(cI, JI * random(kk^(numcols JI), kk^cI, Height => 100))));
+        I1 + sum apply(dim I1 + 1, i -> minors(cI, JI * random(kk^(numcols JI), kk^cI, Height => 100))));
     lcasEmit("singular_method", if fullMinors <= 20000 or cI == 0 then 0 else 1);
     emitIdeal("singular", Jsing);
     singComps = if wantComponents == 1 then emitComponents("singular_component", Jsing) else {});
