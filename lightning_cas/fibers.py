@@ -18,11 +18,12 @@ import numpy as np
 import sympy
 
 from .architecture import Architecture, check_seed, check_timeout
+from .backends.m2 import architecture_params, run_template
 from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from .m2parse import parse_int, parse_polynomial_list, require
-from .backends.m2 import architecture_params, run_template
+from .model import rank_over_qq
 from .points import Point, flat, point_to_dict, random_point
-from .results import JsonResult
+from .results import JsonResult, freeze
 
 METHODS = ("auto", "m2", "modp")
 # Size guard for the primary decomposition (measured on M2 1.21, see tests/test_fiber.py):
@@ -39,14 +40,6 @@ VERDICT_COMPONENTS = "extra components"
 VERDICT_DIMENSIONS = "extra dimensions"
 VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
 VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
-
-
-def _freeze(value):
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _freeze(v) for k, v in value.items()}
-    return value
 
 
 @dataclass(frozen=True)
@@ -191,20 +184,9 @@ def orbit_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
     return [[Fraction(v) for v in vec] for vec in out]
 
 
-def rank_exact(vectors: list[list[Fraction]]) -> int:
-    """Rank over QQ (python-flint fmpq_mat)."""
-    import flint
-
-    if not vectors:
-        return 0
-    rows, cols = len(vectors), len(vectors[0])
-    M = flint.fmpq_mat(rows, cols, [flint.fmpq(v.numerator, v.denominator) for vec in vectors for v in vec])
-    return M.rank()
-
-
 def symmetry_orbit_dimension(arch: Architecture, point: Point) -> int:
     """Dimension of the named group's orbit through W = rank of its infinitesimal action at W."""
-    return rank_exact(orbit_tangents(arch, point))
+    return rank_over_qq(orbit_tangents(arch, point))
 
 
 # ---------------------------------------------------------------- Jacobian rank at W (mod p)
@@ -222,22 +204,15 @@ def _reduce(point: Point, p: int) -> np.ndarray | None:
 def tangent_dimension(arch: Architecture, point: Point, seed: int = 0) -> tuple[int, int]:
     """(parameters - rank of d phi at W mod p, prime): the dimension of the fiber's tangent space at
     W, an upper bound (a random X or the prime can only lower the rank)."""
-    import flint
-
-    from .backends.modp import DEFAULT_PRIME, default_samples
-    from .model import Field, jacobian
+    from .backends.modp import DEFAULT_PRIME, default_samples, jacobian_rank
 
     p = DEFAULT_PRIME
     w = _reduce(point, p)
     while w is None:
         p = int(sympy.prevprime(p))
         w = _reduce(point, p)
-    field = Field(p)
-    rng = np.random.default_rng(seed + 1)
-    X = field.random(rng, (default_samples(arch), arch.widths[0], arch.tokens))
-    J = jacobian(arch, w, X, field)
-    M = flint.nmod_mat(J.shape[0], J.shape[1], J.reshape(-1).tolist(), p)
-    return arch.parameters - M.rank(), p
+    rank, _ = jacobian_rank(arch, w, p, np.random.default_rng(seed + 1), default_samples(arch))
+    return arch.parameters - rank, p
 
 
 # ---------------------------------------------------------------- the verb
@@ -292,7 +267,7 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
     if tangent > generic_fiber:
         notes.append("W is a critical point of the parametrization (the Jacobian drops rank there): this fiber "
                      "is special, not the generic one")
-    common = dict(architecture=arch, point=_freeze(point_to_dict(point)), symmetry_orbit_dimension=orbit,
+    common = dict(architecture=arch, point=freeze(point_to_dict(point)), symmetry_orbit_dimension=orbit,
                   symmetry_group_dimension=group, parameters=arch.parameters, seed=seed,
                   generic_fiber_dimension=generic_fiber, tangent_dimension=tangent)
     use_m2 = method == "m2" or (method == "auto" and m2_feasible(arch))
@@ -363,7 +338,7 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
             if prime is None and not same_function(arch, wpoint, point, seed):
                 raise M2ParseError(f"the witness of component {n} does not give the same function as W "
                                    "(checked exactly in Python)", script)
-            witness = _freeze(point_to_dict(wpoint))
+            witness = freeze(point_to_dict(wpoint))
         components.append({"dimension": parse_int(require(recs, key + "dimension", script), script),
                            "degree": parse_int(require(recs, key + "degree", script), script),
                            "contains_point": contains, "generators": tuple(str(g) for g in gens),

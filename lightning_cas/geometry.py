@@ -17,10 +17,11 @@ from fractions import Fraction
 import sympy
 
 from .architecture import Architecture
+from .backends.m2 import architecture_params, run_template
 from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from .m2parse import parse_int, parse_int_list, parse_polynomial_list, require
-from .backends.m2 import architecture_params, run_template
-from .points import Point, random_point
+from .model import coefficient_map, flat_weight_symbols, rank_over_qq
+from .points import Point, point_to_dict, random_point
 from .points import flat as flat_point
 from .results import JsonResult
 
@@ -300,41 +301,24 @@ def tangent_rank(generators, coords) -> int:
     ys = _y(len(coords))
     subs = dict(zip(ys, coords))
     rows = [[sympy.diff(sympy.sympify(g), y).xreplace(subs) for y in ys] for g in generators]
-    return _rank(rows)
+    return rank_over_qq(rows)
 
 
-def _rank(rows) -> int:
-    import flint
-
-    if not rows or not rows[0]:
-        return 0
-    M = flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(int(sympy.fraction(v)[0]), int(sympy.fraction(v)[1]))
-                                                 for row in rows for v in row])
-    return M.rank()
+def _weight_values(arch: Architecture, point: Point) -> dict:
+    return {w: sympy.Rational(x.numerator, x.denominator) for w, x in zip(flat_weight_symbols(arch), flat_point(point))}
 
 
 def differential_rank(arch: Architecture, point: Point) -> int:
     """Rank of d(W ↦ coefficients of φ_W) at W, exactly (all tokens, all output entries)."""
-    from .model import coefficient_map, flat_weight_symbols
-
-    coeffs = list(coefficient_map(arch).values())
+    subs = _weight_values(arch, point)
     ws = flat_weight_symbols(arch)
-    from .points import flat
-    subs = {w: sympy.Rational(x.numerator, x.denominator) for w, x in zip(ws, flat(point))}
-    rows = [[sympy.diff(c, w).xreplace(subs) for w in ws] for c in coeffs]
-    return _rank(rows)
+    rows = [[sympy.diff(c, w).xreplace(subs) for w in ws] for c in coefficient_map(arch).values()]
+    return rank_over_qq(rows)
 
 
 def _phi_is_zero(arch: Architecture, point: Point) -> bool:
-    from .model import coefficient_map, flat_weight_symbols
-
-    subs = {w: sympy.Rational(x.numerator, x.denominator) for w, x in zip(flat_weight_symbols(arch), flat_point(point))}
+    subs = _weight_values(arch, point)
     return all(c.xreplace(subs) == 0 for c in coefficient_map(arch).values())
-
-
-def _point_dict(point: Point) -> dict:
-    from .points import point_to_dict
-    return point_to_dict(point)
 
 
 def is_singular(arch: Architecture, point: Point, implicit_result: ImplicitResult | None = None, seed: int = 0,
@@ -364,7 +348,7 @@ def is_singular(arch: Architecture, point: Point, implicit_result: ImplicitResul
         if generic != res.dimension:
             notes.append(f"generic differential rank {generic} at random points differs from dim {res.dimension}")
     return PointSingularityResult(
-        architecture=arch, point=_point_dict(point), phi_is_zero=zero,
+        architecture=arch, point=point_to_dict(point), phi_is_zero=zero,
         singular=singular, tangent_rank=t_rank, codimension=codim,
         critical=d_rank < generic, differential_rank=d_rank, generic_rank=generic,
         method="tangent space of the implicit ideal at phi_W; rank of the differential at W",
@@ -511,7 +495,7 @@ def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, time
         architecture=arch, critical_image=tuple(crit["generators"]) if crit else (),
         critical_image_dimension=crit["dimension"] if crit else None,
         components=tuple(comps), boundary=verdict, in_critical_image=in_crit,
-        point=_point_dict(point) if point is not None else None, evidence=evidence,
+        point=point_to_dict(point) if point is not None else None, evidence=evidence,
         method=("image of the critical locus (maximal minors of the differential) by elimination; " if crit else "")
         + ("real verdict by the signature of S for d' = a = 1" if d11 else
            "real verdict by the submersion argument (differential rank at W, tangent rank at phi_W)"),
@@ -569,7 +553,7 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
     tests = {}
     for name, p in _stratum_points(arch, seed).items():
         r = is_singular(arch, p, implicit_result=res, seed=seed)
-        tests[name] = (r.singular, f"{name} point {_point_dict(p)['layers'][0]}: tangent rank {r.tangent_rank} vs "
+        tests[name] = (r.singular, f"{name} point {point_to_dict(p)['layers'][0]}: tangent rank {r.tangent_rank} vs "
                                    f"codim {r.codimension}, differential rank {r.differential_rank}/{r.generic_rank}")
     claim("pointwise: a generic point is smooth (sanity check)", not tests["generic"][0], tests["generic"][1])
     claim("pointwise: the vertex 0 is singular", tests["vertex"][0], tests["vertex"][1])

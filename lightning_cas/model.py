@@ -8,6 +8,7 @@ polynomials. Weights are ordered layer by layer as Q_i, K_i, V_i, each row-major
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -68,8 +69,14 @@ def coefficient_map(arch: Architecture) -> dict[tuple[int, int, tuple[int, ...]]
     """Coefficients of phi as polynomials in the weights.
 
     Keys are (output row p, output token j, exponent vector over the tokens x_r_j in row-major
-    order); only monomials with a non-zero coefficient appear.
+    order); only monomials with a non-zero coefficient appear. Cached per architecture (the
+    expansion is the expensive part; point tests ask for it many times); callers get a copy.
     """
+    return dict(_coefficient_map(arch))
+
+
+@functools.lru_cache(maxsize=32)
+def _coefficient_map(arch: Architecture) -> dict:
     Zd, gens, ring = _network_in_ring(arch)
     xs = list(token_symbols(arch))
     x_pos = [gens.index(x) for x in xs]
@@ -117,6 +124,17 @@ class Field:
         if self.prime is None:
             return rng.standard_normal(shape)
         return rng.integers(0, self.prime, size=shape, dtype=np.int64)
+
+
+def rank_over_qq(rows) -> int:
+    """Exact rank of a matrix of rationals (Fraction, int or sympy Rational) with flint fmpq_mat."""
+    import flint
+
+    rows = [list(r) for r in rows]
+    if not rows or not rows[0]:
+        return 0
+    entries = [sympy.Rational(v) for r in rows for v in r]
+    return flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(int(q.p), int(q.q)) for q in entries]).rank()
 
 
 def split_weights(arch: Architecture, w: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:

@@ -16,12 +16,12 @@ from .architecture import Architecture
 CERTAINTIES = ("exact", "probabilistic", "numeric")
 
 
-def _freeze(value):
-    """Lists from JSON back to the tuples the frozen dataclasses hold."""
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
+def freeze(value):
+    """Lists from JSON (and nested tuples) as the tuples the frozen dataclasses hold."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
     if isinstance(value, dict):
-        return {k: _freeze(v) for k, v in value.items()}
+        return {k: freeze(v) for k, v in value.items()}
     return value
 
 
@@ -52,7 +52,7 @@ class JsonResult:
         data = dict(data)
         data.pop("kind", None)
         names = {f.name for f in fields(cls)}
-        kwargs = {k: (Architecture.from_dict(v) if k == "architecture" else _freeze(v))
+        kwargs = {k: (Architecture.from_dict(v) if k == "architecture" else freeze(v))
                   for k, v in data.items() if k in names}
         return cls(**kwargs)
 

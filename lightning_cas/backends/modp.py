@@ -58,17 +58,24 @@ def working_bytes(arch: Architecture, samples: int) -> int:
     return 6 * 8 * arch.parameters * samples * widest * max(arch.tokens, widest)
 
 
-def rank_at_random_point(arch: Architecture, prime: int, seed: int, samples: int) -> tuple[int, int]:
-    """(rank, rows) of the Jacobian at weights and tokens drawn from GF(prime) with ``seed``."""
+def jacobian_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Generator,
+                  samples: int) -> tuple[int, int]:
+    """(rank, rows) of the Jacobian at the weights ``w`` (residues mod prime) on ``samples`` token
+    matrices drawn from ``rng``."""
     import flint
 
     field = Field(prime)
-    rng = np.random.default_rng(seed)
-    w = field.random(rng, arch.parameters)
     X = field.random(rng, (samples, arch.widths[0], arch.tokens))
     J = jacobian(arch, w, X, field)
     M = flint.nmod_mat(J.shape[0], J.shape[1], J.reshape(-1).tolist(), prime)
     return M.rank(), J.shape[0]
+
+
+def rank_at_random_point(arch: Architecture, prime: int, seed: int, samples: int) -> tuple[int, int]:
+    """(rank, rows) of the Jacobian at weights and tokens drawn from GF(prime) with ``seed``."""
+    rng = np.random.default_rng(seed)
+    w = Field(prime).random(rng, arch.parameters)
+    return jacobian_rank(arch, w, prime, rng, samples)
 
 
 def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, repetitions: int = 2,
