@@ -34,6 +34,7 @@ from typing import Callable, Iterable
 
 from .architecture import Architecture, check_seed, check_timeout
 from .errors import InputError, LightningError, M2TimeoutError
+from .files import atomic_write_text
 from .m2runner import die_with_parent
 from .results import DimensionResult, JsonResult
 
@@ -377,19 +378,6 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
 
 # ---- the result store ------------------------------------------------------------------------
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -422,12 +410,12 @@ class ResultStore:
         script = record.script
         if record.script_text is not None:
             dest = self.root / "scripts" / f"{record.label}.m2"
-            _atomic_write(dest, record.script_text)
+            atomic_write_text(dest, record.script_text)
             script = str(Path("scripts") / dest.name)
         data = record.to_dict()
         data["script"], data["script_text"] = script, None
         stored = {**data, "checksum": record_checksum(data)}
-        _atomic_write(self.path(record.label), json.dumps(stored, indent=1) + "\n")
+        atomic_write_text(self.path(record.label), json.dumps(stored, indent=1) + "\n")
         return JobResult.from_dict(data)
 
     # claims: O_EXCL lock files holding host and pid of the claiming sweep
@@ -488,8 +476,8 @@ class ResultStore:
         for r in recs:
             writer.writerow(csv_row(r))
         csv_path, jsonl_path = self.root / CSV_NAME, self.root / JSONL_NAME
-        _atomic_write(jsonl_path, jsonl)
-        _atomic_write(csv_path, buf.getvalue())
+        atomic_write_text(jsonl_path, jsonl)
+        atomic_write_text(csv_path, buf.getvalue())
         return csv_path, jsonl_path
 
 

@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from .files import atomic_write_text
+
 SECTIONS = ("dimension", "geometry", "softmax")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
@@ -273,9 +275,7 @@ def save(path: Path, results: dict) -> None:
     """Atomic rewrite: a reader (or a killed run) sees the old file or the new, never half."""
     results["summary"] = summarize(results)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(results, indent=1) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(results, indent=1) + "\n")
 
 
 def markdown_path(out: Path) -> Path:

@@ -15,6 +15,8 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
+from .files import atomic_write_text
+
 LIBRARY = "network.m2"
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")
 
@@ -71,7 +73,5 @@ def write_script(template: str, **params) -> Path:
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     path = script_dir() / f"{template}-{digest}.m2"
     if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        atomic_write_text(path, text)
     return path

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .batch import JobResult, ResultStore, load_record
 from .errors import InputError
+from .files import atomic_write_text
 
 KERNELSPEC = {"name": "m2", "display_name": "M2", "language": "text/x-macaulay2"}
 
@@ -74,7 +75,5 @@ def write_notebook(path: str | os.PathLike, output: str | os.PathLike) -> int:
     nb, count = build_notebook(path)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.name}.tmp")
-    nbformat.write(nb, str(tmp))
-    os.replace(tmp, output)
+    atomic_write_text(output, nbformat.writes(nb))
     return count

@@ -17,6 +17,7 @@ import numpy as np
 
 from .architecture import Architecture, check_seed
 from .errors import InputError
+from .files import atomic_write_text
 
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
 _RATIONAL = re.compile(r"^\s*[+-]?\d+(\s*/\s*\d+)?\s*$")
@@ -106,10 +107,7 @@ def point_to_dict(point: Point) -> dict:
 
 def save_point(point: Point, path: str | os.PathLike) -> None:
     """Write atomically (temp file + rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(point_to_dict(point)) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(point_to_dict(point)) + "\n")
 
 
 def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
