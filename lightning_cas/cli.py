@@ -39,31 +39,40 @@ def clean_errors(fn):
     return wrapper
 
 
+# Options every command spells the same way (commands add their own --method / --prime).
+SEED_OPTION = click.option("--seed", default=0, show_default=True, type=int, help="Random seed (reported).")
+TIMEOUT_OPTION = click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped.")
+M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+
+
+def apply_options(fn, options):
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
 def architecture_options(fn):
     options = [
         click.option("--widths", required=True, help="Widths d_0,...,d_L, e.g. 3,3,3."),
         click.option("--attention", required=True, help="Attention dims a_1,...,a_L, e.g. 2,2."),
         click.option("--tokens", default="2", show_default=True, help="Number of tokens t."),
         click.option("--normalization", default="none", show_default=True, type=click.Choice(NORMALIZATIONS)),
-        click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout."),
+        JSON_OPTION,
     ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+    return apply_options(fn, options)
 
 
 def method_options(fn):
     options = [
         click.option("--method", default="auto", show_default=True, type=click.Choice(api.METHODS),
                      help="auto = modp; jacobian/implicit run Macaulay2; numeric = float baseline."),
-        click.option("--seed", default=0, show_default=True, type=int, help="Random seed (reported)."),
-        click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped."),
+        SEED_OPTION,
+        TIMEOUT_OPTION,
         click.option("--prime", default=None, type=int, help="Prime modulus for modp / jacobian."),
-        click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH)."),
+        M2_OPTION,
     ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+    return apply_options(fn, options)
 
 
 def _arch(widths, attention, tokens, normalization) -> Architecture:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .cli import clean_errors, main
+from .cli import M2_OPTION, clean_errors, main
 
 
 def _progress(quiet: bool):
@@ -54,7 +54,7 @@ def _progress(quiet: bool):
 @click.option("--command", default="lightning-cas", show_default=True,
               help="How the --make-rules recipes call lightning-cas.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+@M2_OPTION
 @clean_errors
 def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, timeout, only, no_aggregate,
                   list_only, make_rules, command, quiet, m2):

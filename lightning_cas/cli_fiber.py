@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .cli import _arch, architecture_options, clean_errors, main
+from .cli import M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, _arch, architecture_options, clean_errors, main
 from .fibers import METHODS, fiber
 from .points import load_point, random_point, save_point
 
@@ -15,10 +15,10 @@ from .points import load_point, random_point, save_point
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
 @click.option("--method", default="auto", show_default=True, type=click.Choice(METHODS),
               help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random point (reported).")
-@click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped.")
+@SEED_OPTION
+@TIMEOUT_OPTION
 @click.option("--prime", default=None, type=int, help="Decompose over ZZ/prime instead of QQ (faster).")
-@click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+@M2_OPTION
 @clean_errors
 def fiber_command(widths, attention, tokens, normalization, as_json, at, save_point, method, seed, timeout, prime,
                   m2):

@@ -12,7 +12,8 @@ import click
 
 from . import geometry
 from .architecture import Architecture
-from .cli import clean_errors, main
+from .cli import JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors, main
+from .cli import _arch as cli_arch
 from .points import load_point
 
 
@@ -21,18 +22,16 @@ def _geometry_options(fn):
         click.option("--widths", required=True, help="Widths d,d' of the one layer, e.g. 2,1."),
         click.option("--attention", required=True, help="Attention dimension a, e.g. 1."),
         click.option("--tokens", default="2", show_default=True, help="Number of tokens t."),
-        click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout."),
-        click.option("--seed", default=0, show_default=True, type=int, help="Random seed (reported)."),
-        click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped."),
-        click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH)."),
+        JSON_OPTION,
+        SEED_OPTION,
+        TIMEOUT_OPTION,
+        M2_OPTION,
     ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+    return apply_options(fn, options)
 
 
 def _arch(widths, attention, tokens) -> Architecture:
-    return Architecture.from_cli(widths, attention, tokens, "none")
+    return cli_arch(widths, attention, tokens, "none")
 
 
 def _progress(message: str) -> None:
