@@ -127,9 +127,12 @@ def _count(values):
 @_geometry_options
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
               help="weights.json: test this point instead of listing the singular locus.")
-@click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1.")
+@click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (with --at or --method jacobian).")
+@click.option("--method", type=click.Choice(geometry.SINGULAR_METHODS), default="strata", show_default=True,
+              help="strata: Jacobian criterion on weight slices by G-orbits (finishes for the small cases); "
+                   "jacobian: minors of the whole implicit ideal.")
 @clean_errors
-def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, one_coordinate):
+def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, one_coordinate, method):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
     arch = _arch(widths, attention, tokens)
     if at is not None:
@@ -148,18 +151,39 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         return
     res = run_with_progress("running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
                             lambda: geometry.singular_locus(arch, one_coordinate=one_coordinate, seed=seed,
-                                                            timeout=timeout, m2=m2), timeout)
+                                                            timeout=timeout, m2=m2, method=method), timeout)
     if as_json:
         click.echo(res.to_json())
         return
     v = res.variety
     click.echo(f"{arch}: variety of dimension {v['dimension']}, degree {v['degree']}   ({_how(res)})")
-    if res.singular_dimension < 0:
+    if res.singular_dimension is not None and res.singular_dimension < 0:
         click.echo("smooth everywhere (the singular ideal is the unit ideal)")
+    if method == "strata":
+        _echo_strata(res)
+        return
     for i, c in enumerate(res.components, start=1):
         inside = "; ".join(c["contained_in"]) or "no listed stratum"
         click.echo(f"component {i}: dimension {c['dimension']}, degree {c['degree']}, inside: {inside}")
         click.echo("  " + " ; ".join(c["generators"][:8]) + (" ..." if len(c["generators"]) > 8 else ""))
+
+
+def _echo_strata(res) -> None:
+    if res.variety["codimension"] > 0:
+        click.echo("singular: the vertex 0 (a cone that is not a linear space)")
+    for i, c in enumerate(res.components, start=1):
+        inside = "; ".join(c["contained_in"]) or "NO listed stratum"
+        eqs = " ; ".join(c["slice_generators"]) or "the whole slice"
+        click.echo(f"singular piece {i}: {c['slice']}, where {eqs}: rank A = {c['rank_A']}, Jacobian rank "
+                   f"{c['jacobian_rank']} < {c['codimension']}; closure of dimension {c['image_dimension']} = {inside}")
+    for c in res.unresolved:
+        click.echo(f"NOT EXAMINED: {c['slice']}, where {' ; '.join(c['slice_generators']) or 'the whole slice'}"
+                   f" ({c['reason']})")
+    if res.complete:
+        click.echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
+        click.echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
+    for note in res.notes:
+        click.echo(f"note: {note}")
 
 
 @main.command("boundary")

@@ -71,9 +71,9 @@ class SingularLocusResult(JsonResult):
     architecture: Architecture
     one_coordinate: bool
     variety: dict  # dimension, codimension, degree of the implicit ideal
-    singular_ideal: tuple[str, ...]
-    singular_dimension: int  # -1: smooth everywhere (unit ideal)
-    components: tuple  # dicts: generators, dimension, degree, contained_in (strata names)
+    singular_ideal: tuple[str, ...]  # empty when the strata method left a piece unresolved
+    singular_dimension: int | None  # -1: smooth everywhere (unit ideal); None: not determined
+    components: tuple  # jacobian: dicts generators, dimension, degree, contained_in; strata: weight pieces
     method: str
     certainty: str
     seed: int | None
@@ -81,6 +81,8 @@ class SingularLocusResult(JsonResult):
     m2_version: str | None = None
     script: str | None = None
     notes: tuple[str, ...] = ()
+    unresolved: tuple = ()  # strata method: pieces whose minors exceeded the budget
+    complete: bool = True  # every point of the variety was examined
 
 
 @dataclass(frozen=True)
@@ -162,9 +164,14 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
                             "or --one-coordinate.")
 
 
+# the strata method forms at most this many minors at once ((2,2,2) needs 2.4 million, 27 s)
+MINOR_BUDGET = 3_000_000
+
+
 def _flags(**overrides) -> dict:
     flags = {"oneCoord": 0, "reparam": 1, "emitGenerators": 1, "wantIdeal": 1, "wantSingular": 0,
-             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "numDegreeRuns": 0, "seed": 0}
+             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "wantOrbits": 0,
+             "minorBudget": MINOR_BUDGET, "numDegreeRuns": 0, "seed": 0}
     flags.update(overrides)
     return flags
 
@@ -362,9 +369,27 @@ STRATA = {"rank11": "rank V = rank A = 1", "parallel": "rank V = rank A = 1, row
           "rankA": "rank A < a", "vertex": "the vertex 0"}
 
 
+SINGULAR_METHODS = ("strata", "jacobian")
+
+
 def singular_locus(arch: Architecture, one_coordinate: bool = False, seed: int = 0, timeout: float | None = None,
-                   m2: str | None = None) -> SingularLocusResult:
-    """Jacobian criterion in M2; each component is matched with the closures of MATH.md's strata."""
+                   m2: str | None = None, method: str = "strata",
+                   minor_budget: int = MINOR_BUDGET) -> SingularLocusResult:
+    """Singular locus of a one-layer neurovariety.
+
+    ``strata`` (default): the Jacobian criterion pulled back to weight slices (V = [I_r 0; 0 0], A)
+    and organised by G-orbits (m2/implicit.m2 explains why this covers every point); exact, and it
+    finishes where the whole-ideal minors do not ((2,2,1), (2,2,2), (3,1,1)). Its pieces are
+    described in the weights. ``jacobian``: I + minors of jacobian I on the whole ideal, then
+    minimalPrimes (only the smallest cases finish); the two are cross-checked in the tests.
+    """
+    if method not in SINGULAR_METHODS:
+        raise InputError(f"unknown singular-locus method {method!r}; choose one of {', '.join(SINGULAR_METHODS)}.")
+    if method == "strata":
+        if one_coordinate:
+            raise InputError("the strata method needs the full output (the G-action mixes output rows); "
+                             "use --method jacobian with --one-coordinate.")
+        return _singular_by_strata(arch, seed, timeout, m2, minor_budget)
     check_one_layer(arch, one_coordinate)
     start = time.perf_counter()
     script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=0, wantSingular=1,
@@ -396,6 +421,64 @@ def _components(recs: dict, key: str, script: str) -> list[dict]:
 
 def _strata_names(recs: dict) -> list[str]:
     return [name for name in ("rank11", "parallel", "rankA") if f"stratum_{name}_dim" in recs]
+
+
+def _slice_text(arch: Architecture, r: int) -> str:
+    d, a = arch.widths[0], arch.attention[0]
+    a_text = "A = (b_i_j)" if a >= d else "A = K^T Q with Q = (q_i_j), K = (k_i_j)"
+    return f"V = [I_{r} 0; 0 0] (rank V = {r}), {a_text}"
+
+
+def _strata_pieces(arch: Architecture, recs: dict, script: str) -> tuple[list, list]:
+    pieces, unresolved = [], []
+    for i in range(1, parse_int(require(recs, "orbit_components_count", script), script) + 1):
+        key = f"orbit_component_{i}"
+        r, jr, cc, dim_y, rank_a, col_in = parse_int_list(require(recs, key, script), script)
+        name = require(recs, key + "_matches", script).strip()
+        pieces.append({"rank_V": r, "slice": _slice_text(arch, r),
+                       "slice_generators": list(_to_sympy_strings(recs.get(key + "_gens", ""), script)),
+                       "jacobian_rank": jr, "codimension": cc, "image_dimension": dim_y, "rank_A": rank_a,
+                       "colspace_A_in_rowspace_V": bool(col_in),
+                       "contained_in": [STRATA[name]] if name in STRATA else []})
+    for i in range(1, parse_int(require(recs, "orbit_unresolved_count", script), script) + 1):
+        key = f"orbit_unresolved_{i}"
+        r, = parse_int_list(require(recs, key, script), script)
+        unresolved.append({"rank_V": r, "slice": _slice_text(arch, r),
+                           "slice_generators": list(_to_sympy_strings(recs.get(key + "_gens", ""), script)),
+                           "reason": f"too many {require(recs, key + '_reason', script).strip()} (budget)"})
+    return pieces, unresolved
+
+
+def _singular_by_strata(arch, seed, timeout, m2, minor_budget) -> SingularLocusResult:
+    check_one_layer(arch)
+    if not 1 <= minor_budget <= 10**9:
+        raise InputError("the minor budget must be between 1 and 10^9.")
+    start = time.perf_counter()
+    script, recs = _run(arch, _flags(emitGenerators=0, wantStrata=1, wantOrbits=1, minorBudget=minor_budget,
+                                     seed=seed), timeout, m2)
+    pieces, unresolved = _strata_pieces(arch, recs, script)
+    complete = "orbit_singular_gens" in recs
+    notes = []
+    if unresolved:
+        notes.append(f"{len(unresolved)} piece(s) not examined: their minors exceed the budget of {minor_budget}")
+    elif not complete:
+        notes.append("a singular piece matches no stratum of MATH.md §5: the singular ideal is not assembled "
+                     "(see the pieces)")
+    if parse_int(require(recs, "orbit_route", script), script) == 1:
+        notes.append("d' = a = 1: phi = S (x) gamma, tested on the factor S = sym(v (x) k) (Sing X = Sing Y (x) C^d "
+                     "off the vertex); jacobian_rank and codimension are those of the factor")
+    sing = _ideal(recs, "orbit_singular", script) if complete else None
+    return SingularLocusResult(
+        architecture=arch, one_coordinate=False,
+        variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
+        singular_ideal=tuple(sing["generators"]) if sing else (),
+        singular_dimension=sing["dimension"] if sing else None, components=tuple(pieces),
+        method="Jacobian criterion on weight slices V = [I_r 0; 0 0] by G-orbit strata (exact ranks over the "
+               "function fields of the pieces, minors of the action and of the Jacobian, minimalPrimes); "
+               "singular ideal = intersection of the matched strata closures",
+        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
+        m2_version=require(recs, "m2_version", script), script=script, notes=tuple(notes),
+        unresolved=tuple(unresolved), complete=complete and not unresolved)
 
 
 # ---------------------------------------------------------------- boundary

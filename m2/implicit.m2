@@ -2,7 +2,8 @@
 -- the image of the critical locus of the parametrization (the algebraic boundary candidate) and
 -- the closures of the weight strata that MATH.md section 5 names.
 -- Inputs (rendered header): widths, attention, tokens, oneCoord, reparam, emitGenerators,
---   wantIdeal, wantSingular, wantComponents, wantBoundary, wantStrata, numDegreeRuns, seed.
+--   wantIdeal, wantSingular, wantComponents, wantBoundary, wantStrata, wantOrbits, minorBudget,
+--   numDegreeRuns, seed.
 -- The numerical degree (numDegreeRuns > 0) is NumericalImplicitization's monodromy count of the
 -- image, repeated because a single run can be wrong; every run is emitted, Python takes the consensus.
 -- Structure used, and why:
@@ -117,9 +118,11 @@ if wantBoundary == 1 then (
 if wantStrata == 1 then (
     -- closures of the images of the weight strata named by MATH.md section 5 (claims), each with
     -- a parametrization by rank factorizations
+    strataIdeals = new MutableHashTable;
     cSym = getSymbol "c"; uSym = getSymbol "u"; gSym = getSymbol "g"; hSym = getSymbol "h";
     stratumIdeal = (name, VA) -> (
         J := imageIdeal((coeffList VA)_chosen);
+        strataIdeals#name = J;
         lcasEmit("stratum_" | name | "_dim", dim J);
         if wantSingular == 1 then (
             lcasEmit("stratum_" | name | "_in_singular", if isSubset(Jsing, J) then 1 else 0);
@@ -148,4 +151,112 @@ if wantStrata == 1 then (
         G3 = matrix table(m, nD, (r, s) -> P3_(nOut*nD + r*nD + s));
         H3 = matrix table(m, nD, (r, s) -> P3_(nOut*nD + m*nD + r*nD + s));
         stratumIdeal("rankA", (V3, (transpose G3) * H3))));
+if wantOrbits == 1 then (
+    -- Singular locus by G-orbit strata, G = GL(d') x GL(d) acting by (V, A) -> (h V g, g^T A g): phi is
+    -- equivariant, so Sing(X) is a union of G-stable sets and every point of X = image(phi) (the map has
+    -- no base points, so its image is closed) lies in G.phi(V_r, A) with V_r = [I_r 0; 0 0], r = rank V.
+    -- On each slice {(V_r, A)} a stable piece P (a prime in the slice coordinates) is
+    --   singular     when the Jacobian of I at phi has generic rank < codim on P (exact rank over frac(R/P));
+    --   smooth but with a dense G-orbit: then Sing meets it only where the orbit dimension drops
+    --                (minors of the infinitesimal action), and those pieces are examined in turn;
+    --   smooth without a dense orbit: Sing meets it in P + the codim-minors of the Jacobian (of the
+    --                generators up to the first degree whose Jacobian has full rank, a G-stable set).
+    -- Minors beyond minorBudget are not formed: that piece is reported unresolved.
+    -- With d' = a = 1, phi = S (x) gamma with S = sym(v (x) k): off the vertex, X is locally Y x C^(d-1)
+    -- (Y = closure of the S), so Sing(X) = Sing(Y) (x) C^d and the test runs on the factor Y, which is
+    -- far smaller (the full Jacobian of X has codim 11 for d = 3).
+    factorRoute = nOut == 1 and nAtt == 1 and nD > 1;
+    orbitSlice = r -> (
+        Rs := if nAtt >= nD then kk[flatten table(nD, nD, (i, j) -> (getSymbol "b")_(i+1, j+1))]
+            else kk[flatten table(nAtt, nD, (i, j) -> (getSymbol "q")_(i+1, j+1))
+                    | flatten table(nAtt, nD, (i, j) -> (getSymbol "k")_(i+1, j+1))];
+        As := if nAtt >= nD then matrix table(nD, nD, (i, j) -> Rs_(i*nD + j))
+            else transpose matrix table(nAtt, nD, (i, j) -> Rs_(nAtt*nD + i*nD + j))
+                * matrix table(nAtt, nD, (i, j) -> Rs_(i*nD + j));
+        Vs := matrix table(nOut, nD, (i, j) -> if i == j and i < r then 1_Rs else 0_Rs);
+        (Rs, Vs, As));
+    unitMat = (m, n, i, j, Rs) -> map(Rs^m, Rs^n, {(i, j) => 1_Rs});
+    asColumn = L -> transpose matrix {L};
+    -- the model the test runs on: coordinates (polynomials in the slice ring), Jacobian of the ideal
+    -- composed with them, codimension, and the infinitesimal G-action on the coordinates
+    orbitModel = (Rs, Vs, As) -> (
+        if factorRoute then (
+            -- S = sym(e1 (x) k) with k the column of A (A = k^T q): gamma = q is a free factor
+            kcol := transpose matrix {toList(Rs_(nD) .. Rs_(2*nD - 1))};
+            symS := (v, k) -> flatten apply(nD, i -> apply(toList(i .. nD - 1), j -> v_(0, i) * k_(j, 0) + v_(0, j) * k_(i, 0)));
+            coords := symS(Vs, kcol);
+            nY := #coords;
+            PY := kk[(getSymbol "v")_1 .. (getSymbol "v")_nD, (getSymbol "w")_1 .. (getSymbol "w")_nD];
+            SY := kk[(getSymbol "s")_1 .. (getSymbol "s")_nY];
+            SYd := kk[(getSymbol "s")_1 .. (getSymbol "s")_nY, Degrees => toList(nY : 2)];
+            KY := ker map(PY, SYd, symS(matrix {toList(PY_0 .. PY_(nD-1))}, transpose matrix {toList(PY_nD .. PY_(2*nD-1))}));
+            IY := (map(SY, SYd, vars SY)) KY;
+            JY := (map(Rs, SY, coords)) jacobian IY;
+            actF := apply(flatten table(nD, nD, (p, q) -> (p, q)), pq -> (E := unitMat(nD, nD, pq#0, pq#1, Rs);
+                asColumn(symS(Vs * E, kcol) + symS(Vs, transpose(E) * kcol))));
+            (coords, JY, codim IY, fold((a, b) -> a | b, actF), IY))
+        else (
+            phis := (coeffList(Vs, As))_chosen;
+            actX := apply(flatten table(nOut, nOut, (p, q) -> (p, q)), pq ->
+                    asColumn (coeffList(unitMat(nOut, nOut, pq#0, pq#1, Rs) * Vs, As))_chosen)
+                | apply(flatten table(nD, nD, (p, q) -> (p, q)), pq -> (E := unitMat(nD, nD, pq#0, pq#1, Rs);
+                    asColumn((coeffList(Vs * E, As))_chosen + (coeffList(Vs, transpose(E) * As + As * E))_chosen)));
+            (phis, (map(Rs, S1, phis)) jacobian I1, cI, fold((a, b) -> a | b, actX), I1)));
+    orbitFound = {}; orbitUnresolved = {};
+    orbitSlices = {};
+    tooMany = (M, k) -> binomial(numrows M, k) * binomial(numcols M, k) > minorBudget;
+    scan(toList(1 .. min(nOut, nD)), r -> (
+        (Rs, Vs, As) := orbitSlice r;
+        orbitSlices = append(orbitSlices, Rs);
+        (coords, JS, cc, Act, Iused) := orbitModel(Rs, Vs, As);
+        Dphi := transpose jacobian matrix {coords};
+        gdegs := apply(flatten entries gens Iused, g -> first degree g);
+        process := P -> (
+            RP := Rs / P;
+            if isSubset(ideal flatten entries As, P) then return;   -- A = 0: phi = 0, the vertex
+            jr := rank sub(JS, RP);
+            ta := rank sub(Act, RP);
+            T := if P == 0 then id_(Rs^(numgens Rs)) else gens ker sub(transpose jacobian gens P, RP);
+            dimY := rank (sub(Act, RP) | sub(Dphi, RP) * sub(T, RP));
+            if jr < cc then (
+                rankA := rank sub(As, RP);
+                colIn := if r == nD then 1 else if isSubset(ideal flatten entries As^(toList(r .. nD - 1)), P) then 1 else 0;
+                orbitFound = append(orbitFound, (r, P, jr, cc, if factorRoute then dimY + nD - 1 else dimY, rankA, colIn));
+                return);
+            if ta == dimY then (
+                if tooMany(Act, ta) then (orbitUnresolved = append(orbitUnresolved, (r, P, "orbit-dimension minors")); return);
+                scan(minimalPrimes(P + minors(ta, Act)), Q -> process Q))
+            else (
+                e := min gdegs;
+                while rank sub(JS_(positions(gdegs, x -> x <= e)), RP) < cc do e = e + 1;
+                J1 := JS_(positions(gdegs, x -> x <= e));
+                if tooMany(J1, cc) then (orbitUnresolved = append(orbitUnresolved, (r, P, "Jacobian minors")); return);
+                scan(minimalPrimes(P + minors(cc, J1)), Q -> if Q != P then process Q)));
+        process ideal 0_Rs));
+    lcasEmit("orbit_route", if factorRoute then 1 else 0);
+    lcasEmit("orbit_components_count", #orbitFound);
+    matchName = f -> (
+        (r, P, jr, cc, dimY, rankA, colIn) := f;
+        have := n -> strataIdeals#?n and dim strataIdeals#n == dimY;
+        if r == 1 and rankA == 1 and colIn == 1 and have "parallel" then "parallel"
+        else if r == 1 and rankA == 1 and have "rank11" then "rank11"
+        else if rankA < nAtt and have "rankA" then "rankA" else "none");
+    matched = apply(orbitFound, matchName);
+    scan(#orbitFound, i -> (
+        (r, P, jr, cc, dimY, rankA, colIn) := orbitFound#i;
+        key := "orbit_component_" | toString(i + 1);
+        lcasEmit(key, {r, jr, cc, dimY, rankA, colIn});
+        lcasEmit(key | "_matches", matched#i);
+        lcasEmit(key | "_gens", demark(" ; ", apply(flatten entries mingens P, toString)))));
+    lcasEmit("orbit_unresolved_count", #orbitUnresolved);
+    scan(#orbitUnresolved, i -> (
+        key := "orbit_unresolved_" | toString(i + 1);
+        lcasEmit(key, {orbitUnresolved#i#0});
+        lcasEmit(key | "_reason", orbitUnresolved#i#2);
+        lcasEmit(key | "_gens", demark(" ; ", apply(flatten entries mingens orbitUnresolved#i#1, toString)))));
+    -- the singular locus as an ideal: the strata closures it matched (each irreducible, of the same
+    -- dimension and containing the piece, hence equal to its closure), or the vertex alone
+    if #orbitUnresolved == 0 and all(matched, m -> m != "none") then (
+        singIdeal := if #matched == 0 then ideal vars S1 else intersect apply(unique matched, m -> strataIdeals#m);
+        emitIdeal("orbit_singular", singIdeal)));
 lcasEmit("total_cpu_s", floor(1000 * cpuTime()));
