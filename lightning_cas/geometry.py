@@ -652,52 +652,32 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
                                                                  + tests["parallel"][1]})
     else:
         claim("pointwise: a point with rank V = rank A = 1 is singular", tests["rank11"][0], tests["rank11"][1])
-    try:
-        if not full:
-            raise M2TimeoutError("not asked for (pointwise checks only)")
-        script, recs = _run(arch, _flags(reparam=0, emitGenerators=0, wantSingular=1, wantComponents=1,
-                                         wantBoundary=1, wantStrata=1, seed=seed), timeout, m2)
-    except M2TimeoutError as exc:
+    if not full:
         claims.append({"claim": "whole singular locus and critical image against the strata closures",
-                       "verdict": "not computed", "evidence": str(exc)})
+                       "verdict": "not computed", "evidence": "not asked for (pointwise checks only)"})
         return ClaimsResult(architecture=arch, claims=tuple(claims), method="pointwise tangent-space tests",
                             certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
                             m2_version=res.m2_version, script=res.script)
-    randomized = parse_int(require(recs, "singular_method", script), script) == 1
+    try:
+        sl = singular_locus(arch, seed=seed, timeout=timeout, m2=m2)
+    except M2TimeoutError as exc:
+        sl = None
+        claims.append({"claim": "whole singular locus against the strata closures", "verdict": "not computed",
+                       "evidence": str(exc)})
+    if sl is not None:
+        _singular_claims(arch, sl, claim, claims)
+    try:
+        script, recs = _run(arch, _flags(reparam=0, emitGenerators=0, wantBoundary=1, wantStrata=1, seed=seed),
+                            timeout, m2)
+    except M2TimeoutError as exc:
+        claims.append({"claim": "the claimed boundary lies in the image of the critical points",
+                       "verdict": "not computed", "evidence": f"critical image: {exc}"})
+        return ClaimsResult(architecture=arch, claims=tuple(claims),
+                            method="pointwise tangent-space tests; singular locus by G-orbit strata",
+                            certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
+                            m2_version=res.m2_version, script=sl.script if sl else res.script)
     flag = lambda k: parse_int(require(recs, k, script), script) == 1  # noqa: E731
-    sing = _ideal(recs, "singular", script)
-    comps = _components(recs, "singular_component", script)
     crit = _components(recs, "critical_image_component", script)
-    contained = {name: parse_int_list(require(recs, f"stratum_{name}_contains_singular_components", script), script)
-                 for name in _strata_names(recs)}
-    comp_text = ", ".join(f"(dim {c['dimension']}, degree {c['degree']})" for c in comps) or "none"
-    claim("the vertex 0 is a singular point", sing["dimension"] >= 0,
-          f"singular locus has dimension {sing['dimension']} (a cone: non-empty means it contains 0); "
-          f"components {comp_text}")
-    if 1 < a < d:
-        claim("{rank A < a} is singular (a < d)", flag("stratum_rankA_in_singular"),
-              f"closure of the image of rank A < a has dimension {parse_int(recs['stratum_rankA_dim'])}; "
-              f"contained in the singular locus: {flag('stratum_rankA_in_singular')}")
-    else:
-        claim("{rank A < a} is singular (a < d)", None, f"a = {a}, d = {d}: the stratum is the vertex or empty")
-    if e == 1 and a == 1:
-        claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
-        inside = all(contained["parallel"][i] or comps[i]["dimension"] == 0 for i in range(len(comps)))
-        claim("d' = a = 1: only the locus rowspace V = colspace A can be singular", inside,
-              f"singular components {comp_text}; each contained in the closure of that locus: {inside}")
-        if d == 2:
-            claim("d' = a = 1, d = 2: smooth apart from the vertex", all(c["dimension"] == 0 for c in comps),
-                  f"singular components {comp_text}")
-    else:
-        claim("{rank V = rank A = 1} is singular", flag("stratum_rank11_in_singular"),
-              f"closure of its image has dimension {parse_int(recs['stratum_rank11_dim'])}; contained in the "
-              f"singular locus: {flag('stratum_rank11_in_singular')}")
-    explained = []
-    for i, c in enumerate(comps):
-        names = [n for n in contained if contained[n][i]] + (["vertex"] if c["dimension"] == 0 else [])
-        explained.append(bool(names))
-    claim("every singular point lies in a listed stratum", all(explained),
-          f"components {comp_text}; explained by a listed stratum: {explained}")
     equals = parse_int_list(require(recs, "stratum_parallel_equals_critical_component", script), script)
     crit_text = ", ".join(f"(dim {c['dimension']}, degree {c['degree']})" for c in crit) or "none"
     # boundary points of the image of a real map are images of critical points (or limits at infinity):
@@ -713,6 +693,39 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
               len(crit) == 1 and all(equals),
               f"critical image components {crit_text}")
     return ClaimsResult(architecture=arch, claims=tuple(claims),
-                        method="pointwise tangent-space tests; m2-ker + Jacobian criterion + strata images",
-                        certainty="probabilistic" if randomized else "exact", seed=seed, elapsed_s=time.perf_counter() - start,
+                        method="pointwise tangent-space tests; singular locus by G-orbit strata; critical image by "
+                               "elimination",
+                        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
                         m2_version=require(recs, "m2_version", script), script=script)
+
+
+def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims) -> None:
+    """The §5 singular-point claims against the whole singular locus (strata method)."""
+    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
+    pieces = sl.components
+    text = "; ".join(f"rank V = {c['rank_V']}, {' ; '.join(c['slice_generators']) or 'whole slice'} "
+                     f"(closure dim {c['image_dimension']}: {', '.join(c['contained_in']) or 'no listed stratum'})"
+                     for c in pieces) or "none besides the vertex"
+    has = lambda name: any(STRATA[name] in c["contained_in"] for c in pieces)  # noqa: E731
+    claim("the vertex 0 is a singular point", sl.variety["codimension"] > 0,
+          f"the variety is a cone of codimension {sl.variety['codimension']}: singular at 0 unless linear")
+    if 1 < a < d:
+        claim("{rank A < a} is singular (a < d)", has("rankA"), f"singular pieces: {text}")
+    else:
+        claim("{rank A < a} is singular (a < d)", None, f"a = {a}, d = {d}: the stratum is the vertex or empty")
+    if e == 1 and a == 1:
+        claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
+        claim("d' = a = 1: only the locus rowspace V = colspace A can be singular",
+              all(STRATA["parallel"] in c["contained_in"] for c in pieces) if sl.complete else None,
+              f"singular pieces: {text}")
+        if d == 2:
+            claim("d' = a = 1, d = 2: smooth apart from the vertex", not pieces if sl.complete else None,
+                  f"singular pieces: {text}")
+    else:
+        claim("{rank V = rank A = 1} is singular", has("rank11") or has("parallel"), f"singular pieces: {text}")
+    if sl.unresolved:
+        claims.append({"claim": "every singular point lies in a listed stratum", "verdict": "not computed",
+                       "evidence": f"{len(sl.unresolved)} piece(s) not examined (minor budget)"})
+    else:
+        claim("every singular point lies in a listed stratum", all(c["contained_in"] for c in pieces),
+              f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
