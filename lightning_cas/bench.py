@@ -408,12 +408,14 @@ def softmax_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def geometry_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
-    head = ["bench", "d", "d'", "a", "one coord.", "status", "dim", "theory", "degree", "#gens", "gen degrees", "s"]
+    head = ["bench", "d", "d'", "a", "one coord.", "status", "dim", "theory", "degree", "#gens",
+            "gen degrees / singular pieces", "s"]
     body = [[r["bench"], str(r["d"]), str(r["d_out"]), str(r["a"]), "yes" if r["one_coordinate"] else "no",
              r["status"] if r["status"] == "ok" else f"**{r['status']}**: {r.get('error', '')}"[:120],
              str(r.get("dimension", "-")), str(r.get("theory", "-")), str(r.get("degree", "-")) + (
                  f" (consensus {r['consensus']})" if "consensus" in r else ""),
-             str(r.get("generators", "-")), str(r.get("generator_degrees", "-")), f"{r['elapsed_s']:.1f}"]
+             str(r.get("generators", "-")), str(r.get("pieces", r.get("generator_degrees", "-"))),
+             f"{r['elapsed_s']:.1f}"]
             for r in rows]
     return head, body
 
@@ -602,7 +604,7 @@ def main(argv=None) -> int:
         elif section == "geometry":
             from .bench_geometry import run_geometry_bench
 
-            print("[geometry] implicitization cases (about 1.5 min) ...", flush=True)
+            print("[geometry] implicitization and singular-locus cases (about 3 min) ...", flush=True)
             start = time.perf_counter()
             rows.extend(geometry_with_theory(run_geometry_bench(args.geometry_timeout)))
             results["geometry_total_s"] = round(time.perf_counter() - start, 3)
