@@ -632,6 +632,10 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
         claims.append({"claim": text, "verdict": "not applicable" if ok is None else ("agree" if ok else "disagree"),
                        "evidence": evidence})
 
+    def finish(method, m2_version, script):
+        return ClaimsResult(architecture=arch, claims=tuple(claims), method=method, certainty="exact", seed=seed,
+                            elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script)
+
     res = implicit(arch, seed=seed, timeout=timeout, m2=m2)
     tests = {}
     for name, p in _stratum_points(arch, seed).items():
@@ -655,9 +659,7 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
     if not full:
         claims.append({"claim": "whole singular locus and critical image against the strata closures",
                        "verdict": "not computed", "evidence": "not asked for (pointwise checks only)"})
-        return ClaimsResult(architecture=arch, claims=tuple(claims), method="pointwise tangent-space tests",
-                            certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-                            m2_version=res.m2_version, script=res.script)
+        return finish("pointwise tangent-space tests", res.m2_version, res.script)
     try:
         sl = singular_locus(arch, seed=seed, timeout=timeout, m2=m2)
     except M2TimeoutError as exc:
@@ -672,10 +674,8 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
     except M2TimeoutError as exc:
         claims.append({"claim": "the claimed boundary lies in the image of the critical points",
                        "verdict": "not computed", "evidence": f"critical image: {exc}"})
-        return ClaimsResult(architecture=arch, claims=tuple(claims),
-                            method="pointwise tangent-space tests; singular locus by G-orbit strata",
-                            certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-                            m2_version=res.m2_version, script=sl.script if sl else res.script)
+        return finish("pointwise tangent-space tests; singular locus by G-orbit strata", res.m2_version,
+                      sl.script if sl else res.script)
     flag = lambda k: parse_int(require(recs, k, script), script) == 1  # noqa: E731
     crit = _components(recs, "critical_image_component", script)
     equals = parse_int_list(require(recs, "stratum_parallel_equals_critical_component", script), script)
@@ -692,11 +692,8 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
         claim("d' = a = 1: the image of the critical points is exactly the claimed boundary closure",
               len(crit) == 1 and all(equals),
               f"critical image components {crit_text}")
-    return ClaimsResult(architecture=arch, claims=tuple(claims),
-                        method="pointwise tangent-space tests; singular locus by G-orbit strata; critical image by "
-                               "elimination",
-                        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-                        m2_version=require(recs, "m2_version", script), script=script)
+    return finish("pointwise tangent-space tests; singular locus by G-orbit strata; critical image by elimination",
+                  require(recs, "m2_version", script), script)
 
 
 def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims) -> None:

@@ -51,12 +51,14 @@ B = allCoeffs_chosen;
 if not all(B, isHomogeneous) then error "lightning_cas: coefficient polynomials are not homogeneous";
 n = #B;
 S1 = kk[ySym_1 .. ySym_n];
--- closure of the image of a list of homogeneous polynomials of one common degree (zeros allowed), in S1
-imageIdeal = F -> (
+-- closure of the image of a list of homogeneous polynomials of one common degree (zeros allowed), as
+-- an ideal of the standard-graded ring S (one variable per polynomial); S1 unless said otherwise
+imageIdealIn = (F, S) -> (
     e := first degree first select(F, f -> f != 0);
-    Sd := kk[ySym_1 .. ySym_n, Degrees => toList(n : e)];
+    Sd := newRing(S, Degrees => toList(numgens S : e));
     F = apply(F, f -> if f == 0 then 0_(ring first F) else f);
-    (map(S1, Sd, vars S1)) ker map(ring first F, Sd, F));
+    (map(S, Sd, vars S)) ker map(ring first F, Sd, F));
+imageIdeal = F -> imageIdealIn(F, S1);
 setRandomSeed seed;
 lcasEmit("m2_version", version#"VERSION");
 lcasEmit("parametrization", if useVA then 1 else 0);
@@ -188,9 +190,7 @@ if wantOrbits == 1 then (
             nY := #coords;
             PY := kk[(getSymbol "v")_1 .. (getSymbol "v")_nD, (getSymbol "w")_1 .. (getSymbol "w")_nD];
             SY := kk[(getSymbol "s")_1 .. (getSymbol "s")_nY];
-            SYd := kk[(getSymbol "s")_1 .. (getSymbol "s")_nY, Degrees => toList(nY : 2)];
-            KY := ker map(PY, SYd, symS(matrix {toList(PY_0 .. PY_(nD-1))}, transpose matrix {toList(PY_nD .. PY_(2*nD-1))}));
-            IY := (map(SY, SYd, vars SY)) KY;
+            IY := imageIdealIn(symS(matrix {toList(PY_0 .. PY_(nD-1))}, transpose matrix {toList(PY_nD .. PY_(2*nD-1))}), SY);
             JY := (map(Rs, SY, coords)) jacobian IY;
             actF := apply(flatten table(nD, nD, (p, q) -> (p, q)), pq -> (E := unitMat(nD, nD, pq#0, pq#1, Rs);
                 asColumn(symS(Vs * E, kcol) + symS(Vs, transpose(E) * kcol))));
@@ -203,11 +203,9 @@ if wantOrbits == 1 then (
                     asColumn((coeffList(Vs * E, As))_chosen + (coeffList(Vs, transpose(E) * As + As * E))_chosen)));
             (phis, (map(Rs, S1, phis)) jacobian I1, cI, fold((a, b) -> a | b, actX), I1)));
     orbitFound = {}; orbitUnresolved = {};
-    orbitSlices = {};
     tooMany = (M, k) -> binomial(numrows M, k) * binomial(numcols M, k) > minorBudget;
     scan(toList(1 .. min(nOut, nD)), r -> (
         (Rs, Vs, As) := orbitSlice r;
-        orbitSlices = append(orbitSlices, Rs);
         (coords, JS, cc, Act, Iused) := orbitModel(Rs, Vs, As);
         Dphi := transpose jacobian matrix {coords};
         gdegs := apply(flatten entries gens Iused, g -> first degree g);
