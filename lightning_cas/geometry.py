@@ -170,7 +170,7 @@ MINOR_BUDGET = 3_000_000
 
 def _flags(**overrides) -> dict:
     flags = {"oneCoord": 0, "reparam": 1, "emitGenerators": 1, "wantIdeal": 1, "wantSingular": 0,
-             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "wantOrbits": 0,
+             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "wantOrbits": 0, "wantCritical": 0, "wantVerdict": 0, "samplesPerPiece": 1,
              "minorBudget": MINOR_BUDGET, "numDegreeRuns": 0, "seed": 0}
     flags.update(overrides)
     return flags

@@ -2,8 +2,8 @@
 -- the image of the critical locus of the parametrization (the algebraic boundary candidate) and
 -- the closures of the weight strata that MATH.md section 5 names.
 -- Inputs (rendered header): widths, attention, tokens, oneCoord, reparam, emitGenerators,
---   wantIdeal, wantSingular, wantComponents, wantBoundary, wantStrata, wantOrbits, minorBudget,
---   numDegreeRuns, seed.
+--   wantIdeal, wantSingular, wantComponents, wantBoundary, wantStrata, wantOrbits, wantCritical,
+--   wantVerdict (with pointQ, pointK, pointV, numDirections), samplesPerPiece, minorBudget, numDegreeRuns, seed.
 -- The numerical degree (numDegreeRuns > 0) is NumericalImplicitization's monodromy count of the
 -- image, repeated because a single run can be wrong; every run is emitted, Python takes the consensus.
 -- Structure used, and why:
@@ -123,9 +123,11 @@ if wantStrata == 1 then (
     strataIdeals = new MutableHashTable;
     cSym = getSymbol "c"; uSym = getSymbol "u"; gSym = getSymbol "g"; hSym = getSymbol "h";
     stratumIdeal = (name, VA) -> (
-        J := imageIdeal((coeffList VA)_chosen);
+        J := ideal mingens imageIdeal((coeffList VA)_chosen);
         strataIdeals#name = J;
         lcasEmit("stratum_" | name | "_dim", dim J);
+        lcasEmit("stratum_" | name | "_degree", degree J);
+        lcasEmit("stratum_" | name | "_gens", demark(" ; ", apply(flatten entries gens J, toString)));
         if wantSingular == 1 then (
             lcasEmit("stratum_" | name | "_in_singular", if isSubset(Jsing, J) then 1 else 0);
             if wantComponents == 1 then lcasEmit("stratum_" | name | "_contains_singular_components",
@@ -153,7 +155,7 @@ if wantStrata == 1 then (
         G3 = matrix table(m, nD, (r, s) -> P3_(nOut*nD + r*nD + s));
         H3 = matrix table(m, nD, (r, s) -> P3_(nOut*nD + m*nD + r*nD + s));
         stratumIdeal("rankA", (V3, (transpose G3) * H3))));
-if wantOrbits == 1 then (
+if wantOrbits == 1 or wantCritical == 1 then (
     -- Singular locus by G-orbit strata, G = GL(d') x GL(d) acting by (V, A) -> (h V g, g^T A g): phi is
     -- equivariant, so Sing(X) is a union of G-stable sets and every point of X = image(phi) (the map has
     -- no base points, so its image is closed) lies in G.phi(V_r, A) with V_r = [I_r 0; 0 0], r = rank V.
@@ -202,9 +204,41 @@ if wantOrbits == 1 then (
                 | apply(flatten table(nD, nD, (p, q) -> (p, q)), pq -> (E := unitMat(nD, nD, pq#0, pq#1, Rs);
                     asColumn((coeffList(Vs * E, As))_chosen + (coeffList(Vs, transpose(E) * As + As * E))_chosen)));
             (phis, (map(Rs, S1, phis)) jacobian I1, cI, fold((a, b) -> a | b, actX), I1)));
-    orbitFound = {}; orbitUnresolved = {};
+    orbitFound = {}; orbitUnresolved = {}; critFound = {}; critUnresolved = {};
     tooMany = (M, k) -> binomial(numrows M, k) * binomial(numcols M, k) > minorBudget;
-    scan(toList(1 .. min(nOut, nD)), r -> (
+    -- rank of the differential of (g, slice point) -> g.phi on the piece P: the dimension of the closure
+    -- of G.phi(P) in the model's coordinates (the factor Y on the d' = a = 1 route: add d - 1 for X)
+    sliceImageRank = (Rs, P, Act, Dphi) -> (
+        RP := Rs / P;
+        T := if P == 0 then id_(Rs^(numgens Rs)) else gens ker sub(transpose jacobian gens P, RP);
+        rank (sub(Act, RP) | sub(Dphi, RP) * sub(T, RP)));
+    toX = dY -> if factorRoute then dY + nD - 1 else dY;
+    -- the piece in the weights: generic rank of A, and whether colspace A lies in rowspace V = span(e_1..e_r)
+    weightDescription = (Rs, r, P, As) -> (
+        RP := Rs / P;
+        (rank sub(As, RP), if r == nD then 1 else if isSubset(ideal flatten entries As^(toList(r .. nD - 1)), P) then 1 else 0));
+    matchName = f -> (
+        (r, P, jr, cc, dimY, rankA, colIn) := toSequence take(toList f, 7);
+        have := n -> strataIdeals#?n and dim strataIdeals#n == dimY;
+        if r == 1 and rankA == 1 and colIn == 1 and have "parallel" then "parallel"
+        else if r == 1 and rankA == 1 and have "rank11" then "rank11"
+        else if rankA < nAtt and have "rankA" then "rankA" else "none");
+    -- a random rational point of a linear piece, moved by a random element of G (so it is no longer
+    -- in normal form), as weights (Q, K, V); A = K^T Q with K = [I; 0], Q = [A; 0] when a >= d
+    piecePoints = (Rs, Vs, As, P) -> (
+        if not all(flatten entries gens P, f -> f == 0 or first degree f == 1) then return {};
+        apply(samplesPerPiece, i -> piecePoint(Rs, Vs, As, P)));
+    piecePoint = (Rs, Vs, As, P) -> (
+        Kp := if P == 0 then id_(kk^(numgens Rs)) else gens ker lift(transpose jacobian gens P, kk);
+        pt := flatten entries (Kp * random(kk^(numcols Kp), kk^1, Height => 9));
+        ev := M -> lift(sub(M, apply(numgens Rs, i -> Rs_i => pt#i)), kk);
+        h := random(kk^nOut, kk^nOut, Height => 5); while det h == 0 do h = random(kk^nOut, kk^nOut, Height => 5);
+        g := random(kk^nD, kk^nD, Height => 5); while det g == 0 do g = random(kk^nD, kk^nD, Height => 5);
+        Vp := h * ev(Vs) * g;
+        (Qp, Kp2) := if nAtt >= nD then ((transpose g) * ev(As) * g || map(kk^(nAtt - nD), kk^nD, 0), id_(kk^nD) || map(kk^(nAtt - nD), kk^nD, 0))
+            else (ev(matrix table(nAtt, nD, (i, j) -> Rs_(i*nD + j))) * g, ev(matrix table(nAtt, nD, (i, j) -> Rs_(nAtt*nD + i*nD + j))) * g);
+        {entries Qp, entries Kp2, entries Vp});
+    if wantOrbits == 1 then scan(toList(1 .. min(nOut, nD)), r -> (
         (Rs, Vs, As) := orbitSlice r;
         (coords, JS, cc, Act, Iused) := orbitModel(Rs, Vs, As);
         Dphi := transpose jacobian matrix {coords};
@@ -214,12 +248,10 @@ if wantOrbits == 1 then (
             if isSubset(ideal flatten entries As, P) then return;   -- A = 0: phi = 0, the vertex
             jr := rank sub(JS, RP);
             ta := rank sub(Act, RP);
-            T := if P == 0 then id_(Rs^(numgens Rs)) else gens ker sub(transpose jacobian gens P, RP);
-            dimY := rank (sub(Act, RP) | sub(Dphi, RP) * sub(T, RP));
+            dimY := sliceImageRank(Rs, P, Act, Dphi);
             if jr < cc then (
-                rankA := rank sub(As, RP);
-                colIn := if r == nD then 1 else if isSubset(ideal flatten entries As^(toList(r .. nD - 1)), P) then 1 else 0;
-                orbitFound = append(orbitFound, (r, P, jr, cc, if factorRoute then dimY + nD - 1 else dimY, rankA, colIn));
+                (rankA, colIn) := weightDescription(Rs, r, P, As);
+                orbitFound = append(orbitFound, (r, P, jr, cc, toX dimY, rankA, colIn, piecePoints(Rs, Vs, As, P)));
                 return);
             if ta == dimY then (
                 if tooMany(Act, ta) then (orbitUnresolved = append(orbitUnresolved, (r, P, "orbit-dimension minors")); return);
@@ -232,18 +264,14 @@ if wantOrbits == 1 then (
                 scan(minimalPrimes(P + minors(cc, J1)), Q -> if Q != P then process Q)));
         process ideal 0_Rs));
     lcasEmit("orbit_route", if factorRoute then 1 else 0);
+    if wantOrbits == 1 then (
     lcasEmit("orbit_components_count", #orbitFound);
-    matchName = f -> (
-        (r, P, jr, cc, dimY, rankA, colIn) := f;
-        have := n -> strataIdeals#?n and dim strataIdeals#n == dimY;
-        if r == 1 and rankA == 1 and colIn == 1 and have "parallel" then "parallel"
-        else if r == 1 and rankA == 1 and have "rank11" then "rank11"
-        else if rankA < nAtt and have "rankA" then "rankA" else "none");
     matched = apply(orbitFound, matchName);
     scan(#orbitFound, i -> (
-        (r, P, jr, cc, dimY, rankA, colIn) := orbitFound#i;
+        (r, P, jr, cc, dimY, rankA, colIn, pts) := orbitFound#i;
         key := "orbit_component_" | toString(i + 1);
         lcasEmit(key, {r, jr, cc, dimY, rankA, colIn});
+        scan(#pts, j -> lcasEmit(key | "_point_" | toString(j + 1), pts#j));
         lcasEmit(key | "_matches", matched#i);
         lcasEmit(key | "_gens", demark(" ; ", apply(flatten entries mingens P, toString)))));
     lcasEmit("orbit_unresolved_count", #orbitUnresolved);
@@ -257,4 +285,147 @@ if wantOrbits == 1 then (
     if #orbitUnresolved == 0 and all(matched, m -> m != "none") then (
         singIdeal := if #matched == 0 then ideal vars S1 else intersect apply(unique matched, m -> strataIdeals#m);
         emitIdeal("orbit_singular", singIdeal)));
+    -- Critical points of the parametrization, by the same slices: the rank of the differential is
+    -- G-invariant, so the critical locus is G-stable and meets every orbit in a slice point (V_r, A).
+    -- The parametrization is (V, A) when a >= d (every real A is K^T Q, so it has the same real image as
+    -- (Q, K, V) and fewer critical points), else (Q, K, V); on the d' = a = 1 route it is (v, k) -> S,
+    -- whose critical points are those of phi = S (x) q off the vertex (rank d phi = rank dS + d - 1).
+    if wantCritical == 1 then (
+        (Rw, wSubst, needRank) := if factorRoute then (
+                Pf := kk[(getSymbol "v")_1 .. (getSymbol "v")_nD, (getSymbol "w")_1 .. (getSymbol "w")_nD];
+                symF := flatten apply(nD, i -> apply(toList(i .. nD - 1), j -> Pf_i * Pf_(nD + j) + Pf_j * Pf_(nD + i)));
+                (Pf, jacobian matrix {symF}, 2 * nD - 1))
+            else if nAtt >= nD then (
+                Pw := kk[flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (i, j) -> aSym_(i+1, j+1))];
+                Vw := matrix table(nOut, nD, (p, q) -> Pw_(p*nD + q));
+                Aw := matrix table(nD, nD, (i, j) -> Pw_(nOut*nD + i*nD + j));
+                (Pw, jacobian matrix {(coeffList(Vw, Aw))_chosen}, dim I1))
+            else (Pw = kk[lcasWeightSymbols()];
+                (Qw, Kw, Vw2) := first lcasLayers(gens Pw);
+                (Pw, jacobian matrix {(coeffList(Vw2, (transpose Kw) * Qw))_chosen}, dim I1));
+        scan(toList(1 .. min(nOut, nD)), r -> (
+            (Rs, Vs, As) := orbitSlice r;
+            (coords, JS, cc, Act, Iused) := orbitModel(Rs, Vs, As);
+            Dphi := transpose jacobian matrix {coords};
+            -- the weights of the slice point, in the order of Rw's variables
+            vals := if factorRoute then flatten entries Vs | take(gens Rs, {nD, 2*nD - 1})
+                else if nAtt >= nD then flatten entries Vs | flatten entries As
+                else take(gens Rs, 2*nAtt*nD) | flatten entries Vs;
+            Dfull := (map(Rs, Rw, vals)) wSubst;
+            if tooMany(Dfull, needRank) then (critUnresolved = append(critUnresolved, (r, ideal 0_Rs, "differential minors")); return);
+            Cr := minors(needRank, Dfull);
+            if Cr == 1 then return;
+            scan(minimalPrimes Cr, P -> (
+                if isSubset(ideal flatten entries As, P) then return;   -- the vertex
+                (rankA, colIn) := weightDescription(Rs, r, P, As);
+                critFound = append(critFound, (r, P, 0, 0, toX sliceImageRank(Rs, P, Act, Dphi), rankA, colIn,
+                        piecePoints(Rs, Vs, As, P)))))));
+        critMatched = apply(critFound, matchName);
+        lcasEmit("orbit_critical_count", #critFound);
+        scan(#critFound, i -> (
+            (r, P, jr, cc, dimY, rankA, colIn, pts) := critFound#i;
+            key := "orbit_critical_" | toString(i + 1);
+            lcasEmit(key, {r, dimY, rankA, colIn});
+            lcasEmit(key | "_matches", critMatched#i);
+            scan(#pts, j -> lcasEmit(key | "_point_" | toString(j + 1), pts#j));
+            lcasEmit(key | "_gens", demark(" ; ", apply(flatten entries mingens P, toString)))));
+        lcasEmit("orbit_critical_unresolved_count", #critUnresolved);
+        if #critUnresolved == 0 and all(critMatched, m -> m != "none") then (
+            critIdeal := if #critMatched == 0 then ideal vars S1 else intersect apply(unique critMatched, m -> strataIdeals#m);
+            emitIdeal("orbit_critical_image", critIdeal))));
+if wantVerdict == 1 then (
+    -- Real verdict at one rational weight point W = (pointQ, pointK, pointV), p = phi(W); the
+    -- arguments are in the docstring of lightning_cas/real_boundary.py. Emitted here:
+    --  * the tangent rank of I at p (p smooth or not) and, for every rational preimage orbit (fiber of p
+    --    in (V, A), rank A <= a, normalized by ell(V) = 1), whether it is a regular point;
+    --  * whether the fiber is finite, all of it rational (its degree = number of rational points) and
+    --    without orbits on ell(V) = 0: then every analytic branch of X at p is the image of a germ at a
+    --    listed preimage (phi is proper on balanced weights, |phi(V, A)| >= c |V| |A|);
+    --  * witness curves from the critical rational preimages, as eliminants f(s, t) with their leading
+    --    coefficient and discriminant in t.
+    V0 = matrix(kk, pointV); Q0 = matrix(kk, pointQ); K0 = matrix(kk, pointK); A0 = (transpose K0) * Q0;
+    p0 = (coeffList(V0, A0))_chosen;
+    lcasEmit("verdict_vertex", if all(p0, x -> x == 0) then 1 else 0);
+    if any(p0, x -> x != 0) then (
+        sSym = getSymbol "s"; tSym = getSymbol "t";
+        Rf = kk[flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (i, j) -> aSym_(i+1, j+1)) | {sSym, tSym}];
+        nVA = nOut*nD + nD*nD;
+        Vf = matrix table(nOut, nD, (p, q) -> Rf_(p*nD + q));
+        Af = matrix table(nD, nD, (i, j) -> Rf_(nOut*nD + i*nD + j));
+        Ff = (coeffList(Vf, Af))_chosen;
+        rankCond = if nAtt < nD then minors(nAtt + 1, Af) else ideal 0_Rf;
+        fiberOf = q -> ideal apply(Ff, q, (f, c) -> f - c) + rankCond;
+        -- rational preimages of p (one per scaling orbit with ell(V) != 0)
+        ell = sum(nOut*nD, i -> random(1, 9) * Rf_i);
+        Jfib = fiberOf p0 + ideal(ell - 1, Rf_nVA, Rf_(nVA + 1));
+        Pre = select(minimalPrimes Jfib, P -> dim P == 0 and degree P == 1);
+        lcasEmit("verdict_rational_preimages", #Pre);
+        lcasEmit("verdict_fiber_degree", if dim Jfib == 0 then degree Jfib else -1);
+        lcasEmit("verdict_fiber_off_chart", if fiberOf p0 + ideal(ell, Rf_nVA, Rf_(nVA + 1)) == 1 then 0 else 1);
+        -- the differential of the parametrization R -> coordinates (rows: parameters of R)
+        JR = jacobian matrix {B};
+        DR = D -> lift(sub(JR, apply(gens R, D, (x, c) -> x => c)), kk);
+        weightsOf = (Vv, Av) -> if useVA then flatten entries Vv | flatten entries Av else (
+            -- a rank factorization over QQ, padded: A = K^T Q with K^T = [C 0], Q = [Rw; 0]
+            cols := if Av == 0 then {} else (
+                piv := {}; scan(nD, j -> if rank Av_(append(piv, j)) > #piv then piv = append(piv, j)); piv);
+            Cm := if #cols == 0 then map(kk^nD, kk^0, 0) else Av_cols;
+            Rm := if #cols == 0 then map(kk^0, kk^nD, 0) else solve(Cm, Av);
+            Qv := Rm || map(kk^(nAtt - #cols), kk^nD, 0);
+            Kv := transpose(Cm | map(kk^nD, kk^(nAtt - #cols), 0));
+            flatten entries Qv | flatten entries Kv | flatten entries Vv);
+        DX = dim I1;
+        -- regular: rank dim X, and (a < d) rank A = a, where (Q, K) -> K^T Q is a submersion onto rank <= a
+        regularPre = 0; criticalPre = {};
+        scan(Pre, P -> (
+            vals := apply(nVA, i -> lift(Rf_i % P, kk));
+            Vv := matrix table(nOut, nD, (p, q) -> vals#(p*nD + q));
+            Av := matrix table(nD, nD, (i, j) -> vals#(nOut*nD + i*nD + j));
+            if rank DR weightsOf(Vv, Av) == DX and (useVA or rank Av == nAtt) then regularPre = regularPre + 1
+            else criticalPre = append(criticalPre, (Vv, Av))));
+        lcasEmit("verdict_regular_preimages", regularPre);
+        lcasEmit("verdict_critical_preimages", #criticalPre);
+        JI1 = lift(sub(jacobian I1, apply(gens S1, p0, (y, c) -> y => c)), kk);
+        lcasEmit("verdict_tangent_rank", rank JI1);
+        lcasEmit("verdict_codimension", cI);
+        -- witness curves from the critical rational preimages (W itself is one of them, up to scaling)
+        wCount = 0;
+        scan(criticalPre, VA -> (
+            (Vv, Av) := VA;
+            -- block pairs of a bilinear sub-parametrization: (V, A), or (V, K), (V, Q), (Q, K) around (Q, K) of A
+            wv := weightsOf(Vv, Av);
+            blocks := if useVA then {{"V,A", toList(0 .. nVA - 1)}} else (
+                nq := nAtt*nD; {{"V,K", toList(nq .. 2*nq - 1) | toList(2*nq .. 2*nq + nOut*nD - 1)},
+                                {"V,Q", toList(0 .. nq - 1) | toList(2*nq .. 2*nq + nOut*nD - 1)},
+                                {"Q,K", toList(0 .. 2*nq - 1)}});
+            Dm := DR wv;
+            scan(blocks, bl -> (
+                Kb := gens ker transpose Dm^(bl#1);
+                if numcols Kb == 0 then return;
+                scan(numDirections, j -> (
+                    dl := flatten entries (Kb * random(kk^(numcols Kb), kk^1, Height => 9));
+                    full := new MutableList from toList(#wv : 0_kk);
+                    scan(#(bl#1), i -> full#((bl#1)#i) = dl#i);
+                    -- the quadratic part phi_2(delta): phi with the two blocks replaced by delta, the third kept
+                    w := if useVA then (coeffList(matrix table(nOut, nD, (p, q) -> full#(p*nD + q)),
+                                                  matrix table(nD, nD, (i, c) -> full#(nOut*nD + i*nD + c))))_chosen
+                         else (
+                            (Qd, Kd, Vd) := first lcasLayers toList full;
+                            (Qw0, Kw0, Vw0) := first lcasLayers wv;
+                            (Qx, Kx, Vx) := if bl#0 == "V,K" then (Qw0, Kd, Vd) else if bl#0 == "V,Q" then (Qd, Kw0, Vd) else (Qd, Kd, Vw0);
+                            (coeffList(Vx, (transpose Kx) * Qx))_chosen);
+                    if rank matrix {p0, w} < 2 then return;
+                    tl := sum(nVA, i -> random(-9, 9) * Rf_i);
+                    J := fiberOf(apply(p0, w, (c, x) -> c - Rf_nVA * x)) + ideal(sum(nOut*nD, i -> Rf_i^2) - 1, Rf_(nVA + 1) - tl);
+                    E := eliminate(take(gens Rf, nVA), J);
+                    wCount = wCount + 1;
+                    key := "verdict_witness_" | toString wCount;
+                    lcasEmit(key | "_blocks", bl#0);
+                    lcasEmit(key | "_direction", toList full);
+                    f := if numgens E == 1 then E_0 else 0_Rf;
+                    if f == 0 or degree(Rf_(nVA + 1), f) < 1 then (lcasEmit(key | "_eliminant", "none"); return);
+                    lcasEmit(key | "_eliminant", toString f);
+                    lcasEmit(key | "_leading", toString (last coefficients(f, Variables => {Rf_(nVA + 1)}))_(0, 0));
+                    lcasEmit(key | "_discriminant", toString discriminant(f, Rf_(nVA + 1)))))))));
+        lcasEmit("verdict_witness_count", wCount)));
 lcasEmit("total_cpu_s", floor(1000 * cpuTime()));
