@@ -9,8 +9,9 @@ from .api import dimension, predict, verify
 from .architecture import Architecture
 from .errors import LightningError
 from .fibers import FiberResult, fiber
-from .geometry import (BoundaryResult, ClaimsResult, ImplicitResult, PointSingularityResult, SingularLocusResult,
-                       boundary, check_claims, implicit, is_singular, singular_locus)
+from .claims import ClaimsResult, check_claims
+from .geometry import ImplicitResult, PointSingularityResult, SingularLocusResult, implicit, is_singular, singular_locus
+from .real_boundary import BoundaryResult, boundary
 from .results import DimensionResult, VerifyResult
 
 __all__ = ["Architecture", "BoundaryResult", "ClaimsResult", "DimensionResult", "FiberResult", "ImplicitResult",

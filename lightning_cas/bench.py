@@ -345,6 +345,9 @@ def summarize(results: dict) -> dict:
         if r.get("theory") is not None and r.get("status") == "ok" and r["dimension"] != r["theory"]:
             findings.append(f"geometry implicit (d={r['d']}, d'={r['d_out']}, a={r['a']}): dimension "
                             f"{r['dimension']} != theory {r['theory']}")
+        if r["bench"] == "boundary_verdict" and r.get("boundary") is False:
+            findings.append(f"geometry boundary_verdict (d={r['d']}, d'={r['d_out']}, a={r['a']}): a point of the "
+                            "claimed boundary was certified interior")
         if r.get("status") != "ok":
             findings.append(f"geometry {r['bench']} (d={r['d']}, d'={r['d_out']}, a={r['a']}, "
                             f"one_coordinate={r['one_coordinate']}): {r.get('error', r.get('status'))}")
@@ -407,14 +410,20 @@ def softmax_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     return head, body
 
 
+def _geometry_detail(r: dict) -> str:
+    if "certificate" in r:
+        return f"boundary: {str(r.get('boundary')).lower()} ({r['certificate']})"
+    return str(r.get("pieces", r.get("candidates", r.get("generator_degrees", "-"))))
+
+
 def geometry_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     head = ["bench", "d", "d'", "a", "one coord.", "status", "dim", "theory", "degree", "#gens",
-            "gen degrees / singular pieces", "s"]
+            "gen degrees / pieces / candidates / verdict", "s"]
     body = [[r["bench"], str(r["d"]), str(r["d_out"]), str(r["a"]), "yes" if r["one_coordinate"] else "no",
              r["status"] if r["status"] == "ok" else f"**{r['status']}**: {r.get('error', '')}"[:120],
              str(r.get("dimension", "-")), str(r.get("theory", "-")), str(r.get("degree", "-")) + (
                  f" (consensus {r['consensus']})" if "consensus" in r else ""),
-             str(r.get("generators", "-")), str(r.get("pieces", r.get("generator_degrees", "-"))),
+             str(r.get("generators", "-")), _geometry_detail(r),
              f"{r['elapsed_s']:.1f}"]
             for r in rows]
     return head, body
@@ -507,7 +516,7 @@ def render_markdown(results: dict) -> str:
                 f"({results.get('m2_timeout', M2_TIMEOUT):g} s); theory `n/a` = outside every regime with a "
                 "closed form."]
     if secs.get("geometry"):
-        out += ["", "## Implicitization (issue 5 item 6)", "", _md_table(*geometry_table(secs["geometry"]))]
+        out += ["", "## One-layer geometry: implicitization, singular locus, boundary (issue 5)", "", _md_table(*geometry_table(secs["geometry"]))]
     if secs.get("softmax"):
         ss = s.get("softmax_sweep", {})
         out += ["", "## Softmax sweep (issue 6 item 4)", "", _md_table(*softmax_table(secs["softmax"])), "",
@@ -604,7 +613,7 @@ def main(argv=None) -> int:
         elif section == "geometry":
             from .bench_geometry import run_geometry_bench
 
-            print("[geometry] implicitization and singular-locus cases (about 3 min) ...", flush=True)
+            print("[geometry] implicitization, singular locus and boundary cases (about 5 min) ...", flush=True)
             start = time.perf_counter()
             rows.extend(geometry_with_theory(run_geometry_bench(args.geometry_timeout)))
             results["geometry_total_s"] = round(time.perf_counter() - start, 3)

@@ -1,6 +1,7 @@
 """Implicitization timings for `make bench`: the small one-layer cases, and the one-coordinate
 (d = 3, t = 2, a = 3) case that plain `ker` over (Q, K, V) does not finish in 15 minutes; then the
-singular locus of the small cases by G-orbit strata."""
+singular locus, the Zariski closure of the real boundary and one certified boundary verdict of the small
+cases (G-orbit slices)."""
 
 from __future__ import annotations
 
@@ -9,55 +10,77 @@ import time
 from .architecture import Architecture
 from .errors import LightningError
 from .geometry import implicit, singular_locus
+from .real_boundary import boundary, stratum_samples
 
 CASES = [  # (d, d', a, one_coordinate)
     (2, 1, 1, False), (2, 1, 2, False), (2, 2, 1, False), (2, 2, 2, False), (3, 1, 1, False), (3, 3, 3, True),
 ]
 
 
-def run_geometry_bench(timeout: float) -> list[dict]:
-    """One row per case: dimension, degree, generator degrees and wall time, or the error."""
-    rows = []
-    for d, e, a, one in CASES:
-        arch = Architecture((d, e), (a,), tokens=2)
-        row = {"bench": "implicit", "d": d, "d_out": e, "a": a, "tokens": 2, "one_coordinate": one}
-        start = time.perf_counter()
-        try:
-            res = implicit(arch, one_coordinate=one, generators=False, timeout=timeout)
-            row.update(status="ok", dimension=res.dimension, degree=res.degree, ambient=res.ambient,
-                       generators=len(res.generator_degrees), generator_degrees=sorted(set(res.generator_degrees)),
-                       parametrization=res.parametrization, m2_version=res.m2_version)
-        except LightningError as exc:
-            row.update(status="error", error=str(exc))
-        row["elapsed_s"] = round(time.perf_counter() - start, 3)
-        rows.append(row)
-    # the singular locus by G-orbit strata (the whole-ideal minors do not finish for the last three)
-    for d, e, a, one in CASES:
-        if one:
-            continue
-        row = {"bench": "singular_strata", "d": d, "d_out": e, "a": a, "tokens": 2, "one_coordinate": False}
-        start = time.perf_counter()
-        try:
-            res = singular_locus(Architecture((d, e), (a,), tokens=2), timeout=timeout)
-            row.update(status="ok" if res.complete else "incomplete", dimension=res.singular_dimension,
-                       pieces="; ".join(s for c in res.components for s in c["contained_in"]) or "vertex only",
-                       m2_version=res.m2_version)
-        except LightningError as exc:
-            row.update(status="error", error=str(exc))
-        row["elapsed_s"] = round(time.perf_counter() - start, 3)
-        rows.append(row)
-    # the numerical degree (monodromy, repeated) of the hardest case, next to its exact degree
-    row = {"bench": "numerical_degree", "d": 3, "d_out": 3, "a": 3, "tokens": 2, "one_coordinate": True}
+def _timed(row: dict, compute) -> dict:
+    """Fill ``row`` with what ``compute()`` returns (a dict), or the error, and the wall time."""
     start = time.perf_counter()
     try:
-        res = implicit(Architecture((3, 3), (3,), tokens=2), one_coordinate=True, ideal=False,
-                       numerical_degree_runs=3, timeout=timeout)
-        nd = res.numerical_degree
-        row.update(status="ok", degree=nd["value"], consensus=nd["consensus"], certainty="numeric")
+        row.update(compute())
     except LightningError as exc:
         row.update(status="error", error=str(exc))
     row["elapsed_s"] = round(time.perf_counter() - start, 3)
-    rows.append(row)
+    return row
+
+
+def run_geometry_bench(timeout: float) -> list[dict]:
+    """Rows: implicit ideal per case; singular locus, boundary closure and one boundary verdict per small
+    case (G-orbit slices); the numerical degree of the hardest case."""
+    rows = []
+    small = [(d, e, a) for d, e, a, one in CASES if not one]
+
+    def row(bench, d, e, a, one=False):
+        return {"bench": bench, "d": d, "d_out": e, "a": a, "tokens": 2, "one_coordinate": one}
+
+    def implicit_row(arch, one):
+        res = implicit(arch, one_coordinate=one, generators=False, timeout=timeout)
+        return dict(status="ok", dimension=res.dimension, degree=res.degree, ambient=res.ambient,
+                    generators=len(res.generator_degrees), generator_degrees=sorted(set(res.generator_degrees)),
+                    parametrization=res.parametrization, m2_version=res.m2_version)
+
+    def singular_row(arch):
+        res = singular_locus(arch, timeout=timeout)
+        return dict(status="ok" if res.complete else "incomplete", dimension=res.singular_dimension,
+                    pieces="; ".join(s for c in res.components for s in c["contained_in"]) or "vertex only",
+                    m2_version=res.m2_version)
+
+    def closure_row(arch):
+        res = boundary(arch, timeout=timeout)
+        return dict(status="ok" if res.closure_complete else "incomplete", dimension=res.boundary_closure_dimension,
+                    critical_image_dimension=res.critical_image_dimension,
+                    candidates="; ".join(f"{c['stratum']}: {c['verdict']}" for c in res.components),
+                    m2_version=res.m2_version)
+
+    def verdict_row(arch):
+        point, = stratum_samples(arch, "parallel", 0, 1)
+        res = boundary(arch, point, timeout=timeout, closure=False)
+        return dict(status="ok" if res.boundary is not None else "undecided", boundary=res.boundary,
+                    certificate=(res.certificate or {}).get("kind"), m2_version=res.m2_version)
+
+    for d, e, a, one in CASES:
+        rows.append(_timed(row("implicit", d, e, a, one), lambda: implicit_row(Architecture((d, e), (a,), 2), one)))
+    # the singular locus by G-orbit strata (the whole-ideal minors do not finish for the last three)
+    for d, e, a in small:
+        rows.append(_timed(row("singular_strata", d, e, a), lambda: singular_row(Architecture((d, e), (a,), 2))))
+    # the Zariski closure of the real boundary (singular and critical loci on slices, certified verdicts),
+    # and one certified verdict at a point of the claimed boundary
+    for d, e, a in small:
+        rows.append(_timed(row("boundary_closure", d, e, a), lambda: closure_row(Architecture((d, e), (a,), 2))))
+        rows.append(_timed(row("boundary_verdict", d, e, a), lambda: verdict_row(Architecture((d, e), (a,), 2))))
+
+    # the numerical degree (monodromy, repeated) of the hardest case, next to its exact degree
+    def numeric_row():
+        res = implicit(Architecture((3, 3), (3,), tokens=2), one_coordinate=True, ideal=False,
+                       numerical_degree_runs=3, timeout=timeout)
+        nd = res.numerical_degree
+        return dict(status="ok", degree=nd["value"], consensus=nd["consensus"], certainty="numeric")
+
+    rows.append(_timed(row("numerical_degree", 3, 3, 3, True), numeric_row))
     return rows
 
 

@@ -10,7 +10,7 @@ import time
 
 import click
 
-from . import geometry
+from . import claims, geometry, real_boundary
 from .architecture import Architecture
 from .cli import JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors, main
 from .cli import _arch as cli_arch
@@ -189,18 +189,18 @@ def _echo_strata(res) -> None:
 @main.command("boundary")
 @_geometry_options
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
-              help="weights.json: decide whether phi_W is a boundary point.")
+              help="weights.json: decide whether phi_W is a boundary point (with a certificate).")
 @click.option("--verdict-only", is_flag=True,
-              help="With --at: skip the critical image (its elimination does not finish for d=2,d'=2 or d=3).")
+              help="With --at: skip the Zariski closure of the boundary (the singular locus takes ~1 min for d=d'=2).")
 @clean_errors
 def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, verdict_only):
-    """Zariski closure of the boundary candidate (critical image) and, with --at, a verdict."""
+    """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
     arch = _arch(widths, attention, tokens)
     point = load_point(arch, at) if at is not None else None
-    res = run_with_progress("running Macaulay2 (implicit ideal, critical locus and its image)" if not verdict_only
-                            else "running Macaulay2 (implicit ideal)",
-                            lambda: geometry.boundary(arch, point, seed=seed, timeout=timeout, m2=m2,
-                                                      critical_image=not verdict_only), timeout)
+    res = run_with_progress("running Macaulay2 (singular and critical loci on G-orbit slices, real verdicts)"
+                            if not verdict_only else "running Macaulay2 (fiber and witness curves at the point)",
+                            lambda: real_boundary.boundary(arch, point, seed=seed, timeout=timeout, m2=m2,
+                                                           closure=not verdict_only), timeout)
     if as_json:
         click.echo(res.to_json())
         return
@@ -210,11 +210,21 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         if res.in_critical_image is not None:
             click.echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
     if res.critical_image_dimension is not None:
-        click.echo(f"image of the critical points: dimension {res.critical_image_dimension}   ({_how(res)})")
+        click.echo(f"image of the critical points: dimension {res.critical_image_dimension}")
     for i, c in enumerate(res.components, start=1):
-        same = "; ".join(c["equals"]) or "no listed stratum"
-        click.echo(f"component {i}: dimension {c['dimension']}, degree {c['degree']}, equals closure of: {same}")
-        click.echo("  " + " ; ".join(c["generators"][:8]) + (" ..." if len(c["generators"]) > 8 else ""))
+        flags = ", ".join(str(s["boundary"]).lower() for s in c["samples"])
+        click.echo(f"candidate {i}: closure of {c['stratum']} (from the {' and '.join(c['source'])}), dimension "
+                   f"{c.get('dimension')}, degree {c.get('degree')}: {c['verdict']} (sample verdicts: {flags})")
+    if res.closure_complete is not None:
+        if res.boundary_closure:
+            gens = res.boundary_closure
+            click.echo(f"Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"
+                       + ("" if res.closure_complete else " (INCOMPLETE: undecided candidates)"))
+            click.echo("  " + " ; ".join(gens[:8]) + (" ..." if len(gens) > 8 else ""))
+        else:
+            click.echo("Zariski closure of the boundary: " + ("only the vertex" if res.closure_complete
+                                                               else "not determined (undecided candidates)"))
+    click.echo(f"({_how(res)})")
     for note in res.notes:
         click.echo(f"note: {note}")
 
@@ -227,7 +237,7 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointw
     """Check MATH.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
     arch = _arch(widths, attention, tokens)
     res = run_with_progress("running Macaulay2 (singular locus, critical image, strata)",
-                            lambda: geometry.check_claims(arch, seed=seed, timeout=timeout, m2=m2,
+                            lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2,
                                                           full=not pointwise_only), timeout)
     if as_json:
         click.echo(json.dumps(res.to_dict()))

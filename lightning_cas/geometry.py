@@ -1,4 +1,4 @@
-"""One-layer geometry: implicit equations, singular locus, boundary, and the MATH.md §5 claims.
+"""One-layer geometry: implicit equations and the singular locus (the boundary is in real_boundary.py).
 
 Everything symbolic runs in Macaulay2 (``m2/implicit.m2``, one template with flags so the ideal is
 computed once per run); Python only validates input, evaluates the coordinates of φ_W exactly at
@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
-from fractions import Fraction
 
 import sympy
 
@@ -106,45 +105,6 @@ class PointSingularityResult(JsonResult):
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class BoundaryResult(JsonResult):
-    """Zariski closure of the boundary candidate (image of the critical points), and a verdict."""
-
-    architecture: Architecture
-    critical_image: tuple[str, ...]  # empty when not computed (verdict only, or elimination timed out)
-    critical_image_dimension: int | None
-    components: tuple  # dicts: generators, dimension, degree, equals (strata names)
-    boundary: bool | None  # verdict for the given point; None without a point or where nothing is proved
-    in_critical_image: bool | None
-    point: dict | None
-    evidence: str
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
-    script: str | None = None
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ClaimsResult(JsonResult):
-    """Each MATH.md §5 claim for one architecture: agree / disagree / not applicable, with evidence."""
-
-    architecture: Architecture
-    claims: tuple  # dicts: claim, verdict, evidence
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
-    script: str | None = None
-
-    @property
-    def all_agree(self) -> bool:
-        return all(c["verdict"] != "disagree" for c in self.claims)
-
-
 # ---------------------------------------------------------------- running the template
 
 
@@ -170,8 +130,8 @@ MINOR_BUDGET = 3_000_000
 
 def _flags(**overrides) -> dict:
     flags = {"oneCoord": 0, "reparam": 1, "emitGenerators": 1, "wantIdeal": 1, "wantSingular": 0,
-             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "wantOrbits": 0, "wantCritical": 0, "wantVerdict": 0, "samplesPerPiece": 1,
-             "minorBudget": MINOR_BUDGET, "numDegreeRuns": 0, "seed": 0}
+             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "wantOrbits": 0, "wantCritical": 0,
+             "wantVerdict": 0, "samplesPerPiece": 1, "minorBudget": MINOR_BUDGET, "numDegreeRuns": 0, "seed": 0}
     flags.update(overrides)
     return flags
 
@@ -456,6 +416,11 @@ def _singular_by_strata(arch, seed, timeout, m2, minor_budget) -> SingularLocusR
     start = time.perf_counter()
     script, recs = _run(arch, _flags(emitGenerators=0, wantStrata=1, wantOrbits=1, minorBudget=minor_budget,
                                      seed=seed), timeout, m2)
+    return singular_from_records(arch, recs, script, start, seed, minor_budget)
+
+
+def singular_from_records(arch, recs, script, start, seed, minor_budget=MINOR_BUDGET) -> SingularLocusResult:
+    """The strata singular locus from the records of a run with wantOrbits (shared with the boundary run)."""
     pieces, unresolved = _strata_pieces(arch, recs, script)
     complete = "orbit_singular_gens" in recs
     notes = []
@@ -479,250 +444,3 @@ def _singular_by_strata(arch, seed, timeout, m2, minor_budget) -> SingularLocusR
         certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
         m2_version=require(recs, "m2_version", script), script=script, notes=tuple(notes),
         unresolved=tuple(unresolved), complete=complete and not unresolved)
-
-
-# ---------------------------------------------------------------- boundary
-
-
-def boundary_verdict_d11(point: Point) -> tuple[bool, str]:
-    """Real verdict for d' = a = 1, where φ_W = S ⊗ γ with S = sym(v ⊗ k), γ = q.
-
-    The real points of the neurovariety are S ⊗ γ with rank S ≤ 2 of any signature; M holds the
-    S that are not definite on their support, so φ_W is on the boundary exactly when S has rank
-    ≤ 1 (a perfect square, including S ⊗ γ = 0): an arbitrarily small rank-2 definite S' is near.
-    """
-    (Q, K, V), = point
-    q, k, v = [list(M[0]) for M in (Q, K, V)]
-    S = sympy.Matrix(len(v), len(v), lambda i, j: sympy.Rational(v[i] * k[j] + k[i] * v[j]))
-    if all(x == 0 for x in q) or S.is_zero_matrix:
-        return True, "phi_W = 0, the vertex: every neighbourhood holds S ⊗ γ with S definite, not in M"
-    rank = S.rank()
-    if rank <= 1:
-        return True, f"S = sym(v ⊗ k) has rank {rank}: a perfect square ±(u·x)^2, limit of definite forms"
-    return False, "S = sym(v ⊗ k) has rank 2 and signature (1, 1): indefinite forms near it stay indefinite"
-
-
-def boundary_verdict_submersion(arch: Architecture, point: Point, implicit_result: ImplicitResult) -> tuple:
-    """Interior verdict for any one-layer architecture, where the submersion argument applies.
-
-    If the differential of W ↦ φ_W has rank D = dim V at W and φ_W is a smooth point of V (tangent
-    rank of the implicit ideal = codim), the real points of V near φ_W form a D-manifold containing
-    the image of a neighbourhood of W, and a map of rank D into a D-manifold is open there: a whole
-    neighbourhood of φ_W in V(ℝ) lies in M, so φ_W is interior. Nothing is claimed otherwise: a
-    critical W or a singular φ_W leaves the verdict open (another preimage might be regular, and
-    the vertex is interior only if M is all of V(ℝ)). Returns (verdict, evidence, singularity result).
-    """
-    s = is_singular(arch, point, implicit_result=implicit_result)
-    ranks = (f"differential rank {s.differential_rank} (generic {s.generic_rank}), tangent rank "
-             f"{s.tangent_rank} vs codimension {s.codimension}")
-    if s.phi_is_zero:
-        return None, f"undecided: phi_W = 0 is the vertex; it is interior only if M is all of V(R) ({ranks})", s
-    if not s.critical and s.singular is False and s.differential_rank == implicit_result.dimension:
-        return False, (f"interior: W is a regular point and phi_W a smooth point of V ({ranks}); W -> phi_W is "
-                       "a submersion onto the real manifold V(R) near phi_W, so a neighbourhood of phi_W in V(R) "
-                       "lies in M"), s
-    why = "W is a critical point of the parametrization" if s.critical else "phi_W is a singular point of V"
-    return None, f"undecided: {why}, so the submersion argument does not apply ({ranks})", s
-
-
-def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, timeout: float | None = None,
-             m2: str | None = None, critical_image: bool = True) -> BoundaryResult:
-    """Closure of the image of the critical points of W ↦ φ_W (which holds the boundary), and a verdict.
-
-    ``critical_image=False`` gives the point verdict only: the elimination of the critical image does
-    not finish in minutes for (2,2,1), (2,2,2), (3,1,1), while the verdict needs only ranks at W.
-    """
-    check_one_layer(arch)
-    if point is None and not critical_image:
-        raise InputError("nothing to compute: give a point or ask for the critical image.")
-    start = time.perf_counter()
-    d11 = arch.widths[1] == 1 and arch.attention[0] == 1
-    verdict = in_crit = None
-    evidence = "no point given"
-    notes, comps, crit, script, recs, res = [], [], None, None, None, None
-    if critical_image:
-        # the critical points of the ORIGINAL parametrization by (Q, K, V): no (V, A) shortcut here
-        flags = _flags(reparam=0, wantBoundary=1, wantStrata=1, seed=seed)
-        try:
-            script, recs = _run(arch, flags, timeout, m2)
-        except M2TimeoutError as exc:
-            if point is None:
-                raise
-            notes.append(f"critical image not computed: {exc}")
-    if recs is not None:
-        comps = _components(recs, "critical_image_component", script)
-        for i, comp in enumerate(comps):
-            comp["equals"] = [STRATA[name] for name in _strata_names(recs) if
-                              parse_int_list(require(recs, f"stratum_{name}_equals_critical_component", script),
-                                             script)[i]]
-        crit = _ideal(recs, "critical_image", script)
-        res = _implicit_from_records(arch, False, recs, script, start, seed)
-    if point is not None:
-        if res is None:
-            res = implicit(arch, seed=seed, timeout=timeout, m2=m2)
-        if crit is not None:
-            in_crit = vanishes(crit["generators"], phi_coordinates(res, point))
-        if d11:
-            verdict, evidence = boundary_verdict_d11(point)
-            if verdict and in_crit is False:
-                notes.append("the point is on the real boundary but not in the critical image closure: a finding")
-            sub, sub_evidence, _ = boundary_verdict_submersion(arch, point, res)
-            if sub is not None and sub != verdict:
-                notes.append(f"DISAGREEMENT: the submersion argument says {sub_evidence}")
-        else:
-            verdict, evidence, _ = boundary_verdict_submersion(arch, point, res)
-            if in_crit is not None:
-                evidence += f"; phi_W {'is' if in_crit else 'is not'} in the Zariski closure of the critical image"
-    m2_version = require(recs, "m2_version", script) if recs is not None else (res.m2_version if res else None)
-    return BoundaryResult(
-        architecture=arch, critical_image=tuple(crit["generators"]) if crit else (),
-        critical_image_dimension=crit["dimension"] if crit else None,
-        components=tuple(comps), boundary=verdict, in_critical_image=in_crit,
-        point=point_to_dict(point) if point is not None else None, evidence=evidence,
-        method=("image of the critical locus (maximal minors of the differential) by elimination; " if crit else "")
-        + ("real verdict by the signature of S for d' = a = 1" if d11 else
-           "real verdict by the submersion argument (differential rank at W, tangent rank at phi_W)"),
-        certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=m2_version, script=script, notes=tuple(notes))
-
-
-# ---------------------------------------------------------------- the claims of MATH.md §5
-
-
-def _stratum_points(arch: Architecture, seed: int) -> dict:
-    """Random integer points on the weight strata MATH.md §5 names (and a generic one)."""
-    import numpy as np
-
-    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    rng = np.random.default_rng(seed)
-    rand = lambda *shape: rng.integers(-9, 10, size=shape)  # noqa: E731
-
-    def make(Q, K, V):
-        return ((tuple(tuple(Fraction(int(x)) for x in r) for r in Q), tuple(tuple(Fraction(int(x)) for x in r)
-                                                                             for r in K),
-                 tuple(tuple(Fraction(int(x)) for x in r) for r in V)),)
-
-    def first_row_only(M):
-        M = M.copy()
-        M[1:] = 0
-        return M
-
-    Q, K, V = rand(a, d), rand(a, d), rand(e, d)
-    k1 = first_row_only(K)
-    points = {"generic": make(Q, K, V), "vertex": make(np.zeros((a, d), int), K, V),
-              "rank11": make(first_row_only(Q), k1, np.outer(rand(e) | 1, rand(d) | 1)),
-              "parallel": make(first_row_only(Q), k1, np.outer(rand(e) | 1, k1[0]))}
-    if 1 < a < d:
-        Q2 = Q.copy()
-        Q2[-1] = 0
-        points["rankA"] = make(Q2, K, V)
-    return points
-
-
-def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None,
-                 m2: str | None = None, full: bool = True) -> ClaimsResult:
-    """Compare with the claims of MATH.md §5: pointwise tests on every stratum (always), then the whole
-    singular locus and critical image against the strata closures (when M2 finishes in ``timeout``)."""
-    check_one_layer(arch)
-    start = time.perf_counter()
-    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    claims = []
-
-    def claim(text, ok, evidence):
-        claims.append({"claim": text, "verdict": "not applicable" if ok is None else ("agree" if ok else "disagree"),
-                       "evidence": evidence})
-
-    def finish(method, m2_version, script):
-        return ClaimsResult(architecture=arch, claims=tuple(claims), method=method, certainty="exact", seed=seed,
-                            elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script)
-
-    res = implicit(arch, seed=seed, timeout=timeout, m2=m2)
-    tests = {}
-    for name, p in _stratum_points(arch, seed).items():
-        r = is_singular(arch, p, implicit_result=res, seed=seed)
-        tests[name] = (r.singular, f"{name} point {point_to_dict(p)['layers'][0]}: tangent rank {r.tangent_rank} vs "
-                                   f"codim {r.codimension}, differential rank {r.differential_rank}/{r.generic_rank}")
-    claim("pointwise: a generic point is smooth (sanity check)", not tests["generic"][0], tests["generic"][1])
-    claim("pointwise: the vertex 0 is singular", tests["vertex"][0], tests["vertex"][1])
-    if "rankA" in tests:
-        claim("pointwise: a point with rank A < a (a < d) is singular", tests["rankA"][0], tests["rankA"][1])
-    if e == 1 and a == 1:
-        if d == 2:
-            claim("pointwise: d' = a = 1, d = 2: the parallel locus is smooth", not tests["parallel"][0],
-                  tests["parallel"][1])
-        else:
-            claims.append({"claim": "pointwise: d' = a = 1, d > 2: the parallel locus (may be singular)",
-                           "verdict": "information", "evidence": f"singular: {tests['parallel'][0]}; "
-                                                                 + tests["parallel"][1]})
-    else:
-        claim("pointwise: a point with rank V = rank A = 1 is singular", tests["rank11"][0], tests["rank11"][1])
-    if not full:
-        claims.append({"claim": "whole singular locus and critical image against the strata closures",
-                       "verdict": "not computed", "evidence": "not asked for (pointwise checks only)"})
-        return finish("pointwise tangent-space tests", res.m2_version, res.script)
-    try:
-        sl = singular_locus(arch, seed=seed, timeout=timeout, m2=m2)
-    except M2TimeoutError as exc:
-        sl = None
-        claims.append({"claim": "whole singular locus against the strata closures", "verdict": "not computed",
-                       "evidence": str(exc)})
-    if sl is not None:
-        _singular_claims(arch, sl, claim, claims)
-    try:
-        script, recs = _run(arch, _flags(reparam=0, emitGenerators=0, wantBoundary=1, wantStrata=1, seed=seed),
-                            timeout, m2)
-    except M2TimeoutError as exc:
-        claims.append({"claim": "the claimed boundary lies in the image of the critical points",
-                       "verdict": "not computed", "evidence": f"critical image: {exc}"})
-        return finish("pointwise tangent-space tests; singular locus by G-orbit strata", res.m2_version,
-                      sl.script if sl else res.script)
-    flag = lambda k: parse_int(require(recs, k, script), script) == 1  # noqa: E731
-    crit = _components(recs, "critical_image_component", script)
-    equals = parse_int_list(require(recs, "stratum_parallel_equals_critical_component", script), script)
-    crit_text = ", ".join(f"(dim {c['dimension']}, degree {c['degree']})" for c in crit) or "none"
-    # boundary points of the image of a real map are images of critical points (or limits at infinity):
-    # a necessary condition for the claim, not a characterisation of the boundary
-    claim("the claimed boundary {V = c v^T, A = v g^T} lies in the image of the critical points",
-          flag("stratum_parallel_in_critical_image"),
-          f"critical image components {crit_text}; the claimed stratum closure (dim "
-          f"{parse_int(recs['stratum_parallel_dim'])}) is contained in it: "
-          f"{flag('stratum_parallel_in_critical_image')}; equals component(s) "
-          f"{[i + 1 for i, x in enumerate(equals) if x] or 'none'}")
-    if e == 1 and a == 1:
-        claim("d' = a = 1: the image of the critical points is exactly the claimed boundary closure",
-              len(crit) == 1 and all(equals),
-              f"critical image components {crit_text}")
-    return finish("pointwise tangent-space tests; singular locus by G-orbit strata; critical image by elimination",
-                  require(recs, "m2_version", script), script)
-
-
-def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims) -> None:
-    """The §5 singular-point claims against the whole singular locus (strata method)."""
-    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    pieces = sl.components
-    text = "; ".join(f"rank V = {c['rank_V']}, {' ; '.join(c['slice_generators']) or 'whole slice'} "
-                     f"(closure dim {c['image_dimension']}: {', '.join(c['contained_in']) or 'no listed stratum'})"
-                     for c in pieces) or "none besides the vertex"
-    has = lambda name: any(STRATA[name] in c["contained_in"] for c in pieces)  # noqa: E731
-    claim("the vertex 0 is a singular point", sl.variety["codimension"] > 0,
-          f"the variety is a cone of codimension {sl.variety['codimension']}: singular at 0 unless linear")
-    if 1 < a < d:
-        claim("{rank A < a} is singular (a < d)", has("rankA"), f"singular pieces: {text}")
-    else:
-        claim("{rank A < a} is singular (a < d)", None, f"a = {a}, d = {d}: the stratum is the vertex or empty")
-    if e == 1 and a == 1:
-        claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
-        claim("d' = a = 1: only the locus rowspace V = colspace A can be singular",
-              all(STRATA["parallel"] in c["contained_in"] for c in pieces) if sl.complete else None,
-              f"singular pieces: {text}")
-        if d == 2:
-            claim("d' = a = 1, d = 2: smooth apart from the vertex", not pieces if sl.complete else None,
-                  f"singular pieces: {text}")
-    else:
-        claim("{rank V = rank A = 1} is singular", has("rank11") or has("parallel"), f"singular pieces: {text}")
-    if sl.unresolved:
-        claims.append({"claim": "every singular point lies in a listed stratum", "verdict": "not computed",
-                       "evidence": f"{len(sl.unresolved)} piece(s) not examined (minor budget)"})
-    else:
-        claim("every singular point lies in a listed stratum", all(c["contained_in"] for c in pieces),
-              f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")

@@ -34,7 +34,7 @@ import sympy
 
 from .architecture import Architecture
 from .errors import InputError
-from .geometry import (STRATA, _flags, _implicit_from_records, _run, _to_sympy_strings, check_one_layer,
+from .geometry import (STRATA, _flags, _ideal, _implicit_from_records, _run, _to_sympy_strings, check_one_layer,
                        phi_coordinates, vanishes)
 from .m2parse import parse_int, parse_int_list, require
 from .points import Point, point_to_dict
@@ -153,7 +153,12 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
         tried.append(blocks)
         if cert is not None:
             direction = require(recs, key + "_direction", script).strip()
-            cert = {"kind": "witness curve", "blocks": blocks, "direction": direction, **cert}
+            numbers = lambda text: re.findall(r"-?\d+(?:/\d+)?", text)  # noqa: E731
+            base = json.loads(re.sub(r"(-?\d+(?:/\d+)?)", r'"\1"', require(recs, key + "_base", script)
+                                     .replace("{", "[").replace("}", "]")))
+            # delta is in the order of the parametrization's weights (V, A) or (Q, K, V); base is (V, A)
+            cert = {"kind": "witness curve", "blocks": blocks, "preimage_V_A": base,
+                    "direction": numbers(direction), **cert}
             return {**out, "vertex": False, "boundary": True, "certificate": cert,
                     "evidence": (f"boundary: q(s) = phi_W - s phi_2(delta) (delta in the kernel of the ({blocks}) "
                                  f"partial differential, {direction}) is a real point of X without a real preimage "
@@ -181,6 +186,18 @@ def _pieces(recs: dict, prefix: str, count_key: str, script: str) -> list[dict]:
                        "slice_generators": list(_to_sympy_strings(recs.get(key + "_gens", ""), script)),
                        "points": points})
     return pieces
+
+
+def critical_image_by_elimination(arch: Architecture, seed: int = 0, timeout: float | None = None,
+                                  m2: str | None = None) -> dict:
+    """The critical image by elimination (maximal minors of the differential in the same parametrization,
+    then ker; the ideal need not be radical, its minimal primes are under "components"): an independent
+    route to the slices' answer, which finishes only for the smallest cases."""
+    check_one_layer(arch)
+    script, recs = _run(arch, _flags(emitGenerators=0, wantBoundary=1, seed=seed), timeout, m2)
+    count = parse_int(require(recs, "critical_image_component_count", script), script)
+    return {**_ideal(recs, "critical_image", script),
+            "components": [_ideal(recs, f"critical_image_component_{i}", script) for i in range(1, count + 1)]}
 
 
 def critical_pieces(recs: dict, script: str) -> list[dict]:
@@ -353,7 +370,7 @@ def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, time
     methods = []
     if closure:
         methods.append("critical locus and singular locus on G-orbit slices, matched to strata closures; each "
-                       f"candidate component judged at {SAMPLES_PER_PIECE} random rational point(s) per piece")
+                       f"candidate stratum judged at {SAMPLES_PER_PIECE} random rational points of its parametrization")
     if point is not None:
         methods.append("real verdict by certificate: submersion/branch covering (interior), witness curve with a "
                        "Sturm count of the fiber eliminant (boundary), cone over a witness (vertex)")

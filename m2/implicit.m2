@@ -422,6 +422,7 @@ if wantVerdict == 1 then (
                     key := "verdict_witness_" | toString wCount;
                     lcasEmit(key | "_blocks", bl#0);
                     lcasEmit(key | "_direction", toList full);
+                    lcasEmit(key | "_base", {entries Vv, entries Av});
                     f := if numgens E == 1 then E_0 else 0_Rf;
                     if f == 0 or degree(Rf_(nVA + 1), f) < 1 then (lcasEmit(key | "_eliminant", "none"); return);
                     lcasEmit(key | "_eliminant", toString f);

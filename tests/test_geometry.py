@@ -2,7 +2,8 @@
 
 Cross-checks: the ideal's dimension against the modp backend and the theory formula; membership of
 random images by exact substitution; the numerical degree against the exact one; the singular
-verdict against the claimed rank-drop strata; the boundary verdict on both kinds of (2,1,1) points.
+verdict against the claimed rank-drop strata; the claims of MATH.md §5 for (2,1,1). The boundary has its
+own file (test_real_boundary.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 import sympy
 from click.testing import CliRunner
 
-from lightning_cas import api, geometry
+from lightning_cas import api, claims, geometry
 from lightning_cas.architecture import Architecture
 from lightning_cas.cli import main
 from lightning_cas.errors import UnsupportedError
@@ -98,33 +99,12 @@ def test_point_singularity_211_critical_but_smooth(ideal211):
     assert vertex.phi_is_zero and vertex.singular is True
 
 
-@pytest.fixture(scope="module")
-def boundary211(m2):
-    return geometry.boundary(A211, pt([[1, 2]], [[3, -1]], [[6, -2]]), m2=m2, timeout=120)
-
-
-def test_boundary_211_end_to_end(boundary211):
-    # boundary: V = c k (S = ±(k·x)^2, a perfect square); Zariski closure of the critical image
-    assert boundary211.boundary is True and boundary211.in_critical_image is True
-    assert boundary211.critical_image_dimension == 3
-    assert len(boundary211.components) == 1
-    assert boundary211.components[0]["equals"] == ["rank V = rank A = 1, rowspace V = colspace A"]
-    # the closure contains the discriminant of S: y's satisfy a quadric not in the ideal of the variety
-    assert boundary211.components[0]["degree"] == 4
-
-
-def test_boundary_verdicts_on_interior_and_vertex():
-    interior = pt([[1, 2]], [[3, -1]], [[1, 5]])  # v, k independent: S indefinite
-    assert geometry.boundary_verdict_d11(interior)[0] is False
-    assert geometry.boundary_verdict_d11(pt([[0, 0]], [[3, -1]], [[1, 5]]))[0] is True
-    assert geometry.boundary_verdict_d11(pt([[1, 2]], [[3, -1]], [[-3, 1]]))[0] is True
-
-
 def test_claims_211_agree(m2):
-    res = geometry.check_claims(A211, m2=m2, timeout=120)
+    res = claims.check_claims(A211, m2=m2, timeout=120)
     verdicts = {c["claim"]: c["verdict"] for c in res.claims}
     assert res.all_agree, res.claims
-    assert sum(v == "agree" for v in verdicts.values()) >= 5
+    assert sum(v == "agree" for v in verdicts.values()) >= 8
+    assert verdicts["the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}"] == "agree"
 
 
 def test_cli_singular_and_boundary_json(m2, tmp_path):
@@ -164,42 +144,14 @@ def test_results_survive_json(ideal212):
 
 
 def test_pointwise_claims_212_include_the_rank_one_stratum(m2):
-    res = geometry.check_claims(A212, m2=m2, timeout=60, full=False)
+    res = claims.check_claims(A212, m2=m2, timeout=60, full=False)
     verdict = {c["claim"]: c["verdict"] for c in res.claims}
     assert verdict["pointwise: a point with rank V = rank A = 1 is singular"] == "agree"
     assert verdict["pointwise: a generic point is smooth (sanity check)"] == "agree"
-    assert verdict["whole singular locus and critical image against the strata closures"] == "not computed"
+    assert verdict["whole singular locus, critical image and boundary closure"] == "not computed"
 
 
 A222 = Architecture((2, 2), (2,), 2)
-
-
-@pytest.fixture(scope="module")
-def ideal222(m2):
-    return geometry.implicit(A222, m2=m2, timeout=120)
-
-
-def test_boundary_verdict_beyond_d11_by_submersion(ideal222):
-    generic = pt([[1, 2], [3, -1]], [[2, 5], [-3, 1]], [[1, 3], [2, -7]])
-    verdict, evidence, sing = geometry.boundary_verdict_submersion(A222, generic, ideal222)
-    assert verdict is False and "interior" in evidence
-    assert sing.differential_rank == ideal222.dimension == 7 and sing.tangent_rank == ideal222.codimension
-    rank_a_one = pt([[1, 2], [0, 0]], [[2, 5], [0, 0]], [[1, 3], [2, -7]])  # critical: nothing is claimed
-    verdict, evidence, sing = geometry.boundary_verdict_submersion(A222, rank_a_one, ideal222)
-    assert verdict is None and sing.critical and "critical" in evidence
-    rank11 = pt([[1, 2], [0, 0]], [[2, 5], [0, 0]], [[1, 3], [2, 6]])  # singular phi_W (MATH.md §5)
-    verdict, evidence, sing = geometry.boundary_verdict_submersion(A222, rank11, ideal222)
-    assert verdict is None and sing.singular is True
-    vertex = pt([[0, 0], [0, 0]], [[2, 5], [0, 0]], [[1, 3], [2, 6]])
-    assert geometry.boundary_verdict_submersion(A222, vertex, ideal222)[0] is None
-
-
-def test_submersion_verdict_agrees_with_the_signature_verdict_on_211(ideal211):
-    interior = pt([[1, 2]], [[3, -1]], [[1, 5]])
-    assert geometry.boundary_verdict_submersion(A211, interior, ideal211)[0] is False
-    assert geometry.boundary_verdict_d11(interior)[0] is False
-    parallel = pt([[1, 2]], [[3, -1]], [[6, -2]])  # a boundary point: the submersion argument must not fire
-    assert geometry.boundary_verdict_submersion(A211, parallel, ideal211)[0] is None
 
 
 def test_cli_boundary_verdict_only_222(m2, tmp_path):
@@ -210,6 +162,7 @@ def test_cli_boundary_verdict_only_222(m2, tmp_path):
     assert out.exit_code == 0, out.output
     data = json.loads(out.output[out.output.index("{"):])
     assert data["boundary"] is False and data["critical_image_dimension"] is None
+    assert data["certificate"]["kind"] == "submersion" and data["closure_complete"] is None
 
 
 def test_progress_spinner_on_a_terminal(m2):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from lightning_cas import geometry
+from lightning_cas import claims, geometry
 from lightning_cas.architecture import Architecture
 from lightning_cas.cli import main
 
@@ -53,7 +53,7 @@ def test_singular_ideal_against_exact_tangent_ranks(loci, ideals, case):
     a generic point: smooth and outside it."""
     res, ideal = loci[case], ideals[case]
     arch = arch_of(case)
-    points = geometry._stratum_points(arch, seed=7)
+    points = claims.stratum_points(arch, seed=7)
     name = {RANK11: "rank11", PARALLEL: "parallel", None: "vertex"}[CLAIMED[case]]
     for label, inside in (("generic", False), (name, True), ("vertex", True)):
         p = points[label]
@@ -68,7 +68,7 @@ def test_strata_agree_with_whole_ideal_jacobian_criterion(loci, ideals, m2, case
     res = loci[case]
     assert whole.singular_dimension == res.singular_dimension
     # the same zero set: every generator of each ideal vanishes on random points of the other's pieces
-    for p in geometry._stratum_points(arch_of(case), seed=11).values():
+    for p in claims.stratum_points(arch_of(case), seed=11).values():
         coords = geometry.phi_coordinates(ideals[case], p)
         assert geometry.vanishes(whole.singular_ideal, coords) == geometry.vanishes(res.singular_ideal, coords)
 

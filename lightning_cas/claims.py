@@ -1,0 +1,206 @@
+"""The claims of MATH.md §5 (singular and boundary points of one layer), checked one by one.
+
+Pointwise tests on random points of every named stratum come first (cheap, always); then one M2 run
+gives the whole singular locus, the critical image and the boundary candidates on G-orbit slices
+(``real_boundary.candidate_records``), and the boundary closure is judged from certified verdicts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .architecture import Architecture
+from .errors import M2TimeoutError
+from .geometry import (STRATA, SingularLocusResult, check_one_layer, implicit, is_singular,
+                       singular_from_records)
+from .m2parse import require
+from .points import point_to_dict
+from .real_boundary import boundary_closure, candidate_records, point_verdict, stratum_samples
+from .results import JsonResult
+
+
+@dataclass(frozen=True)
+class ClaimsResult(JsonResult):
+    """Each MATH.md §5 claim for one architecture: agree / disagree / not applicable, with evidence."""
+
+    architecture: Architecture
+    claims: tuple  # dicts: claim, verdict, evidence
+    method: str
+    certainty: str
+    seed: int | None
+    elapsed_s: float
+    m2_version: str | None = None
+    script: str | None = None
+
+    @property
+    def all_agree(self) -> bool:
+        return all(c["verdict"] != "disagree" for c in self.claims)
+
+
+def stratum_points(arch: Architecture, seed: int) -> dict:
+    """Random integer points on the weight strata MATH.md §5 names (and a generic one)."""
+    import numpy as np
+
+    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
+    rng = np.random.default_rng(seed)
+    rand = lambda *shape: rng.integers(-9, 10, size=shape)  # noqa: E731
+
+    def make(Q, K, V):
+        return ((tuple(tuple(Fraction(int(x)) for x in r) for r in Q), tuple(tuple(Fraction(int(x)) for x in r)
+                                                                             for r in K),
+                 tuple(tuple(Fraction(int(x)) for x in r) for r in V)),)
+
+    def first_row_only(M):
+        M = M.copy()
+        M[1:] = 0
+        return M
+
+    Q, K, V = rand(a, d), rand(a, d), rand(e, d)
+    k1 = first_row_only(K)
+    points = {"generic": make(Q, K, V), "vertex": make(np.zeros((a, d), int), K, V),
+              "rank11": make(first_row_only(Q), k1, np.outer(rand(e) | 1, rand(d) | 1)),
+              "parallel": make(first_row_only(Q), k1, np.outer(rand(e) | 1, k1[0]))}
+    if 1 < a < d:
+        Q2 = Q.copy()
+        Q2[-1] = 0
+        points["rankA"] = make(Q2, K, V)
+    return points
+
+
+def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None,
+                 m2: str | None = None, full: bool = True) -> ClaimsResult:
+    """Compare with the claims of MATH.md §5: pointwise tests on every stratum (always), then the whole
+    singular locus, the critical image and the boundary closure (when M2 finishes in ``timeout``)."""
+    check_one_layer(arch)
+    start = time.perf_counter()
+    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
+    claims = []
+
+    def claim(text, ok, evidence):
+        claims.append({"claim": text, "verdict": "not applicable" if ok is None else ("agree" if ok else "disagree"),
+                       "evidence": evidence})
+
+    def not_computed(text, evidence):
+        claims.append({"claim": text, "verdict": "not computed", "evidence": evidence})
+
+    def finish(method, m2_version, script, certainty="exact"):
+        return ClaimsResult(architecture=arch, claims=tuple(claims), method=method, certainty=certainty, seed=seed,
+                            elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script)
+
+    res = implicit(arch, seed=seed, timeout=timeout, m2=m2)
+    tests = {}
+    for name, p in stratum_points(arch, seed).items():
+        r = is_singular(arch, p, implicit_result=res, seed=seed)
+        tests[name] = (r.singular, f"{name} point {point_to_dict(p)['layers'][0]}: tangent rank {r.tangent_rank} vs "
+                                   f"codim {r.codimension}, differential rank {r.differential_rank}/{r.generic_rank}")
+    claim("pointwise: a generic point is smooth (sanity check)", not tests["generic"][0], tests["generic"][1])
+    claim("pointwise: the vertex 0 is singular", tests["vertex"][0], tests["vertex"][1])
+    if "rankA" in tests:
+        claim("pointwise: a point with rank A < a (a < d) is singular", tests["rankA"][0], tests["rankA"][1])
+    if e == 1 and a == 1:
+        if d == 2:
+            claim("pointwise: d' = a = 1, d = 2: the parallel locus is smooth", not tests["parallel"][0],
+                  tests["parallel"][1])
+        else:
+            claims.append({"claim": "pointwise: d' = a = 1, d > 2: the parallel locus (may be singular)",
+                           "verdict": "information", "evidence": f"singular: {tests['parallel'][0]}; "
+                                                                 + tests["parallel"][1]})
+    else:
+        claim("pointwise: a point with rank V = rank A = 1 is singular", tests["rank11"][0], tests["rank11"][1])
+    if not full:
+        not_computed("whole singular locus, critical image and boundary closure", "not asked for (pointwise only)")
+        return finish("pointwise tangent-space tests", res.m2_version, res.script)
+    try:
+        script, recs = candidate_records(arch, seed, timeout, m2)
+    except M2TimeoutError as exc:
+        not_computed("whole singular locus, critical image and boundary closure", str(exc))
+        return finish("pointwise tangent-space tests", res.m2_version, res.script)
+    _singular_claims(arch, singular_from_records(arch, recs, script, start, seed), claim, claims)
+    found = boundary_closure(arch, recs, script, seed, timeout, m2)
+    _boundary_claims(arch, found, seed, timeout, m2, claim, not_computed)
+    return finish("pointwise tangent-space tests; singular locus and critical locus on G-orbit slices; real "
+                  "verdicts by certificate at random points of each candidate stratum",
+                  require(recs, "m2_version", script), script,
+                  certainty="exact ideals and verdicts; which strata hold boundary points: probabilistic "
+                            "(random points)")
+
+
+def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims) -> None:
+    """The §5 singular-point claims against the whole singular locus (strata method)."""
+    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
+    pieces = sl.components
+    text = "; ".join(f"rank V = {c['rank_V']}, {' ; '.join(c['slice_generators']) or 'whole slice'} "
+                     f"(closure dim {c['image_dimension']}: {', '.join(c['contained_in']) or 'no listed stratum'})"
+                     for c in pieces) or "none besides the vertex"
+    has = lambda name: any(STRATA[name] in c["contained_in"] for c in pieces)  # noqa: E731
+    claim("the vertex 0 is a singular point", sl.variety["codimension"] > 0,
+          f"the variety is a cone of codimension {sl.variety['codimension']}: singular at 0 unless linear")
+    if 1 < a < d:
+        claim("{rank A < a} is singular (a < d)", has("rankA"), f"singular pieces: {text}")
+    else:
+        claim("{rank A < a} is singular (a < d)", None, f"a = {a}, d = {d}: the stratum is the vertex or empty")
+    if e == 1 and a == 1:
+        claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
+        checks = [("d' = a = 1: only the locus rowspace V = colspace A can be singular",
+                   all(STRATA["parallel"] in c["contained_in"] for c in pieces))]
+        if d == 2:
+            checks.append(("d' = a = 1, d = 2: smooth apart from the vertex", not pieces))
+        for text_claim, ok in checks:
+            if sl.complete:
+                claim(text_claim, ok, f"singular pieces: {text}")
+            else:  # a piece beyond the minor budget: the locus is not known in full
+                claims.append({"claim": text_claim, "verdict": "not computed", "evidence": f"singular pieces: {text}"})
+    else:
+        claim("{rank V = rank A = 1} is singular", has("rank11") or has("parallel"), f"singular pieces: {text}")
+    if sl.unresolved:
+        claims.append({"claim": "every singular point lies in a listed stratum", "verdict": "not computed",
+                       "evidence": f"{len(sl.unresolved)} piece(s) not examined (minor budget)"})
+    else:
+        claim("every singular point lies in a listed stratum", all(c["contained_in"] for c in pieces),
+              f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
+
+
+def _boundary_claims(arch: Architecture, found: dict, seed: int, timeout, m2, claim, not_computed) -> None:
+    """The §5 boundary claims against the critical image and the certified verdicts."""
+    e, a = arch.widths[1], arch.attention[0]
+    parallel = STRATA["parallel"]
+    comps = found["components"]
+    crit_names = [c["stratum"] for c in comps if "critical image" in c["source"]]
+    comp_text = "; ".join(f"{c['stratum']} (dim {c.get('dimension')}, from the {' and '.join(c['source'])}): "
+                          f"{c['verdict']}" for c in comps) or "none"
+    claim("the claimed boundary {V = c v^T, A = ±v g^T} lies in the image of the critical points",
+          parallel in crit_names, f"critical image on slices: {', '.join(crit_names) or 'only the vertex'} "
+                                  f"(dim {found['critical_image_dimension']})")
+    if e == 1 and a == 1:
+        claim("d' = a = 1: the image of the critical points is exactly the claimed boundary closure",
+              crit_names == [parallel], f"critical image components: {', '.join(crit_names) or 'none'}")
+    samples = stratum_samples(arch, "parallel", seed + 1, 2)
+    verdicts = [point_verdict(arch, p, seed, timeout, m2) for p in samples]
+    flags = [v["boundary"] for v in verdicts]
+    evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
+    if None in flags:
+        not_computed("points V = c v^T, A = v g^T are boundary points", evidence)
+    else:
+        claim("points V = c v^T, A = v g^T are boundary points", all(flags), evidence)
+    if not (e == 1 and a == 1):
+        samples = stratum_samples(arch, "rank11", seed + 1, 2)
+        verdicts = [point_verdict(arch, p, seed, timeout, m2) for p in samples]
+        flags = [v["boundary"] for v in verdicts]
+        evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
+        if None in flags:
+            not_computed("points of rank V = rank A = 1 off that locus are interior (singular, not boundary)",
+                         evidence)
+        else:
+            claim("points of rank V = rank A = 1 off that locus are interior (singular, not boundary)",
+                  not any(flags), evidence)
+    boundary_names = [c["stratum"] for c in comps if c["verdict"] == "boundary"]
+    if not found["complete"]:
+        not_computed("the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}",
+                     f"not every candidate component was decided: {comp_text}")
+    else:
+        claim("the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}",
+              boundary_names == [parallel],
+              f"candidates (critical image and singular locus, by strata): {comp_text}; closure of dimension "
+              f"{found['closure_dimension']}")

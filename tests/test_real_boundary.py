@@ -1,0 +1,178 @@
+"""The real boundary of one layer, with the real Macaulay2.
+
+Cross-checks: the certified verdicts against the independent signature-of-S verdict (d' = a = 1), the
+critical image on slices against elimination, the boundary closure against MATH.md §5 for all five small
+cases; the certificate logic on hand-made eliminants.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+import sympy
+from click.testing import CliRunner
+
+from lightning_cas import claims, geometry, real_boundary
+from lightning_cas.architecture import Architecture
+from lightning_cas.cli import main
+from lightning_cas.points import save_point
+
+PARALLEL, RANK11 = geometry.STRATA["parallel"], geometry.STRATA["rank11"]
+CASES = [(2, 1, 1), (2, 1, 2), (3, 1, 1), (2, 2, 1), (2, 2, 2)]
+
+
+def arch_of(case):
+    d, e, a = case
+    return Architecture((d, e), (a,), 2)
+
+
+def pt(q, k, v):
+    return ((tuple(tuple(Fraction(x) for x in r) for r in q), tuple(tuple(Fraction(x) for x in r) for r in k),
+             tuple(tuple(Fraction(x) for x in r) for r in v)),)
+
+
+# ------------------------------------------------------------ the certificate logic, no M2
+
+
+def test_witness_certificate_on_hand_made_eliminants():
+    # f = t^2 + s: no real t for any s > 0 (lc = 1, disc = -4 s: no root in (0, 1])
+    cert = real_boundary.witness_certificate("t^2 + s", "1", "-4*s")
+    assert cert == {"s0": "1", "eliminant_degree": 2}
+    # f = t^2 - s: real roots for s > 0: no certificate
+    assert real_boundary.witness_certificate("t^2 - s", "1", "4*s") is None
+    # real roots only for s > 1/3, where the leading coefficient changes sign: s0 must shrink below 1/3
+    cert = real_boundary.witness_certificate("(1 - 3*s)*t^2 + 1", "1 - 3*s", "-4*(1 - 3*s)")
+    assert cert is not None and sympy.Rational(cert["s0"]) < sympy.Rational(1, 3)
+    assert real_boundary.witness_certificate("none", "0", "0") is None
+
+
+# ------------------------------------------------------------ (2, 1, 1) end to end (MATH.md §5 example)
+
+
+A211 = Architecture((2, 1), (1,), 2)
+INTERIOR_211 = pt([[1, 2]], [[3, -1]], [[1, 5]])  # v, k independent: S = sym(v k) indefinite
+PARALLEL_211 = pt([[1, 2]], [[3, -1]], [[6, -2]])  # v = 2k: S = 4 (k.x)^2, a perfect square
+VERTEX_211 = pt([[0, 0]], [[3, -1]], [[1, 5]])
+
+
+@pytest.fixture(scope="module")
+def boundary211(m2):
+    return real_boundary.boundary(A211, PARALLEL_211, m2=m2, timeout=120)
+
+
+def test_boundary_211_end_to_end(boundary211):
+    res = boundary211
+    assert res.boundary is True and res.certificate["kind"] == "witness curve" and res.in_critical_image is True
+    assert res.closure_complete is True and res.boundary_closure_dimension == 3
+    assert res.critical_image_dimension == 3
+    (comp,) = res.components
+    assert comp["stratum"] == PARALLEL and comp["verdict"] == "boundary" and comp["degree"] == 4
+    # the closure is {S a perfect square} (x) gamma: it holds v^2 (x) g for random v, g and not a generic S (x) g
+    ideal = geometry.implicit(A211, timeout=60)
+    on = pt([[2, 7]], [[3, -5]], [[6, -10]])
+    assert geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, on))
+    assert not geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, INTERIOR_211))
+
+
+def test_verdicts_on_both_kinds_of_211_points_and_the_vertex(m2):
+    inside = real_boundary.boundary(A211, INTERIOR_211, m2=m2, timeout=60, closure=False)
+    assert inside.boundary is False and inside.certificate["kind"] == "submersion"
+    vertex = real_boundary.boundary(A211, VERTEX_211, m2=m2, timeout=60, closure=False)
+    assert vertex.boundary is True and vertex.certificate["kind"] == "cone over a witness"
+    assert not [n for n in inside.notes + vertex.notes if "DISAGREEMENT" in n]
+
+
+@pytest.mark.parametrize("case", [(2, 1, 1), (3, 1, 1)])
+def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
+    """d' = a = 1: the verdict by certificates against the independent one by the signature of S."""
+    arch = arch_of(case)
+    points = list(claims.stratum_points(arch, seed=3).values())
+    points += real_boundary.stratum_samples(arch, "parallel", 5, 2)
+    for p in points:
+        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        if v["vertex"]:
+            continue
+        assert v["boundary"] is not None, v["evidence"]
+        assert v["boundary"] == real_boundary.boundary_verdict_d11(p)[0], (p, v["evidence"])
+
+
+# ------------------------------------------------------------ beyond d' = a = 1
+
+
+@pytest.mark.parametrize("case", [(2, 1, 2), (2, 2, 1), (2, 2, 2)])
+def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2, case):
+    arch = arch_of(case)
+    for p in real_boundary.stratum_samples(arch, "rank11", 9, 2):
+        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        assert v["boundary"] is False and v["certificate"]["kind"] == "branches", v["evidence"]
+        assert "singular point" in v["evidence"]  # interior although singular: two real branches
+    for p in real_boundary.stratum_samples(arch, "parallel", 9, 2):
+        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        assert v["boundary"] is True and v["certificate"]["kind"] == "witness curve", v["evidence"]
+        assert sympy.Rational(v["certificate"]["s0"]) > 0
+
+
+@pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
+def test_critical_image_on_slices_equals_elimination(m2, case):
+    arch = arch_of(case)
+    script, recs = real_boundary.candidate_records(arch, timeout=120, m2=m2, singular=False)
+    slices = [sympy.sympify(g) for g in geometry._to_sympy_strings(recs["orbit_critical_image_gens"], script)]
+    elim = real_boundary.critical_image_by_elimination(arch, timeout=120, m2=m2)
+    (component,) = elim["components"]  # one minimal prime: the elimination ideal is not radical
+    other = [sympy.sympify(g) for g in component["generators"]]
+    ys = sorted(set().union(*(g.free_symbols for g in slices + other)), key=str)
+    for mine, theirs in ((slices, other), (other, slices)):
+        basis = sympy.groebner(theirs, *ys, order="grevlex")
+        assert all(basis.reduce(g)[1] == 0 for g in mine)
+    assert elim["dimension"] == int(recs["orbit_critical_image_dim"])
+    assert elim["degree"] == int(recs["orbit_critical_image_degree"])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_boundary_closure_is_the_claimed_stratum(m2, case):
+    res = real_boundary.boundary(arch_of(case), m2=m2, timeout=600)
+    assert res.closure_complete is True, res.components
+    boundary = [c for c in res.components if c["verdict"] == "boundary"]
+    assert [c["stratum"] for c in boundary] == [PARALLEL]
+    d, e, _ = case
+    assert res.boundary_closure_dimension == e + 2 * d - 2 == boundary[0]["dimension"]
+    assert res.boundary_closure == tuple(boundary[0]["generators"])
+    for c in res.components:
+        if c["stratum"] == RANK11:
+            assert c["verdict"] == "interior" and "singular locus" in c["source"]
+
+
+def test_cli_boundary_json_with_a_point(m2, tmp_path):
+    path = tmp_path / "w.json"
+    save_point(pt([[1, 2], [0, 0]], [[3, -1], [0, 0]], [[2, 1], [4, 2]]), path)  # rank V = rank A = 1
+    out = CliRunner().invoke(main, ["boundary", "--widths", "2,2", "--attention", "2", "--json", "--m2", m2,
+                                    "--verdict-only", "--at", str(path)])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output[out.output.index("{"):])
+    assert data["boundary"] is False and data["certificate"]["kind"] == "branches"
+    assert data["method"].startswith("real verdict by certificate") and "exact" in data["certainty"]
+
+
+def test_witness_curve_points_lie_on_the_variety(m2):
+    """Independent of the M2 verdict block: rebuild q(s0) = phi_W - s0 phi(delta) from the certificate
+    in sympy and check it satisfies the implicit ideal (so the imaginary part really vanished)."""
+    arch = arch_of((2, 2, 2))
+    ideal = geometry.implicit(arch, m2=m2, timeout=120)
+    point, = real_boundary.stratum_samples(arch, "parallel", 4, 1)
+    res = real_boundary.boundary(arch, point, m2=m2, timeout=120, closure=False)
+    cert = res.certificate
+    assert res.boundary is True and cert["kind"] == "witness curve" and cert["blocks"] == "V,A"
+    (V, A), delta = [[[Fraction(x) for x in row] for row in m] for m in cert["preimage_V_A"]], \
+        [Fraction(x) for x in cert["direction"]]
+    as_point = lambda V, A: ((tuple(map(tuple, A)), ((1, 0), (0, 1)), tuple(map(tuple, V))),)  # K = I: A = Q
+    p = geometry.phi_coordinates(ideal, as_point(V, A))
+    assert p == geometry.phi_coordinates(ideal, point)  # the certificate's preimage is one of phi_W
+    dV, dA = [delta[0:2], delta[2:4]], [delta[4:6], delta[6:8]]
+    w = geometry.phi_coordinates(ideal, as_point(dV, dA))
+    s0 = sympy.Rational(cert["s0"])
+    q = [pi - s0 * wi for pi, wi in zip(p, w)]
+    assert geometry.vanishes(ideal.generators, q) and q != p
+    # and it is not the trivial direction: phi(delta) is not a multiple of phi_W
+    assert sympy.Matrix([p, w]).rank() == 2
