@@ -167,6 +167,10 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, timeout, m2, cl
     e, a = arch.widths[1], arch.attention[0]
     parallel = STRATA["parallel"]
     comps = found["components"]
+    claim("M is closed in the Euclidean topology", found["closed"],
+          "phi(V, A) = 0 only where V = 0 or A = 0 (V.A lies in the radical of the coefficient ideal): with "
+          "(V, A) rescaled to |V| = |A|, |phi| >= c |V| |A|, so preimages of a convergent sequence stay bounded"
+          if found["closed"] else "the coefficient ideal has zeros with V != 0 and A != 0")
     crit_names = [c["stratum"] for c in comps if "critical image" in c["source"]]
     comp_text = "; ".join(f"{c['stratum']} (dim {c.get('dimension')}, from the {' and '.join(c['source'])}): "
                           f"{c['verdict']}" for c in comps) or "none"

@@ -306,7 +306,12 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, tim
     crit_ideal = (tuple(_to_sympy_strings(recs["orbit_critical_image_gens"], script)),
                   parse_int(recs["orbit_critical_image_dim"], script)) if "orbit_critical_image_gens" in recs \
         else ((), None)
-    return {"components": comps, "closure": closure, "closure_dimension": dim, "complete": complete,
+    closed = parse_int(require(recs, "base_locus_V_or_A", script), script) == 1
+    if not closed:
+        notes.append("phi has zeros with V != 0 and A != 0: the closedness argument for M fails, so points of "
+                     "the closure of M outside M are not examined")
+        complete = False
+    return {"components": comps, "closure": closure, "closure_dimension": dim, "complete": complete, "closed": closed,
             "critical_image": crit_ideal[0], "critical_image_dimension": crit_ideal[1], "critical_pieces": crit,
             "notes": notes}
 

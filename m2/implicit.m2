@@ -291,6 +291,10 @@ if wantOrbits == 1 or wantCritical == 1 then (
     -- (Q, K, V) and fewer critical points), else (Q, K, V); on the d' = a = 1 route it is (v, k) -> S,
     -- whose critical points are those of phi = S (x) q off the vertex (rank d phi = rank dS + d - 1).
     if wantCritical == 1 then (
+        -- phi vanishes only where V = 0 or A = 0 (B has no other zeros, even complex ones): then M is
+        -- closed and the boundary lies in M (balanced weights stay bounded over bounded images)
+        lcasEmit("base_locus_V_or_A", if isSubset(ideal(flatten entries Vm) * ideal(flatten entries Am), radical ideal B)
+            then 1 else 0);
         (Rw, wSubst, needRank) := if factorRoute then (
                 Pf := kk[(getSymbol "v")_1 .. (getSymbol "v")_nD, (getSymbol "w")_1 .. (getSymbol "w")_nD];
                 symF := flatten apply(nD, i -> apply(toList(i .. nD - 1), j -> Pf_i * Pf_(nD + j) + Pf_j * Pf_(nD + i)));
