@@ -222,7 +222,7 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
                        + ("" if res.closure_complete else " (INCOMPLETE: undecided candidates)"))
             click.echo("  " + " ; ".join(gens[:8]) + (" ..." if len(gens) > 8 else ""))
         else:
-            click.echo("Zariski closure of the boundary: " + ("only the vertex" if res.closure_complete
+            click.echo("Zariski closure of the boundary: " + ("at most the vertex" if res.closure_complete
                                                                else "not determined (undecided candidates)"))
     click.echo(f"({_how(res)})")
     for note in res.notes:

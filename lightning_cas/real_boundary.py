@@ -212,9 +212,10 @@ def candidate_records(arch: Architecture, seed: int = 0, timeout: float | None =
                              samplesPerPiece=SAMPLES_PER_PIECE, seed=seed), timeout, m2)
 
 
-def vertex_verdict(arch: Architecture, critical_pieces: list[dict], seed: int, timeout, m2) -> dict:
-    """The vertex is a boundary point iff X(ℝ) ≠ M (both are cones): look for one witness point."""
-    for piece in critical_pieces:
+def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, timeout, m2) -> dict:
+    """The vertex is a boundary point iff X(ℝ) ≠ M (both are cones): look for one witness point among the
+    sample points of the critical pieces."""
+    for piece in pieces:
         for pt in piece["points"]:
             v = point_verdict(arch, pt, seed, timeout, m2)
             if v["boundary"]:
@@ -234,6 +235,7 @@ def stratum_samples(arch: Architecture, name: str, seed: int, count: int) -> lis
 
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     rng = np.random.default_rng([seed, sorted(STRATA).index(name)])
+
     def rand(*shape):  # non-zero entries, so no sample degenerates to a smaller stratum by accident
         values = rng.integers(1, 10, size=shape) * rng.choice([-1, 1], size=shape)
         return [[Fraction(int(x)) for x in row] for row in values]
