@@ -31,6 +31,7 @@ demo: setup
 	$(VENV)/bin/lightning-cas verify --widths 10,10,10 --attention 2,2 --tokens 3
 	$(VENV)/bin/lightning-cas fiber --widths 2,1 --attention 1 --tokens 2
 	$(VENV)/bin/lightning-cas claims --widths 2,1 --attention 1 --tokens 2
+	$(VENV)/bin/lightning-cas boundary --widths 2,1 --attention 2 --tokens 2
 
 test: setup
 	$(PY) -m pytest -q -p no:cacheprovider

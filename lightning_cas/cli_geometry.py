@@ -179,7 +179,7 @@ def _echo_strata(res) -> None:
     for c in res.unresolved:
         click.echo(f"NOT EXAMINED: {c['slice']}, where {' ; '.join(c['slice_generators']) or 'the whole slice'}"
                    f" ({c['reason']})")
-    if res.complete:
+    if res.complete and res.singular_dimension >= 0:
         click.echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
         click.echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
     for note in res.notes:

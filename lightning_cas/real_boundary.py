@@ -13,7 +13,7 @@ rational weight point W comes with a certificate (the M2 side is the ``wantVerdi
   partial differential at a critical preimage, q(s) = φ(W + i√s δ) = p − s φ₂(δ) is a real point of X.
   Its fiber (in (V, A), rank A ≤ a, |V|² = 1: every real orbit is there) projects to f(s, t) = 0; no
   real root of f(s₀, ·) and no root of lc·disc in (0, s₀] means no q(s), 0 < s ≤ s₀, has a real
-  preimage, and q(s) → p;
+  preimage, and q(s) → p (M2 eliminates, sympy takes the discriminant and the Sturm counts);
 * the **vertex**: X(ℝ) and M are cones, so 0 is a boundary point exactly when X(ℝ) ≠ M; one witness
   point anywhere shows it.
 
@@ -73,33 +73,50 @@ class BoundaryResult(JsonResult):
 # ---------------------------------------------------------------- certificates
 
 
-def witness_certificate(eliminant: str, leading: str, discriminant: str) -> dict | None:
+def witness_certificate(eliminant: str, variable: str = "t") -> dict | None:
     """Exact test that q(s) has no real preimage for all 0 < s ≤ s₀; returns the certificate or None.
 
-    A real preimage of q(s) gives a real root t of f(s, ·). The real roots of f(s, ·) can appear or
-    vanish only where the leading coefficient or the discriminant (in t) vanishes; if neither has a
-    root in (0, s₀] and f(s₀, ·) has no real root, no s in (0, s₀] has one.
+    A real preimage of q(s) gives a real root t of f(s, ·) (``variable`` "t"), or a root u = t² ≥ 0 of
+    the eliminant written in u (``variable`` "t^2", the text still says t). These roots can appear only
+    where the leading coefficient or the discriminant vanishes (or, for u, where a root crosses 0); if
+    none of that happens in (0, s₀] and there is no such root at s₀, no s in (0, s₀] has one.
     """
     if eliminant.strip() == "none":
         return None
     f = sympy.Poly(sympy.sympify(eliminant, locals={"s": _S, "t": _T}), _T)
     if f.degree() < 1:
         return None
-    bad = sympy.Poly(sympy.sympify(leading, locals={"s": _S}) * sympy.sympify(discriminant, locals={"s": _S}), _S)
+    squared = variable.strip() == "t^2"
+    # cheap necessary test first: roots at a small s (most kernel directions fail here)
+    probe = sympy.Poly(f.as_expr().subs(_S, sympy.Rational(1, 10**6)), _T)
+    if probe.degree() == f.degree() and (probe.count_roots(0, None) if squared else probe.count_roots()):
+        return None
+    bad = f.LC() * sympy.discriminant(f.as_expr(), _T)
+    if squared:
+        bad *= f.as_expr().subs(_T, 0)
+    bad = sympy.Poly(sympy.expand(bad), _S)
     if bad.is_zero:
         return None
-    bad = bad.terms_gcd()[1]  # s = 0 is p itself; only roots in (0, s0] matter
-    s0 = sympy.Rational(1)
-    for _ in range(400):
-        if bad.count_roots(0, s0) == 0:
-            break
-        s0 /= 16
-    else:
+    bad = bad.terms_gcd()[1].clear_denoms()[1]  # s = 0 is p itself; only roots in (0, s0] matter
+    s0 = _root_free_start(bad)
+    at_s0 = sympy.Poly(f.as_expr().subs(_S, s0), _T)
+    if (at_s0.count_roots(0, None) if squared else at_s0.count_roots()):
         return None
-    real_roots = sympy.Poly(f.as_expr().subs(_S, s0), _T).count_roots()
-    if real_roots:
-        return None
-    return {"s0": str(s0), "eliminant_degree": f.degree()}
+    return {"s0": str(s0), "eliminant_degree": f.degree() * (2 if squared else 1)}
+
+
+def _root_free_start(bad: sympy.Poly) -> sympy.Rational:
+    """The largest 1/2^k (k ≥ 0) below every positive root of ``bad`` (integer coefficients, bad(0) ≠ 0).
+
+    Cauchy's bound on the reciprocal polynomial: every root has |s| > |b₀| / (|b₀| + max |b_i|), so no
+    Sturm sequence of the (high-degree) polynomial is needed; when 1 is already below it, s₀ = 1.
+    """
+    coeffs = [abs(int(c)) for c in reversed(bad.all_coeffs())]
+    b0, rest = coeffs[0], max(coeffs[1:], default=0)
+    k = 0
+    while (b0 << k) < b0 + rest:
+        k += 1
+    return sympy.Rational(1, 2 ** k)
 
 
 def _parse_weights(text: str) -> Point:
@@ -147,8 +164,7 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
     tried = []
     for i in range(1, get("witness_count") + 1):
         key = f"verdict_witness_{i}"
-        cert = witness_certificate(recs.get(key + "_eliminant", "none"), recs.get(key + "_leading", "0"),
-                                   recs.get(key + "_discriminant", "0"))
+        cert = witness_certificate(recs.get(key + "_eliminant", "none"), recs.get(key + "_variable", "t"))
         blocks = require(recs, key + "_blocks", script).strip()
         tried.append(blocks)
         if cert is not None:

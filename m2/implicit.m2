@@ -281,9 +281,10 @@ if wantOrbits == 1 or wantCritical == 1 then (
         lcasEmit(key | "_reason", orbitUnresolved#i#2);
         lcasEmit(key | "_gens", demark(" ; ", apply(flatten entries mingens orbitUnresolved#i#1, toString)))));
     -- the singular locus as an ideal: the strata closures it matched (each irreducible, of the same
-    -- dimension and containing the piece, hence equal to its closure), or the vertex alone
+    -- dimension and containing the piece, hence equal to its closure), or the vertex alone; nothing
+    -- when X is the whole coordinate space (codim 0: a linear space, smooth at 0 too)
     if #orbitUnresolved == 0 and all(matched, m -> m != "none") then (
-        singIdeal := if #matched == 0 then ideal vars S1 else intersect apply(unique matched, m -> strataIdeals#m);
+        singIdeal := if #matched == 0 and cI == 0 then ideal 1_S1 else if #matched == 0 then ideal vars S1 else intersect apply(unique matched, m -> strataIdeals#m);
         emitIdeal("orbit_singular", singIdeal)));
     -- Critical points of the parametrization, by the same slices: the rank of the differential is
     -- G-invariant, so the critical locus is G-stable and meets every orbit in a slice point (V_r, A).
@@ -345,8 +346,7 @@ if wantVerdict == 1 then (
     --  * whether the fiber is finite, all of it rational (its degree = number of rational points) and
     --    without orbits on ell(V) = 0: then every analytic branch of X at p is the image of a germ at a
     --    listed preimage (phi is proper on balanced weights, |phi(V, A)| >= c |V| |A|);
-    --  * witness curves from the critical rational preimages, as eliminants f(s, t) with their leading
-    --    coefficient and discriminant in t.
+    --  * witness curves from the critical rational preimages, as eliminants f(s, t) (or in u = t^2).
     V0 = matrix(kk, pointV); Q0 = matrix(kk, pointQ); K0 = matrix(kk, pointK); A0 = (transpose K0) * Q0;
     p0 = (coeffList(V0, A0))_chosen;
     lcasEmit("verdict_vertex", if all(p0, x -> x == 0) then 1 else 0);
@@ -428,9 +428,14 @@ if wantVerdict == 1 then (
                     lcasEmit(key | "_direction", toList full);
                     lcasEmit(key | "_base", {entries Vv, entries Av});
                     f := if numgens E == 1 then E_0 else 0_Rf;
-                    if f == 0 or degree(Rf_(nVA + 1), f) < 1 then (lcasEmit(key | "_eliminant", "none"); return);
-                    lcasEmit(key | "_eliminant", toString f);
-                    lcasEmit(key | "_leading", toString (last coefficients(f, Variables => {Rf_(nVA + 1)}))_(0, 0));
-                    lcasEmit(key | "_discriminant", toString discriminant(f, Rf_(nVA + 1)))))))));
+                    T := Rf_(nVA + 1);
+                    if f == 0 or degree(T, f) < 1 then (lcasEmit(key | "_eliminant", "none"); return);
+                    -- (V, A) -> (-V, -A) keeps the fiber, so f is usually even in t: then pass to u = t^2
+                    -- (written in the variable t), whose discriminant is far cheaper (Python takes it)
+                    (mons, cfs) := coefficients(f, Variables => {T});
+                    evenT := all(numcols mons, i -> even degree(T, mons_(0, i)));
+                    if evenT then f = sum(numcols mons, i -> cfs_(i, 0) * T^(degree(T, mons_(0, i)) // 2));
+                    lcasEmit(key | "_variable", if evenT then "t^2" else "t");
+                    lcasEmit(key | "_eliminant", toString f)))))));
         lcasEmit("verdict_witness_count", wCount)));
 lcasEmit("total_cpu_s", floor(1000 * cpuTime()));

@@ -38,14 +38,21 @@ def pt(q, k, v):
 
 def test_witness_certificate_on_hand_made_eliminants():
     # f = t^2 + s: no real t for any s > 0 (lc = 1, disc = -4 s: no root in (0, 1])
-    cert = real_boundary.witness_certificate("t^2 + s", "1", "-4*s")
-    assert cert == {"s0": "1", "eliminant_degree": 2}
+    assert real_boundary.witness_certificate("t^2 + s") == {"s0": "1", "eliminant_degree": 2}
     # f = t^2 - s: real roots for s > 0: no certificate
-    assert real_boundary.witness_certificate("t^2 - s", "1", "4*s") is None
+    assert real_boundary.witness_certificate("t^2 - s") is None
     # real roots only for s > 1/3, where the leading coefficient changes sign: s0 must shrink below 1/3
-    cert = real_boundary.witness_certificate("(1 - 3*s)*t^2 + 1", "1 - 3*s", "-4*(1 - 3*s)")
+    cert = real_boundary.witness_certificate("(1 - 3*s)*t^2 + 1")
     assert cert is not None and sympy.Rational(cert["s0"]) < sympy.Rational(1, 3)
-    assert real_boundary.witness_certificate("none", "0", "0") is None
+    assert real_boundary.witness_certificate("none") is None
+    # in u = t^2: only roots u >= 0 count. u + s: u = -s < 0, certificate; u - s: none
+    assert real_boundary.witness_certificate("t + s", "t^2") == {"s0": "1", "eliminant_degree": 2}
+    assert real_boundary.witness_certificate("t - s", "t^2") is None
+    # u + s - 1/2: u >= 0 once s <= 1/2; the root crosses 0 at s = 1/2, the probe at s = 1e-6 already fails
+    assert real_boundary.witness_certificate("t + s - 1/2", "t^2") is None
+    # u + 1/2 - s: no root u >= 0 for s < 1/2; the crossing at s = 1/2 must bound s0
+    cert = real_boundary.witness_certificate("t + 1/2 - s", "t^2")
+    assert cert is not None and sympy.Rational(cert["s0"]) < sympy.Rational(1, 2)
 
 
 # ------------------------------------------------------------ (2, 1, 1) end to end (MATH.md §5 example)
@@ -176,3 +183,21 @@ def test_witness_curve_points_lie_on_the_variety(m2):
     assert geometry.vanishes(ideal.generators, q) and q != p
     # and it is not the trivial direction: phi(delta) is not a multiple of phi_W
     assert sympy.Matrix([p, w]).rank() == 2
+
+
+def test_one_token_211_boundary_is_the_discriminant_of_binary_cubics(m2):
+    """t = 1: phi_W(x) = S(x) g(x) is a binary cubic, X is all of them, M the cubics with three real roots
+    (S indefinite), so the boundary closure is the discriminant hypersurface (degree 4) and X is smooth."""
+    arch = Architecture((2, 1), (1,), 1)
+    sing = geometry.singular_locus(arch, m2=m2, timeout=120)
+    assert sing.variety == {"dimension": 4, "codimension": 0, "degree": 1} and sing.singular_dimension == -1
+    res = real_boundary.boundary(arch, m2=m2, timeout=300)
+    assert res.closure_complete and res.boundary_closure_dimension == 3 and len(res.boundary_closure) == 1
+    disc = sympy.Poly(sympy.sympify(res.boundary_closure[0]))
+    assert disc.total_degree() == 4
+    # y are the coefficients of the cubic in some basis: x^3 + ... with a double root lies on it
+    ideal = geometry.implicit(arch, m2=m2, timeout=60)
+    double_root = pt([[1, 2]], [[3, -1]], [[6, -2]])  # S = 4 (3x - y)^2, g = x + 2y: a double root
+    three_roots = pt([[1, 2]], [[3, -1]], [[1, 5]])
+    assert geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, double_root))
+    assert not geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, three_roots))

@@ -638,3 +638,35 @@ def test_zz_counts():
     """Print what the property tests tried (pytest -s shows it)."""
     print("\nreliability counts:", json.dumps(dict(sorted(COUNTS.items())), indent=1))
     assert COUNTS["dim"] > 0 or not COUNTS  # when run alone this test has nothing to report
+
+
+@st.composite
+def one_layer_fields(draw):
+    """(widths, attention, tokens) texts of a one-layer network, sometimes spoiled."""
+    widths = f"{draw(st.integers(1, 3))},{draw(st.integers(1, 2))}"
+    attention, tokens = str(draw(st.integers(1, 3))), str(draw(st.integers(1, 3)))
+    spoil = draw(st.sets(st.sampled_from(["widths", "attention", "tokens"]), max_size=2))
+    return tuple(draw(field_text) if name in spoil else value
+                 for name, value in (("widths", widths), ("attention", attention), ("tokens", tokens)))
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(fields=one_layer_fields(), seed=seed_text,
+       command=st.sampled_from(["implicit", "singular", "boundary", "claims"]))
+def test_cli_geometry_any_text(fields, seed, command):
+    """Valid small one-layer networks answer (or hit the 5 s limit, cleanly); anything else is refused."""
+    widths, attention, tokens = fields
+    args = [command, "--widths", widths, "--attention", attention, "--tokens", tokens, "--timeout", "5"]
+    add(args, "--seed", seed)
+    res = invoke(args)
+    COUNTS[f"geometry {command}"] += 1
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.stdout + res.stderr
+    if res.exit_code in (0, 3):  # 3: claims found a disagreement (printed, not an error)
+        assert res.stdout.startswith("widths=") or res.stdout.startswith(("image of", "candidate", "Zariski")), \
+            res.stdout[:200]
+        COUNTS[f"geometry {command} result"] += 1
+    else:
+        assert res.exit_code not in (70,), res.stderr
+        lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("lightning-cas: running")]
+        assert lines and (lines[-1].startswith("lightning-cas: error:") or lines[-1].startswith("Error:")), lines
