@@ -17,7 +17,7 @@ from .geometry import (STRATA, SingularLocusResult, check_one_layer, implicit, i
                        singular_from_records)
 from .m2parse import require
 from .points import point_to_dict
-from .real_boundary import boundary_closure, candidate_records, point_verdict, stratum_samples
+from .real_boundary import Deadline, boundary_closure, candidate_records, point_verdict, stratum_samples
 from .results import JsonResult
 
 
@@ -72,7 +72,8 @@ def stratum_points(arch: Architecture, seed: int) -> dict:
 def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None,
                  m2: str | None = None, full: bool = True) -> ClaimsResult:
     """Compare with the claims of MATH.md §5: pointwise tests on every stratum (always), then the whole
-    singular locus, the critical image and the boundary closure (when M2 finishes in ``timeout``)."""
+    singular locus, the critical image and the boundary closure (when M2 finishes in ``timeout``, one limit
+    for all the runs together)."""
     check_one_layer(arch)
     start = time.perf_counter()
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
@@ -89,7 +90,8 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
         return ClaimsResult(architecture=arch, claims=tuple(claims), method=method, certainty=certainty, seed=seed,
                             elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script)
 
-    res = implicit(arch, seed=seed, timeout=timeout, m2=m2)
+    deadline = Deadline(timeout)  # one limit for the whole check, shared by its Macaulay2 runs
+    res = implicit(arch, seed=seed, timeout=deadline.left(), m2=m2)
     tests = {}
     for name, p in stratum_points(arch, seed).items():
         r = is_singular(arch, p, implicit_result=res, seed=seed)
@@ -113,13 +115,16 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
         not_computed("whole singular locus, critical image and boundary closure", "not asked for (pointwise only)")
         return finish("pointwise tangent-space tests", res.m2_version, res.script)
     try:
-        script, recs = candidate_records(arch, seed, timeout, m2)
+        script, recs = candidate_records(arch, seed, deadline.left(), m2)
     except M2TimeoutError as exc:
         not_computed("whole singular locus, critical image and boundary closure", str(exc))
         return finish("pointwise tangent-space tests", res.m2_version, res.script)
     _singular_claims(arch, singular_from_records(arch, recs, script, start, seed), claim, claims)
-    found = boundary_closure(arch, recs, script, seed, timeout, m2)
-    _boundary_claims(arch, found, seed, timeout, m2, claim, not_computed)
+    try:
+        found = boundary_closure(arch, recs, script, seed, deadline, m2)
+        _boundary_claims(arch, found, seed, deadline, m2, claim, not_computed)
+    except M2TimeoutError as exc:
+        not_computed("the boundary claims (certified verdicts at random points)", str(exc))
     return finish("pointwise tangent-space tests; singular locus and critical locus on G-orbit slices; real "
                   "verdicts by certificate at random points of each candidate stratum",
                   require(recs, "m2_version", script), script,
@@ -162,7 +167,8 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
               f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
 
 
-def _boundary_claims(arch: Architecture, found: dict, seed: int, timeout, m2, claim, not_computed) -> None:
+def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadline, m2, claim,
+                     not_computed) -> None:
     """The §5 boundary claims against the critical image and the certified verdicts."""
     e, a = arch.widths[1], arch.attention[0]
     parallel = STRATA["parallel"]
@@ -181,7 +187,7 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, timeout, m2, cl
         claim("d' = a = 1: the image of the critical points is exactly the claimed boundary closure",
               crit_names == [parallel], f"critical image components: {', '.join(crit_names) or 'none'}")
     samples = stratum_samples(arch, "parallel", seed + 1, 2)
-    verdicts = [point_verdict(arch, p, seed, timeout, m2) for p in samples]
+    verdicts = [point_verdict(arch, p, seed, deadline.left(), m2) for p in samples]
     flags = [v["boundary"] for v in verdicts]
     evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
     if None in flags:
@@ -190,7 +196,7 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, timeout, m2, cl
         claim("points V = c v^T, A = v g^T are boundary points", all(flags), evidence)
     if not (e == 1 and a == 1):
         samples = stratum_samples(arch, "rank11", seed + 1, 2)
-        verdicts = [point_verdict(arch, p, seed, timeout, m2) for p in samples]
+        verdicts = [point_verdict(arch, p, seed, deadline.left(), m2) for p in samples]
         flags = [v["boundary"] for v in verdicts]
         evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
         if None in flags:

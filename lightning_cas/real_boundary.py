@@ -33,7 +33,7 @@ from fractions import Fraction
 import sympy
 
 from .architecture import Architecture
-from .errors import InputError
+from .errors import InputError, M2TimeoutError
 from .geometry import (STRATA, _flags, _ideal, _implicit_from_records, _run, _to_sympy_strings, check_one_layer,
                        phi_coordinates, vanishes)
 from .m2parse import parse_int, parse_int_list, require
@@ -68,6 +68,22 @@ class BoundaryResult(JsonResult):
     m2_version: str | None = None
     script: str | None = None
     notes: tuple[str, ...] = ()
+
+
+class Deadline:
+    """One time limit for a command that makes several Macaulay2 runs: each run gets what is left."""
+
+    def __init__(self, timeout: float | None):
+        self.timeout = timeout
+        self.end = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> float | None:
+        if self.end is None:
+            return None
+        rest = self.end - time.monotonic()
+        if rest <= 0:
+            raise M2TimeoutError(f"the {self.timeout:g} s time limit was used up before the next Macaulay2 run")
+        return rest
 
 
 # ---------------------------------------------------------------- certificates
@@ -228,12 +244,12 @@ def candidate_records(arch: Architecture, seed: int = 0, timeout: float | None =
                              samplesPerPiece=SAMPLES_PER_PIECE, seed=seed), timeout, m2)
 
 
-def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, timeout, m2) -> dict:
+def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, deadline: Deadline, m2) -> dict:
     """The vertex is a boundary point iff X(ℝ) ≠ M (both are cones): look for one witness point among the
     sample points of the critical pieces."""
     for piece in pieces:
         for pt in piece["points"]:
-            v = point_verdict(arch, pt, seed, timeout, m2)
+            v = point_verdict(arch, pt, seed, deadline.left(), m2)
             if v["boundary"]:
                 cert = {"kind": "cone over a witness", "at": point_to_dict(pt), "witness": v["certificate"]}
                 return {"boundary": True, "certificate": cert,
@@ -270,7 +286,7 @@ def stratum_samples(arch: Architecture, name: str, seed: int, count: int) -> lis
     return out
 
 
-def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, timeout, m2) -> dict:
+def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, deadline: Deadline, m2) -> dict:
     """Judge every candidate component (critical image and singular locus, by strata) at its sample points."""
     crit = critical_pieces(recs, script)
     sing = _pieces(recs, "orbit_component", "orbit_components_count", script) if "orbit_components_count" in recs \
@@ -298,7 +314,7 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, tim
                         generators=list(_to_sympy_strings(require(recs, f"stratum_{name}_gens", script), script)))
         samples = []
         for pt in entry["points"]:
-            v = point_verdict(arch, pt, seed, timeout, m2)
+            v = point_verdict(arch, pt, seed, deadline.left(), m2)
             samples.append({"point": point_to_dict(pt)["layers"][0], "boundary": v["boundary"],
                             "evidence": v["evidence"]})
         verdicts = [s["boundary"] for s in samples]
@@ -357,30 +373,34 @@ def boundary_verdict_d11(point: Point) -> tuple[bool, str]:
 
 def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, timeout: float | None = None,
              m2: str | None = None, closure: bool = True) -> BoundaryResult:
-    """The Zariski closure of the boundary (``closure``) and/or a certified verdict at ``point``."""
+    """The Zariski closure of the boundary (``closure``) and/or a certified verdict at ``point``.
+
+    ``timeout`` bounds the whole command: each Macaulay2 run gets what the earlier ones left.
+    """
     check_one_layer(arch)
     if point is None and not closure:
         raise InputError("nothing to compute: give a point or ask for the boundary closure.")
     start = time.perf_counter()
+    deadline = Deadline(timeout)
     notes, script, m2_version = [], None, None
     found = res = None
     if closure:
-        script, recs = candidate_records(arch, seed, timeout, m2)
+        script, recs = candidate_records(arch, seed, deadline.left(), m2)
         m2_version = require(recs, "m2_version", script)
         res = _implicit_from_records(arch, False, recs, script, start, seed)
-        found = boundary_closure(arch, recs, script, seed, timeout, m2)
+        found = boundary_closure(arch, recs, script, seed, deadline, m2)
         notes.extend(found["notes"])
     verdict, evidence, cert, in_crit = None, "no point given", None, None
     if point is not None:
-        v = point_verdict(arch, point, seed, timeout, m2)
+        v = point_verdict(arch, point, seed, deadline.left(), m2)
         script, m2_version = script or v["script"], m2_version or v["m2_version"]
         if v["vertex"]:
             if found is None:
-                cscript, crecs = candidate_records(arch, seed, timeout, m2, singular=False)
+                cscript, crecs = candidate_records(arch, seed, deadline.left(), m2, singular=False)
                 pieces = critical_pieces(crecs, cscript)
             else:
                 pieces = found["critical_pieces"]
-            v = {**v, **vertex_verdict(arch, pieces, seed, timeout, m2)}
+            v = {**v, **vertex_verdict(arch, pieces, seed, deadline, m2)}
         verdict, evidence, cert = v["boundary"], v["evidence"], v["certificate"]
         if found is not None and found["critical_image"]:
             in_crit = vanishes(found["critical_image"], phi_coordinates(res, point))

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from lightning_cas import claims, geometry, real_boundary
 from lightning_cas.architecture import Architecture
 from lightning_cas.cli import main
+from lightning_cas.errors import M2TimeoutError
 from lightning_cas.points import save_point
 
 PARALLEL, RANK11 = geometry.STRATA["parallel"], geometry.STRATA["rank11"]
@@ -201,3 +202,12 @@ def test_one_token_211_boundary_is_the_discriminant_of_binary_cubics(m2):
     three_roots = pt([[1, 2]], [[3, -1]], [[1, 5]])
     assert geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, double_root))
     assert not geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, three_roots))
+
+
+def test_one_time_limit_for_the_whole_command(m2):
+    assert real_boundary.Deadline(None).left() is None
+    with pytest.raises(M2TimeoutError):
+        real_boundary.Deadline(0.0).left()
+    # (2,2,2): the slices run alone takes about a minute, so 3 s stop it, cleanly, with one line
+    out = CliRunner().invoke(main, ["boundary", "--widths", "2,2", "--attention", "2", "--timeout", "3", "--m2", m2])
+    assert out.exit_code != 0 and "Traceback" not in out.output and "time limit" in out.output
