@@ -186,25 +186,20 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadl
     if e == 1 and a == 1:
         claim("d' = a = 1: the image of the critical points is exactly the claimed boundary closure",
               crit_names == [parallel], f"critical image components: {', '.join(crit_names) or 'none'}")
-    samples = stratum_samples(arch, "parallel", seed + 1, 2)
-    verdicts = [point_verdict(arch, p, seed, deadline.left(), m2) for p in samples]
-    flags = [v["boundary"] for v in verdicts]
-    evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
-    if None in flags:
-        not_computed("points V = c v^T, A = v g^T are boundary points", evidence)
-    else:
-        claim("points V = c v^T, A = v g^T are boundary points", all(flags), evidence)
-    if not (e == 1 and a == 1):
-        samples = stratum_samples(arch, "rank11", seed + 1, 2)
+
+    def judge(name, text, expect_boundary):
+        samples = stratum_samples(arch, name, seed + 1, 2)
         verdicts = [point_verdict(arch, p, seed, deadline.left(), m2) for p in samples]
-        flags = [v["boundary"] for v in verdicts]
         evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
+        flags = [v["boundary"] for v in verdicts]
         if None in flags:
-            not_computed("points of rank V = rank A = 1 off that locus are interior (singular, not boundary)",
-                         evidence)
+            not_computed(text, evidence)
         else:
-            claim("points of rank V = rank A = 1 off that locus are interior (singular, not boundary)",
-                  not any(flags), evidence)
+            claim(text, all(f is expect_boundary for f in flags), evidence)
+
+    judge("parallel", "points V = c v^T, A = v g^T are boundary points", True)
+    if not (e == 1 and a == 1):
+        judge("rank11", "points of rank V = rank A = 1 off that locus are interior (singular, not boundary)", False)
     boundary_names = [c["stratum"] for c in comps if c["verdict"] == "boundary"]
     if not found["complete"]:
         not_computed("the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}",

@@ -135,10 +135,14 @@ def _root_free_start(bad: sympy.Poly) -> sympy.Rational:
     return sympy.Rational(1, 2 ** k)
 
 
+def _m2_nested(text: str) -> list:
+    """An M2 nested list of rationals, e.g. {{1, -2/3}}, as nested lists of exact strings."""
+    return json.loads(re.sub(r"(-?\d+(?:/\d+)?)", r'"\1"', text.replace("{", "[").replace("}", "]")))
+
+
 def _parse_weights(text: str) -> Point:
     """An M2 list {Q, K, V} of nested lists of rationals, as a Point."""
-    data = json.loads(re.sub(r"(-?\d+(?:/\d+)?)", r'"\1"', text.replace("{", "[").replace("}", "]")))
-    return (tuple(tuple(tuple(Fraction(x) for x in row) for row in m) for m in data),)
+    return (tuple(tuple(tuple(Fraction(x) for x in row) for row in m) for m in _m2_nested(text)),)
 
 
 def _verdict_records(arch: Architecture, point: Point, seed: int, timeout, m2) -> tuple[str, dict]:
@@ -185,12 +189,10 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
         tried.append(blocks)
         if cert is not None:
             direction = require(recs, key + "_direction", script).strip()
-            numbers = lambda text: re.findall(r"-?\d+(?:/\d+)?", text)  # noqa: E731
-            base = json.loads(re.sub(r"(-?\d+(?:/\d+)?)", r'"\1"', require(recs, key + "_base", script)
-                                     .replace("{", "[").replace("}", "]")))
             # delta is in the order of the parametrization's weights (V, A) or (Q, K, V); base is (V, A)
-            cert = {"kind": "witness curve", "blocks": blocks, "preimage_V_A": base,
-                    "direction": numbers(direction), **cert}
+            cert = {"kind": "witness curve", "blocks": blocks,
+                    "preimage_V_A": _m2_nested(require(recs, key + "_base", script)),
+                    "direction": _m2_nested(direction), **cert}
             return {**out, "vertex": False, "boundary": True, "certificate": cert,
                     "evidence": (f"boundary: q(s) = phi_W - s phi_2(delta) (delta in the kernel of the ({blocks}) "
                                  f"partial differential, {direction}) is a real point of X without a real preimage "

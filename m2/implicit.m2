@@ -19,10 +19,13 @@ kk = QQ;
 nD = widths#0; nOut = widths#1; nAtt = attention#0;
 useVA = reparam == 1 and nAtt >= nD;
 vSym = getSymbol "v"; aSym = getSymbol "a"; ySym = getSymbol "y";
+-- the (V, A) weights: their variable names, and the two matrices from a flat list in that order
+-- (ring variables or numbers)
+vaSymbols = () -> flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (r, s) -> aSym_(r+1, s+1));
+vaMatrices = L -> (matrix table(nOut, nD, (p, q) -> L#(p*nD + q)), matrix table(nD, nD, (r, s) -> L#(nOut*nD + r*nD + s)));
 if useVA then (
-    R = kk[flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (r, s) -> aSym_(r+1, s+1))];
-    Vm = matrix table(nOut, nD, (p, q) -> R_(p*nD + q));
-    Am = matrix table(nD, nD, (r, s) -> R_(nOut*nD + r*nD + s));
+    R = kk[vaSymbols()];
+    (Vm, Am) = vaMatrices gens R;
 ) else (
     R = kk[lcasWeightSymbols()];
     (Qm, Km, Vm) = first lcasLayers(gens R);
@@ -301,10 +304,8 @@ if wantOrbits == 1 or wantCritical == 1 then (
                 symF := flatten apply(nD, i -> apply(toList(i .. nD - 1), j -> Pf_i * Pf_(nD + j) + Pf_j * Pf_(nD + i)));
                 (Pf, jacobian matrix {symF}, 2 * nD - 1))
             else if nAtt >= nD then (
-                Pw := kk[flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (i, j) -> aSym_(i+1, j+1))];
-                Vw := matrix table(nOut, nD, (p, q) -> Pw_(p*nD + q));
-                Aw := matrix table(nD, nD, (i, j) -> Pw_(nOut*nD + i*nD + j));
-                (Pw, jacobian matrix {(coeffList(Vw, Aw))_chosen}, dim I1))
+                Pw := kk[vaSymbols()];
+                (Pw, jacobian matrix {(coeffList vaMatrices gens Pw)_chosen}, dim I1))
             else (Pw = kk[lcasWeightSymbols()];
                 (Qw, Kw, Vw2) := first lcasLayers(gens Pw);
                 (Pw, jacobian matrix {(coeffList(Vw2, (transpose Kw) * Qw))_chosen}, dim I1));
@@ -352,10 +353,9 @@ if wantVerdict == 1 then (
     lcasEmit("verdict_vertex", if all(p0, x -> x == 0) then 1 else 0);
     if any(p0, x -> x != 0) then (
         sSym = getSymbol "s"; tSym = getSymbol "t";
-        Rf = kk[flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (i, j) -> aSym_(i+1, j+1)) | {sSym, tSym}];
+        Rf = kk[vaSymbols() | {sSym, tSym}];
         nVA = nOut*nD + nD*nD;
-        Vf = matrix table(nOut, nD, (p, q) -> Rf_(p*nD + q));
-        Af = matrix table(nD, nD, (i, j) -> Rf_(nOut*nD + i*nD + j));
+        (Vf, Af) = vaMatrices gens Rf;
         Ff = (coeffList(Vf, Af))_chosen;
         rankCond = if nAtt < nD then minors(nAtt + 1, Af) else ideal 0_Rf;
         fiberOf = q -> ideal apply(Ff, q, (f, c) -> f - c) + rankCond;
@@ -382,9 +382,7 @@ if wantVerdict == 1 then (
         -- regular: rank dim X, and (a < d) rank A = a, where (Q, K) -> K^T Q is a submersion onto rank <= a
         regularPre = 0; criticalPre = {};
         scan(Pre, P -> (
-            vals := apply(nVA, i -> lift(Rf_i % P, kk));
-            Vv := matrix table(nOut, nD, (p, q) -> vals#(p*nD + q));
-            Av := matrix table(nD, nD, (i, j) -> vals#(nOut*nD + i*nD + j));
+            (Vv, Av) := vaMatrices apply(nVA, i -> lift(Rf_i % P, kk));
             if rank DR weightsOf(Vv, Av) == DX and (useVA or rank Av == nAtt) then regularPre = regularPre + 1
             else criticalPre = append(criticalPre, (Vv, Av))));
         lcasEmit("verdict_regular_preimages", regularPre);
@@ -411,8 +409,7 @@ if wantVerdict == 1 then (
                     full := new MutableList from toList(#wv : 0_kk);
                     scan(#(bl#1), i -> full#((bl#1)#i) = dl#i);
                     -- the quadratic part phi_2(delta): phi with the two blocks replaced by delta, the third kept
-                    w := if useVA then (coeffList(matrix table(nOut, nD, (p, q) -> full#(p*nD + q)),
-                                                  matrix table(nD, nD, (i, c) -> full#(nOut*nD + i*nD + c))))_chosen
+                    w := if useVA then (coeffList vaMatrices toList full)_chosen
                          else (
                             (Qd, Kd, Vd) := first lcasLayers toList full;
                             (Qw0, Kw0, Vw0) := first lcasLayers wv;
