@@ -38,7 +38,7 @@ test: setup
 
 bench: setup
 	$(PY) -m pip install --quiet -e '.[bench]'
-	$(PY) -m lightning_cas.bench --out bench/results.json
+	$(PY) -m benchmarks.bench --out bench/results.json
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

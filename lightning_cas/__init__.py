@@ -3,18 +3,41 @@
 >>> from lightning_cas import Architecture, dimension
 >>> dimension(Architecture((2, 2), (1,), tokens=2)).dimension
 6
+
+Names are imported on first use, so that ``lightning-cas dim`` does not pay for sympy or the
+geometry modules it never touches.
 """
 
-from .api import dimension, predict, verify
-from .architecture import Architecture
-from .errors import LightningError
-from .fibers import FiberResult, fiber
-from .claims import ClaimsResult, check_claims
-from .geometry import ImplicitResult, PointSingularityResult, SingularLocusResult, implicit, is_singular, singular_locus
-from .real_boundary import BoundaryResult, boundary
-from .results import DimensionResult, VerifyResult
+from __future__ import annotations
 
-__all__ = ["Architecture", "BoundaryResult", "ClaimsResult", "DimensionResult", "FiberResult", "ImplicitResult",
-           "LightningError", "PointSingularityResult", "SingularLocusResult", "VerifyResult", "boundary",
-           "check_claims", "dimension", "fiber", "implicit", "is_singular", "predict", "singular_locus", "verify"]
+import importlib
+
 __version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "Architecture": "lightning_cas.core.architecture",
+    "LightningError": "lightning_cas.errors",
+    "dimension": "lightning_cas.api", "predict": "lightning_cas.api", "verify": "lightning_cas.api",
+    "DimensionResult": "lightning_cas.results", "VerifyResult": "lightning_cas.results",
+    "fiber": "lightning_cas.geometry.fibers", "FiberResult": "lightning_cas.geometry.fibers",
+    "implicit": "lightning_cas.geometry.ideals", "ImplicitResult": "lightning_cas.geometry.ideals",
+    "singular_locus": "lightning_cas.geometry.ideals", "SingularLocusResult": "lightning_cas.geometry.ideals",
+    "is_singular": "lightning_cas.geometry.ideals", "PointSingularityResult": "lightning_cas.geometry.ideals",
+    "boundary": "lightning_cas.geometry.boundary", "BoundaryResult": "lightning_cas.geometry.boundary",
+    "check_claims": "lightning_cas.geometry.claims", "ClaimsResult": "lightning_cas.geometry.claims",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lightning_cas' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,3 +1,3 @@
-from .cli import main
+from lightning_cas.cli import main
 
 main()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .architecture import Architecture, check_seed, check_timeout
-from .errors import InputError
-from .results import DimensionResult, VerifyResult
-from .theory import TheoryReport
-from .theory import predict as _predict
+from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
+from lightning_cas.errors import InputError
+from lightning_cas.results import DimensionResult, VerifyResult
+from lightning_cas.core.theory import TheoryReport
+from lightning_cas.core.theory import predict as _predict
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 
@@ -26,16 +26,16 @@ def dimension(arch: Architecture, method: str = "auto", seed: int = 0, timeout: 
     if method == "auto":
         method = "modp" if arch.normalization == "none" else "numeric"
     if method == "modp":
-        from .backends.modp import dimension_modp
+        from lightning_cas.backends.modp import dimension_modp
         return dimension_modp(arch, seed=seed, prime=prime)
     if method == "jacobian":
-        from .backends.m2 import dimension_jacobian
+        from lightning_cas.backends.m2 import dimension_jacobian
         return dimension_jacobian(arch, seed=seed, prime=prime, timeout=timeout, m2=m2, session=session)
     if method == "implicit":
-        from .backends.m2 import dimension_implicit
+        from lightning_cas.backends.m2 import dimension_implicit
         return dimension_implicit(arch, seed=seed, timeout=timeout, m2=m2, session=session)
     if method == "numeric":
-        from .backends.numeric import dimension_numeric
+        from lightning_cas.backends.numeric import dimension_numeric
         return dimension_numeric(arch, seed=seed)
     raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
 
@@ -68,7 +68,7 @@ def verify(arch: Architecture, method: str = "auto", seed: int = 0, timeout: flo
         message += "; WARNING: " + "; ".join(computed.notes)
     details = {}
     if compare:
-        from .softmax import compare_normalizations
+        from lightning_cas.core.softmax import compare_normalizations
 
         comparison = compare_normalizations(arch, seed=seed)
         comparison.pop("results", None)  # the full results are recomputable; keep the summary

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 
-from .architecture import Architecture
+from lightning_cas.core.architecture import Architecture
 
 CERTAINTIES = ("exact", "probabilistic", "numeric")
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from lightning_cas import api
-from lightning_cas.architecture import Architecture
-from lightning_cas.batch import Job, ResultStore, load_record, parse_spec, run_job, run_sweep
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.batch.sweep import Job, ResultStore, load_record, parse_spec, run_job, run_sweep
 from lightning_cas.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -165,7 +165,8 @@ def test_verify_agrees_and_reports_discrepancy_exit_code(monkeypatch):
     data = json.loads(run.output)
     assert data["verdict"] == "agree" and data["predicted"] == data["computed"]["dimension"] == 23
     # A wrong theory must surface as exit status 3: make the prediction off by one.
-    from lightning_cas import api, theory
+    from lightning_cas import api
+    from lightning_cas.core import theory
 
     real = theory.predict
 

@@ -15,12 +15,14 @@ import pytest
 import sympy
 from click.testing import CliRunner
 
-from lightning_cas import api, claims, geometry
-from lightning_cas.architecture import Architecture
+from lightning_cas import api
+from lightning_cas.geometry import claims
+from lightning_cas.geometry import ideals as geometry
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main
 from lightning_cas.errors import UnsupportedError
-from lightning_cas.points import random_point, save_point
-from lightning_cas.theory import predict_dimension
+from lightning_cas.core.weights import random_point, save_point
+from lightning_cas.core.theory import predict_dimension
 
 A211 = Architecture((2, 1), (1,), 2)
 A212 = Architecture((2, 1), (2,), 2)
@@ -170,7 +172,7 @@ def test_progress_spinner_on_a_terminal(m2):
 
     from rich.console import Console
 
-    from lightning_cas.cli_geometry import run_with_progress
+    from lightning_cas.cli.geometry import run_with_progress
     from lightning_cas.errors import M2TimeoutError
 
     buf = io.StringIO()

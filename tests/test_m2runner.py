@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from lightning_cas.architecture import Architecture
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends.m2 import dimension_jacobian
 from lightning_cas.errors import (LightningError, M2CrashError, M2Error, M2NotFoundError, M2ParseError,
                                   M2ScriptError, M2TimeoutError)
-from lightning_cas.m2parse import (parse_int, parse_int_list, parse_polynomial, parse_polynomial_list, records,
+from lightning_cas.macaulay2.parse import (parse_int, parse_int_list, parse_polynomial, parse_polynomial_list, records,
                                    require)
-from lightning_cas.m2runner import M2Session, run_script
+from lightning_cas.macaulay2.runner import M2Session, run_script
 
 FAULTS = []  # every fault injected and survived, printed at the end with -s
 

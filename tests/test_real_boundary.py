@@ -14,11 +14,13 @@ import pytest
 import sympy
 from click.testing import CliRunner
 
-from lightning_cas import claims, geometry, real_boundary
-from lightning_cas.architecture import Architecture
+from lightning_cas.geometry import boundary as real_boundary
+from lightning_cas.geometry import claims
+from lightning_cas.geometry import ideals as geometry
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main
 from lightning_cas.errors import M2TimeoutError
-from lightning_cas.points import save_point
+from lightning_cas.core.weights import save_point
 
 PARALLEL, RANK11 = geometry.STRATA["parallel"], geometry.STRATA["rank11"]
 CASES = [(2, 1, 1), (2, 1, 2), (3, 1, 1), (2, 2, 1), (2, 2, 2)]

@@ -27,12 +27,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lightning_cas import api
-from lightning_cas.architecture import Architecture
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends import modp
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TooLargeError
-from lightning_cas.m2script import m2_literal, render, template_dir
-from lightning_cas.points import load_point
+from lightning_cas.macaulay2.render import m2_literal, render, template_dir
+from lightning_cas.core.weights import load_point
 
 REPO = Path(__file__).resolve().parents[1]
 COUNTS: Counter = Counter()

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from lightning_cas import claims, geometry
-from lightning_cas.architecture import Architecture
+from lightning_cas.geometry import claims
+from lightning_cas.geometry import ideals as geometry
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main
 
 RANK11, PARALLEL = geometry.STRATA["rank11"], geometry.STRATA["parallel"]

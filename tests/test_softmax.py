@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from lightning_cas import api
-from lightning_cas.architecture import Architecture
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends.numeric import (CLEAR_GAP_DECADES, analyze_spectrum, dimension_numeric,
                                             dimension_softmax)
 from lightning_cas.errors import InputError
 from lightning_cas.results import DimensionResult
-from lightning_cas.softmax import (compare_normalizations, evaluate, evaluate_arb, jacobian, jacobian_arb,
+from lightning_cas.core.softmax import (compare_normalizations, evaluate, evaluate_arb, jacobian, jacobian_arb,
                                    random_point)
-from lightning_cas.theory import predict_dimension, rho
+from lightning_cas.core.theory import predict_dimension, rho
 
 
 def soft(widths, attention, tokens=2):

@@ -4,7 +4,7 @@ and refusal (no number) outside."""
 import pytest
 
 from lightning_cas import Architecture, dimension
-from lightning_cas.theory import TheoryReport, predict, predict_dimension, rho
+from lightning_cas.core.theory import TheoryReport, predict, predict_dimension, rho
 
 
 def test_rho():

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 import time
 
-from ..architecture import Architecture
-from ..errors import TooLargeError, UnsupportedError
-from ..m2parse import parse_int, parse_int_list, parse_polynomial_list, records, require
-from ..m2runner import DEFAULT_TIMEOUT, M2Session, run_script
-from ..m2script import write_script
-from ..results import DimensionResult
-from .modp import check_prime, weight_degree
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import TooLargeError, UnsupportedError
+from lightning_cas.macaulay2.parse import parse_int, parse_int_list, parse_polynomial_list, records, require
+from lightning_cas.macaulay2.runner import DEFAULT_TIMEOUT, M2Session, run_script
+from lightning_cas.macaulay2.render import write_script
+from lightning_cas.results import DimensionResult
+from lightning_cas.backends.modp import check_prime, weight_degree
 
 M2_PRIME = 2_147_483_629  # a prime below 2^31, distinct from the modp backend's first prime
 IMPLICIT_MAX_PARAMETERS = 14

@@ -15,10 +15,10 @@ import time
 import numpy as np
 import sympy
 
-from ..architecture import Architecture
-from ..errors import InputError, TooLargeError, UnsupportedError
-from ..model import Field, jacobian
-from ..results import DimensionResult
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
+from lightning_cas.core.model import Field, jacobian
+from lightning_cas.results import DimensionResult
 
 DEFAULT_PRIME = 2_147_483_647  # 2^31 - 1, the largest prime the int64 arithmetic allows
 MAX_PRIME = 2 ** 31

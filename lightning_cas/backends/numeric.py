@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from ..architecture import Architecture
-from ..model import jacobian
-from ..results import DimensionResult
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.model import jacobian
+from lightning_cas.results import DimensionResult
 
 PAPER_SAMPLES = 250
 CLEAR_GAP_DECADES = 4.0
@@ -98,7 +98,7 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     precision), or is already at the 2 dps floor (exact zeros). ``stable_rank`` counts the leading values that did not move; it can
     be smaller than the rank when genuine values lie within a few decades of the dps floor.
     """
-    from ..softmax import jacobian_arb, random_point, singular_values_high_precision
+    from lightning_cas.core.softmax import jacobian_arb, random_point, singular_values_high_precision
 
     w, X = random_point(arch, seed, samples, scale)
     s1 = singular_values_high_precision(jacobian_arb(arch, w, X, dps), dps)
@@ -129,9 +129,9 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     The high-precision answer, when computed, is the dimension; otherwise the common float rank.
     Disagreements are kept in ``runs`` and flagged by ``consistent=False``, never averaged away.
     """
-    from ..errors import InputError
-    from ..softmax import jacobian as softmax_jacobian
-    from ..softmax import random_point
+    from lightning_cas.errors import InputError
+    from lightning_cas.core.softmax import jacobian as softmax_jacobian
+    from lightning_cas.core.softmax import random_point
 
     if arch.normalization != "softmax":
         raise InputError("dimension_softmax needs an architecture with normalization softmax.")
@@ -141,7 +141,7 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
         raise InputError("samples and repetitions must be positive integers.")
     if isinstance(dps, bool) or not isinstance(dps, int) or not 20 <= dps <= 2000:
         raise InputError(f"dps (decimal digits) must be an integer between 20 and 2000, got {dps!r}.")
-    from ..softmax import WEIGHT_SCALES
+    from lightning_cas.core.softmax import WEIGHT_SCALES
     if scale not in WEIGHT_SCALES:
         raise InputError(f"scale must be one of {', '.join(WEIGHT_SCALES)}, got {scale!r}.")
     start = time.perf_counter()

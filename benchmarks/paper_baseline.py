@@ -21,10 +21,10 @@ import time
 
 import numpy as np
 
-from ..architecture import Architecture
-from ..errors import InputError, UnsupportedError
-from ..model import split_weights
-from ..results import DimensionResult
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import InputError, UnsupportedError
+from lightning_cas.core.model import split_weights
+from lightning_cas.results import DimensionResult
 
 PAPER_SAMPLES = 250  # N Gaussian token matrices, as in issue 3 item 5
 PAPER_TRIALS = 5  # the paper's script takes the largest rank over 5 fresh models and inputs

@@ -1,4 +1,4 @@
-"""CLI commands for one-layer geometry (registered on lightning_cas.cli.main): implicit, singular,
+"""CLI commands for one-layer geometry (registered in lightning_cas.cli): implicit, singular,
 boundary, claims. Each prints a short human summary, or one JSON object with --json."""
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ import time
 
 import click
 
-from . import claims, geometry, real_boundary
-from .architecture import Architecture
-from .cli import JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors, main
-from .cli import _arch as cli_arch
-from .points import load_point
+from lightning_cas.geometry import boundary as real_boundary
+from lightning_cas.geometry import claims
+from lightning_cas.geometry import ideals as geometry
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.cli.common import JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors
+from lightning_cas.cli.common import _arch as cli_arch
+from lightning_cas.core.weights import load_point
 
 
 def _geometry_options(fn):
@@ -80,7 +82,7 @@ def _how(result) -> str:
     return f"{result.method}; {result.certainty}; Macaulay2 {result.m2_version}; {result.elapsed_s:.3g} s"
 
 
-@main.command("implicit")
+@click.command("implicit")
 @_geometry_options
 @click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (one output coordinate).")
 @click.option("--numerical-degree", "runs", default=0, show_default=True, type=int,
@@ -123,7 +125,7 @@ def _count(values):
     return out
 
 
-@main.command("singular")
+@click.command("singular")
 @_geometry_options
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
               help="weights.json: test this point instead of listing the singular locus.")
@@ -186,7 +188,7 @@ def _echo_strata(res) -> None:
         click.echo(f"note: {note}")
 
 
-@main.command("boundary")
+@click.command("boundary")
 @_geometry_options
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
               help="weights.json: decide whether phi_W is a boundary point (with a certificate).")
@@ -229,7 +231,7 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         click.echo(f"note: {note}")
 
 
-@main.command("claims")
+@click.command("claims")
 @_geometry_options
 @click.option("--pointwise-only", is_flag=True, help="Skip the whole singular locus / critical image (fast).")
 @clean_errors
@@ -247,3 +249,6 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointw
             click.echo(f"{c['verdict']:>14}: {c['claim']}\n{'':>16}{c['evidence']}")
     if not res.all_agree:
         sys.exit(3)
+
+
+COMMANDS = (implicit_command, singular_command, boundary_command, claims_command)

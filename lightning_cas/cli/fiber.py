@@ -1,15 +1,15 @@
-"""CLI command `fiber` (registered on lightning_cas.cli.main): which weights give the same function."""
+"""CLI command `fiber` (registered in lightning_cas.cli): which weights give the same function."""
 
 from __future__ import annotations
 
 import click
 
-from .cli import M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, _arch, architecture_options, clean_errors, main
-from .fibers import METHODS, fiber
-from .points import load_point, random_point, save_point
+from lightning_cas.cli.common import M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, _arch, architecture_options, clean_errors
+from lightning_cas.geometry.fibers import METHODS, fiber
+from lightning_cas.core.weights import load_point, random_point, save_point
 
 
-@main.command("fiber")
+@click.command("fiber")
 @architecture_options
 @click.option("--at", "at", default=None, help="Weight point JSON file {\"layers\": [{\"Q\":..,\"K\":..,\"V\":..}]}.")
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
@@ -54,7 +54,7 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
 
 def save_point_file(point, path) -> None:
     """Write the point, turning a filesystem problem into one clean sentence."""
-    from .errors import InputError
+    from lightning_cas.errors import InputError
 
     try:
         save_point(point, path)
@@ -67,3 +67,6 @@ def _compact(point: dict) -> str:
         return "[" + "; ".join(" ".join(str(v) for v in row) for row in M) + "]"
     return "  ".join(f"{name}{i}={mat(layer[name])}" for i, layer in enumerate(point["layers"], 1)
                      for name in ("Q", "K", "V"))
+
+
+COMMANDS = (fiber_command,)

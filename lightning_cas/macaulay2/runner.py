@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import M2CrashError, M2Error, M2NotFoundError, M2ScriptError, M2TimeoutError
+from lightning_cas.errors import M2CrashError, M2Error, M2NotFoundError, M2ScriptError, M2TimeoutError
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_HEAP = "8G"

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-from .architecture import Architecture
+from lightning_cas.core.architecture import Architecture
 
 # ---------------------------------------------------------------- symbolic parametrization
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .batch import JobResult, ResultStore, load_record
-from .errors import InputError
-from .files import atomic_write_text
+from lightning_cas.batch.sweep import JobResult, ResultStore, load_record
+from lightning_cas.errors import InputError
+from lightning_cas.core.files import atomic_write_text
 
 KERNELSPEC = {"name": "m2", "display_name": "M2", "language": "text/x-macaulay2"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .architecture import Architecture
+from lightning_cas.core.architecture import Architecture
 
 
 def rho(a: int, d: int) -> int:

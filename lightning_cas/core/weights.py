@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .architecture import Architecture, check_seed
-from .errors import InputError
-from .files import atomic_write_text
+from lightning_cas.core.architecture import Architecture, check_seed
+from lightning_cas.errors import InputError
+from lightning_cas.core.files import atomic_write_text
 
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
 _RATIONAL = re.compile(r"^\s*[+-]?\d+(\s*/\s*\d+)?\s*$")

@@ -1,4 +1,4 @@
-"""CLI commands for batch runs (registered on lightning_cas.cli.main): sweep, report, notebook.
+"""CLI commands for batch runs (registered in lightning_cas.cli): sweep, report, notebook.
 
 stdout stays machine-readable (one JSON line, a makefile, or labels); progress goes to stderr.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .cli import M2_OPTION, clean_errors, main
+from lightning_cas.cli.common import M2_OPTION, clean_errors
 
 
 def _progress(quiet: bool):
@@ -35,7 +35,7 @@ def _progress(quiet: bool):
     return update, bar.stop
 
 
-@main.command("sweep")
+@click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--out", default=None, help="Results directory (default: results/<spec name>).")
 @click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=click.IntRange(1, 256),
@@ -63,7 +63,7 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
     Stored results are reused (a corrupted file is recomputed); a failing job is recorded with
     status timeout or error and the sweep goes on. Prints one JSON summary line.
     """
-    from . import batch
+    from lightning_cas.batch import sweep as batch
 
     sweep = batch.load_spec(spec)
     out = out or str(Path("results") / sweep.name)
@@ -84,7 +84,7 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
     click.echo(json.dumps(summary.to_dict()))
 
 
-@main.command("report")
+@click.command("report")
 @click.argument("results", type=click.Path(exists=True, file_okay=False))
 @click.option("--plot", "plot_path", default=None, help="PNG to write (default: RESULTS/dimensions.png).")
 @click.option("--csv", "csv_path", default=None, help="Also write the table as CSV here.")
@@ -93,7 +93,7 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
 @clean_errors
 def report_command(results, plot_path, csv_path, title, as_json):
     """Table of a results directory (parameters, dimension, prediction, agreement, method, time) and a plot."""
-    from . import report
+    from lightning_cas.batch import report
 
     records = report.load_results(results)
     rows = report.table_rows(records)
@@ -109,14 +109,14 @@ def report_command(results, plot_path, csv_path, title, as_json):
     click.echo(f"plot: {plot_path}" + (f"  table: {csv_path}" if csv_path else ""), err=True)
 
 
-@main.command("notebook")
+@click.command("notebook")
 @click.argument("results", type=click.Path(exists=True))
 @click.option("--output", "-o", default=None, help="Notebook to write (default: RESULTS/scripts.ipynb).")
 @clean_errors
 def notebook_command(results, output):
     """Write the Macaulay2 scripts of a run (a results directory or one result JSON) into a Jupyter
     notebook for the Macaulay2 kernel."""
-    from . import notebook
+    from lightning_cas.batch import notebook
 
     path = Path(results)
     output = output or str((path if path.is_dir() else path.parent) / "scripts.ipynb")
@@ -126,3 +126,6 @@ def notebook_command(results, output):
         click.echo("lightning-cas: warning: no Macaulay2 scripts in these results (only jacobian and implicit "
                    "jobs have them).", err=True)
     sys.stdout.flush()
+
+
+COMMANDS = (sweep_command, report_command, notebook_command)

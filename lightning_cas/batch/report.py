@@ -10,8 +10,8 @@ import csv
 import os
 from pathlib import Path
 
-from .batch import CSV_COLUMNS, JobResult, ResultStore, csv_row
-from .errors import InputError
+from lightning_cas.batch.sweep import CSV_COLUMNS, JobResult, ResultStore, csv_row
+from lightning_cas.errors import InputError
 
 TABLE_COLUMNS = ("label", "status", "widths", "attention", "tokens", "normalization", "method", "parameters",
                  "dimension", "predicted", "agreement", "elapsed_s")

@@ -17,13 +17,13 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from .architecture import Architecture, check_seed, check_timeout
-from .backends.m2 import architecture_params, run_template
-from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
-from .m2parse import parse_int, parse_polynomial_list, require
-from .model import rank_over_qq
-from .points import Point, flat, point_to_dict, random_point
-from .results import JsonResult, freeze
+from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
+from lightning_cas.backends.m2 import architecture_params, run_template
+from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
+from lightning_cas.macaulay2.parse import parse_int, parse_polynomial_list, require
+from lightning_cas.core.model import rank_over_qq
+from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
+from lightning_cas.results import JsonResult, freeze
 
 METHODS = ("auto", "m2", "modp")
 # Size guard for the primary decomposition (measured on M2 1.21, see tests/test_fiber.py):
@@ -204,7 +204,7 @@ def _reduce(point: Point, p: int) -> np.ndarray | None:
 def tangent_dimension(arch: Architecture, point: Point, seed: int = 0) -> tuple[int, int]:
     """(parameters - rank of d phi at W mod p, prime): the dimension of the fiber's tangent space at
     W, an upper bound (a random X or the prime can only lower the rank)."""
-    from .backends.modp import DEFAULT_PRIME, default_samples, jacobian_rank
+    from lightning_cas.backends.modp import DEFAULT_PRIME, default_samples, jacobian_rank
 
     p = DEFAULT_PRIME
     w = _reduce(point, p)
@@ -229,7 +229,7 @@ def _check(arch, seed, method, timeout, prime):
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
     check_timeout(timeout)
     if prime is not None:
-        from .backends.modp import check_prime
+        from lightning_cas.backends.modp import check_prime
         check_prime(prime)
 
 
@@ -255,9 +255,9 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
         point = random_point(arch, seed)
     start = time.perf_counter()
     orbit = symmetry_orbit_dimension(arch, point)
-    from .theory import predict_symmetry_dimension
+    from lightning_cas.core.theory import predict_symmetry_dimension
     group = predict_symmetry_dimension(arch).value
-    from .backends.modp import dimension_modp
+    from lightning_cas.backends.modp import dimension_modp
     generic = dimension_modp(arch, seed=seed)
     generic_fiber = arch.parameters - generic.dimension
     tangent, tangent_prime = tangent_dimension(arch, point, seed)

@@ -15,7 +15,7 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from .files import atomic_write_text
+from lightning_cas.core.files import atomic_write_text
 
 LIBRARY = "network.m2"
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")

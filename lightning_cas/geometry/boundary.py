@@ -32,13 +32,13 @@ from fractions import Fraction
 
 import sympy
 
-from .architecture import Architecture
-from .errors import InputError, M2TimeoutError
-from .geometry import (STRATA, _flags, _ideal, _implicit_from_records, _run, _to_sympy_strings, check_one_layer,
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import InputError, M2TimeoutError
+from lightning_cas.geometry.ideals import (STRATA, _flags, _ideal, _implicit_from_records, _run, _to_sympy_strings, check_one_layer,
                        phi_coordinates, vanishes)
-from .m2parse import parse_int, parse_int_list, require
-from .points import Point, point_to_dict
-from .results import JsonResult
+from lightning_cas.macaulay2.parse import parse_int, parse_int_list, require
+from lightning_cas.core.weights import Point, point_to_dict
+from lightning_cas.results import JsonResult
 
 WITNESS_DIRECTIONS = 2  # random kernel directions tried per critical preimage and block pair
 SAMPLES_PER_PIECE = 2  # random points judged per candidate piece of the boundary closure

@@ -11,14 +11,14 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .architecture import Architecture
-from .errors import M2TimeoutError
-from .geometry import (STRATA, SingularLocusResult, check_one_layer, implicit, is_singular,
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import M2TimeoutError
+from lightning_cas.geometry.ideals import (STRATA, SingularLocusResult, check_one_layer, implicit, is_singular,
                        singular_from_records)
-from .m2parse import require
-from .points import point_to_dict
-from .real_boundary import Deadline, boundary_closure, candidate_records, point_verdict, stratum_samples
-from .results import JsonResult
+from lightning_cas.macaulay2.parse import require
+from lightning_cas.core.weights import point_to_dict
+from lightning_cas.geometry.boundary import Deadline, boundary_closure, candidate_records, point_verdict, stratum_samples
+from lightning_cas.results import JsonResult
 
 
 @dataclass(frozen=True)

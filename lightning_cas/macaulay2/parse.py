@@ -12,7 +12,7 @@ import re
 import sympy
 from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
 
-from .errors import M2ParseError
+from lightning_cas.errors import M2ParseError
 
 MARK = "@@LCAS@@ "
 _INT = re.compile(r"^-?\d+$", re.ASCII)

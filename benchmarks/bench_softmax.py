@@ -2,7 +2,7 @@
 with the robust softmax protocol, timed against the paper's plain float rank on the lightning
 network of the same shape (the float baseline of ``backends.numeric``).
 
-Run alone with ``python -m lightning_cas.bench_softmax``; ``make bench`` calls ``run_softmax_bench``.
+Run alone with ``python -m benchmarks.bench_softmax``; ``make bench`` calls ``run_softmax_bench``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import time
 
-from .architecture import Architecture
-from .backends.numeric import PAPER_SAMPLES, dimension_numeric
-from .theory import predict_dimension
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.backends.numeric import PAPER_SAMPLES, dimension_numeric
+from lightning_cas.core.theory import predict_dimension
 
 PAPER_WIDTHS = tuple(range(3, 11))
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 import sympy
 
-from .architecture import Architecture
-from .backends.m2 import architecture_params, run_template
-from .errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
-from .m2parse import parse_int, parse_int_list, parse_polynomial_list, require
-from .model import coefficient_map, flat_weight_symbols, rank_over_qq
-from .points import Point, point_to_dict, random_point
-from .points import flat as flat_point
-from .results import JsonResult
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.backends.m2 import architecture_params, run_template
+from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
+from lightning_cas.macaulay2.parse import parse_int, parse_int_list, parse_polynomial_list, require
+from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
+from lightning_cas.core.weights import Point, point_to_dict, random_point
+from lightning_cas.core.weights import flat as flat_point
+from lightning_cas.results import JsonResult
 
 # Beyond these sizes elimination does not finish in minutes (measured; see bench_geometry).
 MAX_PARAMETER_VARIABLES = 21

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .architecture import Architecture, check_seed, check_timeout
-from .errors import InputError, LightningError, M2TimeoutError
-from .files import atomic_write_text
-from .m2runner import die_with_parent
-from .results import DimensionResult, JsonResult
+from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
+from lightning_cas.errors import InputError, LightningError, M2TimeoutError
+from lightning_cas.core.files import atomic_write_text
+from lightning_cas.macaulay2.runner import die_with_parent
+from lightning_cas.results import DimensionResult, JsonResult
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 M2_METHODS = ("jacobian", "implicit")
@@ -332,7 +332,7 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
     get a SIGALRM limit when running in a process's main thread (the local pool); in a Dask
     thread only the M2 limit applies.
     """
-    from . import api  # imported here so Dask workers import lazily, too
+    from lightning_cas import api  # imported here so Dask workers import lazily, too
 
     start = time.perf_counter()
     status, message, result, script = "ok", None, None, None

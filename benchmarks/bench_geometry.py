@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import time
 
-from .architecture import Architecture
-from .errors import LightningError
-from .geometry import implicit, singular_locus
-from .real_boundary import boundary, stratum_samples
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import LightningError
+from lightning_cas.geometry.ideals import implicit, singular_locus
+from lightning_cas.geometry.boundary import boundary, stratum_samples
 
 CASES = [  # (d, d', a, one_coordinate)
     (2, 1, 1, False), (2, 1, 2, False), (2, 2, 1, False), (2, 2, 2, False), (3, 1, 1, False), (3, 3, 3, True),

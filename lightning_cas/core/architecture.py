@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import InputError
+from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
 

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from .architecture import Architecture
-from .model import split_weights
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.model import split_weights
 
 # Weight scales for random points. The generic rank is the same at every generic point, but
 # the conditioning is not: with unit Gaussians (the paper's PyTorch code) the logits grow like
@@ -191,9 +191,9 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     last layer collapses lightning's tokens onto a line; softmax's output is a convex
     combination of V z_i and stays spread out).
     """
-    from .backends.modp import dimension_modp
-    from .backends.numeric import dimension_numeric
-    from .theory import predict_dimension
+    from lightning_cas.backends.modp import dimension_modp
+    from lightning_cas.backends.numeric import dimension_numeric
+    from lightning_cas.core.theory import predict_dimension
 
     light = Architecture(arch.widths, arch.attention, arch.tokens, "none")
     soft = Architecture(arch.widths, arch.attention, arch.tokens, "softmax")

@@ -1,4 +1,4 @@
-"""The command line: parse, call the API, print. Any LightningError is one line and an exit code."""
+"""What every command shares: option decorators spelled once, one-line errors, the architecture parser."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 
 import click
 
-from . import __version__, api
-from .architecture import NORMALIZATIONS, Architecture
-from .errors import LightningError
+from lightning_cas import api
+from lightning_cas.core.architecture import NORMALIZATIONS, Architecture
+from lightning_cas.errors import LightningError
 
 EXIT_DISCREPANCY = 3
 
@@ -102,74 +102,3 @@ class OneLineErrors(click.Group):
         except click.ClickException as exc:
             _fail(f"{exc.format_message()} (see --help)", exc.exit_code)
         sys.exit(result if isinstance(result, int) else 0)
-
-
-@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(version=__version__, prog_name="lightning-cas")
-def main():
-    """lightning-cas: dimension, fibers and more for lightning self-attention networks."""
-
-
-@main.command("dim")
-@architecture_options
-@method_options
-@clean_errors
-def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2):
-    """Dimension of the neurovariety of one architecture."""
-    arch = _arch(widths, attention, tokens, normalization)
-    result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime)
-    if as_json:
-        click.echo(result.to_json())
-    else:
-        click.echo(f"{arch}")
-        click.echo(f"dimension {result.dimension}   ({_describe(result)})")
-        click.echo(f"parameters {result.parameters}, generic fiber dimension {result.fiber_dimension}, "
-                   f"ambient dimension {result.ambient_dimension}")
-        for note in result.notes:
-            click.echo(f"note: {note}")
-    if not result.consistent:
-        click.echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
-
-
-@main.command("predict")
-@architecture_options
-@clean_errors
-def predict_command(widths, attention, tokens, normalization, as_json):
-    """Closed-form predictions from the theory, each with its regime."""
-    report = api.predict(_arch(widths, attention, tokens, normalization))
-    if as_json:
-        click.echo(json.dumps(report.to_dict()))
-        return
-    click.echo(f"{report.architecture}")
-    for pred in (report.dimension, report.parameters, report.symmetry_group_dimension, report.fiber_dimension):
-        if pred.value is None:
-            click.echo(f"{pred.quantity}: no prediction ({pred.reason})")
-        else:
-            click.echo(f"{pred.quantity}: {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
-    click.echo(f"ambient_dimension: {report.ambient_dimension}")
-
-
-@main.command("verify")
-@architecture_options
-@method_options
-@click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
-@clean_errors
-def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, compare):
-    """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
-    result = api.verify(_arch(widths, attention, tokens, normalization), method=method, seed=seed,
-                        timeout=timeout, m2=m2, prime=prime, compare=compare)
-    click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
-    if result.verdict == "disagree":
-        sys.exit(EXIT_DISCREPANCY)
-
-
-# Commands that live in their own modules register themselves on `main` (imported last: they
-# reuse the option decorators above).
-from . import cli_batch, cli_fiber, cli_geometry  # noqa: E402,F401
-
-if __name__ == "__main__":
-    # `python -m lightning_cas.cli` runs this file as __main__; the command modules registered
-    # themselves on the package's copy of `main`, so run that one.
-    from lightning_cas.cli import main as _package_main
-
-    _package_main()

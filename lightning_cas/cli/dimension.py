@@ -1,0 +1,67 @@
+"""CLI commands `dim`, `predict`, `verify`: the dimension of one architecture, its theory, and the two compared."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from lightning_cas import api
+from lightning_cas.cli.common import EXIT_DISCREPANCY, _arch, _describe, architecture_options, clean_errors, method_options
+
+
+@click.command("dim")
+@architecture_options
+@method_options
+@clean_errors
+def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2):
+    """Dimension of the neurovariety of one architecture."""
+    arch = _arch(widths, attention, tokens, normalization)
+    result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime)
+    if as_json:
+        click.echo(result.to_json())
+    else:
+        click.echo(f"{arch}")
+        click.echo(f"dimension {result.dimension}   ({_describe(result)})")
+        click.echo(f"parameters {result.parameters}, generic fiber dimension {result.fiber_dimension}, "
+                   f"ambient dimension {result.ambient_dimension}")
+        for note in result.notes:
+            click.echo(f"note: {note}")
+    if not result.consistent:
+        click.echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
+
+
+@click.command("predict")
+@architecture_options
+@clean_errors
+def predict_command(widths, attention, tokens, normalization, as_json):
+    """Closed-form predictions from the theory, each with its regime."""
+    report = api.predict(_arch(widths, attention, tokens, normalization))
+    if as_json:
+        click.echo(json.dumps(report.to_dict()))
+        return
+    click.echo(f"{report.architecture}")
+    for pred in (report.dimension, report.parameters, report.symmetry_group_dimension, report.fiber_dimension):
+        if pred.value is None:
+            click.echo(f"{pred.quantity}: no prediction ({pred.reason})")
+        else:
+            click.echo(f"{pred.quantity}: {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
+    click.echo(f"ambient_dimension: {report.ambient_dimension}")
+
+
+@click.command("verify")
+@architecture_options
+@method_options
+@click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
+@clean_errors
+def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, compare):
+    """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
+    result = api.verify(_arch(widths, attention, tokens, normalization), method=method, seed=seed,
+                        timeout=timeout, m2=m2, prime=prime, compare=compare)
+    click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
+    if result.verdict == "disagree":
+        sys.exit(EXIT_DISCREPANCY)
+
+
+COMMANDS = (dim_command, predict_command, verify_command)
