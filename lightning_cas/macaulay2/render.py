@@ -26,7 +26,7 @@ def template_dir() -> Path:
     shipped = Path(str(resources.files("lightning_cas"))) / "m2"
     if (shipped / LIBRARY).is_file():
         return shipped
-    source = Path(__file__).resolve().parent.parent / "m2"
+    source = Path(__file__).resolve().parents[2] / "m2"
     if (source / LIBRARY).is_file():
         return source
     raise FileNotFoundError("lightning_cas cannot find its Macaulay2 templates (m2/network.m2); reinstall it.")
