@@ -28,3 +28,11 @@ def m2():
 def _private_script_dir(tmp_path_factory, monkeypatch):
     """Rendered scripts go to a per-session temp dir, not the user's /tmp directory."""
     monkeypatch.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(tmp_path_factory.getbasetemp() / "scripts"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that asks for the ``m2`` fixture is marked ``m2``, so the fast loop
+    ``pytest -m "not m2 and not slow"`` needs no Macaulay2 and no marker can be forgotten."""
+    for item in items:
+        if "m2" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.m2)

@@ -432,14 +432,14 @@ def test_every_script_written_by_real_runs_is_template_plus_numbers(m2, tmp_path
 
 
 def test_package_never_formats_text_into_m2_code():
-    """Scan: M2 code is made only by m2script.render; the one other place (the session) quotes a path
+    """Scan: M2 code is made only by macaulay2.render; the one other place (the session) quotes a path
     it has checked. Any new f-string that sends or writes M2 code shows up here."""
     offenders = []
     for path in (REPO / "lightning_cas").rglob("*.py"):
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if re.search(r"sendline\(|\.m2\"?\)?\.write_text|write_text\(.*\bM2\b", line):
                 offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
-    allowed = {"lightning_cas/m2runner.py"}
+    allowed = {"lightning_cas/macaulay2/runner.py"}
     assert {o.split(":")[0] for o in offenders} <= allowed, offenders
 
 
