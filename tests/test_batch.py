@@ -232,6 +232,7 @@ def test_stale_lock_of_a_dead_sweep_is_taken_over(tmp_path):
     assert not (tmp_path / f"{label}.lock").exists()
 
 
+@pytest.mark.slow
 def test_make_rules_one_target_per_result_file(tmp_path):
     spec = write(tmp_path / "m.toml", '[grid]\nwidths=[[2,2],[3,3]]\nattention=[[2]]\nmethod=["modp"]\n')
     out = tmp_path / "out"

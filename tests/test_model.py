@@ -13,6 +13,7 @@ from lightning_cas.core.model import (Field, coefficient_map, evaluate, flat_wei
 ARCHS = [Architecture((2, 2), (1,), 2), Architecture((2, 1, 2), (1, 1), 2), Architecture((1, 2, 2), (1, 2), 3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS, ids=str)
 def test_symbolic_equals_numeric(arch):
     rng = np.random.default_rng(3)

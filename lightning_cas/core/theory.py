@@ -13,7 +13,11 @@ from lightning_cas.core.architecture import Architecture
 
 
 def rho(a: int, d: int) -> int:
-    """Dimension of d x d matrices of rank <= a: a(2d - a) if a < d, else d^2."""
+    """Dimension of d x d matrices of rank <= a: a(2d - a) if a < d, else d^2.
+
+    >>> rho(1, 2), rho(2, 3), rho(5, 3)
+    (3, 8, 9)
+    """
     return a * (2 * d - a) if a < d else d * d
 
 
@@ -57,7 +61,13 @@ def dimension_obstruction(arch: Architecture) -> str | None:
 
 
 def predict_dimension(arch: Architecture) -> Prediction:
-    """dim = d_0 d_L + sum_i rho(min(a_i, d_0), d_0) - L (lightning); softmax drops the - L."""
+    """dim = d_0 d_L + sum_i rho(min(a_i, d_0), d_0) - L (lightning); softmax drops the - L.
+
+    >>> predict_dimension(Architecture((3, 3, 3), (2, 2), tokens=2)).value
+    23
+    >>> predict_dimension(Architecture((3, 2, 3), (2, 2), tokens=2)).value is None  # a bottleneck
+    True
+    """
     if arch.normalization == "softmax" and arch.tokens == 1:
         # softmax over a single key is identically 1: phi(x) = V_L ... V_1 x, a product of matrices
         r = min(arch.widths)
