@@ -14,7 +14,10 @@ import pytest
 
 from lightning_cas import api
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.batch.sweep import Job, ResultStore, load_record, parse_spec, run_job, run_sweep
+from lightning_cas.batch.executors import run_job
+from lightning_cas.batch.spec import Job, parse_spec
+from lightning_cas.batch.store import ResultStore, load_record
+from lightning_cas.batch.sweep import run_sweep
 from lightning_cas.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]

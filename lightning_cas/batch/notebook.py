@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lightning_cas.batch.sweep import JobResult, ResultStore, load_record
+from lightning_cas.batch.store import JobResult, ResultStore, load_record
 from lightning_cas.errors import InputError
 from lightning_cas.core.files import atomic_write_text
 

@@ -10,7 +10,7 @@ import csv
 import os
 from pathlib import Path
 
-from lightning_cas.batch.sweep import CSV_COLUMNS, JobResult, ResultStore, csv_row
+from lightning_cas.batch.store import CSV_COLUMNS, JobResult, ResultStore, csv_row
 from lightning_cas.errors import InputError
 
 TABLE_COLUMNS = ("label", "status", "widths", "attention", "tokens", "normalization", "method", "parameters",

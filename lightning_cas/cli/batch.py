@@ -63,22 +63,24 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
     Stored results are reused (a corrupted file is recomputed); a failing job is recorded with
     status timeout or error and the sweep goes on. Prints one JSON summary line.
     """
-    from lightning_cas.batch import sweep as batch
+    from lightning_cas.batch.makerules import make_rules as rules
+    from lightning_cas.batch.spec import load_spec
+    from lightning_cas.batch.sweep import run_sweep
 
-    sweep = batch.load_spec(spec)
+    sweep = load_spec(spec)
     out = out or str(Path("results") / sweep.name)
     if list_only:
         for job in sweep.jobs:
             click.echo(job.label)
         return
     if make_rules:
-        click.echo(batch.make_rules(sweep, spec, out, command), nl=False)
+        click.echo(rules(sweep, spec, out, command), nl=False)
         return
     update, close = _progress(quiet)
     try:
-        summary = batch.run_sweep(sweep, out, executor=executor, jobs=njobs, scheduler=scheduler, force=force,
-                                  retry_failed=retry_failed, timeout=timeout, only=only or None,
-                                  aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
+        summary = run_sweep(sweep, out, executor=executor, jobs=njobs, scheduler=scheduler, force=force,
+                            retry_failed=retry_failed, timeout=timeout, only=only or None,
+                            aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
     finally:
         close()
     click.echo(json.dumps(summary.to_dict()))

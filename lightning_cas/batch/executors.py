@@ -1,0 +1,159 @@
+"""Where jobs run: the job function (pure, the same for every executor), a local process pool, Dask.
+
+The job function :func:`run_job` is pure (job in, record out, never raises) so the local pool and
+Dask run the very same code, and remote Dask workers need no shared filesystem: only the
+coordinator writes files.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from lightning_cas.batch.spec import M2_METHODS, Job
+from lightning_cas.batch.store import JobResult
+from lightning_cas.errors import InputError, LightningError, M2TimeoutError
+from lightning_cas.macaulay2.runner import die_with_parent
+
+
+class _SoftTimeout(Exception):
+    pass
+
+
+def _alarm(_signum, _frame):
+    raise _SoftTimeout()
+
+
+def run_job(job: Job, m2: str | None = None) -> JobResult:
+    """Compute one job; never raises (status records what went wrong).
+
+    M2 methods get the timeout (the M2 process group is killed). Python methods (modp, numeric)
+    get a SIGALRM limit when running in a process's main thread (the local pool); in a Dask
+    thread only the M2 limit applies.
+    """
+    from lightning_cas import api  # imported here so Dask workers import lazily, too
+
+    start = time.perf_counter()
+    status, message, result, script = "ok", None, None, None
+    use_alarm = (job.timeout is not None and job.method not in M2_METHODS and hasattr(signal, "setitimer")
+                 and threading.current_thread() is threading.main_thread())
+    old = None
+    try:
+        if use_alarm:
+            old = signal.signal(signal.SIGALRM, _alarm)
+            signal.setitimer(signal.ITIMER_REAL, job.timeout)
+        result = api.dimension(job.architecture, method=job.method, seed=job.seed, timeout=job.timeout, m2=m2)
+        script = result.script
+    except _SoftTimeout:
+        status, message = "timeout", f"the {job.method} computation exceeded the {job.timeout:g} s time limit."
+    except M2TimeoutError as exc:
+        status, message, script = "timeout", str(exc), exc.script
+    except LightningError as exc:
+        status, message = "error", str(exc)
+        script = getattr(exc, "script", None)
+    except Exception as exc:  # a bug in one job must not stop the sweep; record it plainly
+        status, message = "error", f"internal error ({type(exc).__name__}: {exc})"
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    elapsed = time.perf_counter() - start
+    pred = api.predict(job.architecture).dimension
+    if result is None:
+        agreement = "not computed"
+    elif pred.value is None:
+        agreement = "no prediction"
+    else:
+        agreement = "agree" if pred.value == result.dimension else "disagree"
+    text = None
+    if script:
+        try:
+            text = Path(script).read_text(encoding="utf-8")
+        except OSError:
+            text = None
+    return JobResult(job.label, job.to_dict(), status, message, result, pred.value, pred.status, agreement,
+                     elapsed, socket.gethostname(), script, text)
+
+
+
+# ---- executors -------------------------------------------------------------------------------
+
+class LocalExecutor:
+    """A process pool: each job in a worker process, so a crash or a runaway job costs one worker."""
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1):
+        # workers die with the sweep (and their M2 with them): a killed sweep leaves nothing running
+        self.pool = cf.ProcessPoolExecutor(max_workers=max(1, jobs), initializer=die_with_parent)
+
+    def submit(self, job: Job, m2):
+        return self.pool.submit(run_job, job, m2)
+
+    def as_completed(self, futures):
+        return cf.as_completed(futures)
+
+    @staticmethod
+    def outcome(future):
+        return future.result()
+
+    def close(self):
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Dask distributed: a scheduler at ``address`` (or DASK_SCHEDULER_ADDRESS), else a local cluster."""
+
+    name = "dask"
+
+    def __init__(self, jobs: int = 1, address: str | None = None):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError("the dask executor needs the optional 'distributed' package "
+                             "(pip install 'lightning_cas[dask]').") from None
+        address = address or os.environ.get("DASK_SCHEDULER_ADDRESS")
+        self.cluster = None
+        self.address = address or "local cluster"
+        try:
+            if address:
+                self.client = Client(address, timeout="20s")
+            else:
+                # threads in this process: M2 runs as subprocesses anyway, and startup stays fast
+                self.cluster = LocalCluster(n_workers=1, threads_per_worker=max(1, jobs), processes=False,
+                                            dashboard_address=None)
+                self.client = Client(self.cluster)
+        except OSError as exc:
+            raise InputError(f"cannot connect to the Dask scheduler {address}: {exc}.") from None
+
+    def submit(self, job: Job, m2):
+        return self.client.submit(run_job, job, m2, pure=False, key=f"lcas-{job.label}-{uuid.uuid4().hex[:8]}")
+
+    def as_completed(self, futures):
+        from distributed import as_completed
+        return as_completed(futures)
+
+    @staticmethod
+    def outcome(future):
+        return future.result()
+
+    def close(self):
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def make_executor(kind: str, jobs: int = 1, scheduler: str | None = None):
+    if kind == "local":
+        return LocalExecutor(jobs)
+    if kind == "dask":
+        return DaskExecutor(jobs, scheduler)
+    raise InputError(f"executor must be local or dask, got {kind!r}.")
+
+

@@ -1,0 +1,249 @@
+"""Sweep specs: a TOML file expanded into jobs, every malformed part refused with its line.
+
+A spec is data a user (or a colleague) hands over: every key and value is checked before a job
+exists, and the error names the line, because tomllib gives no positions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
+from lightning_cas.errors import InputError
+
+METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
+M2_METHODS = ("jacobian", "implicit")
+SPEC_KEYS = ("widths", "attention", "tokens", "normalization", "method", "seed", "timeout")
+TOP_KEYS = ("name", "timeout", "grid", "architecture")
+
+@dataclass(frozen=True)
+class Job:
+    """One dimension computation: an architecture, a method, a seed and a time limit."""
+
+    architecture: Architecture
+    method: str = "auto"
+    seed: int = 0
+    timeout: float | None = None
+
+    @property
+    def label(self) -> str:
+        """File-name-safe and unique per (architecture, method, seed): the cache key."""
+        return f"{self.architecture.label()}_{self.method}_s{self.seed}"
+
+    def to_dict(self) -> dict:
+        return {"architecture": self.architecture.to_dict(), "method": self.method, "seed": self.seed,
+                "timeout": self.timeout}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Job":
+        return cls(Architecture.from_dict(data["architecture"]), data["method"], data["seed"], data.get("timeout"))
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """An expanded spec: its jobs in order, and how many grid pairs were skipped as mismatched."""
+
+    name: str
+    jobs: tuple[Job, ...]
+    mismatched: int = 0
+    duplicates: int = 0
+
+
+class _Lines:
+    """Finds the line of a key in TOML text, so spec errors can point at it (tomllib gives no positions)."""
+
+    _header = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
+    _key = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
+
+    def __init__(self, text: str):
+        self.where: dict[tuple, int] = {}
+        table, counts = (), {}
+        for n, line in enumerate(text.splitlines(), start=1):
+            m = self._header.match(line)
+            if m:
+                name = m.group(2)
+                if m.group(1) == "[[":
+                    counts[name] = counts.get(name, -1) + 1
+                    table = (name, counts[name])
+                else:
+                    table = (name,)
+                self.where.setdefault(table, n)
+                continue
+            m = self._key.match(line)
+            if m:
+                self.where.setdefault(table + (m.group(1),), n)
+
+    def line(self, *path) -> int | None:
+        while path:
+            if path in self.where:
+                return self.where[path]
+            path = path[:-1]
+        return None
+
+
+def _refuse(source: str, lines: _Lines, path: tuple, message: str):
+    n = lines.line(*path)
+    where = f"{source} line {n}" if n else source
+    raise InputError(f"{where}: {message}")
+
+
+def _section_name(path: tuple) -> str:
+    if path[0] == "grid":
+        return "[grid]" if len(path) == 1 or not isinstance(path[1], int) else f"[[grid]] #{path[1] + 1}"
+    if path[0] == "architecture":
+        return f"[[architecture]] #{path[1] + 1}"
+    return "top level"
+
+
+def _check_int_list(value, what: str) -> tuple[int, ...]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",")]
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{what} must be a non-empty list of integers such as [3, 3, 3], got {value!r}")
+    out = []
+    for v in value:
+        if isinstance(v, str) and v.lstrip("+-").isdigit():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{what} must contain positive integers only, got {v!r}")
+        out.append(v)
+    return tuple(out)
+
+
+def _check_value(key: str, value):
+    """Validate one single value of a spec key (raise ValueError with a clause, caller adds where)."""
+    if key in ("widths", "attention"):
+        return _check_int_list(value, key)
+    if key == "tokens":
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"tokens must be a positive integer, got {value!r}")
+        return value
+    if key == "seed":
+        return check_seed(value)
+    if key == "method":
+        if value not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {value!r}")
+        return value
+    if key == "normalization":
+        if value not in ("none", "softmax"):
+            raise ValueError(f"normalization must be none or softmax, got {value!r}")
+        return value
+    if key == "timeout":
+        if value is None:
+            raise ValueError("timeout must be a positive number of seconds, got None")
+        return check_timeout(value)
+    raise ValueError(f"unknown key {key!r} (expected one of {', '.join(SPEC_KEYS)})")
+
+
+def _architecture(source, lines, path, widths, attention, tokens, normalization) -> Architecture:
+    try:
+        return Architecture(widths, attention, tokens, normalization)
+    except InputError as exc:
+        _refuse(source, lines, path, f"{_section_name(path)} is not a valid architecture: {str(exc).rstrip('.')}.")
+
+
+def parse_spec(text: str, source: str = "<spec>") -> Sweep:
+    """Expand a sweep spec (TOML text) into jobs; any malformed part is refused with its line."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        what = re.sub(r"\s*\(at (line|end of document).*\)", "", str(exc)).rstrip(".")
+        where = f"{source} line {m.group(1)} column {m.group(2)}" if m else source
+        if not m and "end of document" in str(exc):
+            where = f"{source} line {max(1, len(text.splitlines()))} (end of file)"
+        raise InputError(f"{where}: not valid TOML: {what[:1].lower() + what[1:]}.") from None
+    lines = _Lines(text)
+    for key in data:
+        if key not in TOP_KEYS:
+            _refuse(source, lines, (key,), f"unknown top-level key {key!r} (expected {', '.join(TOP_KEYS)}).")
+    name = data.get("name", Path(source).stem)
+    if not isinstance(name, str):
+        _refuse(source, lines, ("name",), f"name must be a string, got {name!r}.")
+    default_timeout = None
+    if "timeout" in data:
+        try:
+            default_timeout = _check_value("timeout", data["timeout"])
+        except ValueError as exc:
+            _refuse(source, lines, ("timeout",), f"{str(exc).rstrip('.')}.")
+    grids = data.get("grid", [])
+    if isinstance(grids, dict):
+        grids = [((("grid",)), grids)]
+    elif isinstance(grids, list):
+        grids = [(("grid", i), g) for i, g in enumerate(grids)]
+    else:
+        _refuse(source, lines, ("grid",), "grid must be a table [grid] or tables [[grid]].")
+    entries = data.get("architecture", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        _refuse(source, lines, ("architecture",), "architecture must be given as [[architecture]] tables.")
+    if not grids and not entries:
+        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] entries, so there is nothing to run.")
+
+    jobs: list[Job] = []
+    mismatched = 0
+    for path, grid in grids:
+        if not isinstance(grid, dict):
+            _refuse(source, lines, path, f"{_section_name(path)} must be a table.")
+        values = {}
+        for key, raw in grid.items():
+            if key not in SPEC_KEYS:
+                _refuse(source, lines, path + (key,),
+                        f"{_section_name(path)} has unknown key {key!r} (expected {', '.join(SPEC_KEYS)}).")
+            if key == "timeout":
+                items = [raw]
+            elif not isinstance(raw, list) or not raw:
+                _refuse(source, lines, path + (key,),
+                        f"{_section_name(path)} {key} must be a non-empty list of values, got {raw!r}.")
+            else:
+                items = raw
+            try:
+                values[key] = [_check_value(key, v) for v in items]
+            except ValueError as exc:
+                _refuse(source, lines, path + (key,), f"{_section_name(path)} {str(exc).rstrip('.')}.")
+        for key in ("widths", "attention"):
+            if key not in values:
+                _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
+        timeout = values.get("timeout", [default_timeout])[0]
+        for widths, attention, tokens, norm, method, seed in itertools.product(
+                values["widths"], values["attention"], values.get("tokens", [2]),
+                values.get("normalization", ["none"]), values.get("method", ["auto"]), values.get("seed", [0])):
+            if len(attention) != len(widths) - 1:
+                mismatched += 1
+                continue
+            arch = _architecture(source, lines, path, widths, attention, tokens, norm)
+            jobs.append(Job(arch, method, seed, timeout))
+    for i, entry in enumerate(entries):
+        path = ("architecture", i)
+        vals = {}
+        for key, raw in entry.items():
+            try:
+                vals[key] = _check_value(key, raw)
+            except ValueError as exc:
+                _refuse(source, lines, path + (key,), f"{_section_name(path)} {str(exc).rstrip('.')}.")
+        for key in ("widths", "attention"):
+            if key not in vals:
+                _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
+        arch = _architecture(source, lines, path, vals["widths"], vals["attention"], vals.get("tokens", 2),
+                             vals.get("normalization", "none"))
+        jobs.append(Job(arch, vals.get("method", "auto"), vals.get("seed", 0), vals.get("timeout", default_timeout)))
+    unique: dict[str, Job] = {}
+    for job in jobs:
+        unique.setdefault(job.label, job)
+    return Sweep(name, tuple(unique.values()), mismatched, len(jobs) - len(unique))
+
+
+def load_spec(path: str | os.PathLike) -> Sweep:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the sweep spec {p}: {exc.strerror or exc}.") from None
+    except UnicodeDecodeError:
+        raise InputError(f"the sweep spec {p} is not UTF-8 text.") from None
+    return parse_spec(text, str(p))
+
