@@ -8,27 +8,33 @@ JOBS ?= 2
 EXECUTOR ?= local
 PAPER_SPEC ?= examples/paper.toml
 PAPER_DIR ?= paper
+# Values reach the shell single-quoted (a space or ; in SPEC/OUT is a file name, not a command).
+lcas_q = '$(subst ','\'',$(1))'
 
 .PHONY: sweep batch paper report
 
 sweep: setup
-	$(LCAS) sweep $(SPEC) --out $(OUT) --jobs $(JOBS) --executor $(EXECUTOR)
+	$(LCAS) sweep $(call lcas_q,$(SPEC)) --out $(call lcas_q,$(OUT)) --jobs $(call lcas_q,$(JOBS)) \
+	  --executor $(call lcas_q,$(EXECUTOR))
 
 report: setup
-	$(LCAS) report $(OUT)
+	$(LCAS) report $(call lcas_q,$(OUT))
 
 # The generated makefile has a rule per $(OUT)/<label>.json calling `sweep --only <label>`, and
 # results.csv depending on all of them; it is regenerated whenever the spec changes.
 $(OUT)/jobs.mk: $(SPEC) | setup
-	@mkdir -p $(OUT)
-	$(LCAS) sweep $(SPEC) --out $(OUT) --make-rules --command '$(LCAS)' > $@.tmp && mv $@.tmp $@
+	@mkdir -p $(call lcas_q,$(OUT))
+	$(LCAS) sweep $(call lcas_q,$(SPEC)) --out $(call lcas_q,$(OUT)) --make-rules --command $(call lcas_q,$(LCAS)) \
+	  > $(call lcas_q,$@.tmp) && mv $(call lcas_q,$@.tmp) $(call lcas_q,$@)
 
 batch: $(OUT)/jobs.mk
-	$(MAKE) -f $(OUT)/jobs.mk all
+	$(MAKE) -f $(call lcas_q,$(OUT)/jobs.mk) all
 
 # Failed jobs are retried on every run (softmax jobs need the numeric backend's softmax support).
 paper: setup
-	@mkdir -p $(PAPER_DIR)
-	$(LCAS) sweep $(PAPER_SPEC) --out $(PAPER_DIR)/results --jobs $(JOBS) --retry-failed --quiet
-	$(LCAS) report $(PAPER_DIR)/results --csv $(PAPER_DIR)/dimensions.csv --plot $(PAPER_DIR)/dimensions.png \
+	@mkdir -p $(call lcas_q,$(PAPER_DIR))
+	$(LCAS) sweep $(call lcas_q,$(PAPER_SPEC)) --out $(call lcas_q,$(PAPER_DIR)/results) --jobs $(call lcas_q,$(JOBS)) \
+	  --retry-failed --quiet
+	$(LCAS) report $(call lcas_q,$(PAPER_DIR)/results) --csv $(call lcas_q,$(PAPER_DIR)/dimensions.csv) \
+	  --plot $(call lcas_q,$(PAPER_DIR)/dimensions.png) \
 	  --title "Henry-Marchetti-Kohn dimensions: computed vs predicted"

@@ -26,8 +26,10 @@ def m2():
 
 @pytest.fixture(autouse=True)
 def _private_script_dir(tmp_path_factory, monkeypatch):
-    """Rendered scripts go to a per-session temp dir, not the user's /tmp directory."""
+    """Rendered scripts (and the private dir: M2's HOME, the record key) go to a per-session temp
+    dir, not the user's own."""
     monkeypatch.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(tmp_path_factory.getbasetemp() / "scripts"))
+    monkeypatch.setenv("LIGHTNING_CAS_PRIVATE_DIR", str(tmp_path_factory.getbasetemp() / "private"))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -14,10 +14,10 @@ import socket
 import threading
 import time
 import uuid
-from pathlib import Path
 
 from lightning_cas.batch.spec import M2_METHODS, Job
-from lightning_cas.batch.store import JobResult
+from lightning_cas.batch.store import MAX_SCRIPT_BYTES, JobResult
+from lightning_cas.core.files import read_text
 from lightning_cas.errors import InputError, LightningError, M2TimeoutError
 from lightning_cas.macaulay2.runner import die_with_parent
 
@@ -74,8 +74,8 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
     text = None
     if script:
         try:
-            text = Path(script).read_text(encoding="utf-8")
-        except OSError:
+            text = read_text(script, "script", max_bytes=MAX_SCRIPT_BYTES)
+        except InputError:
             text = None
     return JobResult(job.label, job.to_dict(), status, message, result, pred.value, pred.status, agreement,
                      elapsed, socket.gethostname(), script, text)
@@ -98,6 +98,11 @@ class LocalExecutor:
 
     def as_completed(self, futures):
         return cf.as_completed(futures)
+
+    @staticmethod
+    def wait_some(futures, timeout: float):
+        """The futures that finished within ``timeout`` seconds (possibly none)."""
+        return cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED).done
 
     @staticmethod
     def outcome(future):
@@ -138,6 +143,16 @@ class DaskExecutor:
     def as_completed(self, futures):
         from distributed import as_completed
         return as_completed(futures)
+
+    @staticmethod
+    def wait_some(futures, timeout: float):
+        """The futures that finished within ``timeout`` seconds (possibly none)."""
+        from distributed import wait
+        try:
+            wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            pass
+        return [f for f in futures if f.done()]
 
     @staticmethod
     def outcome(future):

@@ -2,29 +2,46 @@
 
 The plot is the check a reader wants at a glance: computed against predicted dimension (points
 on the diagonal agree), and the dimension along each family of architectures.
+
+A results directory is data from disk, not a verdict: a record that this user's key did not
+sign is shown with agreement ``untrusted`` (its numbers are claims) and left out of the plot, and
+every printed cell goes through :func:`~lightning_cas.core.display.printable`.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 from pathlib import Path
 
 from lightning_cas.batch.store import CSV_COLUMNS, JobResult, ResultStore, csv_row
+from lightning_cas.core.display import printable
 from lightning_cas.errors import InputError
+
+UNTRUSTED = "untrusted"
 
 TABLE_COLUMNS = ("label", "status", "widths", "attention", "tokens", "normalization", "method", "parameters",
                  "dimension", "predicted", "agreement", "elapsed_s")
 
 
 def load_results(directory: str | os.PathLike) -> list[JobResult]:
-    """Every valid job result in ``directory`` (corrupted or foreign files are ignored)."""
+    """Every job record in ``directory``: trusted ones as stored, well-formed but unsigned or
+    wrongly signed ones with agreement ``untrusted`` and the reason as message; files that are
+    not records (corrupted, nested too deep, FIFOs, symlinks) are ignored."""
     path = Path(directory)
     if not path.is_dir():
-        raise InputError(f"{path} is not a results directory.")
-    records = ResultStore(path).records()
+        raise InputError(f"{printable(path)} is not a results directory.")
+    records = []
+    for check in ResultStore(path, create=False).checks():
+        if check.trusted:
+            records.append(check.record)
+        elif check.record is not None:
+            said = f"; it says: {check.record.message}" if check.record.message else ""
+            records.append(dataclasses.replace(check.record, agreement=UNTRUSTED,
+                                               message=f"record not trusted: {check.reason}{said}"))
     if not records:
-        raise InputError(f"{path} holds no job results (run lightning-cas sweep first).")
+        raise InputError(f"{printable(path)} holds no job results (run lightning-cas sweep first).")
     return records
 
 
@@ -42,18 +59,20 @@ def print_table(rows: list[dict], title: str | None = None, file=None) -> None:
     """A rich table on stdout (plain text when not a terminal), disagreements in red."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title)
+    table = Table(title=Text(printable(title)) if title else None)
     for col in TABLE_COLUMNS:
         table.add_column(col, justify="right" if col in ("tokens", "parameters", "dimension", "predicted",
                                                           "elapsed_s") else "left", no_wrap=col == "label")
     for row in rows:
-        style = {"disagree": "red", "not computed": "yellow"}.get(row["agreement"])
-        table.add_row(*(str(row[c]) for c in TABLE_COLUMNS), style=style)
+        style = {"disagree": "red", "not computed": "yellow", UNTRUSTED: "magenta"}.get(row["agreement"])
+        table.add_row(*(Text(printable(row[c])) for c in TABLE_COLUMNS), style=style)
     Console(file=file, width=200).print(table)
-    errors = [r for r in rows if r["status"] != "ok"]
-    for r in errors:
-        Console(file=file, width=200, highlight=False).print(f"{r['label']}: {r['status']}: {r['message']}")
+    for r in rows:
+        if r["status"] != "ok" or r["agreement"] == UNTRUSTED:
+            Console(file=file, width=200, highlight=False).print(
+                Text(printable(f"{r['label']}: {r['status']}: {r['message']}")))
 
 
 def write_csv(rows: list[dict], path: str | os.PathLike) -> Path:
@@ -80,7 +99,7 @@ def plot(records: list[JobResult], path: str | os.PathLike, title: str | None = 
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("plots need matplotlib (pip install 'lightning_cas[plot]').") from None
-    ok = [r for r in records if r.status == "ok"]
+    ok = [r for r in records if r.status == "ok" and r.agreement != UNTRUSTED]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
@@ -111,7 +130,8 @@ def plot(records: list[JobResult], path: str | os.PathLike, title: str | None = 
     right.set_title("dimension by family (dashed: prediction)")
     right.legend(fontsize=6)
     failed = len(records) - len(ok)
-    fig.suptitle((title or "lightning_cas results") + (f"  ({failed} job(s) not computed)" if failed else ""))
+    fig.suptitle(printable(title or "lightning_cas results")
+                 + (f"  ({failed} job(s) not computed or untrusted)" if failed else ""))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -7,6 +7,7 @@ exists, and the error names the line, because tomllib gives no positions.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 import os
 import re
 import tomllib
@@ -14,12 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
+from lightning_cas.core.files import parse_toml, read_text
+from lightning_cas.core.numbers import integer_text
 from lightning_cas.errors import InputError
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 M2_METHODS = ("jacobian", "implicit")
 SPEC_KEYS = ("widths", "attention", "tokens", "normalization", "method", "seed", "timeout")
 TOP_KEYS = ("name", "timeout", "grid", "architecture")
+MAX_JOBS = 10_000  # a larger spec is refused with its count unless --max-jobs raises the limit
+MAX_SPEC_BYTES = 1024 * 1024
+MAX_NAME = 100
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_NAME, re.ASCII)
 
 @dataclass(frozen=True)
 class Job:
@@ -107,8 +114,8 @@ def _check_int_list(value, what: str) -> tuple[int, ...]:
         raise ValueError(f"{what} must be a non-empty list of integers such as [3, 3, 3], got {value!r}")
     out = []
     for v in value:
-        if isinstance(v, str) and v.lstrip("+-").isdigit():
-            v = int(v)
+        if isinstance(v, str) and integer_text(v) is not None:
+            v = integer_text(v)
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise ValueError(f"{what} must contain positive integers only, got {v!r}")
         out.append(v)
@@ -147,10 +154,40 @@ def _architecture(source, lines, path, widths, attention, tokens, normalization)
         _refuse(source, lines, path, f"{_section_name(path)} is not a valid architecture: {str(exc).rstrip('.')}.")
 
 
-def parse_spec(text: str, source: str = "<spec>") -> Sweep:
-    """Expand a sweep spec (TOML text) into jobs; any malformed part is refused with its line."""
+def check_name(name, source: str, lines: "_Lines | None" = None, derived: bool = False) -> str:
+    """A sweep name becomes a directory under results/ and a word in make rules: a plain file
+    name (ASCII letters, digits, ``.``, ``_``, ``-``; no separators, no ``..``) or refused."""
+    if isinstance(name, str) and _NAME.fullmatch(name) and name not in (".", ".."):
+        return name
+    hint = (" (it is taken from the spec's file name; set name = \"...\" in the spec)" if derived else "")
+    message = (f"name must be a plain file name of at most {MAX_NAME} ASCII letters, digits, '.', '_' or '-' "
+               f"(no path separators or '..'), got {name!r}{hint}.")
+    if lines is None:
+        raise InputError(f"{source}: {message}")
+    _refuse(source, lines, ("name",), message)
+
+
+def count_jobs(grid_values: dict) -> int:
+    """How many jobs a [grid] expands to (matched widths/attention pairs times the other lists),
+    computed without expanding it: a 10^12-job grid is refused in microseconds."""
+    by_len_w, by_len_a = Counter(len(w) for w in grid_values["widths"]), Counter(len(a) for a in grid_values["attention"])
+    pairs = sum(n * by_len_a.get(length - 1, 0) for length, n in by_len_w.items())
+    return pairs * _other_count(grid_values)
+
+
+def _other_count(grid_values: dict) -> int:
+    """Combinations of the grid's lists other than widths and attention."""
+    rest = 1
+    for key in ("tokens", "normalization", "method", "seed"):
+        rest *= len(grid_values.get(key, [None]))
+    return rest
+
+
+def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_JOBS) -> Sweep:
+    """Expand a sweep spec (TOML text) into jobs; any malformed part is refused with its line,
+    and a spec of more than ``max_jobs`` jobs is refused with its count before any is built."""
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text, f"sweep spec {source}")
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         what = re.sub(r"\s*\(at (line|end of document).*\)", "", str(exc)).rstrip(".")
@@ -162,9 +199,8 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
     for key in data:
         if key not in TOP_KEYS:
             _refuse(source, lines, (key,), f"unknown top-level key {key!r} (expected {', '.join(TOP_KEYS)}).")
-    name = data.get("name", Path(source).stem)
-    if not isinstance(name, str):
-        _refuse(source, lines, ("name",), f"name must be a string, got {name!r}.")
+    derived = "spec" if source == "<spec>" else Path(source).stem
+    name = check_name(data.get("name", derived), source, lines, derived="name" not in data)
     default_timeout = None
     if "timeout" in data:
         try:
@@ -186,6 +222,7 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
 
     jobs: list[Job] = []
     mismatched = 0
+    checked = []
     for path, grid in grids:
         if not isinstance(grid, dict):
             _refuse(source, lines, path, f"{_section_name(path)} must be a table.")
@@ -208,15 +245,24 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
         for key in ("widths", "attention"):
             if key not in values:
                 _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
+        checked.append((path, values))
+    total = sum(count_jobs(values) for _, values in checked) + len(entries)
+    if total > max_jobs:
+        raise InputError(f"{source} expands to {total} jobs, above the limit of {max_jobs}; "
+                         f"pass --max-jobs {total} to run it anyway.")
+    for path, values in checked:
         timeout = values.get("timeout", [default_timeout])[0]
-        for widths, attention, tokens, norm, method, seed in itertools.product(
-                values["widths"], values["attention"], values.get("tokens", [2]),
-                values.get("normalization", ["none"]), values.get("method", ["auto"]), values.get("seed", [0])):
-            if len(attention) != len(widths) - 1:
-                mismatched += 1
-                continue
-            arch = _architecture(source, lines, path, widths, attention, tokens, norm)
-            jobs.append(Job(arch, method, seed, timeout))
+        rest = _other_count(values)
+        by_length: dict[int, list] = {}
+        for attention in values["attention"]:
+            by_length.setdefault(len(attention), []).append(attention)
+        mismatched += len(values["widths"]) * len(values["attention"]) * rest - count_jobs(values)
+        for widths in values["widths"]:  # only matching pairs are visited (no all-pairs loop)
+            for attention, tokens, norm, method, seed in itertools.product(
+                    by_length.get(len(widths) - 1, []), values.get("tokens", [2]),
+                    values.get("normalization", ["none"]), values.get("method", ["auto"]), values.get("seed", [0])):
+                arch = _architecture(source, lines, path, widths, attention, tokens, norm)
+                jobs.append(Job(arch, method, seed, timeout))
     for i, entry in enumerate(entries):
         path = ("architecture", i)
         vals = {}
@@ -237,13 +283,8 @@ def parse_spec(text: str, source: str = "<spec>") -> Sweep:
     return Sweep(name, tuple(unique.values()), mismatched, len(jobs) - len(unique))
 
 
-def load_spec(path: str | os.PathLike) -> Sweep:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read the sweep spec {p}: {exc.strerror or exc}.") from None
-    except UnicodeDecodeError:
-        raise InputError(f"the sweep spec {p} is not UTF-8 text.") from None
-    return parse_spec(text, str(p))
+def load_spec(path: str | os.PathLike, max_jobs: int = MAX_JOBS) -> Sweep:
+    """Read a spec through the bounded reader (a FIFO, a device or a huge file is refused at once)."""
+    text = read_text(path, "sweep spec", max_bytes=MAX_SPEC_BYTES)
+    return parse_spec(text, str(path), max_jobs)
 

@@ -11,20 +11,22 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from lightning_cas.batch.executors import DaskExecutor, LocalExecutor, make_executor, run_job
 from lightning_cas.batch.makerules import make_rules
 from lightning_cas.batch.spec import METHODS, M2_METHODS, SPEC_KEYS, TOP_KEYS, Job, Sweep, load_spec, parse_spec
-from lightning_cas.batch.store import (CSV_COLUMNS, CSV_NAME, JSONL_NAME, RECORD_VERSION, STATUSES, JobResult,
-                                       ResultStore, csv_row, load_record, record_checksum)
+from lightning_cas.batch.store import (CSV_COLUMNS, CSV_NAME, JSONL_NAME, LOCK_REFRESH_S, RECORD_VERSION, STATUSES,
+                                       JobResult, ResultStore, csv_row, load_record, record_checksum,
+                                       verify_record)
 from lightning_cas.errors import InputError
 
 __all__ = ["CSV_COLUMNS", "CSV_NAME", "JSONL_NAME", "DaskExecutor", "Job", "JobResult", "LocalExecutor",
            "METHODS", "M2_METHODS", "RECORD_VERSION", "ResultStore", "SPEC_KEYS", "STATUSES", "Sweep",
            "SweepSummary", "TOP_KEYS", "csv_row", "load_record", "load_spec", "make_executor", "make_rules",
-           "parse_spec", "record_checksum", "run_job", "run_sweep"]
+           "parse_spec", "record_checksum", "run_job", "run_sweep", "verify_record"]
 
 
 
@@ -47,11 +49,13 @@ class SweepSummary:
     mismatched_skipped: int = 0
     duplicates_skipped: int = 0
     waited_for_other_sweep: int = 0
+    stale_locks_broken: int = 0
     scheduler: str | None = None
     elapsed_s: float = 0.0
     csv: str | None = None
     jsonl: str | None = None
     labels: list = field(default_factory=list)
+    broken_locks: list = field(default_factory=list)  # "label: reason", for the warnings
 
     def count(self, rec: JobResult) -> None:
         setattr(self, rec.status, getattr(self, rec.status) + 1)
@@ -63,7 +67,7 @@ class SweepSummary:
             self.no_prediction += 1
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "labels"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("labels", "broken_locks")}
 
 
 def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", jobs: int = 1,
@@ -122,24 +126,26 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
     forced = set(j.label for j in pending) if force else set()
     ex = make_executor(executor, jobs, scheduler) if pending else None
     summary.scheduler = getattr(ex, "address", None)
+    queue, waiting, running = deque(pending), [], {}
+    capacity = max(1, jobs)
+    refreshed = time.monotonic()
     try:
-        waiting: list[Job] = []
-        while pending or waiting:
-            futures = {}
-            for job in pending:
-                if store.claim(job.label):
-                    rec = None if job.label in forced else reusable(job)  # finished by another sweep meanwhile?
-                    if rec is not None:
-                        store.release(job.label)
-                        summary.cached += 1
-                        finished(rec, job.label)
-                        continue
-                    futures[ex.submit(job, m2)] = job
-                else:
+        while queue or waiting or running:
+            # a job is locked when it starts, never before: a killed sweep leaves at most `jobs` locks
+            while queue and len(running) < capacity:
+                job = queue.popleft()
+                if not store.claim(job.label):
                     waiting.append(job)
-            pending = []
-            for fut in ex.as_completed(list(futures)):
-                job = futures[fut]
+                    continue
+                rec = None if job.label in forced else reusable(job)  # finished by another sweep meanwhile?
+                if rec is not None:
+                    store.release(job.label)
+                    summary.cached += 1
+                    finished(rec, job.label)
+                    continue
+                running[ex.submit(job, m2)] = job
+            for fut in (ex.wait_some(list(running), min(LOCK_REFRESH_S, 5.0)) if running else ()):
+                job = running.pop(fut)
                 try:
                     rec = ex.outcome(fut)
                 except Exception as exc:  # the worker itself died (crash, killed, lost)
@@ -153,11 +159,14 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
                 summary.ran += 1
                 summary.labels.append(job.label)
                 finished(rec, job.label)
+            if time.monotonic() - refreshed > LOCK_REFRESH_S:
+                store.refresh(j.label for j in running.values())
+                refreshed = time.monotonic()
             # jobs another sweep holds: wait for its result, or take over when its lock goes stale
             still = []
             for job in waiting:
-                lock = store._lock(job.label)
-                if lock.exists() and not store._stale(lock):
+                state = store.lock_state(job.label)
+                if state.status == "held":
                     still.append(job)
                     continue
                 rec = store.load(job.label)
@@ -165,13 +174,15 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
                     summary.waited_for_other_sweep += 1
                     finished(rec, job.label)
                 else:
-                    pending.append(job)
+                    queue.append(job)  # claim() breaks the stale lock and records why
             waiting = still
-            if waiting and not pending:
+            if waiting and not queue and not running:
                 time.sleep(poll_s)
     finally:
         if ex is not None:
             ex.close()
+        summary.stale_locks_broken = len(store.broken)
+        summary.broken_locks = [f"{label}: {reason}" for label, reason in store.broken]
     if aggregate:
         csv_path, jsonl_path = store.write_aggregates()
         summary.csv, summary.jsonl = str(csv_path), str(jsonl_path)

@@ -53,28 +53,31 @@ def _progress(quiet: bool):
 @click.option("--make-rules", is_flag=True, help="Print a makefile with one target per result file, and stop.")
 @click.option("--command", default="lightning-cas", show_default=True,
               help="How the --make-rules recipes call lightning-cas.")
+@click.option("--max-jobs", default=None, type=click.IntRange(1, None),
+              help="Accept a spec of more jobs than the default limit of 10000.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @M2_OPTION
 @clean_errors
 def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, timeout, only, no_aggregate,
-                  list_only, make_rules, command, quiet, m2):
+                  list_only, make_rules, command, max_jobs, quiet, m2):
     """Run every job of a TOML sweep SPEC; one JSON result per job, plus results.csv/.jsonl.
 
     Stored results are reused (a corrupted file is recomputed); a failing job is recorded with
     status timeout or error and the sweep goes on. Prints one JSON summary line.
     """
     from lightning_cas.batch.makerules import make_rules as rules
-    from lightning_cas.batch.spec import load_spec
+    from lightning_cas.batch.spec import MAX_JOBS, load_spec
     from lightning_cas.batch.sweep import run_sweep
+    from lightning_cas.core.display import printable
 
-    sweep = load_spec(spec)
+    sweep = load_spec(spec, max_jobs or MAX_JOBS)
     out = out or str(Path("results") / sweep.name)
     if list_only:
         for job in sweep.jobs:
             click.echo(job.label)
         return
     if make_rules:
-        click.echo(rules(sweep, spec, out, command), nl=False)
+        click.echo(rules(sweep, spec, out, command, max_jobs), nl=False)
         return
     update, close = _progress(quiet)
     try:
@@ -83,6 +86,8 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
                             aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
     finally:
         close()
+    for line in summary.broken_locks:
+        click.echo(f"lightning-cas: warning: broke a stale lock of {printable(line)}", err=True)
     click.echo(json.dumps(summary.to_dict()))
 
 
@@ -96,6 +101,7 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
 def report_command(results, plot_path, csv_path, title, as_json):
     """Table of a results directory (parameters, dimension, prediction, agreement, method, time) and a plot."""
     from lightning_cas.batch import report
+    from lightning_cas.core.display import printable
 
     records = report.load_results(results)
     rows = report.table_rows(records)
@@ -108,7 +114,7 @@ def report_command(results, plot_path, csv_path, title, as_json):
         report.write_csv(rows, csv_path)
     plot_path = plot_path or str(Path(results) / "dimensions.png")
     report.plot(records, plot_path, title=title or Path(results).name)
-    click.echo(f"plot: {plot_path}" + (f"  table: {csv_path}" if csv_path else ""), err=True)
+    click.echo(printable(f"plot: {plot_path}" + (f"  table: {csv_path}" if csv_path else "")), err=True)
 
 
 @click.command("notebook")

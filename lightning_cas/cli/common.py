@@ -11,13 +11,14 @@ import click
 
 from lightning_cas import api
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture
+from lightning_cas.core.display import printable
 from lightning_cas.errors import LightningError
 
 EXIT_DISCREPANCY = 3
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"lightning-cas: error: {message}", err=True)
+    click.echo(f"lightning-cas: error: {printable(message)}", err=True)
     sys.exit(code)
 
 

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
+from lightning_cas.core.numbers import integer_text
 from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
@@ -27,9 +28,9 @@ def _as_int(value, name: str) -> int:
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        text = value.strip()
-        if text.lstrip("+-").isdigit() and text.isascii():
-            return int(text)
+        number = integer_text(value.strip())
+        if number is not None:
+            return number
     raise InputError(f"{name} must be an integer, got {value!r}.")
 
 

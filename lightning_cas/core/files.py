@@ -1,18 +1,156 @@
-"""Writing files so that a reader, a concurrent writer or a killed run sees the old file or the
-new one, never half of one: a uniquely named temp file beside the target, fsync, rename."""
+"""Files in and out, through one door each way.
+
+Reading: every file lightning_cas reads (sweep specs, weight files, result records, locks,
+scripts) goes through :func:`read_text` (and :func:`read_json` / :func:`read_toml` on top of it).
+It refuses, at once and in one sentence, what would hang or exhaust the machine: FIFOs and devices
+(``/dev/zero``), directories, files above a size cap, documents nested deeper than a depth cap,
+and text that is not UTF-8. It opens with ``O_NONBLOCK`` and checks the opened descriptor with
+``fstat``, so a FIFO never blocks and there is no gap between the check and the read.
+
+Writing: :func:`atomic_write_text` writes so that a reader, a concurrent writer or a killed run
+sees the old file or the new one, never half of one: a uniquely named temp file beside the target,
+fsync, rename.
+
+Private directories: :func:`private_dir` is the per-user directory (mode 0700, owned by the
+user, never a symlink) that holds rendered Macaulay2 scripts, Macaulay2's HOME and the key that
+signs result records. A directory that fails those checks is refused, never used.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import stat
+import tempfile
+import tomllib
 import uuid
 from pathlib import Path
+
+from lightning_cas.errors import InputError
+
+MAX_BYTES = 8 * 1024 * 1024  # default cap: far above any spec, weight file or record we write
+MAX_DEPTH = 32  # nesting of JSON arrays/objects or TOML tables/arrays; our formats need < 8
+PRIVATE_ENV = "LIGHTNING_CAS_PRIVATE_DIR"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file", *, max_bytes: int = MAX_BYTES,
+               follow_symlinks: bool = True) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; anything else is one InputError.
+
+    ``follow_symlinks=False`` refuses a symlink as the last component (for files found inside a
+    directory, such as records, whose names a stranger could have planted).
+    """
+    name = os.fspath(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(name, flags)
+    except OSError as exc:
+        if not follow_symlinks and os.path.islink(name):
+            raise InputError(f"the {what} {name!r} is a symbolic link; refusing to follow it.") from None
+        raise InputError(f"cannot read the {what} {name!r}: {exc.strerror or exc}.") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"the {what} {name!r} is {_kind(info.st_mode)}, not a regular file.")
+        if info.st_size > max_bytes:
+            raise InputError(f"the {what} {name!r} is {info.st_size} bytes, above the limit of {max_bytes}.")
+        chunks, total = [], 0
+        while True:  # read at most max_bytes + 1: a file growing while we read is caught too
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise InputError(f"the {what} {name!r} is larger than the limit of {max_bytes} bytes.")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"cannot read the {what} {name!r}: {exc.strerror or exc}.") from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | os.PathLike, what: str = "file", *, max_bytes: int = MAX_BYTES,
+              follow_symlinks: bool = True) -> str:
+    """UTF-8 text of a bounded regular file (see :func:`read_bytes`)."""
+    data = read_bytes(path, what, max_bytes=max_bytes, follow_symlinks=follow_symlinks)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"the {what} {os.fspath(path)!r} is not UTF-8 text.") from None
+
+
+def check_depth(value, what: str = "document", max_depth: int = MAX_DEPTH) -> None:
+    """Refuse a decoded document nested deeper than ``max_depth`` (checked without recursion, so
+    later recursive code such as ``json.dumps`` or ``repr`` can never overflow the stack)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > max_depth:
+            raise InputError(f"the {what} is nested more than {max_depth} levels deep.")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number")
+
+
+def parse_json(text: str, what: str = "document", max_depth: int = MAX_DEPTH):
+    """Decode JSON text with the depth cap; NaN/Infinity and over-long integers are refused."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise InputError(f"the {what} is nested more than {max_depth} levels deep.") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the {what} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
+    except ValueError as exc:  # NaN/Infinity, or Python's limit on integer digits
+        raise InputError(f"the {what} holds a value lightning_cas does not accept ({exc}).") from None
+    check_depth(value, what, max_depth)
+    return value
+
+
+def read_json(path: str | os.PathLike, what: str = "JSON file", *, max_bytes: int = MAX_BYTES,
+              max_depth: int = MAX_DEPTH, follow_symlinks: bool = True):
+    """A bounded JSON file, decoded; every problem is one InputError naming the file."""
+    text = read_text(path, what, max_bytes=max_bytes, follow_symlinks=follow_symlinks)
+    return parse_json(text, f"{what} {os.fspath(path)!r}", max_depth)
+
+
+def parse_toml(text: str, what: str = "TOML document", max_depth: int = MAX_DEPTH) -> dict:
+    """Decode TOML with the depth cap (tomllib recurses on nested arrays and inline tables)."""
+    try:
+        value = tomllib.loads(text)
+    except RecursionError:
+        raise InputError(f"the {what} is nested more than {max_depth} levels deep.") from None
+    check_depth(value, what, max_depth)
+    return value
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(tmp, "x", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -20,3 +158,58 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+# ---- the private per-user directory ------------------------------------------------------------
+
+def check_private(path: Path, what: str = "private directory") -> Path:
+    """``path`` must be a real directory (not a symlink), owned by this user, with no access for
+    group or others; anything else is refused (it may have been planted)."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise InputError(f"cannot use the {what} {str(path)!r}: {exc.strerror or exc}.") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise InputError(f"the {what} {str(path)!r} is a symbolic link; refusing to use it.")
+    if not stat.S_ISDIR(info.st_mode):
+        raise InputError(f"the {what} {str(path)!r} is not a directory; refusing to use it.")
+    if info.st_uid != os.geteuid():
+        raise InputError(f"the {what} {str(path)!r} belongs to another user (uid {info.st_uid}); refusing to use it.")
+    if info.st_mode & 0o077:
+        raise InputError(f"the {what} {str(path)!r} is accessible to other users (mode "
+                         f"{stat.S_IMODE(info.st_mode):o}, expected 700); refusing to use it.")
+    return path
+
+
+def make_private(path: str | os.PathLike, what: str = "private directory") -> Path:
+    """Create ``path`` (mode 0700) if missing, then :func:`check_private` it; returns the path."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(path, 0o700)
+        os.chmod(path, 0o700, follow_symlinks=False)  # a umask of 077+ must not leave it unusable
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise InputError(f"cannot create the {what} {str(path)!r}: {exc.strerror or exc}.") from None
+    return check_private(path, what)
+
+
+def _default_private_base() -> Path:
+    """$XDG_CACHE_HOME/lightning_cas or ~/.cache/lightning_cas; if the home directory cannot be
+    written, a per-user directory in the temp dir (still owner- and mode-checked)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if os.path.isabs(cache):
+        home_cache = Path(cache)
+        probe = home_cache if home_cache.exists() else home_cache.parent
+        if os.access(probe, os.W_OK | os.X_OK):
+            return home_cache / "lightning_cas"
+    return Path(tempfile.gettempdir()) / f"lightning_cas-{os.geteuid()}"
+
+
+def private_dir(sub: str | None = None) -> Path:
+    """The per-user private directory (``$LIGHTNING_CAS_PRIVATE_DIR`` overrides it), or one of
+    its subdirectories; created 0700 and checked on every call."""
+    base = Path(os.environ.get(PRIVATE_ENV) or _default_private_base())
+    root = make_private(base)
+    return root if sub is None else make_private(root / sub, f"private directory {sub!r}")

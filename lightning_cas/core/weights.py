@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture, check_seed
 from lightning_cas.errors import InputError
-from lightning_cas.core.files import atomic_write_text
+from lightning_cas.core.files import atomic_write_text, read_json
+from lightning_cas.core.numbers import rational_text
 
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
-_RATIONAL = re.compile(r"^\s*[+-]?\d+(\s*/\s*\d+)?\s*$")
+MAX_WEIGHT_BYTES = 4 * 1024 * 1024
 
 Point = tuple  # tuple of (Q, K, V) per layer, each a tuple of tuples of Fraction
+
+
+def _is_rational(value: str) -> bool:
+    try:
+        return rational_text(value) is not None
+    except ZeroDivisionError:
+        raise InputError(f"division by zero in {value!r}.") from None
 
 
 def parse_entry(value, where: str) -> Fraction:
@@ -32,11 +38,8 @@ def parse_entry(value, where: str) -> Fraction:
         q = Fraction(value)
     elif isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 8:
         raise InputError(f"{where}: entry has more than {MAX_DIGITS} digits.")
-    elif isinstance(value, str) and _RATIONAL.match(value):
-        try:
-            q = Fraction(value.replace(" ", ""))
-        except ZeroDivisionError:
-            raise InputError(f"{where}: division by zero in {value!r}.") from None
+    elif isinstance(value, str) and _is_rational(value):
+        q = rational_text(value)
     elif isinstance(value, float):
         raise InputError(f"{where}: floating-point entry {value!r}; write it as an integer or a rational string "
                          "like \"3/4\" so the computation stays exact.")
@@ -78,22 +81,9 @@ def point_from_dict(arch: Architecture, data) -> Point:
 
 
 def load_point(arch: Architecture, path: str | os.PathLike) -> Point:
-    """Read and validate a weight file; every problem is one clear InputError."""
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read weight file {str(path)!r}: {exc}.") from None
-    try:
-        data = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(
-            InputError(f"weight file {str(path)!r}: {c} is not a number lightning_cas accepts.")))
-    except InputError:
-        raise
-    except json.JSONDecodeError as exc:
-        raise InputError(f"weight file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
-    except RecursionError:
-        raise InputError(f"weight file {str(path)!r} is nested too deeply.") from None
-    except ValueError:  # Python's limit on integer digits (json ints of thousands of digits)
-        raise InputError(f"weight file {str(path)!r}: a number has more than {MAX_DIGITS} digits.") from None
+    """Read and validate a weight file through the bounded reader (no FIFOs, devices or huge or
+    deeply nested files); every problem is one clear InputError."""
+    data = read_json(path, "weight file", max_bytes=MAX_WEIGHT_BYTES)
     return point_from_dict(arch, data)
 
 

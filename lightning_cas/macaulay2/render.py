@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from lightning_cas.core.files import atomic_write_text
+from lightning_cas.core.files import atomic_write_text, make_private, private_dir, read_bytes
+from lightning_cas.errors import InputError
 
 LIBRARY = "network.m2"
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")
@@ -60,18 +60,31 @@ def render(template: str, **params) -> str:
 
 
 def script_dir() -> Path:
-    """Where rendered scripts are kept (so an error message can name a file the user can rerun)."""
-    base = os.environ.get("LIGHTNING_CAS_SCRIPT_DIR") or os.path.join(tempfile.gettempdir(), "lightning_cas-scripts")
-    path = Path(base)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """Where rendered scripts are kept (so an error message can name a file the user can rerun):
+    ``$LIGHTNING_CAS_SCRIPT_DIR`` or ``scripts/`` in the private per-user directory; either way
+    created 0700 and refused if it belongs to someone else, is open to others, or is a symlink."""
+    explicit = os.environ.get("LIGHTNING_CAS_SCRIPT_DIR")
+    if explicit:
+        return make_private(explicit, "script directory")
+    return private_dir("scripts")
 
 
 def write_script(template: str, **params) -> Path:
-    """Render and write a script to a content-addressed file; returns its path."""
+    """Render a script and make sure the file at its content-addressed path holds exactly that text.
+
+    An existing file is reused only if its bytes hash to what this call rendered; anything else
+    (a stale, truncated or planted file, a symlink, a FIFO) is replaced by a fresh write. Nothing
+    found on disk is ever run unchecked.
+    """
     text = render(template, **params)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    path = script_dir() / f"{template}-{digest}.m2"
-    if not path.exists():
+    data = text.encode()
+    digest = hashlib.sha256(data).hexdigest()
+    path = script_dir() / f"{template}-{digest[:12]}.m2"
+    try:
+        ok = hashlib.sha256(read_bytes(path, "script", max_bytes=len(data),
+                                       follow_symlinks=False)).hexdigest() == digest
+    except InputError:
+        ok = False
+    if not ok:
         atomic_write_text(path, text)
     return path

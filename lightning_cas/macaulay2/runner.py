@@ -13,11 +13,11 @@ import secrets
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lightning_cas.core.files import private_dir
 from lightning_cas.errors import M2CrashError, M2Error, M2NotFoundError, M2ScriptError, M2TimeoutError
 
 DEFAULT_TIMEOUT = 600.0
@@ -40,8 +40,7 @@ def find_m2(m2: str | None = None) -> str:
 def m2_environment(heap: str = DEFAULT_HEAP) -> dict[str, str]:
     """Environment for an M2 child: memory cap and a private HOME (M2 writes ~/.Macaulay2)."""
     env = dict(os.environ)
-    home = Path(tempfile.gettempdir()) / "lightning_cas-m2home"
-    home.mkdir(parents=True, exist_ok=True)
+    home = private_dir("m2home")  # never a shared /tmp path: M2 reads and writes its HOME
     env["HOME"] = str(home)
     env["GC_MAXIMUM_HEAP_SIZE"] = heap
     return env
