@@ -7,7 +7,6 @@ main branch before this change.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import resource
@@ -335,9 +334,13 @@ def _forge(path: Path, **changes):
         for p in parents:
             target = target[p]
         target[last] = value
+    signed = "mac" in data
     data.pop("mac", None)
-    data["checksum"] = record_checksum(data)
-    data["mac"] = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    data.pop("checksum", None)
+    if signed:  # without the key, a plain hash is the best an attacker can put there
+        data["mac"] = record_checksum(data)
+    else:  # the old format: a plain sha256 anyone can recompute
+        data["checksum"] = record_checksum(data)
     path.write_text(json.dumps(data))
 
 
@@ -349,14 +352,14 @@ def test_a_forged_record_is_reported_untrusted_not_agree_and_is_recomputed(tmp_p
     label = parse_spec(FAST).jobs[0].label
     rec = out / f"{label}.json"
     genuine = json.loads(rec.read_text())
-    assert genuine["agreement"] == "agree" and verify_record(rec).trusted
+    assert genuine["agreement"] == "agree"
     _forge(rec, **{"result.dimension": 99, "predicted": 99, "agreement": "agree"})
-    check = verify_record(rec)
-    assert check.status == "untrusted" and check.record.result.dimension == 99
     rows = {json.loads(line)["label"]: json.loads(line) for line in cli("report", out, "--json").stdout.splitlines()}
     assert rows[label]["agreement"] == "untrusted" and "not trusted" in rows[label]["message"]
     table = cli("report", out).stdout
     assert "untrusted" in table
+    check = verify_record(rec)
+    assert check.status == "untrusted" and check.record.result.dimension == 99
     # a sweep never reuses it: it is recomputed and comes back genuine (6 = modp = closed form)
     summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
     assert summary["ran"] == 1 and summary["cached"] == 1

@@ -103,15 +103,22 @@ def record_key() -> bytes:
     cached = _KEYS.get(str(path))
     if cached is not None:
         return cached
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+    if not os.path.lexists(path):
+        # written in full to a temp file, then hard-linked into place: a concurrent first use
+        # sees no key or the whole key, never an empty one
+        tmp = path.with_name(f".{KEY_NAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+        finally:
+            os.unlink(tmp)
     info = os.lstat(path)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
         raise InputError(f"the record key {str(path)!r} is not a private file of this user (mode "
@@ -122,9 +129,8 @@ def record_key() -> bytes:
     except ValueError:
         key = b""
     if len(key) < 16:
-        # being written by a concurrent first use: wait for it once
-        time.sleep(0.2)
-        key = bytes.fromhex(read_bytes(path, "record key", max_bytes=256, follow_symlinks=False).decode().strip())
+        raise InputError(f"the record key {str(path)!r} is damaged; delete it to make a new one "
+                         "(records signed with it will then show as untrusted).")
     _KEYS[str(path)] = key
     return key
 
