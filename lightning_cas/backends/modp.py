@@ -1,37 +1,96 @@
 """Dimension exactly over GF(p): Jacobian rank of W -> (phi_W(X_1), ..., phi_W(X_N)) at a random point.
 
-The evaluation and its derivatives are computed numerically (forward mode, int64 with safe
-reductions, see ``model.Field``), never symbolically; the rank is exact (python-flint nmod_mat).
-A random point can only lower the rank, so the answer is a lower bound that equals the generic
-rank except with probability at most ``failure_bound`` (Schwartz-Zippel). Two repetitions with
+The Jacobian is built numerically (forward mode, ``model.jacobian``) on centred float64 residues
+(``rank_modp.ModField``) in blocks of token matrices, and each block goes straight into the
+streaming exact echelon form of ``rank_modp`` (float64 BLAS, delayed reduction), so peak memory
+is about a quarter of one P x P matrix. Token matrices are drawn until a whole block adds no rank
+(or the rank is P): the sample count is decided by the data, not guessed.
+
+Why that is a dimension, and the failure bound. The rank at W with enough samples is the rank of
+d phi_W; it is the generic rank unless an r x r minor of the coefficient Jacobian (entries of
+degree D - 1 in the weights) vanishes at W: probability <= r (D - 1) / p (Schwartz-Zippel). A
+block adds no rank while the samples so far miss some tangent direction f only if f (degree 3^L
+in the tokens) vanishes at the block's first token matrix: <= 3^L / p per block. So one run
+under-estimates with probability at most (r (D - 1) + blocks * 3^L + sketch rows) / p (the
+sketches of ``sample_rank`` add their row count). Two repetitions with
 different primes and seeds guard against that; a disagreement is reported, never averaged away.
+A prime for which the generic rank itself drops (it divides every maximal minor) is not covered
+by the bound; it would show up as a disagreement between the two primes.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
-import sympy
 
+from lightning_cas.backends import rank_modp
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.model import jacobian
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
-from lightning_cas.core.model import Field, jacobian
 from lightning_cas.results import DimensionResult
 
-DEFAULT_PRIME = 2_147_483_647  # 2^31 - 1, the largest prime the int64 arithmetic allows
-MAX_PRIME = 2 ** 31
+# The largest prime below 2^24: the rank routine multiplies 127 residues per delayed reduction
+# (measured in `make bench`: 2^23 and 2^24 cost the same, 2^25 about a third more, 2^26 more
+# still) and the failure bound halves with every bit.
+DEFAULT_PRIME = 16_777_213
+MAX_PRIME = rank_modp.MAX_PRIME
+TANGENT_ELEMENTS = 1 << 22  # entries of one forward-mode tangent array per block (32 MiB)
+BLOCK_ROWS = 384  # Jacobian rows per block
+MIN_SAMPLES_ROWS = 8  # the first draw has at least P + 8 rows
+SKETCH_MARGIN = 8  # sketch rows beyond the previous block's gain
+
+
+def _is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin for n < 3.3e24 (importing sympy would triple `dim`'s start-up)."""
+    if n < 2:
+        return False
+    for q in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
+        if n % q == 0:
+            return n == q
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def previous_prime(n: int) -> int:
+    """The largest prime below n (n > 3)."""
+    n -= 1
+    while not _is_prime(n):
+        n -= 1
+    return n
 
 
 def check_prime(p) -> int:
-    """Refuse a modulus python-flint would abort on (composite) or our int64 arithmetic cannot hold."""
+    """Refuse a modulus python-flint or Macaulay2 would abort on (composite) or int64 cannot hold."""
     if isinstance(p, bool) or not isinstance(p, int):
         raise InputError(f"the prime must be an integer, got {p!r}.")
-    if p < 3 or p >= MAX_PRIME:
+    if p < 3 or p >= 2 ** 31:
         raise InputError(f"the prime must be between 3 and 2^31 - 1, got {p}.")
-    if not sympy.isprime(p):
+    if not _is_prime(p):
         raise InputError(f"the modulus {p} is not prime; use a prime such as {DEFAULT_PRIME}.")
+    return p
+
+
+def check_modp_prime(p) -> int:
+    """check_prime, and below 2^26, where the float64 rank routine is exact."""
+    check_prime(p)
+    if p >= MAX_PRIME:
+        raise InputError(f"the modp method needs a prime below 2^26 = {MAX_PRIME} (its exact float64 "
+                         f"arithmetic), got {p}; for a larger prime use --method jacobian.")
     return p
 
 
@@ -43,39 +102,120 @@ def weight_degree(arch: Architecture) -> int:
     return deg
 
 
+def rows_per_sample(arch: Architecture) -> int:
+    return arch.widths[-1] * arch.tokens
+
+
 def default_samples(arch: Architecture) -> int:
-    """Enough token matrices that the Jacobian has at least 2P + 8 rows (rank <= P)."""
-    per_sample = arch.widths[-1] * arch.tokens
-    return max(1, math.ceil((2 * arch.parameters + 8) / per_sample))
+    """Token matrices drawn up front: at least P + 8 rows (more are drawn while the rank grows)."""
+    return max(1, math.ceil((arch.parameters + MIN_SAMPLES_ROWS) / rows_per_sample(arch)))
 
 
-MAX_WORKING_BYTES = 4 * 2 ** 30
+def block_samples(arch: Architecture) -> int:
+    """Token matrices per Jacobian block: about BLOCK_ROWS rows, and one tangent array of at most
+    TANGENT_ELEMENTS entries (measured: larger blocks waste rows after the rank stops growing,
+    smaller ones make the elimination's matrix products thin)."""
+    widest = max(max(arch.widths), max(arch.attention), arch.tokens)
+    by_memory = TANGENT_ELEMENTS // (widest * arch.tokens * arch.parameters)
+    return max(1, min(by_memory, BLOCK_ROWS // rows_per_sample(arch)))
 
 
-def working_bytes(arch: Architecture, samples: int) -> int:
-    """Rough peak memory of the forward-mode Jacobian: a few int64 tangent arrays (P, N, width, t)."""
-    widest = max(max(arch.widths), max(arch.attention))
-    return 6 * 8 * arch.parameters * samples * widest * max(arch.tokens, widest)
+def working_bytes(arch: Architecture) -> int:
+    """Peak memory of one run: the echelon form (at most P^2 / 4 entries, three copies while it is
+    updated), one block's tangents and products (about 16 block-sized arrays), 8 bytes each."""
+    P = arch.parameters
+    widest = max(max(arch.widths), max(arch.attention), arch.tokens)
+    block = block_samples(arch) * widest * arch.tokens * P
+    return 8 * (3 * P * P // 4 + 16 * block) + 64 * 2 ** 20
+
+
+def available_bytes() -> int:
+    """Memory this process may still use: MemAvailable (Linux), else physical memory."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2 ** 62
+
+
+def sample_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Generator,
+                samples: int | None = None) -> dict:
+    """Rank of the Jacobian at the weights ``w`` (integers, any representatives mod prime).
+
+    ``samples`` token matrices are drawn from ``rng`` up front (default: ``default_samples``) and
+    streamed in blocks; further blocks are drawn until one adds no rank or the rank is P.
+    Once a block adds fewer rows than it has, the next block is first sketched: c random
+    combinations of its rows (c = the last gain + SKETCH_MARGIN) go in, and the block itself only
+    if all c raised the rank. Late blocks add a few rows each, so this skips most of the
+    elimination work; a sketch misses rank only with probability <= c / p.
+    Returns rank, rows, samples and sketched (the sum of the c's, for the failure bound).
+    """
+    field = rank_modp.ModField(check_modp_prime(prime))
+    P, per = arch.parameters, rows_per_sample(arch)
+    wc = rank_modp.centred(w, prime)
+    shape = (arch.widths[0], arch.tokens)
+    first = field.random(rng, (samples or default_samples(arch),) + shape)
+    nb = block_samples(arch)
+    ech = rank_modp.RowEchelon(P, prime)
+    drawn = sketched = 0
+    last = None  # rank added by the previous block
+    while ech.rank < P:
+        X = first[drawn:drawn + nb] if drawn < len(first) else field.random(rng, (nb,) + shape)
+        drawn += len(X)
+        B = jacobian(arch, wc, X, field)
+        c = B.shape[0] if last is None else last + SKETCH_MARGIN
+        if c < B.shape[0]:
+            sketched += c
+            gained = ech.add(field.matmul(field.random(rng, (c, B.shape[0])), B))
+            if gained == c:
+                gained += ech.add(B)
+        else:
+            gained = ech.add(B)
+        if not gained:
+            break  # a whole block added nothing: the samples before it already see every direction
+        last = gained
+    return {"rank": ech.rank, "rows": drawn * per, "samples": drawn, "sketched": sketched}
 
 
 def jacobian_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Generator,
-                  samples: int) -> tuple[int, int]:
-    """(rank, rows) of the Jacobian at the weights ``w`` (residues mod prime) on ``samples`` token
-    matrices drawn from ``rng``."""
-    import flint
-
-    field = Field(prime)
-    X = field.random(rng, (samples, arch.widths[0], arch.tokens))
-    J = jacobian(arch, w, X, field)
-    M = flint.nmod_mat(J.shape[0], J.shape[1], J.reshape(-1).tolist(), prime)
-    return M.rank(), J.shape[0]
+                  samples: int | None = None) -> tuple[int, int]:
+    """(rank, rows) of the Jacobian at the weights ``w`` (residues mod prime), tokens from ``rng``."""
+    run = sample_rank(arch, w, prime, rng, samples)
+    return run["rank"], run["rows"]
 
 
-def rank_at_random_point(arch: Architecture, prime: int, seed: int, samples: int) -> tuple[int, int]:
+def rank_at_random_point(arch: Architecture, prime: int, seed: int, samples: int | None = None) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at weights and tokens drawn from GF(prime) with ``seed``."""
     rng = np.random.default_rng(seed)
-    w = Field(prime).random(rng, arch.parameters)
+    w = rng.integers(0, prime, size=arch.parameters, dtype=np.int64)
     return jacobian_rank(arch, w, prime, rng, samples)
+
+
+def failure_bound(arch: Architecture, rank: int, rows: int, prime: int) -> float:
+    """Schwartz-Zippel bound on one run under-estimating (module docstring): rank (D - 1) for the
+    weights, 3^L per stopping check (at most one per token matrix), and the sketches' rows
+    (fewer than the rows streamed)."""
+    samples = rows // rows_per_sample(arch)
+    return min(1.0, (rank * (weight_degree(arch) - 1) + samples * arch.degree + rows) / prime)
+
+
+def second_primes(p: int, count: int) -> list[int]:
+    """p and the primes just below it (above it when p is 3 or 5), ``count`` in all."""
+    primes = [p]
+    while len(primes) < count:
+        q = previous_prime(min(primes))
+        if q < 3:
+            q = max(primes) + 2
+            while not _is_prime(q):
+                q += 2
+        primes.append(q)
+    return primes
 
 
 def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, repetitions: int = 2,
@@ -85,23 +225,20 @@ def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, 
         raise UnsupportedError("the modp method computes lightning (polynomial) networks only; "
                                "softmax is not polynomial, use --method numeric.")
     start = time.perf_counter()
-    p = check_prime(prime if prime is not None else DEFAULT_PRIME)
-    primes = [p]
-    while len(primes) < repetitions:
-        primes.append(int(sympy.prevprime(primes[-1])))
-    n = samples or default_samples(arch)
-    need = working_bytes(arch, n)
-    if need > MAX_WORKING_BYTES:
-        raise TooLargeError(f"the modp method would need about {need / 2**30:.0f} GiB for this architecture "
-                            f"({arch.parameters} weights; limit {MAX_WORKING_BYTES / 2**30:.0f} GiB); no method here "
-                            "handles it on this machine: try smaller widths.")
+    p = check_modp_prime(prime if prime is not None else DEFAULT_PRIME)
+    primes = second_primes(p, repetitions)
+    need, free = working_bytes(arch), available_bytes()
+    if need > free:
+        raise TooLargeError(f"the modp method would need about {need / 2**30:.1f} GiB for this architecture "
+                            f"({arch.parameters} weights) and {free / 2**30:.1f} GiB are available; "
+                            "try smaller widths.")
     runs = []
     for k, q in enumerate(primes):
-        rank, rows = rank_at_random_point(arch, q, seed + k, n)
+        rank, rows = rank_at_random_point(arch, q, seed + k, samples)
         runs.append({"prime": q, "seed": seed + k, "rank": rank, "rows": rows})
     ranks = {r["rank"] for r in runs}
     dim = max(ranks)  # a random point never raises the rank: the largest is the best lower bound
-    bound = dim * (weight_degree(arch) - 1 + arch.degree) / min(primes)
+    rows = max(r["rows"] for r in runs)
     notes = []
     if len(ranks) > 1:
         notes.append(f"repetitions disagree: ranks {[r['rank'] for r in runs]}; reporting the largest, "
@@ -109,5 +246,5 @@ def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, 
     return DimensionResult(
         architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
-        primes=tuple(primes), samples=n, runs=tuple(runs), consistent=len(ranks) == 1,
-        failure_bound=min(1.0, bound), notes=tuple(notes))
+        primes=tuple(primes), samples=rows // rows_per_sample(arch), runs=tuple(runs), consistent=len(ranks) == 1,
+        failure_bound=failure_bound(arch, dim, rows, min(primes)), notes=tuple(notes))

@@ -120,6 +120,10 @@ class Field:
     def add(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return A + B if self.prime is None else (A + B) % self.prime
 
+    def mul(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """Entrywise product (residues < 2^31, so the int64 product stays below 2^62)."""
+        return A * B if self.prime is None else (A * B) % self.prime
+
     def random(self, rng: np.random.Generator, shape) -> np.ndarray:
         if self.prime is None:
             return rng.standard_normal(shape)
@@ -162,38 +166,68 @@ def evaluate(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Fi
     return Z
 
 
+def head_weights(arch: Architecture, w: np.ndarray) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Per layer, its heads' (Q, K, V): weights run layer by layer, head by head, Q then K then V.
+
+    ``arch.heads`` (heads per layer) defaults to one head everywhere, the single-head network.
+    """
+    heads = tuple(getattr(arch, "heads", None) or (1,) * arch.depth)
+    layers, pos = [], 0
+    for (a, d, e), count in zip(arch.layer_shapes, heads):
+        layer = []
+        for _ in range(count):
+            mats = []
+            for rows in (a, a, e):
+                mats.append(w[pos:pos + rows * d].reshape(rows, d))
+                pos += rows * d
+            layer.append(tuple(mats))
+        layers.append(layer)
+    if w.shape != (pos,):
+        raise ValueError(f"expected {pos} weights, got shape {w.shape}")
+    return layers
+
+
 def jacobian(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Field()) -> np.ndarray:
     """d phi_W(X_n) / dW by forward mode; returns (N * d_L * t, P), rows ordered (n, row, token).
 
-    Each intermediate carries a tangent per weight (leading axis P). A layer's own weights enter
-    as one-hot tangents, so no polynomial is ever expanded.
+    Tangents are stored as (N, width, t, weights so far), so a weight matrix acts on all of them
+    with one matrix product and the result is already the Jacobian's row layout: memory is a
+    few (rows x P) arrays. A layer's own weights enter through closed forms (outer products of
+    the layer's intermediate values), never one-hot tensors; a layer's heads add up. ``field``
+    is any object with ``matmul``, ``add`` and ``mul`` (float64, int64 mod p, float64 mod p).
     """
-    P = arch.parameters
-    Z = X
-    dZ = np.zeros((P,) + X.shape, dtype=X.dtype)
-    pos = 0
+    n, _, t = X.shape
     T = lambda M: np.swapaxes(M, -1, -2)  # noqa: E731  (transpose the last two axes)
-    for Q, K, V in split_weights(arch, w):
-        def tangent(M):
-            """One-hot tangents of weight matrix M (its block starts at `pos`)."""
-            nonlocal pos
-            rows, cols = M.shape
-            dM = np.zeros((P, rows, cols), dtype=M.dtype)
-            idx = np.arange(rows * cols)
-            dM[pos + idx, idx // cols, idx % cols] = 1
-            pos += rows * cols
-            return dM[:, None]  # broadcast over the batch axis
-        dQ, dK, dV = tangent(Q), tangent(K), tangent(V)
-        QZ = field.matmul(Q, Z)
-        dQZ = field.add(field.matmul(dQ, Z), field.matmul(Q, dZ))
-        KZ = field.matmul(K, Z)
-        dKZ = field.add(field.matmul(dK, Z), field.matmul(K, dZ))
-        att = field.matmul(T(KZ), QZ)
-        datt = field.add(field.matmul(T(dKZ), QZ), field.matmul(T(KZ), dQZ))
-        VZ = field.matmul(V, Z)
-        dVZ = field.add(field.matmul(dV, Z), field.matmul(V, dZ))
-        Z, dZ = field.matmul(VZ, att), field.add(field.matmul(dVZ, att), field.matmul(VZ, datt))
-    return dZ.reshape(P, -1).T
+    mm, add, mul = field.matmul, field.add, field.mul
+    Z, dZ = X, None  # dZ: (n, d, t, weights of the earlier layers)
+    for heads in head_weights(arch, w):
+        d, out, dout, own = Z.shape[1], None, None, []
+        flat = None if dZ is None else dZ.reshape(n, d, -1)
+        for Q, K, V in heads:
+            a, e = Q.shape[0], V.shape[0]
+            QZ, KZ, VZ = mm(Q, Z), mm(K, Z), mm(V, Z)
+            att = mm(T(KZ), QZ)  # (n, t, t): Zᵀ Kᵀ Q Z
+            out = mm(VZ, att) if out is None else add(out, mm(VZ, att))
+            # Own weights, d out[e', u] by: Q_rc = (VZ KZᵀ)[e', r] Z[c, u]; K_rc = (VZ Zᵀ)[e', c] QZ[r, u];
+            # V_rc = [e' = r] (Z att)[c, u].
+            own.append(mul(mm(VZ, T(KZ))[:, :, None, :, None], T(Z)[:, None, :, None, :]).reshape(n, e, t, a * d))
+            own.append(mul(mm(VZ, T(Z))[:, :, None, None, :], T(QZ)[:, None, :, :, None]).reshape(n, e, t, a * d))
+            dV = np.zeros((n, e, t, e, d), dtype=Z.dtype)
+            idx = np.arange(e)
+            dV[:, idx, :, idx, :] = T(mm(Z, att))  # advanced indices first: (e, n, t, d) <- (n, t, d)
+            own.append(dV.reshape(n, e, t, e * d))
+            if dZ is None:
+                continue
+            # Earlier weights: d out = V (dZ att) + (VZ KZᵀ)(Q dZ) + VZ (dZᵀ Kᵀ QZ).
+            dZ_att = np.ascontiguousarray(T(mm(T(dZ), att[:, None])))  # (n, d, t, P')
+            term = add(mm(V, dZ_att.reshape(n, d, -1)), mm(mm(VZ, T(KZ)), mm(Q, flat)))
+            G = mm(T(mm(T(K), QZ)), flat).reshape(n, t, t, -1)  # [u, s]: sum_c (Kᵀ QZ)[c, u] dZ[c, s]
+            term = add(term, mm(VZ, np.ascontiguousarray(np.swapaxes(G, 1, 2)).reshape(n, t, -1)))
+            dout = term if dout is None else add(dout, term)
+        e = out.shape[1]
+        parts = ([] if dZ is None else [dout.reshape(n, e, t, -1)]) + own
+        Z, dZ = out, np.concatenate(parts, axis=-1)
+    return dZ.reshape(-1, dZ.shape[-1])
 
 
 def weights_from_layers(arch: Architecture, layers: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
