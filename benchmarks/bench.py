@@ -12,6 +12,7 @@ Sections (``--only`` picks one):
   ``ru_maxrss`` for the Python backends, ``RUSAGE_CHILDREN`` (M2 is the worker's only child) for M2.
 * ``geometry`` -- ``bench_geometry.run_geometry_bench`` (implicitization, issue 5).
 * ``softmax`` -- ``bench_softmax.run_softmax_bench`` (the paper's softmax sweep, issue 6).
+* ``rank`` -- ``bench_rank.run_rank_bench`` (exact dimension at real sizes, issue 15).
 
 The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
 table is printed at the end and written as Markdown next to the JSON. Disagreements between
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from lightning_cas.core.files import atomic_write_text
 
-SECTIONS = ("dimension", "geometry", "softmax")
+SECTIONS = ("dimension", "geometry", "softmax", "rank")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
           "paper": "paper-protocol float (worker peak RSS, torch included)",
@@ -358,6 +359,10 @@ def summarize(results: dict) -> dict:
             "softmax_total_s": round(sum(r["softmax_seconds"] for r in soft), 3),
             "lightning_float_total_s": round(sum(r["lightning_float_seconds"] for r in soft), 3),
             "all_match_paper": all(r["agree"] for r in soft)}
+    if results.get("sections", {}).get("rank"):
+        from .bench_rank import rank_findings
+
+        findings += rank_findings(results["sections"]["rank"])
     summary["findings"] = findings
     return summary
 
@@ -523,6 +528,10 @@ def render_markdown(results: dict) -> str:
                 f"Softmax sweep total {ss.get('softmax_total_s')} s (robust protocol: three float64 points, high "
                 f"precision when a gap is unclear) vs the lightning float64 baseline {ss.get('lightning_float_total_s')}"
                 " s for the same shapes."]
+    if secs.get("rank"):
+        from .bench_rank import rank_markdown
+
+        out += ["", rank_markdown(secs["rank"]).rstrip()]
     return "\n".join(out) + "\n"
 
 
@@ -610,6 +619,11 @@ def main(argv=None) -> int:
                 save(out, results)
                 print(f"[softmax] delta={delta}: {row['softmax_dimension']} (paper {row['expected_softmax']}) "
                       f"{row['softmax_seconds']} s", flush=True)
+        elif section == "rank":
+            from .bench_rank import run_rank_bench
+
+            rows.extend(run_rank_bench(quick=args.quick, seed=args.seed, progress=lambda m: print(m, flush=True)))
+            save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench
 

@@ -157,12 +157,17 @@ def sample_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Ge
     Returns rank, rows, samples and sketched (the sum of the c's, for the failure bound).
     """
     field = rank_modp.ModField(check_modp_prime(prime))
-    P, per = arch.parameters, rows_per_sample(arch)
     wc = rank_modp.centred(w, prime)
-    shape = (arch.widths[0], arch.tokens)
-    first = field.random(rng, (samples or default_samples(arch),) + shape)
-    nb = block_samples(arch)
-    ech = rank_modp.RowEchelon(P, prime)
+    first = field.random(rng, (samples or default_samples(arch), arch.widths[0], arch.tokens))
+    ech = rank_modp.RowEchelon(arch.parameters, prime)
+    with rank_modp.blas_threads():
+        drawn, sketched = _stream(arch, wc, field, rng, first, ech)
+    return {"rank": ech.rank, "rows": drawn * rows_per_sample(arch), "samples": drawn, "sketched": sketched}
+
+
+def _stream(arch, wc, field, rng, first, ech) -> tuple[int, int]:
+    """The loop of sample_rank: (token matrices drawn, sketch rows)."""
+    P, nb, shape = arch.parameters, block_samples(arch), first.shape[1:]
     drawn = sketched = 0
     last = None  # rank added by the previous block
     while ech.rank < P:
@@ -180,7 +185,7 @@ def sample_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Ge
         if not gained:
             break  # a whole block added nothing: the samples before it already see every direction
         last = gained
-    return {"rank": ech.rank, "rows": drawn * per, "samples": drawn, "sketched": sketched}
+    return drawn, sketched
 
 
 def jacobian_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Generator,

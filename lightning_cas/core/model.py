@@ -13,15 +13,19 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import sympy
 
 from lightning_cas.core.architecture import Architecture
+
+# sympy is imported inside the symbolic functions: it takes longer to import (0.6 s) than the
+# numeric half of this module takes to compute a dimension, and `dim` never needs it.
 
 # ---------------------------------------------------------------- symbolic parametrization
 
 
 def weight_symbols(arch: Architecture) -> list[list[sympy.Matrix]]:
     """Per layer [Q, K, V] as sympy matrices of symbols q_i_r_c, k_i_r_c, v_i_r_c (1-based)."""
+    import sympy
+
     layers = []
     for i, (a, d, e) in enumerate(arch.layer_shapes, start=1):
         mats = []
@@ -38,6 +42,8 @@ def flat_weight_symbols(arch: Architecture) -> list[sympy.Symbol]:
 
 def token_symbols(arch: Architecture) -> sympy.Matrix:
     """The d_0 x t token matrix X of symbols x_r_j (row r, token j; tokens are columns)."""
+    import sympy
+
     return sympy.Matrix(arch.widths[0], arch.tokens, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
 
 
@@ -46,6 +52,7 @@ def _network_in_ring(arch: Architecture, layers=None, X=None):
 
     Expr arithmetic with expand is orders of magnitude slower already at depth 2.
     """
+    import sympy
     from sympy.polys.matrices import DomainMatrix
 
     layers = weight_symbols(arch) if layers is None else layers
@@ -77,6 +84,8 @@ def coefficient_map(arch: Architecture) -> dict[tuple[int, int, tuple[int, ...]]
 
 @functools.lru_cache(maxsize=32)
 def _coefficient_map(arch: Architecture) -> dict:
+    import sympy
+
     Zd, gens, ring = _network_in_ring(arch)
     xs = list(token_symbols(arch))
     x_pos = [gens.index(x) for x in xs]
@@ -133,6 +142,7 @@ class Field:
 def rank_over_qq(rows) -> int:
     """Exact rank of a matrix of rationals (Fraction, int or sympy Rational) with flint fmpq_mat."""
     import flint
+    import sympy
 
     rows = [list(r) for r in rows]
     if not rows or not rows[0]:
