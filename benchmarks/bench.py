@@ -360,7 +360,7 @@ def summarize(results: dict) -> dict:
             "lightning_float_total_s": round(sum(r["lightning_float_seconds"] for r in soft), 3),
             "all_match_paper": all(r["agree"] for r in soft)}
     if results.get("sections", {}).get("rank"):
-        from .bench_rank import rank_findings
+        from benchmarks.bench_rank import rank_findings
 
         findings += rank_findings(results["sections"]["rank"])
     summary["findings"] = findings
@@ -529,7 +529,7 @@ def render_markdown(results: dict) -> str:
                 f"precision when a gap is unclear) vs the lightning float64 baseline {ss.get('lightning_float_total_s')}"
                 " s for the same shapes."]
     if secs.get("rank"):
-        from .bench_rank import rank_markdown
+        from benchmarks.bench_rank import rank_markdown
 
         out += ["", rank_markdown(secs["rank"]).rstrip()]
     return "\n".join(out) + "\n"
@@ -620,7 +620,7 @@ def main(argv=None) -> int:
                 print(f"[softmax] delta={delta}: {row['softmax_dimension']} (paper {row['expected_softmax']}) "
                       f"{row['softmax_seconds']} s", flush=True)
         elif section == "rank":
-            from .bench_rank import run_rank_bench
+            from benchmarks.bench_rank import run_rank_bench
 
             rows.extend(run_rank_bench(quick=args.quick, seed=args.seed, progress=lambda m: print(m, flush=True)))
             save(out, results)

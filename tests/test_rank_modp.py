@@ -12,8 +12,8 @@ import pytest
 from lightning_cas import Architecture, dimension
 from lightning_cas.backends import modp, rank_modp
 from lightning_cas.errors import InputError, TooLargeError
-from lightning_cas.model import Field, jacobian
-from lightning_cas.theory import predict_dimension
+from lightning_cas.core.model import Field, jacobian
+from lightning_cas.core.theory import predict_dimension
 
 LARGEST = modp.previous_prime(rank_modp.MAX_PRIME)  # 2^26 - 5: 8 products per reduction
 PRIMES = [3, 5, 65521, modp.DEFAULT_PRIME, LARGEST]

@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 GROWTH_WIDTHS = (4, 8, 12, 16, 20, 24, 28, 32)
 QUICK_WIDTHS = (4, 8, 16)
@@ -47,7 +48,7 @@ def _peak_rss() -> int:
 def _matmul_seconds(n: int, threads: int | None) -> float:
     import numpy as np
 
-    from .backends.rank_modp import blas_threads
+    from lightning_cas.backends.rank_modp import blas_threads
 
     A = np.random.default_rng(0).random((n, n))
     B = A.T.copy()
@@ -63,9 +64,9 @@ def _matmul_seconds(n: int, threads: int | None) -> float:
 
 def _worker(spec: dict) -> dict:
     if spec["kind"] == "growth":
-        from .architecture import Architecture
-        from .backends.modp import dimension_modp
-        from .theory import predict_dimension
+        from lightning_cas.core.architecture import Architecture
+        from lightning_cas.backends.modp import dimension_modp
+        from lightning_cas.core.theory import predict_dimension
 
         arch = Architecture(tuple(spec["widths"]), tuple(spec["attention"]), spec["tokens"])
         base = _peak_rss()
@@ -84,8 +85,8 @@ def _worker(spec: dict) -> dict:
         import flint
         import numpy as np
 
-        from .backends import rank_modp
-        from .backends.modp import previous_prime
+        from lightning_cas.backends import rank_modp
+        from lightning_cas.backends.modp import previous_prime
 
         n, r = spec["n"], spec["rank"]
         out = []
@@ -115,8 +116,9 @@ def _worker(spec: dict) -> dict:
 def run_worker(spec: dict) -> dict:
     """One measurement in a fresh interpreter (its own peak RSS); errors become a row, not a crash."""
     try:
-        out = subprocess.run([sys.executable, "-m", "lightning_cas.bench_rank", "--worker", json.dumps(spec)],
-                             capture_output=True, text=True, timeout=WORKER_TIMEOUT)
+        out = subprocess.run([sys.executable, "-m", "benchmarks.bench_rank", "--worker", json.dumps(spec)],
+                             capture_output=True, text=True, timeout=WORKER_TIMEOUT,
+                             cwd=Path(__file__).resolve().parents[1])
     except subprocess.TimeoutExpired:
         return {**spec, "status": "timeout"}
     if out.returncode != 0:
