@@ -126,12 +126,18 @@ def run_worker(spec: dict) -> dict:
     return {**spec, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
 
 
-def _cli_seconds(args: list[str]) -> float:
+def _cli_seconds(args: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one CLI call; CPU is the child's user + system time."""
+    import resource
+
     exe = os.path.join(os.path.dirname(sys.executable), "lightning-cas")
     cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "lightning_cas"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd + args, check=True, capture_output=True, timeout=WORKER_TIMEOUT)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def cli_rows() -> list[dict]:
@@ -140,9 +146,12 @@ def cli_rows() -> list[dict]:
     rows = []
     for name, args, repeats, target in (("cli_1536", big, 3, TARGET_CLI_1536_S),
                                         ("startup_tiny", tiny, 5, TARGET_STARTUP_S)):
-        times = [_cli_seconds(args) for _ in range(repeats)]
+        load = os.getloadavg()[0]
+        runs = [_cli_seconds(args) for _ in range(repeats)]
+        times = [w for w, _ in runs]
         rows.append({"kind": "cli", "name": name, "command": "lightning-cas " + " ".join(args),
                      "seconds": round(statistics.median(times), 3), "all_seconds": [round(t, 3) for t in times],
+                     "cpu_seconds": round(statistics.median(c for _, c in runs), 3), "loadavg": round(load, 2),
                      "target_s": target, "met": statistics.median(times) < target, "status": "ok"})
     return rows
 
@@ -158,8 +167,8 @@ def add_slopes(rows: list[dict]) -> None:
         prev = r
 
 
-def fitted_slope(rows: list[dict], min_p: int = 1536) -> float | None:
-    pts = [(math.log(r["parameters"]), math.log(r["seconds"])) for r in rows
+def fitted_slope(rows: list[dict], min_p: int = 1536, key: str = "seconds") -> float | None:
+    pts = [(math.log(r["parameters"]), math.log(r[key])) for r in rows
            if r.get("kind") == "growth" and r.get("status") == "ok" and r["parameters"] >= min_p]
     if len(pts) < 2:
         return None
@@ -170,7 +179,9 @@ def fitted_slope(rows: list[dict], min_p: int = 1536) -> float | None:
 def run_rank_bench(quick: bool = False, seed: int = 0, progress=print) -> list[dict]:
     rows: list[dict] = []
     for w in (QUICK_WIDTHS if quick else GROWTH_WIDTHS):
+        load = os.getloadavg()[0]
         row = run_worker({**growth_case(w), "seed": seed})
+        row["loadavg"] = round(load, 2)
         rows.append(row)
         add_slopes(rows)
         progress(f"[rank] widths {w}x5: " + (f"P={row['parameters']} dim={row['dimension']} (theory {row['theory']}) "
@@ -210,7 +221,8 @@ def rank_markdown(rows: list[dict]) -> str:
     out = ["## Exact dimension at real sizes (issue 15)", ""]
     if big:
         out.append(f"- widths 32x5, attention 8x4, t = 3 (6144 weights): dimension {big['dimension']} (closed form "
-                   f"{big['theory']}) in {big['seconds']:.1f} s (target < {TARGET_6144_S:g} s): "
+                   f"{big['theory']}) in {big['seconds']:.1f} s, CPU {big['cpu_seconds']:.1f} s, load average "
+                   f"{big.get('loadavg')} (target < {TARGET_6144_S:g} s): "
                    f"{_yes(big['seconds'] < TARGET_6144_S)}; peak RSS {big['peak_rss_bytes'] / 2**20:.0f} MiB "
                    f"(target < 2 GiB): {_yes(big['peak_rss_bytes'] < TARGET_6144_BYTES)}")
     else:
@@ -219,18 +231,20 @@ def rank_markdown(rows: list[dict]) -> str:
                         ("startup_tiny", "`lightning-cas dim` start-up on widths 2,2 (whole call)")):
         c = cli.get(name)
         out.append(f"- {label}: {c['seconds']:.2f} s (median of {len(c['all_seconds'])}; target < {c['target_s']:g} s): "
-                   f"{_yes(c['met'])}" if c else f"- {label}: not measured")
-    slope = fitted_slope(growth)
-    out += ["", f"Fitted log-log slope of time against P over P >= 1536: {slope}. "
+                   f"{_yes(c['met'])}; CPU {c['cpu_seconds']:.2f} s, load average {c['loadavg']}"
+                   if c else f"- {label}: not measured")
+    out += ["", f"Fitted log-log slope against P over P >= 1536: wall time {fitted_slope(growth)}, CPU time "
+            f"{fitted_slope(growth, key='cpu_seconds')} (the CPU time is the steadier measure on this shared machine: "
+            "the wall time includes waiting for the cores). "
             "`ratio` = modp time (two primes) / one P x P float64 product on one BLAS thread, in the same worker.",
             "", "| widths | a | P | dim | theory | rows (per run) | s | CPU s | slope | peak MiB | matmul 1T s | "
-            "matmul default s | ratio | failure bound |", "|" + "---|" * 14]
+            "matmul default s | ratio | failure bound | load |", "|" + "---|" * 15]
     for r in growth:
         out.append(f"| {r['widths'][0]}x5 | {r['attention'][0]} | {r['parameters']} | {r['dimension']} | "
                    f"{r['theory']} | {', '.join(map(str, r['rows']))} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
                    f"{r.get('slope', '-')} | {r['peak_rss_bytes'] / 2**20:.0f} | {r['matmul_1thread_s']:.3f} | "
                    f"{r['matmul_default_threads_s']:.3f} | {r['seconds'] / r['matmul_1thread_s']:.1f} | "
-                   f"{r['failure_bound']:.2g} |")
+                   f"{r['failure_bound']:.2g} | {r.get('loadavg', '-')} |")
     prime = next((r for r in rows if r.get("kind") == "prime" and r.get("status") == "ok"), None)
     if prime:
         out += ["", f"Prime choice: rank of one random {prime['n']} x {prime['n']} matrix of rank {prime['rank']} "
