@@ -57,13 +57,20 @@ def verify(arch: Architecture, method: str = "auto", seed: int = 0, timeout: flo
     if pred.value is None:
         verdict = "no prediction"
         message = f"computed {computed.dimension}; no closed form applies: {pred.reason}"
+    elif pred.kind == "upper bound" and computed.dimension < pred.value:
+        # below an expected dimension that is only a bound: a secant-type defect, a finding, not an error
+        verdict = "defect"
+        message = (f"computed {computed.dimension} < expected {pred.value} ({pred.formula}; upper bound): "
+                   f"defect {pred.value - computed.dimension}")
     elif pred.value == computed.dimension:
         verdict = "agree"
-        message = f"computed {computed.dimension} = predicted {pred.value} ({pred.formula}; {pred.status})"
+        bound = "; upper bound attained" if pred.kind == "upper bound" else ""
+        message = f"computed {computed.dimension} = predicted {pred.value} ({pred.formula}; {pred.status}{bound})"
     else:
         verdict = "disagree"
+        what = "upper bound" if pred.kind == "upper bound" else "predicted"
         message = (f"DISCREPANCY: computed {computed.dimension} ({computed.method}, {computed.certainty}) but "
-                   f"predicted {pred.value} ({pred.formula}; regime: {pred.regime}; {pred.status})")
+                   f"{what} {pred.value} ({pred.formula}; regime: {pred.regime}; {pred.status})")
     if not computed.consistent:
         message += "; WARNING: " + "; ".join(computed.notes)
     details = {}

@@ -22,7 +22,9 @@ from lightning_cas.backends.m2 import architecture_params, run_template
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.parse import parse_int, parse_polynomial_list, require
 from lightning_cas.core.model import rank_over_qq
-from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
+from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
+from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
+from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
 from lightning_cas.results import JsonResult, freeze
 
 METHODS = ("auto", "m2", "modp")
@@ -90,18 +92,18 @@ def _symbol_table(texts) -> dict:
 
 
 def unflatten(arch: Architecture, values) -> Point:
-    """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions."""
+    """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions (per head)."""
     values = [Fraction(v) for v in values]
     if len(values) != arch.parameters:
         raise ValueError(f"expected {arch.parameters} weights, got {len(values)}")
-    point, pos = [], 0
-    for a, d, e in arch.layer_shapes:
+    layers, pos = [[] for _ in range(arch.depth)], 0
+    for i, _, a, d, e in arch.head_blocks:
         mats = []
         for rows in (a, a, e):
             mats.append(tuple(tuple(values[pos + r * d: pos + (r + 1) * d]) for r in range(rows)))
             pos += rows * d
-        point.append(tuple(mats))
-    return tuple(point)
+        layers[i].append(tuple(mats))
+    return tuple(make_layer(heads) for heads in layers)
 
 
 def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
@@ -113,9 +115,13 @@ def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
         return flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(v.numerator, v.denominator) for r in rows
                                                           for v in r])
     Z = mat(X)
-    for Q, K, V in point:
-        Qm, Km, Vm = mat(Q), mat(K), mat(V)
-        Z = Vm * Z * (Z.transpose() * Km.transpose() * Qm * Z)
+    for layer in point:
+        out = None
+        for Q, K, V in layer_heads(layer):
+            Qm, Km, Vm = mat(Q), mat(K), mat(V)
+            term = Vm * Z * (Z.transpose() * Km.transpose() * Qm * Z)
+            out = term if out is None else out + term
+        Z = out
     return [[Fraction(int(Z[r, c].p), int(Z[r, c].q)) for c in range(Z.ncols())] for r in range(Z.nrows())]
 
 
@@ -131,62 +137,7 @@ def same_function(arch: Architecture, p1: Point, p2: Point, seed: int = 0, trial
 
 
 # ---------------------------------------------------------------- symmetry orbit
-
-
-def orbit_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
-    """The infinitesimal action of the named group at W: one tangent vector per Lie algebra basis
-    element (MATH.md §3), in the canonical weight order.
-
-    GL(a_i): dQ = E Q, dK = -E^T K.  Scaling: dQ = Q, dV = -V (A -> lambda A, V -> V / lambda).
-    GL(d_i), hidden i: dV_i = E V_i, dV_{i+1} = -V_{i+1} E, dQ_{i+1} = -Q_{i+1} E, dK_{i+1} = -K_{i+1} E.
-    """
-    layers = [tuple(np.array(M, dtype=object) for M in layer) for layer in point]
-
-    def zero_like():
-        return [[np.zeros_like(M) for M in layer] for layer in layers]
-
-    def vector(parts):
-        return [v for layer in parts for M in layer for v in M.reshape(-1)]
-
-    def unit(n, r, c):
-        E = np.array([[Fraction(0)] * n for _ in range(n)], dtype=object)
-        E[r, c] = Fraction(1)
-        return E
-
-    out = []
-    for i, (Q, K, V) in enumerate(layers):
-        a = Q.shape[0]
-        for r in range(a):
-            for c in range(a):
-                E = unit(a, r, c)
-                parts = zero_like()
-                parts[i][0] = E.dot(Q)
-                parts[i][1] = -E.T.dot(K)
-                out.append(vector(parts))
-        if arch.normalization == "none":
-            parts = zero_like()
-            parts[i][0] = Q.copy()
-            parts[i][2] = -V
-            out.append(vector(parts))
-    for i in range(arch.depth - 1):  # hidden width d_{i+1} between layer i and layer i+1 (0-based)
-        n = arch.widths[i + 1]
-        Vi = layers[i][2]
-        Qn, Kn, Vn = layers[i + 1]
-        for r in range(n):
-            for c in range(n):
-                E = unit(n, r, c)
-                parts = zero_like()
-                parts[i][2] = E.dot(Vi)
-                parts[i + 1][0] = -Qn.dot(E)
-                parts[i + 1][1] = -Kn.dot(E)
-                parts[i + 1][2] = -Vn.dot(E)
-                out.append(vector(parts))
-    return [[Fraction(v) for v in vec] for vec in out]
-
-
-def symmetry_orbit_dimension(arch: Architecture, point: Point) -> int:
-    """Dimension of the named group's orbit through W = rank of its infinitesimal action at W."""
-    return rank_over_qq(orbit_tangents(arch, point))
+# The group and its infinitesimal action live in core.symmetry (the theory bounds use them too).
 
 
 # ---------------------------------------------------------------- Jacobian rank at W (mod p)
