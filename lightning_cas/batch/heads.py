@@ -19,11 +19,11 @@ from pathlib import Path
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.files import atomic_write_text
-from lightning_cas.core.multihead import one_head_bound, span_dimension
+from lightning_cas.core.multihead import head_mixing_bound, one_head_bound, span_dimension
 from lightning_cas.core.theory import predict_dimension
 
 TABLE_COLUMNS = ("d", "d_out", "a", "H", "t", "widths", "attention", "heads", "parameters", "computed", "expected",
-                 "one_head", "span", "defect", "status", "methods")
+                 "one_head", "span", "defect", "head_mixing", "explained", "status", "methods")
 
 
 def expected_row(arch: Architecture) -> dict:
@@ -33,10 +33,10 @@ def expected_row(arch: Architecture) -> dict:
         one, _ = one_head_bound(a, d, e, t)
         span = span_dimension(d, e, t)
         return {"d": d, "d_out": e, "a": a, "H": H, "t": t, "one_head": one, "span": span,
-                "expected": min(H * one, span)}
+                "expected": min(H * one, span), "head_mixing": head_mixing_bound(a, d, e, H, t)}
     pred = predict_dimension(arch)
     return {"d": arch.widths[0], "d_out": arch.widths[-1], "a": "-".join(map(str, arch.attention)),
-            "H": "-".join(map(str, arch.heads)), "t": arch.tokens, "one_head": "", "span": "",
+            "H": "-".join(map(str, arch.heads)), "t": arch.tokens, "one_head": "", "span": "", "head_mixing": "",
             "expected": pred.value if pred.kind == "upper bound" else pred.value}
 
 
@@ -61,6 +61,13 @@ def build_rows(records) -> tuple[list[dict], list[str]]:
                    defect="" if defect is None else defect, methods="+".join(sorted(dims)),
                    status="" if defect is None else ("defective" if defect > 0 else
                                                      ("above bound" if defect < 0 else "fills")))
+        if row["head_mixing"] != "":
+            refined = min(row["expected"], row["head_mixing"])
+            row["explained"] = "yes" if refined == computed else "no"
+            if computed > refined:
+                problems.append(f"{arch.label()}: computed {computed} is above the head-mixing bound {refined}")
+        else:
+            row["explained"] = ""
         rows.append(row)
     rows.sort(key=lambda r: (len(r["widths"]), r["widths"], r["attention"], r["t"], r["heads"]))
     return rows, problems
@@ -133,10 +140,12 @@ def main(argv=None) -> int:
     one = [r for r in rows if isinstance(r["H"], int)]
     print(f"{len(rows)} architectures ({len(one)} one-layer): {sum(r['status'] == 'fills' for r in rows)} fill the "
           f"expected dimension, {len(defective)} defective; written to {out}/table.csv, defects.csv, heads.png")
+    print(f"one layer: computed = min(expected, head-mixing bound) in {sum(r['explained'] == 'yes' for r in one)} of "
+          f"{len(one)} cases")
     for r in defective:
         print(f"  defective: widths {r['widths']} a {r['attention']} heads {r['heads']} t {r['t']}: computed "
               f"{r['computed']}, expected {r['expected']} (one head {r['one_head']}, span {r['span']}), "
-              f"defect {r['defect']}")
+              f"defect {r['defect']}" + (f"; head-mixing bound {r['head_mixing']}" if r["head_mixing"] != "" else ""))
     for p in problems:
         print(f"  DISAGREEMENT: {p}")
     atomic_write_text(out / "problems.txt", "".join(p + "\n" for p in problems))

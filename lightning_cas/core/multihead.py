@@ -97,3 +97,23 @@ def defect(expected: int, computed: int) -> int:
 
 
 
+
+
+def _rank_variety(m: int, n: int, r: int) -> int:
+    """Dimension of m x n matrices of rank <= r."""
+    return m * n if r >= min(m, n) else r * (m + n - r)
+
+
+def head_mixing_bound(a: int, d: int, e: int, heads: int, tokens: int) -> int:
+    """A sharper upper bound for one layer: the function is a linear image of
+    T = sum_h V_h (x) A_h, a matrix of rank <= H between K^{d'd} and K^{d x d} (t >= 2) or
+    K^{d'd} and Sym^2 K^d (t = 1: only sym(A) is seen); rank <= H matrices have dimension
+    H(m + n - H). The heads can be mixed by GL(H) inside it, which H (one-head bound) ignores.
+    For d' = 1 and t >= 2 the sum sum_h v_h o A_h (v o a = v a^T + a v^T per column of A) lies in
+    (W o K^d) (x) K^d for W = span(v_h): d (H d - H(H-1)/2) + H (d - H). Each term is proved;
+    that the minimum with min(H one-head, span) is the dimension is what the table observes."""
+    n = d * d if tokens >= 2 else d * (d + 1) // 2
+    bounds = [_rank_variety(e * d, n, heads)]
+    if e == 1 and tokens >= 2 and heads <= d:
+        bounds.append(d * (heads * d - heads * (heads - 1) // 2) + heads * (d - heads))
+    return min(bounds)

@@ -215,6 +215,9 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
     notes = [f"generic fiber dimension {generic_fiber} (parameters {arch.parameters} - dimension "
              f"{generic.dimension}, modp, primes {', '.join(map(str, generic.primes))})",
              f"tangent space of the fiber at W: dimension {tangent} (Jacobian rank mod {tangent_prime})"]
+    if arch.multihead:
+        notes.append(f"head permutations: a finite group of order {head_permutations(arch)} (it can add fiber "
+                     "components, never dimensions); the orbit counts GL(a_i) and a scaling per head")
     if tangent > generic_fiber:
         notes.append("W is a critical point of the parametrization (the Jacobian drops rank there): this fiber "
                      "is special, not the generic one")
