@@ -1,4 +1,4 @@
-"""Fibers of the parametrization: which weights give the same function as W (MATH.md §3).
+"""Fibers of the parametrization: which weights give the same function as W (docs/mathematics.md, symmetries).
 
 Two independent computations meet here. Macaulay2 builds the fiber ideal {W' : phi_W' = phi_W}
 and decomposes it (exact over QQ); Python computes the orbit of the named symmetry group at W as
