@@ -211,3 +211,30 @@ def test_softmax_multihead_jacobian_and_dimension():
     fd = (softmax.evaluate(arch, w + e, X) - softmax.evaluate(arch, w - e, X)).reshape(-1) / (2 * eps)
     assert np.allclose(J[:, 5], fd, atol=1e-6)
     assert api.dimension(arch, method="numeric").dimension == predict_dimension(arch).value == 14
+
+
+def test_head_permutations_are_located_on_components():
+    from lightning_cas.geometry.fibers import _permutation_components, permuted_points  # noqa: PLC2701
+    arch = Architecture((2, 1), (1,), 2, heads=(3,))
+    point = random_point(arch, 2)
+    perms = permuted_points(arch, point)
+    assert len(perms) == 6 and len(set(perms)) == 6 and all(same_function(arch, point, p) for p in perms)
+    names = [str(s) for s in flat_weight_symbols(arch)]
+    w = flat(point)
+    # a "component" cut out by fixing the first head's Q to W's first head's Q contains exactly
+    # the permutations that keep head 1 in place (Q entries of distinct heads differ at this seed)
+    comp = {"generators": tuple(f"{names[k]} - ({w[k]})" for k in range(2))}
+    other = {"generators": (f"{names[0]} - ({w[0] + 1000})",)}
+    assert _permutation_components(arch, point, [comp, other]) == {0}
+
+
+@pytest.mark.slow
+@pytest.mark.m2
+def test_two_head_fiber_has_components_beyond_head_permutations(m2):
+    """(2,2), a = 1, H = 2 (16 weights, about 2 minutes): the fiber has several components of the
+    orbit's dimension; head permutations of W account for two of them (a finding, see docs)."""
+    from lightning_cas.geometry.fibers import VERDICT_COMPONENTS, fiber
+    r = fiber(Architecture((2, 2), (1,), 2, heads=(2,)), method="m2", m2=m2, timeout=600)
+    assert r.fiber_dimension == r.symmetry_orbit_dimension == 4
+    assert all(c["dimension"] == 4 for c in r.components) and len(r.components) >= 2
+    assert r.verdict == VERDICT_COMPONENTS and "head permutations of W lie on component(s) [1, " in r.message

@@ -41,6 +41,7 @@ VERDICT_ORBIT = "fiber equals symmetry orbit closure"
 VERDICT_COMPONENTS = "extra components"
 VERDICT_DIMENSIONS = "extra dimensions"
 VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
+VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
 VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 
 
@@ -264,6 +265,34 @@ def _parse_rationals(text: str, script: str) -> list[Fraction]:
     return [Fraction(v.strip()) for v in inner.split(",")] if inner else []
 
 
+def permuted_points(arch: Architecture, point: Point, limit: int = 24) -> list[Point]:
+    """W with its heads permuted within each layer (every permutation, at most ``limit`` of them)."""
+    import itertools
+
+    per_layer = [list(itertools.permutations(layer_heads(layer))) for layer in point]
+    out = []
+    for choice in itertools.product(*per_layer):
+        out.append(tuple(make_layer(heads) for heads in choice))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _permutation_components(arch: Architecture, point: Point, components) -> set[int]:
+    """Indices of the components (exact generators over QQ) that contain a head permutation of W."""
+    from lightning_cas.core.model import flat_weight_symbols
+
+    names = [str(s) for s in flat_weight_symbols(arch)]
+    hit = set()
+    for perm in permuted_points(arch, point):
+        subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, flat(perm))}
+        for k, comp in enumerate(components):
+            gens = [sympy.sympify(g, locals=_symbol_table(comp["generators"])) for g in comp["generators"]]
+            if all(g.xreplace(subs) == 0 for g in gens):
+                hit.add(k)
+    return hit
+
+
 def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> FiberResult:
     values = flat(point)
     if prime is not None:
@@ -309,6 +338,11 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
         verdict = VERDICT_DIMENSIONS
         message = (f"the fiber has dimension {local} at W but the symmetry orbit only {orbit}: "
                    f"{local - orbit} dimension(s) are not explained by the named symmetries")
+    elif len(components) > 1 and arch.multihead and prime is None and \
+            _permutation_components(arch, point, components) == set(range(len(components))):
+        verdict = VERDICT_PERMUTATIONS
+        message = (f"the fiber has {len(components)} components of dimension {orbit}, each containing a head "
+                   "permutation of W: identifiable up to the named symmetries and head permutations")
     elif len(components) > 1:
         verdict = VERDICT_COMPONENTS
         others = [i for i, c in enumerate(components, 1) if not c["contains_point"]]
@@ -321,6 +355,11 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
                 message += " (witness points given)"
         if len(through_w) > 1:
             message += f"; W lies on {len(through_w)} components (a special point where branches meet)"
+        if arch.multihead and prime is None:
+            hit = sorted(i + 1 for i in _permutation_components(arch, point, components))
+            rest = [i for i in range(1, len(components) + 1) if i not in hit]
+            message += (f"; head permutations of W lie on component(s) {hit}"
+                        + (f", component(s) {rest} are explained by no named symmetry" if rest else ""))
     else:
         verdict = VERDICT_ORBIT
         message = (f"the fiber is irreducible of dimension {fiber_dim}, equal to the symmetry orbit dimension: "
