@@ -238,3 +238,14 @@ def test_two_head_fiber_has_components_beyond_head_permutations(m2):
     assert r.fiber_dimension == r.symmetry_orbit_dimension == 4
     assert all(c["dimension"] == 4 for c in r.components) and len(r.components) >= 2
     assert r.verdict == VERDICT_COMPONENTS and "head permutations of W lie on component(s) [1, " in r.message
+
+
+def test_compare_normalizations_with_heads():
+    """Softmax has no scalings and no head mixing: on a defective lightning case the gap is larger
+    than the number of heads, and the lightning side is called defective, not a disagreement."""
+    res = api.verify(Architecture((3, 3), (3,), 3, heads=(2,)), compare=True)
+    cmp = res.details["normalizations"]
+    assert cmp["lightning"]["dimension"] == 32 and cmp["softmax"]["dimension"] == 36
+    assert "lightning is defective" in cmp["explanation"] and "DISAGREES" not in cmp["explanation"]
+    fills = api.verify(Architecture((2, 2), (1,), 3, heads=(2,)), compare=True).details["normalizations"]
+    assert fills["difference"] == 2 and "= the number of heads" in fills["explanation"]

@@ -207,12 +207,15 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     pl, ps = predict_dimension(light), predict_dimension(soft)
     diff = rs.dimension - rl.dimension
     L = arch.depth
+    scalings = sum(arch.heads)  # one scaling per head (= L with one head per layer)
     explanation = []
-    if diff == L:
-        explanation.append(f"softmax - lightning = {diff} = L: exactly the per-layer scaling symmetry "
-                           "(A_i, V_i) -> (lambda A_i, V_i / lambda), which softmax breaks")
+    if diff == scalings:
+        what = "L" if not arch.multihead else "the number of heads"
+        explanation.append(f"softmax - lightning = {diff} = {what}: exactly the scaling symmetry "
+                           "(A, V) -> (lambda A, V / lambda) of each head, which softmax breaks")
     else:
-        explanation.append(f"softmax - lightning = {diff}, not L = {L}: the normalizations differ beyond "
+        what = f"L = {L}" if not arch.multihead else f"the {scalings} per-head scalings"
+        explanation.append(f"softmax - lightning = {diff}, not {what}: the normalizations differ beyond "
                            "the scaling symmetry")
     if arch.tokens == 1:
         r = min(arch.widths)
@@ -222,10 +225,16 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
                            f"(computed {rs.dimension}); lightning stays cubic and is not comparable")
     if pl.value is None:
         explanation.append(f"lightning has no closed form here ({pl.reason})")
+    elif pl.kind == "upper bound" and rl.dimension < pl.value:
+        explanation.append(f"lightning is defective: computed {rl.dimension}, below the expected {pl.value} "
+                           "(an upper bound)")
     elif pl.value != rl.dimension:
         explanation.append(f"lightning DISAGREES with theory: computed {rl.dimension}, predicted {pl.value}")
     if ps.value is None:
         explanation.append(f"softmax has no closed form here ({ps.reason})")
+    elif ps.kind == "upper bound" and rs.dimension < ps.value:
+        explanation.append(f"softmax is defective: computed {rs.dimension}, below the expected {ps.value} "
+                           "(an upper bound)")
     elif ps.value != rs.dimension:
         explanation.append(f"softmax DISAGREES with theory: computed {rs.dimension}, predicted {ps.value} "
                            f"({ps.status})")
