@@ -249,3 +249,14 @@ def test_compare_normalizations_with_heads():
     assert "lightning is defective" in cmp["explanation"] and "DISAGREES" not in cmp["explanation"]
     fills = api.verify(Architecture((2, 2), (1,), 3, heads=(2,)), compare=True).details["normalizations"]
     assert fills["difference"] == 2 and "= the number of heads" in fills["explanation"]
+
+
+@pytest.mark.parametrize("verb", ["implicit", "singular_locus", "boundary", "check_claims"])
+def test_one_head_geometry_verbs_refuse_several_heads(verb):
+    """The one-layer geometry templates know one (V, A) per layer: several heads are refused up front
+    (not silently read as Q, K, V)."""
+    import lightning_cas
+    from lightning_cas.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="one head"):
+        getattr(lightning_cas, verb)(Architecture((2, 1), (1,), 2, heads=(3,)))
+    assert lightning_cas.span_dimension(2, 1, 2) == 6
