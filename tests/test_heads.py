@@ -124,10 +124,14 @@ def test_modp_and_macaulay2_jacobian_agree_with_heads(m2, widths, att, heads, t)
 
 
 @pytest.mark.m2
-def test_implicit_dimension_with_two_heads(m2):
-    arch = Architecture((2, 1), (1,), 2, heads=(2,))
+@pytest.mark.parametrize("widths,att,heads,t,dim", [((2, 1), (1,), (2,), 2, 6), ((1, 2), (1,), (2,), 3, 2),
+                                                    ((1, 1), (1,), (3,), 2, 1), ((2, 1), (1,), (2,), 1, 4)])
+def test_implicit_dimension_with_heads(m2, widths, att, heads, t, dim):
+    """Elimination (exact over QQ) against modp and the span: these small cases fill their span."""
+    arch = Architecture(widths, att, t, heads=heads)
     assert arch.parameters <= 14
-    assert api.dimension(arch, method="implicit", m2=m2).dimension == dimension_modp(arch).dimension == 6
+    assert api.dimension(arch, method="implicit", m2=m2).dimension == dimension_modp(arch).dimension == dim
+    assert dim == min(span_dimension(widths[0], widths[1], t), predict_dimension(arch).value)
 
 
 @pytest.mark.parametrize("d,e,t", [(1, 1, 1), (2, 1, 2), (2, 3, 3), (3, 2, 1), (3, 1, 2), (4, 2, 3)])
