@@ -264,3 +264,28 @@ def test_one_head_geometry_verbs_refuse_several_heads(verb):
     with pytest.raises(UnsupportedError, match="one head"):
         getattr(lightning_cas, verb)(Architecture((2, 1), (1,), 2, heads=(3,)))
     assert lightning_cas.span_dimension(2, 1, 2) == 6
+
+
+@pytest.mark.parametrize("widths,att,heads", [((3, 3), (3,), (2,)), ((2, 2, 2), (2, 2), (2, 3)), ((2, 3), (3,), (3,))])
+def test_head_mixing_tangents_lie_in_the_fiber(widths, att, heads):
+    """Every tangent of the extended group (named group + head mixing) is killed by the Jacobian
+    (exactly, mod p at the same integer point), and the mixing adds H^2 - H per mixing layer."""
+    from lightning_cas.core.symmetry import mixing_layers, mixing_tangents, orbit_tangents, extended_orbit_dimension
+    arch = Architecture(widths, att, 2, heads=heads)
+    point = random_point(arch, 1)
+    p = 2_147_483_647
+    w = np.array([int(v) % p for v in flat(point)], dtype=np.int64)
+    X = Field(p).random(np.random.default_rng(0), (3, widths[0], 2))
+    J = jacobian(arch, w, X, Field(p))
+    for vec in orbit_tangents(arch, point) + mixing_tangents(arch, point):
+        v = np.array([q.numerator % p * pow(q.denominator, -1, p) % p for q in vec], dtype=object)
+        assert all(int(x) % p == 0 for x in J.astype(object).dot(v))
+    extra = sum(arch.heads[i] ** 2 - arch.heads[i] for i in mixing_layers(arch))
+    assert extended_orbit_dimension(arch, point) == orbit_dimension(arch, point) + extra > orbit_dimension(arch, point)
+
+
+def test_verify_names_defects_explained_by_head_mixing():
+    res = api.verify(Architecture((4, 1), (4,), 2, heads=(2,)))
+    assert res.verdict == "defect" and "explained by head mixing (bound 32)" in res.message
+    deep = api.verify(Architecture((2, 2, 2, 2), (2, 2, 2), 2, heads=(2, 2, 2)))
+    assert deep.verdict == "defect" and "not explained by head mixing" in deep.message

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.files import atomic_write_text
-from lightning_cas.core.multihead import head_mixing_bound, one_head_bound, span_dimension
+from lightning_cas.core.multihead import one_head_bound, refined_bound, span_dimension
 from lightning_cas.core.theory import predict_dimension
 
 TABLE_COLUMNS = ("d", "d_out", "a", "H", "t", "widths", "attention", "heads", "parameters", "computed", "expected",
@@ -33,11 +33,11 @@ def expected_row(arch: Architecture) -> dict:
         one, _ = one_head_bound(a, d, e, t)
         span = span_dimension(d, e, t)
         return {"d": d, "d_out": e, "a": a, "H": H, "t": t, "one_head": one, "span": span,
-                "expected": min(H * one, span), "head_mixing": head_mixing_bound(a, d, e, H, t)}
+                "expected": min(H * one, span), "head_mixing": min(H * one, span, refined_bound(arch))}
     pred = predict_dimension(arch)
     return {"d": arch.widths[0], "d_out": arch.widths[-1], "a": "-".join(map(str, arch.attention)),
-            "H": "-".join(map(str, arch.heads)), "t": arch.tokens, "one_head": "", "span": "", "head_mixing": "",
-            "expected": pred.value if pred.kind == "upper bound" else pred.value}
+            "H": "-".join(map(str, arch.heads)), "t": arch.tokens, "one_head": "", "span": "",
+            "head_mixing": pred.refined if pred.refined is not None else "", "expected": pred.value}
 
 
 def build_rows(records) -> tuple[list[dict], list[str]]:
@@ -142,6 +142,9 @@ def main(argv=None) -> int:
           f"expected dimension, {len(defective)} defective; written to {out}/table.csv, defects.csv, heads.png")
     print(f"one layer: computed = min(expected, head-mixing bound) in {sum(r['explained'] == 'yes' for r in one)} of "
           f"{len(one)} cases")
+    deep = [r for r in rows if not isinstance(r["H"], int) and r["explained"]]
+    print(f"deep, several heads: computed = head-mixing bound in {sum(r['explained'] == 'yes' for r in deep)} of "
+          f"{len(deep)} cases")
     for r in defective:
         print(f"  defective: widths {r['widths']} a {r['attention']} heads {r['heads']} t {r['t']}: computed "
               f"{r['computed']}, expected {r['expected']} (one head {r['one_head']}, span {r['span']}), "

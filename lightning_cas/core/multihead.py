@@ -86,9 +86,25 @@ def multihead_bound(arch: Architecture):
         regime = ("several heads" + (f", depth {arch.depth}" if arch.depth > 1 else "") +
                   (", softmax" if arch.normalization == "softmax" else "") +
                   ": no closed form known; only upper bounds")
+    refined = min(value, refined_bound(arch))
     return Prediction("dimension", value, formula, regime, "derived",
                       reason=f"attained by: {', '.join(tight)}", kind="upper bound",
-                      bounds=tuple(bounds))
+                      bounds=tuple(bounds), refined=refined)
+
+
+def refined_bound(arch: Architecture, seed: int = 0) -> int:
+    """The head-mixing bound: parameters minus the orbit of the named group together with the mixing of
+    heads (core.symmetry.extended_orbit_dimension), and for one layer the rank bound of
+    ``head_mixing_bound``. Proved upper bounds, sharper than the expected dimension; all one-layer
+    cases of the heads table attain the least of them and the expected dimension."""
+    from lightning_cas.core.symmetry import extended_orbit_dimension
+    from lightning_cas.core.weights import random_point
+
+    value = arch.parameters - extended_orbit_dimension(arch, random_point(arch, seed))
+    if arch.depth == 1 and arch.normalization == "none":
+        (a, d, e), H = arch.layer_shapes[0], arch.heads[0]
+        value = min(value, head_mixing_bound(a, d, e, H, arch.tokens))
+    return value
 
 
 def defect(expected: int, computed: int) -> int:

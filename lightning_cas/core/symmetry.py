@@ -92,3 +92,58 @@ def generic_orbit_dimension(arch: Architecture, seed: int = 0) -> int:
     """The orbit dimension at a random nonzero integer point (reproducible from ``seed``); the
     generic value unless the point is special, and a valid bound either way (module docstring)."""
     return orbit_dimension(arch, random_point(arch, seed))
+
+
+def mixing_layers(arch: Architecture) -> list[int]:
+    """Layers (0-based) whose heads can be mixed: lightning, H_i >= 2 and a_i >= d_{i-1}, so every
+    A_ih = K^T Q ranges over all d_{i-1} x d_{i-1} matrices and the layer, linear in the pairs
+    (V_h, A_h), is unchanged by (V_h, A_h) -> (sum_k g_hk V_k, sum_k (g^-1)_kh A_k) for g in GL(H_i)."""
+    if arch.normalization != "none":
+        return []  # softmax is not linear in A: mixing changes the function
+    return [i for i, (a, d, _) in enumerate(arch.layer_shapes) if arch.heads[i] >= 2 and a >= d]
+
+
+def mixing_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
+    """Tangents at W of the head mixing (module docstring), lifted to the weights: dV_h = V_k and
+    dA_k = -A_h for the basis element E_hk, realised as dQ_k = K_k (K_k^T K_k)^-1 dA_k (K_k has full
+    column rank when a >= d; a layer where it does not is skipped, which only weakens the bound)."""
+    import flint
+
+    def inv_gram(K):
+        M = flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator) for v in row] for row in K])
+        G = M.transpose() * M
+        if G.rank() < G.nrows():
+            return None
+        Gi = G.inv()
+        return [[Fraction(int(Gi[r, c].p), int(Gi[r, c].q)) for c in range(Gi.ncols())] for r in range(Gi.nrows())]
+
+    layers = [[tuple(np.array(M, dtype=object) for M in head) for head in layer_heads(layer)] for layer in point]
+    out = []
+    for i in mixing_layers(arch):
+        heads = layers[i]
+        lifts = []
+        for Q, K, V in heads:
+            Gi = inv_gram(K.tolist())
+            if Gi is None:
+                break
+            lifts.append(K.dot(np.array(Gi, dtype=object)))  # a x d: K (K^T K)^-1
+        if len(lifts) != len(heads):
+            continue
+        for h in range(len(heads)):
+            for k in range(len(heads)):
+                if h == k:
+                    continue  # the diagonal is the per-head scaling, already in the group
+                parts = [[[np.zeros_like(M) for M in head] for head in hs] for hs in layers]
+                Qh, Kh, Vh = heads[h]
+                Qk, Kk, Vk = heads[k]
+                parts[i][h][2] = Vk.copy()  # dV_h = V_k
+                A_h = Kh.T.dot(Qh)
+                parts[i][k][0] = -lifts[k].dot(A_h)  # dA_k = K_k^T dQ_k = -A_h
+                out.append([Fraction(v) for hs in parts for head in hs for M in head for v in M.reshape(-1)])
+    return out
+
+
+def extended_orbit_dimension(arch: Architecture, point: Point) -> int:
+    """Rank at W of the named group's action together with the head mixing: the fiber through W
+    contains a family of this dimension, so parameters minus it bounds the dimension from above."""
+    return rank_over_qq(orbit_tangents(arch, point) + mixing_tangents(arch, point))

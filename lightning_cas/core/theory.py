@@ -33,6 +33,7 @@ class Prediction:
     reason: str | None = None
     kind: str = "value"  # "value": the quantity itself; "upper bound": the quantity is at most value
     bounds: tuple = ()  # the justified bounds value is the least of: ((name, value, why), ...)
+    refined: int | None = None  # several heads: a sharper proved bound from head mixing (see core.multihead)
 
     def to_dict(self) -> dict:
         data = asdict(self)
