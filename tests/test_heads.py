@@ -289,3 +289,10 @@ def test_verify_names_defects_explained_by_head_mixing():
     assert res.verdict == "defect" and "explained by head mixing (bound 32)" in res.message
     deep = api.verify(Architecture((2, 2, 2, 2), (2, 2, 2), 2, heads=(2, 2, 2)))
     assert deep.verdict == "defect" and "not explained by head mixing" in deep.message
+
+
+def test_fiber_names_head_mixing():
+    from lightning_cas.geometry.fibers import fiber
+    r = fiber(Architecture((2, 3), (2,), 2, heads=(2,)), method="modp")
+    assert r.generic_fiber_dimension == 28 - 16 and r.symmetry_orbit_dimension == 10
+    assert any("orbit dimension with it 12; this explains the whole generic fiber" in n for n in r.notes)

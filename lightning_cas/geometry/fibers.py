@@ -219,6 +219,13 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
     if arch.multihead:
         notes.append(f"head permutations: a finite group of order {head_permutations(arch)} (it can add fiber "
                      "components, never dimensions); the orbit counts GL(a_i) and a scaling per head")
+        from lightning_cas.core.symmetry import extended_orbit_dimension, mixing_layers
+        if mixing_layers(arch):
+            ext = extended_orbit_dimension(arch, point)
+            explained = "; this explains the whole generic fiber" if ext == generic_fiber else ""
+            notes.append(f"head mixing (GL(H_i) on (V_h, A_h) in layer(s) "
+                         f"{[i + 1 for i in mixing_layers(arch)]}, where a_i >= d_(i-1)): orbit dimension with it "
+                         f"{ext}{explained}")
     if tangent > generic_fiber:
         notes.append("W is a critical point of the parametrization (the Jacobian drops rank there): this fiber "
                      "is special, not the generic one")
