@@ -288,7 +288,9 @@ def test_verify_names_defects_explained_by_head_mixing():
     res = api.verify(Architecture((4, 1), (4,), 2, heads=(2,)))
     assert res.verdict == "defect" and "explained by head mixing (bound 32)" in res.message
     deep = api.verify(Architecture((2, 2, 2, 2), (2, 2, 2), 2, heads=(2, 2, 2)))
-    assert deep.verdict == "defect" and "not explained by head mixing" in deep.message
+    assert deep.verdict == "defect" and "explained by head mixing (bound 28)" in deep.message
+    collapse = api.verify(Architecture((2, 2, 2), (1, 1), 2, heads=(1, 2)))  # a_1 = 1: tokens collapse
+    assert collapse.verdict == "defect" and "not explained by head mixing" in collapse.message
 
 
 def test_fiber_names_head_mixing():

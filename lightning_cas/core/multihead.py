@@ -100,7 +100,9 @@ def refined_bound(arch: Architecture, seed: int = 0) -> int:
     from lightning_cas.core.symmetry import extended_orbit_dimension
     from lightning_cas.core.weights import random_point
 
-    value = arch.parameters - extended_orbit_dimension(arch, random_point(arch, seed))
+    # any point gives a valid bound; a point whose K_ih is singular loses that layer's mixing, so take
+    # the best of three points
+    value = arch.parameters - max(extended_orbit_dimension(arch, random_point(arch, seed + k)) for k in range(3))
     if arch.depth == 1 and arch.normalization == "none":
         (a, d, e), H = arch.layer_shapes[0], arch.heads[0]
         value = min(value, head_mixing_bound(a, d, e, H, arch.tokens))
