@@ -21,7 +21,6 @@ from lightning_cas.core.architecture import Architecture, check_seed, check_time
 from lightning_cas.backends.m2 import architecture_params, run_template
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.parse import parse_int, parse_polynomial_list, require
-from lightning_cas.core.model import rank_over_qq
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
