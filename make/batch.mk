@@ -40,7 +40,7 @@ paper: setup
 	  --title "Henry-Marchetti-Kohn dimensions: computed vs predicted"
 
 # The multi-head table (issue 17): one layer d, d' in 1..4, a <= d, H in 1..4, t in 1..3, deep shapes, M2 checks.
-#   make heads   ->  heads/table.csv, heads/defects.csv, heads/heads.png (about a minute, modp)
+#   make heads   ->  heads/table.csv, heads/defects.csv, heads/heads.png (1-3 minutes, modp)
 HEADS_SPEC ?= examples/heads.toml
 HEADS_DIR ?= heads
 .PHONY: heads
