@@ -26,6 +26,8 @@ _EXPORTS = {
     "is_singular": "lightning_cas.geometry.ideals", "PointSingularityResult": "lightning_cas.geometry.ideals",
     "boundary": "lightning_cas.geometry.boundary", "BoundaryResult": "lightning_cas.geometry.boundary",
     "check_claims": "lightning_cas.geometry.claims", "ClaimsResult": "lightning_cas.geometry.claims",
+    "multihead_bound": "lightning_cas.core.multihead", "span_dimension": "lightning_cas.core.multihead",
+    "head_mixing_bound": "lightning_cas.core.multihead",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -57,13 +57,28 @@ def verify(arch: Architecture, method: str = "auto", seed: int = 0, timeout: flo
     if pred.value is None:
         verdict = "no prediction"
         message = f"computed {computed.dimension}; no closed form applies: {pred.reason}"
+    elif pred.refined is not None and computed.dimension > pred.refined:
+        verdict = "disagree"  # the head-mixing bound is proved too
+        message = (f"DISCREPANCY: computed {computed.dimension} ({computed.method}, {computed.certainty}) is above "
+                   f"the head-mixing upper bound {pred.refined} (expected {pred.value}, {pred.formula})")
+    elif pred.kind == "upper bound" and computed.dimension < pred.value:
+        # below an expected dimension that is only a bound: a secant-type defect, a finding, not an error
+        verdict = "defect"
+        message = (f"computed {computed.dimension} < expected {pred.value} ({pred.formula}; upper bound): "
+                   f"defect {pred.value - computed.dimension}")
+        if pred.refined is not None:
+            message += ("; explained by head mixing (bound " + str(pred.refined) + ")"
+                        if pred.refined == computed.dimension else
+                        f"; below the head-mixing bound {pred.refined} too: not explained by head mixing")
     elif pred.value == computed.dimension:
         verdict = "agree"
-        message = f"computed {computed.dimension} = predicted {pred.value} ({pred.formula}; {pred.status})"
+        bound = "; upper bound attained" if pred.kind == "upper bound" else ""
+        message = f"computed {computed.dimension} = predicted {pred.value} ({pred.formula}; {pred.status}{bound})"
     else:
         verdict = "disagree"
+        what = "upper bound" if pred.kind == "upper bound" else "predicted"
         message = (f"DISCREPANCY: computed {computed.dimension} ({computed.method}, {computed.certainty}) but "
-                   f"predicted {pred.value} ({pred.formula}; regime: {pred.regime}; {pred.status})")
+                   f"{what} {pred.value} ({pred.formula}; regime: {pred.regime}; {pred.status})")
     if not computed.consistent:
         message += "; WARNING: " + "; ".join(computed.notes)
     details = {}

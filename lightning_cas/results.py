@@ -101,7 +101,7 @@ class VerifyResult(JsonResult):
     prediction_status: str
     regime: str
     reason: str | None
-    verdict: str  # "agree" | "disagree" | "no prediction"
+    verdict: str  # "agree" | "disagree" | "defect" (below an upper bound, several heads) | "no prediction"
     message: str = ""
     details: dict = field(default_factory=dict)
 

@@ -38,3 +38,13 @@ paper: setup
 	$(LCAS) report $(call lcas_q,$(PAPER_DIR)/results) --csv $(call lcas_q,$(PAPER_DIR)/dimensions.csv) \
 	  --plot $(call lcas_q,$(PAPER_DIR)/dimensions.png) \
 	  --title "Henry-Marchetti-Kohn dimensions: computed vs predicted"
+
+# The multi-head table (issue 17): one layer d, d' in 1..4, a <= d, H in 1..4, t in 1..3, deep shapes, M2 checks.
+#   make heads   ->  heads/table.csv, heads/defects.csv, heads/heads.png (1-3 minutes, modp)
+HEADS_SPEC ?= examples/heads.toml
+HEADS_DIR ?= heads
+.PHONY: heads
+heads: setup
+	@mkdir -p $(HEADS_DIR)
+	$(LCAS) sweep $(HEADS_SPEC) --out $(HEADS_DIR)/results --jobs $(JOBS) --retry-failed --quiet
+	$(PY) -m lightning_cas.batch.heads $(HEADS_DIR)/results --out $(HEADS_DIR)

@@ -134,7 +134,8 @@ def test_cli_json_contract(m2):
     assert run.exit_code == 0, run.output
     data = json.loads(run.output)
     assert REQUIRED <= set(data)
-    assert data["architecture"] == {"widths": [2, 2], "attention": [2], "tokens": 2, "normalization": "none"}
+    assert data["architecture"] == {"widths": [2, 2], "attention": [2], "tokens": 2, "normalization": "none",
+                                    "heads": [1]}
     assert data["dimension"] == 7 and data["parameters"] == 12 and data["seed"] == 9
     assert data["certainty"] == "probabilistic" and data["m2_version"].startswith("1.")
 

@@ -62,7 +62,8 @@ def run_template(template: str, params: dict, timeout: float | None = None, m2: 
 
 def architecture_params(arch: Architecture) -> dict:
     """The architecture as template parameters (every template builds the network from these)."""
-    return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens}
+    return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens,
+            "heads": list(arch.heads)}
 
 
 def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = None, timeout: float | None = None,

@@ -69,6 +69,8 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
         agreement = "not computed"
     elif pred.value is None:
         agreement = "no prediction"
+    elif pred.kind == "upper bound" and result.dimension < pred.value:
+        agreement = "defect"
     else:
         agreement = "agree" if pred.value == result.dimension else "disagree"
     text = None

@@ -66,7 +66,8 @@ def print_table(rows: list[dict], title: str | None = None, file=None) -> None:
         table.add_column(col, justify="right" if col in ("tokens", "parameters", "dimension", "predicted",
                                                           "elapsed_s") else "left", no_wrap=col == "label")
     for row in rows:
-        style = {"disagree": "red", "not computed": "yellow", UNTRUSTED: "magenta"}.get(row["agreement"])
+        style = {"disagree": "red", "not computed": "yellow", UNTRUSTED: "magenta", "defect": "cyan"}.get(
+            row["agreement"])
         table.add_row(*(Text(printable(row[c])) for c in TABLE_COLUMNS), style=style)
     Console(file=file, width=200).print(table)
     for r in rows:

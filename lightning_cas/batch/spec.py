@@ -21,7 +21,7 @@ from lightning_cas.errors import InputError
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 M2_METHODS = ("jacobian", "implicit")
-SPEC_KEYS = ("widths", "attention", "tokens", "normalization", "method", "seed", "timeout")
+SPEC_KEYS = ("widths", "attention", "heads", "tokens", "normalization", "method", "seed", "timeout")
 TOP_KEYS = ("name", "timeout", "grid", "architecture")
 MAX_JOBS = 10_000  # a larger spec is refused with its count unless --max-jobs raises the limit
 MAX_SPEC_BYTES = 1024 * 1024
@@ -124,7 +124,7 @@ def _check_int_list(value, what: str) -> tuple[int, ...]:
 
 def _check_value(key: str, value):
     """Validate one single value of a spec key (raise ValueError with a clause, caller adds where)."""
-    if key in ("widths", "attention"):
+    if key in ("widths", "attention", "heads"):
         return _check_int_list(value, key)
     if key == "tokens":
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -147,9 +147,9 @@ def _check_value(key: str, value):
     raise ValueError(f"unknown key {key!r} (expected one of {', '.join(SPEC_KEYS)})")
 
 
-def _architecture(source, lines, path, widths, attention, tokens, normalization) -> Architecture:
+def _architecture(source, lines, path, widths, attention, tokens, normalization, heads=None) -> Architecture:
     try:
-        return Architecture(widths, attention, tokens, normalization)
+        return Architecture(widths, attention, tokens, normalization, heads)
     except InputError as exc:
         _refuse(source, lines, path, f"{_section_name(path)} is not a valid architecture: {str(exc).rstrip('.')}.")
 
@@ -168,10 +168,12 @@ def check_name(name, source: str, lines: "_Lines | None" = None, derived: bool =
 
 
 def count_jobs(grid_values: dict) -> int:
-    """How many jobs a [grid] expands to (matched widths/attention pairs times the other lists),
+    """How many jobs a [grid] expands to (matched widths/attention/heads triples times the other lists),
     computed without expanding it: a 10^12-job grid is refused in microseconds."""
     by_len_w, by_len_a = Counter(len(w) for w in grid_values["widths"]), Counter(len(a) for a in grid_values["attention"])
-    pairs = sum(n * by_len_a.get(length - 1, 0) for length, n in by_len_w.items())
+    by_len_h = Counter(len(h) for h in grid_values["heads"]) if "heads" in grid_values else None
+    pairs = sum(n * by_len_a.get(length - 1, 0) * (1 if by_len_h is None else by_len_h.get(length - 1, 0))
+                for length, n in by_len_w.items())
     return pairs * _other_count(grid_values)
 
 
@@ -256,12 +258,18 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_JOBS) -> S
         by_length: dict[int, list] = {}
         for attention in values["attention"]:
             by_length.setdefault(len(attention), []).append(attention)
-        mismatched += len(values["widths"]) * len(values["attention"]) * rest - count_jobs(values)
+        heads_by_length: dict[int, list] = {}
+        for heads in values.get("heads", []):
+            heads_by_length.setdefault(len(heads), []).append(heads)
+        mismatched += (len(values["widths"]) * len(values["attention"]) * len(values.get("heads", [None])) * rest
+                       - count_jobs(values))
         for widths in values["widths"]:  # only matching pairs are visited (no all-pairs loop)
-            for attention, tokens, norm, method, seed in itertools.product(
-                    by_length.get(len(widths) - 1, []), values.get("tokens", [2]),
-                    values.get("normalization", ["none"]), values.get("method", ["auto"]), values.get("seed", [0])):
-                arch = _architecture(source, lines, path, widths, attention, tokens, norm)
+            depth = len(widths) - 1
+            for attention, heads, tokens, norm, method, seed in itertools.product(
+                    by_length.get(depth, []), heads_by_length.get(depth, []) if "heads" in values else [None],
+                    values.get("tokens", [2]), values.get("normalization", ["none"]), values.get("method", ["auto"]),
+                    values.get("seed", [0])):
+                arch = _architecture(source, lines, path, widths, attention, tokens, norm, heads)
                 jobs.append(Job(arch, method, seed, timeout))
     for i, entry in enumerate(entries):
         path = ("architecture", i)
@@ -275,7 +283,7 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_JOBS) -> S
             if key not in vals:
                 _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
         arch = _architecture(source, lines, path, vals["widths"], vals["attention"], vals.get("tokens", 2),
-                             vals.get("normalization", "none"))
+                             vals.get("normalization", "none"), vals.get("heads"))
         jobs.append(Job(arch, vals.get("method", "auto"), vals.get("seed", 0), vals.get("timeout", default_timeout)))
     unique: dict[str, Job] = {}
     for job in jobs:

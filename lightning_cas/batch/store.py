@@ -46,7 +46,7 @@ LOCK_REFRESH_S = 20.0  # how often a running sweep touches the locks it holds
 LOCK_GRACE_S = 5.0  # a lock younger than this may still be being written
 KEY_NAME = "record.key"
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
-CSV_COLUMNS = ("label", "status", "widths", "attention", "tokens", "normalization", "method", "seed",
+CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",
                "parameters", "dimension", "predicted", "agreement", "certainty", "elapsed_s", "message")
 
 
@@ -61,7 +61,7 @@ class JobResult(JsonResult):
     result: DimensionResult | None
     predicted: int | None
     prediction_status: str
-    agreement: str  # agree | disagree | no prediction | not computed
+    agreement: str  # agree | disagree | defect (below an upper bound) | no prediction | not computed
     elapsed_s: float
     host: str
     script: str | None = None  # the M2 script (path in the results dir once stored)
@@ -408,7 +408,8 @@ def csv_row(r: JobResult) -> dict:
     arch = r.architecture
     res = r.result
     return {"label": r.label, "status": r.status, "widths": "-".join(map(str, arch.widths)),
-            "attention": "-".join(map(str, arch.attention)), "tokens": arch.tokens,
+            "attention": "-".join(map(str, arch.attention)), "heads": "-".join(map(str, arch.heads)),
+            "tokens": arch.tokens,
             "normalization": arch.normalization, "method": res.method if res else r.job["method"],
             "seed": r.job["seed"], "parameters": arch.parameters,
             "dimension": res.dimension if res else "", "predicted": "" if r.predicted is None else r.predicted,

@@ -45,6 +45,7 @@ class SweepSummary:
     error: int = 0
     agree: int = 0
     disagree: int = 0
+    defect: int = 0  # below an upper bound (several heads): a finding, not a disagreement
     no_prediction: int = 0
     mismatched_skipped: int = 0
     duplicates_skipped: int = 0
@@ -63,6 +64,8 @@ class SweepSummary:
             self.agree += 1
         elif rec.agreement == "disagree":
             self.disagree += 1
+        elif rec.agreement == "defect":
+            self.defect += 1
         elif rec.agreement == "no prediction":
             self.no_prediction += 1
 

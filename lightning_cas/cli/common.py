@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
 import os
@@ -53,6 +54,23 @@ def apply_options(fn, options):
     return fn
 
 
+# --heads reaches _arch through a context variable, so commands keep their signatures.
+_HEADS: contextvars.ContextVar[str | None] = contextvars.ContextVar("lightning_cas_heads", default=None)
+HEADS_HELP = "Heads per layer H_1,...,H_L, e.g. 2,1 (default one head per layer)."
+
+
+def heads_option(fn):
+    """Add --heads to a command; its value is read by _arch (one head per layer when absent)."""
+    @functools.wraps(fn)
+    def wrapper(*args, heads=None, **kwargs):
+        token = _HEADS.set(heads)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _HEADS.reset(token)
+    return click.option("--heads", default=None, help=HEADS_HELP)(wrapper)
+
+
 def architecture_options(fn):
     options = [
         click.option("--widths", required=True, help="Widths d_0,...,d_L, e.g. 3,3,3."),
@@ -61,7 +79,7 @@ def architecture_options(fn):
         click.option("--normalization", default="none", show_default=True, type=click.Choice(NORMALIZATIONS)),
         JSON_OPTION,
     ]
-    return apply_options(fn, options)
+    return heads_option(apply_options(fn, options))
 
 
 def method_options(fn):
@@ -77,7 +95,7 @@ def method_options(fn):
 
 
 def _arch(widths, attention, tokens, normalization) -> Architecture:
-    return Architecture.from_cli(widths, attention, tokens, normalization)
+    return Architecture.from_cli(widths, attention, tokens, normalization, _HEADS.get())
 
 
 def _describe(result) -> str:

@@ -45,6 +45,13 @@ def predict_command(widths, attention, tokens, normalization, as_json):
     for pred in (report.dimension, report.parameters, report.symmetry_group_dimension, report.fiber_dimension):
         if pred.value is None:
             click.echo(f"{pred.quantity}: no prediction ({pred.reason})")
+        elif pred.kind != "value":
+            click.echo(f"{pred.quantity}: {pred.kind} {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
+            for name, value, why in pred.bounds:
+                click.echo(f"    {name}: {value}   ({why})")
+            if pred.refined is not None:
+                click.echo(f"    head-mixing bound: {pred.refined}   (sharper, proved; with head mixing, see "
+                           "docs/multihead.md)")
         else:
             click.echo(f"{pred.quantity}: {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
     click.echo(f"ambient_dimension: {report.ambient_dimension}")

@@ -14,7 +14,9 @@ from lightning_cas.geometry import boundary as real_boundary
 from lightning_cas.geometry import claims
 from lightning_cas.geometry import ideals as geometry
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.cli.common import JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors
+from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
+                                      heads_option)
+from lightning_cas.errors import UnsupportedError
 from lightning_cas.cli.common import _arch as cli_arch
 from lightning_cas.core.weights import load_point
 
@@ -29,11 +31,15 @@ def _geometry_options(fn):
         TIMEOUT_OPTION,
         M2_OPTION,
     ]
-    return apply_options(fn, options)
+    return heads_option(apply_options(fn, options))
 
 
 def _arch(widths, attention, tokens) -> Architecture:
-    return cli_arch(widths, attention, tokens, "none")
+    arch = cli_arch(widths, attention, tokens, "none")
+    if arch.multihead:
+        raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
+                               "for several heads use dim, verify or fiber.")
+    return arch
 
 
 def _progress(message: str) -> None:

@@ -19,6 +19,7 @@ NORMALIZATIONS = ("none", "softmax")
 MAX_WIDTH = 256
 MAX_DEPTH = 8
 MAX_TOKENS = 64
+MAX_HEADS = 64
 
 
 def _as_int(value, name: str) -> int:
@@ -65,21 +66,24 @@ def parse_int_list(text: str, name: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Architecture:
-    """A lightning (or softmax) self-attention network: widths d_0..d_L, attention dims a_1..a_L.
+    """A lightning (or softmax) self-attention network: widths d_0..d_L, attention dims a_1..a_L,
+    heads H_1..H_L per layer (default one head per layer, the paper's model).
 
     >>> arch = Architecture(widths=(3, 3, 3), attention=(2, 2), tokens=2)
-    >>> arch.depth, arch.parameters
-    (2, 42)
+    >>> arch.depth, arch.parameters, arch.heads
+    (2, 42, (1, 1))
     """
 
     widths: tuple[int, ...]
     attention: tuple[int, ...]
     tokens: int = 2
     normalization: str = "none"
+    heads: tuple[int, ...] | None = None
 
     def __post_init__(self):
         widths = self._int_tuple(self.widths, "widths")
         attention = self._int_tuple(self.attention, "attention")
+        heads = (1,) * len(attention) if self.heads is None else self._int_tuple(self.heads, "heads")
         tokens = _as_int(self.tokens, "tokens")
         if len(widths) < 2:
             raise InputError("widths needs at least two entries d_0,d_1 (input and output width).")
@@ -90,7 +94,13 @@ class Architecture:
                 f"attention needs one entry per layer: {len(widths)} widths mean {len(widths) - 1} "
                 f"layers, but {len(attention)} attention dims were given."
             )
-        for name, values, cap in (("widths", widths, MAX_WIDTH), ("attention", attention, MAX_WIDTH)):
+        if len(heads) != len(widths) - 1:
+            raise InputError(
+                f"heads needs one entry per layer: {len(widths)} widths mean {len(widths) - 1} "
+                f"layers, but {len(heads)} head counts were given."
+            )
+        for name, values, cap in (("widths", widths, MAX_WIDTH), ("attention", attention, MAX_WIDTH),
+                                  ("heads", heads, MAX_HEADS)):
             for v in values:
                 if v <= 0:
                     raise InputError(f"every entry of {name} must be a positive integer, got {v}.")
@@ -107,6 +117,7 @@ class Architecture:
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "attention", attention)
         object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "heads", heads)
 
     @staticmethod
     def _int_tuple(values, name: str) -> tuple[int, ...]:
@@ -119,10 +130,12 @@ class Architecture:
         return tuple(_as_int(v, name) for v in values)
 
     @classmethod
-    def from_cli(cls, widths: str, attention: str, tokens: str | int, normalization: str = "none"):
-        """Build from the CLI strings ``--widths 3,3,3 --attention 2,2 --tokens 2``."""
+    def from_cli(cls, widths: str, attention: str, tokens: str | int, normalization: str = "none",
+                 heads: str | None = None):
+        """Build from the CLI strings ``--widths 3,3,3 --attention 2,2 --tokens 2 [--heads 2,1]``."""
         return cls(parse_int_list(widths, "--widths"), parse_int_list(attention, "--attention"),
-                   _as_int(tokens, "--tokens"), normalization)
+                   _as_int(tokens, "--tokens"), normalization,
+                   None if heads is None else parse_int_list(heads, "--heads"))
 
     # ---- derived quantities -------------------------------------------------------------
     @property
@@ -136,13 +149,24 @@ class Architecture:
 
     @property
     def layer_shapes(self) -> tuple[tuple[int, int, int], ...]:
-        """(a_i, d_{i-1}, d_i) per layer."""
+        """(a_i, d_{i-1}, d_i) per layer (every head of layer i has these shapes)."""
         return tuple((self.attention[i], self.widths[i], self.widths[i + 1]) for i in range(self.depth))
 
     @property
+    def multihead(self) -> bool:
+        """Some layer has more than one head (the paper's theory covers one head per layer)."""
+        return any(h > 1 for h in self.heads)
+
+    @property
+    def head_blocks(self) -> tuple[tuple[int, int, int, int, int], ...]:
+        """(layer i, head h, a_i, d_{i-1}, d_i), 0-based, in the canonical weight order: layer by
+        layer, head by head, each head's Q, K, V."""
+        return tuple((i, h, a, d, e) for i, (a, d, e) in enumerate(self.layer_shapes) for h in range(self.heads[i]))
+
+    @property
     def parameters(self) -> int:
-        """Number of weights: sum over layers of 2 a_i d_{i-1} + d_i d_{i-1}."""
-        return sum(2 * a * d + e * d for a, d, e in self.layer_shapes)
+        """Number of weights: sum over layers of H_i (2 a_i d_{i-1} + d_i d_{i-1})."""
+        return sum(2 * a * d + e * d for _, _, a, d, e in self.head_blocks)
 
     @property
     def ambient_dimension(self) -> int:
@@ -152,25 +176,30 @@ class Architecture:
 
     def to_dict(self) -> dict:
         return {"widths": list(self.widths), "attention": list(self.attention),
-                "tokens": self.tokens, "normalization": self.normalization}
+                "tokens": self.tokens, "normalization": self.normalization, "heads": list(self.heads)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Architecture":
         if not isinstance(data, dict):
             raise InputError("an architecture must be an object with widths, attention, tokens.")
-        unknown = set(data) - {"widths", "attention", "tokens", "normalization"}
+        unknown = set(data) - {"widths", "attention", "tokens", "normalization", "heads"}
         if unknown:
             raise InputError(f"unknown architecture keys: {', '.join(sorted(unknown))}.")
         for key in ("widths", "attention"):
             if key not in data:
                 raise InputError(f"the architecture is missing {key}.")
-        return cls(data["widths"], data["attention"], data.get("tokens", 2), data.get("normalization", "none"))
+        # files written before heads existed have no "heads": one head per layer
+        return cls(data["widths"], data["attention"], data.get("tokens", 2), data.get("normalization", "none"),
+                   data.get("heads"))
 
     def label(self) -> str:
-        """Short human name, also used for result file names: w3-3-3_a2-2_t2_none."""
-        return (f"w{'-'.join(map(str, self.widths))}_a{'-'.join(map(str, self.attention))}"
+        """Short human name, also used for result file names: w3-3-3_a2-2_t2_none (one head per layer),
+        w3-3_a2_h4_t2_none (heads given only when some layer has several, so old names stay valid)."""
+        heads = f"_h{'-'.join(map(str, self.heads))}" if self.multihead else ""
+        return (f"w{'-'.join(map(str, self.widths))}_a{'-'.join(map(str, self.attention))}{heads}"
                 f"_t{self.tokens}_{self.normalization}")
 
     def __str__(self) -> str:
-        return (f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))} "
-                f"tokens={self.tokens} normalization={self.normalization}")
+        heads = f" heads={','.join(map(str, self.heads))}" if self.multihead else ""
+        return (f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))}"
+                f"{heads} tokens={self.tokens} normalization={self.normalization}")

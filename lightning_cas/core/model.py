@@ -2,8 +2,9 @@
 
 The symbolic side exists for users and for small exact work; the numeric side (float64 or
 GF(p), with forward-mode derivatives) is what the fast backends use, so it never expands
-polynomials. Weights are ordered layer by layer as Q_i, K_i, V_i, each row-major; Macaulay2's
-``m2/network.m2`` uses the same order.
+polynomials. Weights are ordered layer by layer, head by head, as Q_ih, K_ih, V_ih, each row-major
+(one head per layer: Q_i, K_i, V_i); Macaulay2's ``m2/network.m2`` uses the same order. A layer
+with H heads maps Z to sum_h V_h Z (Z^T K_h^T Q_h Z).
 """
 
 from __future__ import annotations
@@ -22,22 +23,32 @@ from lightning_cas.core.architecture import Architecture
 # ---------------------------------------------------------------- symbolic parametrization
 
 
-def weight_symbols(arch: Architecture) -> list[list[sympy.Matrix]]:
-    """Per layer [Q, K, V] as sympy matrices of symbols q_i_r_c, k_i_r_c, v_i_r_c (1-based)."""
+def head_symbols(arch: Architecture) -> list[list[list[sympy.Matrix]]]:
+    """Per layer, per head [Q, K, V] as sympy matrices of symbols (1-based indices): q_i_r_c in a
+    one-head layer (the paper's names), q_i_h_r_c in a layer with several heads."""
     import sympy
 
     layers = []
     for i, (a, d, e) in enumerate(arch.layer_shapes, start=1):
-        mats = []
-        for name, rows in (("q", a), ("k", a), ("v", e)):
-            mats.append(sympy.Matrix(rows, d, lambda r, c, n=name: sympy.Symbol(f"{n}_{i}_{r + 1}_{c + 1}")))
-        layers.append(mats)
+        heads = []
+        for h in range(1, arch.heads[i - 1] + 1):
+            prefix = f"{i}_" if arch.heads[i - 1] == 1 else f"{i}_{h}_"
+            heads.append([sympy.Matrix(rows, d, lambda r, c, n=name: sympy.Symbol(f"{n}_{prefix}{r + 1}_{c + 1}"))
+                          for name, rows in (("q", a), ("k", a), ("v", e))])
+        layers.append(heads)
     return layers
+
+
+def weight_symbols(arch: Architecture) -> list[list[sympy.Matrix]]:
+    """Per layer [Q, K, V] of a one-head-per-layer network (symbols q_i_r_c, k_i_r_c, v_i_r_c)."""
+    if arch.multihead:
+        raise ValueError("weight_symbols is for one head per layer; use head_symbols")
+    return [heads[0] for heads in head_symbols(arch)]
 
 
 def flat_weight_symbols(arch: Architecture) -> list[sympy.Symbol]:
     """All weight symbols in the canonical order (the order of every Jacobian column)."""
-    return [s for layer in weight_symbols(arch) for m in layer for s in m]
+    return [s for heads in head_symbols(arch) for head in heads for m in head for s in m]
 
 
 def token_symbols(arch: Architecture) -> sympy.Matrix:
@@ -45,6 +56,13 @@ def token_symbols(arch: Architecture) -> sympy.Matrix:
     import sympy
 
     return sympy.Matrix(arch.widths[0], arch.tokens, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
+
+
+def _as_heads(arch: Architecture, layers):
+    """Per layer a list of heads: accepts head_symbols' shape, or [Q, K, V] per layer (one head)."""
+    if layers is None:
+        return head_symbols(arch)
+    return [[layer] if isinstance(layer[0], sympy.MatrixBase) else list(layer) for layer in layers]
 
 
 def _network_in_ring(arch: Architecture, layers=None, X=None):
@@ -55,15 +73,20 @@ def _network_in_ring(arch: Architecture, layers=None, X=None):
     import sympy
     from sympy.polys.matrices import DomainMatrix
 
-    layers = weight_symbols(arch) if layers is None else layers
+    layers = _as_heads(arch, layers)
     Z = token_symbols(arch) if X is None else X
-    gens = tuple(sorted(set().union(Z.free_symbols, *(M.free_symbols for layer in layers for M in layer)), key=str))
+    gens = tuple(sorted(set().union(Z.free_symbols, *(M.free_symbols for heads in layers for head in heads
+                                                      for M in head)), key=str))
     ring = sympy.ZZ[gens] if gens else sympy.ZZ
     dm = lambda M: DomainMatrix.from_list_sympy(*M.shape, M.tolist()).convert_to(ring)  # noqa: E731
     Zd = dm(Z)
-    for Q, K, V in layers:
-        Qd, Kd, Vd = dm(Q), dm(K), dm(V)
-        Zd = Vd * Zd * (Zd.transpose() * Kd.transpose() * Qd * Zd)
+    for heads in layers:
+        out = None
+        for Q, K, V in heads:
+            Qd, Kd, Vd = dm(Q), dm(K), dm(V)
+            term = Vd * Zd * (Zd.transpose() * Kd.transpose() * Qd * Zd)
+            out = term if out is None else out + term
+        Zd = out
     return Zd, gens, ring
 
 
@@ -151,50 +174,41 @@ def rank_over_qq(rows) -> int:
     return flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(int(q.p), int(q.q)) for q in entries]).rank()
 
 
-def split_weights(arch: Architecture, w: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Cut a flat weight vector (canonical order) into per-layer (Q, K, V) arrays."""
+def split_heads(arch: Architecture, w: np.ndarray) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Cut a flat weight vector (canonical order) into per-layer lists of per-head (Q, K, V) arrays."""
     if w.shape != (arch.parameters,):
         raise ValueError(f"expected {arch.parameters} weights, got shape {w.shape}")
-    layers, pos = [], 0
-    for a, d, e in arch.layer_shapes:
+    layers, pos = [[] for _ in range(arch.depth)], 0
+    for i, _, a, d, e in arch.head_blocks:
         mats = []
         for rows in (a, a, e):
             mats.append(w[pos:pos + rows * d].reshape(rows, d))
             pos += rows * d
-        layers.append(tuple(mats))
+        layers[i].append(tuple(mats))
     return layers
+
+
+def split_weights(arch: Architecture, w: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Cut a flat weight vector (canonical order) into per-layer (Q, K, V) arrays (one head per layer)."""
+    if arch.multihead:
+        raise ValueError("split_weights is for one head per layer; use split_heads")
+    return [heads[0] for heads in split_heads(arch, w)]
 
 
 def evaluate(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Field()) -> np.ndarray:
     """phi_W(X) for a batch X of shape (N, d_0, t); returns (N, d_L, t)."""
     Z = X
-    for Q, K, V in split_weights(arch, w):
-        QZ = field.matmul(Q, Z)
-        KZ = field.matmul(K, Z)
-        att = field.matmul(np.swapaxes(KZ, -1, -2), QZ)
-        Z = field.matmul(field.matmul(V, Z), att)
+    for heads in split_heads(arch, w):
+        out = None
+        for Q, K, V in heads:
+            QZ = field.matmul(Q, Z)
+            KZ = field.matmul(K, Z)
+            att = field.matmul(np.swapaxes(KZ, -1, -2), QZ)
+            term = field.matmul(field.matmul(V, Z), att)
+            out = term if out is None else field.add(out, term)
+        Z = out
     return Z
 
-
-def head_weights(arch: Architecture, w: np.ndarray) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-    """Per layer, its heads' (Q, K, V): weights run layer by layer, head by head, Q then K then V.
-
-    ``arch.heads`` (heads per layer) defaults to one head everywhere, the single-head network.
-    """
-    heads = tuple(getattr(arch, "heads", None) or (1,) * arch.depth)
-    layers, pos = [], 0
-    for (a, d, e), count in zip(arch.layer_shapes, heads):
-        layer = []
-        for _ in range(count):
-            mats = []
-            for rows in (a, a, e):
-                mats.append(w[pos:pos + rows * d].reshape(rows, d))
-                pos += rows * d
-            layer.append(tuple(mats))
-        layers.append(layer)
-    if w.shape != (pos,):
-        raise ValueError(f"expected {pos} weights, got shape {w.shape}")
-    return layers
 
 
 def jacobian(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Field()) -> np.ndarray:
@@ -210,7 +224,7 @@ def jacobian(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Fi
     T = lambda M: np.swapaxes(M, -1, -2)  # noqa: E731  (transpose the last two axes)
     mm, add, mul = field.matmul, field.add, field.mul
     Z, dZ = X, None  # dZ: (n, d, t, weights of the earlier layers)
-    for heads in head_weights(arch, w):
+    for heads in split_heads(arch, w):
         d, out, dout, own = Z.shape[1], None, None, []
         flat = None if dZ is None else dZ.reshape(n, d, -1)
         for Q, K, V in heads:
@@ -241,5 +255,7 @@ def jacobian(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Fi
 
 
 def weights_from_layers(arch: Architecture, layers: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
-    """Flatten per-layer (Q, K, V) into the canonical weight vector."""
-    return np.concatenate([np.asarray(M).reshape(-1) for layer in layers for M in layer])
+    """Flatten per-layer (Q, K, V) (or, with several heads, per-layer lists of per-head (Q, K, V))
+    into the canonical weight vector."""
+    heads = [[layer] if np.ndim(layer[0][0]) == 1 else list(layer) for layer in layers]
+    return np.concatenate([np.asarray(M).reshape(-1) for hs in heads for head in hs for M in head])

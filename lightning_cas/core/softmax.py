@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.model import split_weights
+from lightning_cas.core.model import split_heads
 
 # Weight scales for random points. The generic rank is the same at every generic point, but
 # the conditioning is not: with unit Gaussians (the paper's PyTorch code) the logits grow like
@@ -35,7 +35,7 @@ def random_point(arch: Architecture, seed: int, samples: int, scale: str = "fan_
     w = rng.standard_normal(arch.parameters)
     if scale == "fan_in":
         pos = 0
-        for a, d, e in arch.layer_shapes:
+        for _, _, a, d, e in arch.head_blocks:
             size = (2 * a + e) * d
             w[pos:pos + size] /= math.sqrt(d)
             pos += size
@@ -96,28 +96,34 @@ def _forward(arch: Architecture, w, X, ops, with_tangents: bool):
     Z = X
     dZ = ops.zeros((P,) + X.shape) if with_tangents else None
     start = 0
-    for (Q, K, V), (a, d, e) in zip(split_weights(arch, w), arch.layer_shapes):
-        QZ, KZ, VZ = Q @ Z, K @ Z, V @ Z
-        S = _T(KZ) @ QZ  # (N, t, t): S[i, j] = <K z_i, Q z_j>, key i, query j
-        Pm = ops.softmax(S)
-        Znew = VZ @ Pm
+    for heads, (a, d, e) in zip(split_heads(arch, w), arch.layer_shapes):
+        Znew = dZnew = None
+        pos = start
+        for Q, K, V in heads:  # a layer is the sum of its heads (one head: the paper's layer)
+            QZ, KZ, VZ = Q @ Z, K @ Z, V @ Z
+            S = _T(KZ) @ QZ  # (N, t, t): S[i, j] = <K z_i, Q z_j>, key i, query j
+            Pm = ops.softmax(S)
+            term = VZ @ Pm
+            Znew = term if Znew is None else Znew + term
+            if with_tangents:
+                N, t = Z.shape[0], Z.shape[-1]
+                dQZ, dKZ, dVZ = ops.zeros((P, N, a, t)), ops.zeros((P, N, a, t)), ops.zeros((P, N, e, t))
+                if start:  # tangents of earlier layers flow through Z
+                    dQZ[:start] = Q @ dZ[:start]
+                    dKZ[:start] = K @ dZ[:start]
+                    dVZ[:start] = V @ dZ[:start]
+                for dM, rows in ((dQZ, a), (dKZ, a), (dVZ, e)):
+                    for r in range(rows):
+                        for c in range(d):
+                            dM[pos, :, r, :] = Z[:, c, :]
+                            pos += 1
+                dS = _T(dKZ) @ QZ + _T(KZ) @ dQZ
+                # d softmax over keys: dP = P * (dS - sum_i P_ij dS_ij), column by column
+                dP = Pm * (dS - (Pm * dS).sum(axis=-2, keepdims=True))
+                dterm = dVZ @ Pm + VZ @ dP
+                dZnew = dterm if dZnew is None else dZnew + dterm
         if with_tangents:
-            N, t = Z.shape[0], Z.shape[-1]
-            dQZ, dKZ, dVZ = ops.zeros((P, N, a, t)), ops.zeros((P, N, a, t)), ops.zeros((P, N, e, t))
-            if start:  # tangents of earlier layers flow through Z
-                dQZ[:start] = Q @ dZ[:start]
-                dKZ[:start] = K @ dZ[:start]
-                dVZ[:start] = V @ dZ[:start]
-            pos = start
-            for dM, rows in ((dQZ, a), (dKZ, a), (dVZ, e)):
-                for r in range(rows):
-                    for c in range(d):
-                        dM[pos, :, r, :] = Z[:, c, :]
-                        pos += 1
-            dS = _T(dKZ) @ QZ + _T(KZ) @ dQZ
-            # d softmax over keys: dP = P * (dS - sum_i P_ij dS_ij), column by column
-            dP = Pm * (dS - (Pm * dS).sum(axis=-2, keepdims=True))
-            dZ = dVZ @ Pm + VZ @ dP
+            dZ = dZnew
             start = pos
         Z = Znew
     return Z, dZ
@@ -195,18 +201,21 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     from lightning_cas.backends.numeric import dimension_numeric
     from lightning_cas.core.theory import predict_dimension
 
-    light = Architecture(arch.widths, arch.attention, arch.tokens, "none")
-    soft = Architecture(arch.widths, arch.attention, arch.tokens, "softmax")
+    light = Architecture(arch.widths, arch.attention, arch.tokens, "none", arch.heads)
+    soft = Architecture(arch.widths, arch.attention, arch.tokens, "softmax", arch.heads)
     rl, rs = dimension_modp(light, seed=seed), dimension_numeric(soft, seed=seed)
     pl, ps = predict_dimension(light), predict_dimension(soft)
     diff = rs.dimension - rl.dimension
     L = arch.depth
+    scalings = sum(arch.heads)  # one scaling per head (= L with one head per layer)
     explanation = []
-    if diff == L:
-        explanation.append(f"softmax - lightning = {diff} = L: exactly the per-layer scaling symmetry "
-                           "(A_i, V_i) -> (lambda A_i, V_i / lambda), which softmax breaks")
+    if diff == scalings:
+        what = "L" if not arch.multihead else "the number of heads"
+        explanation.append(f"softmax - lightning = {diff} = {what}: exactly the scaling symmetry "
+                           "(A, V) -> (lambda A, V / lambda) of each head, which softmax breaks")
     else:
-        explanation.append(f"softmax - lightning = {diff}, not L = {L}: the normalizations differ beyond "
+        what = f"L = {L}" if not arch.multihead else f"the {scalings} per-head scalings"
+        explanation.append(f"softmax - lightning = {diff}, not {what}: the normalizations differ beyond "
                            "the scaling symmetry")
     if arch.tokens == 1:
         r = min(arch.widths)
@@ -216,10 +225,16 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
                            f"(computed {rs.dimension}); lightning stays cubic and is not comparable")
     if pl.value is None:
         explanation.append(f"lightning has no closed form here ({pl.reason})")
+    elif pl.kind == "upper bound" and rl.dimension < pl.value:
+        explanation.append(f"lightning is defective: computed {rl.dimension}, below the expected {pl.value} "
+                           "(an upper bound)")
     elif pl.value != rl.dimension:
         explanation.append(f"lightning DISAGREES with theory: computed {rl.dimension}, predicted {pl.value}")
     if ps.value is None:
         explanation.append(f"softmax has no closed form here ({ps.reason})")
+    elif ps.kind == "upper bound" and rs.dimension < ps.value:
+        explanation.append(f"softmax is defective: computed {rs.dimension}, below the expected {ps.value} "
+                           "(an upper bound)")
     elif ps.value != rs.dimension:
         explanation.append(f"softmax DISAGREES with theory: computed {rs.dimension}, predicted {ps.value} "
                            f"({ps.status})")

@@ -31,12 +31,19 @@ class Prediction:
     regime: str
     status: str  # "proved" | "derived" | "claim" | "conjecture" | "definition" | "no prediction"
     reason: str | None = None
+    kind: str = "value"  # "value": the quantity itself; "upper bound": the quantity is at most value
+    bounds: tuple = ()  # the justified bounds value is the least of: ((name, value, why), ...)
+    refined: int | None = None  # several heads: a sharper proved bound from head mixing (see core.multihead)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data["bounds"] = [list(b) for b in self.bounds]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "Prediction":
+        data = dict(data)
+        data["bounds"] = tuple(tuple(b) for b in data.get("bounds", ()))
         return cls(**data)
 
 
@@ -62,12 +69,16 @@ def dimension_obstruction(arch: Architecture) -> str | None:
 
 def predict_dimension(arch: Architecture) -> Prediction:
     """dim = d_0 d_L + sum_i rho(min(a_i, d_0), d_0) - L (lightning); softmax drops the - L.
+    Several heads: upper bounds only (``multihead_bound``).
 
     >>> predict_dimension(Architecture((3, 3, 3), (2, 2), tokens=2)).value
     23
     >>> predict_dimension(Architecture((3, 2, 3), (2, 2), tokens=2)).value is None  # a bottleneck
     True
     """
+    if arch.multihead:
+        from lightning_cas.core.multihead import multihead_bound
+        return multihead_bound(arch)
     if arch.normalization == "softmax" and arch.tokens == 1:
         # softmax over a single key is identically 1: phi(x) = V_L ... V_1 x, a product of matrices
         r = min(arch.widths)
@@ -96,22 +107,33 @@ def predict_dimension(arch: Architecture) -> Prediction:
 
 
 def predict_parameters(arch: Architecture) -> Prediction:
+    if arch.multihead:
+        return Prediction("parameters", arch.parameters, "sum_i H_i (2 a_i d_{i-1} + d_i d_{i-1})",
+                          "every architecture", "definition")
     return Prediction("parameters", arch.parameters, "sum_i 2 a_i d_{i-1} + d_i d_{i-1}",
                       "every architecture", "definition")
 
 
 def predict_symmetry_dimension(arch: Architecture) -> Prediction:
-    """Dimension of the named symmetry group: GL(a_i) per layer, scalings, GL(d_i) per hidden width."""
-    scal = arch.depth if arch.normalization == "none" else 0
-    value = sum(a * a for a in arch.attention) + scal + sum(d * d for d in arch.widths[1:-1])
-    formula = "sum_i a_i^2 + sum_hidden d_i^2" + (" + L" if scal else "")
-    return Prediction("symmetry_group_dimension", value, formula, "every architecture (group, not orbit)",
-                      "definition")
+    """Dimension of the named symmetry group: GL(a_i) per head, scalings, GL(d_i) per hidden width."""
+    from lightning_cas.core.symmetry import group_dimension
+
+    scal = arch.normalization == "none"
+    if arch.multihead:
+        formula = "sum_i H_i a_i^2 + sum_hidden d_i^2" + (" + sum_i H_i" if scal else "")
+        regime = "every architecture (group, not orbit; head permutations are finite and add nothing)"
+    else:
+        formula = "sum_i a_i^2 + sum_hidden d_i^2" + (" + L" if scal else "")
+        regime = "every architecture (group, not orbit)"
+    return Prediction("symmetry_group_dimension", group_dimension(arch), formula, regime, "definition")
 
 
 def predict_fiber_dimension(arch: Architecture) -> Prediction:
     """Generic fiber dimension = parameters - dimension wherever the dimension is predicted."""
     dim = predict_dimension(arch)
+    if dim.kind == "upper bound" and dim.value is not None:
+        return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension bound",
+                          dim.regime, dim.status, kind="lower bound")
     if dim.value is None:
         return _no_prediction("fiber_dimension", dim.reason or "no dimension prediction")
     return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension",

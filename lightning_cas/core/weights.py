@@ -1,8 +1,10 @@
 """Weight points: the JSON file format every command that takes a point uses, and random points.
 
 Format: ``{"layers": [{"Q": [[...]], "K": [[...]], "V": [[...]]}, ...]}`` with integer entries or
-rationals as strings (``"3/4"``). A point is held as a tuple of per-layer (Q, K, V), each a tuple
-of rows of ``Fraction``, shaped by the architecture; bad files are refused in one sentence.
+rationals as strings (``"3/4"``); a layer with several heads is ``{"heads": [{"Q":..,"K":..,"V":..}, ...]}``.
+A point is held as a tuple of per-layer (Q, K, V), each a tuple of rows of ``Fraction``, shaped by
+the architecture; a layer with several heads is a ``MultiHead`` tuple of per-head (Q, K, V). Bad
+files are refused in one sentence.
 """
 
 from __future__ import annotations
@@ -21,7 +23,22 @@ from lightning_cas.core.numbers import rational_text
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
 MAX_WEIGHT_BYTES = 4 * 1024 * 1024
 
-Point = tuple  # tuple of (Q, K, V) per layer, each a tuple of tuples of Fraction
+Point = tuple  # tuple of (Q, K, V) per layer (MultiHead of them for several heads), tuples of tuples of Fraction
+
+
+class MultiHead(tuple):
+    """The heads of one layer, each a (Q, K, V): a distinct type so a one-head layer keeps its old shape."""
+
+
+def layer_heads(layer) -> tuple:
+    """The (Q, K, V) of every head of a point's layer (a one-head layer is its own single head)."""
+    return tuple(layer) if isinstance(layer, MultiHead) else (layer,)
+
+
+def make_layer(heads) -> tuple:
+    """A point's layer from its heads' (Q, K, V): the bare triple for one head."""
+    heads = tuple(tuple(h) for h in heads)
+    return heads[0] if len(heads) == 1 else MultiHead(heads)
 
 
 def _is_rational(value: str) -> bool:
@@ -73,10 +90,25 @@ def point_from_dict(arch: Architecture, data) -> Point:
         raise InputError(f"the point must have {arch.depth} layer(s), got {got}.")
     point = []
     for i, ((a, d, e), layer) in enumerate(zip(arch.layer_shapes, layers), start=1):
-        if not isinstance(layer, dict) or set(layer) != {"Q", "K", "V"}:
-            raise InputError(f"layer {i} must be an object with exactly the keys Q, K, V.")
-        point.append((_matrix(layer["Q"], a, d, f"layer {i} Q"), _matrix(layer["K"], a, d, f"layer {i} K"),
-                      _matrix(layer["V"], e, d, f"layer {i} V")))
+        H = arch.heads[i - 1]
+        if isinstance(layer, dict) and set(layer) == {"heads"}:
+            heads = layer["heads"]
+            if not isinstance(heads, list) or len(heads) != H:
+                got = len(heads) if isinstance(heads, list) else type(heads).__name__
+                raise InputError(f"layer {i} must have {H} head(s), got {got}.")
+        elif H == 1:
+            heads = [layer]
+        else:
+            raise InputError(f"layer {i} has {H} heads: it must be an object {{\"heads\": [{{\"Q\": ..., "
+                             "\"K\": ..., \"V\": ...}, ...]}.")
+        parsed = []
+        for h, head in enumerate(heads, start=1):
+            where = f"layer {i}" if H == 1 else f"layer {i} head {h}"
+            if not isinstance(head, dict) or set(head) != {"Q", "K", "V"}:
+                raise InputError(f"{where} must be an object with exactly the keys Q, K, V.")
+            parsed.append((_matrix(head["Q"], a, d, f"{where} Q"), _matrix(head["K"], a, d, f"{where} K"),
+                           _matrix(head["V"], e, d, f"{where} V")))
+        point.append(make_layer(parsed))
     return tuple(point)
 
 
@@ -91,7 +123,10 @@ def point_to_dict(point: Point) -> dict:
     """JSON form; integers stay integers, other rationals become "p/q" strings."""
     def entry(q: Fraction):
         return q.numerator if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
-    return {"layers": [{name: [[entry(v) for v in row] for row in M] for name, M in zip("QKV", layer)}
+
+    def head(qkv):
+        return {name: [[entry(v) for v in row] for row in M] for name, M in zip("QKV", qkv)}
+    return {"layers": [{"heads": [head(h) for h in layer]} if isinstance(layer, MultiHead) else head(layer)
                        for layer in point]}
 
 
@@ -108,17 +143,17 @@ def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
     """
     check_seed(seed)
     rng = np.random.default_rng(seed)
-    point = []
-    for a, d, e in arch.layer_shapes:
+    layers = [[] for _ in range(arch.depth)]
+    for i, _, a, d, e in arch.head_blocks:
         mats = []
         for rows in (a, a, e):
             mags = rng.integers(1, bound + 1, (rows, d))
             signs = rng.choice([-1, 1], (rows, d))
             mats.append(tuple(tuple(Fraction(int(m * s)) for m, s in zip(mr, sr)) for mr, sr in zip(mags, signs)))
-        point.append(tuple(mats))
-    return tuple(point)
+        layers[i].append(tuple(mats))
+    return tuple(make_layer(heads) for heads in layers)
 
 
 def flat(point: Point) -> list[Fraction]:
-    """All entries in the canonical weight order (Q_i, K_i, V_i row-major, layer by layer)."""
-    return [v for layer in point for M in layer for row in M for v in row]
+    """All entries in the canonical weight order (layer by layer, head by head, Q, K, V row-major)."""
+    return [v for layer in point for head in layer_heads(layer) for M in head for row in M for v in row]

@@ -1,4 +1,4 @@
-"""Fibers of the parametrization: which weights give the same function as W (MATH.md §3).
+"""Fibers of the parametrization: which weights give the same function as W (docs/mathematics.md, symmetries).
 
 Two independent computations meet here. Macaulay2 builds the fiber ideal {W' : phi_W' = phi_W}
 and decomposes it (exact over QQ); Python computes the orbit of the named symmetry group at W as
@@ -21,8 +21,9 @@ from lightning_cas.core.architecture import Architecture, check_seed, check_time
 from lightning_cas.backends.m2 import architecture_params, run_template
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.parse import parse_int, parse_polynomial_list, require
-from lightning_cas.core.model import rank_over_qq
-from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
+from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
+from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
+from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
 from lightning_cas.results import JsonResult, freeze
 
 METHODS = ("auto", "m2", "modp")
@@ -39,6 +40,7 @@ VERDICT_ORBIT = "fiber equals symmetry orbit closure"
 VERDICT_COMPONENTS = "extra components"
 VERDICT_DIMENSIONS = "extra dimensions"
 VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
+VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
 VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 
 
@@ -90,18 +92,18 @@ def _symbol_table(texts) -> dict:
 
 
 def unflatten(arch: Architecture, values) -> Point:
-    """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions."""
+    """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions (per head)."""
     values = [Fraction(v) for v in values]
     if len(values) != arch.parameters:
         raise ValueError(f"expected {arch.parameters} weights, got {len(values)}")
-    point, pos = [], 0
-    for a, d, e in arch.layer_shapes:
+    layers, pos = [[] for _ in range(arch.depth)], 0
+    for i, _, a, d, e in arch.head_blocks:
         mats = []
         for rows in (a, a, e):
             mats.append(tuple(tuple(values[pos + r * d: pos + (r + 1) * d]) for r in range(rows)))
             pos += rows * d
-        point.append(tuple(mats))
-    return tuple(point)
+        layers[i].append(tuple(mats))
+    return tuple(make_layer(heads) for heads in layers)
 
 
 def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
@@ -113,9 +115,13 @@ def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
         return flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(v.numerator, v.denominator) for r in rows
                                                           for v in r])
     Z = mat(X)
-    for Q, K, V in point:
-        Qm, Km, Vm = mat(Q), mat(K), mat(V)
-        Z = Vm * Z * (Z.transpose() * Km.transpose() * Qm * Z)
+    for layer in point:
+        out = None
+        for Q, K, V in layer_heads(layer):
+            Qm, Km, Vm = mat(Q), mat(K), mat(V)
+            term = Vm * Z * (Z.transpose() * Km.transpose() * Qm * Z)
+            out = term if out is None else out + term
+        Z = out
     return [[Fraction(int(Z[r, c].p), int(Z[r, c].q)) for c in range(Z.ncols())] for r in range(Z.nrows())]
 
 
@@ -131,62 +137,7 @@ def same_function(arch: Architecture, p1: Point, p2: Point, seed: int = 0, trial
 
 
 # ---------------------------------------------------------------- symmetry orbit
-
-
-def orbit_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
-    """The infinitesimal action of the named group at W: one tangent vector per Lie algebra basis
-    element (MATH.md §3), in the canonical weight order.
-
-    GL(a_i): dQ = E Q, dK = -E^T K.  Scaling: dQ = Q, dV = -V (A -> lambda A, V -> V / lambda).
-    GL(d_i), hidden i: dV_i = E V_i, dV_{i+1} = -V_{i+1} E, dQ_{i+1} = -Q_{i+1} E, dK_{i+1} = -K_{i+1} E.
-    """
-    layers = [tuple(np.array(M, dtype=object) for M in layer) for layer in point]
-
-    def zero_like():
-        return [[np.zeros_like(M) for M in layer] for layer in layers]
-
-    def vector(parts):
-        return [v for layer in parts for M in layer for v in M.reshape(-1)]
-
-    def unit(n, r, c):
-        E = np.array([[Fraction(0)] * n for _ in range(n)], dtype=object)
-        E[r, c] = Fraction(1)
-        return E
-
-    out = []
-    for i, (Q, K, V) in enumerate(layers):
-        a = Q.shape[0]
-        for r in range(a):
-            for c in range(a):
-                E = unit(a, r, c)
-                parts = zero_like()
-                parts[i][0] = E.dot(Q)
-                parts[i][1] = -E.T.dot(K)
-                out.append(vector(parts))
-        if arch.normalization == "none":
-            parts = zero_like()
-            parts[i][0] = Q.copy()
-            parts[i][2] = -V
-            out.append(vector(parts))
-    for i in range(arch.depth - 1):  # hidden width d_{i+1} between layer i and layer i+1 (0-based)
-        n = arch.widths[i + 1]
-        Vi = layers[i][2]
-        Qn, Kn, Vn = layers[i + 1]
-        for r in range(n):
-            for c in range(n):
-                E = unit(n, r, c)
-                parts = zero_like()
-                parts[i][2] = E.dot(Vi)
-                parts[i + 1][0] = -Qn.dot(E)
-                parts[i + 1][1] = -Kn.dot(E)
-                parts[i + 1][2] = -Vn.dot(E)
-                out.append(vector(parts))
-    return [[Fraction(v) for v in vec] for vec in out]
-
-
-def symmetry_orbit_dimension(arch: Architecture, point: Point) -> int:
-    """Dimension of the named group's orbit through W = rank of its infinitesimal action at W."""
-    return rank_over_qq(orbit_tangents(arch, point))
+# The group and its infinitesimal action live in core.symmetry (the theory bounds use them too).
 
 
 # ---------------------------------------------------------------- Jacobian rank at W (mod p)
@@ -264,6 +215,16 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
     notes = [f"generic fiber dimension {generic_fiber} (parameters {arch.parameters} - dimension "
              f"{generic.dimension}, modp, primes {', '.join(map(str, generic.primes))})",
              f"tangent space of the fiber at W: dimension {tangent} (Jacobian rank mod {tangent_prime})"]
+    if arch.multihead:
+        notes.append(f"head permutations: a finite group of order {head_permutations(arch)} (it can add fiber "
+                     "components, never dimensions); the orbit counts GL(a_i) and a scaling per head")
+        from lightning_cas.core.symmetry import extended_orbit_dimension, mixing_layers
+        if mixing_layers(arch):
+            ext = extended_orbit_dimension(arch, point)
+            explained = "; this explains the whole generic fiber" if ext == generic_fiber else ""
+            notes.append(f"head mixing (GL(H_i) on (V_h, A_h) in layer(s) "
+                         f"{[i + 1 for i in mixing_layers(arch)]}, where a_i >= d_(i-1)): orbit dimension with it "
+                         f"{ext}{explained}")
     if tangent > generic_fiber:
         notes.append("W is a critical point of the parametrization (the Jacobian drops rank there): this fiber "
                      "is special, not the generic one")
@@ -308,6 +269,34 @@ def _parse_rationals(text: str, script: str) -> list[Fraction]:
         raise M2ParseError(f"expected a list of rationals from Macaulay2, got {text[:200]!r}", script)
     inner = text.strip()[1:-1].strip()
     return [Fraction(v.strip()) for v in inner.split(",")] if inner else []
+
+
+def permuted_points(arch: Architecture, point: Point, limit: int = 24) -> list[Point]:
+    """W with its heads permuted within each layer (every permutation, at most ``limit`` of them)."""
+    import itertools
+
+    per_layer = [list(itertools.permutations(layer_heads(layer))) for layer in point]
+    out = []
+    for choice in itertools.product(*per_layer):
+        out.append(tuple(make_layer(heads) for heads in choice))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _permutation_components(arch: Architecture, point: Point, components) -> set[int]:
+    """Indices of the components (exact generators over QQ) that contain a head permutation of W."""
+    from lightning_cas.core.model import flat_weight_symbols
+
+    names = [str(s) for s in flat_weight_symbols(arch)]
+    hit = set()
+    for perm in permuted_points(arch, point):
+        subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, flat(perm))}
+        for k, comp in enumerate(components):
+            gens = [sympy.sympify(g, locals=_symbol_table(comp["generators"])) for g in comp["generators"]]
+            if all(g.xreplace(subs) == 0 for g in gens):
+                hit.add(k)
+    return hit
 
 
 def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> FiberResult:
@@ -355,6 +344,11 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
         verdict = VERDICT_DIMENSIONS
         message = (f"the fiber has dimension {local} at W but the symmetry orbit only {orbit}: "
                    f"{local - orbit} dimension(s) are not explained by the named symmetries")
+    elif len(components) > 1 and arch.multihead and prime is None and \
+            _permutation_components(arch, point, components) == set(range(len(components))):
+        verdict = VERDICT_PERMUTATIONS
+        message = (f"the fiber has {len(components)} components of dimension {orbit}, each containing a head "
+                   "permutation of W: identifiable up to the named symmetries and head permutations")
     elif len(components) > 1:
         verdict = VERDICT_COMPONENTS
         others = [i for i, c in enumerate(components, 1) if not c["contains_point"]]
@@ -367,6 +361,11 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
                 message += " (witness points given)"
         if len(through_w) > 1:
             message += f"; W lies on {len(through_w)} components (a special point where branches meet)"
+        if arch.multihead and prime is None:
+            hit = sorted(i + 1 for i in _permutation_components(arch, point, components))
+            rest = [i for i in range(1, len(components) + 1) if i not in hit]
+            message += (f"; head permutations of W lie on component(s) {hit}"
+                        + (f", component(s) {rest} are explained by no named symmetry" if rest else ""))
     else:
         verdict = VERDICT_ORBIT
         message = (f"the fiber is irreducible of dimension {fiber_dim}, equal to the symmetry orbit dimension: "

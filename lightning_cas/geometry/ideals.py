@@ -115,6 +115,8 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
                                "not polynomial.")
     if arch.depth != 1:
         raise UnsupportedError(f"the geometry commands handle one layer; this architecture has depth {arch.depth}.")
+    if arch.multihead:
+        raise UnsupportedError("the geometry commands handle one head; for several heads use dim, verify or fiber.")
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     variables = e * d + d * d if a >= d else arch.parameters
     ambient = (1 if one_coordinate else e) * d * d * (d + 1) // 2
@@ -190,8 +192,8 @@ def implicit(arch: Architecture, one_coordinate: bool = False, generators: bool 
 
 
 def _check_numeric_only(arch: Architecture) -> None:
-    if arch.normalization != "none" or arch.depth != 1:
-        raise UnsupportedError("the geometry commands handle one lightning layer.")
+    if arch.normalization != "none" or arch.depth != 1 or arch.multihead:
+        raise UnsupportedError("the geometry commands handle one lightning layer with one head.")
 
 
 def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:

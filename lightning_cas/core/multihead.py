@@ -1,0 +1,137 @@
+"""Upper bounds for the dimension of multi-head lightning networks (no closed form is known).
+
+One layer with H heads computes sum_h V_h X (X^T A_h X): a sum of H points of the one-head
+variety, so its dimension is at most H times the one-head dimension (a secant-type variety,
+which can be defective) and at most the dimension of the linear span of one-layer functions,
+computed here exactly as the rank of a linear map. Every network is also bounded by parameters
+minus the orbit dimension of the named symmetry group, and by the ambient dimension.
+"""
+
+from __future__ import annotations
+
+
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.theory import rho
+
+
+def symmetric_rank_dimension(r: int, d: int) -> int:
+    """Dimension of symmetric d x d matrices of rank <= r (r <= d): r d - r (r - 1) / 2."""
+    r = min(r, d)
+    return r * d - r * (r - 1) // 2
+
+
+def one_head_bound(a: int, d: int, e: int, tokens: int) -> tuple[int, str]:
+    """(bound, formula) for one head: d'd + rho(a, d) - 1 for t >= 2; with one token only
+    sym(A) is seen, a symmetric matrix of rank <= min(2a, d): d'd + sigma(min(2a, d), d) - 1."""
+    if tokens >= 2:
+        return e * d + rho(a, d) - 1, "d'd + rho(a,d) - 1"
+    return e * d + symmetric_rank_dimension(2 * a, d) - 1, "d'd + sigma(min(2a,d),d) - 1 (t = 1: only sym(A))"
+
+
+def span_dimension(d: int, e: int, tokens: int) -> int:
+    """Exact dimension of the linear span of one-layer functions X -> V X (X^T A X).
+
+    The function is linear in T = V (x) A, and T ranges over all of K^{d'} (x) K^{d x d} (rank <= a
+    matrices span every matrix), so the span is the image of the linear map T -> phi_T: d' copies
+    of the map (q, r, s) -> sum_i x_{q,i} x_{r,i} x_{s,1} into cubics. Only output token 1 is
+    needed: token j of phi(X) is token 1 of phi(X pi), so both maps have the same kernel.
+    """
+    import flint
+
+    monomials: dict[tuple, int] = {}
+    rows = []
+    for q in range(d):
+        for r in range(d):
+            for s in range(d):
+                row: dict[int, int] = {}
+                for i in range(tokens):
+                    key = tuple(sorted(((q, i), (r, i), (s, 0))))
+                    col = monomials.setdefault(key, len(monomials))
+                    row[col] = row.get(col, 0) + 1
+                rows.append(row)
+    M = flint.fmpz_mat(len(rows), len(monomials))
+    for k, row in enumerate(rows):
+        for col, v in row.items():
+            M[k, col] = v
+    return e * M.rank()
+
+
+def multihead_bound(arch: Architecture):
+    """The least justified upper bound on the dimension, with every bound it is the least of."""
+    from lightning_cas.core.symmetry import generic_orbit_dimension
+    from lightning_cas.core.theory import Prediction  # noqa: F811  (theory imports this module lazily)
+
+    orbit = generic_orbit_dimension(arch)
+    bounds = [("parameters - orbit", arch.parameters - orbit,
+               "the named group's orbit (rank of its action at a random integer point) lies in the fiber")]
+    if arch.depth == 1:
+        (a, d, e), H, t = arch.layer_shapes[0], arch.heads[0], arch.tokens
+        one, one_formula = one_head_bound(a, d, e, t)
+        if arch.normalization == "softmax":
+            one, one_formula = one + 1, one_formula.replace(" - 1", "") + " (softmax: no scaling)"
+        bounds.insert(0, ("heads x one head", H * one, f"H ({one_formula}): a sum of H points of the one-head "
+                          "variety"))
+        if arch.normalization == "none":
+            bounds.insert(1, ("span", span_dimension(d, e, t), "linear span of one-layer functions (exact rank)"))
+    bounds.append(("ambient", arch.ambient_dimension, "all maps with entries homogeneous of degree 3^L"))
+    value = min(b[1] for b in bounds)
+    tight = [b[0] for b in bounds if b[1] == value]
+    if arch.depth == 1 and arch.normalization == "none":
+        formula = "min(H (d'd + rho(a,d) - 1), span)" if arch.tokens >= 2 else \
+            "min(H (d'd + sigma(min(2a,d),d) - 1), span)"
+        regime = ("one layer with several heads: the expected dimension, an upper bound (sums of heads form a "
+                  "secant-type variety, which can be defective)")
+    else:
+        formula = "min(" + ", ".join(b[0] for b in bounds) + ")"
+        regime = ("several heads" + (f", depth {arch.depth}" if arch.depth > 1 else "") +
+                  (", softmax" if arch.normalization == "softmax" else "") +
+                  ": no closed form known; only upper bounds")
+    refined = min(value, refined_bound(arch))
+    return Prediction("dimension", value, formula, regime, "derived",
+                      reason=f"attained by: {', '.join(tight)}", kind="upper bound",
+                      bounds=tuple(bounds), refined=refined)
+
+
+def refined_bound(arch: Architecture, seed: int = 0) -> int:
+    """The head-mixing bound: parameters minus the orbit of the named group together with the mixing of
+    heads (core.symmetry.extended_orbit_dimension), and for one layer the rank bound of
+    ``head_mixing_bound``. Proved upper bounds, sharper than the expected dimension; all one-layer
+    cases of the heads table attain the least of them and the expected dimension."""
+    from lightning_cas.core.symmetry import extended_orbit_dimension
+    from lightning_cas.core.weights import random_point
+
+    # any point gives a valid bound; a point whose K_ih is singular loses that layer's mixing, so take
+    # the best of three points
+    value = arch.parameters - max(extended_orbit_dimension(arch, random_point(arch, seed + k)) for k in range(3))
+    if arch.depth == 1 and arch.normalization == "none":
+        (a, d, e), H = arch.layer_shapes[0], arch.heads[0]
+        value = min(value, head_mixing_bound(a, d, e, H, arch.tokens))
+    return value
+
+
+def defect(expected: int, computed: int) -> int:
+    """Secant-type defect: how far the computed dimension falls below the expected one."""
+    return max(0, expected - computed)
+
+
+
+
+
+def _rank_variety(m: int, n: int, r: int) -> int:
+    """Dimension of m x n matrices of rank <= r."""
+    return m * n if r >= min(m, n) else r * (m + n - r)
+
+
+def head_mixing_bound(a: int, d: int, e: int, heads: int, tokens: int) -> int:
+    """A sharper upper bound for one layer: the function is a linear image of
+    T = sum_h V_h (x) A_h, a matrix of rank <= H between K^{d'd} and K^{d x d} (t >= 2) or
+    K^{d'd} and Sym^2 K^d (t = 1: only sym(A) is seen); rank <= H matrices have dimension
+    H(m + n - H). The heads can be mixed by GL(H) inside it, which H (one-head bound) ignores.
+    For d' = 1 and t >= 2 the sum sum_h v_h o A_h (v o a = v a^T + a v^T per column of A) lies in
+    (W o K^d) (x) K^d for W = span(v_h): d (H d - H(H-1)/2) + H (d - H). Each term is proved;
+    that the minimum with min(H one-head, span) is the dimension is what the table observes."""
+    n = d * d if tokens >= 2 else d * (d + 1) // 2
+    bounds = [_rank_variety(e * d, n, heads)]
+    if e == 1 and tokens >= 2 and heads <= d:
+        bounds.append(d * (heads * d - heads * (heads - 1) // 2) + heads * (d - heads))
+    return min(bounds)
