@@ -3,7 +3,6 @@ one and against exact derivatives (multi-head included), and the modp engine aga
 route (int64 Jacobian, 2P + 8 rows, flint rank) and the theory."""
 
 from fractions import Fraction
-from types import SimpleNamespace
 
 import flint
 import numpy as np
@@ -114,16 +113,6 @@ def test_float_jacobian_equals_int64_jacobian(arch):
     assert (rank_modp.residues(fast, p) == exact).all()
 
 
-class TwoHeads(SimpleNamespace):
-    """A hand-built multi-head architecture: the attribute interface jacobian reads."""
-
-    def __init__(self, widths, attention, tokens, heads):
-        shapes = tuple((a, d, e) for a, d, e in zip(attention, widths[:-1], widths[1:]))
-        super().__init__(widths=widths, attention=attention, tokens=tokens, heads=heads, depth=len(attention),
-                         layer_shapes=shapes,
-                         parameters=sum(h * (2 * a * d + e * d) for (a, d, e), h in zip(shapes, heads)))
-
-
 def multihead_output(arch, w, X):
     """phi_W(X) written out directly: layer output = sum over heads of V Y (Yᵀ Kᵀ Q Y)."""
     pos, Y = 0, X
@@ -144,7 +133,7 @@ def multihead_output(arch, w, X):
 def test_multihead_jacobian_is_the_exact_derivative(widths, attention, heads, tokens):
     """J v = d/de phi(w + e v) at e = 0, exactly: phi(w + e v) is a polynomial of degree D in e,
     recovered from D + 1 integer evaluations."""
-    arch = TwoHeads(widths, attention, tokens, heads)
+    arch = Architecture(widths, attention, tokens=tokens, heads=heads)
     rng = np.random.default_rng(7)
     w = rng.integers(-3, 4, arch.parameters).astype(object)
     v = rng.integers(-3, 4, arch.parameters).astype(object)
