@@ -61,11 +61,11 @@ lcasColumnsCheck = (columns, tokens) -> (
 lcasParameterCount = shapes -> sum apply(shapes, s -> s#3 * (2 * s#0 * s#1 + s#2 * s#1));
 
 -- Names of the weights, layer by layer and head by head: Q (a x d), then K (a x d), then V (e x d).
--- With one head everywhere the names are q_(i,r,c), k_(i,r,c), v_(i,r,c); otherwise
--- q_(i,h,r,c), k_(i,h,r,c), v_(i,h,r,c).
+-- In a one-head layer the names are q_(i,r,c), k_(i,r,c), v_(i,r,c); in a layer with several
+-- heads q_(i,h,r,c), k_(i,h,r,c), v_(i,h,r,c) (the names lightning_cas uses in Python too).
 lcasWeightSymbols = shapes -> (
-    single := all(shapes, s -> s#3 == 1);
-    name := (letter, i, h, r, c) -> if single then (getSymbol letter)_(i, r, c) else (getSymbol letter)_(i, h, r, c);
+    name := (letter, i, h, r, c) -> if (shapes#(i-1))#3 == 1 then (getSymbol letter)_(i, r, c)
+        else (getSymbol letter)_(i, h, r, c);
     flatten flatten for i from 1 to #shapes list (
         (a, d, e, h) := shapes#(i-1);
         for hh from 1 to h list (
@@ -338,6 +338,24 @@ doc ///
         Example
             neurovarietyDimension({3,3,3}, {2,2}, 2)
             neurovarietyDimension({2,2}, {1}, 2, Strategy => "Implicit")
+    Subnodes
+        :The network
+        lightningWeights
+        lightningNetwork
+        :Dimension
+        neurovarietyDimension
+        dimensionRecord
+        coefficientJacobian
+        :Fibers
+        fiberIdeal
+        parametrizationFiber
+        :Records
+        printRecord
+        :Options
+        Heads
+        Columns
+        Generators
+        WitnessTries
 ///
 
 doc ///
@@ -358,11 +376,13 @@ doc ///
     Outputs
         :List
             of @TO IndexedVariable@s: layer by layer, head by head, the entries of $Q$, $K$, $V$
-            row by row; $q_{(i,r,c)}$ with one head everywhere, $q_{(i,h,r,c)}$ otherwise
+            row by row; $q_{(i,r,c)}$ in a layer with one head, $q_{(i,h,r,c)}$ in a layer with
+            several
     Description
         Example
             lightningWeights({2,1}, {1})
             lightningWeights({1,1}, {1}, Heads => {2})
+            lightningWeights({1,1,1}, {1,1}, Heads => {2,1})
     SeeAlso
         lightningNetwork
 ///
@@ -648,6 +668,9 @@ doc ///
 doc ///
     Key
         Heads
+        [lightningWeights, Heads]
+        [lightningNetwork, Heads]
+        [coefficientJacobian, Heads]
     Headline
         head counts of a multi-head lightning network
     Description
@@ -701,18 +724,6 @@ doc ///
             for a degree-one prime of what remains, at most this many times.
 ///
 
-doc ///
-    Key
-        [lightningWeights, Heads]
-        [lightningNetwork, Heads]
-        [coefficientJacobian, Heads]
-    Headline
-        head counts per layer
-    Description
-        Text
-            See @TO Heads@.
-///
-
 -- hand checks: one layer of width one, one and two heads
 TEST ///
 F = lightningNetwork({1,1}, {1}, 2)
@@ -733,6 +744,8 @@ assert(entries F == {{(q1*k1*v1 + q2*k2*v2)*(x1^2 + x2^2)*x1, (q1*k1*v1 + q2*k2*
 TEST ///
 -- two layers of width one, heads {2,1}, one token: layer 1 gives c x^3 with c = sum_h q_h k_h v_h,
 -- layer 2 gives q k v (c x^3)^3
+assert(apply(lightningWeights({1,1,1}, {1,1}, Heads => {2,1}), toString) == {"q_(1,1,1,1)", "k_(1,1,1,1)",
+    "v_(1,1,1,1)", "q_(1,2,1,1)", "k_(1,2,1,1)", "v_(1,2,1,1)", "q_(2,1,1)", "k_(2,1,1)", "v_(2,1,1)"})
 F = lightningNetwork({1,1,1}, {1,1}, 1, Heads => {2,1})
 R = ring F
 w = gens R;

@@ -1,19 +1,7 @@
 -- lightning_cas: dimension as the rank of the Jacobian of the coefficient map at a random point
--- over ZZ/charP (probabilistic: the rank at a random point is the generic rank with high probability).
--- Inputs (rendered header): widths, attention, tokens, charP, seed, columns.
--- Only the first `columns` output tokens are used: by permutation equivariance the other
--- columns' coefficients are copies of the first column's, so the rank is the same.
+-- over ZZ/charP (probabilistic). The computation is dimensionRecord in the LightningCAS package.
+-- Inputs (rendered header): widths, attention, tokens, heads, charP, seed, columns, lcasPackage.
+needsPackage("LightningCAS", FileName => lcasPackage);
 setRandomSeed seed;
-kk = ZZ/charP;
-P = #(lcasWeightSymbols());
-T = kk[lcasTokenSymbols()];
-pt = apply(P, k -> random kk);
-(F, dF) = lcasNetworkTangents(pt, T, columns);
--- one row block per output entry: coefficients of every token monomial, one column per weight
-entryRows = transpose apply(dF, M -> flatten entries M);
-J = fold((A, B) -> A || B, apply(entryRows, r -> lift(last coefficients matrix {r}, kk)));
-lcasEmit("m2_version", version#"VERSION");
-lcasEmit("prime", charP);
-lcasEmit("parameters", P);
-lcasEmit("rows", numrows J);
-lcasEmit("rank", rank J);
+printRecord dimensionRecord(widths, attention, tokens, Heads => heads, Strategy => "Jacobian",
+    CoefficientRing => ZZ/charP, Columns => columns);

@@ -1,7 +1,8 @@
 """Dimension through Macaulay2: the implicit ideal (exact) or the Jacobian rank mod p.
 
-Python only chooses templates and validated integers; the network is built inside M2 by
-``m2/network.m2`` from the widths, so this is a computation independent of ``model.py``.
+Python only chooses templates and validated integers; the network is built inside M2 by the
+LightningCAS package (``m2/LightningCAS.m2``) from the widths, so this is a computation
+independent of ``model.py``. Its answer comes back as one JSON record, checked key by key.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import time
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import TooLargeError, UnsupportedError
-from lightning_cas.macaulay2.parse import parse_int, parse_int_list, parse_polynomial_list, records, require
+from lightning_cas.errors import M2ParseError
+from lightning_cas.macaulay2.parse import (json_int, json_int_list, json_polynomials, json_record, json_str,
+                                           records)
 from lightning_cas.macaulay2.runner import DEFAULT_TIMEOUT, M2Session, run_script
 from lightning_cas.macaulay2.render import write_script
 from lightning_cas.results import DimensionResult
@@ -60,10 +63,44 @@ def run_template(template: str, params: dict, timeout: float | None = None, m2: 
     return str(script), records(out.stdout)
 
 
+def run_package(template: str, params: dict, timeout: float | None = None, m2: str | None = None,
+                session: M2Session | None = None) -> tuple[str, dict]:
+    """Render a package template (``m2/<template>.m2`` calling LightningCAS), run it, and return
+    (script path, its one JSON record)."""
+    script = write_script(template, **params)
+    if session is not None:
+        out = session.run(script, timeout=timeout)
+    else:
+        out = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
+    return str(script), json_record(out.stdout, str(script))
+
+
 def architecture_params(arch: Architecture) -> dict:
     """The architecture as template parameters (every template builds the network from these)."""
     return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens,
             "heads": list(arch.heads)}
+
+
+def head_counts(arch: Architecture) -> list[int]:
+    """Heads per layer (one each unless the architecture says otherwise)."""
+    heads = getattr(arch, "heads", None)
+    if heads is None:
+        return [1] * arch.depth
+    if isinstance(heads, int):
+        return [heads] * arch.depth
+    return [int(h) for h in heads]
+
+
+def package_params(arch: Architecture) -> dict:
+    """Template parameters of the package templates: the architecture and its heads."""
+    return {**architecture_params(arch), "heads": head_counts(arch)}
+
+
+def check_parameters(arch: Architecture, rec: dict, script: str) -> None:
+    """M2 built the network from the widths itself: its weight count must be ours."""
+    got = json_int(rec, "parameters", script)
+    if got != arch.parameters:
+        raise M2ParseError(f"Macaulay2 built a network with {got} weights, expected {arch.parameters}", script)
 
 
 def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = None, timeout: float | None = None,
@@ -73,17 +110,19 @@ def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = No
     check_jacobian_size(arch)
     p = check_prime(prime if prime is not None else M2_PRIME)
     start = time.perf_counter()
-    script, recs = run_template("dimension_jacobian",
-                                {**architecture_params(arch), "charP": p, "seed": seed, "columns": 1},
-                                timeout, m2, session)
-    rank = parse_int(require(recs, "rank", script), script)
-    rows = parse_int(require(recs, "rows", script), script)
-    got_p = parse_int(require(recs, "prime", script), script)
+    script, rec = run_package("dimension_jacobian", {**package_params(arch), "charP": p, "seed": seed, "columns": 1},
+                              timeout, m2, session)
+    check_parameters(arch, rec, script)
+    rank = json_int(rec, "rank", script)
+    rows = json_int(rec, "rows", script)
+    got_p = json_int(rec, "prime", script)
+    if got_p != p or json_int(rec, "dimension", script) != rank:
+        raise M2ParseError(f"inconsistent Jacobian record from Macaulay2 (prime {got_p}, asked {p})", script)
     bound = rank * (weight_degree(arch) - 1) / p  # only the weights are random here
     return DimensionResult(
         architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="jacobian", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=require(recs, "m2_version", script), primes=(got_p,),
+        m2_version=json_str(rec, "m2_version", script), primes=(got_p,),
         runs=({"prime": got_p, "seed": seed, "rank": rank, "rows": rows},), failure_bound=min(1.0, bound),
         script=script)
 
@@ -94,16 +133,20 @@ def dimension_implicit(arch: Architecture, seed: int = 0, timeout: float | None 
     _refuse_softmax(arch, "implicit")
     check_implicit_size(arch)
     start = time.perf_counter()
-    params = {**architecture_params(arch), "charP": 0, "seed": seed, "columns": 1, "emitGenerators": int(generators)}
-    script, recs = run_template("dimension_implicit", params, timeout, m2, session)
-    dim = parse_int(require(recs, "dimension", script), script)
-    notes = [f"degree {parse_int(require(recs, 'degree', script), script)} (standard grading)",
-             f"{parse_int(require(recs, 'linear_span', script), script)} linearly independent coefficients",
-             "minimal generator degrees " + str(parse_int_list(require(recs, 'generator_degrees', script), script))]
+    params = {**package_params(arch), "charP": 0, "seed": seed, "columns": 1, "emitGenerators": int(generators)}
+    script, rec = run_package("dimension_implicit", params, timeout, m2, session)
+    check_parameters(arch, rec, script)
+    dim = json_int(rec, "dimension", script)
+    degrees = json_int_list(rec, "generator_degrees", script)
+    notes = [f"degree {json_int(rec, 'degree', script)} (standard grading)",
+             f"{json_int(rec, 'linear_span', script)} linearly independent coefficients",
+             "minimal generator degrees " + str(degrees)]
     if generators:
-        gens = parse_polynomial_list(require(recs, "generators", script), script)
+        gens = json_polynomials(rec, "generators", script)
+        if len(gens) != len(degrees):
+            raise M2ParseError(f"{len(gens)} generators but {len(degrees)} generator degrees from Macaulay2", script)
         notes.append("generators: " + " ; ".join(map(str, gens)))
     return DimensionResult(
         architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="implicit", certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=require(recs, "m2_version", script), script=script, notes=tuple(notes))
+        m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes))

@@ -18,9 +18,9 @@ import numpy as np
 import sympy
 
 from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
-from lightning_cas.backends.m2 import architecture_params, run_template
+from lightning_cas.backends.m2 import check_parameters, package_params, run_package
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
-from lightning_cas.macaulay2.parse import parse_int, parse_polynomial_list, require
+from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_polynomials, json_rationals, json_str
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
@@ -261,16 +261,6 @@ def _fiber_fast(arch, generic, generic_fiber, tangent, orbit, common, notes, sta
                        field="GF(p)", primes=tuple(generic.primes), notes=tuple(notes), **common)
 
 
-_RATIONAL_LIST = re.compile(r"^\{\s*(-?\d+(/\d+)?(\s*,\s*-?\d+(/\d+)?)*)?\s*\}$")
-
-
-def _parse_rationals(text: str, script: str) -> list[Fraction]:
-    if not _RATIONAL_LIST.match(text):
-        raise M2ParseError(f"expected a list of rationals from Macaulay2, got {text[:200]!r}", script)
-    inner = text.strip()[1:-1].strip()
-    return [Fraction(v.strip()) for v in inner.split(",")] if inner else []
-
-
 def permuted_points(arch: Architecture, point: Point, limit: int = 24) -> list[Point]:
     """W with its heads permuted within each layer (every permutation, at most ``limit`` of them)."""
     import itertools
@@ -306,20 +296,18 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
         if reduced is None:
             raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
         values = [int(v) for v in reduced]
-    params = {**architecture_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
-              "emitGenerators": 1, "witnessTries": WITNESS_TRIES}
-    script, recs = run_template("fiber", params, timeout, m2)
-    fiber_dim = parse_int(require(recs, "fiber_dimension", script), script)
-    count = parse_int(require(recs, "components", script), script)
+    params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
+              "witnessTries": WITNESS_TRIES}
+    script, rec = run_package("fiber", params, timeout, m2)
+    check_parameters(arch, rec, script)
+    fiber_dim = json_int(rec, "fiber_dimension", script)
     components = []
-    for n in range(1, count + 1):
-        key = f"component_{n}_"
-        gens = parse_polynomial_list(require(recs, key + "generators", script), script)
-        contains = parse_int(require(recs, key + "contains_point", script), script) == 1
-        witness_text = require(recs, key + "witness", script)
+    for n, comp in enumerate(json_list(rec, "components", script), 1):
+        gens = json_polynomials(comp, "generators", script)
+        contains = json_bool(comp, "contains_point", script)
+        wvals = json_rationals(comp, "witness", script)
         witness = None
-        if witness_text != "none":
-            wvals = _parse_rationals(witness_text, script)
+        if wvals is not None:
             if len(wvals) != arch.parameters:
                 raise M2ParseError(f"witness of component {n} has {len(wvals)} entries, expected "
                                    f"{arch.parameters}", script)
@@ -328,10 +316,12 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
                 raise M2ParseError(f"the witness of component {n} does not give the same function as W "
                                    "(checked exactly in Python)", script)
             witness = freeze(point_to_dict(wpoint))
-        components.append({"dimension": parse_int(require(recs, key + "dimension", script), script),
-                           "degree": parse_int(require(recs, key + "degree", script), script),
+        components.append({"dimension": json_int(comp, "dimension", script),
+                           "degree": json_int(comp, "degree", script),
                            "contains_point": contains, "generators": tuple(str(g) for g in gens),
                            "witness": witness})
+    if not components or fiber_dim != max(c["dimension"] for c in components):
+        raise M2ParseError(f"the fiber dimension {fiber_dim} is not the largest component dimension", script)
     orbit = common["symmetry_orbit_dimension"]
     through_w = [c for c in components if c["contains_point"]]
     local = max((c["dimension"] for c in through_w), default=-1)
@@ -378,5 +368,5 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
                  "necessarily absolutely irreducible)")
     return FiberResult(fiber_dimension=fiber_dim, components=tuple(components), verdict=verdict, message=message,
                        method="m2", certainty=certainty, elapsed_s=time.perf_counter() - start,
-                       m2_version=require(recs, "m2_version", script), field="QQ" if prime is None else f"ZZ/{prime}",
+                       m2_version=json_str(rec, "m2_version", script), field="QQ" if prime is None else f"ZZ/{prime}",
                        primes=() if prime is None else (prime,), script=script, notes=tuple(notes), **common)

@@ -1,13 +1,18 @@
 """Parsing Macaulay2 output: our one-line records, never M2's 2-D pretty printing.
 
-Templates emit ``@@LCAS@@ key value`` lines (see ``lcasEmit`` in ``m2/network.m2``). Values are
-integers, lists of integers ``{1, 2}``, version strings, or polynomials separated by `` ; ``.
-Anything else is refused with the offending text.
+Package templates print one JSON record, ``@@LCAS-JSON@@ {...}`` (``printRecord`` in
+``m2/LightningCAS.m2``): integers and Booleans are JSON numbers and Booleans, rationals and
+polynomials are strings. ``json_record`` and the typed getters below check every value.
+The legacy template (``implicit.m2``) still emits ``@@LCAS@@ key value`` lines (``lcasEmit`` in
+``m2/network.m2``): integers, lists of integers ``{1, 2}``, version strings, or polynomials
+separated by `` ; ``. Anything else is refused with the offending text.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from fractions import Fraction
 
 import sympy
 from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
@@ -97,3 +102,97 @@ def parse_polynomial_list(text: str, script: str | None = None) -> list[sympy.Ex
     if not text.strip():
         return []
     return [parse_polynomial(part, script) for part in text.split(" ; ")]
+
+
+# ---------------------------------------------------------------- JSON records (the package)
+
+JSON_MARK = "@@LCAS-JSON@@ "
+_RATIONAL = re.compile(r"^-?\d+(/\d+)?$", re.ASCII)
+
+
+def _no_floats(text: str):
+    raise ValueError(f"a non-integer number {text[:60]!r}")
+
+
+def json_record(output: str, script: str | None = None) -> dict:
+    """The one ``@@LCAS-JSON@@`` record of an M2 run, as a dict (none, two, or bad JSON: an error).
+
+    Floats, NaN and infinities are refused: exact values travel as integers or strings."""
+    lines = [line.rstrip("\r")[len(JSON_MARK):] for line in output.splitlines() if line.startswith(JSON_MARK)]
+    if len(lines) != 1:
+        raise M2ParseError(f"expected one JSON record from Macaulay2, got {len(lines)}", script)
+    try:
+        value = json.loads(lines[0], parse_float=_no_floats, parse_constant=_no_floats)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is a too-long int
+        raise M2ParseError(f"malformed JSON record from Macaulay2 ({str(exc)[:100]}): {lines[0][:200]!r}",
+                           script) from None
+    if not isinstance(value, dict):
+        raise M2ParseError(f"the Macaulay2 record is not a JSON object: {lines[0][:200]!r}", script)
+    return value
+
+
+def json_get(rec: dict, key: str, script: str | None = None):
+    if not isinstance(rec, dict):
+        raise M2ParseError(f"expected a record (JSON object) from Macaulay2, got {str(rec)[:200]!r}", script)
+    if key not in rec:
+        raise M2ParseError(f"Macaulay2 record lacks the key {key!r} (got {sorted(rec)})", script)
+    return rec[key]
+
+
+def json_int(rec: dict, key: str, script: str | None = None) -> int:
+    value = json_get(rec, key, script)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise M2ParseError(f"expected an integer for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
+    return value
+
+
+def json_bool(rec: dict, key: str, script: str | None = None) -> bool:
+    value = json_get(rec, key, script)
+    if not isinstance(value, bool):
+        raise M2ParseError(f"expected true/false for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
+    return value
+
+
+def json_str(rec: dict, key: str, script: str | None = None) -> str:
+    value = json_get(rec, key, script)
+    if not isinstance(value, str):
+        raise M2ParseError(f"expected a string for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
+    return value
+
+
+def json_list(rec: dict, key: str, script: str | None = None) -> list:
+    value = json_get(rec, key, script)
+    if not isinstance(value, list):
+        raise M2ParseError(f"expected a list for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
+    return value
+
+
+def json_int_list(rec: dict, key: str, script: str | None = None) -> list[int]:
+    values = json_list(rec, key, script)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise M2ParseError(f"expected a list of integers for {key!r} from Macaulay2, got {str(values)[:200]!r}",
+                           script)
+    return values
+
+
+def json_polynomials(rec: dict, key: str, script: str | None = None) -> list[sympy.Expr]:
+    """A list of polynomial strings, each through ``parse_polynomial``'s checks."""
+    values = json_list(rec, key, script)
+    if not all(isinstance(v, str) for v in values):
+        raise M2ParseError(f"expected polynomials (strings) for {key!r} from Macaulay2, got {str(values)[:200]!r}",
+                           script)
+    return [parse_polynomial(v, script) for v in values]
+
+
+def json_rationals(rec: dict, key: str, script: str | None = None) -> list[Fraction] | None:
+    """A list of exact rationals written as strings ("3", "-3/8"), or None for JSON null."""
+    values = json_get(rec, key, script)
+    if values is None:
+        return None
+    if not isinstance(values, list) or not all(isinstance(v, str) and _RATIONAL.match(v) for v in values):
+        raise M2ParseError(f"expected a list of rationals for {key!r} from Macaulay2, got {str(values)[:200]!r}",
+                           script)
+    try:
+        return [Fraction(v) for v in values]
+    except (ValueError, ZeroDivisionError):
+        raise M2ParseError(f"bad rational for {key!r} from Macaulay2: {str(values)[:200]!r}", script) from None

@@ -1,8 +1,10 @@
 """Rendering Macaulay2 scripts from the templates in ``m2/``.
 
 The only way M2 code is made: a header of ``name = value;`` lines whose values are validated
-integers, rationals or nested lists of them, followed by the shared library ``network.m2`` and
-one computation template. Nothing a user types is ever pasted into M2 code.
+integers, rationals or nested lists of them, then one computation template. Package templates
+(all but ``LEGACY``) get one more header line, ``lcasPackage = "<path of m2/LightningCAS.m2>";``
+(a path we checked, never user text), and call into the package; legacy templates get the old
+shared library ``network.m2`` pasted in front instead. Nothing a user types is ever pasted into M2 code.
 """
 
 from __future__ import annotations
@@ -18,18 +20,37 @@ from lightning_cas.core.files import atomic_write_text, make_private, private_di
 from lightning_cas.errors import InputError
 
 LIBRARY = "network.m2"
+PACKAGE = "LightningCAS.m2"
+# templates not yet ported to the package: they still need network.m2 pasted in front
+LEGACY = frozenset({"implicit"})
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")
+_TEMPLATE = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
+# what may stand inside an M2 string literal as is: no quote, backslash or control character
+_M2_STRING_SAFE = re.compile(r'[^"\\\x00-\x1f\x7f]+')
 
 
 def template_dir() -> Path:
     """The directory of .m2 templates: shipped inside the wheel, or the repository's ``m2/``."""
     shipped = Path(str(resources.files("lightning_cas"))) / "m2"
-    if (shipped / LIBRARY).is_file():
+    if (shipped / PACKAGE).is_file():
         return shipped
     source = Path(__file__).resolve().parents[2] / "m2"
-    if (source / LIBRARY).is_file():
+    if (source / PACKAGE).is_file():
         return source
-    raise FileNotFoundError("lightning_cas cannot find its Macaulay2 templates (m2/network.m2); reinstall it.")
+    raise FileNotFoundError("lightning_cas cannot find its Macaulay2 package (m2/LightningCAS.m2); reinstall it.")
+
+
+def package_file() -> Path:
+    """The shipped LightningCAS.m2 (what ``loadPackage(..., FileName => ...)`` is given)."""
+    return template_dir().resolve() / PACKAGE
+
+
+def package_line() -> str:
+    """The header line naming the package file, refused if the path cannot be an M2 string as is."""
+    path = package_file().as_posix()
+    if not _M2_STRING_SAFE.fullmatch(path):
+        raise ValueError(f"the path of the Macaulay2 package cannot be quoted for Macaulay2: {path!r}")
+    return f'lcasPackage = "{path}";'
 
 
 def m2_literal(value) -> str:
@@ -46,17 +67,20 @@ def m2_literal(value) -> str:
 
 
 def render(template: str, **params) -> str:
-    """The text of a runnable script: header of validated parameters, library, template body."""
+    """The text of a runnable script: header of validated parameters (and the package path), template body."""
     root = template_dir()
     path = root / f"{template}.m2"
-    if not path.is_file():
+    if not _TEMPLATE.fullmatch(template) or path.name in (LIBRARY, PACKAGE) or not path.is_file():
         raise FileNotFoundError(f"no Macaulay2 template named {template!r} in {root}")
     header = ["-- rendered by lightning_cas from m2/" + path.name]
     for name, value in params.items():
-        if not _NAME.fullmatch(name):
+        if not _NAME.fullmatch(name) or name == "lcasPackage":
             raise ValueError(f"bad M2 parameter name {name!r}")
         header.append(f"{name} = {m2_literal(value)};")
-    return "\n".join(header) + "\n" + (root / LIBRARY).read_text() + "\n" + path.read_text()
+    if template in LEGACY:
+        return "\n".join(header) + "\n" + (root / LIBRARY).read_text() + "\n" + path.read_text()
+    header.append(package_line())
+    return "\n".join(header) + "\n" + path.read_text()
 
 
 def script_dir() -> Path:
