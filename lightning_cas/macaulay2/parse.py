@@ -185,11 +185,12 @@ def json_polynomials(rec: dict, key: str, script: str | None = None) -> list[sym
 
 
 def json_rationals(rec: dict, key: str, script: str | None = None) -> list[Fraction] | None:
-    """A list of exact rationals written as strings ("3", "-3/8"), or None for JSON null."""
+    """A list of exact rationals, JSON integers or strings ("3", "-3/8"), or None for JSON null."""
     values = json_get(rec, key, script)
     if values is None:
         return None
-    if not isinstance(values, list) or not all(isinstance(v, str) and _RATIONAL.match(v) for v in values):
+    exact = lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and _RATIONAL.match(v))  # noqa: E731
+    if not isinstance(values, list) or not all(exact(v) for v in values):
         raise M2ParseError(f"expected a list of rationals for {key!r} from Macaulay2, got {str(values)[:200]!r}",
                            script)
     try:

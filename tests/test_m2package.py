@@ -1,0 +1,201 @@
+"""The Macaulay2 package m2/LightningCAS.m2: its own TESTs, its documentation, what it computes
+(checked against the Python model and the modp backend), and the JSON records it sends back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sympy
+
+from lightning_cas.backends.modp import dimension_modp
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.model import network_output
+from lightning_cas.errors import M2ParseError
+from lightning_cas.geometry import fibers
+from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
+                                           json_rationals, json_record, json_str, m2_name_to_sympy)
+from lightning_cas.macaulay2.render import package_file
+from lightning_cas.macaulay2.runner import run_script
+
+
+def load_line() -> str:
+    return f'loadPackage("LightningCAS", FileName => "{package_file().as_posix()}");\n'
+
+
+def run_m2(tmp_path, body: str, m2: str, name: str = "run.m2", timeout: float = 600):
+    path = tmp_path / name
+    path.write_text(load_line() + body)
+    return run_script(path, timeout=timeout, m2=m2)
+
+
+# ---- the package on its own (no Python in the computation) --------------------------------------
+
+@pytest.mark.m2
+@pytest.mark.slow
+def test_the_package_tests_pass_under_check(m2, tmp_path):
+    """`check "LightningCAS"` runs every TEST block; a failing one makes M2 exit non-zero."""
+    out = run_m2(tmp_path, 'check "LightningCAS";\nprint "LCAS-CHECK-PASSED";\n', m2)
+    assert "LCAS-CHECK-PASSED" in out.stdout
+    ran = (out.stdout + out.stderr).count('check(')
+    assert ran >= 8, out.stdout + out.stderr
+
+
+@pytest.mark.m2
+def test_a_failing_package_test_is_seen(m2, tmp_path):
+    """The check above can fail: the same machinery on a package with a false TEST exits non-zero."""
+    from lightning_cas.errors import M2Error
+
+    text = package_file().read_text().replace("assert(neurovarietyDimension({3,1}, {1}, 1) == 7)",
+                                              "assert(neurovarietyDimension({3,1}, {1}, 1) == 8)")
+    assert "== 8)" in text
+    broken = tmp_path / "LightningCAS.m2"
+    broken.write_text(text)
+    script = tmp_path / "check.m2"
+    script.write_text(f'loadPackage("LightningCAS", FileName => "{broken.as_posix()}");\n'
+                      'check(4, "LightningCAS");\nprint "LCAS-CHECK-PASSED";\n')
+    with pytest.raises(M2Error) as err:
+        run_script(script, timeout=600, m2=m2)
+    assert "LCAS-CHECK-PASSED" not in (err.value.output or "")
+
+
+@pytest.mark.m2
+def test_neurovariety_dimension_333_22_2_is_23_in_plain_m2(m2, tmp_path):
+    """The done-when line: an M2 user's script prints 23; modp agrees (a second, independent way)."""
+    out = run_m2(tmp_path, "print neurovarietyDimension({3,3,3},{2,2},2);\n", m2)
+    assert out.stdout.strip().splitlines()[-1] == "23"
+    assert dimension_modp(Architecture((3, 3, 3), (2, 2), 2)).dimension == 23
+
+
+@pytest.mark.m2
+@pytest.mark.slow
+def test_documentation_and_examples_build(m2, tmp_path):
+    """installPackage into a private prefix runs every EXAMPLE and checks every doc node."""
+    prefix = tmp_path / "prefix"
+    script = tmp_path / "install.m2"
+    script.write_text(f'installPackage("LightningCAS", FileName => "{package_file().as_posix()}", '
+                      f'InstallPrefix => "{prefix.as_posix()}/", UserMode => true, MakeInfo => false, '
+                      'IgnoreExampleErrors => false, CheckDocumentation => true);\nprint "LCAS-INSTALLED";\n')
+    out = run_script(script, timeout=900, m2=m2)
+    both = out.stdout + out.stderr
+    assert "LCAS-INSTALLED" in out.stdout
+    assert "warning" not in both.lower() and "error" not in both.lower(), both[-2000:]
+    examples = list(prefix.rglob("LightningCAS/example-output/*.out"))
+    assert len(examples) >= 10, examples
+
+
+# ---- what it computes, against Python ----------------------------------------------------------
+
+def _m2_entries(tmp_path, m2, call: str) -> list[sympy.Expr]:
+    out = run_m2(tmp_path, f'printRecord new HashTable from {{"entries" => flatten entries {call}}};\n', m2)
+    return json_polynomials(json_record(out.stdout), "entries")
+
+
+@pytest.mark.m2
+def test_lightning_network_equals_the_python_model(m2, tmp_path):
+    """Same polynomials from M2 (package) and sympy (core/model.py), two layers, two tokens."""
+    arch = Architecture((2, 1, 1), (1, 1), 2)
+    ours = _m2_entries(tmp_path, m2, "lightningNetwork({2,1,1}, {1,1}, 2)")
+    theirs = [e for row in network_output(arch).tolist() for e in row]
+    assert len(ours) == len(theirs) == 2
+    for a, b in zip(ours, theirs):
+        assert sympy.expand(a - b) == 0
+
+
+@pytest.mark.m2
+def test_two_heads_are_the_sum_of_two_single_head_layers(m2, tmp_path):
+    """Heads => {2}: the package's output is the hand-written sum over heads, weights head by head."""
+    out = run_m2(tmp_path, 'printRecord new HashTable from {"w" => apply(lightningWeights({2,1}, {1}, '
+                           'Heads => {2}), toString)};\n', m2)
+    names = [m2_name_to_sympy(n) for n in json.loads(out.stdout.split(JSON_MARK)[1])["w"]]
+    assert names == [f"{m}_1_{h}_1_{c}" for h in (1, 2) for m in "qkv" for c in (1, 2)]
+    ours = _m2_entries(tmp_path, m2, "lightningNetwork({2,1}, {1}, 2, Heads => {2})")
+    X = sympy.Matrix(2, 2, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
+    total = sympy.zeros(1, 2)
+    for h in (1, 2):
+        Q, K, V = (sympy.Matrix(1, 2, lambda r, c, m=m: sympy.Symbol(f"{m}_1_{h}_1_{c + 1}")) for m in "qkv")
+        total += V * X * (X.T * K.T * Q * X)
+    assert [sympy.expand(a - b) for a, b in zip(ours, total)] == [0, 0]
+
+
+# ---- JSON records: the contract between the package and Python ----------------------------------
+
+GOOD = JSON_MARK + json.dumps({"rank": 3, "ok": True, "v": "1.21", "degs": [1, 2], "gens": ["q_(1,1,1)^2-3*y_2"],
+                               "w": ["3", "-3/8"], "none": None})
+
+
+def test_a_good_record_reads_back():
+    rec = json_record("noise\n" + GOOD + "\nmore noise\n")
+    assert json_int(rec, "rank") == 3 and json_bool(rec, "ok") is True and json_str(rec, "v") == "1.21"
+    assert json_int_list(rec, "degs") == [1, 2]
+    assert json_polynomials(rec, "gens") == [sympy.Symbol("q_1_1_1") ** 2 - 3 * sympy.Symbol("y_2")]
+    assert json_rationals(rec, "w") == [3, sympy.Rational(-3, 8)] and json_rationals(rec, "none") is None
+
+
+@pytest.mark.parametrize("output", [
+    "", "no record here\n", GOOD + "\n" + GOOD + "\n", JSON_MARK + "{\"rank\": 3\n", JSON_MARK + "[1, 2]\n",
+    JSON_MARK + "{\"rank\": .75}\n", JSON_MARK + "{\"rank\": 0.75}\n", JSON_MARK + "{\"rank\": NaN}\n",
+    JSON_MARK + "{\"rank\": Infinity}\n", JSON_MARK + "{\"rank\": 1" + "0" * 5000 + "}\n",
+    JSON_MARK + "[" * 100000 + "]" * 100000 + "\n"])
+def test_malformed_records_are_refused(output):
+    with pytest.raises(M2ParseError):
+        json_record(output, "script.m2")
+
+
+@pytest.mark.parametrize("getter,value", [
+    (json_int, True), (json_int, "3"), (json_int, None), (json_int, [3]), (json_bool, 1), (json_str, 3),
+    (json_int_list, [1, True]), (json_int_list, "{1, 2}"), (json_polynomials, ["__import__('os')"]),
+    (json_polynomials, [3]), (json_polynomials, "x"), (json_rationals, ["1/0"]), (json_rationals, ["1.5"]),
+    (json_rationals, [True]), (json_rationals, [0.5]), (json_rationals, "3/4"), (json_rationals, ["1" * 5000])])
+def test_wrong_types_are_refused(getter, value):
+    with pytest.raises(M2ParseError) as err:
+        getter({"key": value}, "key", "script.m2")
+    assert "script.m2" in str(err.value)
+
+
+def test_a_missing_key_is_named():
+    with pytest.raises(M2ParseError, match="lacks the key 'rank'"):
+        json_int({"rows": 1}, "rank")
+
+
+@pytest.mark.m2
+def test_what_real_m2_gets_wrong_is_refused(m2, tmp_path):
+    """JSON's own toJSON rounds rationals to floats, and writes .75 (not JSON): both refused."""
+    out = run_m2(tmp_path, f'needsPackage "JSON";\nprint("{JSON_MARK}" | toJSON(new HashTable from {{"w" => {{3/4}}}}));\n',
+                 m2)
+    with pytest.raises(M2ParseError, match="malformed JSON"):
+        json_record(out.stdout)
+    out = run_m2(tmp_path, 'printRecord new HashTable from {"w" => {3/4, 2}};\n', m2, "ok.m2")
+    assert json_rationals(json_record(out.stdout), "w") == [sympy.Rational(3, 4), 2]
+
+
+@pytest.mark.m2
+def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
+    """A real fiber record with its dimension changed, or a witness for another function, is refused."""
+    arch = Architecture((2, 1), (1,), 2)
+    real = fibers.run_package
+
+    def doctor(change):
+        def run(template, params, timeout=None, m2=None, session=None):
+            script, rec = real(template, params, timeout, m2, session)
+            change(rec)
+            return script, rec
+        return run
+
+    point = fibers.unflatten(arch, [1, 2, 3, -1, 1, 1])
+    res = fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
+    assert res.fiber_dimension == 2 and any(c["witness"] for c in res.components)
+    monkeypatch.setattr(fibers, "run_package", doctor(lambda rec: rec.update(fiber_dimension=3)))
+    with pytest.raises(M2ParseError, match="fiber dimension 3"):
+        fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
+
+    def bad_witness(rec):
+        for comp in rec["components"]:
+            if comp["witness"] is not None:
+                comp["witness"] = ["1"] * arch.parameters
+    monkeypatch.setattr(fibers, "run_package", doctor(bad_witness))
+    with pytest.raises(M2ParseError, match="witness of component"):
+        fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
+    monkeypatch.setattr(fibers, "run_package", doctor(lambda rec: rec["components"][0].update(contains_point=1)))
+    with pytest.raises(M2ParseError, match="true/false"):
+        fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
