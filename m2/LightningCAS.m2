@@ -767,8 +767,11 @@ setRandomSeed 1
 assert(neurovarietyDimension({2,1}, {1}, 2) == 4)
 assert(neurovarietyDimension({2,1}, {1}, 2, Strategy => "Implicit") == 4)
 assert(neurovarietyDimension({2,2}, {1}, 2) == neurovarietyDimension({2,2}, {1}, 2, Strategy => "Implicit"))
-assert(neurovarietyDimension({2,1}, {1}, 2, Heads => {2}) ==
-    neurovarietyDimension({2,1}, {1}, 2, Heads => {2}, Strategy => "Implicit"))
+-- first output column: (q.x_1) S(x_1, x_2) with S = sum_l (v.x_l)(k.x_l), a linear form times a
+-- quadratic form from a rank-one matrix v k^T: dimension 2 + 3 - 1 = 4 with one head; two heads
+-- give every element of (linear forms) (x) (the 3-dimensional span of such S): 2 * 3 = 6
+assert(neurovarietyDimension({2,1}, {1}, 2, Heads => {2}) == 6)
+assert(neurovarietyDimension({2,1}, {1}, 2, Heads => {2}, Strategy => "Implicit") == 6)
 -- products of three linear forms in three variables: 9 parameters, 2 scalings
 assert(neurovarietyDimension({3,1}, {1}, 1) == 7)
 ///

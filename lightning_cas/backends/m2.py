@@ -54,7 +54,8 @@ def check_implicit_size(arch: Architecture) -> None:
 def run_template(template: str, params: dict, timeout: float | None = None, m2: str | None = None,
                  session: M2Session | None = None) -> tuple[str, dict[str, str]]:
     """Render ``m2/<template>.m2`` with validated numbers, run it (session or fresh process), and
-    return (script path, ``@@LCAS@@`` records). The one road from Python to Macaulay2."""
+    return (script path, ``@@LCAS@@`` records). For the legacy template (implicit.m2) only;
+    package templates go through ``run_package``."""
     script = write_script(template, **params)
     if session is not None:
         out = session.run(script, timeout=timeout)
