@@ -721,7 +721,12 @@ doc ///
         Text
             An option of @TO parametrizationFiber@ (default 6): for a component that does not contain
             the given point, fix a maximal independent set of variables at random integers and look
-            for a degree-one prime of what remains, at most this many times.
+            for a degree-one prime of what remains, at most this many times. With 0 tries no
+            witness is searched for.
+        Example
+            setRandomSeed 0;
+            F = parametrizationFiber({2,1}, {1}, 2, {1,2,3,-1,1,1}, WitnessTries => 0);
+            apply(F#"components", c -> c#"witness")
 ///
 
 -- hand checks: one layer of width one, one and two heads

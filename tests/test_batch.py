@@ -193,7 +193,7 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
     nbformat.validate(nb)
     assert nb.metadata["kernelspec"]["name"] == "m2"
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert len(code) == 1 and "lcasNetwork" in code[0].source and "widths = {2, 2};" in code[0].source
+    assert len(code) == 1 and "dimensionRecord(" in code[0].source and "widths = {2, 2};" in code[0].source
 
 
 def test_concurrent_sweeps_into_one_directory(tmp_path):
