@@ -243,9 +243,8 @@ fiberIdeal(List, List, ZZ, List) := o -> (widths, attention, tokens, point) -> (
     cols := toList(0 .. o.Columns - 1);
     PhiVar := (lcasForward(lcasLayers(shapes, apply(numgens R, k -> R_k * 1_T)), X))_cols;
     PhiPt := (lcasForward(lcasLayers(shapes, apply(pt, c -> c * 1_T)), X))_cols;
-    I := trim ideal lcasCoefficients(PhiVar - PhiPt, R);
-    if I == 0 then I = ideal(0_R);
-    I)
+    diffs := lcasCoefficients(PhiVar - PhiPt, R);
+    if #diffs == 0 then ideal(0_R) else trim ideal diffs)
 
 -- A rational point on the variety of the prime Pr: fix a maximal independent set of variables
 -- at random small integers; the remaining zero-dimensional ideal often has a rational
