@@ -15,7 +15,7 @@ from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry import fibers
 from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
                                            json_rationals, json_record, json_str, m2_name_to_sympy)
-from lightning_cas.macaulay2.render import package_file
+from lightning_cas.macaulay2.render import package_file, render
 from lightning_cas.macaulay2.runner import run_script
 
 
@@ -199,3 +199,29 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
     monkeypatch.setattr(fibers, "run_package", doctor(lambda rec: rec["components"][0].update(contains_point=1)))
     with pytest.raises(M2ParseError, match="true/false"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
+
+
+# ---- rendering: numbers, the package path, one call -------------------------------------------
+
+def test_package_scripts_are_numbers_then_the_package_path_then_one_call():
+    from lightning_cas.backends.m2 import head_counts, package_params
+
+    arch = Architecture((3, 3, 3), (2, 2), 2)
+    assert head_counts(arch) == [1, 1]
+    text = render("dimension_jacobian", **package_params(arch), charP=101, seed=0, columns=1)
+    lines = text.splitlines()
+    assert lines[1:5] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
+    assert f'lcasPackage = "{package_file().as_posix()}";' in lines
+    assert "lcasNetwork" not in text and "printRecord dimensionRecord(" in text
+
+
+@pytest.mark.parametrize("bad", ['/opt/we"ird/m2/LightningCAS.m2', "/opt/back\\slash/LightningCAS.m2",
+                                 "/opt/new\nline/LightningCAS.m2"])
+def test_a_package_path_that_cannot_be_quoted_is_refused(bad, monkeypatch):
+    from pathlib import PurePosixPath
+
+    from lightning_cas.macaulay2 import render as render_module
+
+    monkeypatch.setattr(render_module, "package_file", lambda: PurePosixPath(bad))
+    with pytest.raises(ValueError, match="cannot be quoted"):
+        render_module.render("fiber", widths=[2, 1])
