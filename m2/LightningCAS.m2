@@ -152,12 +152,12 @@ lcasTangents = (shapes, pt, T, d0, tokens, columns) -> (
     cols := toList(0 .. columns - 1);
     apply(Z#1, M -> M_cols));
 
-coefficientJacobian = method(Options => {Heads => null, CoefficientRing => ZZ/32003, Columns => 1})
+coefficientJacobian = method(Options => {Heads => null, CoefficientRing => null, Columns => 1})
 coefficientJacobian(List, List, ZZ) := o -> (widths, attention, tokens) -> (
     shapes := lcasShapes(widths, attention, o.Heads);
     lcasTokensCheck tokens;
     lcasColumnsCheck(o.Columns, tokens);
-    kk := o.CoefficientRing;
+    kk := if o.CoefficientRing === null then ZZ/lcasDefaultPrime else o.CoefficientRing;
     P := lcasParameterCount shapes;
     T := kk[lcasTokenSymbols(widths#0, tokens)];
     pt := apply(P, k -> random kk);
@@ -441,7 +441,8 @@ doc ///
         Heads => List
             of head counts per layer (default @TO null@: one head per layer)
         CoefficientRing => Ring
-            the field the random point is drawn from (default {\tt ZZ/32003})
+            the field the random point is drawn from; the default @TO null@ means
+            {\tt ZZ/2147483629}, a prime below $2^{31}$
         Columns => ZZ
             how many output tokens to use (default 1)
     Outputs
