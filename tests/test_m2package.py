@@ -225,3 +225,16 @@ def test_a_package_path_that_cannot_be_quoted_is_refused(bad, monkeypatch):
     monkeypatch.setattr(render_module, "package_file", lambda: PurePosixPath(bad))
     with pytest.raises(ValueError, match="cannot be quoted"):
         render_module.render("fiber", widths=[2, 1])
+
+
+@pytest.mark.m2
+def test_multi_head_dimension_m2_package_equals_modp(m2):
+    """Heads go from Python into the package: M2's Jacobian rank equals the modp engine's, and the
+    hand count for two heads on (2,1), a=1, t=2 (linear forms times quadratic forms: 2 * 3 = 6)."""
+    from lightning_cas.backends.m2 import dimension_jacobian
+
+    for heads, expected in (((1,), 4), ((2,), 6)):
+        arch = Architecture((2, 1), (1,), 2, heads=heads)
+        assert dimension_jacobian(arch, m2=m2).dimension == dimension_modp(arch).dimension == expected
+    mixed = Architecture((2, 2, 1), (1, 1), 2, heads=(2, 1))
+    assert dimension_jacobian(mixed, m2=m2).dimension == dimension_modp(mixed).dimension
