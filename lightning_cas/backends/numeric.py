@@ -20,7 +20,9 @@ import time
 
 import numpy as np
 
+from lightning_cas import deadline
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.options import derived_seed
 from lightning_cas.core.model import jacobian
 from lightning_cas.results import DimensionResult
 
