@@ -1,17 +1,26 @@
 """One time limit per command, for Python work and Macaulay2 runs alike.
 
-A verb opens ``time_limit(timeout)``; everything it calls shares that one ``Deadline``:
-Macaulay2 runs get ``deadline.left()`` as their own limit (the runner kills the process group),
-Python loops call ``deadline.check()`` between steps, and in the main thread a ``SIGALRM``
-interrupts long pure-Python, numpy or sympy work between two bytecodes. Why an alarm and not a
-child process: the result objects, sessions and caches stay in this process (nothing to pickle,
-an ``M2Session`` keeps working), and stopping costs nothing. The price: one long C call (a
-python-flint rank, one numpy kernel) finishes before the alarm is seen, and outside the main
-thread only the cooperative checks and the Macaulay2 limits apply.
+A verb opens ``time_limit(timeout)``; everything it calls shares that one ``Deadline``, enforced
+three ways, each where it fits:
+
+* Macaulay2 runs get ``deadline.left()`` as their own limit (the runner kills the process group);
+* Python work in the main thread is interrupted by a ``SIGALRM`` between two bytecodes (sympy,
+  loops over numpy calls), and loops call ``check()`` between steps (any thread);
+* the few long *C* calls an alarm cannot interrupt (a python-flint rank of a large matrix, a
+  float SVD, an arb high-precision spectrum: seconds each) go through ``stoppable``, which runs
+  them in a forked child that is killed at the limit.
+
+Why not a child process for everything: results, sessions and caches stay in this process
+(an ``M2Session`` keeps working, nothing to pickle), and stopping pure-Python work costs nothing.
+Why not the alarm alone: a C call would finish first (measured: 2-6 s over the limit on this
+machine). Without a limit nothing forks, so results and speed are those of a plain call.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
+import select
 import signal
 import threading
 import time
@@ -91,3 +100,63 @@ def time_limit(timeout: float | None):
                 signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - armed_at), 1e-3))
         stack.pop()
 
+
+
+def stoppable(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, in a forked child when a time limit is active, killed when it runs out.
+
+    The value (or the exception) comes back pickled; without a limit, or without ``fork``, it is a
+    plain call.
+    """
+    deadline = current()
+    if deadline.end is None or not hasattr(os, "fork"):
+        return fn(*args, **kwargs)
+    deadline.check()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, leave without running the parent's cleanup
+        status = 1
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            os.close(read_end)
+            try:
+                payload = pickle.dumps((True, fn(*args, **kwargs)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the parent, which re-raises it
+                try:
+                    payload = pickle.dumps((False, exc))
+                except Exception:
+                    payload = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks, reaped = [], False
+    try:
+        while True:
+            left = deadline.end - time.monotonic()
+            if left <= 0:
+                raise deadline.expired_error()
+            ready, _, _ = select.select([read_end], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(read_end, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        os.waitpid(pid, 0)
+        reaped = True
+    finally:
+        os.close(read_end)
+        if not reaped:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+    if not chunks:
+        raise RuntimeError("the stoppable computation ended without a result")
+    ok, value = pickle.loads(b"".join(chunks))
+    if ok:
+        return value
+    raise value
