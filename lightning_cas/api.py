@@ -11,6 +11,7 @@ import os
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.theory import TheoryReport
 from lightning_cas.core.theory import predict as _predict
+from lightning_cas.deadline import m2_limit
 from lightning_cas.errors import InputError
 from lightning_cas.options import DIMENSION_METHODS, check_architecture, resolve
 from lightning_cas.results import DimensionResult, VerifyResult
@@ -41,11 +42,14 @@ def _dimension(arch: Architecture, opts, deadline) -> DimensionResult:
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
     if method == "jacobian":
         from lightning_cas.backends.m2 import dimension_jacobian
-        return dimension_jacobian(arch, seed=opts.seed, prime=opts.prime, timeout=deadline.left(), m2=opts.m2,
-                                  session=opts.session)
+        with m2_limit(deadline):
+            return dimension_jacobian(arch, seed=opts.seed, prime=opts.prime, timeout=deadline.left(), m2=opts.m2,
+                                      session=opts.session)
     if method == "implicit":
         from lightning_cas.backends.m2 import dimension_implicit
-        return dimension_implicit(arch, seed=opts.seed, timeout=deadline.left(), m2=opts.m2, session=opts.session)
+        with m2_limit(deadline):
+            return dimension_implicit(arch, seed=opts.seed, timeout=deadline.left(), m2=opts.m2,
+                                      session=opts.session)
     from lightning_cas.backends.numeric import dimension_numeric
     return dimension_numeric(arch, seed=opts.seed)
 

@@ -26,9 +26,12 @@ import threading
 import time
 from contextlib import contextmanager
 
-from lightning_cas.errors import TimeLimitError
+from lightning_cas.errors import M2TimeoutError, TimeLimitError
 
 _local = threading.local()
+# the alarm is the backstop: it comes a moment after the end, so that a Macaulay2 run or a stoppable
+# child reaching the limit first reports it with its own details (the script that was stopped)
+ALARM_GRACE_S = 1.0
 
 
 class Deadline:
@@ -55,6 +58,18 @@ class Deadline:
     def check(self) -> None:
         """Cooperative check for Python loops."""
         self.left()
+
+
+@contextmanager
+def m2_limit(deadline: Deadline):
+    """A Macaulay2 run given what was left of the command's limit reports that limit, not the remainder."""
+    try:
+        yield
+    except M2TimeoutError as exc:
+        if deadline.timeout is None:
+            raise
+        raise M2TimeoutError(f"Macaulay2 exceeded the {deadline.timeout:g} s time limit and was stopped",
+                             exc.script, exc.output) from None
 
 
 def current() -> Deadline:
@@ -88,7 +103,8 @@ def time_limit(timeout: float | None):
         def on_alarm(_signum, _frame):
             raise deadline.expired_error()
         old_handler = signal.signal(signal.SIGALRM, on_alarm)
-        old_delay, _ = signal.setitimer(signal.ITIMER_REAL, max(deadline.end - time.monotonic(), 1e-3))
+        old_delay, _ = signal.setitimer(signal.ITIMER_REAL,
+                                        max(deadline.end + ALARM_GRACE_S - time.monotonic(), 1e-3))
         armed_at = time.monotonic()
     try:
         yield deadline

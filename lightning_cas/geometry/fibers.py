@@ -18,6 +18,7 @@ import numpy as np
 import sympy
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.deadline import current, m2_limit
 from lightning_cas.options import FIBER_METHODS, check_point, derived_seed, resolve
 from lightning_cas.backends.m2 import architecture_params, run_template
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
@@ -328,7 +329,8 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start, sessi
         values = [int(v) for v in reduced]
     params = {**architecture_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
               "emitGenerators": 1, "witnessTries": WITNESS_TRIES}
-    script, recs = run_template("fiber", params, timeout, m2, session)
+    with m2_limit(current()):
+        script, recs = run_template("fiber", params, timeout, m2, session)
     fiber_dim = parse_int(require(recs, "fiber_dimension", script), script)
     count = parse_int(require(recs, "components", script), script)
     components = []

@@ -182,10 +182,12 @@ def _flags(**overrides) -> dict:
 
 def _run(arch: Architecture, flags: dict, timeout: float | None, m2: str | None, session=None):
     """One run of m2/implicit.m2, bounded by ``timeout`` and by the enclosing verb's deadline."""
-    left = deadlines.current().left("before the next Macaulay2 run")
+    deadline = deadlines.current()
+    left = deadline.left("before the next Macaulay2 run")
     if left is not None:
         timeout = left if timeout is None else min(timeout, left)
-    return run_template("implicit", {**architecture_params(arch), **flags}, timeout, m2, session)
+    with deadlines.m2_limit(deadline):
+        return run_template("implicit", {**architecture_params(arch), **flags}, timeout, m2, session)
 
 
 def _to_sympy_strings(text: str, script: str) -> tuple[str, ...]:
