@@ -417,3 +417,45 @@ def test_an_error_inside_a_stoppable_computation_reaches_the_caller():
 
     with time_limit(30), pytest.raises(InputError, match="in the child"):
         stoppable(refuse)
+
+
+# -------- every verb and command, any option value: a result or one LightningError (property tests)
+
+junk = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 40, 2 ** 40), st.floats(), st.text(max_size=6),
+                 st.fractions(max_denominator=5), st.lists(st.integers(), max_size=2),
+                 st.sampled_from([0, 1, 7, 3, 65521, 2 ** 32 - 1, 2 ** 32, "auto", "modp", "m2", "strata",
+                                  "whole-ideal", "jacobian", np.int64(5), np.bool_(False), math.nan, math.inf]))
+NO_M2 = "/nonexistent/M2"  # every Macaulay2 run fails fast: the property is about validation
+
+
+@pytest.mark.parametrize("name", [v for v in VERBS if v not in ("predict", "sweep")])
+@given(seed=junk, timeout=junk, extra=junk, which=st.sampled_from(["seed", "timeout", "method", "prime", "m2",
+                                                                       "session"]))
+def test_any_option_value_gives_a_result_or_a_lightning_error(name, seed, timeout, extra, which):
+    verb = getattr(lightning_cas, name)
+    kwargs = {"seed": seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 50 else 0,
+              "timeout": 60, "m2": NO_M2}
+    kwargs[which] = {"seed": seed, "timeout": timeout}.get(which, extra)
+    if which in ("method", "prime") and which not in inspect.signature(verb).parameters:
+        kwargs.pop(which)
+    args = (A211, ((((1, 2),), ((3, 4),), ((5, 6),)),)) if name == "is_singular" else (A211,)
+    try:
+        result = verb(*args, **kwargs)
+    except LightningError as exc:
+        assert str(exc) and "\n" not in str(exc).strip()
+    else:
+        assert isinstance(result, JsonResult)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@given(option=st.sampled_from(["--seed", "--timeout", "--prime"]),
+       value=st.one_of(st.text(max_size=8).filter(lambda t: not t.startswith("-") or t[1:2].isdigit()),
+                       st.sampled_from(["nan", "inf", "-0", "0", "1e309", "-5", "2147483647", "4294967296", "3"])))
+def test_any_option_text_on_any_command_is_a_result_or_one_line(command, option, value):
+    if option == "--prime" and command not in ("dim", "verify", "fiber"):
+        option = "--seed"
+    res = run_cli(COMMANDS[command] + [option, value, "--m2", NO_M2])
+    assert res.exit_code != 70 and "Traceback" not in res.stdout + res.stderr, res.stderr
+    if res.exit_code not in (0, 3):
+        lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("lightning-cas: running")]
+        assert len(lines) == 1 and lines[0].startswith("lightning-cas: error:"), lines
