@@ -161,7 +161,8 @@ def test_cli_boundary_json_with_a_point(m2, tmp_path):
     assert out.exit_code == 0, out.output
     data = json.loads(out.output[out.output.index("{"):])
     assert data["boundary"] is False and data["certificate"]["kind"] == "branches"
-    assert data["method"].startswith("real verdict by certificate") and "exact" in data["certainty"]
+    assert data["method"] == "certificate" and data["method_detail"].startswith("real verdict by certificate")
+    assert data["certainty"] == "exact"  # a verdict alone, no sampled closure
 
 
 def test_witness_curve_points_lie_on_the_variety(m2):
