@@ -162,6 +162,7 @@ def _cli(args, timeout):
     return proc.returncode, proc.stderr, time.monotonic() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["dim", "--widths", "24,24,24", "--attention", "6,6", "--tokens", "3"],  # modp: about 15 s without a limit
     ["dim", "--widths", "10,10,10", "--attention", "4,4", "--tokens", "3", "--normalization", "softmax"],
@@ -197,6 +198,7 @@ def test_deadline_alarm_interrupts_pure_python():
     assert time.monotonic() - start < 2
 
 
+@pytest.mark.slow
 def test_a_sweep_job_records_a_python_timeout(tmp_path):
     from lightning_cas import sweep
 
