@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lightning_cas
@@ -378,6 +378,7 @@ def record_strategy(cls, depth=0):
 
 
 @pytest.mark.parametrize("cls", _all_result_classes(), ids=lambda c: c.__name__)
+@settings(max_examples=60)
 @given(data=st.data())
 def test_every_result_type_is_equal_after_a_json_round_trip(cls, data):
     result = data.draw(record_strategy(cls))
@@ -431,6 +432,7 @@ NO_M2 = "/nonexistent/M2"  # every Macaulay2 run fails fast: the property is abo
 
 
 @pytest.mark.parametrize("name", [v for v in VERBS if v not in ("predict", "sweep")])
+@settings(max_examples=40)
 @given(seed=junk, timeout=junk, extra=junk, which=st.sampled_from(["seed", "timeout", "method", "prime", "m2",
                                                                        "session"]))
 def test_any_option_value_gives_a_result_or_a_lightning_error(name, seed, timeout, extra, which):
@@ -450,6 +452,7 @@ def test_any_option_value_gives_a_result_or_a_lightning_error(name, seed, timeou
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
+@settings(max_examples=30)
 @given(option=st.sampled_from(["--seed", "--timeout", "--prime"]),
        value=st.one_of(st.text(max_size=8).filter(lambda t: not t.startswith("-") or t[1:2].isdigit()),
                        st.sampled_from(["nan", "inf", "-0", "0", "1e309", "-5", "2147483647", "4294967296", "3"])))
