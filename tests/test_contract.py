@@ -465,10 +465,3 @@ def test_any_option_text_on_any_command_is_a_result_or_one_line(command, option,
         lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("lightning-cas: running")]
         assert len(lines) == 1 and lines[0].startswith("lightning-cas: error:"), lines
 
-
-def test_fiber_over_a_tiny_prime_is_refused():
-    from lightning_cas import fiber
-
-    with pytest.raises(InputError, match="too small"):
-        fiber(A211, method="m2", prime=3, m2=NO_M2)
-    one_line_refusal(run_cli(["fiber", *ONE_LAYER, "--method", "m2", "--prime", "5", "--m2", NO_M2]), 2, "too small")
