@@ -13,7 +13,7 @@ from lightning_cas.core.theory import TheoryReport
 from lightning_cas.core.theory import predict as _predict
 from lightning_cas.deadline import m2_limit
 from lightning_cas.errors import InputError
-from lightning_cas.options import DIMENSION_METHODS, check_architecture, resolve
+from lightning_cas.options import DIMENSION_METHODS, MAX_FAILURE_BOUND, check_architecture, resolve
 from lightning_cas.results import DimensionResult, VerifyResult
 
 METHODS = DIMENSION_METHODS
@@ -34,6 +34,16 @@ def dimension(arch: Architecture, *, method: str = "auto", seed: int = 0, timeou
 
 
 def _dimension(arch: Architecture, opts, deadline) -> DimensionResult:
+    result = _compute_dimension(arch, opts, deadline)
+    bound = result.failure_bound
+    if opts.prime is not None and bound is not None and bound >= MAX_FAILURE_BOUND:
+        # the up-front check uses the largest rank; the backend's stated bound also counts what it sampled
+        raise InputError(f"the prime {opts.prime} is too small for the {result.method} method on this architecture: "
+                         f"the stated failure bound {bound:.3g} is not below {MAX_FAILURE_BOUND:g}; use a larger prime.")
+    return result
+
+
+def _compute_dimension(arch: Architecture, opts, deadline) -> DimensionResult:
     method = opts.method
     if method == "auto":
         method = "modp" if arch.normalization == "none" else "numeric"

@@ -93,8 +93,12 @@ def test_prime_whose_bound_is_not_small_is_refused_in_one_line():
 def test_a_prime_with_a_small_bound_gives_the_true_dimension():
     from lightning_cas import dimension
 
-    r = dimension(A211, prime=65521)
-    assert r.dimension == 4 and r.failure_bound < 1e-3 and min(r.primes) > 58000
+    from lightning_cas.backends.modp import previous_prime
+
+    r = dimension(A211, prime=previous_prime(2 ** 23))
+    assert r.dimension == 4 and r.failure_bound < 1e-3
+    with pytest.raises(InputError, match="stated failure bound"):  # passes the up-front check, not the stated bound
+        dimension(A211, prime=65521)
 
 
 @pytest.mark.parametrize("seed", [-1, True, np.bool_(True), Fraction(1), 1.0, "3", 2 ** 32, None])
