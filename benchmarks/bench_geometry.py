@@ -46,7 +46,7 @@ def run_geometry_bench(timeout: float) -> list[dict]:
     def singular_row(arch):
         res = singular_locus(arch, timeout=timeout)
         return dict(status="ok" if res.complete else "incomplete", dimension=res.singular_dimension,
-                    pieces="; ".join(s for c in res.components for s in c["contained_in"]) or "vertex only",
+                    pieces="; ".join(s for c in res.pieces for s in c["contained_in"]) or "vertex only",
                     m2_version=res.m2_version)
 
     def closure_row(arch):

@@ -23,6 +23,10 @@ class TooLargeError(InputError):
     """The request is valid but the chosen method would not finish; names a method that would."""
 
 
+class TimeLimitError(LightningError):
+    """The command's time limit (--timeout) ran out, in Python work or in a Macaulay2 run."""
+
+
 class UnsupportedError(LightningError):
     """A valid request that this method cannot answer (e.g. softmax through Macaulay2)."""
 
@@ -47,7 +51,7 @@ class M2ScriptError(M2Error):
     """Macaulay2 reported an error in the script (non-zero exit with an M2 error message)."""
 
 
-class M2TimeoutError(M2Error):
+class M2TimeoutError(M2Error, TimeLimitError):
     """Macaulay2 exceeded the time limit; its whole process group has been killed."""
 
 

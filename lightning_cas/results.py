@@ -1,23 +1,41 @@
-"""Result objects: frozen, self-describing (method, certainty, seed, primes, versions, time),
-and lossless through JSON.
+"""The result contract: one provenance for every result, typed nested records, lossless JSON.
 
-``certainty`` is one of ``exact`` (symbolic, over QQ), ``probabilistic`` (exact arithmetic at
-random points mod p: can only under-estimate, with a stated bound) and ``numeric`` (floating
-point with a reported tolerance or gap).
+Every result is a frozen dataclass that inherits :class:`Provenance` (method, certainty, seed,
+elapsed_s, m2_version, lightning_cas_version, and free-text ``method_detail`` /
+``certainty_detail``) and :class:`JsonResult` (``to_dict``/``from_dict``/``to_json``/``from_json``
+with a ``kind`` key). ``from_dict`` is strict: the ``kind`` must match, unknown keys are refused,
+and nested records are rebuilt with their types, so ``from_json(r.to_json()) == r`` for every
+result. ``load_result(path)`` reads any result file back as the right class.
+
+``certainty`` is one of ``exact`` (symbolic over QQ, or a proof certificate), ``probabilistic``
+(exact arithmetic at random points: wrong only with a stated small probability) and ``numeric``
+(floating point with a reported tolerance or gap). See docs/results.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import types
+import typing
 from dataclasses import dataclass, field, fields
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import InputError
 
 CERTAINTIES = ("exact", "probabilistic", "numeric")
+MAX_RESULT_BYTES = 64 * 2 ** 20
+
+
+def _version() -> str:
+    from lightning_cas import __version__
+
+    return __version__
 
 
 def freeze(value):
-    """Lists from JSON (and nested tuples) as the tuples the frozen dataclasses hold."""
+    """Lists (from JSON or from a caller) as tuples, recursively, so results compare after a round trip."""
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):
@@ -26,7 +44,7 @@ def freeze(value):
 
 
 def _thaw(value):
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return [_thaw(v) for v in value]
     if isinstance(value, dict):
         return {k: _thaw(v) for k, v in value.items()}
@@ -35,56 +53,162 @@ def _thaw(value):
     return value
 
 
-class JsonResult:
-    """Mixin: ``to_dict``/``from_dict``/``to_json``/``from_json`` for result dataclasses."""
+def _decode(tp, value, where: str):
+    """``value`` (from JSON) as an instance of the annotation ``tp``; refuses what does not fit."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise InputError(f"{where} must not be null.")
+        for arg in args:
+            if arg is type(None):
+                continue
+            return _decode(arg, value, where)
+    if tp is typing.Any or tp is object:
+        return freeze(value)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise InputError(f"{where} must be a list, got {type(value).__name__}.")
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+        return freeze(value)
+    if tp is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise InputError(f"{where} must be a list, got {type(value).__name__}.")
+        return freeze(value)
+    if tp is dict or origin is dict:
+        if not isinstance(value, dict):
+            raise InputError(f"{where} must be an object, got {type(value).__name__}.")
+        return freeze(value)
+    if isinstance(tp, type) and hasattr(tp, "from_dict"):
+        if isinstance(value, tp):
+            return value
+        return tp.from_dict(value)
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{where} must be a number, got {value!r}.")
+        return float(value)
+    if tp in (int, str, bool):
+        if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
+            raise InputError(f"{where} must be {tp.__name__}, got {value!r}.")
+        return value
+    return freeze(value)
+
+
+class Record:
+    """Mixin for typed nested records (frozen dataclasses): strict, lossless ``to_dict``/``from_dict``.
+
+    ``record["name"]`` reads a field too, for code written against the former dict shape.
+    """
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (list, tuple, dict)):
+                object.__setattr__(self, f.name, freeze(value))
+
+    def __getitem__(self, key: str):
+        if key not in {f.name for f in fields(self)}:
+            raise KeyError(key)
+        return getattr(self, key)
 
     def to_dict(self) -> dict:
-        data = {"kind": type(self).__name__}
-        for f in fields(self):
-            data[f.name] = _thaw(getattr(self, f.name))
+        return {f.name: _thaw(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def _check_keys(cls, data) -> dict:
+        if not isinstance(data, dict):
+            raise InputError(f"a {cls.__name__} must be a JSON object, got {type(data).__name__}.")
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise InputError(f"unknown {cls.__name__} keys: {', '.join(sorted(map(str, unknown)))}.")
+        required = {f.name for f in fields(cls) if f.default is dataclasses.MISSING
+                    and f.default_factory is dataclasses.MISSING}
+        missing = required - set(data)
+        if missing:
+            raise InputError(f"the {cls.__name__} is missing {', '.join(sorted(missing))}.")
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        data = cls._check_keys(data)
+        hints = typing.get_type_hints(cls)
+        kwargs = {k: _decode(hints.get(k, typing.Any), v, f"{cls.__name__}.{k}") for k, v in data.items()}
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"not a valid {cls.__name__}: {exc}.") from None
+
+
+class JsonResult(Record):
+    """A top-level result: ``to_dict`` carries ``kind`` (the class name), ``from_dict`` checks it."""
+
+    def to_dict(self) -> dict:
+        return {"kind": type(self).__name__, **super().to_dict()}
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
     def from_dict(cls, data: dict):
-        data = dict(data)
-        data.pop("kind", None)
-        names = {f.name for f in fields(cls)}
-        kwargs = {k: (Architecture.from_dict(v) if k == "architecture" else freeze(v))
-                  for k, v in data.items() if k in names}
-        return cls(**kwargs)
+        if not isinstance(data, dict):
+            raise InputError(f"a {cls.__name__} must be a JSON object, got {type(data).__name__}.")
+        kind = data.get("kind")
+        if kind != cls.__name__:
+            raise InputError(f"expected a {cls.__name__}, got kind {kind!r}.")
+        data = {k: v for k, v in data.items() if k != "kind"}
+        return super().from_dict(data)
 
     @classmethod
     def from_json(cls, text: str):
-        return cls.from_dict(json.loads(text))
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"not a JSON result: {exc}.") from None
+        return cls.from_dict(data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provenance:
+    """How a result was obtained; every result carries these keys (keyword-only, after its own fields)."""
+
+    method: str  # a short method name, e.g. "modp", "m2-ker", "strata"
+    certainty: str  # exact | probabilistic | numeric
+    seed: int | None = None
+    elapsed_s: float = 0.0
+    m2_version: str | None = None
+    lightning_cas_version: str = field(default_factory=_version)
+    method_detail: str | None = None  # the method in words
+    certainty_detail: str | None = None  # what the certainty covers, e.g. "verdict by certificate"
+
+    def __post_init__(self):
+        if self.certainty not in CERTAINTIES:
+            raise ValueError(f"certainty must be one of {CERTAINTIES}, got {self.certainty!r}")
+        Record.__post_init__(self)
+
+
+# ---------------------------------------------------------------- the dimension results
 
 
 @dataclass(frozen=True)
-class DimensionResult(JsonResult):
+class DimensionResult(Provenance, JsonResult):
     """The dimension of the neurovariety of one architecture, and how it was obtained."""
 
     architecture: Architecture
     dimension: int
     parameters: int
     ambient_dimension: int
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
     primes: tuple[int, ...] = ()
     samples: int | None = None
-    runs: tuple = ()  # one dict per repetition: prime, seed, rank, rows
+    runs: tuple[dict, ...] = ()  # one per repetition: prime, seed, rank, rows (numeric: its spectrum)
     consistent: bool = True  # False when repetitions disagreed (never averaged away)
     failure_bound: float | None = None  # Schwartz-Zippel bound on under-estimating, per run
     script: str | None = None
     notes: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        if self.certainty not in CERTAINTIES:
-            raise ValueError(f"certainty must be one of {CERTAINTIES}")
 
     @property
     def fiber_dimension(self) -> int:
@@ -92,8 +216,8 @@ class DimensionResult(JsonResult):
 
 
 @dataclass(frozen=True)
-class VerifyResult(JsonResult):
-    """A computed dimension next to the theory's prediction."""
+class VerifyResult(Provenance, JsonResult):
+    """A computed dimension next to the theory's prediction (provenance: that of the computation)."""
 
     architecture: Architecture
     computed: DimensionResult
@@ -105,8 +229,55 @@ class VerifyResult(JsonResult):
     message: str = ""
     details: dict = field(default_factory=dict)
 
-    @classmethod
-    def from_dict(cls, data: dict):
-        data = dict(data)
-        data["computed"] = DimensionResult.from_dict(data["computed"])
-        return super().from_dict(data)
+
+# ---------------------------------------------------------------- reading any result back
+
+# kind -> module defining it (imported on demand, so reading a dimension result needs no sympy)
+RESULT_MODULES = {
+    "DimensionResult": "lightning_cas.results", "VerifyResult": "lightning_cas.results",
+    "TheoryReport": "lightning_cas.core.theory",
+    "FiberResult": "lightning_cas.geometry.fibers",
+    "ImplicitResult": "lightning_cas.geometry.ideals", "SingularLocusResult": "lightning_cas.geometry.ideals",
+    "PointSingularityResult": "lightning_cas.geometry.ideals",
+    "BoundaryResult": "lightning_cas.geometry.boundary", "ClaimsResult": "lightning_cas.geometry.claims",
+}
+
+
+def result_class(kind) -> type:
+    import importlib
+
+    if not isinstance(kind, str) or kind not in RESULT_MODULES:
+        raise InputError(f"unknown result kind {kind!r}; expected one of {', '.join(sorted(RESULT_MODULES))}.")
+    return getattr(importlib.import_module(RESULT_MODULES[kind]), kind)
+
+
+def result_from_dict(data) -> JsonResult:
+    """Any result from its ``to_dict`` form, as the class its ``kind`` names."""
+    if not isinstance(data, dict):
+        raise InputError("a result must be a JSON object.")
+    return result_class(data.get("kind")).from_dict(data)
+
+
+def load_result(path: str | os.PathLike) -> JsonResult:
+    """Read a result written with ``--json`` (or ``to_json``) back as its class."""
+    path = os.fspath(path)
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"the result {path!r} is not a regular file.")
+    if info.st_size > MAX_RESULT_BYTES:
+        raise InputError(f"the result {path!r} is larger than {MAX_RESULT_BYTES // 2**20} MiB.")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(MAX_RESULT_BYTES + 1)
+        data = json.loads(text)
+    except OSError as exc:
+        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"the result {path!r} is not valid JSON: {exc}.") from None
+    return result_from_dict(data)
+

@@ -99,8 +99,8 @@ def test_non_prime_or_out_of_range_modulus_refused(prime):
 
 
 def test_a_chosen_prime_is_used_and_reported():
-    result = dimension(Architecture((2, 2), (2,), 2), prime=32003)
-    assert result.primes[0] == 32003 and result.primes[1] < 32003 and result.dimension == 7
+    result = dimension(Architecture((2, 2), (2,), 2), prime=1000003)  # 32003 is refused: its bound is above 1e-3
+    assert result.primes[0] == 1000003 and result.primes[1] < 1000003 and result.dimension == 7
 
 
 def test_symbolic_methods_refuse_large_networks_up_front():

@@ -15,7 +15,6 @@ import socket
 import stat
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 

@@ -38,11 +38,11 @@ def test_pieces_are_the_claimed_strata(loci, case):
     assert res.complete and not res.unresolved and res.certainty == "exact"
     assert res.variety["codimension"] > 0  # so the vertex is singular too
     if CLAIMED[case] is None:
-        assert res.components == () and res.singular_dimension == 0
+        assert res.pieces == () and res.components == () and res.singular_dimension == 0
         return
-    assert len(res.components) == 1
-    piece = res.components[0]
-    assert piece["contained_in"] == [CLAIMED[case]]
+    assert len(res.pieces) == 1 and res.components == ()  # strata pieces and whole-ideal components are apart
+    piece = res.pieces[0]
+    assert piece.contained_in == (CLAIMED[case],)
     assert piece["jacobian_rank"] < piece["codimension"]
     assert piece["rank_V"] == 1 and piece["rank_A"] == 1
     assert res.singular_dimension == piece["image_dimension"]
@@ -65,7 +65,8 @@ def test_singular_ideal_against_exact_tangent_ranks(loci, ideals, case):
 
 @pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
 def test_strata_agree_with_whole_ideal_jacobian_criterion(loci, ideals, m2, case):
-    whole = geometry.singular_locus(arch_of(case), m2=m2, timeout=300, method="jacobian")
+    whole = geometry.singular_locus(arch_of(case), m2=m2, timeout=300, method="whole-ideal")
+    assert whole.method == "whole-ideal" and whole.pieces == ()
     res = loci[case]
     assert whole.singular_dimension == res.singular_dimension
     # the same zero set: every generator of each ideal vanishes on random points of the other's pieces
@@ -86,6 +87,6 @@ def test_cli_strata_text_and_refusals(m2):
     assert out.exit_code == 0, out.output
     assert "singular piece 1" in out.output and PARALLEL in out.output and "the vertex 0" in out.output
     out = runner.invoke(main, ["singular", "--widths", "3,1", "--attention", "1", "--one-coordinate", "--m2", m2])
-    assert out.exit_code == 2 and "Traceback" not in out.output and "--method jacobian" in out.output
+    assert out.exit_code == 2 and "Traceback" not in out.output and "--method whole-ideal" in out.output
     out = runner.invoke(main, ["singular", "--widths", "2,1", "--attention", "1", "--method", "nope"])
     assert out.exit_code == 2 and "Traceback" not in out.output

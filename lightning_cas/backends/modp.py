@@ -26,7 +26,9 @@ import time
 
 import numpy as np
 
+from lightning_cas import deadline
 from lightning_cas.backends import rank_modp
+from lightning_cas.options import derived_seed
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import jacobian
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
@@ -239,8 +241,10 @@ def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, 
                             "try smaller widths.")
     runs = []
     for k, q in enumerate(primes):
-        rank, rows = rank_at_random_point(arch, q, seed + k, samples)
-        runs.append({"prime": q, "seed": seed + k, "rank": rank, "rows": rows})
+        deadline.check()
+        run_seed = derived_seed(seed, k)
+        rank, rows = deadline.stoppable(rank_at_random_point, arch, q, run_seed, samples)
+        runs.append({"prime": q, "seed": run_seed, "rank": rank, "rows": rows})
     ranks = {r["rank"] for r in runs}
     dim = max(ranks)  # a random point never raises the rank: the largest is the best lower bound
     rows = max(r["rows"] for r in runs)

@@ -20,7 +20,9 @@ import time
 
 import numpy as np
 
+from lightning_cas import deadline
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.options import derived_seed
 from lightning_cas.core.model import jacobian
 from lightning_cas.results import DimensionResult
 
@@ -67,7 +69,7 @@ def dimension_numeric(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     if arch.normalization == "softmax":
         return dimension_softmax(arch, seed=seed, samples=samples, **options)
     start = time.perf_counter()
-    s = singular_values(arch, seed, samples)
+    s = deadline.stoppable(singular_values, arch, seed, samples)
     info = analyze_spectrum(s, samples * arch.widths[-1] * arch.tokens, arch.parameters)
     rank, gap_rank = info["rank"], info["gap_rank"]
     notes = [f"tolerance {info['tolerance']:.3g}", f"largest gap after singular value {gap_rank}: "
@@ -120,6 +122,11 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
             "clear": bool(gap >= CLEAR_GAP_DECADES and noise[gap_rank:].all())}
 
 
+def _float_spectrum(jacobian_fn, arch, w, X) -> np.ndarray:
+    """Singular values of the float Jacobian (one long C call: run where the time limit can stop it)."""
+    return np.linalg.svd(jacobian_fn(arch, w, X), compute_uv=False)
+
+
 def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES, repetitions: int = 3,
                       dps: int = DEFAULT_DPS, confirm: str = "auto", scale: str = "fan_in",
                       hp_samples: int | None = None) -> DimensionResult:
@@ -148,9 +155,10 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     rows = samples * arch.widths[-1] * arch.tokens
     runs = []
     for k in range(repetitions):
-        w, X = random_point(arch, seed + k, samples, scale)
-        s = np.linalg.svd(softmax_jacobian(arch, w, X), compute_uv=False)
-        runs.append({"seed": seed + k, "precision": "float64", "samples": samples, "rows": rows,
+        run_seed = derived_seed(seed, k)
+        w, X = random_point(arch, run_seed, samples, scale)
+        s = deadline.stoppable(_float_spectrum, softmax_jacobian, arch, w, X)
+        runs.append({"seed": run_seed, "precision": "float64", "samples": samples, "rows": rows,
                      "scale": scale, **analyze_spectrum(s, rows, arch.parameters)})
     float_ranks = {r["gap_rank"] for r in runs}
     all_clear = all(r["clear"] for r in runs) and len(float_ranks) == 1
@@ -162,7 +170,8 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     if confirm == "always" or (confirm == "auto" and not all_clear):
         unclear = [r for r in runs if not r["clear"]]
         hp_seed = (unclear[0] if unclear else runs[0])["seed"]
-        hp = high_precision_run(arch, hp_seed, hp_samples or high_precision_samples(arch), dps, scale)
+        hp = deadline.stoppable(high_precision_run, arch, hp_seed, hp_samples or high_precision_samples(arch), dps,
+                                scale)
         runs.append(hp)
         dim = hp["rank"]
         consistent = hp["clear"]

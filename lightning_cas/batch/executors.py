@@ -18,7 +18,7 @@ import uuid
 from lightning_cas.batch.spec import M2_METHODS, Job
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES, JobResult
 from lightning_cas.core.files import read_text
-from lightning_cas.errors import InputError, LightningError, M2TimeoutError
+from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
 
 
@@ -52,8 +52,8 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
         script = result.script
     except _SoftTimeout:
         status, message = "timeout", f"the {job.method} computation exceeded the {job.timeout:g} s time limit."
-    except M2TimeoutError as exc:
-        status, message, script = "timeout", str(exc), exc.script
+    except TimeLimitError as exc:  # Macaulay2's limit or the verb's own deadline (Python work)
+        status, message, script = "timeout", str(exc), getattr(exc, "script", None)
     except LightningError as exc:
         status, message = "error", str(exc)
         script = getattr(exc, "script", None)

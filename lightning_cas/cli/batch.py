@@ -69,7 +69,9 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
     from lightning_cas.batch.spec import MAX_JOBS, load_spec
     from lightning_cas.batch.sweep import run_sweep
     from lightning_cas.core.display import printable
+    from lightning_cas.options import check_m2, check_timeout
 
+    timeout, m2 = check_timeout(timeout), check_m2(m2)
     sweep = load_spec(spec, max_jobs or MAX_JOBS)
     out = out or str(Path("results") / sweep.name)
     if list_only:

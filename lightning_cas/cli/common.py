@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import json
 import os
 import sys
 

@@ -47,12 +47,17 @@ def _progress(message: str) -> None:
     click.echo(f"lightning-cas: {message} ...", err=True)
 
 
+WATCHDOG_GRACE_S = 1.0
+
+
 def run_with_progress(message: str, fn, timeout: float | None = None, console=None):
     """Run ``fn()`` (an M2-backed call) and show what runs on stderr, stdout stays clean for --json.
 
     On a terminal (or with a given rich ``console``) a spinner with the elapsed time and the time
     limit, updated while M2 works in a daemon thread (so Ctrl-C is not held up by it; M2 dies with
-    us); otherwise one line, as logs want. ``--timeout`` itself is enforced by the M2 runner.
+    us); otherwise one line, as logs want. ``--timeout`` is enforced inside the verb (its deadline);
+    on a terminal the main thread also stops waiting a moment after the limit, since a worker
+    thread cannot take the alarm signal.
     """
     if console is None:
         if not sys.stderr.isatty():
@@ -71,10 +76,16 @@ def run_with_progress(message: str, fn, timeout: float | None = None, console=No
     worker = threading.Thread(target=work, daemon=True)
     start = time.monotonic()
     limit = f" (limit {timeout:g} s)" if timeout else ""
+    from lightning_cas.deadline import Deadline
+
+    watchdog = Deadline(timeout + WATCHDOG_GRACE_S if timeout else None)  # the worker has its own limit too
     with console.status(f"{message}: 0 s{limit}") as status:
         worker.start()
         while worker.is_alive():
             worker.join(0.25)
+            if watchdog.end is not None and time.monotonic() > watchdog.end and worker.is_alive():
+                box["error"] = Deadline(timeout).expired_error()  # the daemon worker dies with the process
+                break
             status.update(f"{message}: {time.monotonic() - start:.0f} s{limit}")
     console.print(f"lightning-cas: {message}: done in {time.monotonic() - start:.1f} s"
                   if "error" not in box else f"lightning-cas: {message}: stopped after "
@@ -118,8 +129,8 @@ def implicit_command(widths, attention, tokens, as_json, seed, timeout, m2, one_
             click.echo(f"  ... ({len(res.generators) - 20} more; use --json)")
     if res.numerical_degree:
         nd = res.numerical_degree
-        click.echo(f"numerical degree {nd['value']} (numeric; consensus {nd['consensus']}: "
-                   f"{[r['degree'] for r in nd['runs']]})")
+        click.echo(f"numerical degree {nd.value} (numeric; consensus {nd.consensus}: "
+                   f"{[r.degree for r in nd.runs]})")
     for note in res.notes:
         click.echo(f"note: {note}")
 
@@ -135,10 +146,10 @@ def _count(values):
 @_geometry_options
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
               help="weights.json: test this point instead of listing the singular locus.")
-@click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (with --at or --method jacobian).")
-@click.option("--method", type=click.Choice(geometry.SINGULAR_METHODS), default="strata", show_default=True,
+@click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (with --at or --method whole-ideal).")
+@click.option("--method", type=click.Choice(geometry.SINGULAR_METHOD_SPELLINGS), default="strata", show_default=True,
               help="strata: Jacobian criterion on weight slices by G-orbits (finishes for the small cases); "
-                   "jacobian: minors of the whole implicit ideal.")
+                   "whole-ideal (also spelled jacobian): minors of the whole implicit ideal.")
 @clean_errors
 def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, one_coordinate, method):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
@@ -167,7 +178,7 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
     click.echo(f"{arch}: variety of dimension {v['dimension']}, degree {v['degree']}   ({_how(res)})")
     if res.singular_dimension is not None and res.singular_dimension < 0:
         click.echo("smooth everywhere (the singular ideal is the unit ideal)")
-    if method == "strata":
+    if res.method == "strata":
         _echo_strata(res)
         return
     for i, c in enumerate(res.components, start=1):
@@ -179,7 +190,7 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
 def _echo_strata(res) -> None:
     if res.variety["codimension"] > 0:
         click.echo("singular: the vertex 0 (a cone that is not a linear space)")
-    for i, c in enumerate(res.components, start=1):
+    for i, c in enumerate(res.pieces, start=1):
         inside = "; ".join(c["contained_in"]) or "NO listed stratum"
         eqs = " ; ".join(c["slice_generators"]) or "the whole slice"
         click.echo(f"singular piece {i}: {c['slice']}, where {eqs}: rank A = {c['rank_A']}, Jacobian rank "
@@ -220,9 +231,9 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
     if res.critical_image_dimension is not None:
         click.echo(f"image of the critical points: dimension {res.critical_image_dimension}")
     for i, c in enumerate(res.components, start=1):
-        flags = ", ".join(str(s["boundary"]).lower() for s in c["samples"])
-        click.echo(f"candidate {i}: closure of {c['stratum']} (from the {' and '.join(c['source'])}), dimension "
-                   f"{c.get('dimension')}, degree {c.get('degree')}: {c['verdict']} (sample verdicts: {flags})")
+        flags = ", ".join(str(s.boundary).lower() for s in c.samples)
+        click.echo(f"candidate {i}: closure of {c['stratum']} (from the {' and '.join(c.source)}), dimension "
+                   f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})")
     if res.closure_complete is not None:
         if res.boundary_closure:
             gens = res.boundary_closure

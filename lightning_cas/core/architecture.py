@@ -35,23 +35,8 @@ def _as_int(value, name: str) -> int:
     raise InputError(f"{name} must be an integer, got {value!r}.")
 
 
-MAX_TIMEOUT_S = 7 * 24 * 3600
-
-
-def check_seed(seed) -> int:
-    """Seeds are reported with every result and fed to numpy and Macaulay2: 0 <= seed < 2^31."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
-        raise InputError(f"seed must be an integer between 0 and 2^31 - 1, got {seed!r}.")
-    return seed
-
-
-def check_timeout(timeout) -> float | None:
-    """None (no limit beyond the default) or a positive number of seconds, at most a week."""
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_S:
-        raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
-    return float(timeout)
+# seeds and time limits are validated in one place for every verb (re-exported for older callers)
+from lightning_cas.options import MAX_TIMEOUT_S, check_seed, check_timeout  # noqa: E402,F401
 
 
 def parse_int_list(text: str, name: str) -> tuple[int, ...]:

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
+
+if TYPE_CHECKING:  # sympy is imported where it is used: `dim` never pays for it
+    import sympy
 
 # sympy is imported inside the symbolic functions: it takes longer to import (0.6 s) than the
 # numeric half of this module takes to compute a dimension, and `dim` never needs it.

@@ -7,9 +7,10 @@ module only predicts, so the two can be compared honestly.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.results import JsonResult, Provenance, Record
 
 
 def rho(a: int, d: int) -> int:
@@ -22,7 +23,7 @@ def rho(a: int, d: int) -> int:
 
 
 @dataclass(frozen=True)
-class Prediction:
+class Prediction(Record):
     """One predicted quantity: a value, or None with the reason no closed form applies."""
 
     quantity: str
@@ -34,17 +35,6 @@ class Prediction:
     kind: str = "value"  # "value": the quantity itself; "upper bound": the quantity is at most value
     bounds: tuple = ()  # the justified bounds value is the least of: ((name, value, why), ...)
     refined: int | None = None  # several heads: a sharper proved bound from head mixing (see core.multihead)
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["bounds"] = [list(b) for b in self.bounds]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Prediction":
-        data = dict(data)
-        data["bounds"] = tuple(tuple(b) for b in data.get("bounds", ()))
-        return cls(**data)
 
 
 def _no_prediction(quantity: str, reason: str) -> Prediction:
@@ -141,8 +131,9 @@ def predict_fiber_dimension(arch: Architecture) -> Prediction:
 
 
 @dataclass(frozen=True)
-class TheoryReport:
-    """All predictions for one architecture."""
+class TheoryReport(Provenance, JsonResult):
+    """All predictions for one architecture (closed forms: method "theory", certainty "exact"; each
+    prediction's ``status`` says whether its formula is proved, derived or conjectured)."""
 
     architecture: Architecture
     dimension: Prediction
@@ -150,24 +141,13 @@ class TheoryReport:
     symmetry_group_dimension: Prediction
     fiber_dimension: Prediction
     ambient_dimension: int
-
-    def to_dict(self) -> dict:
-        return {"architecture": self.architecture.to_dict(),
-                "dimension": self.dimension.to_dict(), "parameters": self.parameters.to_dict(),
-                "symmetry_group_dimension": self.symmetry_group_dimension.to_dict(),
-                "fiber_dimension": self.fiber_dimension.to_dict(),
-                "ambient_dimension": self.ambient_dimension}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TheoryReport":
-        return cls(Architecture.from_dict(data["architecture"]),
-                   *(Prediction.from_dict(data[k]) for k in
-                     ("dimension", "parameters", "symmetry_group_dimension", "fiber_dimension")),
-                   data["ambient_dimension"])
+    method: str = field(default="theory", kw_only=True)
+    certainty: str = field(default="exact", kw_only=True)
 
 
 def predict(arch: Architecture) -> TheoryReport:
     """Every closed-form prediction for ``arch``, each with its regime."""
     return TheoryReport(arch, predict_dimension(arch), predict_parameters(arch),
                         predict_symmetry_dimension(arch), predict_fiber_dimension(arch),
-                        arch.ambient_dimension)
+                        arch.ambient_dimension, seed=None,
+                        certainty_detail="closed forms, no computation; see each prediction's status")

@@ -33,12 +33,14 @@ from fractions import Fraction
 import sympy
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.errors import InputError, M2TimeoutError
+from lightning_cas.deadline import Deadline
+from lightning_cas.errors import InputError
+from lightning_cas.options import check_point, resolve
 from lightning_cas.geometry.ideals import (STRATA, _flags, _ideal, _implicit_from_records, _run, _to_sympy_strings, check_one_layer,
                        phi_coordinates, vanishes)
 from lightning_cas.macaulay2.parse import parse_int, parse_int_list, require
 from lightning_cas.core.weights import Point, point_to_dict
-from lightning_cas.results import JsonResult
+from lightning_cas.results import JsonResult, Provenance, Record
 
 WITNESS_DIRECTIONS = 2  # random kernel directions tried per critical preimage and block pair
 SAMPLES_PER_PIECE = 2  # random points judged per candidate piece of the boundary closure
@@ -46,13 +48,51 @@ _S, _T = sympy.symbols("s t")
 
 
 @dataclass(frozen=True)
-class BoundaryResult(JsonResult):
+class Certificate(Record):
+    """Why a verdict holds. ``kind``: submersion | branches (interior), witness curve (boundary),
+    cone over a witness (the vertex, with the witness certificate at the point ``at``)."""
+
+    kind: str
+    regular_preimages: int | None = None  # submersion, branches
+    blocks: str | None = None  # witness curve: the bilinear weight blocks
+    preimage_V_A: tuple | None = None  # witness curve: the critical preimage (V, A)
+    direction: tuple | None = None  # witness curve: the kernel direction delta
+    s0: str | None = None  # witness curve: no real preimage for 0 < s <= s0
+    eliminant_degree: int | None = None
+    at: dict | None = None  # cone over a witness: the weight point of the witness
+    witness: "Certificate | None" = None
+
+
+@dataclass(frozen=True)
+class BoundarySample(Record):
+    """A verdict at one random point of a candidate component."""
+
+    point: dict  # {"Q", "K", "V"} of the one layer
+    boundary: bool | None
+    evidence: str
+
+
+@dataclass(frozen=True)
+class BoundaryComponent(Record):
+    """A candidate component of the boundary closure, judged at its sample points."""
+
+    stratum: str
+    source: tuple[str, ...]  # "critical image" and/or "singular locus"
+    verdict: str  # boundary | interior | undecided
+    samples: tuple[BoundarySample, ...] = ()
+    dimension: int | None = None
+    degree: int | None = None
+    generators: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BoundaryResult(Provenance, JsonResult):
     """A real verdict at a point (with its certificate) and/or the Zariski closure of the boundary."""
 
     architecture: Architecture
     boundary: bool | None  # verdict for the given point; None without a point or where nothing is proved
     evidence: str
-    certificate: dict | None  # {"kind": "submersion" | "branches" | "witness curve" | ..., ...}
+    certificate: Certificate | None
     point: dict | None
     in_critical_image: bool | None
     critical_image: tuple[str, ...]  # generators in y_1..y_n; empty when not computed
@@ -60,30 +100,9 @@ class BoundaryResult(JsonResult):
     boundary_closure: tuple[str, ...]  # generators of the Zariski closure of the boundary; empty if not computed
     boundary_closure_dimension: int | None
     closure_complete: bool | None  # every candidate component decided
-    components: tuple  # candidate components: stratum, source, dimension, degree, generators, verdict, samples
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
+    components: tuple[BoundaryComponent, ...]
     script: str | None = None
     notes: tuple[str, ...] = ()
-
-
-class Deadline:
-    """One time limit for a command that makes several Macaulay2 runs: each run gets what is left."""
-
-    def __init__(self, timeout: float | None):
-        self.timeout = timeout
-        self.end = None if timeout is None else time.monotonic() + timeout
-
-    def left(self) -> float | None:
-        if self.end is None:
-            return None
-        rest = self.end - time.monotonic()
-        if rest <= 0:
-            raise M2TimeoutError(f"the {self.timeout:g} s time limit was used up before the next Macaulay2 run")
-        return rest
 
 
 # ---------------------------------------------------------------- certificates
@@ -145,20 +164,20 @@ def _parse_weights(text: str) -> Point:
     return (tuple(tuple(tuple(Fraction(x) for x in row) for row in m) for m in _m2_nested(text)),)
 
 
-def _verdict_records(arch: Architecture, point: Point, seed: int, timeout, m2) -> tuple[str, dict]:
+def _verdict_records(arch: Architecture, point: Point, seed: int, timeout, m2, session=None) -> tuple[str, dict]:
     (Q, K, V), = point
     lists = lambda M: [list(r) for r in M]  # noqa: E731
     return _run(arch, _flags(emitGenerators=0, wantVerdict=1, pointQ=lists(Q), pointK=lists(K), pointV=lists(V),
-                             numDirections=WITNESS_DIRECTIONS, seed=seed), timeout, m2)
+                             numDirections=WITNESS_DIRECTIONS, seed=seed), timeout, m2, session)
 
 
 def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: float | None = None,
-                  m2: str | None = None) -> dict:
+                  m2: str | None = None, session=None) -> dict:
     """Interior/boundary certificate at one rational weight point (not the vertex: see vertex_verdict).
 
     Returns {"boundary": True/False/None, "evidence", "certificate", "script", "m2_version", "vertex"}.
     """
-    script, recs = _verdict_records(arch, point, seed, timeout, m2)
+    script, recs = _verdict_records(arch, point, seed, timeout, m2, session)
     out = {"script": script, "m2_version": require(recs, "m2_version", script), "certificate": None}
     if parse_int(require(recs, "verdict_vertex", script), script):
         return {**out, "vertex": True, "boundary": None, "evidence": "phi_W = 0 is the vertex"}
@@ -172,12 +191,12 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
              + (", some orbits off the chart ell(V) = 1" if off_chart else ""))
     if smooth and regular:
         return {**out, "vertex": False, "boundary": False,
-                "certificate": {"kind": "submersion", "regular_preimages": regular},
+                "certificate": Certificate(kind="submersion", regular_preimages=regular),
                 "evidence": (f"interior: {facts}; at a regular real preimage W -> phi_W is a submersion onto the "
                              "real manifold X(R) near phi_W, so a neighbourhood of phi_W in X(R) lies in M")}
     if regular and regular == pre == fiber_degree and not off_chart:
         return {**out, "vertex": False, "boundary": False,
-                "certificate": {"kind": "branches", "regular_preimages": regular},
+                "certificate": Certificate(kind="branches", regular_preimages=regular),
                 "evidence": (f"interior: {facts}; the whole complex fiber is these real regular orbits, so every "
                              "branch of X at phi_W is a smooth germ that phi maps a real neighbourhood of one of "
                              "them onto (real points included), and a neighbourhood of phi_W in X(R) lies in M")}
@@ -190,14 +209,15 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
         if cert is not None:
             direction = require(recs, key + "_direction", script).strip()
             # delta is in the order of the parametrization's weights (V, A) or (Q, K, V); base is (V, A)
-            cert = {"kind": "witness curve", "blocks": blocks,
-                    "preimage_V_A": _m2_nested(require(recs, key + "_base", script)),
-                    "direction": _m2_nested(direction), **cert}
+            cert = Certificate(kind="witness curve", blocks=blocks,
+                               preimage_V_A=_m2_nested(require(recs, key + "_base", script)),
+                               direction=_m2_nested(direction), s0=cert["s0"],
+                               eliminant_degree=cert["eliminant_degree"])
             return {**out, "vertex": False, "boundary": True, "certificate": cert,
                     "evidence": (f"boundary: q(s) = phi_W - s phi_2(delta) (delta in the kernel of the ({blocks}) "
                                  f"partial differential, {direction}) is a real point of X without a real preimage "
-                                 f"for all 0 < s <= {cert['s0']} (Sturm count of the fiber eliminant, degree "
-                                 f"{cert['eliminant_degree']}); q(s) -> phi_W ({facts})")}
+                                 f"for all 0 < s <= {cert.s0} (Sturm count of the fiber eliminant, degree "
+                                 f"{cert.eliminant_degree}); q(s) -> phi_W ({facts})")}
     why = (f"no witness curve among {len(tried)} kernel direction(s)" if tried else
            "no critical rational preimage to build a witness curve from")
     return {**out, "vertex": False, "boundary": None,
@@ -223,12 +243,12 @@ def _pieces(recs: dict, prefix: str, count_key: str, script: str) -> list[dict]:
 
 
 def critical_image_by_elimination(arch: Architecture, seed: int = 0, timeout: float | None = None,
-                                  m2: str | None = None) -> dict:
+                                  m2: str | None = None, session=None) -> dict:
     """The critical image by elimination (maximal minors of the differential in the same parametrization,
     then ker; the ideal need not be radical, its minimal primes are under "components"): an independent
     route to the slices' answer, which finishes only for the smallest cases."""
     check_one_layer(arch)
-    script, recs = _run(arch, _flags(emitGenerators=0, wantBoundary=1, seed=seed), timeout, m2)
+    script, recs = _run(arch, _flags(emitGenerators=0, wantBoundary=1, seed=seed), timeout, m2, session)
     count = parse_int(require(recs, "critical_image_component_count", script), script)
     return {**_ideal(recs, "critical_image", script),
             "components": [_ideal(recs, f"critical_image_component_{i}", script) for i in range(1, count + 1)]}
@@ -240,20 +260,20 @@ def critical_pieces(recs: dict, script: str) -> list[dict]:
 
 
 def candidate_records(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
-                      singular: bool = True) -> tuple[str, dict]:
+                      singular: bool = True, session=None) -> tuple[str, dict]:
     """One M2 run: strata closures, critical pieces and (optionally) singular pieces, with sample points."""
     return _run(arch, _flags(emitGenerators=0, wantStrata=1, wantOrbits=int(singular), wantCritical=1,
-                             samplesPerPiece=SAMPLES_PER_PIECE, seed=seed), timeout, m2)
+                             samplesPerPiece=SAMPLES_PER_PIECE, seed=seed), timeout, m2, session)
 
 
-def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, deadline: Deadline, m2) -> dict:
+def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, deadline: Deadline, m2, session=None) -> dict:
     """The vertex is a boundary point iff X(ℝ) ≠ M (both are cones): look for one witness point among the
     sample points of the critical pieces."""
     for piece in pieces:
         for pt in piece["points"]:
-            v = point_verdict(arch, pt, seed, deadline.left(), m2)
+            v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
             if v["boundary"]:
-                cert = {"kind": "cone over a witness", "at": point_to_dict(pt), "witness": v["certificate"]}
+                cert = Certificate(kind="cone over a witness", at=point_to_dict(pt), witness=v["certificate"])
                 return {"boundary": True, "certificate": cert,
                         "evidence": ("boundary: phi_W = 0 is the vertex; X(R) and M are cones, and X(R) \\ M is not "
                                      f"empty (witness curve at the critical point {point_to_dict(pt)['layers'][0]}), "
@@ -288,7 +308,8 @@ def stratum_samples(arch: Architecture, name: str, seed: int, count: int) -> lis
     return out
 
 
-def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, deadline: Deadline, m2) -> dict:
+def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, deadline: Deadline, m2,
+                     session=None) -> dict:
     """Judge every candidate component (critical image and singular locus, by strata) at its sample points."""
     crit = critical_pieces(recs, script)
     sing = _pieces(recs, "orbit_component", "orbit_components_count", script) if "orbit_components_count" in recs \
@@ -316,10 +337,10 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, dea
                         generators=list(_to_sympy_strings(require(recs, f"stratum_{name}_gens", script), script)))
         samples = []
         for pt in entry["points"]:
-            v = point_verdict(arch, pt, seed, deadline.left(), m2)
-            samples.append({"point": point_to_dict(pt)["layers"][0], "boundary": v["boundary"],
-                            "evidence": v["evidence"]})
-        verdicts = [s["boundary"] for s in samples]
+            v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
+            samples.append(BoundarySample(point=point_to_dict(pt)["layers"][0], boundary=v["boundary"],
+                                          evidence=v["evidence"]))
+        verdicts = [s.boundary for s in samples]
         if any(v is True for v in verdicts):
             comp["verdict"] = "boundary"
         elif verdicts and all(v is False for v in verdicts):
@@ -330,12 +351,12 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, dea
         if name not in STRATA:
             complete = False
             notes.append("a candidate piece matches no stratum closure: its ideal is not known")
-        comp["samples"] = samples
-        comps.append(comp)
-    bd = [c for c in comps if c["verdict"] == "boundary"]
+        comp["samples"] = tuple(samples)
+        comps.append(BoundaryComponent(**comp))
+    bd = [c for c in comps if c.verdict == "boundary"]
     closure, dim = (), None
-    if len(bd) == 1 and "generators" in bd[0]:
-        closure, dim = tuple(bd[0]["generators"]), bd[0]["dimension"]
+    if len(bd) == 1 and bd[0].dimension is not None:
+        closure, dim = tuple(bd[0].generators), bd[0].dimension
     elif len(bd) > 1:
         notes.append("several boundary components: their ideals are listed per component")
         complete = False
@@ -373,36 +394,45 @@ def boundary_verdict_d11(point: Point) -> tuple[bool, str]:
     return False, "S = sym(v ⊗ k) has rank 2 and signature (1, 1): indefinite forms near it stay indefinite"
 
 
-def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, timeout: float | None = None,
-             m2: str | None = None, closure: bool = True) -> BoundaryResult:
+def boundary(arch: Architecture, point: Point | None = None, *, closure: bool = True, seed: int = 0,
+             timeout: float | None = None, m2: str | None = None, session=None) -> BoundaryResult:
     """The Zariski closure of the boundary (``closure``) and/or a certified verdict at ``point``.
 
     ``timeout`` bounds the whole command: each Macaulay2 run gets what the earlier ones left.
     """
+    opts = resolve("boundary", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     check_one_layer(arch)
+    if not isinstance(closure, bool):
+        raise InputError(f"closure must be True or False, got {closure!r}.")
+    if point is not None:
+        point = check_point(arch, point)
     if point is None and not closure:
         raise InputError("nothing to compute: give a point or ask for the boundary closure.")
+    with opts.deadline() as deadline:
+        return _boundary(arch, point, closure, opts.seed, deadline, opts.m2, opts.session)
+
+
+def _boundary(arch, point, closure, seed, deadline, m2, session) -> BoundaryResult:
     start = time.perf_counter()
-    deadline = Deadline(timeout)
     notes, script, m2_version = [], None, None
     found = res = None
     if closure:
-        script, recs = candidate_records(arch, seed, deadline.left(), m2)
+        script, recs = candidate_records(arch, seed, deadline.left(), m2, session=session)
         m2_version = require(recs, "m2_version", script)
         res = _implicit_from_records(arch, False, recs, script, start, seed)
-        found = boundary_closure(arch, recs, script, seed, deadline, m2)
+        found = boundary_closure(arch, recs, script, seed, deadline, m2, session)
         notes.extend(found["notes"])
     verdict, evidence, cert, in_crit = None, "no point given", None, None
     if point is not None:
-        v = point_verdict(arch, point, seed, deadline.left(), m2)
+        v = point_verdict(arch, point, seed, deadline.left(), m2, session)
         script, m2_version = script or v["script"], m2_version or v["m2_version"]
         if v["vertex"]:
             if found is None:
-                cscript, crecs = candidate_records(arch, seed, deadline.left(), m2, singular=False)
+                cscript, crecs = candidate_records(arch, seed, deadline.left(), m2, singular=False, session=session)
                 pieces = critical_pieces(crecs, cscript)
             else:
                 pieces = found["critical_pieces"]
-            v = {**v, **vertex_verdict(arch, pieces, seed, deadline, m2)}
+            v = {**v, **vertex_verdict(arch, pieces, seed, deadline, m2, session)}
         verdict, evidence, cert = v["boundary"], v["evidence"], v["certificate"]
         if found is not None and found["critical_image"]:
             in_crit = vanishes(found["critical_image"], phi_coordinates(res, point))
@@ -412,12 +442,14 @@ def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, time
                 notes.append(f"DISAGREEMENT with the signature of S (d' = a = 1): {why}")
             elif verdict is None:
                 notes.append(f"the signature of S (d' = a = 1) says boundary = {d11}: {why}")
-    methods = []
+    methods, details = [], []
     if closure:
-        methods.append("critical locus and singular locus on G-orbit slices, matched to strata closures; each "
+        methods.append("strata-closure")
+        details.append("critical locus and singular locus on G-orbit slices, matched to strata closures; each "
                        f"candidate stratum judged at {SAMPLES_PER_PIECE} random rational points of its parametrization")
     if point is not None:
-        methods.append("real verdict by certificate: submersion/branch covering (interior), witness curve with a "
+        methods.append("certificate")
+        details.append("real verdict by certificate: submersion/branch covering (interior), witness curve with a "
                        "Sturm count of the fiber eliminant (boundary), cone over a witness (vertex)")
     return BoundaryResult(
         architecture=arch, boundary=verdict, evidence=evidence, certificate=cert,
@@ -428,8 +460,10 @@ def boundary(arch: Architecture, point: Point | None = None, seed: int = 0, time
         boundary_closure_dimension=found["closure_dimension"] if found else None,
         closure_complete=found["complete"] if found else None,
         components=tuple(found["components"]) if found else (),
-        method="; ".join(methods),
-        certainty="; ".join((["verdict exact (certificate)"] if point is not None else [])
-                            + (["closure probabilistic (components judged at random points)"] if closure else [])),
+        method="+".join(methods), method_detail="; ".join(details),
+        certainty="probabilistic" if closure else "exact",
+        certainty_detail="; ".join((["the verdict at the point is exact (a certificate)"] if point is not None else [])
+                                   + (["which candidate strata hold boundary points is probabilistic (components "
+                                       "judged at random points)"] if closure else [])),
         seed=seed, elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script,
         notes=tuple(notes))

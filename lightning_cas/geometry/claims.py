@@ -12,31 +12,37 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.errors import M2TimeoutError
+from lightning_cas.errors import TimeLimitError
+from lightning_cas.options import derived_seed, resolve
 from lightning_cas.geometry.ideals import (STRATA, SingularLocusResult, check_one_layer, implicit, is_singular,
                        singular_from_records)
 from lightning_cas.macaulay2.parse import require
 from lightning_cas.core.weights import point_to_dict
-from lightning_cas.geometry.boundary import Deadline, boundary_closure, candidate_records, point_verdict, stratum_samples
-from lightning_cas.results import JsonResult
+from lightning_cas.deadline import Deadline
+from lightning_cas.geometry.boundary import boundary_closure, candidate_records, point_verdict, stratum_samples
+from lightning_cas.results import JsonResult, Provenance, Record
 
 
 @dataclass(frozen=True)
-class ClaimsResult(JsonResult):
-    """Each MATH.md §5 claim for one architecture: agree / disagree / not applicable, with evidence."""
+class Claim(Record):
+    """One claim and its verdict: agree | disagree | not applicable | not computed | information."""
+
+    claim: str
+    verdict: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class ClaimsResult(Provenance, JsonResult):
+    """Each claim about singular and boundary points for one architecture, with its verdict and evidence."""
 
     architecture: Architecture
-    claims: tuple  # dicts: claim, verdict, evidence
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
+    claims: tuple[Claim, ...]
     script: str | None = None
 
     @property
     def all_agree(self) -> bool:
-        return all(c["verdict"] != "disagree" for c in self.claims)
+        return all(c.verdict != "disagree" for c in self.claims)
 
 
 def stratum_points(arch: Architecture, seed: int) -> dict:
@@ -69,29 +75,38 @@ def stratum_points(arch: Architecture, seed: int) -> dict:
     return points
 
 
-def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None,
-                 m2: str | None = None, full: bool = True) -> ClaimsResult:
+def check_claims(arch: Architecture, *, full: bool = True, seed: int = 0, timeout: float | None = None,
+                 m2: str | None = None, session=None) -> ClaimsResult:
     """Compare with the claims of MATH.md §5: pointwise tests on every stratum (always), then the whole
     singular locus, the critical image and the boundary closure (when M2 finishes in ``timeout``, one limit
     for all the runs together)."""
+    opts = resolve("check_claims", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     check_one_layer(arch)
+    if not isinstance(full, bool):
+        from lightning_cas.errors import InputError
+        raise InputError(f"full must be True or False, got {full!r}.")
+    with opts.deadline() as deadline:  # one limit for the whole check, Python work and Macaulay2 runs
+        return _check_claims(arch, full, opts.seed, deadline, opts.m2, opts.session)
+
+
+def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline, m2, session) -> ClaimsResult:
     start = time.perf_counter()
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     claims = []
 
     def claim(text, ok, evidence):
-        claims.append({"claim": text, "verdict": "not applicable" if ok is None else ("agree" if ok else "disagree"),
-                       "evidence": evidence})
+        claims.append(Claim(claim=text, verdict="not applicable" if ok is None else ("agree" if ok else "disagree"),
+                            evidence=evidence))
 
     def not_computed(text, evidence):
-        claims.append({"claim": text, "verdict": "not computed", "evidence": evidence})
+        claims.append(Claim(claim=text, verdict="not computed", evidence=evidence))
 
-    def finish(method, m2_version, script, certainty="exact"):
-        return ClaimsResult(architecture=arch, claims=tuple(claims), method=method, certainty=certainty, seed=seed,
+    def finish(method, detail, m2_version, script, certainty="exact", certainty_detail=None):
+        return ClaimsResult(architecture=arch, claims=tuple(claims), method=method, method_detail=detail,
+                            certainty=certainty, certainty_detail=certainty_detail, seed=seed,
                             elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script)
 
-    deadline = Deadline(timeout)  # one limit for the whole check, shared by its Macaulay2 runs
-    res = implicit(arch, seed=seed, timeout=deadline.left(), m2=m2)
+    res = implicit(arch, seed=seed, timeout=deadline.left(), m2=m2, session=session)
     tests = {}
     for name, p in stratum_points(arch, seed).items():
         r = is_singular(arch, p, implicit_result=res, seed=seed)
@@ -106,36 +121,37 @@ def check_claims(arch: Architecture, seed: int = 0, timeout: float | None = None
             claim("pointwise: d' = a = 1, d = 2: the parallel locus is smooth", not tests["parallel"][0],
                   tests["parallel"][1])
         else:
-            claims.append({"claim": "pointwise: d' = a = 1, d > 2: the parallel locus (may be singular)",
-                           "verdict": "information", "evidence": f"singular: {tests['parallel'][0]}; "
-                                                                 + tests["parallel"][1]})
+            claims.append(Claim(claim="pointwise: d' = a = 1, d > 2: the parallel locus (may be singular)",
+                                verdict="information", evidence=f"singular: {tests['parallel'][0]}; "
+                                                                + tests["parallel"][1]))
     else:
         claim("pointwise: a point with rank V = rank A = 1 is singular", tests["rank11"][0], tests["rank11"][1])
     if not full:
         not_computed("whole singular locus, critical image and boundary closure", "not asked for (pointwise only)")
-        return finish("pointwise tangent-space tests", res.m2_version, res.script)
+        return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
     try:
-        script, recs = candidate_records(arch, seed, deadline.left(), m2)
-    except M2TimeoutError as exc:
+        script, recs = candidate_records(arch, seed, deadline.left(), m2, session=session)
+    except TimeLimitError as exc:
         not_computed("whole singular locus, critical image and boundary closure", str(exc))
-        return finish("pointwise tangent-space tests", res.m2_version, res.script)
+        return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
     _singular_claims(arch, singular_from_records(arch, recs, script, start, seed), claim, claims)
     try:
-        found = boundary_closure(arch, recs, script, seed, deadline, m2)
-        _boundary_claims(arch, found, seed, deadline, m2, claim, not_computed)
-    except M2TimeoutError as exc:
+        found = boundary_closure(arch, recs, script, seed, deadline, m2, session)
+        _boundary_claims(arch, found, seed, deadline, m2, claim, not_computed, session)
+    except TimeLimitError as exc:
         not_computed("the boundary claims (certified verdicts at random points)", str(exc))
-    return finish("pointwise tangent-space tests; singular locus and critical locus on G-orbit slices; real "
+    return finish("pointwise+strata+certificate",
+                  "pointwise tangent-space tests; singular locus and critical locus on G-orbit slices; real "
                   "verdicts by certificate at random points of each candidate stratum",
-                  require(recs, "m2_version", script), script,
-                  certainty="exact ideals and verdicts; which strata hold boundary points: probabilistic "
-                            "(random points)")
+                  require(recs, "m2_version", script), script, certainty="probabilistic",
+                  certainty_detail="exact ideals and verdicts; which strata hold boundary points: probabilistic "
+                                   "(random points)")
 
 
 def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims) -> None:
     """The §5 singular-point claims against the whole singular locus (strata method)."""
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    pieces = sl.components
+    pieces = sl.pieces
     text = "; ".join(f"rank V = {c['rank_V']}, {' ; '.join(c['slice_generators']) or 'whole slice'} "
                      f"(closure dim {c['image_dimension']}: {', '.join(c['contained_in']) or 'no listed stratum'})"
                      for c in pieces) or "none besides the vertex"
@@ -156,19 +172,19 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
             if sl.complete:
                 claim(text_claim, ok, f"singular pieces: {text}")
             else:  # a piece beyond the minor budget: the locus is not known in full
-                claims.append({"claim": text_claim, "verdict": "not computed", "evidence": f"singular pieces: {text}"})
+                claims.append(Claim(claim=text_claim, verdict="not computed", evidence=f"singular pieces: {text}"))
     else:
         claim("{rank V = rank A = 1} is singular", has("rank11") or has("parallel"), f"singular pieces: {text}")
     if sl.unresolved:
-        claims.append({"claim": "every singular point lies in a listed stratum", "verdict": "not computed",
-                       "evidence": f"{len(sl.unresolved)} piece(s) not examined (minor budget)"})
+        claims.append(Claim(claim="every singular point lies in a listed stratum", verdict="not computed",
+                            evidence=f"{len(sl.unresolved)} piece(s) not examined (minor budget)"))
     else:
         claim("every singular point lies in a listed stratum", all(c["contained_in"] for c in pieces),
               f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
 
 
 def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadline, m2, claim,
-                     not_computed) -> None:
+                     not_computed, session=None) -> None:
     """The §5 boundary claims against the critical image and the certified verdicts."""
     e, a = arch.widths[1], arch.attention[0]
     parallel = STRATA["parallel"]
@@ -177,9 +193,9 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadl
           "phi(V, A) = 0 only where V = 0 or A = 0 (V.A lies in the radical of the coefficient ideal): with "
           "(V, A) rescaled to |V| = |A|, |phi| >= c |V| |A|, so preimages of a convergent sequence stay bounded"
           if found["closed"] else "the coefficient ideal has zeros with V != 0 and A != 0")
-    crit_names = [c["stratum"] for c in comps if "critical image" in c["source"]]
-    comp_text = "; ".join(f"{c['stratum']} (dim {c.get('dimension')}, from the {' and '.join(c['source'])}): "
-                          f"{c['verdict']}" for c in comps) or "none"
+    crit_names = [c.stratum for c in comps if "critical image" in c.source]
+    comp_text = "; ".join(f"{c.stratum} (dim {c.dimension}, from the {' and '.join(c.source)}): "
+                          f"{c.verdict}" for c in comps) or "none"
     claim("the claimed boundary {V = c v^T, A = ±v g^T} lies in the image of the critical points",
           parallel in crit_names, f"critical image on slices: {', '.join(crit_names) or 'only the vertex'} "
                                   f"(dim {found['critical_image_dimension']})")
@@ -188,8 +204,8 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadl
               crit_names == [parallel], f"critical image components: {', '.join(crit_names) or 'none'}")
 
     def judge(name, text, expect_boundary):
-        samples = stratum_samples(arch, name, seed + 1, 2)
-        verdicts = [point_verdict(arch, p, seed, deadline.left(), m2) for p in samples]
+        samples = stratum_samples(arch, name, derived_seed(seed, 1), 2)
+        verdicts = [point_verdict(arch, p, seed, deadline.left(), m2, session) for p in samples]
         evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
         flags = [v["boundary"] for v in verdicts]
         if None in flags:
@@ -200,7 +216,7 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadl
     judge("parallel", "points V = c v^T, A = v g^T are boundary points", True)
     if not (e == 1 and a == 1):
         judge("rank11", "points of rank V = rank A = 1 off that locus are interior (singular, not boundary)", False)
-    boundary_names = [c["stratum"] for c in comps if c["verdict"] == "boundary"]
+    boundary_names = [c.stratum for c in comps if c.verdict == "boundary"]
     if not found["complete"]:
         not_computed("the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}",
                      f"not every candidate component was decided: {comp_text}")

@@ -17,16 +17,18 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.deadline import current, m2_limit
+from lightning_cas.options import FIBER_METHODS, check_point, derived_seed, resolve
 from lightning_cas.backends.m2 import check_parameters, package_params, run_package
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_polynomials, json_rationals, json_str
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
-from lightning_cas.results import JsonResult, freeze
+from lightning_cas.results import JsonResult, Provenance, Record, freeze
 
-METHODS = ("auto", "m2", "modp")
+METHODS = FIBER_METHODS
 # Size guard for the primary decomposition (measured on M2 1.21, see tests/test_fiber.py):
 # (2,2),a=2 [12 weights] 0.5 s; (2,2,2),a=(1,1) [16 weights, depth 2] 5.5 s;
 # (2,2,1),a=(2,1) [18 weights, depth 2] did not finish in 300 s.
@@ -35,6 +37,7 @@ M2_MAX_PARAMETERS = {1: 21, 2: 16}
 # to sizes where a primary decomposition is hopeless: those are refused up front.
 M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
+FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
 
 VERDICT_ORBIT = "fiber equals symmetry orbit closure"
 VERDICT_COMPONENTS = "extra components"
@@ -45,7 +48,19 @@ VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a
 
 
 @dataclass(frozen=True)
-class FiberResult(JsonResult):
+class FiberComponent(Record):
+    """One minimal prime of the fiber ideal: generators in q_i_r_c, k_i_r_c, v_i_r_c (sympy syntax),
+    whether W lies on it, and a witness weight point on it off W's component (or None)."""
+
+    dimension: int
+    degree: int
+    contains_point: bool
+    generators: tuple[str, ...]
+    witness: dict | None = None
+
+
+@dataclass(frozen=True)
+class FiberResult(Provenance, JsonResult):
     """The fiber through one point W, its components, and the symmetry orbit it is compared with.
 
     ``components`` holds one dict per minimal prime: dimension, degree, contains_point (whether
@@ -57,19 +72,14 @@ class FiberResult(JsonResult):
     architecture: "Architecture"
     point: dict
     fiber_dimension: int
-    components: tuple
+    components: tuple[FiberComponent, ...]
     symmetry_orbit_dimension: int
     symmetry_group_dimension: int
     verdict: str
     message: str
     parameters: int
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
     generic_fiber_dimension: int | None = None  # parameters - generic rank (modp)
     tangent_dimension: int | None = None  # parameters - rank of the Jacobian at W (mod p)
-    m2_version: str | None = None
     field: str = "QQ"
     primes: tuple = ()
     script: str | None = None
@@ -128,7 +138,7 @@ def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
 def same_function(arch: Architecture, p1: Point, p2: Point, seed: int = 0, trials: int = 3) -> bool:
     """phi_{p1} = phi_{p2}, tested exactly at random rational token matrices (a polynomial identity
     test: a wrong witness passes only with probability <= degree / 2001 per trial)."""
-    rng = np.random.default_rng(seed + 7)
+    rng = np.random.default_rng(derived_seed(seed, 7))
     for _ in range(trials):
         X = [[Fraction(int(v)) for v in row] for row in rng.integers(-1000, 1001, (arch.widths[0], arch.tokens))]
         if evaluate_exact(arch, p1, X) != evaluate_exact(arch, p2, X):
@@ -162,26 +172,11 @@ def tangent_dimension(arch: Architecture, point: Point, seed: int = 0) -> tuple[
     while w is None:
         p = int(sympy.prevprime(p))
         w = _reduce(point, p)
-    rank, _ = jacobian_rank(arch, w, p, np.random.default_rng(seed + 1), default_samples(arch))
+    rank, _ = jacobian_rank(arch, w, p, np.random.default_rng(derived_seed(seed, 1)), default_samples(arch))
     return arch.parameters - rank, p
 
 
 # ---------------------------------------------------------------- the verb
-
-
-def _check(arch, seed, method, timeout, prime):
-    if not isinstance(arch, Architecture):
-        raise InputError("fiber() needs an Architecture.")
-    if arch.normalization != "none":
-        raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
-                               "polynomial.")
-    check_seed(seed)
-    if method not in METHODS:
-        raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}.")
-    check_timeout(timeout)
-    if prime is not None:
-        from lightning_cas.backends.modp import check_prime
-        check_prime(prime)
 
 
 def m2_feasible(arch: Architecture) -> bool:
@@ -190,15 +185,27 @@ def m2_feasible(arch: Architecture) -> bool:
     return limit is not None and arch.parameters <= limit
 
 
-def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method: str = "auto",
-          timeout: float | None = None, m2: str | None = None, prime: int | None = None) -> FiberResult:
+def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto", seed: int = 0,
+          timeout: float | None = None, m2: str | None = None, prime: int | None = None,
+          session=None) -> FiberResult:
     """The fiber through W (a given point, or a random nonzero integer point from ``seed``).
 
     method: ``m2`` decomposes the fiber ideal (exact over QQ; over ZZ/prime if ``prime`` is
     given); ``modp`` only compares dimensions (fast, probabilistic); ``auto`` uses M2 when the
     size guard allows and falls back to modp if M2 hits the timeout.
     """
-    _check(arch, seed, method, timeout, prime)
+    opts = resolve("fiber", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
+    if arch.normalization != "none":
+        raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
+                               "polynomial.")
+    if point is not None:
+        point = check_point(arch, point)
+    method, seed, m2, prime, session = opts.method, opts.seed, opts.m2, opts.prime, opts.session
+    with opts.deadline() as deadline:
+        return _fiber(arch, point, method, seed, deadline, m2, prime, session)
+
+
+def _fiber(arch, point, method, seed, deadline, m2, prime, session) -> FiberResult:
     if method == "m2" and arch.parameters > M2_HARD_LIMIT:
         raise TooLargeError(f"a Macaulay2 fiber decomposition in {arch.parameters} weights will not finish "
                             f"(limit {M2_HARD_LIMIT}); use --method modp for the fiber dimension.")
@@ -234,7 +241,10 @@ def fiber(arch: Architecture, point: Point | None = None, seed: int = 0, method:
     use_m2 = method == "m2" or (method == "auto" and m2_feasible(arch))
     if use_m2:
         try:
-            return _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start)
+            left = deadline.left("before the Macaulay2 decomposition")
+            if method == "auto" and left is not None:  # keep a moment for the fast-path answer
+                left = max(left - FALLBACK_RESERVE_S, left / 2)
+            return _fiber_m2(arch, point, seed, left, m2, prime, common, notes, start, session)
         except M2TimeoutError as exc:
             if method == "m2":
                 raise
@@ -289,7 +299,7 @@ def _permutation_components(arch: Architecture, point: Point, components) -> set
     return hit
 
 
-def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> FiberResult:
+def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start, session=None) -> FiberResult:
     values = flat(point)
     if prime is not None:
         reduced = _reduce(point, prime)
@@ -298,7 +308,8 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
         values = [int(v) for v in reduced]
     params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
               "witnessTries": WITNESS_TRIES}
-    script, rec = run_package("fiber", params, timeout, m2)
+    with m2_limit(current()):
+        script, rec = run_package("fiber", params, timeout, m2, session)
     check_parameters(arch, rec, script)
     fiber_dim = json_int(rec, "fiber_dimension", script)
     components = []
@@ -316,15 +327,15 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
                 raise M2ParseError(f"the witness of component {n} does not give the same function as W "
                                    "(checked exactly in Python)", script)
             witness = freeze(point_to_dict(wpoint))
-        components.append({"dimension": json_int(comp, "dimension", script),
-                           "degree": json_int(comp, "degree", script),
-                           "contains_point": contains, "generators": tuple(str(g) for g in gens),
-                           "witness": witness})
-    if not components or fiber_dim != max(c["dimension"] for c in components):
+        components.append(FiberComponent(dimension=json_int(comp, "dimension", script),
+                                         degree=json_int(comp, "degree", script),
+                                         contains_point=contains, generators=tuple(str(g) for g in gens),
+                                         witness=witness))
+    if not components or fiber_dim != max(c.dimension for c in components):
         raise M2ParseError(f"the fiber dimension {fiber_dim} is not the largest component dimension", script)
     orbit = common["symmetry_orbit_dimension"]
-    through_w = [c for c in components if c["contains_point"]]
-    local = max((c["dimension"] for c in through_w), default=-1)
+    through_w = [c for c in components if c.contains_point]
+    local = max((c.dimension for c in through_w), default=-1)
     if not through_w:
         raise M2ParseError("no component of the fiber contains W", script)
     if orbit > local:
@@ -341,13 +352,13 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start) -> Fi
                    "permutation of W: identifiable up to the named symmetries and head permutations")
     elif len(components) > 1:
         verdict = VERDICT_COMPONENTS
-        others = [i for i, c in enumerate(components, 1) if not c["contains_point"]]
+        others = [i for i, c in enumerate(components, 1) if not c.contains_point]
         message = (f"the fiber has {len(components)} components (dimensions "
-                   f"{[c['dimension'] for c in components]}); W's component is the orbit closure (dimension "
+                   f"{[c.dimension for c in components]}); W's component is the orbit closure (dimension "
                    f"{orbit})")
         if others:
             message += f"; component(s) {others} do not contain W"
-            if any(components[i - 1]["witness"] for i in others):
+            if any(components[i - 1].witness for i in others):
                 message += " (witness points given)"
         if len(through_w) > 1:
             message += f"; W lies on {len(through_w)} components (a special point where branches meet)"

@@ -22,7 +22,10 @@ from lightning_cas.macaulay2.parse import parse_int, parse_int_list, parse_polyn
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.weights import Point, point_to_dict, random_point
 from lightning_cas.core.weights import flat as flat_point
-from lightning_cas.results import JsonResult
+from lightning_cas import deadline as deadlines
+from lightning_cas.options import SINGULAR_METHODS as OPTION_SINGULAR_METHODS
+from lightning_cas.options import check_point, derived_seed, resolve
+from lightning_cas.results import JsonResult, Provenance, Record
 
 # Beyond these sizes elimination does not finish in minutes (measured; see bench_geometry).
 MAX_PARAMETER_VARIABLES = 21
@@ -34,7 +37,62 @@ NUMERIC_DEGREE_RUNS = 5
 
 
 @dataclass(frozen=True)
-class ImplicitResult(JsonResult):
+class DegreeRun(Record):
+    """One numericalImageDegree run: its degree (None when it failed) and its CPU time."""
+
+    degree: int | None
+    cpu_s: float
+
+
+@dataclass(frozen=True)
+class NumericalDegree(Record):
+    """The consensus of several monodromy runs (numeric: a run can miss sheets)."""
+
+    value: int | None
+    runs: tuple[DegreeRun, ...]
+    consensus: str
+    unanimous: bool
+    certainty: str = "numeric"
+    method: str = "NumericalImplicitization numericalImageDegree (monodromy)"
+
+
+@dataclass(frozen=True)
+class IdealComponent(Record):
+    """A component of an ideal (a minimal prime): generators in y_1..y_n, dimension, degree."""
+
+    generators: tuple[str, ...]
+    dimension: int
+    degree: int
+    contained_in: tuple[str, ...] = ()  # the named strata (closures) it lies in
+
+
+@dataclass(frozen=True)
+class SingularPiece(Record):
+    """A singular piece found on a weight slice V = [I_r 0; 0 0] (strata method)."""
+
+    rank_V: int
+    slice: str
+    slice_generators: tuple[str, ...]
+    jacobian_rank: int
+    codimension: int
+    image_dimension: int
+    rank_A: int
+    colspace_A_in_rowspace_V: bool
+    contained_in: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnresolvedPiece(Record):
+    """A slice piece the strata method did not examine (its minors exceeded the budget)."""
+
+    rank_V: int
+    slice: str
+    slice_generators: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class ImplicitResult(Provenance, JsonResult):
     """The ideal of the neurovariety in coordinates y_1..y_n (a basis of the coefficient span)."""
 
     architecture: Architecture
@@ -49,12 +107,7 @@ class ImplicitResult(JsonResult):
     parametrization: str  # "V,A" (A = K^T Q generic, used when a >= d) or "Q,K,V"
     parameter_variables: int
     coefficients: int  # non-zero coefficients of the chosen output entries
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
-    numerical_degree: dict | None = None  # {"value", "runs", "consensus", "certainty": "numeric"}
+    numerical_degree: NumericalDegree | None = None
     script: str | None = None
     notes: tuple[str, ...] = ()
 
@@ -64,7 +117,7 @@ class ImplicitResult(JsonResult):
 
 
 @dataclass(frozen=True)
-class SingularLocusResult(JsonResult):
+class SingularLocusResult(Provenance, JsonResult):
     """Jacobian-criterion singular locus of the neurovariety, its components and their meaning."""
 
     architecture: Architecture
@@ -72,20 +125,16 @@ class SingularLocusResult(JsonResult):
     variety: dict  # dimension, codimension, degree of the implicit ideal
     singular_ideal: tuple[str, ...]  # empty when the strata method left a piece unresolved
     singular_dimension: int | None  # -1: smooth everywhere (unit ideal); None: not determined
-    components: tuple  # jacobian: dicts generators, dimension, degree, contained_in; strata: weight pieces
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
+    components: tuple[IdealComponent, ...] = ()  # whole-ideal method: the minimal primes of the singular ideal
+    pieces: tuple[SingularPiece, ...] = ()  # strata method: the singular pieces on weight slices
     script: str | None = None
     notes: tuple[str, ...] = ()
-    unresolved: tuple = ()  # strata method: pieces whose minors exceeded the budget
+    unresolved: tuple[UnresolvedPiece, ...] = ()  # strata method: pieces whose minors exceeded the budget
     complete: bool = True  # every point of the variety was examined
 
 
 @dataclass(frozen=True)
-class PointSingularityResult(JsonResult):
+class PointSingularityResult(Provenance, JsonResult):
     """Is φ_W a singular point of the neurovariety, and is W a critical point of W ↦ φ_W?"""
 
     architecture: Architecture
@@ -97,11 +146,6 @@ class PointSingularityResult(JsonResult):
     critical: bool  # rank of the differential of the parametrization below the generic rank
     differential_rank: int
     generic_rank: int
-    method: str
-    certainty: str
-    seed: int | None
-    elapsed_s: float
-    m2_version: str | None = None
     notes: tuple[str, ...] = ()
 
 
@@ -138,8 +182,14 @@ def _flags(**overrides) -> dict:
     return flags
 
 
-def _run(arch: Architecture, flags: dict, timeout: float | None, m2: str | None):
-    return run_template("implicit", {**architecture_params(arch), **flags}, timeout, m2)
+def _run(arch: Architecture, flags: dict, timeout: float | None, m2: str | None, session=None):
+    """One run of m2/implicit.m2, bounded by ``timeout`` and by the enclosing verb's deadline."""
+    deadline = deadlines.current()
+    left = deadline.left("before the next Macaulay2 run")
+    if left is not None:
+        timeout = left if timeout is None else min(timeout, left)
+    with deadlines.m2_limit(deadline):
+        return run_template("implicit", {**architecture_params(arch), **flags}, timeout, m2, session)
 
 
 def _to_sympy_strings(text: str, script: str) -> tuple[str, ...]:
@@ -160,35 +210,46 @@ def _labels(arch: Architecture, recs: dict, script: str) -> tuple:
     return tuple((flat[i], tuple(flat[i + 1:i + width])) for i in range(0, len(flat), width))
 
 
-def _consensus(recs: dict, runs: int, script: str) -> dict:
+def _consensus(recs: dict, runs: int, script: str) -> NumericalDegree:
     values = []
     for i in range(1, runs + 1):
         value, ms = parse_int_list(require(recs, f"numerical_degree_run_{i}", script), script)
-        values.append({"degree": value if value >= 0 else None, "cpu_s": ms / 1000})
-    counts = Counter(v["degree"] for v in values if v["degree"] is not None)
+        values.append(DegreeRun(degree=value if value >= 0 else None, cpu_s=ms / 1000))
+    counts = Counter(v.degree for v in values if v.degree is not None)
     value, votes = counts.most_common(1)[0] if counts else (None, 0)
-    return {"value": value, "runs": values, "consensus": f"{votes} of {runs} runs",
-            "unanimous": votes == runs, "certainty": "numeric",
-            "method": "NumericalImplicitization numericalImageDegree (monodromy)"}
+    return NumericalDegree(value=value, runs=tuple(values), consensus=f"{votes} of {runs} runs",
+                           unanimous=votes == runs)
 
 
-def implicit(arch: Architecture, one_coordinate: bool = False, generators: bool = True,
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"{name} must be True or False, got {value!r}.")
+    return value
+
+
+def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bool = True,
              numerical_degree_runs: int = 0, ideal: bool = True, seed: int = 0, timeout: float | None = None,
-             m2: str | None = None) -> ImplicitResult:
+             m2: str | None = None, session=None) -> ImplicitResult:
     """Implicit ideal of a one-layer neurovariety (exact, over QQ), optionally a numerical degree.
 
     ``ideal=False`` with ``numerical_degree_runs > 0`` skips elimination: for cases it cannot reach.
     """
+    opts = resolve("implicit", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    one_coordinate, generators, ideal = (_flag(one_coordinate, "one_coordinate"), _flag(generators, "generators"),
+                                         _flag(ideal, "ideal"))
     check_one_layer(arch, one_coordinate) if ideal else _check_numeric_only(arch)
-    if numerical_degree_runs < 0 or numerical_degree_runs > 50:
-        raise InputError("the number of numerical degree runs must be between 0 and 50.")
+    if isinstance(numerical_degree_runs, bool) or not isinstance(numerical_degree_runs, int) \
+            or not 0 <= numerical_degree_runs <= 50:
+        raise InputError("the number of numerical degree runs must be an integer between 0 and 50.")
     if not ideal and numerical_degree_runs == 0:
         raise InputError("nothing to compute: ask for the ideal or for numerical degree runs.")
-    start = time.perf_counter()
-    script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
-                                     wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=seed),
-                        timeout, m2)
-    return _implicit_from_records(arch, one_coordinate, recs, script, start, seed, numerical_degree_runs, ideal)
+    with opts.deadline() as deadline:
+        start = time.perf_counter()
+        script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
+                                         wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=opts.seed),
+                            deadline.left(), opts.m2, opts.session)
+        return _implicit_from_records(arch, one_coordinate, recs, script, start, opts.seed, numerical_degree_runs,
+                                      ideal)
 
 
 def _check_numeric_only(arch: Architecture) -> None:
@@ -204,8 +265,8 @@ def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs
     notes = []
     if ideal:
         notes.append(f"elimination (ker) took {get('implicit_cpu_s') / 1000:.3g} s of M2 CPU time")
-        if numeric and numeric["value"] is not None and numeric["value"] != get("degree"):
-            notes.append(f"numerical degree {numeric['value']} DISAGREES with the exact degree {get('degree')}")
+        if numeric and numeric.value is not None and numeric.value != get("degree"):
+            notes.append(f"numerical degree {numeric.value} DISAGREES with the exact degree {get('degree')}")
     return ImplicitResult(
         architecture=arch, one_coordinate=one_coordinate, dimension=get("dimension"),
         codimension=get("codimension"), degree=get("degree"),
@@ -215,7 +276,10 @@ def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs
         coordinate_labels=_labels(arch, recs, script), parametrization="V,A" if va else "Q,K,V",
         parameter_variables=parse_int(require(recs, "parameters", script), script),
         coefficients=parse_int(require(recs, "coefficients", script), script),
-        method="m2-ker" if ideal else "m2-numerical", certainty="exact" if ideal else "numeric", seed=seed,
+        method="m2-ker" if ideal else "m2-numerical",
+        method_detail=("elimination: kernel of the coefficient ring map over QQ" if ideal else
+                       "NumericalImplicitization numericalImageDegree (monodromy); no elimination"),
+        certainty="exact" if ideal else "numeric", seed=seed,
         elapsed_s=time.perf_counter() - start, m2_version=require(recs, "m2_version", script),
         numerical_degree=numeric, script=script, notes=tuple(notes))
 
@@ -290,21 +354,33 @@ def _phi_is_zero(arch: Architecture, point: Point) -> bool:
     return all(c.xreplace(subs) == 0 for c in coefficient_map(arch).values())
 
 
-def is_singular(arch: Architecture, point: Point, implicit_result: ImplicitResult | None = None, seed: int = 0,
-                timeout: float | None = None, m2: str | None = None) -> PointSingularityResult:
+def is_singular(arch: Architecture, point: Point, *, implicit_result: ImplicitResult | None = None, seed: int = 0,
+                timeout: float | None = None, m2: str | None = None, session=None) -> PointSingularityResult:
     """Tangent-space test of φ_W against the implicit ideal (exact), and the critical-point test at W."""
+    opts = resolve("is_singular", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     _check_numeric_only(arch)
+    point = check_point(arch, point)
+    if implicit_result is not None and not isinstance(implicit_result, ImplicitResult):
+        raise InputError(f"implicit_result must be an ImplicitResult, got {type(implicit_result).__name__}.")
+    with opts.deadline():
+        return _is_singular(arch, point, implicit_result, opts)
+
+
+def _is_singular(arch, point, implicit_result, opts) -> PointSingularityResult:
+    seed = opts.seed
     start = time.perf_counter()
     notes = []
     res = implicit_result
     if res is None:
         try:
-            res = implicit(arch, seed=seed, timeout=timeout, m2=m2)
+            res = implicit(arch, seed=seed, timeout=deadlines.current().left(), m2=opts.m2,
+                           session=opts.session)
         except (TooLargeError, M2TimeoutError) as exc:  # the critical-point test still answers
             notes.append(f"no implicit ideal, so no tangent-space verdict: {exc}")
     d_rank = differential_rank(arch, point)
     # max over two points with large entries: one unlucky point (e.g. v parallel to k) under-estimates
-    generic = max(differential_rank(arch, random_point(arch, seed=10_000 + seed + i, bound=10**6)) for i in (0, 1))
+    generic = max(differential_rank(arch, random_point(arch, seed=derived_seed(seed, 10_000 + i), bound=10**6))
+                  for i in (0, 1))
     t_rank = singular = codim = None
     zero = _phi_is_zero(arch, point)
     if res is not None:
@@ -320,8 +396,11 @@ def is_singular(arch: Architecture, point: Point, implicit_result: ImplicitResul
         architecture=arch, point=point_to_dict(point), phi_is_zero=zero,
         singular=singular, tangent_rank=t_rank, codimension=codim,
         critical=d_rank < generic, differential_rank=d_rank, generic_rank=generic,
-        method="tangent space of the implicit ideal at phi_W; rank of the differential at W",
-        certainty="exact" if res is not None else "probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
+        method="tangent-space",
+        method_detail="tangent space of the implicit ideal at phi_W; rank of the differential at W",
+        certainty="exact" if res is not None else "probabilistic",
+        certainty_detail=None if res is not None else "no implicit ideal: the critical-point test only, against "
+                                                      "the generic rank at random points", seed=seed, elapsed_s=time.perf_counter() - start,
         m2_version=res.m2_version if res is not None else None, notes=tuple(notes))
 
 
@@ -331,48 +410,59 @@ STRATA = {"rank11": "rank V = rank A = 1", "parallel": "rank V = rank A = 1, row
           "rankA": "rank A < a", "vertex": "the vertex 0"}
 
 
-SINGULAR_METHODS = ("strata", "jacobian")
+SINGULAR_METHODS = OPTION_SINGULAR_METHODS
+SINGULAR_METHOD_SPELLINGS = OPTION_SINGULAR_METHODS + ("jacobian",)  # "jacobian": the former name of whole-ideal
 
 
-def singular_locus(arch: Architecture, one_coordinate: bool = False, seed: int = 0, timeout: float | None = None,
-                   m2: str | None = None, method: str = "strata",
-                   minor_budget: int = MINOR_BUDGET) -> SingularLocusResult:
+def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: str = "strata",
+                   minor_budget: int = MINOR_BUDGET, seed: int = 0, timeout: float | None = None,
+                   m2: str | None = None, session=None) -> SingularLocusResult:
     """Singular locus of a one-layer neurovariety.
 
     ``strata`` (default): the Jacobian criterion pulled back to weight slices (V = [I_r 0; 0 0], A)
     and organised by G-orbits (m2/implicit.m2 explains why this covers every point); exact, and it
     finishes where the whole-ideal minors do not ((2,2,1), (2,2,2), (3,1,1)). Its pieces are
-    described in the weights. ``jacobian``: I + minors of jacobian I on the whole ideal, then
-    minimalPrimes (only the smallest cases finish); the two are cross-checked in the tests.
+    described in the weights. ``whole-ideal`` (formerly spelled ``jacobian``): I + minors of
+    jacobian I on the whole ideal, then minimalPrimes (only the smallest cases finish); the two
+    are cross-checked in the tests.
     """
-    if method not in SINGULAR_METHODS:
-        raise InputError(f"unknown singular-locus method {method!r}; choose one of {', '.join(SINGULAR_METHODS)}.")
-    if method == "strata":
+    opts = resolve("singular_locus", arch, method=method, seed=seed, timeout=timeout, m2=m2, session=session)
+    one_coordinate = _flag(one_coordinate, "one_coordinate")
+    if isinstance(minor_budget, bool) or not isinstance(minor_budget, int) or not 1 <= minor_budget <= 10**9:
+        raise InputError("the minor budget must be an integer between 1 and 10^9.")
+    if opts.method == "strata":
         if one_coordinate:
             raise InputError("the strata method needs the full output (the G-action mixes output rows); "
-                             "use --method jacobian with --one-coordinate.")
-        return _singular_by_strata(arch, seed, timeout, m2, minor_budget)
+                             "use --method whole-ideal with --one-coordinate.")
+        check_one_layer(arch)
+        with opts.deadline() as deadline:
+            return _singular_by_strata(arch, opts.seed, deadline.left(), opts.m2, minor_budget, opts.session)
     check_one_layer(arch, one_coordinate)
-    start = time.perf_counter()
-    script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=0, wantSingular=1,
-                                     wantComponents=1, wantStrata=1, seed=seed), timeout, m2)
-    comps = _components(recs, "singular_component", script)
-    for i, comp in enumerate(comps):
+    with opts.deadline() as deadline:
+        start = time.perf_counter()
+        script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=0, wantSingular=1,
+                                         wantComponents=1, wantStrata=1, seed=opts.seed), deadline.left(), opts.m2,
+                            opts.session)
+    comps = []
+    for i, comp in enumerate(_components(recs, "singular_component", script)):
         inside = [name for name in _strata_names(recs) if
                   parse_int_list(require(recs, f"stratum_{name}_contains_singular_components", script), script)[i]]
         if comp["dimension"] == 0:
             inside.insert(0, "vertex")
-        comp["contained_in"] = [STRATA[s] for s in inside]
+        comps.append(IdealComponent(contained_in=tuple(STRATA[s] for s in inside), **comp))
     sing = _ideal(recs, "singular", script)
     randomized = parse_int(require(recs, "singular_method", script), script) == 1
     return SingularLocusResult(
         architecture=arch, one_coordinate=one_coordinate,
         variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
         singular_ideal=tuple(sing["generators"]), singular_dimension=sing["dimension"], components=tuple(comps),
-        method=("Jacobian criterion (I + minors of size codim I of jacobian I), minimalPrimes" if not randomized
-                else "Jacobian criterion with dim V + 1 random combinations of the generators (sum of their minors), "
-                     "minimalPrimes"),
-        certainty="probabilistic" if randomized else "exact", seed=seed, elapsed_s=time.perf_counter() - start,
+        method="whole-ideal",
+        method_detail=("Jacobian criterion (I + minors of size codim I of jacobian I), minimalPrimes" if not randomized
+                       else "Jacobian criterion with dim V + 1 random combinations of the generators (sum of their "
+                            "minors), minimalPrimes"),
+        certainty="probabilistic" if randomized else "exact",
+        certainty_detail="random combinations of the generators" if randomized else None,
+        seed=opts.seed, elapsed_s=time.perf_counter() - start,
         m2_version=require(recs, "m2_version", script), script=script)
 
 
@@ -397,27 +487,25 @@ def _strata_pieces(arch: Architecture, recs: dict, script: str) -> tuple[list, l
         key = f"orbit_component_{i}"
         r, jr, cc, dim_y, rank_a, col_in = parse_int_list(require(recs, key, script), script)
         name = require(recs, key + "_matches", script).strip()
-        pieces.append({"rank_V": r, "slice": _slice_text(arch, r),
-                       "slice_generators": list(_to_sympy_strings(recs.get(key + "_gens", ""), script)),
-                       "jacobian_rank": jr, "codimension": cc, "image_dimension": dim_y, "rank_A": rank_a,
-                       "colspace_A_in_rowspace_V": bool(col_in),
-                       "contained_in": [STRATA[name]] if name in STRATA else []})
+        pieces.append(SingularPiece(rank_V=r, slice=_slice_text(arch, r),
+                                    slice_generators=_to_sympy_strings(recs.get(key + "_gens", ""), script),
+                                    jacobian_rank=jr, codimension=cc, image_dimension=dim_y, rank_A=rank_a,
+                                    colspace_A_in_rowspace_V=bool(col_in),
+                                    contained_in=(STRATA[name],) if name in STRATA else ()))
     for i in range(1, parse_int(require(recs, "orbit_unresolved_count", script), script) + 1):
         key = f"orbit_unresolved_{i}"
         r, = parse_int_list(require(recs, key, script), script)
-        unresolved.append({"rank_V": r, "slice": _slice_text(arch, r),
-                           "slice_generators": list(_to_sympy_strings(recs.get(key + "_gens", ""), script)),
-                           "reason": f"too many {require(recs, key + '_reason', script).strip()} (budget)"})
+        unresolved.append(UnresolvedPiece(rank_V=r, slice=_slice_text(arch, r),
+                                          slice_generators=_to_sympy_strings(recs.get(key + "_gens", ""), script),
+                                          reason=f"too many {require(recs, key + '_reason', script).strip()} "
+                                                 "(budget)"))
     return pieces, unresolved
 
 
-def _singular_by_strata(arch, seed, timeout, m2, minor_budget) -> SingularLocusResult:
-    check_one_layer(arch)
-    if not 1 <= minor_budget <= 10**9:
-        raise InputError("the minor budget must be between 1 and 10^9.")
+def _singular_by_strata(arch, seed, timeout, m2, minor_budget, session=None) -> SingularLocusResult:
     start = time.perf_counter()
     script, recs = _run(arch, _flags(emitGenerators=0, wantStrata=1, wantOrbits=1, minorBudget=minor_budget,
-                                     seed=seed), timeout, m2)
+                                     seed=seed), timeout, m2, session)
     return singular_from_records(arch, recs, script, start, seed, minor_budget)
 
 
@@ -439,8 +527,9 @@ def singular_from_records(arch, recs, script, start, seed, minor_budget=MINOR_BU
         architecture=arch, one_coordinate=False,
         variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
         singular_ideal=tuple(sing["generators"]) if sing else (),
-        singular_dimension=sing["dimension"] if sing else None, components=tuple(pieces),
-        method="Jacobian criterion on weight slices V = [I_r 0; 0 0] by G-orbit strata (exact ranks over the "
+        singular_dimension=sing["dimension"] if sing else None, pieces=tuple(pieces),
+        method="strata",
+        method_detail="Jacobian criterion on weight slices V = [I_r 0; 0 0] by G-orbit strata (exact ranks over the "
                "function fields of the pieces, minors of the action and of the Jacobian, minimalPrimes); "
                "singular ideal = intersection of the matched strata closures",
         certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,

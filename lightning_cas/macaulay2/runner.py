@@ -84,7 +84,8 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
     try:
         proc = subprocess.Popen([binary, "--script", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, env=m2_environment(heap), start_new_session=True,
-                                text=True, preexec_fn=die_with_parent)
+                                text=True, encoding="utf-8", errors="replace",  # a non-UTF-8 byte is no crash
+                                preexec_fn=die_with_parent)
     except OSError as exc:
         raise M2NotFoundError(f"cannot start Macaulay2 {binary!r}: {exc}; {INSTALL_HINT}", script) from None
     try:
@@ -169,7 +170,8 @@ class M2Session:
 
         try:
             self.child = pexpect.spawn(self.binary, ["--no-readline", "--silent", "--no-debug", "-q"],
-                                       env=m2_environment(self.heap), encoding="utf-8", echo=False,
+                                       env=m2_environment(self.heap), encoding="utf-8", codec_errors="replace",
+                                       echo=False,
                                        timeout=self.timeout, maxread=65536, preexec_fn=die_with_parent)
         except pexpect.ExceptionPexpect as exc:
             raise M2NotFoundError(f"cannot start Macaulay2 {self.binary!r}: {exc}; {INSTALL_HINT}") from None
@@ -229,6 +231,9 @@ class M2Session:
             except M2CrashError:
                 if attempt == 0:
                     continue
+                raise
+            except BaseException:  # the command's time limit (an alarm) or Ctrl-C mid-request: M2 is out of sync
+                self._kill()
                 raise
             err = first_error(out)
             if err:

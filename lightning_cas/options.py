@@ -1,0 +1,253 @@
+"""The one options object and its one validation, shared by every verb and every command.
+
+Every public verb calls :func:`resolve` before any work starts, so a bad seed, time limit,
+prime, method, binary, session or job count is refused the same way from Python and from the
+command line: as an ``InputError`` (a ``LightningError``) with one sentence.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+from lightning_cas.errors import InputError
+
+SEED_LIMIT = 2 ** 32  # numpy and Macaulay2 take any such seed; derived seeds wrap inside it
+MAX_TIMEOUT_S = 7 * 24 * 3600
+MAX_PRIME = 2 ** 31  # the int64 arithmetic of the modp backend holds products of residues below this
+MAX_FAILURE_BOUND = 1e-3  # a prime whose Schwartz-Zippel bound is not below this is refused
+MAX_JOBS = 256
+
+# the methods each verb accepts; "jacobian" is the old spelling of the singular locus' "whole-ideal"
+DIMENSION_METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
+FIBER_METHODS = ("auto", "m2", "modp")
+SINGULAR_METHODS = ("strata", "whole-ideal")
+METHOD_ALIASES = {"singular_locus": {"jacobian": "whole-ideal"}}
+VERB_METHODS = {"dimension": DIMENSION_METHODS, "verify": DIMENSION_METHODS, "sweep": DIMENSION_METHODS,
+                "fiber": FIBER_METHODS, "singular_locus": SINGULAR_METHODS}
+DEFAULT_METHODS = {"dimension": "auto", "verify": "auto", "sweep": "auto", "fiber": "auto",
+                   "singular_locus": "strata"}
+
+
+def _integer(value, name: str) -> int | None:
+    """Python and numpy integers as int; None for bools (numpy's too), floats, Fractions, strings."""
+    if isinstance(value, bool) or type(value).__module__ == "numpy" and type(value).__name__.startswith("bool"):
+        return None
+    if isinstance(value, int):
+        return int(value)
+    if type(value).__module__ == "numpy" and isinstance(value, numbers.Integral):
+        return int(value)
+    return None
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """An integer 0 <= seed < 2^32 (not a bool, float, Fraction or string)."""
+    value = _integer(seed, name)
+    if value is None or not 0 <= value < SEED_LIMIT:
+        raise InputError(f"{name} must be an integer between 0 and 2^32 - 1, got {seed!r}.")
+    return value
+
+
+def derived_seed(seed: int, offset: int) -> int:
+    """The seed of a sub-computation (a second repetition, a generic comparison point), kept in range."""
+    return (seed + offset) % SEED_LIMIT
+
+
+def check_timeout(timeout) -> float | None:
+    """None (the default limits) or a positive, finite number of seconds, at most a week."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or isinstance(timeout, complex):
+        raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    value = float(timeout)
+    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT_S:
+        raise InputError(f"timeout must be a positive, finite number of seconds (at most {MAX_TIMEOUT_S}), "
+                         f"got {timeout!r}.")
+    return value
+
+
+def check_prime(p, name: str = "prime") -> int:
+    """A prime 3 <= p < 2^31 (python-flint and Macaulay2 abort on a composite modulus); numpy ints too.
+
+    The primality test is the modp backend's (no sympy at start-up); each method adds its own range.
+    """
+    value = _integer(p, name)
+    if value is None:
+        raise InputError(f"the {name} must be an integer, got {p!r}.")
+    from lightning_cas.backends.modp import check_prime as check_modulus
+
+    return check_modulus(value)
+
+
+def check_failure_bound(prime: int, degree: int, method: str) -> float:
+    """Refuse a prime whose Schwartz-Zippel bound degree/p is not below MAX_FAILURE_BOUND.
+
+    modp repeats with the prime just below the given one, so that smaller prime must pass too.
+    """
+    from lightning_cas.backends.modp import second_primes
+
+    smallest = min(second_primes(prime, 2)) if method == "modp" else prime
+    bound = degree / smallest
+    if bound >= MAX_FAILURE_BOUND:
+        need = math.ceil(degree / MAX_FAILURE_BOUND)
+        used = f"{prime}" + (f" (and {smallest}, its repetition)" if smallest != prime else "")
+        raise InputError(f"the prime {used} is too small for the {method} method on this architecture: the failure "
+                         f"bound {degree}/{smallest} is not below {MAX_FAILURE_BOUND:g}; use a prime above {need}.")
+    return bound
+
+
+def prime_degree(arch, method: str) -> int:
+    """The numerator of the Schwartz-Zippel bound a method states, with the largest rank it could find.
+
+    modp draws weights and tokens at random and sketches rows; the Macaulay2 jacobian draws only
+    the weights (D_w - 1 per rank). The rank is at most min(parameters, ambient dimension).
+    """
+    from lightning_cas.backends.modp import weight_degree
+
+    rank = min(arch.parameters, arch.ambient_dimension)
+    if method != "modp":
+        return rank * (weight_degree(arch) - 1)
+    # modp also draws the tokens (3^L per rank) and sketches the rows (about 2 P + 16 of them)
+    return rank * (weight_degree(arch) - 1 + arch.degree) + 2 * arch.parameters + 16
+
+
+def check_method(method, verb: str) -> str | None:
+    """The method for ``verb`` (its default for None), old spellings mapped to the current ones."""
+    choices = VERB_METHODS.get(verb)
+    if choices is None:
+        if method is not None:
+            raise InputError(f"{verb}() has no method option, got method={method!r}.")
+        return None
+    if method is None:
+        return DEFAULT_METHODS[verb]
+    if not isinstance(method, str):
+        raise InputError(f"method must be one of {', '.join(choices)}, got {method!r}.")
+    method = METHOD_ALIASES.get(verb, {}).get(method, method)
+    if method not in choices:
+        raise InputError(f"method must be one of {', '.join(choices)}, got {method!r}.")
+    return method
+
+
+def check_m2(m2) -> str | None:
+    """None (``$LIGHTNING_CAS_M2`` or M2 on PATH) or a path/name of the Macaulay2 binary."""
+    if m2 is None:
+        return None
+    import os
+
+    if isinstance(m2, os.PathLike):
+        m2 = os.fspath(m2)
+    if not isinstance(m2, str) or not m2.strip() or "\x00" in m2:
+        raise InputError(f"m2 must be the path of the Macaulay2 binary, got {m2!r}.")
+    return m2
+
+
+def check_session(session):
+    """None or an ``M2Session`` (one Macaulay2 process reused by every run of the verb)."""
+    if session is None:
+        return None
+    from lightning_cas.macaulay2.runner import M2Session
+
+    if not isinstance(session, M2Session):
+        raise InputError(f"session must be an M2Session, got {type(session).__name__}.")
+    return session
+
+
+def check_jobs(jobs) -> int:
+    value = _integer(jobs, "jobs")
+    if value is None or not 1 <= value <= MAX_JOBS:
+        raise InputError(f"jobs must be an integer between 1 and {MAX_JOBS}, got {jobs!r}.")
+    return value
+
+
+def check_architecture(arch, verb: str):
+    from lightning_cas.core.architecture import Architecture
+
+    if not isinstance(arch, Architecture):
+        raise InputError(f"{verb}() needs an Architecture first, got {type(arch).__name__}.")
+    return arch
+
+
+@dataclass(frozen=True)
+class Options:
+    """Validated options of one call; built by :func:`resolve`, never by hand."""
+
+    seed: int = 0
+    timeout: float | None = None
+    prime: int | None = None
+    method: str | None = None
+    m2: str | None = None
+    session: object = None
+    jobs: int = 1
+
+    def deadline(self):
+        """A context manager bounding the whole call by ``timeout`` (see lightning_cas.deadline)."""
+        from lightning_cas.deadline import time_limit
+
+        return time_limit(self.timeout)
+
+
+PRIME_METHODS = {"dimension": ("modp", "jacobian"), "verify": ("modp", "jacobian"), "fiber": ("m2", "auto")}
+
+
+def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=None, m2=None, session=None,
+            jobs=1) -> Options:
+    """Validate every option of ``verb`` at once (the architecture too, when given)."""
+    if arch is not None or verb not in ("sweep",):
+        check_architecture(arch, verb)
+    seed = check_seed(seed)
+    timeout = check_timeout(timeout)
+    method = check_method(method, verb)
+    m2 = check_m2(m2)
+    session = check_session(session)
+    jobs = check_jobs(jobs)
+    if prime is not None:
+        prime = check_prime(prime)
+        if verb not in PRIME_METHODS:
+            raise InputError(f"{verb}() has no prime option.")
+        concrete = method
+        if method == "auto" and verb in ("dimension", "verify"):
+            concrete = "modp" if arch.normalization == "none" else "numeric"
+        if concrete not in PRIME_METHODS[verb]:
+            raise InputError(f"a prime applies to the {' and '.join(PRIME_METHODS[verb])} methods only, "
+                             f"not to {concrete}.")
+        if verb in ("dimension", "verify"):
+            check_failure_bound(prime, prime_degree(arch, concrete), concrete)
+        # fibers over ZZ/p state no probability (the point is given, not random): the result says
+        # "probabilistic" and that the components agree with QQ except for finitely many primes
+    return Options(seed=seed, timeout=timeout, prime=prime, method=method, m2=m2, session=session, jobs=jobs)
+
+
+
+def check_point(arch, point, name: str = "point"):
+    """A weight point as the verbs hold it (per layer (Q, K, V) of Fractions), from that form or the JSON form.
+
+    Everything else (strings, floats, wrong shapes) is refused in one sentence before any work.
+    """
+    from fractions import Fraction
+
+    from lightning_cas.core.weights import point_from_dict
+
+    def entry(v):
+        if isinstance(v, Fraction):
+            return v.numerator if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
+        if type(v).__module__ == "numpy" and hasattr(v, "item"):
+            return v.item()
+        return v
+
+    def rows(M):
+        if not isinstance(M, (list, tuple)) and not hasattr(M, "tolist"):
+            raise InputError(f"the {name}: each of Q, K, V must be a matrix (rows of entries), got {M!r}.")
+        M = M.tolist() if hasattr(M, "tolist") else M
+        return [[entry(v) for v in row] if isinstance(row, (list, tuple)) else row for row in M]
+
+    if isinstance(point, dict):
+        return point_from_dict(arch, point)
+    if not isinstance(point, (list, tuple)):
+        raise InputError(f"the {name} must be a weight point (per layer Q, K, V), got {type(point).__name__}.")
+    layers = []
+    for i, layer in enumerate(point, start=1):
+        if not isinstance(layer, (list, tuple)) or len(layer) != 3:
+            raise InputError(f"the {name}: layer {i} must be a triple (Q, K, V).")
+        layers.append({k: rows(M) for k, M in zip("QKV", layer)})
+    return point_from_dict(arch, {"layers": layers})
