@@ -136,6 +136,3 @@ def notebook_command(results, output):
         click.echo("lightning-cas: warning: no Macaulay2 scripts in these results (only jacobian and implicit "
                    "jobs have them).", err=True)
     sys.stdout.flush()
-
-
-COMMANDS = (sweep_command, report_command, notebook_command)

@@ -69,6 +69,3 @@ def verify_command(widths, attention, tokens, normalization, as_json, method, se
     click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)
-
-
-COMMANDS = (dim_command, predict_command, verify_command)

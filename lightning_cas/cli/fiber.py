@@ -67,6 +67,3 @@ def _compact(point: dict) -> str:
         return "[" + "; ".join(" ".join(str(v) for v in row) for row in M) + "]"
     return "  ".join(f"{name}{i}={mat(layer[name])}" for i, layer in enumerate(point["layers"], 1)
                      for name in ("Q", "K", "V"))
-
-
-COMMANDS = (fiber_command,)

@@ -266,6 +266,3 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointw
             click.echo(f"{c['verdict']:>14}: {c['claim']}\n{'':>16}{c['evidence']}")
     if not res.all_agree:
         sys.exit(3)
-
-
-COMMANDS = (implicit_command, singular_command, boundary_command, claims_command)
