@@ -1,79 +1,543 @@
-"""Export a run's Macaulay2 scripts to a Jupyter notebook for the Macaulay2 kernel (M2JK).
+"""A run's Macaulay2 work as a Jupyter notebook for the Macaulay2 kernel, and its re-execution.
 
-Why: the scripts are self-contained (network library inlined), so a user can re-run and extend
-them interactively, e.g. with a newer Macaulay2 than the one the sweep used.
+Why: the notebook is the readable record of a sweep (spec, versions, the comparison with the
+theory, one cell per Macaulay2 job), and executing it in the kernel re-derives every stored
+Macaulay2 number independently of the process that computed it.
+
+Trust: a results directory is data. Scripts are read only from inside it (no absolute paths, no
+``..``, no symlinks, regular files only, size-capped), and a script is embedded as runnable code
+only when it is exactly what lightning-cas renders for its job; anything else is reported and
+shown as inert text. Kernel output counts only through the ``@@LCAS@@`` records, and a Macaulay2
+error, a kernel-enforced timeout or a missing record is an error even though the kernel says "ok".
+
+Layout of the notebook: title and comparison table, one setup cell (``setup_source``: today it
+prints the kernel's Macaulay2 version; once the Macaulay2 package exists it is where the package
+is loaded), then per job a markdown cell with the stored result and a code cell (``job_source``).
 """
 
 from __future__ import annotations
 
+import html
+import math
 import os
-from pathlib import Path
+import re
+import stat
+import tempfile
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
-from lightning_cas.batch.store import JobResult, ResultStore, load_record
-from lightning_cas.errors import InputError
+from lightning_cas.batch.sweep import M2_METHODS, JobResult, load_record
+from lightning_cas.errors import InputError, LightningError, M2ParseError, NotebookKernelError
 from lightning_cas.core.files import atomic_write_text
+from lightning_cas.macaulay2.parse import parse_int, parse_int_list, records
 
-KERNELSPEC = {"name": "m2", "display_name": "M2", "language": "text/x-macaulay2"}
+KERNEL = "m2"
+KERNELSPEC = {"name": KERNEL, "display_name": "M2", "language": "text/x-macaulay2"}
+SCRIPT_MAX_BYTES = 4_000_000  # rendered scripts are ~10 kB; anything near this is not ours
+RECORD_MAX_BYTES = 4_000_000
+DEFAULT_CELL_LIMIT_S = 600.0  # a job stored without a time limit
+GRACE_S = 20  # nbclient's hard limit per cell beyond the kernel's own (silence) limit
+STARTUP_S = 60
+META = "lightning_cas"  # cell metadata key
+TIMEOUT_MARK = "[KERNEL ENFORCED TIMEOUT]"
+_M2_ERROR = re.compile(r"^\S*:\d+:\d+:\(\d+\):\s*error:.*$", re.M)
+_SAFE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*")
 
 
-def _records(path: Path) -> list[JobResult]:
-    if path.is_dir():
-        return ResultStore(path).records()
-    rec = load_record(path)
-    if rec is None:
-        raise InputError(f"{path} is not a lightning-cas job result.")
-    return [rec]
+def printable(text: str) -> str:
+    """``text`` with control and format characters escaped, safe to print to a terminal."""
+    return "".join(repr(ch)[1:-1] if ch != " " and unicodedata.category(ch)[0] in "CZ" and ch != "\n"
+                   else ch for ch in str(text)).replace("\n", "\\n")
 
 
-def _script_text(rec: JobResult, base: Path) -> str | None:
-    if not rec.script:
-        return None
-    script = Path(rec.script)
-    if not script.is_absolute():
-        script = base / script
+def _md(text) -> str:
+    """Record text inside markdown: printable and HTML-inert."""
+    return html.escape(printable(text)).replace("|", "\\|").replace("`", "'")
+
+
+# ---- reading a results directory without trusting it ------------------------------------------
+
+def read_inside(root: Path, relative: str, max_bytes: int = SCRIPT_MAX_BYTES) -> str:
+    """The UTF-8 text of ``root/relative``, refusing (InputError with the reason) absolute paths,
+    ``..``, symlinks at any level, non-regular files and files above ``max_bytes``.
+
+    Each component is opened relative to its parent's descriptor with O_NOFOLLOW, so a symlink
+    swapped in between check and read is refused too."""
+    if not isinstance(relative, str) or not relative:
+        raise InputError("no script path")
+    if "\\" in relative or "\x00" in relative:
+        raise InputError(f"script path {printable(relative)!r} is not a plain relative path")
+    parts = PurePosixPath(relative).parts
+    if PurePosixPath(relative).is_absolute():
+        raise InputError(f"script path {printable(relative)!r} is absolute (outside the results directory)")
+    if not parts or any(not _SAFE_PART.fullmatch(p) for p in parts):
+        raise InputError(f"script path {printable(relative)!r} leaves the results directory or has unusual names")
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    fds = [os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))]
     try:
-        return script.read_text(encoding="utf-8")
-    except OSError:
+        for part in parts[:-1]:
+            try:
+                fds.append(os.open(part, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow, dir_fd=fds[-1]))
+            except OSError as exc:
+                raise InputError(f"script path {printable(relative)!r}: {part} is not a plain directory "
+                                 f"({exc.strerror})") from None
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | nofollow | os.O_NONBLOCK, dir_fd=fds[-1])
+        except OSError as exc:
+            raise InputError(f"script {printable(relative)!r} cannot be opened without following a link "
+                             f"({exc.strerror})") from None
+        fds.append(fd)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"script {printable(relative)!r} is not a regular file")
+        if info.st_size > max_bytes:
+            raise InputError(f"script {printable(relative)!r} has {info.st_size} bytes (limit {max_bytes})")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise InputError(f"script {printable(relative)!r} is larger than {max_bytes} bytes")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"script {printable(relative)!r} is not UTF-8 text") from None
+    finally:
+        for fd in reversed(fds):
+            os.close(fd)
+
+
+def _load_records(path: Path) -> tuple[Path, list[JobResult]]:
+    """(results directory, valid records), reading only regular files that are not symlinks."""
+    def regular(p: Path) -> bool:
+        try:
+            info = p.lstat()
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size <= RECORD_MAX_BYTES
+
+    if path.is_dir():
+        recs = [load_record(p, p.stem) for p in sorted(path.glob("*.json")) if regular(p)]
+        return path, [r for r in recs if r is not None]
+    rec = load_record(path) if regular(path) else None
+    if rec is None:
+        raise InputError(f"{printable(path)} is not a lightning-cas job result.")
+    return path.parent, [rec]
+
+
+def expected_scripts(rec: JobResult) -> list[str]:
+    """The script texts lightning-cas renders for this record's job (what a stored script must be)."""
+    from lightning_cas.backends.m2 import M2_PRIME, architecture_params
+    from lightning_cas.macaulay2.render import render
+
+    method = rec.job.get("method")
+    base = {**architecture_params(rec.architecture), "charP": 0, "seed": rec.job["seed"], "columns": 1}
+    if method == "jacobian":
+        primes = rec.result.primes if rec.result is not None and rec.result.primes else (M2_PRIME,)
+        return [render("dimension_jacobian", **{**base, "charP": primes[0]})]
+    if method == "implicit":
+        return [render("dimension_implicit", **base, emitGenerators=g) for g in (0, 1)]
+    return []
+
+
+@dataclass
+class JobCell:
+    """One job's place in the notebook: its script if embedded, or why it was not."""
+
+    record: JobResult
+    script: str | None = None
+    refused: str | None = None  # why the script is not runnable code
+
+    @property
+    def label(self) -> str:
+        return self.record.label
+
+    @property
+    def runnable(self) -> bool:
+        return self.script is not None and self.refused is None
+
+    @property
+    def limit_s(self) -> float:
+        return float(self.record.job.get("timeout") or DEFAULT_CELL_LIMIT_S)
+
+
+def _job_cell(rec: JobResult, root: Path) -> JobCell | None:
+    if not rec.script:
+        return None if rec.job.get("method") not in M2_METHODS else JobCell(rec, refused="no script was stored")
+    try:
+        text = read_inside(root, rec.script)
+    except InputError as exc:
+        return JobCell(rec, refused=str(exc))
+    if text.rstrip("\n") not in [t.rstrip("\n") for t in expected_scripts(rec)]:
+        return JobCell(rec, text, refused="the stored script differs from what lightning-cas renders for this job")
+    return JobCell(rec, text)
+
+
+# ---- building the notebook ----------------------------------------------------------------------
+
+def setup_source() -> str:
+    """The first code cell. Loading the Macaulay2 package once goes here (then job cells shrink)."""
+    return '--%timeout=60\n<< "@@LCAS@@ m2_version " << version#"VERSION" << endl;'
+
+
+def job_source(cell: JobCell, limit_s: float | None = None) -> str:
+    """A job's code cell: the kernel's time-limit magic (an M2 comment elsewhere), then the script."""
+    limit = math.ceil(limit_s if limit_s is not None else cell.limit_s)
+    return f"--%timeout={limit}\n{cell.script.rstrip(chr(10))}"
+
+
+def _outcome_text(rec: JobResult) -> str:
+    if rec.result is None:
+        return f"status **{_md(rec.status)}**: {_md(rec.message or '')}"
+    r = rec.result
+    return f"dimension **{r.dimension}** (method {_md(r.method)}, {_md(r.certainty)})"
+
+
+def _title(root: Path, recs: list[JobResult]) -> str:
+    from lightning_cas import __version__
+
+    methods = sorted({r.job.get("method", "?") for r in recs})
+    m2_versions = sorted({r.result.m2_version for r in recs if r.result is not None and r.result.m2_version})
+    hosts = sorted({r.host for r in recs})
+    limits = sorted({r.job.get("timeout") for r in recs if r.job.get("timeout")})
+    lines = [f"# lightning-cas run `{_md(root.resolve().name)}`", "",
+             f"- jobs: {len(recs)} (methods: {', '.join(map(_md, methods)) or 'none'}; "
+             f"statuses: {', '.join(f'{s} {sum(r.status == s for r in recs)}' for s in ('ok', 'timeout', 'error'))})",
+             f"- time limits per job: {', '.join(f'{t:g} s' for t in limits) or 'none stored'}",
+             f"- lightning_cas {__version__} (this export); Macaulay2 of the run: "
+             f"{', '.join(map(_md, m2_versions)) or 'not recorded'}; hosts: {', '.join(map(_md, hosts))}",
+             f"- kernel: `{KERNEL}` (Debian's macaulay2-jupyter-kernel). Each job cell starts with "
+             "`--%timeout=N`, the kernel's time limit (a plain comment for `M2 --script`).", "",
+             "Re-run and check every cell with `lightning-cas notebook RESULTS -o out.ipynb --execute`: "
+             "each cell's `@@LCAS@@` records are compared with the stored result."]
+    return "\n".join(lines)
+
+
+def _table(recs: list[JobResult]) -> str | None:
+    if not any(r.predicted is not None for r in recs):
         return None
+    rows = ["| job | method | status | dimension | predicted | agreement | certainty |",
+            "|---|---|---|---|---|---|---|"]
+    for r in recs:
+        res = r.result
+        rows.append("| " + " | ".join(_md(v) for v in (
+            r.label, res.method if res else r.job.get("method"), r.status, res.dimension if res else "",
+            "" if r.predicted is None else f"{r.predicted} ({r.prediction_status})", r.agreement,
+            res.certainty if res else "")) + " |")
+    agree = sum(r.agreement == "agree" for r in recs)
+    disagree = sum(r.agreement == "disagree" for r in recs)
+    return f"## Computed vs predicted\n\n{agree} agree, {disagree} disagree.\n\n" + "\n".join(rows)
 
 
-def build_notebook(path: str | os.PathLike):
-    """The notebook node (nbformat v4) with one markdown + one code cell per script."""
+def build_notebook(path: str | os.PathLike, limit_s: float | None = None):
+    """(notebook node, job cells) for a results directory or one result JSON."""
+    nbformat, v4 = _nbformat()
+    root, recs = _load_records(Path(path))
+    recs.sort(key=lambda r: r.label)
+    nb = v4.new_notebook()
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata["language_info"] = {"name": "Macaulay2", "codemirror_mode": "macaulay2", "file_extension": ".m2"}
+    nb.cells.append(v4.new_markdown_cell(_title(root, recs)))
+    table = _table(recs)
+    if table:
+        nb.cells.append(v4.new_markdown_cell(table))
+    cells = [c for c in (_job_cell(r, root) for r in recs) if c is not None]
+    if any(c.runnable for c in cells):
+        nb.cells.append(v4.new_code_cell(setup_source(), metadata={META: {"role": "setup"}}))
+    for c in cells:
+        rec = c.record
+        pred = "no prediction" if rec.predicted is None else f"predicted {rec.predicted} ({_md(rec.prediction_status)})"
+        head = (f"## `{_md(c.label)}`\n\nStored: {_outcome_text(rec)}; {pred}; seed {rec.job.get('seed')}, "
+                f"time limit {c.limit_s:g} s, took {rec.elapsed_s:.2f} s on {_md(rec.host)}.")
+        meta = {META: {"role": "job", "label": c.label}}
+        if c.refused:
+            nb.cells.append(v4.new_markdown_cell(f"{head}\n\n**Not runnable:** {_md(c.refused)}."))
+            if c.script is not None:
+                nb.cells.append(v4.new_raw_cell(c.script, metadata=meta))
+            continue
+        if rec.status != "ok":
+            head += "\n\nThe sweep did not finish this job, so there is nothing to compare; the cell is not run."
+            meta["tags"] = ["skip-execution"]
+        nb.cells.append(v4.new_markdown_cell(head))
+        nb.cells.append(v4.new_code_cell(job_source(c, limit_s), metadata=meta))
+    nbformat.validate(nb)
+    return nb, cells
+
+
+def _nbformat():
     try:
         import nbformat
         from nbformat import v4
     except ImportError:
         raise InputError("notebook export needs nbformat (pip install 'lightning_cas[notebook]').") from None
-    path = Path(path)
-    base = path if path.is_dir() else path.parent
-    nb = v4.new_notebook()
-    nb.metadata["kernelspec"] = dict(KERNELSPEC)
-    nb.metadata["language_info"] = {"name": "Macaulay2", "codemirror_mode": "macaulay2", "file_extension": ".m2"}
-    nb.cells.append(v4.new_markdown_cell(
-        f"# Macaulay2 scripts of the lightning-cas run in `{base}`\n\n"
-        "Each script is self-contained: it sets the architecture, defines the network library and "
-        "prints `@@LCAS@@ key value` records."))
-    count = 0
-    for rec in sorted(_records(path), key=lambda r: r.label):
-        text = _script_text(rec, base)
-        if text is None:
-            continue
-        outcome = (f"dimension **{rec.result.dimension}** ({rec.result.method}, {rec.result.certainty})"
-                   if rec.result else f"status **{rec.status}**: {rec.message}")
-        pred = "no prediction" if rec.predicted is None else f"predicted {rec.predicted} ({rec.prediction_status})"
-        nb.cells.append(v4.new_markdown_cell(f"## `{rec.label}`\n\n{outcome}; {pred}."))
-        nb.cells.append(v4.new_code_cell(text.rstrip("\n")))
-        count += 1
-    nbformat.validate(nb)
-    return nb, count
+    return nbformat, v4
 
 
-def write_notebook(path: str | os.PathLike, output: str | os.PathLike) -> int:
-    """Write the notebook; returns how many scripts it holds."""
-    import nbformat
-
-    nb, count = build_notebook(path)
+def _write(nb, output: str | os.PathLike) -> None:
+    nbformat, _ = _nbformat()
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(output, nbformat.writes(nb))
-    return count
+
+
+def write_notebook(path: str | os.PathLike, output: str | os.PathLike) -> int:
+    """Write the notebook (not executed); returns how many runnable job cells it holds."""
+    nb, cells = build_notebook(path)
+    _write(nb, output)
+    return sum(c.runnable for c in cells)
+
+
+def refused_cells(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """(label, reason) of jobs whose script was not embedded as code."""
+    _, cells = build_notebook(path)
+    return [(c.label, c.refused) for c in cells if c.refused]
+
+
+# ---- reading a cell's outputs back ----------------------------------------------------------------
+
+def cell_text(cell) -> str:
+    """Everything a code cell printed (streams, results, errors) as one text."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append(out.get("text", ""))
+        elif out.get("output_type") in ("execute_result", "display_data"):
+            parts.append(out.get("data", {}).get("text/plain", ""))
+        elif out.get("output_type") == "error":
+            parts.append(f"{out.get('ename', '')}: {out.get('evalue', '')}")
+    return "\n".join(parts)
+
+
+def observed(method: str, text: str) -> dict:
+    """The comparable quantities in a cell's output; raises M2ParseError if a record is missing."""
+    recs = records(text)
+
+    def get(key, parse=parse_int):
+        if key not in recs:
+            raise M2ParseError(f"the cell printed no {key!r} record (got {sorted(recs) or 'none'})")
+        return parse(recs[key])
+
+    if method == "jacobian":
+        got = {"dimension": get("rank"), "prime": get("prime"), "rows": get("rows"), "parameters": get("parameters")}
+    elif method == "implicit":
+        got = {"dimension": get("dimension"), "parameters": get("parameters"), "degree": get("degree"),
+               "linear_span": get("linear_span"), "generator_degrees": get("generator_degrees", parse_int_list)}
+    else:
+        raise M2ParseError(f"no Macaulay2 cell for method {method!r}")
+    got["m2_version"] = recs.get("m2_version")
+    return got
+
+
+_NOTES = {"degree": (re.compile(r"^degree (\d+) "), int),
+          "linear_span": (re.compile(r"^(\d+) linearly independent coefficients$"), int),
+          "generator_degrees": (re.compile(r"^minimal generator degrees \[([\d, ]*)\]$"),
+                                lambda s: [int(v) for v in s.split(",") if v.strip()])}
+
+
+def stored(rec: JobResult) -> dict:
+    """The same quantities from the stored result (only those it holds)."""
+    r = rec.result
+    out = {"dimension": r.dimension, "parameters": r.parameters}
+    if r.method == "jacobian":
+        if r.primes:
+            out["prime"] = r.primes[0]
+        if r.runs and isinstance(r.runs[0], dict) and "rows" in r.runs[0]:
+            out["rows"] = r.runs[0]["rows"]
+    for note in r.notes:
+        for key, (pattern, conv) in _NOTES.items():
+            m = pattern.match(note)
+            if m:
+                out[key] = conv(m.group(1))
+    return out
+
+
+@dataclass
+class CellOutcome:
+    """What re-running one job cell gave: reproduced, differs, error or skipped."""
+
+    label: str
+    verdict: str
+    message: str = ""
+    stored: dict = field(default_factory=dict)
+    notebook: dict = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def judge(cell: JobCell, text: str, elapsed_s: float = 0.0) -> CellOutcome:
+    """Compare one executed cell's output with its stored result."""
+    def error(message):
+        return CellOutcome(cell.label, "error", message, elapsed_s=elapsed_s)
+
+    if TIMEOUT_MARK in text:
+        return error(f"the kernel stopped the cell after {math.ceil(cell.limit_s)} s without output "
+                     "(kernel-enforced timeout)")
+    m = _M2_ERROR.search(text)
+    if m:
+        return error(f"Macaulay2 error: {m.group(0)[:300]}")
+    want = stored(cell.record)
+    try:
+        got = observed(cell.record.result.method, text)
+    except (M2ParseError, ValueError) as exc:
+        return error(str(exc))
+    diff = {k: {"stored": v, "notebook": got.get(k)} for k, v in want.items() if got.get(k) != v}
+    version = got.pop("m2_version")
+    note = "" if version is None or version == cell.record.result.m2_version else \
+        f"kernel Macaulay2 {version}, run Macaulay2 {cell.record.result.m2_version}"
+    if diff:
+        fields_ = ", ".join(f"{k} {d['notebook']} (stored {d['stored']})" for k, d in diff.items())
+        return CellOutcome(cell.label, "differs", fields_ + (f"; {note}" if note else ""), want, got, elapsed_s)
+    return CellOutcome(cell.label, "reproduced", note, want, got, elapsed_s)
+
+
+# ---- executing in the kernel ---------------------------------------------------------------------
+
+@dataclass
+class NotebookRun:
+    """The outcome of executing a run's notebook in the Macaulay2 kernel."""
+
+    notebook: str
+    outcomes: list[CellOutcome]
+    kernel: dict
+    elapsed_s: float
+
+    @property
+    def checked(self) -> list[CellOutcome]:
+        return [o for o in self.outcomes if o.verdict != "skipped"]
+
+    @property
+    def ok(self) -> bool:
+        """True when there was something to check and every checked cell reproduced."""
+        return bool(self.checked) and all(o.verdict == "reproduced" for o in self.checked)
+
+    def to_dict(self) -> dict:
+        pick = lambda v: [{"label": o.label, "message": o.message, "stored": o.stored, "notebook": o.notebook}
+                          if v == "differs" else {"label": o.label, "message": o.message}
+                          for o in self.outcomes if o.verdict == v]
+        return {"cells": len(self.checked), "reproduced": sum(o.verdict == "reproduced" for o in self.outcomes),
+                "differs": pick("differs"), "errors": pick("error"),
+                "skipped": [o.label for o in self.outcomes if o.verdict == "skipped"],
+                "kernel": self.kernel, "elapsed_s": round(self.elapsed_s, 3), "notebook": self.notebook}
+
+
+def kernel_environment() -> dict:
+    """The kernel's environment: plain terminal (no escape codes), no user kernel config, quiet debugger."""
+    env = {k: v for k, v in os.environ.items() if k != "M2JK_CONFIG"}
+    env.update(TERM="dumb", PYDEVD_DISABLE_FILE_VALIDATION="1")
+    return env
+
+
+def _kernel_spec(name: str) -> dict:
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    except ImportError:
+        raise InputError("notebook execution needs nbclient (pip install 'lightning_cas[notebook]').") from None
+    try:
+        spec = KernelSpecManager().get_kernel_spec(name)
+    except NoSuchKernel:
+        raise NotebookKernelError(f"the Jupyter kernel {printable(name)!r} is not installed; `make setup` installs "
+                                  "Debian's macaulay2-jupyter-kernel (kernelspec m2).") from None
+    return {"name": name, "display_name": spec.display_name, "argv": spec.argv[:3],
+            "resource_dir": spec.resource_dir}
+
+
+def execute_notebook(results: str | os.PathLike, output: str | os.PathLike | None = None, *,
+                     kernel: str = KERNEL, limit_s: float | None = None,
+                     startup_timeout: float = STARTUP_S) -> NotebookRun:
+    """Export the notebook, run every job cell in the Jupyter kernel, compare each cell's records
+    with the stored result, and write the executed notebook to ``output`` (if given).
+
+    ``limit_s`` replaces the jobs' own time limits (seconds per cell). Refused scripts count as
+    errors; jobs the sweep did not finish are skipped."""
+    try:
+        from nbclient import NotebookClient
+        from nbclient.exceptions import CellTimeoutError, DeadKernelError
+        from nbclient.util import run_sync
+    except ImportError:
+        raise InputError("notebook execution needs nbclient (pip install 'lightning_cas[notebook]').") from None
+    if limit_s is not None and not (isinstance(limit_s, (int, float)) and math.isfinite(limit_s) and limit_s > 0):
+        raise InputError(f"the time limit must be a positive number of seconds, got {limit_s!r}.")
+    start = time.perf_counter()
+    nb, cells = build_notebook(results, limit_s)
+    info = _kernel_spec(kernel)
+    nb.metadata["kernelspec"]["name"] = kernel
+    by_label = {c.label: c for c in cells}
+    outcomes = {c.label: CellOutcome(c.label, "error", f"not run: {c.refused}") for c in cells if c.refused}
+    with tempfile.TemporaryDirectory(prefix="lcas-nb-") as work:
+        client = NotebookClient(nb, kernel_name=kernel, timeout=STARTUP_S, startup_timeout=startup_timeout,
+                                allow_errors=True, record_timing=True, shutdown_kernel="immediate", resources={"metadata": {"path": work}})
+        try:
+            with client.setup_kernel(env=kernel_environment()):
+                try:
+                    content = client.wait_for_reply(client.kc.kernel_info()).get("content", {})
+                    info.update(implementation=content.get("implementation"),
+                                implementation_version=content.get("implementation_version"))
+                except Exception:  # the reply is informative only
+                    pass
+                for index, cell in enumerate(nb.cells):
+                    meta = cell.get("metadata", {}).get(META, {})
+                    if cell.cell_type != "code" or not meta:
+                        continue
+                    job = by_label.get(meta.get("label"))
+                    if meta.get("role") == "job" and job is not None and job.record.status != "ok":
+                        outcomes[job.label] = CellOutcome(job.label, "skipped", f"stored status {job.record.status}")
+                        continue
+                    cell_limit = math.ceil(limit_s if limit_s is not None else job.limit_s) if job else 60
+                    client.timeout = cell_limit + GRACE_S
+                    t0 = time.perf_counter()
+                    try:
+                        client.execute_cell(cell, index)
+                        failure = None
+                    except CellTimeoutError:
+                        failure = f"the cell exceeded {cell_limit + GRACE_S} s and the kernel was restarted"
+                    except DeadKernelError:
+                        failure = "the kernel died during the cell and was restarted"
+                    if failure:
+                        run_sync(client.km.restart_kernel)(now=True)
+                        run_sync(client.kc.wait_for_ready)(timeout=startup_timeout)
+                    took = time.perf_counter() - t0
+                    text = cell_text(cell)
+                    if meta.get("role") == "setup":
+                        recs = _safe_records(text)
+                        info["m2_version"] = recs.get("m2_version")
+                        if failure or "m2_version" not in recs:
+                            raise NotebookKernelError(f"the {printable(kernel)!r} kernel did not run the setup cell "
+                                                      f"({printable(failure or text.strip()[:200])}).")
+                        continue
+                    outcome = (CellOutcome(job.label, "error", failure, elapsed_s=took) if failure
+                               else judge(job, text, took))
+                    cell.metadata[META]["verdict"] = outcome.verdict
+                    cell.metadata[META]["message"] = outcome.message
+                    outcomes[job.label] = outcome
+        except LightningError:
+            raise
+        except Exception as exc:  # the kernel would not start, or the client failed
+            raise NotebookKernelError(f"the Jupyter kernel {printable(kernel)!r} failed: "
+                                      f"{printable(type(exc).__name__)}: {printable(str(exc))[:300]}.") from None
+    run = NotebookRun(str(output) if output else "", [outcomes[c.label] for c in cells if c.label in outcomes],
+                      info, time.perf_counter() - start)
+    _, v4 = _nbformat()
+    nb.cells.append(v4.new_markdown_cell(_summary(run)))
+    if output:
+        _write(nb, output)
+    return run
+
+
+def _safe_records(text: str) -> dict:
+    try:
+        return records(text)
+    except M2ParseError:
+        return {}
+
+
+def _summary(run: NotebookRun) -> str:
+    d = run.to_dict()
+    lines = [f"## Re-execution in the `{_md(run.kernel.get('name'))}` kernel", "",
+             f"{d['reproduced']} of {d['cells']} cells reproduced their stored result "
+             f"(kernel Macaulay2 {_md(run.kernel.get('m2_version'))}, {run.elapsed_s:.1f} s)."]
+    for o in run.outcomes:
+        if o.verdict != "reproduced":
+            lines.append(f"- `{_md(o.label)}`: {o.verdict}: {_md(o.message)}")
+    return "\n".join(lines)
