@@ -17,7 +17,10 @@ is loaded), then per job a markdown cell with the stored result and a code cell 
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import html
+import logging
 import math
 import os
 import re
@@ -209,8 +212,26 @@ def _title(root: Path, recs: list[JobResult]) -> str:
              f"- kernel: `{KERNEL}` (Debian's macaulay2-jupyter-kernel). Each job cell starts with "
              "`--%timeout=N`, the kernel's time limit (a plain comment for `M2 --script`).", "",
              "Re-run and check every cell with `lightning-cas notebook RESULTS -o out.ipynb --execute`: "
-             "each cell's `@@LCAS@@` records are compared with the stored result."]
+             "each cell's `@@LCAS@@` records are compared with the stored result.", "",
+             "The spec, as expanded into jobs (`lightning-cas sweep` accepts it as it is):", "",
+             "```toml", spec_toml(root.resolve().name, recs), "```"]
     return "\n".join(lines)
+
+
+def spec_toml(name: str, recs: list[JobResult]) -> str:
+    """A sweep spec with one [[architecture]] per stored job, which expands to the same jobs."""
+    import json
+
+    def value(v):
+        return json.dumps(list(v) if isinstance(v, tuple) else v)
+
+    out = [f"name = {json.dumps(printable(name))}"]
+    for r in recs:
+        out += ["", "[[architecture]]"]
+        entry = {**r.job.get("architecture", {}), "method": r.job.get("method"), "seed": r.job.get("seed"),
+                 "timeout": r.job.get("timeout")}
+        out += [f"{k} = {value(v)}" for k, v in entry.items() if v is not None and re.fullmatch(r"[a-z_]+", k)]
+    return "\n".join(out)
 
 
 def _table(recs: list[JobResult]) -> str | None:
@@ -366,17 +387,22 @@ class CellOutcome:
         return {k: v for k, v in self.__dict__.items()}
 
 
-def judge(cell: JobCell, text: str, elapsed_s: float = 0.0) -> CellOutcome:
+def judge(cell: JobCell, text: str, elapsed_s: float = 0.0, limit_s: float | None = None) -> CellOutcome:
     """Compare one executed cell's output with its stored result."""
+    limit = math.ceil(limit_s if limit_s is not None else cell.limit_s)
+
     def error(message):
         return CellOutcome(cell.label, "error", message, elapsed_s=elapsed_s)
 
     if TIMEOUT_MARK in text:
-        return error(f"the kernel stopped the cell after {math.ceil(cell.limit_s)} s without output "
+        return error(f"the kernel stopped the cell after {limit} s without output "
                      "(kernel-enforced timeout)")
     m = _M2_ERROR.search(text)
     if m:
         return error(f"Macaulay2 error: {m.group(0)[:300]}")
+    if not text.strip():
+        return error(f"the cell printed nothing (the kernel gives up on a cell silent for "
+                     f"{limit} s)")
     want = stored(cell.record)
     try:
         got = observed(cell.record.result.method, text)
@@ -446,77 +472,149 @@ def _kernel_spec(name: str) -> dict:
 def execute_notebook(results: str | os.PathLike, output: str | os.PathLike | None = None, *,
                      kernel: str = KERNEL, limit_s: float | None = None,
                      startup_timeout: float = STARTUP_S) -> NotebookRun:
-    """Export the notebook, run every job cell in the Jupyter kernel, compare each cell's records
-    with the stored result, and write the executed notebook to ``output`` (if given).
+    """Export the notebook of ``results``, run it in the Jupyter kernel, compare each job cell's
+    records with the stored result, and write the executed notebook to ``output`` (if given).
 
     ``limit_s`` replaces the jobs' own time limits (seconds per cell). Refused scripts count as
     errors; jobs the sweep did not finish are skipped."""
-    try:
+    _check_limit(limit_s)
+    nb, cells = build_notebook(results, limit_s)
+    return run_notebook(nb, cells, output, kernel=kernel, limit_s=limit_s, startup_timeout=startup_timeout)
+
+
+def _check_limit(limit_s) -> None:
+    if limit_s is not None and (isinstance(limit_s, bool) or not isinstance(limit_s, (int, float))
+                                or not math.isfinite(limit_s) or limit_s <= 0):
+        raise InputError(f"the time limit must be a positive number of seconds, got {limit_s!r}.")
+
+
+class _Kernel:
+    """One kernel for a notebook: started fresh (new client, new kernel) after any failure, so a
+    cell cut off by a time limit can never leave output or state behind for the next one."""
+
+    def __init__(self, nb, kernel: str, work: str, startup_timeout: float, grace_s: float):
+        self.nb, self.kernel, self.work = nb, kernel, work
+        self.startup_timeout, self.grace_s = startup_timeout, grace_s
+        self.stack = contextlib.ExitStack()
+        self.client = None
+        self.setup = None  # (index, cell) of the setup cell, rerun after a restart
+
+    def start(self) -> dict:
         from nbclient import NotebookClient
+
+        self.stack.close()
+        self.stack = contextlib.ExitStack()
+        self.client = NotebookClient(self.nb, kernel_name=self.kernel, timeout=STARTUP_S,
+                                     startup_timeout=self.startup_timeout, allow_errors=True, record_timing=True,
+                                     shutdown_kernel="immediate", resources={"metadata": {"path": self.work}})
+        log = self.stack.enter_context(open(Path(self.work) / "kernel.log", "ab"))
+        try:
+            self.stack.enter_context(self.client.setup_kernel(env=kernel_environment(), stdout=log, stderr=log))
+        except Exception as exc:
+            raise NotebookKernelError(f"the Jupyter kernel {printable(self.kernel)!r} did not start "
+                                      f"({printable(type(exc).__name__)}: {printable(str(exc))[:200]}); its log ends: "
+                                      f"{printable(self.log_tail())}.") from None
+        try:
+            content = self.client.wait_for_reply(self.client.kc.kernel_info()).get("content", {})
+        except Exception:  # the reply is informative only
+            content = {}
+        if self.setup is not None:  # on a copy: nbclient stores the executed cell at its index
+            index, original = self.setup
+            self.run(copy.deepcopy(original), index, 60)
+            self.nb.cells[index] = original
+        return {k: content.get(k) for k in ("implementation", "implementation_version")}
+
+    def log_tail(self, size: int = 400) -> str:
+        try:
+            return (Path(self.work) / "kernel.log").read_bytes()[-size:].decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def run(self, cell, index: int, limit: int) -> str | None:
+        """Execute one cell; the failure (hard time limit, dead kernel), or None."""
         from nbclient.exceptions import CellTimeoutError, DeadKernelError
-        from nbclient.util import run_sync
+
+        self.client.timeout = limit + self.grace_s
+        try:
+            self.client.execute_cell(cell, index)
+        except CellTimeoutError:
+            return f"the cell exceeded the {limit + self.grace_s:g} s limit and was stopped"
+        except DeadKernelError:
+            return "the kernel died during the cell"
+        return None
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = None, *, kernel: str = KERNEL,
+                 limit_s: float | None = None, startup_timeout: float = STARTUP_S,
+                 grace_s: float = GRACE_S) -> NotebookRun:
+    """Execute a notebook built by :func:`build_notebook` (possibly edited since) and judge every
+    job cell (matched by its metadata label) against its stored result.
+
+    A cell gets the kernel's own silence limit (its ``--%timeout`` magic) and a hard limit of
+    ``limit + grace_s`` from nbclient; after a failed cell the kernel is replaced by a fresh one
+    (setup cell rerun) and the next cells go on."""
+    try:
+        import nbclient  # noqa: F401
     except ImportError:
         raise InputError("notebook execution needs nbclient (pip install 'lightning_cas[notebook]').") from None
-    if limit_s is not None and not (isinstance(limit_s, (int, float)) and math.isfinite(limit_s) and limit_s > 0):
-        raise InputError(f"the time limit must be a positive number of seconds, got {limit_s!r}.")
+    _check_limit(limit_s)
     start = time.perf_counter()
-    nb, cells = build_notebook(results, limit_s)
     info = _kernel_spec(kernel)
-    nb.metadata["kernelspec"]["name"] = kernel
+    nb.metadata["kernelspec"] = {**nb.metadata.get("kernelspec", KERNELSPEC), "name": kernel}
     by_label = {c.label: c for c in cells}
     outcomes = {c.label: CellOutcome(c.label, "error", f"not run: {c.refused}") for c in cells if c.refused}
+    quiet = logging.getLogger("asyncio")  # nbclient's pollers of a replaced kernel log "never retrieved"
+    level, quiet.level = quiet.level, logging.CRITICAL
     with tempfile.TemporaryDirectory(prefix="lcas-nb-") as work:
-        client = NotebookClient(nb, kernel_name=kernel, timeout=STARTUP_S, startup_timeout=startup_timeout,
-                                allow_errors=True, record_timing=True, shutdown_kernel="immediate", resources={"metadata": {"path": work}})
+        session = _Kernel(nb, kernel, work, startup_timeout, grace_s)
         try:
-            with client.setup_kernel(env=kernel_environment()):
-                try:
-                    content = client.wait_for_reply(client.kc.kernel_info()).get("content", {})
-                    info.update(implementation=content.get("implementation"),
-                                implementation_version=content.get("implementation_version"))
-                except Exception:  # the reply is informative only
-                    pass
-                for index, cell in enumerate(nb.cells):
-                    meta = cell.get("metadata", {}).get(META, {})
-                    if cell.cell_type != "code" or not meta:
-                        continue
-                    job = by_label.get(meta.get("label"))
-                    if meta.get("role") == "job" and job is not None and job.record.status != "ok":
-                        outcomes[job.label] = CellOutcome(job.label, "skipped", f"stored status {job.record.status}")
-                        continue
-                    cell_limit = math.ceil(limit_s if limit_s is not None else job.limit_s) if job else 60
-                    client.timeout = cell_limit + GRACE_S
-                    t0 = time.perf_counter()
-                    try:
-                        client.execute_cell(cell, index)
-                        failure = None
-                    except CellTimeoutError:
-                        failure = f"the cell exceeded {cell_limit + GRACE_S} s and the kernel was restarted"
-                    except DeadKernelError:
-                        failure = "the kernel died during the cell and was restarted"
-                    if failure:
-                        run_sync(client.km.restart_kernel)(now=True)
-                        run_sync(client.kc.wait_for_ready)(timeout=startup_timeout)
-                    took = time.perf_counter() - t0
-                    text = cell_text(cell)
-                    if meta.get("role") == "setup":
-                        recs = _safe_records(text)
-                        info["m2_version"] = recs.get("m2_version")
-                        if failure or "m2_version" not in recs:
-                            raise NotebookKernelError(f"the {printable(kernel)!r} kernel did not run the setup cell "
-                                                      f"({printable(failure or text.strip()[:200])}).")
-                        continue
-                    outcome = (CellOutcome(job.label, "error", failure, elapsed_s=took) if failure
-                               else judge(job, text, took))
-                    cell.metadata[META]["verdict"] = outcome.verdict
-                    cell.metadata[META]["message"] = outcome.message
-                    outcomes[job.label] = outcome
+            info.update(session.start())
+            for index, cell in enumerate(list(nb.cells)):
+                meta = cell.get("metadata", {}).get(META, {})
+                if cell.cell_type != "code" or meta.get("role") not in ("setup", "job"):
+                    continue
+                job = by_label.get(meta.get("label"))
+                if meta.get("role") == "setup":
+                    failure = session.run(cell, index, 60)
+                    recs = _safe_records(cell_text(cell))
+                    info["m2_version"] = recs.get("m2_version")
+                    if failure or "m2_version" not in recs:
+                        raise NotebookKernelError(f"the {printable(kernel)!r} kernel did not run the setup cell "
+                                                  f"({printable(failure or cell_text(cell).strip()[:200])}).")
+                    session.setup = (index, cell)
+                    continue
+                if job is None or job.label in outcomes:
+                    continue  # not a job of these results, or refused
+                if job.record.status != "ok":
+                    outcomes[job.label] = CellOutcome(job.label, "skipped", f"stored status {job.record.status}")
+                    continue
+                limit = math.ceil(limit_s if limit_s is not None else job.limit_s)
+                t0 = time.perf_counter()
+                failure = session.run(cell, index, limit)
+                took = time.perf_counter() - t0
+                outcome = (CellOutcome(job.label, "error", failure, elapsed_s=took) if failure
+                           else judge(job, cell_text(cell), took, limit))
+                if outcome.verdict == "error":
+                    session.start()
+                cell.metadata[META].update(verdict=outcome.verdict, message=outcome.message)
+                outcomes[job.label] = outcome
         except LightningError:
             raise
         except Exception as exc:  # the kernel would not start, or the client failed
             raise NotebookKernelError(f"the Jupyter kernel {printable(kernel)!r} failed: "
                                       f"{printable(type(exc).__name__)}: {printable(str(exc))[:300]}.") from None
-    run = NotebookRun(str(output) if output else "", [outcomes[c.label] for c in cells if c.label in outcomes],
+        finally:
+            session.close()
+            quiet.setLevel(level)
+    for c in cells:
+        if c.label not in outcomes:
+            outcomes[c.label] = (CellOutcome(c.label, "skipped", f"stored status {c.record.status}")
+                                 if c.record.status != "ok" else
+                                 CellOutcome(c.label, "error", "the notebook has no code cell for this job"))
+    run = NotebookRun(str(output) if output else "", [outcomes[c.label] for c in cells],
                       info, time.perf_counter() - start)
     _, v4 = _nbformat()
     nb.cells.append(v4.new_markdown_cell(_summary(run)))
