@@ -45,6 +45,8 @@ GRACE_S = 20  # nbclient's hard limit per cell beyond the kernel's own (silence)
 STARTUP_S = 60
 META = "lightning_cas"  # cell metadata key
 TIMEOUT_MARK = "[KERNEL ENFORCED TIMEOUT]"
+INCOMPLETE = "the cell's output lacks its own begin/end records"
+ATTEMPTS = 3  # a cell whose output came back incomplete is rerun on a fresh kernel
 _M2_ERROR = re.compile(r"^\S*:\d+:\d+:\(\d+\):\s*error:.*$", re.M)
 _SAFE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*")
 
@@ -184,9 +186,12 @@ def setup_source() -> str:
 
 
 def job_source(cell: JobCell, limit_s: float | None = None) -> str:
-    """A job's code cell: the kernel's time-limit magic (an M2 comment elsewhere), then the script."""
+    """A job's code cell: the kernel's time-limit magic (an M2 comment elsewhere), the script, and
+    begin/end records naming the job, so output that is cut short or belongs to another cell is
+    recognised (the kernel can end a cell early when M2 is busy as the cell arrives)."""
     limit = math.ceil(limit_s if limit_s is not None else cell.limit_s)
-    return f"--%timeout={limit}\n{cell.script.rstrip(chr(10))}"
+    return (f"--%timeout={limit}\n<< \"@@LCAS@@ cell_begin {cell.label}\" << endl;\n{cell.script.rstrip(chr(10))}\n"
+            f"<< \"@@LCAS@@ cell_end {cell.label}\" << endl;")
 
 
 def _outcome_text(rec: JobResult) -> str:
@@ -400,9 +405,12 @@ def judge(cell: JobCell, text: str, elapsed_s: float = 0.0, limit_s: float | Non
     m = _M2_ERROR.search(text)
     if m:
         return error(f"Macaulay2 error: {m.group(0)[:300]}")
-    if not text.strip():
-        return error(f"the cell printed nothing (the kernel gives up on a cell silent for "
-                     f"{limit} s)")
+    recs = _safe_records(text)
+    if recs.get("cell_begin") != cell.label or recs.get("cell_end") != cell.label:
+        if elapsed_s >= limit:
+            return error(f"the cell printed {'no records' if recs else 'nothing'} and ran into the kernel's "
+                         f"{limit} s limit for a silent cell")
+        return error(f"{INCOMPLETE} (the kernel ended the cell early or its output belongs to another cell)")
     want = stored(cell.record)
     try:
         got = observed(cell.record.result.method, text)
@@ -489,21 +497,40 @@ def _check_limit(limit_s) -> None:
 
 
 class _Kernel:
-    """One kernel for a notebook: started fresh (new client, new kernel) after any failure, so a
-    cell cut off by a time limit can never leave output or state behind for the next one."""
+    """One kernel for a notebook, replaced by a fresh one (new client, new kernel, setup cell rerun)
+    after any failed cell, so a cell cut off early never leaves output or state for the next."""
 
-    def __init__(self, nb, kernel: str, work: str, startup_timeout: float, grace_s: float):
+    def __init__(self, nb, kernel: str, work: str, startup_timeout: float, grace_s: float, setup):
         self.nb, self.kernel, self.work = nb, kernel, work
         self.startup_timeout, self.grace_s = startup_timeout, grace_s
+        self.setup = setup  # (index, cell) of the setup cell
         self.stack = contextlib.ExitStack()
         self.client = None
-        self.setup = None  # (index, cell) of the setup cell, rerun after a restart
+        self.starts = 0
 
     def start(self) -> dict:
+        """Start a kernel and run the setup cell; returns what is known about the kernel."""
+        problem = ""
+        for _ in range(ATTEMPTS):
+            info = self._start_once()
+            index, original = self.setup
+            cell = original if self.starts == 1 else copy.deepcopy(original)
+            failure = self.run(cell, index, 60)
+            if self.starts > 1:  # nbclient stores the executed cell at its index: keep the first run's
+                self.nb.cells[index] = original
+            recs = _safe_records(cell_text(cell))
+            if not failure and "m2_version" in recs:
+                return {**info, "m2_version": recs["m2_version"]}
+            problem = failure or cell_text(cell).strip()[:200] or "no output"
+        raise NotebookKernelError(f"the {printable(self.kernel)!r} kernel did not run the setup cell "
+                                  f"({printable(problem)}).")
+
+    def _start_once(self) -> dict:
         from nbclient import NotebookClient
 
         self.stack.close()
         self.stack = contextlib.ExitStack()
+        self.starts += 1
         self.client = NotebookClient(self.nb, kernel_name=self.kernel, timeout=STARTUP_S,
                                      startup_timeout=self.startup_timeout, allow_errors=True, record_timing=True,
                                      shutdown_kernel="immediate", resources={"metadata": {"path": self.work}})
@@ -518,10 +545,6 @@ class _Kernel:
             content = self.client.wait_for_reply(self.client.kc.kernel_info()).get("content", {})
         except Exception:  # the reply is informative only
             content = {}
-        if self.setup is not None:  # on a copy: nbclient stores the executed cell at its index
-            index, original = self.setup
-            self.run(copy.deepcopy(original), index, 60)
-            self.nb.cells[index] = original
         return {k: content.get(k) for k in ("implementation", "implementation_version")}
 
     def log_tail(self, size: int = 400) -> str:
@@ -554,8 +577,8 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
     job cell (matched by its metadata label) against its stored result.
 
     A cell gets the kernel's own silence limit (its ``--%timeout`` magic) and a hard limit of
-    ``limit + grace_s`` from nbclient; after a failed cell the kernel is replaced by a fresh one
-    (setup cell rerun) and the next cells go on."""
+    ``limit + grace_s`` from nbclient. After a failed cell the kernel is replaced by a fresh one;
+    a cell whose output came back without its own end record is rerun (up to ATTEMPTS runs)."""
     try:
         import nbclient  # noqa: F401
     except ImportError:
@@ -566,48 +589,49 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
     nb.metadata["kernelspec"] = {**nb.metadata.get("kernelspec", KERNELSPEC), "name": kernel}
     by_label = {c.label: c for c in cells}
     outcomes = {c.label: CellOutcome(c.label, "error", f"not run: {c.refused}") for c in cells if c.refused}
+    roles = [(i, c, c.get("metadata", {}).get(META, {})) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    setup = next(((i, c) for i, c, m in roles if m.get("role") == "setup"), None)
+    todo = [(i, c, by_label[m["label"]]) for i, c, m in roles
+            if m.get("role") == "job" and m.get("label") in by_label and m["label"] not in outcomes]
+    for _, _, job in todo:
+        if job.record.status != "ok":
+            outcomes[job.label] = CellOutcome(job.label, "skipped", f"stored status {job.record.status}")
+    todo = [t for t in todo if t[2].label not in outcomes]
     quiet = logging.getLogger("asyncio")  # nbclient's pollers of a replaced kernel log "never retrieved"
-    level, quiet.level = quiet.level, logging.CRITICAL
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
     with tempfile.TemporaryDirectory(prefix="lcas-nb-") as work:
-        session = _Kernel(nb, kernel, work, startup_timeout, grace_s)
+        session = None
         try:
-            info.update(session.start())
-            for index, cell in enumerate(list(nb.cells)):
-                meta = cell.get("metadata", {}).get(META, {})
-                if cell.cell_type != "code" or meta.get("role") not in ("setup", "job"):
-                    continue
-                job = by_label.get(meta.get("label"))
-                if meta.get("role") == "setup":
-                    failure = session.run(cell, index, 60)
-                    recs = _safe_records(cell_text(cell))
-                    info["m2_version"] = recs.get("m2_version")
-                    if failure or "m2_version" not in recs:
-                        raise NotebookKernelError(f"the {printable(kernel)!r} kernel did not run the setup cell "
-                                                  f"({printable(failure or cell_text(cell).strip()[:200])}).")
-                    session.setup = (index, cell)
-                    continue
-                if job is None or job.label in outcomes:
-                    continue  # not a job of these results, or refused
-                if job.record.status != "ok":
-                    outcomes[job.label] = CellOutcome(job.label, "skipped", f"stored status {job.record.status}")
-                    continue
+            if todo:
+                if setup is None:
+                    raise InputError("the notebook has no lightning-cas setup cell.")
+                session = _Kernel(nb, kernel, work, startup_timeout, grace_s, setup)
+                info.update(session.start())
+            for index, cell, job in todo:
                 limit = math.ceil(limit_s if limit_s is not None else job.limit_s)
-                t0 = time.perf_counter()
-                failure = session.run(cell, index, limit)
-                took = time.perf_counter() - t0
-                outcome = (CellOutcome(job.label, "error", failure, elapsed_s=took) if failure
-                           else judge(job, cell_text(cell), took, limit))
-                if outcome.verdict == "error":
-                    session.start()
+                for attempt in range(1, ATTEMPTS + 1):
+                    t0 = time.perf_counter()
+                    failure = session.run(cell, index, limit)
+                    took = time.perf_counter() - t0
+                    outcome = (CellOutcome(job.label, "error", failure, elapsed_s=took) if failure
+                               else judge(job, cell_text(cell), took, limit))
+                    if outcome.verdict == "error":
+                        session.start()
+                    if not outcome.message.startswith(INCOMPLETE) or attempt == ATTEMPTS:
+                        break
+                if attempt > 1:
+                    outcome.message = (outcome.message + "; " if outcome.message else "") + f"{attempt} runs"
                 cell.metadata[META].update(verdict=outcome.verdict, message=outcome.message)
                 outcomes[job.label] = outcome
         except LightningError:
             raise
-        except Exception as exc:  # the kernel would not start, or the client failed
+        except Exception as exc:  # the client failed
             raise NotebookKernelError(f"the Jupyter kernel {printable(kernel)!r} failed: "
                                       f"{printable(type(exc).__name__)}: {printable(str(exc))[:300]}.") from None
         finally:
-            session.close()
+            if session is not None:
+                session.close()
             quiet.setLevel(level)
     for c in cells:
         if c.label not in outcomes:
