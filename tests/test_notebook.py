@@ -153,6 +153,7 @@ def test_python_api_and_edited_cells_are_reported_not_passed(results, kernel):
     assert nbk.execute_notebook(results).ok
 
 
+@pytest.mark.slow
 def test_time_limits_stop_cells_and_the_next_cell_still_runs(results, kernel):
     nb, cells = nbk.build_notebook(results, limit_s=2)
     code = job_cells(nb)
