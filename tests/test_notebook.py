@@ -263,3 +263,31 @@ def test_output_of_another_cell_or_cut_short_is_never_judged(results):
         out = nbk.judge(jac, text)
         assert out.verdict == "error" and out.message.startswith(nbk.INCOMPLETE)
     assert nbk.judge(jac, own.replace("rank 7", "rank 6")).verdict == "differs"
+
+
+def test_unfinished_jobs_are_shown_and_skipped(tmp_path, kernel):
+    spec = textwrap.dedent("""\
+        [[architecture]]
+        widths = [2, 2]
+        attention = [2]
+        method = "jacobian"
+        [[architecture]]
+        widths = [3, 3, 3]
+        attention = [2, 2]
+        method = "jacobian"
+        timeout = 1
+        [[architecture]]
+        widths = [3, 3, 3]
+        attention = [2, 2]
+        method = "implicit"
+        """)
+    out = tmp_path / "res"
+    summary = run_sweep(parse_spec(spec, "u.toml"), out)
+    assert (summary.ok, summary.timeout, summary.error) == (1, 1, 1)
+    nb, cells = nbk.build_notebook(out)
+    slow = "w3-3-3_a2-2_t2_none_jacobian_s0"
+    assert sorted(c.label for c in cells) == [JAC, slow]  # the refused implicit job never had a script
+    assert "skip-execution" in job_cells(nb)[slow].metadata["tags"]
+    run = nbk.execute_notebook(out)
+    d = run.to_dict()
+    assert run.ok and d["cells"] == 1 and d["reproduced"] == 1 and d["skipped"] == [slow]

@@ -73,12 +73,12 @@ def read_inside(root: Path, relative: str, max_bytes: int = SCRIPT_MAX_BYTES) ->
     if not isinstance(relative, str) or not relative:
         raise InputError("no script path")
     if "\\" in relative or "\x00" in relative:
-        raise InputError(f"script path {printable(relative)!r} is not a plain relative path")
+        raise InputError(f"script path '{printable(relative)}' is not a plain relative path")
     parts = PurePosixPath(relative).parts
     if PurePosixPath(relative).is_absolute():
-        raise InputError(f"script path {printable(relative)!r} is absolute (outside the results directory)")
+        raise InputError(f"script path '{printable(relative)}' is absolute (outside the results directory)")
     if not parts or any(not _SAFE_PART.fullmatch(p) for p in parts):
-        raise InputError(f"script path {printable(relative)!r} leaves the results directory or has unusual names")
+        raise InputError(f"script path '{printable(relative)}' leaves the results directory or has unusual names")
     nofollow = getattr(os, "O_NOFOLLOW", 0)
     fds = [os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))]
     try:
@@ -86,27 +86,27 @@ def read_inside(root: Path, relative: str, max_bytes: int = SCRIPT_MAX_BYTES) ->
             try:
                 fds.append(os.open(part, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow, dir_fd=fds[-1]))
             except OSError as exc:
-                raise InputError(f"script path {printable(relative)!r}: {part} is not a plain directory "
+                raise InputError(f"script path '{printable(relative)}': {part} is not a plain directory "
                                  f"({exc.strerror})") from None
         try:
             fd = os.open(parts[-1], os.O_RDONLY | nofollow | os.O_NONBLOCK, dir_fd=fds[-1])
         except OSError as exc:
-            raise InputError(f"script {printable(relative)!r} cannot be opened without following a link "
+            raise InputError(f"script '{printable(relative)}' cannot be opened without following a link "
                              f"({exc.strerror})") from None
         fds.append(fd)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"script {printable(relative)!r} is not a regular file")
+            raise InputError(f"script '{printable(relative)}' is not a regular file")
         if info.st_size > max_bytes:
-            raise InputError(f"script {printable(relative)!r} has {info.st_size} bytes (limit {max_bytes})")
+            raise InputError(f"script '{printable(relative)}' has {info.st_size} bytes (limit {max_bytes})")
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(max_bytes + 1)
         if len(data) > max_bytes:
-            raise InputError(f"script {printable(relative)!r} is larger than {max_bytes} bytes")
+            raise InputError(f"script '{printable(relative)}' is larger than {max_bytes} bytes")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            raise InputError(f"script {printable(relative)!r} is not UTF-8 text") from None
+            raise InputError(f"script '{printable(relative)}' is not UTF-8 text") from None
     finally:
         for fd in reversed(fds):
             os.close(fd)
@@ -167,8 +167,9 @@ class JobCell:
 
 
 def _job_cell(rec: JobResult, root: Path) -> JobCell | None:
-    if not rec.script:
-        return None if rec.job.get("method") not in M2_METHODS else JobCell(rec, refused="no script was stored")
+    if not rec.script:  # a finished Macaulay2 job always stores its script
+        ok_m2 = rec.job.get("method") in M2_METHODS and rec.status == "ok"
+        return JobCell(rec, refused="no script was stored") if ok_m2 else None
     try:
         text = read_inside(root, rec.script)
     except InputError as exc:
@@ -471,7 +472,7 @@ def _kernel_spec(name: str) -> dict:
     try:
         spec = KernelSpecManager().get_kernel_spec(name)
     except NoSuchKernel:
-        raise NotebookKernelError(f"the Jupyter kernel {printable(name)!r} is not installed; `make setup` installs "
+        raise NotebookKernelError(f"the Jupyter kernel '{printable(name)}' is not installed; `make setup` installs "
                                   "Debian's macaulay2-jupyter-kernel (kernelspec m2).") from None
     return {"name": name, "display_name": spec.display_name, "argv": spec.argv[:3],
             "resource_dir": spec.resource_dir}
@@ -522,7 +523,7 @@ class _Kernel:
             if not failure and "m2_version" in recs:
                 return {**info, "m2_version": recs["m2_version"]}
             problem = failure or cell_text(cell).strip()[:200] or "no output"
-        raise NotebookKernelError(f"the {printable(self.kernel)!r} kernel did not run the setup cell "
+        raise NotebookKernelError(f"the '{printable(self.kernel)}' kernel did not run the setup cell "
                                   f"({printable(problem)}).")
 
     def _start_once(self) -> dict:
@@ -538,7 +539,7 @@ class _Kernel:
         try:
             self.stack.enter_context(self.client.setup_kernel(env=kernel_environment(), stdout=log, stderr=log))
         except Exception as exc:
-            raise NotebookKernelError(f"the Jupyter kernel {printable(self.kernel)!r} did not start "
+            raise NotebookKernelError(f"the Jupyter kernel '{printable(self.kernel)}' did not start "
                                       f"({printable(type(exc).__name__)}: {printable(str(exc))[:200]}); its log ends: "
                                       f"{printable(self.log_tail())}.") from None
         try:
@@ -627,7 +628,7 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
         except LightningError:
             raise
         except Exception as exc:  # the client failed
-            raise NotebookKernelError(f"the Jupyter kernel {printable(kernel)!r} failed: "
+            raise NotebookKernelError(f"the Jupyter kernel '{printable(kernel)}' failed: "
                                       f"{printable(type(exc).__name__)}: {printable(str(exc))[:300]}.") from None
         finally:
             if session is not None:
