@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import html
+import json
 import logging
 import math
 import os
@@ -34,7 +35,7 @@ from pathlib import Path, PurePosixPath
 from lightning_cas.batch.sweep import M2_METHODS, JobResult, load_record
 from lightning_cas.errors import InputError, LightningError, M2ParseError, NotebookKernelError
 from lightning_cas.core.files import atomic_write_text
-from lightning_cas.macaulay2.parse import parse_int, parse_int_list, records
+from lightning_cas.macaulay2.parse import JSON_MARK, json_record, parse_int, parse_int_list, records
 
 KERNEL = "m2"
 KERNELSPEC = {"name": KERNEL, "display_name": "M2", "language": "text/x-macaulay2"}
@@ -338,6 +339,10 @@ def cell_text(cell) -> str:
 def observed(method: str, text: str) -> dict:
     """The comparable quantities in a cell's output; raises M2ParseError if a record is missing."""
     recs = records(text)
+    if JSON_MARK in text:  # scripts that call the LightningCAS package print one JSON record
+        data = json_record(text)
+        recs = {**recs, **{k: (json.dumps(v) if isinstance(v, list) else str(v)).replace("[", "{").replace("]", "}")
+                           for k, v in data.items()}}
 
     def get(key, parse=parse_int):
         if key not in recs:
