@@ -6,15 +6,23 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SPEC ?= examples/sweep.toml
 
-.PHONY: setup m2 demo test bench clean
+.PHONY: setup m2 kernel demo test bench clean
 
-setup: m2 $(STAMP)
+setup: m2 kernel $(STAMP)
 
 # Macaulay2 from Debian, skipped when M2 is already on PATH.
 m2:
 	@if command -v M2 >/dev/null 2>&1; then echo "Macaulay2 present: $$(M2 --version)"; \
 	else echo "installing Macaulay2 (apt-get)"; \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends macaulay2; fi
+
+# Debian's Macaulay2 Jupyter kernel (for `notebook --execute`), skipped when the m2 kernelspec exists.
+KERNELSPEC := $(firstword $(wildcard /usr/share/jupyter/kernels/m2/kernel.json /usr/local/share/jupyter/kernels/m2/kernel.json))
+kernel: m2
+	@if [ -n "$(KERNELSPEC)" ]; then echo "Macaulay2 Jupyter kernel present: $(KERNELSPEC)"; \
+	else echo "installing the Macaulay2 Jupyter kernel (apt-get)"; { apt-get update && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y --no-install-recommends macaulay2-jupyter-kernel; } || \
+	  echo "warning: macaulay2-jupyter-kernel not installed; notebook --execute will not work"; fi
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive \

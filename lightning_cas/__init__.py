@@ -33,6 +33,8 @@ _EXPORTS = {
     "check_claims": "lightning_cas.geometry.claims", "ClaimsResult": "lightning_cas.geometry.claims",
     "multihead_bound": "lightning_cas.core.multihead", "span_dimension": "lightning_cas.core.multihead",
     "head_mixing_bound": "lightning_cas.core.multihead",
+    "execute_notebook": "lightning_cas.batch.notebook", "write_notebook": "lightning_cas.batch.notebook",
+    "NotebookRun": "lightning_cas.batch.notebook",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -61,3 +61,9 @@ class M2CrashError(M2Error):
 
 class M2ParseError(M2Error):
     """Macaulay2's output did not have the shape we asked for; carries the offending text."""
+
+
+class NotebookKernelError(LightningError):
+    """The Jupyter kernel a notebook needs is missing, would not start, or died."""
+
+    exit_code = 3

@@ -192,7 +192,7 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
     nb = nbformat.read(str(tmp_path / "run.ipynb"), as_version=4)
     nbformat.validate(nb)
     assert nb.metadata["kernelspec"]["name"] == "m2"
-    code = [c for c in nb.cells if c.cell_type == "code"]
+    code = [c for c in nb.cells if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"]
     assert len(code) == 1 and "dimensionRecord(" in code[0].source and "widths = {2, 2};" in code[0].source
 
 

@@ -122,17 +122,41 @@ def report_command(results, plot_path, csv_path, title, as_json):
 @click.command("notebook")
 @click.argument("results", type=click.Path(exists=True))
 @click.option("--output", "-o", default=None, help="Notebook to write (default: RESULTS/scripts.ipynb).")
+@click.option("--execute", is_flag=True, help="Run every job cell in the Macaulay2 Jupyter kernel, write the "
+              "executed notebook and check each cell against the stored result (exit 0 only if all reproduced).")
+@click.option("--json", "as_json", is_flag=True, help="With --execute: one JSON object on stdout.")
+@click.option("--kernel", default="m2", show_default=True, help="Jupyter kernel name (with --execute).")
+@click.option("--timeout", default=None, type=click.FloatRange(min=0, min_open=True, max=86400),
+              help="Seconds per cell (default: each job's own time limit).")
 @clean_errors
-def notebook_command(results, output):
-    """Write the Macaulay2 scripts of a run (a results directory or one result JSON) into a Jupyter
-    notebook for the Macaulay2 kernel."""
+def notebook_command(results, output, execute, as_json, kernel, timeout):
+    """Write the Macaulay2 work of a run (a results directory or one result JSON) as a Jupyter notebook
+    for the Macaulay2 kernel; with --execute, re-run it there and report per cell."""
     from lightning_cas.batch import notebook
 
     path = Path(results)
     output = output or str((path if path.is_dir() else path.parent) / "scripts.ipynb")
-    count = notebook.write_notebook(path, output)
-    click.echo(json.dumps({"notebook": output, "scripts": count}))
-    if not count:
-        click.echo("lightning-cas: warning: no Macaulay2 scripts in these results (only jacobian and implicit "
-                   "jobs have them).", err=True)
+    if not execute:
+        count = notebook.write_notebook(path, output)
+        click.echo(json.dumps({"notebook": output, "scripts": count}))
+        for label, reason in notebook.refused_cells(path):
+            click.echo(f"lightning-cas: warning: {label}: script not embedded: {notebook.printable(reason)}.", err=True)
+        if not count:
+            click.echo("lightning-cas: warning: no Macaulay2 scripts in these results (only jacobian and implicit "
+                       "jobs have them).", err=True)
+        sys.stdout.flush()
+        return
+    run = notebook.execute_notebook(path, output, kernel=kernel, limit_s=timeout)
+    summary = run.to_dict()
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        for o in run.outcomes:
+            click.echo(f"{o.verdict:<11} {notebook.printable(o.label)}"
+                       + (f"  {notebook.printable(o.message)}" if o.message else ""))
+        click.echo(f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
+                   f"{notebook.printable(kernel)} (Macaulay2 {notebook.printable(run.kernel.get('m2_version'))}), "
+                   f"{summary['elapsed_s']:.1f} s; notebook: {notebook.printable(output)}")
     sys.stdout.flush()
+    if not run.ok:
+        sys.exit(1)
