@@ -164,7 +164,7 @@ def test_verify_above_an_upper_bound_is_a_discrepancy(monkeypatch):
     arch = Architecture((2, 2), (1,), 2, heads=(2,))
     real = api.dimension(arch)
     fake = real.__class__(**{**real.__dict__, "dimension": 13})
-    monkeypatch.setattr(api, "dimension", lambda *a, **k: fake)
+    monkeypatch.setattr(api, "_dimension", lambda *a, **k: fake)
     out = CliRunner().invoke(main, ["verify", "--widths", "2,2", "--attention", "1", "--heads", "2"])
     assert out.exit_code == 3 and "DISCREPANCY" in out.output and "upper bound 12" in out.output
 
