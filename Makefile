@@ -40,6 +40,7 @@ demo: setup
 	$(VENV)/bin/lightning-cas fiber --widths 2,1 --attention 1 --tokens 2
 	$(VENV)/bin/lightning-cas claims --widths 2,1 --attention 1 --tokens 2
 	$(VENV)/bin/lightning-cas boundary --widths 2,1 --attention 2 --tokens 2
+	$(VENV)/bin/lightning-cas verify --widths 3,3 --attention 3 --heads 2 --tokens 2
 
 test: setup
 	$(PY) -m pytest -q -p no:cacheprovider
