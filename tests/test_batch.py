@@ -151,10 +151,10 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
     rows = {r["label"]: r for r in csv.DictReader(open(out / "results.csv"))}
     assert len(rows) == 5 and len((out / "results.jsonl").read_text().splitlines()) == 5
     # cross-check two ways: Macaulay2 (jacobian) and the mod-p backend give the same dimension,
-    # and both equal the closed form of MATH.md for (2,2),(2): 7
+    # and both equal the closed form of docs/mathematics.md for (2,2),(2): 7
     assert rows["w2-2_a2_t2_none_jacobian_s0"]["dimension"] == rows["w2-2_a2_t2_none_modp_s0"]["dimension"] == "7"
     assert rows["w2-2_a2_t2_none_jacobian_s0"]["predicted"] == "7"
-    # MATH.md's worked example: (2,2,2),(1,1) has dimension 8, outside the closed form's regime
+    # docs/mathematics.md's worked example: (2,2,2),(1,1) has dimension 8, outside the closed form's regime
     assert rows["w2-2-2_a1-1_t2_none_modp_s0"]["dimension"] == "8"
     assert rows["w2-2-2_a1-1_t2_none_modp_s0"]["agreement"] == "no prediction"
     jac = load_record(out / "w2-2_a2_t2_none_jacobian_s0.json")

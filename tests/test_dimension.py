@@ -1,4 +1,4 @@
-"""Dimension end to end: MATH.md §4 worked examples through every method, agreement of the
+"""Dimension end to end: docs/mathematics.md §4 worked examples through every method, agreement of the
 methods, the CLI's JSON contract, determinism and refusals."""
 
 import json
@@ -13,7 +13,7 @@ from lightning_cas.backends.m2 import jacobian_size
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 
-# MATH.md §4, all t >= 2 rows: (widths, attention, dimension, parameters)
+# docs/mathematics.md §4, all t >= 2 rows: (widths, attention, dimension, parameters)
 WORKED = [
     ((2, 2), (1,), 6, 8),
     ((2, 2), (2,), 7, 12),

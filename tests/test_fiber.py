@@ -1,4 +1,4 @@
-"""Fibers (MATH.md §3) with the real Macaulay2: the fiber ideal's components against the orbit of
+"""Fibers (docs/mathematics.md §3) with the real Macaulay2: the fiber ideal's components against the orbit of
 the named symmetries, computed independently (exact rank of the infinitesimal action in Python),
 with witnesses re-checked by exact evaluation and dimensions cross-checked against modp."""
 
@@ -79,7 +79,7 @@ def test_key_value_swap_gives_two_components_when_output_and_attention_are_one(m
 
 def test_rank_one_exception_adds_a_branch_only_at_the_special_point(m2):
     """(d, d', a) = (2, 2, 1): generically one component (previous test); with rank V = 1 the
-    branch swapping V's row direction with A's column direction appears (MATH.md §3)."""
+    branch swapping V's row direction with A's column direction appears (docs/mathematics.md §3)."""
     arch = Architecture((2, 2), (1,), tokens=2)
     special = _pt([([[2, -1]], [[1, 3]], [[3, -1], [6, -2]])])  # V = (1, 2)^T (3, -1): rank 1
     r = fiber(arch, point=special, m2=m2)
@@ -251,7 +251,7 @@ def test_save_point_writes_the_point(tmp_path):
 
 
 def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
-    """FINDING vs MATH.md §3 ("the named group fills the native fiber when widths do not
+    """FINDING vs docs/mathematics.md §3 ("the named group fills the native fiber when widths do not
     increase"): for widths (2, 2, 2), a = (1, 1) the widths do not increase, the fiber has the
     orbit's dimension, yet it has a second component. With a_1 = 1 all tokens collapse onto a line
     u after layer 1, so layer 2 only sees u^T K_2^T Q_2 u, which is symmetric in Q_2 <-> K_2: the

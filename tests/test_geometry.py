@@ -2,7 +2,7 @@
 
 Cross-checks: the ideal's dimension against the modp backend and the theory formula; membership of
 random images by exact substitution; the numerical degree against the exact one; the singular
-verdict against the claimed rank-drop strata; the claims of MATH.md §5 for (2,1,1). The boundary has its
+verdict against the claimed rank-drop strata; the claims of docs/mathematics.md §5 for (2,1,1). The boundary has its
 own file (test_real_boundary.py).
 """
 
@@ -50,7 +50,7 @@ def test_dimension_degree_and_cross_checks(request, which, arch, dim, degree):
     assert (res.dimension, res.degree) == (dim, degree)
     assert res.codimension == res.ambient - res.dimension
     assert res.dimension == api.dimension(arch, method="modp").dimension  # independent backend
-    assert res.dimension == predict_dimension(arch).value  # MATH.md §4 one-layer formula
+    assert res.dimension == predict_dimension(arch).value  # docs/mathematics.md §4 one-layer formula
     assert len(res.generators) == len(res.generator_degrees) > 0
     for g in res.generators:  # sympy-parseable, only in y_1..y_n
         assert {s.name for s in sympy.sympify(g).free_symbols} <= {f"y_{i}" for i in range(1, res.ambient + 1)}

@@ -1,4 +1,4 @@
-"""The symbolic parametrization and the numeric forward pass agree; the coefficient claim of MATH.md §2."""
+"""The symbolic parametrization and the numeric forward pass agree; the coefficient claim of docs/mathematics.md §2."""
 
 from fractions import Fraction
 
@@ -36,7 +36,7 @@ def test_degrees_of_the_coefficient_map():
 
 
 def test_single_layer_coefficient_claim():
-    """MATH.md §2: coefficient of x_qi x_ri x_sj (i != j, q != r) in row p is V_pq A_rs + V_pr A_qs."""
+    """docs/mathematics.md §2: coefficient of x_qi x_ri x_sj (i != j, q != r) in row p is V_pq A_rs + V_pr A_qs."""
     arch = Architecture((3, 2), (2,), 2)
     (Q, K, V), = weight_symbols(arch)
     A = K.T * Q
@@ -98,7 +98,7 @@ def test_fraction_arithmetic_supported():
 
 
 def test_single_layer_coefficient_on_the_diagonal():
-    """For q = r the coefficient of x_qi^2 x_sj (i != j) is V_pq A_qs: MATH.md §2's formula read
+    """For q = r the coefficient of x_qi^2 x_sj (i != j) is V_pq A_qs: docs/mathematics.md §2's formula read
     literally would double it; it holds for the symmetrized tensor, not for monomial coefficients."""
     arch = Architecture((2, 2), (2,), 2)
     (Q, K, V), = weight_symbols(arch)

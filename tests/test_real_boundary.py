@@ -1,7 +1,7 @@
 """The real boundary of one layer, with the real Macaulay2.
 
 Cross-checks: the certified verdicts against the independent signature-of-S verdict (d' = a = 1), the
-critical image on slices against elimination, the boundary closure against MATH.md §5 for all five small
+critical image on slices against elimination, the boundary closure against docs/mathematics.md §5 for all five small
 cases; the certificate logic on hand-made eliminants.
 """
 
@@ -57,7 +57,7 @@ def test_witness_certificate_on_hand_made_eliminants():
     assert cert is not None and sympy.Rational(cert["s0"]) < sympy.Rational(1, 2)
 
 
-# ------------------------------------------------------------ (2, 1, 1) end to end (MATH.md §5 example)
+# ------------------------------------------------------------ (2, 1, 1) end to end (docs/mathematics.md §5 example)
 
 
 A211 = Architecture((2, 1), (1,), 2)

@@ -13,7 +13,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main
 
 RANK11, PARALLEL = geometry.STRATA["rank11"], geometry.STRATA["parallel"]
-# (d, d', a) -> the stratum MATH.md §5 says is singular besides the vertex (None: the vertex only)
+# (d, d', a) -> the stratum docs/mathematics.md §5 says is singular besides the vertex (None: the vertex only)
 CLAIMED = {(2, 1, 1): None, (2, 1, 2): RANK11, (3, 1, 1): PARALLEL, (2, 2, 1): RANK11, (2, 2, 2): RANK11}
 
 

@@ -253,7 +253,7 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
 @click.option("--pointwise-only", is_flag=True, help="Skip the whole singular locus / critical image (fast).")
 @clean_errors
 def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointwise_only):
-    """Check MATH.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
+    """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
     arch = _arch(widths, attention, tokens)
     res = run_with_progress("running Macaulay2 (singular locus, critical image, strata)",
                             lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2,

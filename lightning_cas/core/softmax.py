@@ -4,7 +4,7 @@ Softmax attention is not polynomial, so none of the exact backends (M2, mod p) a
 dimension is the generic rank of the Jacobian of W -> (phi_W(X_n))_n, decided numerically in
 ``backends.numeric``. This module only evaluates. Conventions follow ``model`` (weights Q_i,
 K_i, V_i layer by layer, row-major; Jacobian rows ordered (n, row, token)), and the softmax runs
-over the KEY index i (axis -2 of the t x t attention matrix), so each column sums to 1 (MATH.md §1).
+over the KEY index i (axis -2 of the t x t attention matrix), so each column sums to 1 (docs/mathematics.md §1).
 
 The same forward-mode code runs on float64 arrays and on numpy object arrays of ``flint.arb``
 balls (arbitrary precision, C speed per operation): a Jacobian whose small singular values are

@@ -1,4 +1,4 @@
-"""Closed-form predictions from MATH.md, each with the regime it relies on.
+"""Closed-form predictions from docs/mathematics.md, each with the regime it relies on.
 
 A prediction is a number only inside a regime where a formula is established (or explicitly
 conjectured); outside, it is ``None`` with the reason, never a guess. The backends compute; this

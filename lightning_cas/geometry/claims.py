@@ -1,4 +1,4 @@
-"""The claims of MATH.md §5 (singular and boundary points of one layer), checked one by one.
+"""The claims of docs/mathematics.md §5 (singular and boundary points of one layer), checked one by one.
 
 Pointwise tests on random points of every named stratum come first (cheap, always); then one M2 run
 gives the whole singular locus, the critical image and the boundary candidates on G-orbit slices
@@ -46,7 +46,7 @@ class ClaimsResult(Provenance, JsonResult):
 
 
 def stratum_points(arch: Architecture, seed: int) -> dict:
-    """Random integer points on the weight strata MATH.md §5 names (and a generic one)."""
+    """Random integer points on the weight strata docs/mathematics.md §5 names (and a generic one)."""
     import numpy as np
 
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
@@ -77,7 +77,7 @@ def stratum_points(arch: Architecture, seed: int) -> dict:
 
 def check_claims(arch: Architecture, *, full: bool = True, seed: int = 0, timeout: float | None = None,
                  m2: str | None = None, session=None) -> ClaimsResult:
-    """Compare with the claims of MATH.md §5: pointwise tests on every stratum (always), then the whole
+    """Compare with the claims of docs/mathematics.md §5: pointwise tests on every stratum (always), then the whole
     singular locus, the critical image and the boundary closure (when M2 finishes in ``timeout``, one limit
     for all the runs together)."""
     opts = resolve("check_claims", arch, seed=seed, timeout=timeout, m2=m2, session=session)
