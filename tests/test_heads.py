@@ -136,7 +136,7 @@ def test_implicit_dimension_with_heads(m2, widths, att, heads, t, dim):
 
 @pytest.mark.parametrize("d,e,t", [(1, 1, 1), (2, 1, 2), (2, 3, 3), (3, 2, 1), (3, 1, 2), (4, 2, 3)])
 def test_span_is_the_rank_of_the_linear_map(d, e, t):
-    """Exact span against the two descriptions of MATH's model: d' copies of Sym^2 K^d (x) K^d for
+    """Exact span against the two descriptions of the model in docs/mathematics.md: d' copies of Sym^2 K^d (x) K^d for
     t >= 2, of cubic forms for t = 1."""
     expected = e * d * d * (d + 1) // 2 if t >= 2 else e * (d * (d + 1) * (d + 2) // 6)
     assert span_dimension(d, e, t) == expected
