@@ -28,12 +28,12 @@ import re
 import stat
 import tempfile
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from lightning_cas.batch.sweep import M2_METHODS, JobResult, load_record
 from lightning_cas.errors import InputError, LightningError, M2ParseError, NotebookKernelError
+from lightning_cas.core.display import printable
 from lightning_cas.core.files import atomic_write_text
 from lightning_cas.macaulay2.parse import JSON_MARK, json_record, parse_int, parse_int_list, records
 
@@ -50,12 +50,6 @@ INCOMPLETE = "the cell's output lacks its own begin/end records"
 ATTEMPTS = 3  # a cell whose output came back incomplete is rerun on a fresh kernel
 _M2_ERROR = re.compile(r"^\S*:\d+:\d+:\(\d+\):\s*error:.*$", re.M)
 _SAFE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*")
-
-
-def printable(text: str) -> str:
-    """``text`` with control and format characters escaped, safe to print to a terminal."""
-    return "".join(repr(ch)[1:-1] if ch != " " and unicodedata.category(ch)[0] in "CZ" and ch != "\n"
-                   else ch for ch in str(text)).replace("\n", "\\n")
 
 
 def _md(text) -> str:
