@@ -46,7 +46,7 @@ class ImplicitResult(JsonResult):
     generators: tuple[str, ...]  # sympy-parseable, in y_1..y_n
     coordinates: tuple[str, ...]  # y_i as a polynomial in the parameter variables
     coordinate_labels: tuple  # (output row, exponent vector of the token monomial) per y_i
-    parametrization: str  # "V,A" (A = K^T Q generic, used when a >= d) or "Q,K,V"
+    parametrization: str  # one of PARAMETRIZATIONS: what the ideal was eliminated from
     parameter_variables: int
     coefficients: int  # non-zero coefficients of the chosen output entries
     method: str
@@ -118,7 +118,7 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
     if arch.multihead:
         raise UnsupportedError("the geometry commands handle one head; for several heads use dim, verify or fiber.")
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    variables = e * d + d * d if a >= d else arch.parameters
+    variables = e * d + d * d if a > 1 or a >= d else arch.parameters  # (V, A) unless a = 1 < d
     ambient = (1 if one_coordinate else e) * d * d * (d + 1) // 2
     if variables > MAX_PARAMETER_VARIABLES or ambient > MAX_AMBIENT:
         raise TooLargeError(f"elimination for d={d}, d'={e}, a={a} is beyond what finishes in minutes "
@@ -196,14 +196,27 @@ def _check_numeric_only(arch: Architecture) -> None:
         raise UnsupportedError("the geometry commands handle one lightning layer with one head.")
 
 
+# the template's parametrization codes: the ring the implicit ideal is eliminated from
+PARAMETRIZATIONS = {0: "Q,K,V", 1: "V,A", 2: "V,A with rank A <= a", 3: "V,Z with Z = sym(A) generic"}
+
+
 def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
     gens = recs.get("generators")
-    va = parse_int(require(recs, "parametrization", script), script) == 1
+    route = parse_int(require(recs, "parametrization", script), script)
+    if route not in PARAMETRIZATIONS:
+        raise M2ParseError(f"unknown parametrization code {route} from Macaulay2", script)
     get = (lambda k: parse_int(require(recs, k, script), script)) if ideal else (lambda k: None)
     numeric = _consensus(recs, runs, script) if runs else None
     notes = []
     if ideal:
         notes.append(f"elimination (ker) took {get('implicit_cpu_s') / 1000:.3g} s of M2 CPU time")
+        if route == 2:
+            notes.append(f"eliminated from (V, A) modulo the {arch.attention[0] + 1}-minors of A (A = K^T Q has rank "
+                         "<= a; the minors ideal is prime and (Q, K) -> K^T Q is onto it, so the closure is the same)")
+        if route == 3:
+            notes.append("one token: phi depends on A only through Z = (A + A^T)/2, and for 2a >= d these Z are dense in "
+                         "the symmetric matrices, so the ideal is eliminated from (V, Z) with Z generic symmetric "
+                         "(same closure)")
         if numeric and numeric["value"] is not None and numeric["value"] != get("degree"):
             notes.append(f"numerical degree {numeric['value']} DISAGREES with the exact degree {get('degree')}")
     return ImplicitResult(
@@ -212,7 +225,7 @@ def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs
         generator_degrees=tuple(parse_int_list(require(recs, "generator_degrees", script), script)) if ideal else (),
         generators=_to_sympy_strings(gens, script) if gens is not None else (),
         coordinates=_to_sympy_strings(require(recs, "coordinates", script), script),
-        coordinate_labels=_labels(arch, recs, script), parametrization="V,A" if va else "Q,K,V",
+        coordinate_labels=_labels(arch, recs, script), parametrization=PARAMETRIZATIONS[route],
         parameter_variables=parse_int(require(recs, "parameters", script), script),
         coefficients=parse_int(require(recs, "coefficients", script), script),
         method="m2-ker" if ideal else "m2-numerical", certainty="exact" if ideal else "numeric", seed=seed,
@@ -232,7 +245,7 @@ def _require_one_layer_point(arch: Architecture, point: Point):
 
 
 def point_values(arch: Architecture, point: Point) -> dict:
-    """Values of every parameter symbol the template may use: q/k/v weights and (V, A = K^T Q)."""
+    """Values of every parameter symbol the template may use: q/k/v weights, (V, A = K^T Q), Z = sym(A)."""
     Q, K, V = _require_one_layer_point(arch, point)
     A = K.T * Q
     values = {}
@@ -246,6 +259,7 @@ def point_values(arch: Architecture, point: Point) -> dict:
     for r in range(A.rows):
         for c in range(A.cols):
             values[sympy.Symbol(f"a_{r + 1}_{c + 1}")] = A[r, c]
+            values[sympy.Symbol(f"z_{r + 1}_{c + 1}")] = (A[r, c] + A[c, r]) / 2  # one-token route: Z = sym(A)
     return values
 
 
