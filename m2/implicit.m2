@@ -93,7 +93,7 @@ imageIdeal = F -> imageIdealIn(F, S1);
 implicitIdeal = () -> imageIdealOfVariety(B, sourceIdeal, S1);
 -- the coordinates as polynomials in (Q, K, V), for what needs the differential of W -> phi_W: the same
 -- polynomials as B when the ideal route is (Q, K, V) or (V, A) with A generic (those are the weights)
-(Rw, Vw, Aw, Bw) = (if idealRoute >= 2 then (
+(Rweights, Vweights, Aweights, Bweights) = (if idealRoute >= 2 then (
         (Rq0, Vq0, Aq0) := qkvWeights();
         (Rq0, Vq0, Aq0, (coeffList(Vq0, Aq0))_chosen))
     else (R, Vm, Am, B));
@@ -108,8 +108,8 @@ lcasEmit("coordinates", demark(" ; ", apply(B, toString)));
 -- loaded at top level so the package's symbols exist when the block below is parsed
 if numDegreeRuns > 0 then needsPackage "NumericalImplicitization";
 if numDegreeRuns > 0 then (
-    RC = CC (monoid Rw);
-    FC = apply(Bw, f -> sub(f, RC));
+    RC = CC (monoid Rweights);
+    FC = apply(Bweights, f -> sub(f, RC));
     scan(numDegreeRuns, i -> (
         t1 := cpuTime();
         got := try numericalImageDegree(FC, ideal 0_RC, Verbose => false) else -1;
@@ -151,8 +151,8 @@ if wantSingular == 1 then (
 if wantBoundary == 1 then (
     -- critical points of W -> phi_W (differential rank below the dimension) and their image
     rD = dim I1;
-    crit = minors(rD, jacobian matrix {Bw});
-    critIm = (map(S1, S1, vars S1)) ker map(Rw / crit, S1, apply(Bw, f -> sub(f, Rw / crit)));
+    crit = minors(rD, jacobian matrix {Bweights});
+    critIm = (map(S1, S1, vars S1)) ker map(Rweights / crit, S1, apply(Bweights, f -> sub(f, Rweights / crit)));
     emitIdeal("critical_image", critIm);
     critComps = emitComponents("critical_image_component", critIm));
 if wantStrata == 1 then (
@@ -332,7 +332,7 @@ if wantOrbits == 1 or wantCritical == 1 then (
     if wantCritical == 1 then (
         -- phi vanishes only where V = 0 or A = 0 (B has no other zeros, even complex ones): then M is
         -- closed and the boundary lies in M (balanced weights stay bounded over bounded images)
-        lcasEmit("base_locus_V_or_A", if isSubset(ideal(flatten entries Vw) * ideal(flatten entries Aw), radical ideal Bw)
+        lcasEmit("base_locus_V_or_A", if isSubset(ideal(flatten entries Vweights) * ideal(flatten entries Aweights), radical ideal Bweights)
             then 1 else 0);
         (Rw, wSubst, needRank) := if factorRoute then (
                 Pf := kk[(getSymbol "v")_1 .. (getSymbol "v")_nD, (getSymbol "w")_1 .. (getSymbol "w")_nD];
@@ -401,9 +401,9 @@ if wantVerdict == 1 then (
         lcasEmit("verdict_rational_preimages", #Pre);
         lcasEmit("verdict_fiber_degree", if dim Jfib == 0 then degree Jfib else -1);
         lcasEmit("verdict_fiber_off_chart", if fiberOf p0 + ideal(ell, Rf_nVA, Rf_(nVA + 1)) == 1 then 0 else 1);
-        -- the differential of the parametrization Rw -> coordinates (rows: the weights of Rw)
-        JR = jacobian matrix {Bw};
-        DR = D -> lift(sub(JR, apply(gens Rw, D, (x, c) -> x => c)), kk);
+        -- the differential of the parametrization Rweights -> coordinates (rows: the weights of Rweights)
+        JR = jacobian matrix {Bweights};
+        DR = D -> lift(sub(JR, apply(gens Rweights, D, (x, c) -> x => c)), kk);
         weightsOf = (Vv, Av) -> if useVA then flatten entries Vv | flatten entries Av else (
             -- a rank factorization over QQ, padded: A = K^T Q with K^T = [C 0], Q = [Rw; 0]
             cols := if Av == 0 then {} else (

@@ -20,6 +20,8 @@ from lightning_cas.architecture import Architecture
 from lightning_cas.points import random_point
 from lightning_cas.theory import predict_dimension
 
+pytestmark = pytest.mark.slow
+
 A312_T1 = Architecture((3, 1), (2,), 1)
 A312_T2 = Architecture((3, 1), (2,), 2)
 
