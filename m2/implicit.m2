@@ -13,9 +13,10 @@
 --    the same (V, A) map on the quotient by minors(a + 1, A) (a prime ideal; (Q, K) -> K^T Q is onto
 --    that variety, so the image closure is the same: docs/implicit.md). Everything that needs the
 --    differential of W -> phi_W (critical points, verdict, numerical degree) keeps (Q, K, V);
---  * one token (t = 1): x^T A x = x^T Z x with Z = (A + A^T)/2, and when 2a >= d the Z of rank <= a
---    matrices are dense in the symmetric matrices, so (V, Z), Z generic symmetric, has the same image
---    closure and no rank condition (far faster: (3,1,2) does not finish in 15 min on rank minors);
+--  * one token (t = 1): x^T A x = x^T Z x with Z = (A + A^T)/2, and the Z of rank <= a matrices are
+--    dense in the symmetric matrices of rank <= min(2a, d), so (V, Z), Z symmetric modulo its
+--    (2a+1)-minors (none when 2a >= d), has the same image closure (far faster: (3,1,2) does not
+--    finish in 15 min on the minors of A);
 --  * only the first output token (t >= 2: the other tokens give linear copies), optionally only
 --    the first output row (oneCoord = 1);
 --  * a basis of the linear span of the coefficients first: an injective linear image, so
@@ -25,10 +26,10 @@
 kk = QQ;
 nD = widths#0; nOut = widths#1; nAtt = attention#0;
 -- the parametrization the implicit ideal is eliminated from: 0 = (Q, K, V); 1 = (V, A), A generic
--- (a >= d); 2 = (V, A) on rank A <= a (1 < a < d); 3 = (V, Z), Z generic symmetric (1 < a < d, t = 1,
--- 2a >= d). For a = 1 < d the ideal stays on (Q, K, V), which is fast there
+-- (a >= d); 2 = (V, A) on rank A <= a (1 < a < d, t >= 2); 3 = (V, Z), Z symmetric of rank <= 2a
+-- (a < d, t = 1). For a = 1 < d, t >= 2 the ideal stays on (Q, K, V), which is fast there
 idealRoute = (if reparam == 0 then 0 else if nAtt >= nD then 1
-    else if nAtt > 1 and tokens == 1 and 2 * nAtt >= nD then 3 else if nAtt > 1 then 2 else 0);
+    else if tokens == 1 then 3 else if nAtt > 1 then 2 else 0);
 useVA = idealRoute == 1;   -- the weights themselves are (V, A): no rank condition
 vSym = getSymbol "v"; aSym = getSymbol "a"; ySym = getSymbol "y"; zSym = getSymbol "z";
 -- the (V, A) weights: their variable names, and the two matrices from a flat list in that order
@@ -50,8 +51,9 @@ qkvWeights = () -> (
 (R, Vm, Am) = (if idealRoute == 1 or idealRoute == 2 then (Rva := kk[vaSymbols()]; (Va, Aa) := vaMatrices gens Rva; (Rva, Va, Aa))
     else if idealRoute == 3 then (Rvz := kk[vzSymbols()]; (Vz, Zz) := vzMatrices gens Rvz; (Rvz, Vz, Zz))
     else qkvWeights());
--- the ideal of the parameter variety in R: the rank condition on route 2, else zero
-sourceIdeal = if idealRoute == 2 then rankConditionIdeal Am else ideal 0_R;
+-- the ideal of the parameter variety in R: the rank condition on route 2 (on A) and 3 (on Z), else zero
+sourceIdeal = (if idealRoute == 2 then rankConditionIdeal Am
+    else if idealRoute == 3 and 2 * nAtt < nD then minors(2 * nAtt + 1, Am) else ideal 0_R);
 xRing = kk[lcasTokenSymbols()];
 monList = flatten entries basis(3, xRing);
 rowsUsed = if oneCoord == 1 then {0} else toList(0 .. nOut - 1);

@@ -118,7 +118,9 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
     if arch.multihead:
         raise UnsupportedError("the geometry commands handle one head; for several heads use dim, verify or fiber.")
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    variables = e * d + d * d if a > 1 or a >= d else arch.parameters  # (V, A) unless a = 1 < d
+    # (V, A), (V, Z = sym A) at one token, or (Q, K, V) for a = 1 < d, t >= 2 (m2/implicit.m2)
+    variables = (e * d + d * (d + 1) // 2 if arch.tokens == 1 and a < d else e * d + d * d if a > 1 or a >= d
+                 else arch.parameters)
     ambient = (1 if one_coordinate else e) * d * d * (d + 1) // 2
     if variables > MAX_PARAMETER_VARIABLES or ambient > MAX_AMBIENT:
         raise TooLargeError(f"elimination for d={d}, d'={e}, a={a} is beyond what finishes in minutes "
@@ -174,10 +176,12 @@ def _consensus(recs: dict, runs: int, script: str) -> dict:
 
 def implicit(arch: Architecture, one_coordinate: bool = False, generators: bool = True,
              numerical_degree_runs: int = 0, ideal: bool = True, seed: int = 0, timeout: float | None = None,
-             m2: str | None = None) -> ImplicitResult:
+             m2: str | None = None, reparametrize: bool = True) -> ImplicitResult:
     """Implicit ideal of a one-layer neurovariety (exact, over QQ), optionally a numerical degree.
 
     ``ideal=False`` with ``numerical_degree_runs > 0`` skips elimination: for cases it cannot reach.
+    ``reparametrize=False`` eliminates from the weights (Q, K, V) themselves: the slow route, kept as an
+    independent check of the (V, A) / (V, sym A) routes (docs/implicit.md).
     """
     check_one_layer(arch, one_coordinate) if ideal else _check_numeric_only(arch)
     if numerical_degree_runs < 0 or numerical_degree_runs > 50:
@@ -186,7 +190,8 @@ def implicit(arch: Architecture, one_coordinate: bool = False, generators: bool 
         raise InputError("nothing to compute: ask for the ideal or for numerical degree runs.")
     start = time.perf_counter()
     script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
-                                     wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=seed),
+                                     wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=seed,
+                                     reparam=int(reparametrize)),
                         timeout, m2)
     return _implicit_from_records(arch, one_coordinate, recs, script, start, seed, numerical_degree_runs, ideal)
 
@@ -197,7 +202,7 @@ def _check_numeric_only(arch: Architecture) -> None:
 
 
 # the template's parametrization codes: the ring the implicit ideal is eliminated from
-PARAMETRIZATIONS = {0: "Q,K,V", 1: "V,A", 2: "V,A with rank A <= a", 3: "V,Z with Z = sym(A) generic"}
+PARAMETRIZATIONS = {0: "Q,K,V", 1: "V,A", 2: "V,A with rank A <= a", 3: "V,Z with Z = sym(A), rank Z <= 2a"}
 
 
 def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
@@ -214,9 +219,9 @@ def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs
             notes.append(f"eliminated from (V, A) modulo the {arch.attention[0] + 1}-minors of A (A = K^T Q has rank "
                          "<= a; the minors ideal is prime and (Q, K) -> K^T Q is onto it, so the closure is the same)")
         if route == 3:
-            notes.append("one token: phi depends on A only through Z = (A + A^T)/2, and for 2a >= d these Z are dense in "
-                         "the symmetric matrices, so the ideal is eliminated from (V, Z) with Z generic symmetric "
-                         "(same closure)")
+            notes.append("one token: phi depends on A only through Z = (A + A^T)/2, and these Z are dense in the "
+                         "symmetric matrices of rank <= min(2a, d), so the ideal is eliminated from (V, Z) with Z "
+                         "symmetric modulo its (2a+1)-minors (none when 2a >= d): the same closure")
         if numeric and numeric["value"] is not None and numeric["value"] != get("degree"):
             notes.append(f"numerical degree {numeric['value']} DISAGREES with the exact degree {get('degree')}")
     return ImplicitResult(
