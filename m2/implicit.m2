@@ -378,7 +378,7 @@ if wantOrbits == 1 or wantCritical == 1 then (
             emitIdeal("orbit_critical_image", critIdeal))));
 if wantVerdict == 1 then (
     -- Real verdict at one rational weight point W = (pointQ, pointK, pointV), p = phi(W); the
-    -- arguments are in the docstring of lightning_cas/real_boundary.py. Emitted here:
+    -- arguments are in the docstring of lightning_cas/geometry/boundary.py. Emitted here:
     --  * the tangent rank of I at p (p smooth or not) and, for every rational preimage orbit (fiber of p
     --    in (V, A), rank A <= a, normalized by ell(V) = 1), whether it is a regular point;
     --  * whether the fiber is finite, all of it rational (its degree = number of rational points) and

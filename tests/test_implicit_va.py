@@ -15,11 +15,12 @@ from fractions import Fraction
 import pytest
 import sympy
 
-from lightning_cas import api, geometry
-from lightning_cas.architecture import Architecture
-from lightning_cas.model import rank_over_qq
-from lightning_cas.points import random_point
-from lightning_cas.theory import predict_dimension
+from lightning_cas import api
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.model import rank_over_qq
+from lightning_cas.core.theory import predict_dimension
+from lightning_cas.core.weights import random_point
+from lightning_cas.geometry import ideals as geometry
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""One-layer geometry: implicit equations and the singular locus (the boundary is in real_boundary.py).
+"""One-layer geometry: implicit equations and the singular locus (the boundary is in boundary.py).
 
 Everything symbolic runs in Macaulay2 (``m2/implicit.m2``, one template with flags so the ideal is
 computed once per run); Python only validates input, evaluates the coordinates of φ_W exactly at
