@@ -424,7 +424,8 @@ def _geometry_detail(r: dict) -> str:
 def geometry_table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     head = ["bench", "d", "d'", "a", "one coord.", "status", "dim", "theory", "degree", "#gens",
             "gen degrees / pieces / candidates / verdict", "s"]
-    body = [[r["bench"], str(r["d"]), str(r["d_out"]), str(r["a"]), "yes" if r["one_coordinate"] else "no",
+    body = [[r["bench"] + (f" t={r['tokens']}" if r.get("tokens", 2) != 2 else ""), str(r["d"]), str(r["d_out"]),
+             str(r["a"]), "yes" if r["one_coordinate"] else "no",
              r["status"] if r["status"] == "ok" else f"**{r['status']}**: {r.get('error', '')}"[:120],
              str(r.get("dimension", "-")), str(r.get("theory", "-")), str(r.get("degree", "-")) + (
                  f" (consensus {r['consensus']})" if "consensus" in r else ""),

@@ -28,6 +28,33 @@ def _timed(row: dict, compute) -> dict:
     return row
 
 
+# issue 18: 1 < a < d, the ideal from (V, A) modulo minors(a+1, A), or (V, sym A) at one token
+RANK_CONDITION_CASES = [  # (d, d', a, tokens, one_coordinate)
+    (3, 1, 2, 1, False), (3, 1, 2, 2, False), (3, 2, 2, 2, True), (3, 2, 2, 2, False),
+]
+
+
+def run_rank_condition_rows(timeout: float, cases=RANK_CONDITION_CASES) -> list[dict]:
+    """Implicit ideal rows for 1 < a < d (issue 18), self-contained so the rows move with the bench code."""
+    rows = []
+    for d, e, a, t, one in cases:
+        def compute(d=d, e=e, a=a, t=t, one=one):
+            res = implicit(Architecture((d, e), (a,), t), one_coordinate=one, generators=False, timeout=timeout)
+            return dict(status="ok", dimension=res.dimension, degree=res.degree, ambient=res.ambient,
+                        generators=len(res.generator_degrees), generator_degrees=sorted(set(res.generator_degrees)),
+                        parametrization=res.parametrization, m2_version=res.m2_version)
+        rows.append(_timed({"bench": "implicit", "d": d, "d_out": e, "a": a, "tokens": t, "one_coordinate": one},
+                           compute))
+    return rows
+
+
+def one_layer_sweep_cases() -> list[tuple]:
+    """Every one-layer case with d <= 3, d' <= 2, a <= d, t <= 3 (one coordinate only when d' = 2), cheap first."""
+    cases = [(d, e, a, t, one) for d in (1, 2, 3) for t in (1, 2, 3) for e in (1, 2) for a in range(1, d + 1)
+             for one in ((False,) if e == 1 else (True, False))]
+    return sorted(cases, key=lambda c: (c[0], c[1] * (1 if c[4] else 2), c[3], c[2]))
+
+
 def run_geometry_bench(timeout: float) -> list[dict]:
     """Rows: implicit ideal per case; singular locus, boundary closure and one boundary verdict per small
     case (G-orbit slices); the numerical degree of the hardest case."""
@@ -64,6 +91,7 @@ def run_geometry_bench(timeout: float) -> list[dict]:
 
     for d, e, a, one in CASES:
         rows.append(_timed(row("implicit", d, e, a, one), lambda: implicit_row(Architecture((d, e), (a,), 2), one)))
+    rows.extend(run_rank_condition_rows(timeout))
     # the singular locus by G-orbit strata (the whole-ideal minors do not finish for the last three)
     for d, e, a in small:
         rows.append(_timed(row("singular_strata", d, e, a), lambda: singular_row(Architecture((d, e), (a,), 2))))
@@ -88,5 +116,12 @@ if __name__ == "__main__":
     import json
     import sys
 
-    for r in run_geometry_bench(float(sys.argv[1]) if len(sys.argv) > 1 else 900.0):
-        print(json.dumps(r), flush=True)
+    # `python -m lightning_cas.bench_geometry [timeout] [rank|sweep]`: the whole section, only the issue-18
+    # rows, or every small one-layer case (one_layer_sweep_cases), printed as each finishes
+    limit = float(sys.argv[1]) if len(sys.argv) > 1 else 900.0
+    which = sys.argv[2] if len(sys.argv) > 2 else ""
+    batches = ([[c] for c in RANK_CONDITION_CASES] if which == "rank" else
+               [[c] for c in one_layer_sweep_cases()] if which == "sweep" else None)
+    for rows in ([run_geometry_bench(limit)] if batches is None else (run_rank_condition_rows(limit, b) for b in batches)):
+        for r in rows:
+            print(json.dumps(r), flush=True)

@@ -1,6 +1,6 @@
 -- lightning_cas: implicit ideal of a ONE-layer neurovariety, and optionally its singular locus,
 -- the image of the critical locus of the parametrization (the algebraic boundary candidate) and
--- the closures of the weight strata that MATH.md section 5 names.
+-- the closures of the weight strata that docs/mathematics.md section 5 names.
 -- Inputs (rendered header): widths, attention, tokens, oneCoord, reparam, emitGenerators,
 --   wantIdeal, wantSingular, wantComponents, wantBoundary, wantStrata, wantOrbits, wantCritical,
 --   wantVerdict (with pointQ, pointK, pointV, numDirections), samplesPerPiece, minorBudget, numDegreeRuns, seed.
@@ -9,6 +9,14 @@
 -- Structure used, and why:
 --  * the function depends on W only through (V, A = K^T Q); when a >= d, A is a generic d x d
 --    matrix, so (V, A) is a linear parametrization with far fewer variables (reparam = 1);
+--    when 1 < a < d, A ranges over the d x d matrices of rank <= a, so the ideal is the kernel of
+--    the same (V, A) map on the quotient by minors(a + 1, A) (a prime ideal; (Q, K) -> K^T Q is onto
+--    that variety, so the image closure is the same: docs/implicit.md). Everything that needs the
+--    differential of W -> phi_W (critical points, verdict, numerical degree) keeps (Q, K, V);
+--  * one token (t = 1): x^T A x = x^T Z x with Z = (A + A^T)/2, and the Z of rank <= a matrices are
+--    dense in the symmetric matrices of rank <= min(2a, d), so (V, Z), Z symmetric modulo its
+--    (2a+1)-minors (none when 2a >= d), has the same image closure (far faster: (3,1,2) does not
+--    finish in 15 min on the minors of A);
 --  * only the first output token (t >= 2: the other tokens give linear copies), optionally only
 --    the first output row (oneCoord = 1);
 --  * a basis of the linear span of the coefficients first: an injective linear image, so
@@ -17,20 +25,35 @@
 --    the ideal is then moved to a standard-graded ring for dimension and degree.
 kk = QQ;
 nD = widths#0; nOut = widths#1; nAtt = attention#0;
-useVA = reparam == 1 and nAtt >= nD;
-vSym = getSymbol "v"; aSym = getSymbol "a"; ySym = getSymbol "y";
+-- the parametrization the implicit ideal is eliminated from: 0 = (Q, K, V); 1 = (V, A), A generic
+-- (a >= d); 2 = (V, A) on rank A <= a (1 < a < d, t >= 2); 3 = (V, Z), Z symmetric of rank <= 2a
+-- (a < d, t = 1). For a = 1 < d, t >= 2 the ideal stays on (Q, K, V), which is fast there
+idealRoute = (if reparam == 0 then 0 else if nAtt >= nD then 1
+    else if tokens == 1 then 3 else if nAtt > 1 then 2 else 0);
+useVA = idealRoute == 1;   -- the weights themselves are (V, A): no rank condition
+vSym = getSymbol "v"; aSym = getSymbol "a"; ySym = getSymbol "y"; zSym = getSymbol "z";
 -- the (V, A) weights: their variable names, and the two matrices from a flat list in that order
 -- (ring variables or numbers)
 vaSymbols = () -> flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | flatten table(nD, nD, (r, s) -> aSym_(r+1, s+1));
 vaMatrices = L -> (matrix table(nOut, nD, (p, q) -> L#(p*nD + q)), matrix table(nD, nD, (r, s) -> L#(nOut*nD + r*nD + s)));
-if useVA then (
-    R = kk[vaSymbols()];
-    (Vm, Am) = vaMatrices gens R;
-) else (
-    R = kk[lcasWeightSymbols()];
-    (Qm, Km, Vm) = first lcasLayers(gens R);
-    Am = (transpose Km) * Qm;
-);
+-- the (V, Z) weights of route 3: V, then the upper triangle of the symmetric Z row by row
+upperPairs = flatten apply(nD, r -> apply(toList(r .. nD - 1), c -> (r, c)));
+vzSymbols = () -> flatten table(nOut, nD, (p, q) -> vSym_(p+1, q+1)) | apply(upperPairs, rc -> zSym_(rc#0 + 1, rc#1 + 1));
+vzMatrices = L -> (matrix table(nOut, nD, (p, q) -> L#(p*nD + q)),
+    matrix table(nD, nD, (r, c) -> L#(nOut*nD + position(upperPairs, rc -> rc == (min(r, c), max(r, c))))));
+-- the rank condition on A as an ideal of A's ring: minors(a + 1, A), zero when a >= d
+rankConditionIdeal = A0 -> if nAtt < nD then minors(nAtt + 1, A0) else ideal 0_(ring A0);
+-- the (Q, K, V) weight ring with V and A = K^T Q in it
+qkvWeights = () -> (
+    Rq := kk[lcasWeightSymbols()];
+    (Qq, Kq, Vq) := first lcasLayers(gens Rq);
+    (Rq, Vq, (transpose Kq) * Qq));
+(R, Vm, Am) = (if idealRoute == 1 or idealRoute == 2 then (Rva := kk[vaSymbols()]; (Va, Aa) := vaMatrices gens Rva; (Rva, Va, Aa))
+    else if idealRoute == 3 then (Rvz := kk[vzSymbols()]; (Vz, Zz) := vzMatrices gens Rvz; (Rvz, Vz, Zz))
+    else qkvWeights());
+-- the ideal of the parameter variety in R: the rank condition on route 2 (on A) and 3 (on Z), else zero
+sourceIdeal = (if idealRoute == 2 then rankConditionIdeal Am
+    else if idealRoute == 3 and 2 * nAtt < nD then minors(2 * nAtt + 1, Am) else ideal 0_R);
 xRing = kk[lcasTokenSymbols()];
 monList = flatten entries basis(3, xRing);
 rowsUsed = if oneCoord == 1 then {0} else toList(0 .. nOut - 1);
@@ -56,15 +79,29 @@ n = #B;
 S1 = kk[ySym_1 .. ySym_n];
 -- closure of the image of a list of homogeneous polynomials of one common degree (zeros allowed), as
 -- an ideal of the standard-graded ring S (one variable per polynomial); S1 unless said otherwise
-imageIdealIn = (F, S) -> (
+-- closure of the image of the parameter variety {J = 0} (J homogeneous, in the ring of F) under F:
+-- the kernel of the map to the quotient ring, graded (ker on R/J is far faster than eliminating from
+-- the graph ideal J + (y_i - f_i) with an elimination order: 19 s against > 300 s for (3,1,2), t = 2)
+imageIdealOfVariety = (F, J, S) -> (
     e := first degree first select(F, f -> f != 0);
     Sd := newRing(S, Degrees => toList(numgens S : e));
-    F = apply(F, f -> if f == 0 then 0_(ring first F) else f);
-    (map(S, Sd, vars S)) ker map(ring first F, Sd, F));
+    Rs := ring first F;
+    Rq := if J == 0 then Rs else Rs / J;
+    Fq := apply(F, f -> if f == 0 then 0_Rq else sub(f, Rq));
+    (map(S, Sd, vars S)) ker map(Rq, Sd, Fq));
+imageIdealIn = (F, S) -> imageIdealOfVariety(F, ideal 0_(ring first F), S);
 imageIdeal = F -> imageIdealIn(F, S1);
+-- the implicit ideal of the neurovariety: the image of the parameter variety of R
+implicitIdeal = () -> imageIdealOfVariety(B, sourceIdeal, S1);
+-- the coordinates as polynomials in (Q, K, V), for what needs the differential of W -> phi_W: the same
+-- polynomials as B when the ideal route is (Q, K, V) or (V, A) with A generic (those are the weights)
+(Rweights, Vweights, Aweights, Bweights) = (if idealRoute >= 2 then (
+        (Rq0, Vq0, Aq0) := qkvWeights();
+        (Rq0, Vq0, Aq0, (coeffList(Vq0, Aq0))_chosen))
+    else (R, Vm, Am, B));
 setRandomSeed seed;
 lcasEmit("m2_version", version#"VERSION");
-lcasEmit("parametrization", if useVA then 1 else 0);
+lcasEmit("parametrization", idealRoute);
 lcasEmit("parameters", numgens R);
 lcasEmit("coefficients", #nonzero);
 lcasEmit("linear_span", n);
@@ -73,15 +110,15 @@ lcasEmit("coordinates", demark(" ; ", apply(B, toString)));
 -- loaded at top level so the package's symbols exist when the block below is parsed
 if numDegreeRuns > 0 then needsPackage "NumericalImplicitization";
 if numDegreeRuns > 0 then (
-    RC = CC (monoid R);
-    FC = apply(B, f -> sub(f, RC));
+    RC = CC (monoid Rweights);
+    FC = apply(Bweights, f -> sub(f, RC));
     scan(numDegreeRuns, i -> (
         t1 := cpuTime();
         got := try numericalImageDegree(FC, ideal 0_RC, Verbose => false) else -1;
         lcasEmit("numerical_degree_run_" | toString(i + 1), {got, floor(1000 * (cpuTime() - t1))}))));
 if wantIdeal == 1 then (
 t0 = cpuTime();
-I1 = imageIdeal B;
+I1 = implicitIdeal();
 G = mingens I1;
 I1 = ideal G;
 cI = codim I1;
@@ -116,12 +153,12 @@ if wantSingular == 1 then (
 if wantBoundary == 1 then (
     -- critical points of W -> phi_W (differential rank below the dimension) and their image
     rD = dim I1;
-    crit = minors(rD, jacobian matrix {B});
-    critIm = (map(S1, S1, vars S1)) ker map(R / crit, S1, apply(B, f -> sub(f, R / crit)));
+    crit = minors(rD, jacobian matrix {Bweights});
+    critIm = (map(S1, S1, vars S1)) ker map(Rweights / crit, S1, apply(Bweights, f -> sub(f, Rweights / crit)));
     emitIdeal("critical_image", critIm);
     critComps = emitComponents("critical_image_component", critIm));
 if wantStrata == 1 then (
-    -- closures of the images of the weight strata named by MATH.md section 5 (claims), each with
+    -- closures of the images of the weight strata named by docs/mathematics.md section 5 (claims), each with
     -- a parametrization by rank factorizations
     strataIdeals = new MutableHashTable;
     cSym = getSymbol "c"; uSym = getSymbol "u"; gSym = getSymbol "g"; hSym = getSymbol "h";
@@ -297,7 +334,7 @@ if wantOrbits == 1 or wantCritical == 1 then (
     if wantCritical == 1 then (
         -- phi vanishes only where V = 0 or A = 0 (B has no other zeros, even complex ones): then M is
         -- closed and the boundary lies in M (balanced weights stay bounded over bounded images)
-        lcasEmit("base_locus_V_or_A", if isSubset(ideal(flatten entries Vm) * ideal(flatten entries Am), radical ideal B)
+        lcasEmit("base_locus_V_or_A", if isSubset(ideal(flatten entries Vweights) * ideal(flatten entries Aweights), radical ideal Bweights)
             then 1 else 0);
         (Rw, wSubst, needRank) := if factorRoute then (
                 Pf := kk[(getSymbol "v")_1 .. (getSymbol "v")_nD, (getSymbol "w")_1 .. (getSymbol "w")_nD];
@@ -341,7 +378,7 @@ if wantOrbits == 1 or wantCritical == 1 then (
             emitIdeal("orbit_critical_image", critIdeal))));
 if wantVerdict == 1 then (
     -- Real verdict at one rational weight point W = (pointQ, pointK, pointV), p = phi(W); the
-    -- arguments are in the docstring of lightning_cas/real_boundary.py. Emitted here:
+    -- arguments are in the docstring of lightning_cas/geometry/boundary.py. Emitted here:
     --  * the tangent rank of I at p (p smooth or not) and, for every rational preimage orbit (fiber of p
     --    in (V, A), rank A <= a, normalized by ell(V) = 1), whether it is a regular point;
     --  * whether the fiber is finite, all of it rational (its degree = number of rational points) and
@@ -366,9 +403,9 @@ if wantVerdict == 1 then (
         lcasEmit("verdict_rational_preimages", #Pre);
         lcasEmit("verdict_fiber_degree", if dim Jfib == 0 then degree Jfib else -1);
         lcasEmit("verdict_fiber_off_chart", if fiberOf p0 + ideal(ell, Rf_nVA, Rf_(nVA + 1)) == 1 then 0 else 1);
-        -- the differential of the parametrization R -> coordinates (rows: parameters of R)
-        JR = jacobian matrix {B};
-        DR = D -> lift(sub(JR, apply(gens R, D, (x, c) -> x => c)), kk);
+        -- the differential of the parametrization Rweights -> coordinates (rows: the weights of Rweights)
+        JR = jacobian matrix {Bweights};
+        DR = D -> lift(sub(JR, apply(gens Rweights, D, (x, c) -> x => c)), kk);
         weightsOf = (Vv, Av) -> if useVA then flatten entries Vv | flatten entries Av else (
             -- a rank factorization over QQ, padded: A = K^T Q with K^T = [C 0], Q = [Rw; 0]
             cols := if Av == 0 then {} else (

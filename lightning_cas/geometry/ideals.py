@@ -1,4 +1,4 @@
-"""One-layer geometry: implicit equations and the singular locus (the boundary is in real_boundary.py).
+"""One-layer geometry: implicit equations and the singular locus (the boundary is in boundary.py).
 
 Everything symbolic runs in Macaulay2 (``m2/implicit.m2``, one template with flags so the ideal is
 computed once per run); Python only validates input, evaluates the coordinates of φ_W exactly at
@@ -104,7 +104,7 @@ class ImplicitResult(Provenance, JsonResult):
     generators: tuple[str, ...]  # sympy-parseable, in y_1..y_n
     coordinates: tuple[str, ...]  # y_i as a polynomial in the parameter variables
     coordinate_labels: tuple  # (output row, exponent vector of the token monomial) per y_i
-    parametrization: str  # "V,A" (A = K^T Q generic, used when a >= d) or "Q,K,V"
+    parametrization: str  # one of PARAMETRIZATIONS: what the ideal was eliminated from
     parameter_variables: int
     coefficients: int  # non-zero coefficients of the chosen output entries
     numerical_degree: NumericalDegree | None = None
@@ -162,7 +162,9 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
     if arch.multihead:
         raise UnsupportedError("the geometry commands handle one head; for several heads use dim, verify or fiber.")
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    variables = e * d + d * d if a >= d else arch.parameters
+    # (V, A), (V, Z = sym A) at one token, or (Q, K, V) for a = 1 < d, t >= 2 (m2/implicit.m2)
+    variables = (e * d + d * (d + 1) // 2 if arch.tokens == 1 and a < d else e * d + d * d if a > 1 or a >= d
+                 else arch.parameters)
     ambient = (1 if one_coordinate else e) * d * d * (d + 1) // 2
     if variables > MAX_PARAMETER_VARIABLES or ambient > MAX_AMBIENT:
         raise TooLargeError(f"elimination for d={d}, d'={e}, a={a} is beyond what finishes in minutes "
@@ -229,10 +231,12 @@ def _flag(value, name: str) -> bool:
 
 def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bool = True,
              numerical_degree_runs: int = 0, ideal: bool = True, seed: int = 0, timeout: float | None = None,
-             m2: str | None = None, session=None) -> ImplicitResult:
+             m2: str | None = None, session=None, reparametrize: bool = True) -> ImplicitResult:
     """Implicit ideal of a one-layer neurovariety (exact, over QQ), optionally a numerical degree.
 
     ``ideal=False`` with ``numerical_degree_runs > 0`` skips elimination: for cases it cannot reach.
+    ``reparametrize=False`` eliminates from the weights (Q, K, V) themselves: the slow route, kept as an
+    independent check of the (V, A) / (V, sym A) routes (docs/implicit.md).
     """
     opts = resolve("implicit", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     one_coordinate, generators, ideal = (_flag(one_coordinate, "one_coordinate"), _flag(generators, "generators"),
@@ -243,10 +247,12 @@ def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bo
         raise InputError("the number of numerical degree runs must be an integer between 0 and 50.")
     if not ideal and numerical_degree_runs == 0:
         raise InputError("nothing to compute: ask for the ideal or for numerical degree runs.")
+    reparametrize = _flag(reparametrize, "reparametrize")
     with opts.deadline() as deadline:
         start = time.perf_counter()
         script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
-                                         wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=opts.seed),
+                                         wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=opts.seed,
+                                         reparam=int(reparametrize)),
                             deadline.left(), opts.m2, opts.session)
         return _implicit_from_records(arch, one_coordinate, recs, script, start, opts.seed, numerical_degree_runs,
                                       ideal)
@@ -257,14 +263,27 @@ def _check_numeric_only(arch: Architecture) -> None:
         raise UnsupportedError("the geometry commands handle one lightning layer with one head.")
 
 
+# the template's parametrization codes: the ring the implicit ideal is eliminated from
+PARAMETRIZATIONS = {0: "Q,K,V", 1: "V,A", 2: "V,A with rank A <= a", 3: "V,Z with Z = sym(A), rank Z <= 2a"}
+
+
 def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
     gens = recs.get("generators")
-    va = parse_int(require(recs, "parametrization", script), script) == 1
+    route = parse_int(require(recs, "parametrization", script), script)
+    if route not in PARAMETRIZATIONS:
+        raise M2ParseError(f"unknown parametrization code {route} from Macaulay2", script)
     get = (lambda k: parse_int(require(recs, k, script), script)) if ideal else (lambda k: None)
     numeric = _consensus(recs, runs, script) if runs else None
     notes = []
     if ideal:
         notes.append(f"elimination (ker) took {get('implicit_cpu_s') / 1000:.3g} s of M2 CPU time")
+        if route == 2:
+            notes.append(f"eliminated from (V, A) modulo the {arch.attention[0] + 1}-minors of A (A = K^T Q has rank "
+                         "<= a; the minors ideal is prime and (Q, K) -> K^T Q is onto it, so the closure is the same)")
+        if route == 3:
+            notes.append("one token: phi depends on A only through Z = (A + A^T)/2, and these Z are dense in the "
+                         "symmetric matrices of rank <= min(2a, d), so the ideal is eliminated from (V, Z) with Z "
+                         "symmetric modulo its (2a+1)-minors (none when 2a >= d): the same closure")
         if numeric and numeric.value is not None and numeric.value != get("degree"):
             notes.append(f"numerical degree {numeric.value} DISAGREES with the exact degree {get('degree')}")
     return ImplicitResult(
@@ -273,7 +292,7 @@ def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs
         generator_degrees=tuple(parse_int_list(require(recs, "generator_degrees", script), script)) if ideal else (),
         generators=_to_sympy_strings(gens, script) if gens is not None else (),
         coordinates=_to_sympy_strings(require(recs, "coordinates", script), script),
-        coordinate_labels=_labels(arch, recs, script), parametrization="V,A" if va else "Q,K,V",
+        coordinate_labels=_labels(arch, recs, script), parametrization=PARAMETRIZATIONS[route],
         parameter_variables=parse_int(require(recs, "parameters", script), script),
         coefficients=parse_int(require(recs, "coefficients", script), script),
         method="m2-ker" if ideal else "m2-numerical",
@@ -296,7 +315,7 @@ def _require_one_layer_point(arch: Architecture, point: Point):
 
 
 def point_values(arch: Architecture, point: Point) -> dict:
-    """Values of every parameter symbol the template may use: q/k/v weights and (V, A = K^T Q)."""
+    """Values of every parameter symbol the template may use: q/k/v weights, (V, A = K^T Q), Z = sym(A)."""
     Q, K, V = _require_one_layer_point(arch, point)
     A = K.T * Q
     values = {}
@@ -310,6 +329,7 @@ def point_values(arch: Architecture, point: Point) -> dict:
     for r in range(A.rows):
         for c in range(A.cols):
             values[sympy.Symbol(f"a_{r + 1}_{c + 1}")] = A[r, c]
+            values[sympy.Symbol(f"z_{r + 1}_{c + 1}")] = (A[r, c] + A[c, r]) / 2  # one-token route: Z = sym(A)
     return values
 
 
@@ -517,7 +537,7 @@ def singular_from_records(arch, recs, script, start, seed, minor_budget=MINOR_BU
     if unresolved:
         notes.append(f"{len(unresolved)} piece(s) not examined: their minors exceed the budget of {minor_budget}")
     elif not complete:
-        notes.append("a singular piece matches no stratum of MATH.md §5: the singular ideal is not assembled "
+        notes.append("a singular piece matches no stratum of docs/mathematics.md §5: the singular ideal is not assembled "
                      "(see the pieces)")
     if parse_int(require(recs, "orbit_route", script), script) == 1:
         notes.append("d' = a = 1: phi = S (x) gamma, tested on the factor S = sym(v (x) k) (Sing X = Sing Y (x) C^d "
