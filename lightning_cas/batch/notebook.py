@@ -177,8 +177,12 @@ def _job_cell(rec: JobResult, root: Path) -> JobCell | None:
 # ---- building the notebook ----------------------------------------------------------------------
 
 def setup_source() -> str:
-    """The first code cell. Loading the Macaulay2 package once goes here (then job cells shrink)."""
-    return '--%timeout=60\n<< "@@LCAS@@ m2_version " << version#"VERSION" << endl;'
+    """The first code cell: loads the LightningCAS package once (the job cells' own ``needsPackage``
+    then finds it loaded) and reports the kernel's Macaulay2 version."""
+    from lightning_cas.macaulay2.render import package_line
+
+    return ('--%timeout=60\n' + package_line() + '\nneedsPackage("LightningCAS", FileName => lcasPackage);\n'
+            '<< "@@LCAS@@ m2_version " << version#"VERSION" << endl;')
 
 
 def job_source(cell: JobCell, limit_s: float | None = None) -> str:
