@@ -169,7 +169,7 @@ def _cli(args, timeout):
 @pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["dim", "--widths", "40,40,40", "--attention", "10,10", "--tokens", "3"],  # modp: well over 2 s without a limit
-    ["dim", "--widths", "10,10,10", "--attention", "4,4", "--tokens", "3", "--normalization", "softmax"],
+    ["dim", "--widths", "24,24,24", "--attention", "6,6", "--tokens", "3", "--normalization", "softmax"],  # ~13 s
 ])
 def test_timeout_stops_python_side_work(args):
     _, _, startup = _cli(["predict", *ONE_LAYER], 60)  # the interpreter and imports, on this (shared) machine
