@@ -23,11 +23,7 @@ from lightning_cas.macaulay2.parse import (parse_int, parse_int_list, parse_poly
                                    require)
 from lightning_cas.macaulay2.runner import M2Session, run_script
 
-FAULTS = []  # every fault injected and survived, printed at the end with -s
-
-
 def survived(name: str) -> None:
-    FAULTS.append(name)
     print(f"fault survived: {name}")
 
 
@@ -354,6 +350,3 @@ def test_parse_int_refuses_integers_python_cannot_convert():
     with pytest.raises(M2ParseError, match="too long"):
         parse_int_list("{1, " + "9" * 5000 + "}")
 
-
-def test_zz_faults_summary():
-    print(f"faults injected and survived in test_m2runner: {len(FAULTS)}: {FAULTS}")

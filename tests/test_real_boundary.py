@@ -127,7 +127,7 @@ def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2,
 def test_critical_image_on_slices_equals_elimination(m2, case):
     arch = arch_of(case)
     script, recs = real_boundary.candidate_records(arch, timeout=120, m2=m2, singular=False)
-    slices = [sympy.sympify(g) for g in geometry._to_sympy_strings(recs["orbit_critical_image_gens"], script)]
+    slices = [sympy.sympify(g) for g in geometry.sympy_strings(recs["orbit_critical_image_gens"], script)]
     elim = real_boundary.critical_image_by_elimination(arch, timeout=120, m2=m2)
     (component,) = elim["components"]  # one minimal prime: the elimination ideal is not radical
     other = [sympy.sympify(g) for g in component["generators"]]

@@ -17,13 +17,13 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis.errors import InvalidArgument
 from hypothesis import strategies as st
 
 from lightning_cas import api
@@ -35,7 +35,14 @@ from lightning_cas.macaulay2.render import LEGACY, m2_literal, package_file, ren
 from lightning_cas.core.weights import load_point
 
 REPO = Path(__file__).resolve().parents[1]
-COUNTS: Counter = Counter()
+
+
+def note_event(name: str) -> None:
+    """Which paths the property tests took: `pytest --hypothesis-show-statistics` lists them."""
+    try:
+        event(name)
+    except InvalidArgument:  # outside a hypothesis test: nothing to count
+        pass
 # derandomize comes from the profile in conftest.py (fixed under CI=true, random locally)
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 PWNED = f"/tmp/lcas-pwned-{secrets.token_hex(4)}"
@@ -81,23 +88,23 @@ def invoke(args: list[str]):
 
 def check_outcome(res, success_marker: str, kind: str) -> bool:
     """Valid result, or a clean refusal. Returns True when it was a result."""
-    COUNTS[kind] += 1
+    note_event(kind)
     assert res.exception is None or isinstance(res.exception, SystemExit), \
         f"uncaught {type(res.exception).__name__}: {res.exception!r}"
     assert "Traceback" not in res.stdout + res.stderr
     if res.exit_code == 0 or (kind.startswith("verify") and res.exit_code == 3):
         assert success_marker in res.stdout
-        COUNTS[kind + " result"] += 1
+        note_event(kind + " result")
         return True
     assert res.exit_code not in (0, 70), (res.exit_code, res.stderr)  # 70 = internal error (a bug)
     assert res.stdout == "", f"printed on a failing run: {res.stdout!r}"
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     if lines and lines[0].startswith("lightning-cas: error:"):
         assert len(lines) == 1, lines
-        COUNTS[kind + " refused (one line)"] += 1
+        note_event(kind + " refused (one line)")
     else:  # click's own parameter errors: usage, hint, then one "Error:" line
         assert lines and lines[-1].startswith("Error:") and len(lines) <= 4, lines
-        COUNTS[kind + " refused by click (usage + one Error line)"] += 1
+        note_event(kind + " refused by click (usage + one Error line)")
     return False
 
 
@@ -170,7 +177,7 @@ def test_cli_hostile_strings_in_every_field(command, tmp_path, monkeypatch):
             args = {**base, name: bad}
             res = invoke([command, *[x for kv in args.items() for x in kv], *method])
             tried += 1
-            COUNTS["hostile field"] += 1
+            note_event("hostile field")
             assert res.exit_code != 0, (name, bad, res.stdout)
             assert res.stdout == "" and "Traceback" not in res.stderr
     assert tried > 40
@@ -217,14 +224,14 @@ def arch_args(draw):
        normalization=st.one_of(st.sampled_from(["none", "softmax", "None", ""]), anything))
 def test_architecture_accepts_or_raises_input_error(pair, tokens, normalization):
     widths, attention = pair
-    COUNTS["Architecture(...)"] += 1
+    note_event("Architecture(...)")
     try:
         arch = Architecture(widths, attention, tokens, normalization)
     except InputError as exc:
         assert "\n" not in str(exc) and str(exc)
-        COUNTS["Architecture refused"] += 1
+        note_event("Architecture refused")
         return
-    COUNTS["Architecture accepted"] += 1
+    note_event("Architecture accepted")
     # accepted: every number is a genuine positive int within the caps
     assert all(type(v) is int and 0 < v <= 256 for v in arch.widths + arch.attention)
     assert type(arch.tokens) is int and arch.normalization in ("none", "softmax")
@@ -239,16 +246,16 @@ def test_architecture_accepts_or_raises_input_error(pair, tokens, normalization)
                        anything),
        arch=st.sampled_from([Architecture((2, 1), (1,)), Architecture((2, 2, 2), (1, 2), 3)]))
 def test_dimension_api_raises_only_lightning_errors(method, seed, timeout, prime, arch):
-    COUNTS["dimension(...)"] += 1
+    note_event("dimension(...)")
     if method in ("jacobian", "implicit", "numeric"):
         method = "modp"  # keep the property test on the fast path; M2 methods are tested elsewhere
     try:
         result = api.dimension(arch, method=method, seed=seed, timeout=timeout, prime=prime)
     except LightningError as exc:
         assert str(exc) and "\n" not in str(exc)
-        COUNTS["dimension refused"] += 1
+        note_event("dimension refused")
         return
-    COUNTS["dimension result"] += 1
+    note_event("dimension result")
     assert result.dimension <= arch.parameters and result.method == "modp"
 
 
@@ -298,16 +305,16 @@ json_doc = st.one_of(
 @given(doc=st.one_of(json_doc.map(str.encode), st.binary(max_size=60),
                      json_doc.map(lambda t: t.encode("utf-16")), json_doc.map(lambda t: b"\xff" + t.encode())))
 def test_weight_files_load_or_one_sentence(doc, tmp_path_factory):
-    COUNTS["weight file"] += 1
+    note_event("weight file")
     path = tmp_path_factory.mktemp("w") / "weights.json"
     path.write_bytes(doc)
     try:
         point = load_point(ARCH, path)
     except InputError as exc:
         assert str(exc) and "\n" not in str(exc)
-        COUNTS["weight file refused"] += 1
+        note_event("weight file refused")
         return
-    COUNTS["weight file accepted"] += 1
+    note_event("weight file accepted")
     # accepted: exact rationals in the architecture's shapes
     assert [len(M) for M in point[0]] == [1, 1, 2] and all(len(row) == 2 for M in point[0] for row in M)
     assert all(type(v) is Fraction for M in point[0] for row in M for v in row)
@@ -523,7 +530,7 @@ def test_corrupted_cache_entries_are_recomputed(tmp_path):
         assert again["result"]["dimension"] == good[p.name]["result"]["dimension"]
     third = summary_of(sweep_cli(spec, "--out", out))
     assert third["cached"] == 3 and third["ran"] == 0
-    COUNTS["corrupted cache entries recomputed"] += 3
+    note_event("corrupted cache entries recomputed")
 
 
 def test_cached_number_tampering_is_detected(tmp_path):
@@ -572,7 +579,7 @@ def test_interrupted_sweep_resumes(m2, tmp_path):
     finally:
         _kill_group_quietly(proc.pid)
     assert gone, "a Macaulay2 of the killed sweep survived"
-    COUNTS["sweeps killed mid-job"] += 1
+    note_event("sweeps killed mid-job")
     # resume; the slow job now gets 1 s (the label, hence the cache key, does not include the timeout)
     rerun = summary_of(sweep_cli(spec, "--out", out, "--timeout", "1", "--m2", m2, env=env))
     assert rerun["cached"] == 3 and rerun["ran"] == 1 and rerun["timeout"] == 1
@@ -641,11 +648,6 @@ def _wait(predicate, timeout):
     return False
 
 
-def test_zz_counts():
-    """Print what the property tests tried (pytest -s shows it)."""
-    print("\nreliability counts:", json.dumps(dict(sorted(COUNTS.items())), indent=1))
-    assert COUNTS["dim"] > 0 or not COUNTS  # when run alone this test has nothing to report
-
 
 @st.composite
 def one_layer_fields(draw):
@@ -666,13 +668,13 @@ def test_cli_geometry_any_text(fields, seed, command):
     args = [command, "--widths", widths, "--attention", attention, "--tokens", tokens, "--timeout", "5"]
     add(args, "--seed", seed)
     res = invoke(args)
-    COUNTS[f"geometry {command}"] += 1
+    note_event(f"geometry {command}")
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "Traceback" not in res.stdout + res.stderr
     if res.exit_code in (0, 3):  # 3: claims found a disagreement (printed, not an error)
         assert res.stdout.startswith("widths=") or res.stdout.startswith(("image of", "candidate", "Zariski")), \
             res.stdout[:200]
-        COUNTS[f"geometry {command} result"] += 1
+        note_event(f"geometry {command} result")
     else:
         assert res.exit_code not in (70,), res.stderr
         lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("lightning-cas: running")]

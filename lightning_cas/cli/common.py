@@ -53,13 +53,13 @@ def apply_options(fn, options):
     return fn
 
 
-# --heads reaches _arch through a context variable, so commands keep their signatures.
+# --heads reaches parse_architecture through a context variable, so commands keep their signatures.
 _HEADS: contextvars.ContextVar[str | None] = contextvars.ContextVar("lightning_cas_heads", default=None)
 HEADS_HELP = "Heads per layer H_1,...,H_L, e.g. 2,1 (default one head per layer)."
 
 
 def heads_option(fn):
-    """Add --heads to a command; its value is read by _arch (one head per layer when absent)."""
+    """Add --heads to a command; its value is read by parse_architecture (one head per layer when absent)."""
     @functools.wraps(fn)
     def wrapper(*args, heads=None, **kwargs):
         token = _HEADS.set(heads)
@@ -93,11 +93,11 @@ def method_options(fn):
     return apply_options(fn, options)
 
 
-def _arch(widths, attention, tokens, normalization) -> Architecture:
+def parse_architecture(widths, attention, tokens, normalization) -> Architecture:
     return Architecture.from_cli(widths, attention, tokens, normalization, _HEADS.get())
 
 
-def _describe(result) -> str:
+def describe_provenance(result) -> str:
     how = [result.method, result.certainty]
     if result.primes:
         how.append("primes " + ", ".join(map(str, result.primes)))

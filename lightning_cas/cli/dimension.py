@@ -8,7 +8,7 @@ import sys
 import click
 
 from lightning_cas import api
-from lightning_cas.cli.common import EXIT_DISCREPANCY, _arch, _describe, architecture_options, clean_errors, method_options
+from lightning_cas.cli.common import EXIT_DISCREPANCY, parse_architecture, describe_provenance, architecture_options, clean_errors, method_options
 
 
 @click.command("dim")
@@ -17,13 +17,13 @@ from lightning_cas.cli.common import EXIT_DISCREPANCY, _arch, _describe, archite
 @clean_errors
 def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2):
     """Dimension of the neurovariety of one architecture."""
-    arch = _arch(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization)
     result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime)
     if as_json:
         click.echo(result.to_json())
     else:
         click.echo(f"{arch}")
-        click.echo(f"dimension {result.dimension}   ({_describe(result)})")
+        click.echo(f"dimension {result.dimension}   ({describe_provenance(result)})")
         click.echo(f"parameters {result.parameters}, generic fiber dimension {result.fiber_dimension}, "
                    f"ambient dimension {result.ambient_dimension}")
         for note in result.notes:
@@ -37,7 +37,7 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
 @clean_errors
 def predict_command(widths, attention, tokens, normalization, as_json):
     """Closed-form predictions from the theory, each with its regime."""
-    report = api.predict(_arch(widths, attention, tokens, normalization))
+    report = api.predict(parse_architecture(widths, attention, tokens, normalization))
     if as_json:
         click.echo(json.dumps(report.to_dict()))
         return
@@ -64,7 +64,7 @@ def predict_command(widths, attention, tokens, normalization, as_json):
 @clean_errors
 def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, compare):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
-    result = api.verify(_arch(widths, attention, tokens, normalization), method=method, seed=seed,
+    result = api.verify(parse_architecture(widths, attention, tokens, normalization), method=method, seed=seed,
                         timeout=timeout, m2=m2, prime=prime, compare=compare)
     click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
     if result.verdict == "disagree":

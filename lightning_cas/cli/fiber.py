@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, _arch, architecture_options, clean_errors
+from lightning_cas.cli.common import M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, parse_architecture, architecture_options, clean_errors
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core.weights import load_point, random_point, save_point
 
@@ -23,7 +23,7 @@ from lightning_cas.core.weights import load_point, random_point, save_point
 def fiber_command(widths, attention, tokens, normalization, as_json, at, save_point, method, seed, timeout, prime,
                   m2):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
-    arch = _arch(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization)
     point = load_point(arch, at) if at is not None else random_point(arch, seed)
     if save_point is not None:
         save_point_file(point, save_point)

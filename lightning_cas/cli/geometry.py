@@ -17,7 +17,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
                                       heads_option)
 from lightning_cas.errors import UnsupportedError
-from lightning_cas.cli.common import _arch as cli_arch
+from lightning_cas.cli.common import parse_architecture
 from lightning_cas.core.weights import load_point
 
 
@@ -35,7 +35,7 @@ def _geometry_options(fn):
 
 
 def _arch(widths, attention, tokens) -> Architecture:
-    arch = cli_arch(widths, attention, tokens, "none")
+    arch = parse_architecture(widths, attention, tokens, "none")
     if arch.multihead:
         raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
                                "for several heads use dim, verify or fiber.")

@@ -36,7 +36,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.deadline import Deadline
 from lightning_cas.errors import InputError
 from lightning_cas.options import check_point, resolve
-from lightning_cas.geometry.ideals import (STRATA, _flags, _ideal, _implicit_from_records, _run, _to_sympy_strings, check_one_layer,
+from lightning_cas.geometry.ideals import (STRATA, implicit_flags, ideal_record, implicit_from_records, run_implicit_script, sympy_strings, check_one_layer,
                        phi_coordinates, vanishes)
 from lightning_cas.macaulay2.parse import parse_int, parse_int_list, require
 from lightning_cas.core.weights import Point, point_to_dict
@@ -167,7 +167,7 @@ def _parse_weights(text: str) -> Point:
 def _verdict_records(arch: Architecture, point: Point, seed: int, timeout, m2, session=None) -> tuple[str, dict]:
     (Q, K, V), = point
     lists = lambda M: [list(r) for r in M]  # noqa: E731
-    return _run(arch, _flags(emitGenerators=0, wantVerdict=1, pointQ=lists(Q), pointK=lists(K), pointV=lists(V),
+    return run_implicit_script(arch, implicit_flags(emitGenerators=0, wantVerdict=1, pointQ=lists(Q), pointK=lists(K), pointV=lists(V),
                              numDirections=WITNESS_DIRECTIONS, seed=seed), timeout, m2, session)
 
 
@@ -237,7 +237,7 @@ def _pieces(recs: dict, prefix: str, count_key: str, script: str) -> list[dict]:
             j += 1
         pieces.append({"rank_V": parse_int_list(require(recs, key, script), script)[0],
                        "matches": require(recs, key + "_matches", script).strip(),
-                       "slice_generators": list(_to_sympy_strings(recs.get(key + "_gens", ""), script)),
+                       "slice_generators": list(sympy_strings(recs.get(key + "_gens", ""), script)),
                        "points": points})
     return pieces
 
@@ -248,10 +248,10 @@ def critical_image_by_elimination(arch: Architecture, seed: int = 0, timeout: fl
     then ker; the ideal need not be radical, its minimal primes are under "components"): an independent
     route to the slices' answer, which finishes only for the smallest cases."""
     check_one_layer(arch)
-    script, recs = _run(arch, _flags(emitGenerators=0, wantBoundary=1, seed=seed), timeout, m2, session)
+    script, recs = run_implicit_script(arch, implicit_flags(emitGenerators=0, wantBoundary=1, seed=seed), timeout, m2, session)
     count = parse_int(require(recs, "critical_image_component_count", script), script)
-    return {**_ideal(recs, "critical_image", script),
-            "components": [_ideal(recs, f"critical_image_component_{i}", script) for i in range(1, count + 1)]}
+    return {**ideal_record(recs, "critical_image", script),
+            "components": [ideal_record(recs, f"critical_image_component_{i}", script) for i in range(1, count + 1)]}
 
 
 def critical_pieces(recs: dict, script: str) -> list[dict]:
@@ -262,7 +262,7 @@ def critical_pieces(recs: dict, script: str) -> list[dict]:
 def candidate_records(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
                       singular: bool = True, session=None) -> tuple[str, dict]:
     """One M2 run: strata closures, critical pieces and (optionally) singular pieces, with sample points."""
-    return _run(arch, _flags(emitGenerators=0, wantStrata=1, wantOrbits=int(singular), wantCritical=1,
+    return run_implicit_script(arch, implicit_flags(emitGenerators=0, wantStrata=1, wantOrbits=int(singular), wantCritical=1,
                              samplesPerPiece=SAMPLES_PER_PIECE, seed=seed), timeout, m2, session)
 
 
@@ -334,7 +334,7 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, dea
         if name in STRATA:
             comp.update(dimension=parse_int(require(recs, f"stratum_{name}_dim", script), script),
                         degree=parse_int(require(recs, f"stratum_{name}_degree", script), script),
-                        generators=list(_to_sympy_strings(require(recs, f"stratum_{name}_gens", script), script)))
+                        generators=list(sympy_strings(require(recs, f"stratum_{name}_gens", script), script)))
         samples = []
         for pt in entry["points"]:
             v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
@@ -360,7 +360,7 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, dea
     elif len(bd) > 1:
         notes.append("several boundary components: their ideals are listed per component")
         complete = False
-    crit_ideal = (tuple(_to_sympy_strings(recs["orbit_critical_image_gens"], script)),
+    crit_ideal = (tuple(sympy_strings(recs["orbit_critical_image_gens"], script)),
                   parse_int(recs["orbit_critical_image_dim"], script)) if "orbit_critical_image_gens" in recs \
         else ((), None)
     closed = parse_int(require(recs, "base_locus_V_or_A", script), script) == 1
@@ -419,7 +419,7 @@ def _boundary(arch, point, closure, seed, deadline, m2, session) -> BoundaryResu
     if closure:
         script, recs = candidate_records(arch, seed, deadline.left(), m2, session=session)
         m2_version = require(recs, "m2_version", script)
-        res = _implicit_from_records(arch, False, recs, script, start, seed)
+        res = implicit_from_records(arch, False, recs, script, start, seed)
         found = boundary_closure(arch, recs, script, seed, deadline, m2, session)
         notes.extend(found["notes"])
     verdict, evidence, cert, in_crit = None, "no point given", None, None

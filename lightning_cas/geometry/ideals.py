@@ -176,7 +176,7 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
 MINOR_BUDGET = 3_000_000
 
 
-def _flags(**overrides) -> dict:
+def implicit_flags(**overrides) -> dict:
     flags = {"oneCoord": 0, "reparam": 1, "emitGenerators": 1, "wantIdeal": 1, "wantSingular": 0,
              "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "wantOrbits": 0, "wantCritical": 0,
              "wantVerdict": 0, "samplesPerPiece": 1, "minorBudget": MINOR_BUDGET, "numDegreeRuns": 0, "seed": 0}
@@ -184,7 +184,7 @@ def _flags(**overrides) -> dict:
     return flags
 
 
-def _run(arch: Architecture, flags: dict, timeout: float | None, m2: str | None, session=None):
+def run_implicit_script(arch: Architecture, flags: dict, timeout: float | None, m2: str | None, session=None):
     """One run of m2/implicit.m2, bounded by ``timeout`` and by the enclosing verb's deadline."""
     deadline = deadlines.current()
     left = deadline.left("before the next Macaulay2 run")
@@ -194,12 +194,12 @@ def _run(arch: Architecture, flags: dict, timeout: float | None, m2: str | None,
         return run_template("implicit", {**architecture_params(arch), **flags}, timeout, m2, session)
 
 
-def _to_sympy_strings(text: str, script: str) -> tuple[str, ...]:
+def sympy_strings(text: str, script: str) -> tuple[str, ...]:
     return tuple(str(p) for p in parse_polynomial_list(text, script))
 
 
-def _ideal(recs: dict, key: str, script: str) -> dict:
-    return {"generators": list(_to_sympy_strings(require(recs, key + "_gens", script), script)),
+def ideal_record(recs: dict, key: str, script: str) -> dict:
+    return {"generators": list(sympy_strings(require(recs, key + "_gens", script), script)),
             "dimension": parse_int(require(recs, key + "_dim", script), script),
             "degree": parse_int(require(recs, key + "_degree", script), script)}
 
@@ -250,11 +250,11 @@ def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bo
     reparametrize = _flag(reparametrize, "reparametrize")
     with opts.deadline() as deadline:
         start = time.perf_counter()
-        script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
+        script, recs = run_implicit_script(arch, implicit_flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
                                          wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=opts.seed,
                                          reparam=int(reparametrize)),
                             deadline.left(), opts.m2, opts.session)
-        return _implicit_from_records(arch, one_coordinate, recs, script, start, opts.seed, numerical_degree_runs,
+        return implicit_from_records(arch, one_coordinate, recs, script, start, opts.seed, numerical_degree_runs,
                                       ideal)
 
 
@@ -267,7 +267,7 @@ def _check_numeric_only(arch: Architecture) -> None:
 PARAMETRIZATIONS = {0: "Q,K,V", 1: "V,A", 2: "V,A with rank A <= a", 3: "V,Z with Z = sym(A), rank Z <= 2a"}
 
 
-def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
+def implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
     gens = recs.get("generators")
     route = parse_int(require(recs, "parametrization", script), script)
     if route not in PARAMETRIZATIONS:
@@ -290,8 +290,8 @@ def _implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs
         architecture=arch, one_coordinate=one_coordinate, dimension=get("dimension"),
         codimension=get("codimension"), degree=get("degree"),
         generator_degrees=tuple(parse_int_list(require(recs, "generator_degrees", script), script)) if ideal else (),
-        generators=_to_sympy_strings(gens, script) if gens is not None else (),
-        coordinates=_to_sympy_strings(require(recs, "coordinates", script), script),
+        generators=sympy_strings(gens, script) if gens is not None else (),
+        coordinates=sympy_strings(require(recs, "coordinates", script), script),
         coordinate_labels=_labels(arch, recs, script), parametrization=PARAMETRIZATIONS[route],
         parameter_variables=parse_int(require(recs, "parameters", script), script),
         coefficients=parse_int(require(recs, "coefficients", script), script),
@@ -460,7 +460,7 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
     check_one_layer(arch, one_coordinate)
     with opts.deadline() as deadline:
         start = time.perf_counter()
-        script, recs = _run(arch, _flags(oneCoord=int(one_coordinate), emitGenerators=0, wantSingular=1,
+        script, recs = run_implicit_script(arch, implicit_flags(oneCoord=int(one_coordinate), emitGenerators=0, wantSingular=1,
                                          wantComponents=1, wantStrata=1, seed=opts.seed), deadline.left(), opts.m2,
                             opts.session)
     comps = []
@@ -470,7 +470,7 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
         if comp["dimension"] == 0:
             inside.insert(0, "vertex")
         comps.append(IdealComponent(contained_in=tuple(STRATA[s] for s in inside), **comp))
-    sing = _ideal(recs, "singular", script)
+    sing = ideal_record(recs, "singular", script)
     randomized = parse_int(require(recs, "singular_method", script), script) == 1
     return SingularLocusResult(
         architecture=arch, one_coordinate=one_coordinate,
@@ -488,7 +488,7 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
 
 def _components(recs: dict, key: str, script: str) -> list[dict]:
     count = parse_int(require(recs, key + "_count", script), script)
-    return [_ideal(recs, f"{key}_{i}", script) for i in range(1, count + 1)]
+    return [ideal_record(recs, f"{key}_{i}", script) for i in range(1, count + 1)]
 
 
 def _strata_names(recs: dict) -> list[str]:
@@ -508,7 +508,7 @@ def _strata_pieces(arch: Architecture, recs: dict, script: str) -> tuple[list, l
         r, jr, cc, dim_y, rank_a, col_in = parse_int_list(require(recs, key, script), script)
         name = require(recs, key + "_matches", script).strip()
         pieces.append(SingularPiece(rank_V=r, slice=_slice_text(arch, r),
-                                    slice_generators=_to_sympy_strings(recs.get(key + "_gens", ""), script),
+                                    slice_generators=sympy_strings(recs.get(key + "_gens", ""), script),
                                     jacobian_rank=jr, codimension=cc, image_dimension=dim_y, rank_A=rank_a,
                                     colspace_A_in_rowspace_V=bool(col_in),
                                     contained_in=(STRATA[name],) if name in STRATA else ()))
@@ -516,7 +516,7 @@ def _strata_pieces(arch: Architecture, recs: dict, script: str) -> tuple[list, l
         key = f"orbit_unresolved_{i}"
         r, = parse_int_list(require(recs, key, script), script)
         unresolved.append(UnresolvedPiece(rank_V=r, slice=_slice_text(arch, r),
-                                          slice_generators=_to_sympy_strings(recs.get(key + "_gens", ""), script),
+                                          slice_generators=sympy_strings(recs.get(key + "_gens", ""), script),
                                           reason=f"too many {require(recs, key + '_reason', script).strip()} "
                                                  "(budget)"))
     return pieces, unresolved
@@ -524,7 +524,7 @@ def _strata_pieces(arch: Architecture, recs: dict, script: str) -> tuple[list, l
 
 def _singular_by_strata(arch, seed, timeout, m2, minor_budget, session=None) -> SingularLocusResult:
     start = time.perf_counter()
-    script, recs = _run(arch, _flags(emitGenerators=0, wantStrata=1, wantOrbits=1, minorBudget=minor_budget,
+    script, recs = run_implicit_script(arch, implicit_flags(emitGenerators=0, wantStrata=1, wantOrbits=1, minorBudget=minor_budget,
                                      seed=seed), timeout, m2, session)
     return singular_from_records(arch, recs, script, start, seed, minor_budget)
 
@@ -542,7 +542,7 @@ def singular_from_records(arch, recs, script, start, seed, minor_budget=MINOR_BU
     if parse_int(require(recs, "orbit_route", script), script) == 1:
         notes.append("d' = a = 1: phi = S (x) gamma, tested on the factor S = sym(v (x) k) (Sing X = Sing Y (x) C^d "
                      "off the vertex); jacobian_rank and codimension are those of the factor")
-    sing = _ideal(recs, "orbit_singular", script) if complete else None
+    sing = ideal_record(recs, "orbit_singular", script) if complete else None
     return SingularLocusResult(
         architecture=arch, one_coordinate=False,
         variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
