@@ -469,3 +469,12 @@ def test_any_option_text_on_any_command_is_a_result_or_one_line(command, option,
         lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("lightning-cas: running")]
         assert len(lines) == 1 and lines[0].startswith("lightning-cas: error:"), lines
 
+
+
+@pytest.mark.parametrize("command", ["implicit", "singular", "boundary", "claims"])
+@pytest.mark.parametrize("option,value", [("--seed", "-1"), ("--timeout", "nan"), ("--timeout", "0")])
+def test_geometry_commands_refuse_before_any_progress_line(command, option, value):
+    """Bad options are refused before Macaulay2 is announced: stderr is the one error line."""
+    rc, err, _ = _cli([command, "--widths", "2,1", "--attention", "1", option, value], 60)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("lightning-cas: error:"), err

@@ -17,6 +17,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
                                       heads_option)
 from lightning_cas.errors import UnsupportedError
+from lightning_cas.options import resolve
 from lightning_cas.cli.common import parse_architecture
 from lightning_cas.core.weights import load_point
 
@@ -34,11 +35,13 @@ def _geometry_options(fn):
     return heads_option(apply_options(fn, options))
 
 
-def _arch(widths, attention, tokens) -> Architecture:
+def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
+    """The architecture, with the common options validated before any progress line is printed."""
     arch = parse_architecture(widths, attention, tokens, "none")
     if arch.multihead:
         raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
                                "for several heads use dim, verify or fiber.")
+    resolve(verb, arch, seed=seed, timeout=timeout, m2=m2)
     return arch
 
 
@@ -108,7 +111,7 @@ def _how(result) -> str:
 @clean_errors
 def implicit_command(widths, attention, tokens, as_json, seed, timeout, m2, one_coordinate, runs, no_ideal):
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
-    arch = _arch(widths, attention, tokens)
+    arch = _arch(widths, attention, tokens, "implicit", seed, timeout, m2)
     res = run_with_progress(
         "running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)",
         lambda: geometry.implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs,
@@ -153,7 +156,7 @@ def _count(values):
 @clean_errors
 def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, one_coordinate, method):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
-    arch = _arch(widths, attention, tokens)
+    arch = _arch(widths, attention, tokens, "singular_locus", seed, timeout, m2)
     if at is not None:
         point = load_point(arch, at)
         res = run_with_progress("running Macaulay2 (implicit ideal)",
@@ -214,7 +217,7 @@ def _echo_strata(res) -> None:
 @clean_errors
 def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, verdict_only):
     """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
-    arch = _arch(widths, attention, tokens)
+    arch = _arch(widths, attention, tokens, "boundary", seed, timeout, m2)
     point = load_point(arch, at) if at is not None else None
     res = run_with_progress("running Macaulay2 (singular and critical loci on G-orbit slices, real verdicts)"
                             if not verdict_only else "running Macaulay2 (fiber and witness curves at the point)",
@@ -254,7 +257,7 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
 @clean_errors
 def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointwise_only):
     """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
-    arch = _arch(widths, attention, tokens)
+    arch = _arch(widths, attention, tokens, "check_claims", seed, timeout, m2)
     res = run_with_progress("running Macaulay2 (singular locus, critical image, strata)",
                             lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2,
                                                           full=not pointwise_only), timeout)
