@@ -208,10 +208,17 @@ def test_dimension_reports_an_honest_failure_bound():
 
 
 def test_largest_prime_and_small_primes_give_the_dimension():
+    """The engine is exact at any prime below its bound; the API refuses primes whose stated failure
+    bound is not below 1e-3 (options.resolve), so small primes are checked on the backend itself."""
+    from lightning_cas.backends.modp import dimension_modp
+    from lightning_cas.errors import InputError
+
     arch = Architecture((3, 3, 3), (2, 2), 2)
     assert dimension(arch, method="modp", prime=LARGEST).dimension == 23
-    assert dimension(arch, method="modp", prime=65521).dimension == 23
-    res = dimension(Architecture((2, 2), (1,), 2), method="modp", prime=3)
+    assert dimension_modp(arch, prime=65521).dimension == 23
+    with pytest.raises(InputError, match="too small"):
+        dimension(arch, method="modp", prime=65521)
+    res = dimension_modp(Architecture((2, 2), (1,), 2), prime=3)
     assert len(set(res.primes)) == 2 and all(q < rank_modp.MAX_PRIME for q in res.primes)
 
 
