@@ -139,32 +139,28 @@ def json_get(rec: dict, key: str, script: str | None = None):
     return rec[key]
 
 
-def json_int(rec: dict, key: str, script: str | None = None) -> int:
+def _json_typed(rec: dict, key: str, script: str | None, fits, what: str):
+    """rec[key], refused with one message shape unless ``fits(value)``."""
     value = json_get(rec, key, script)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise M2ParseError(f"expected an integer for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
+    if not fits(value):
+        raise M2ParseError(f"expected {what} for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
     return value
+
+
+def json_int(rec: dict, key: str, script: str | None = None) -> int:
+    return _json_typed(rec, key, script, lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer")
 
 
 def json_bool(rec: dict, key: str, script: str | None = None) -> bool:
-    value = json_get(rec, key, script)
-    if not isinstance(value, bool):
-        raise M2ParseError(f"expected true/false for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
-    return value
+    return _json_typed(rec, key, script, lambda v: isinstance(v, bool), "true/false")
 
 
 def json_str(rec: dict, key: str, script: str | None = None) -> str:
-    value = json_get(rec, key, script)
-    if not isinstance(value, str):
-        raise M2ParseError(f"expected a string for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
-    return value
+    return _json_typed(rec, key, script, lambda v: isinstance(v, str), "a string")
 
 
 def json_list(rec: dict, key: str, script: str | None = None) -> list:
-    value = json_get(rec, key, script)
-    if not isinstance(value, list):
-        raise M2ParseError(f"expected a list for {key!r} from Macaulay2, got {str(value)[:200]!r}", script)
-    return value
+    return _json_typed(rec, key, script, lambda v: isinstance(v, list), "a list")
 
 
 def json_int_list(rec: dict, key: str, script: str | None = None) -> list[int]:
