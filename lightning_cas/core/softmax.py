@@ -188,6 +188,18 @@ def evaluate_arb(arch: Architecture, w: np.ndarray, X: np.ndarray, dps: int = 50
 # ---------------------------------------------------------------- softmax vs lightning
 
 
+def _against_theory(name: str, pred, computed: int, with_status: bool = False) -> str | None:
+    """How a computed dimension stands against its prediction; None when they agree."""
+    if pred.value is None:
+        return f"{name} has no closed form here ({pred.reason})"
+    if pred.kind == "upper bound" and computed < pred.value:
+        return f"{name} is defective: computed {computed}, below the expected {pred.value} (an upper bound)"
+    if pred.value != computed:
+        return (f"{name} DISAGREES with theory: computed {computed}, predicted {pred.value}"
+                + (f" ({pred.status})" if with_status else ""))
+    return None
+
+
 def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     """Dimension of the same widths/attention with lightning (exact mod p) and softmax (numeric),
     each next to the theory, with an explanation of the difference.
@@ -223,21 +235,12 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
         explanation.append(f"with one token softmax is identically 1, so the softmax network is the linear map "
                            f"x -> V_L...V_1 x: d_L x d_0 matrices of rank <= {r}, dimension {linear} "
                            f"(computed {rs.dimension}); lightning stays cubic and is not comparable")
-    if pl.value is None:
-        explanation.append(f"lightning has no closed form here ({pl.reason})")
-    elif pl.kind == "upper bound" and rl.dimension < pl.value:
-        explanation.append(f"lightning is defective: computed {rl.dimension}, below the expected {pl.value} "
-                           "(an upper bound)")
-    elif pl.value != rl.dimension:
-        explanation.append(f"lightning DISAGREES with theory: computed {rl.dimension}, predicted {pl.value}")
-    if ps.value is None:
-        explanation.append(f"softmax has no closed form here ({ps.reason})")
-    elif ps.kind == "upper bound" and rs.dimension < ps.value:
-        explanation.append(f"softmax is defective: computed {rs.dimension}, below the expected {ps.value} "
-                           "(an upper bound)")
-    elif ps.value != rs.dimension:
-        explanation.append(f"softmax DISAGREES with theory: computed {rs.dimension}, predicted {ps.value} "
-                           f"({ps.status})")
+    lightning_vs_theory = _against_theory("lightning", pl, rl.dimension)
+    if lightning_vs_theory:
+        explanation.append(lightning_vs_theory)
+    softmax_vs_theory = _against_theory("softmax", ps, rs.dimension, with_status=True)
+    if softmax_vs_theory:
+        explanation.append(softmax_vs_theory)
     elif pl.value is None:
         explanation.append(f"softmax matches its formula {ps.formula} = {ps.value} ({ps.status}), so the extra "
                            f"{diff - L} dimensions are lightning's loss in its obstructed regime")

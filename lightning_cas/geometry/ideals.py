@@ -67,12 +67,18 @@ class IdealComponent(Record):
 
 
 @dataclass(frozen=True)
-class SingularPiece(Record):
-    """A singular piece found on a weight slice V = [I_r 0; 0 0] (strata method)."""
+class SlicePiece(Record):
+    """A piece of a weight slice V = [I_r 0; 0 0] (strata method): which slice, and its equations."""
 
     rank_V: int
     slice: str
     slice_generators: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SingularPiece(SlicePiece):
+    """A singular piece found on a weight slice (strata method)."""
+
     jacobian_rank: int
     codimension: int
     image_dimension: int
@@ -82,12 +88,9 @@ class SingularPiece(Record):
 
 
 @dataclass(frozen=True)
-class UnresolvedPiece(Record):
+class UnresolvedPiece(SlicePiece):
     """A slice piece the strata method did not examine (its minors exceeded the budget)."""
 
-    rank_V: int
-    slice: str
-    slice_generators: tuple[str, ...]
     reason: str
 
 
