@@ -126,8 +126,8 @@ def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2,
 @pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
 def test_critical_image_on_slices_equals_elimination(m2, case):
     arch = arch_of(case)
-    script, recs = real_boundary.candidate_records(arch, timeout=120, m2=m2, singular=False)
-    slices = [sympy.sympify(g) for g in geometry.sympy_strings(recs["orbit_critical_image_gens"], script)]
+    script, rec = real_boundary.candidate_record(arch, timeout=120, m2=m2, singular=False)
+    slices = [sympy.sympify(g) for g in geometry.sympy_strings(rec["critical"]["critical_image"], "generators", script)]
     elim = real_boundary.critical_image_by_elimination(arch, timeout=120, m2=m2)
     (component,) = elim["components"]  # one minimal prime: the elimination ideal is not radical
     other = [sympy.sympify(g) for g in component["generators"]]
@@ -135,8 +135,8 @@ def test_critical_image_on_slices_equals_elimination(m2, case):
     for mine, theirs in ((slices, other), (other, slices)):
         basis = sympy.groebner(theirs, *ys, order="grevlex")
         assert all(basis.reduce(g)[1] == 0 for g in mine)
-    assert elim["dimension"] == int(recs["orbit_critical_image_dim"])
-    assert elim["degree"] == int(recs["orbit_critical_image_degree"])
+    assert elim["dimension"] == rec["critical"]["critical_image"]["dimension"]
+    assert elim["degree"] == rec["critical"]["critical_image"]["degree"]
 
 
 @pytest.mark.parametrize("case", CASES)

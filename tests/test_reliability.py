@@ -31,7 +31,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends import modp
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TooLargeError
-from lightning_cas.macaulay2.render import LEGACY, m2_literal, package_file, render, template_dir
+from lightning_cas.macaulay2.render import m2_literal, package_file, render, template_dir
 from lightning_cas.core.weights import load_point
 
 REPO = Path(__file__).resolve().parents[1]
@@ -380,18 +380,13 @@ _HEADER_LINE = re.compile(r"^[a-zA-Z][a-zA-Z0-9]* = [-0-9{}, ()/]+;$")
 
 
 def assert_only_template_and_numbers(text: str, template: str) -> None:
-    """Header of numbers, then the template: with network.m2 (legacy) or the package path line."""
+    """Header of numbers, then the package path line, then the template (which loads the package)."""
     root = template_dir()
     body = (root / f"{template}.m2").read_text()
-    if template in LEGACY:
-        library = (root / "network.m2").read_text()
-        assert text.endswith("\n" + library + "\n" + body)
-        header = text[: len(text) - len(library) - len(body) - 2].split("\n")
-    else:
-        assert text.endswith("\n" + body)
-        header = text[: len(text) - len(body) - 1].split("\n")
-        assert header.pop() == f'lcasPackage = "{package_file().as_posix()}";'
-        assert "needsPackage(\"LightningCAS\", FileName => lcasPackage);" in body
+    assert text.endswith("\n" + body)
+    header = text[: len(text) - len(body) - 1].split("\n")
+    assert header.pop() == f'lcasPackage = "{package_file().as_posix()}";'
+    assert "needsPackage(\"LightningCAS\", FileName => lcasPackage);" in body
     assert header[0] == f"-- rendered by lightning_cas from m2/{template}.m2"
     for line in header[1:]:
         assert _HEADER_LINE.match(line), line

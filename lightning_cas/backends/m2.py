@@ -13,8 +13,7 @@ import time
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.errors import M2ParseError
-from lightning_cas.macaulay2.parse import (json_int, json_int_list, json_polynomials, json_record, json_str,
-                                           records)
+from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_record, json_str
 from lightning_cas.macaulay2.runner import DEFAULT_TIMEOUT, M2Session, run_script
 from lightning_cas.macaulay2.render import write_script
 from lightning_cas.results import DimensionResult
@@ -49,19 +48,6 @@ def check_implicit_size(arch: Architecture) -> None:
         raise TooLargeError(f"the implicit method (elimination) handles one layer with at most "
                             f"{IMPLICIT_MAX_PARAMETERS} parameters; this architecture has depth {arch.depth} and "
                             f"{arch.parameters} parameters. Use --method jacobian or --method modp.")
-
-
-def run_template(template: str, params: dict, timeout: float | None = None, m2: str | None = None,
-                 session: M2Session | None = None) -> tuple[str, dict[str, str]]:
-    """Render ``m2/<template>.m2`` with validated numbers, run it (session or fresh process), and
-    return (script path, ``@@LCAS@@`` records). For the legacy template (implicit.m2) only;
-    package templates go through ``run_package``."""
-    script = write_script(template, **params)
-    if session is not None:
-        out = session.run(script, timeout=timeout)
-    else:
-        out = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
-    return str(script), records(out.stdout)
 
 
 def run_package(template: str, params: dict, timeout: float | None = None, m2: str | None = None,

@@ -3,7 +3,7 @@
 The symbolic side exists for users and for small exact work; the numeric side (float64 or
 GF(p), with forward-mode derivatives) is what the fast backends use, so it never expands
 polynomials. Weights are ordered layer by layer, head by head, as Q_ih, K_ih, V_ih, each row-major
-(one head per layer: Q_i, K_i, V_i); Macaulay2's ``m2/network.m2`` uses the same order. A layer
+(one head per layer: Q_i, K_i, V_i); the Macaulay2 package (``m2/LightningCAS.m2``, ``lightningWeights``) uses the same order. A layer
 with H heads maps Z to sum_h V_h Z (Z^T K_h^T Q_h Z).
 """
 

@@ -2,8 +2,8 @@
 
 M is closed (φ = 0 only when V = 0 or A = 0, so the projectivized map has no base points), hence
 its boundary is the set of points of M with points of X(ℝ) \\ M arbitrarily close. A verdict at a
-rational weight point W comes with a certificate (the M2 side is the ``wantVerdict`` block of
-``m2/implicit.m2``; the real-root counts are done here, exactly):
+rational weight point W comes with a certificate (the M2 side is ``pointVerdict`` in
+``m2/LightningCAS.m2``; the real-root counts are done here, exactly):
 
 * **interior** by submersion (a regular real preimage, p = φ_W smooth), or by branches: the whole
   complex fiber of p consists of finitely many real regular orbits. φ is proper on balanced weights
@@ -24,8 +24,6 @@ candidate component is then judged at random rational points of its weight piece
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -34,11 +32,12 @@ import sympy
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.deadline import Deadline
-from lightning_cas.errors import InputError
+from lightning_cas.errors import InputError, M2ParseError
 from lightning_cas.options import check_point, resolve
-from lightning_cas.geometry.ideals import (STRATA, implicit_flags, ideal_record, implicit_from_records, run_implicit_script, sympy_strings, check_one_layer,
-                       phi_coordinates, vanishes)
-from lightning_cas.macaulay2.parse import parse_int, parse_int_list, require
+from lightning_cas.geometry.ideals import (MINOR_BUDGET, STRATA, check_one_layer, ideal_record, implicit_from_record,
+                                           phi_coordinates, run_geometry, sympy_strings, vanishes)
+from lightning_cas.macaulay2.parse import (RATIONAL, json_bool, json_get, json_int, json_list, json_object,
+                                           json_str, parse_polynomial)
 from lightning_cas.core.weights import Point, point_to_dict
 from lightning_cas.results import JsonResult, Provenance, Record
 
@@ -154,21 +153,32 @@ def _root_free_start(bad: sympy.Poly) -> sympy.Rational:
     return sympy.Rational(1, 2 ** k)
 
 
-def _m2_nested(text: str) -> list:
-    """An M2 nested list of rationals, e.g. {{1, -2/3}}, as nested lists of exact strings."""
-    return json.loads(re.sub(r"(-?\d+(?:/\d+)?)", r'"\1"', text.replace("{", "[").replace("}", "]")))
+def _exact_nested(value, script: str):
+    """Nested lists of exact rationals from a record (JSON integers or strings "p/q"), as strings."""
+    if isinstance(value, list):
+        return [_exact_nested(v, script) for v in value]
+    if (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and RATIONAL.match(value)):
+        return str(value)
+    raise M2ParseError(f"expected an exact rational from Macaulay2, got {str(value)[:100]!r}", script)
 
 
-def _parse_weights(text: str) -> Point:
-    """An M2 list {Q, K, V} of nested lists of rationals, as a Point."""
-    return (tuple(tuple(tuple(Fraction(x) for x in row) for row in m) for m in _m2_nested(text)),)
+def _parse_weights(value, script: str) -> Point:
+    """A record's weights {Q, K, V} (nested lists of rationals) as a one-layer Point."""
+    nested = _exact_nested(value, script)
+    if len(nested) != 3 or not all(isinstance(m, list) and all(isinstance(r, list) for r in m) for m in nested):
+        raise M2ParseError(f"expected weights {{Q, K, V}} from Macaulay2, got {str(value)[:100]!r}", script)
+    try:
+        return (tuple(tuple(tuple(Fraction(x) for x in row) for row in m) for m in nested),)
+    except ZeroDivisionError:
+        raise M2ParseError(f"a zero denominator in weights from Macaulay2: {str(value)[:100]!r}", script) from None
 
 
-def _verdict_records(arch: Architecture, point: Point, seed: int, timeout, m2, session=None) -> tuple[str, dict]:
+def _verdict_record(arch: Architecture, point: Point, seed: int, timeout, m2, session=None) -> tuple[str, dict]:
     (Q, K, V), = point
     lists = lambda M: [list(r) for r in M]  # noqa: E731
-    return run_implicit_script(arch, implicit_flags(emitGenerators=0, wantVerdict=1, pointQ=lists(Q), pointK=lists(K), pointV=lists(V),
-                             numDirections=WITNESS_DIRECTIONS, seed=seed), timeout, m2, session)
+    return run_geometry("point_verdict", arch, {"pointQ": lists(Q), "pointK": lists(K), "pointV": lists(V),
+                                                "numDirections": WITNESS_DIRECTIONS, "seed": seed},
+                        timeout, m2, session)
 
 
 def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: float | None = None,
@@ -177,16 +187,18 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
 
     Returns {"boundary": True/False/None, "evidence", "certificate", "script", "m2_version", "vertex"}.
     """
-    script, recs = _verdict_records(arch, point, seed, timeout, m2, session)
-    out = {"script": script, "m2_version": require(recs, "m2_version", script), "certificate": None}
-    if parse_int(require(recs, "verdict_vertex", script), script):
+    script, rec = _verdict_record(arch, point, seed, timeout, m2, session)
+    out = {"script": script, "m2_version": json_str(rec, "m2_version", script), "certificate": None}
+    if json_bool(rec, "vertex", script):
         return {**out, "vertex": True, "boundary": None, "evidence": "phi_W = 0 is the vertex"}
-    get = lambda k: parse_int(require(recs, "verdict_" + k, script), script)  # noqa: E731
+    get = lambda k: json_int(rec, k, script)  # noqa: E731
     pre, regular, critical = get("rational_preimages"), get("regular_preimages"), get("critical_preimages")
-    fiber_degree, off_chart = get("fiber_degree"), get("fiber_off_chart")
+    fiber_degree = get("fiber_degree") if json_get(rec, "fiber_degree", script) is not None else None
+    off_chart = json_bool(rec, "fiber_off_chart", script)
     smooth = get("tangent_rank") == get("codimension")
     facts = (f"phi_W is a {'smooth' if smooth else 'singular'} point of X; fiber: "
-             + (f"{fiber_degree} orbit(s) counted with multiplicity" if fiber_degree >= 0 else "positive-dimensional")
+             + (f"{fiber_degree} orbit(s) counted with multiplicity" if fiber_degree is not None
+                else "positive-dimensional")
              + f", {pre} rational ({regular} regular, {critical} critical)"
              + (", some orbits off the chart ell(V) = 1" if off_chart else ""))
     if smooth and regular:
@@ -201,17 +213,22 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
                              "branch of X at phi_W is a smooth germ that phi maps a real neighbourhood of one of "
                              "them onto (real points included), and a neighbourhood of phi_W in X(R) lies in M")}
     tried = []
-    for i in range(1, get("witness_count") + 1):
-        key = f"verdict_witness_{i}"
-        cert = witness_certificate(recs.get(key + "_eliminant", "none"), recs.get(key + "_variable", "t"))
-        blocks = require(recs, key + "_blocks", script).strip()
+    for witness in json_list(rec, "witnesses", script):
+        eliminant = json_get(witness, "eliminant", script)
+        variable = json_str(witness, "variable", script)
+        if variable not in ("t", "t^2"):
+            raise M2ParseError(f"unknown eliminant variable {variable[:20]!r} from Macaulay2", script)
+        if eliminant is not None:
+            eliminant = str(parse_polynomial(json_str(witness, "eliminant", script), script))
+        cert = witness_certificate(eliminant if eliminant is not None else "none", variable)
+        blocks = json_str(witness, "blocks", script)
         tried.append(blocks)
         if cert is not None:
-            direction = require(recs, key + "_direction", script).strip()
+            direction = _exact_nested(json_list(witness, "direction", script), script)
             # delta is in the order of the parametrization's weights (V, A) or (Q, K, V); base is (V, A)
             cert = Certificate(kind="witness curve", blocks=blocks,
-                               preimage_V_A=_m2_nested(require(recs, key + "_base", script)),
-                               direction=_m2_nested(direction), s0=cert["s0"],
+                               preimage_V_A=_exact_nested(json_list(witness, "base", script), script),
+                               direction=direction, s0=cert["s0"],
                                eliminant_degree=cert["eliminant_degree"])
             return {**out, "vertex": False, "boundary": True, "certificate": cert,
                     "evidence": (f"boundary: q(s) = phi_W - s phi_2(delta) (delta in the kernel of the ({blocks}) "
@@ -227,19 +244,12 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
 # ---------------------------------------------------------------- candidates and the closure
 
 
-def _pieces(recs: dict, prefix: str, count_key: str, script: str) -> list[dict]:
-    pieces = []
-    for i in range(1, parse_int(require(recs, count_key, script), script) + 1):
-        key = f"{prefix}_{i}"
-        j, points = 1, []
-        while f"{key}_point_{j}" in recs:
-            points.append(_parse_weights(recs[f"{key}_point_{j}"]))
-            j += 1
-        pieces.append({"rank_V": parse_int_list(require(recs, key, script), script)[0],
-                       "matches": require(recs, key + "_matches", script).strip(),
-                       "slice_generators": list(sympy_strings(recs.get(key + "_gens", ""), script)),
-                       "points": points})
-    return pieces
+def _pieces(found: dict, script: str) -> list[dict]:
+    """The pieces of a slice record (criticalLocus or singularStrata), with their sample points."""
+    return [{"rank_V": json_int(piece, "rank_V", script), "matches": json_str(piece, "matches", script),
+             "slice_generators": list(sympy_strings(piece, "generators", script)),
+             "points": [_parse_weights(pt, script) for pt in json_list(piece, "points", script)]}
+            for piece in json_list(found, "pieces", script)]
 
 
 def critical_image_by_elimination(arch: Architecture, seed: int = 0, timeout: float | None = None,
@@ -248,22 +258,22 @@ def critical_image_by_elimination(arch: Architecture, seed: int = 0, timeout: fl
     then ker; the ideal need not be radical, its minimal primes are under "components"): an independent
     route to the slices' answer, which finishes only for the smallest cases."""
     check_one_layer(arch)
-    script, recs = run_implicit_script(arch, implicit_flags(emitGenerators=0, wantBoundary=1, seed=seed), timeout, m2, session)
-    count = parse_int(require(recs, "critical_image_component_count", script), script)
-    return {**ideal_record(recs, "critical_image", script),
-            "components": [ideal_record(recs, f"critical_image_component_{i}", script) for i in range(1, count + 1)]}
+    script, rec = run_geometry("critical_elimination", arch, {"seed": seed}, timeout, m2, session)
+    return {**ideal_record(rec, script),
+            "components": [ideal_record(c, script) for c in json_list(rec, "components", script)]}
 
 
-def critical_pieces(recs: dict, script: str) -> list[dict]:
+def critical_pieces(rec: dict, script: str) -> list[dict]:
     """The critical pieces (with sample points) of a candidate run."""
-    return _pieces(recs, "orbit_critical", "orbit_critical_count", script)
+    return _pieces(json_object(rec, "critical", script), script)
 
 
-def candidate_records(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
-                      singular: bool = True, session=None) -> tuple[str, dict]:
+def candidate_record(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
+                     singular: bool = True, session=None) -> tuple[str, dict]:
     """One M2 run: strata closures, critical pieces and (optionally) singular pieces, with sample points."""
-    return run_implicit_script(arch, implicit_flags(emitGenerators=0, wantStrata=1, wantOrbits=int(singular), wantCritical=1,
-                             samplesPerPiece=SAMPLES_PER_PIECE, seed=seed), timeout, m2, session)
+    return run_geometry("boundary_candidates", arch, {"withSingular": int(singular), "minorBudget": MINOR_BUDGET,
+                                                      "samplesPerPiece": SAMPLES_PER_PIECE, "seed": seed},
+                        timeout, m2, session)
 
 
 def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, deadline: Deadline, m2, session=None) -> dict:
@@ -308,12 +318,14 @@ def stratum_samples(arch: Architecture, name: str, seed: int, count: int) -> lis
     return out
 
 
-def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, deadline: Deadline, m2,
+def boundary_closure(arch: Architecture, rec: dict, script: str, seed: int, deadline: Deadline, m2,
                      session=None) -> dict:
     """Judge every candidate component (critical image and singular locus, by strata) at its sample points."""
-    crit = critical_pieces(recs, script)
-    sing = _pieces(recs, "orbit_component", "orbit_components_count", script) if "orbit_components_count" in recs \
-        else []
+    critical = json_object(rec, "critical", script)
+    singular = json_object(rec, "singular_strata", script) if "singular_strata" in rec else None
+    crit = _pieces(critical, script)
+    sing = _pieces(singular, script) if singular is not None else []
+    strata = json_object(critical, "strata", script)
     notes = []
     names = {}
     for source, pieces in (("critical image", crit), ("singular locus", sing)):
@@ -324,17 +336,15 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, dea
     for name, entry in names.items():
         if name in STRATA:  # generic points of the closure, from the stratum's own parametrization
             entry["points"] = stratum_samples(arch, name, seed, SAMPLES_PER_PIECE)
-    unresolved = parse_int(recs.get("orbit_unresolved_count", "0"), script) + \
-        parse_int(require(recs, "orbit_critical_unresolved_count", script), script)
+    unresolved = len(json_list(critical, "unresolved", script)) + \
+        (len(json_list(singular, "unresolved", script)) if singular is not None else 0)
     comps, complete = [], unresolved == 0
     if unresolved:
         notes.append(f"{unresolved} slice piece(s) not examined (minor budget): the candidates may be incomplete")
     for name, entry in names.items():
         comp = {"stratum": STRATA.get(name, "no listed stratum"), "source": sorted(entry["sources"])}
         if name in STRATA:
-            comp.update(dimension=parse_int(require(recs, f"stratum_{name}_dim", script), script),
-                        degree=parse_int(require(recs, f"stratum_{name}_degree", script), script),
-                        generators=list(sympy_strings(require(recs, f"stratum_{name}_gens", script), script)))
+            comp.update(ideal_record(json_object(strata, name, script), script))
         samples = []
         for pt in entry["points"]:
             v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
@@ -360,10 +370,10 @@ def boundary_closure(arch: Architecture, recs: dict, script: str, seed: int, dea
     elif len(bd) > 1:
         notes.append("several boundary components: their ideals are listed per component")
         complete = False
-    crit_ideal = (tuple(sympy_strings(recs["orbit_critical_image_gens"], script)),
-                  parse_int(recs["orbit_critical_image_dim"], script)) if "orbit_critical_image_gens" in recs \
-        else ((), None)
-    closed = parse_int(require(recs, "base_locus_V_or_A", script), script) == 1
+    image = json_get(critical, "critical_image", script)
+    crit_ideal = ((), None) if image is None else \
+        (tuple(sympy_strings(image, "generators", script)), json_int(image, "dimension", script))
+    closed = json_bool(critical, "base_locus_V_or_A", script)
     if not closed:
         notes.append("phi has zeros with V != 0 and A != 0: the closedness argument for M fails, so points of "
                      "the closure of M outside M are not examined")
@@ -417,10 +427,10 @@ def _boundary(arch, point, closure, seed, deadline, m2, session) -> BoundaryResu
     notes, script, m2_version = [], None, None
     found = res = None
     if closure:
-        script, recs = candidate_records(arch, seed, deadline.left(), m2, session=session)
-        m2_version = require(recs, "m2_version", script)
-        res = implicit_from_records(arch, False, recs, script, start, seed)
-        found = boundary_closure(arch, recs, script, seed, deadline, m2, session)
+        script, rec = candidate_record(arch, seed, deadline.left(), m2, session=session)
+        m2_version = json_str(rec, "m2_version", script)
+        res = implicit_from_record(arch, False, rec, script, start, seed)
+        found = boundary_closure(arch, rec, script, seed, deadline, m2, session)
         notes.extend(found["notes"])
     verdict, evidence, cert, in_crit = None, "no point given", None, None
     if point is not None:
@@ -428,8 +438,8 @@ def _boundary(arch, point, closure, seed, deadline, m2, session) -> BoundaryResu
         script, m2_version = script or v["script"], m2_version or v["m2_version"]
         if v["vertex"]:
             if found is None:
-                cscript, crecs = candidate_records(arch, seed, deadline.left(), m2, singular=False, session=session)
-                pieces = critical_pieces(crecs, cscript)
+                cscript, crec = candidate_record(arch, seed, deadline.left(), m2, singular=False, session=session)
+                pieces = critical_pieces(crec, cscript)
             else:
                 pieces = found["critical_pieces"]
             v = {**v, **vertex_verdict(arch, pieces, seed, deadline, m2, session)}

@@ -2,7 +2,7 @@
 
 Pointwise tests on random points of every named stratum come first (cheap, always); then one M2 run
 gives the whole singular locus, the critical image and the boundary candidates on G-orbit slices
-(``real_boundary.candidate_records``), and the boundary closure is judged from certified verdicts.
+(``boundary.candidate_record``), and the boundary closure is judged from certified verdicts.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import TimeLimitError
 from lightning_cas.options import derived_seed, resolve
 from lightning_cas.geometry.ideals import (STRATA, SingularLocusResult, check_one_layer, implicit, is_singular,
-                       singular_from_records)
-from lightning_cas.macaulay2.parse import require
+                       singular_from_record)
+from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.core.weights import point_to_dict
 from lightning_cas.deadline import Deadline
-from lightning_cas.geometry.boundary import boundary_closure, candidate_records, point_verdict, stratum_samples
+from lightning_cas.geometry.boundary import boundary_closure, candidate_record, point_verdict, stratum_samples
 from lightning_cas.results import JsonResult, Provenance, Record
 
 
@@ -130,20 +130,20 @@ def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline,
         not_computed("whole singular locus, critical image and boundary closure", "not asked for (pointwise only)")
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
     try:
-        script, recs = candidate_records(arch, seed, deadline.left(), m2, session=session)
+        script, rec = candidate_record(arch, seed, deadline.left(), m2, session=session)
     except TimeLimitError as exc:
         not_computed("whole singular locus, critical image and boundary closure", str(exc))
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
-    _singular_claims(arch, singular_from_records(arch, recs, script, start, seed), claim, claims)
+    _singular_claims(arch, singular_from_record(arch, rec, script, start, seed), claim, claims)
     try:
-        found = boundary_closure(arch, recs, script, seed, deadline, m2, session)
+        found = boundary_closure(arch, rec, script, seed, deadline, m2, session)
         _boundary_claims(arch, found, seed, deadline, m2, claim, not_computed, session)
     except TimeLimitError as exc:
         not_computed("the boundary claims (certified verdicts at random points)", str(exc))
     return finish("pointwise+strata+certificate",
                   "pointwise tangent-space tests; singular locus and critical locus on G-orbit slices; real "
                   "verdicts by certificate at random points of each candidate stratum",
-                  require(recs, "m2_version", script), script, certainty="probabilistic",
+                  json_str(rec, "m2_version", script), script, certainty="probabilistic",
                   certainty_detail="exact ideals and verdicts; which strata hold boundary points: probabilistic "
                                    "(random points)")
 

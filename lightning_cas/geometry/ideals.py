@@ -1,8 +1,9 @@
 """One-layer geometry: implicit equations and the singular locus (the boundary is in boundary.py).
 
-Everything symbolic runs in Macaulay2 (``m2/implicit.m2``, one template with flags so the ideal is
-computed once per run); Python only validates input, evaluates the coordinates of φ_W exactly at
-a rational point, and judges. Coordinates are a basis of the linear span of the coefficients of
+Everything symbolic runs in Macaulay2, in the LightningCAS package (``implicitModel``,
+``implicitRecord``, ``singularRecord``, ``singularStrata``; one small template per question, so the
+ideal is computed once per run) and comes back as one JSON record; Python only validates input,
+evaluates the coordinates of φ_W exactly at a rational point, and judges. Coordinates are a basis of the linear span of the coefficients of
 output token 1 (all rows, or row 1 with ``one_coordinate``): an injective linear image of the
 neurovariety, so dimension, degree and singularities are those of the neurovariety.
 """
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 import sympy
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.backends.m2 import architecture_params, run_template
+from lightning_cas.backends.m2 import architecture_params, run_package
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
-from lightning_cas.macaulay2.parse import parse_int, parse_int_list, parse_polynomial_list, require
+from lightning_cas.macaulay2.parse import (json_bool, json_get, json_int, json_int_list, json_list, json_object,
+                                           json_polynomials, json_str)
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.weights import Point, point_to_dict, random_point
 from lightning_cas.core.weights import flat as flat_point
@@ -165,7 +167,7 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
     if arch.multihead:
         raise UnsupportedError("the geometry commands handle one head; for several heads use dim, verify or fiber.")
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
-    # (V, A), (V, Z = sym A) at one token, or (Q, K, V) for a = 1 < d, t >= 2 (m2/implicit.m2)
+    # (V, A), (V, Z = sym A) at one token, or (Q, K, V) for a = 1 < d, t >= 2 (implicitModel in m2/LightningCAS.m2)
     variables = (e * d + d * (d + 1) // 2 if arch.tokens == 1 and a < d else e * d + d * d if a > 1 or a >= d
                  else arch.parameters)
     ambient = (1 if one_coordinate else e) * d * d * (d + 1) // 2
@@ -179,47 +181,52 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
 MINOR_BUDGET = 3_000_000
 
 
-def implicit_flags(**overrides) -> dict:
-    flags = {"oneCoord": 0, "reparam": 1, "emitGenerators": 1, "wantIdeal": 1, "wantSingular": 0,
-             "wantComponents": 0, "wantBoundary": 0, "wantStrata": 0, "wantOrbits": 0, "wantCritical": 0,
-             "wantVerdict": 0, "samplesPerPiece": 1, "minorBudget": MINOR_BUDGET, "numDegreeRuns": 0, "seed": 0}
-    flags.update(overrides)
-    return flags
-
-
-def run_implicit_script(arch: Architecture, flags: dict, timeout: float | None, m2: str | None, session=None):
-    """One run of m2/implicit.m2, bounded by ``timeout`` and by the enclosing verb's deadline."""
+def run_geometry(template: str, arch: Architecture, params: dict, timeout: float | None, m2: str | None,
+                 session=None) -> tuple[str, dict]:
+    """One run of a geometry template (``m2/<template>.m2``, which calls the package), bounded by
+    ``timeout`` and by the enclosing verb's deadline; returns (script path, its JSON record)."""
     deadline = deadlines.current()
     left = deadline.left("before the next Macaulay2 run")
     if left is not None:
         timeout = left if timeout is None else min(timeout, left)
+    arch_params = {k: v for k, v in architecture_params(arch).items() if k != "heads"}  # one head
     with deadlines.m2_limit(deadline):
-        return run_template("implicit", {**architecture_params(arch), **flags}, timeout, m2, session)
+        return run_package(template, {**arch_params, **params}, timeout, m2, session)
 
 
-def sympy_strings(text: str, script: str) -> tuple[str, ...]:
-    return tuple(str(p) for p in parse_polynomial_list(text, script))
+def sympy_strings(rec: dict, key: str, script: str) -> tuple[str, ...]:
+    """The polynomials under ``key``, checked, as sympy-parseable strings (M2's q_(1,2) is q_1_2)."""
+    return tuple(str(p) for p in json_polynomials(rec, key, script))
 
 
-def ideal_record(recs: dict, key: str, script: str) -> dict:
-    return {"generators": list(sympy_strings(require(recs, key + "_gens", script), script)),
-            "dimension": parse_int(require(recs, key + "_dim", script), script),
-            "degree": parse_int(require(recs, key + "_degree", script), script)}
+def ideal_record(rec: dict, script: str) -> dict:
+    """An ideal as the package's ``idealRecord`` writes it: generators (strings), dimension, degree."""
+    return {"generators": list(sympy_strings(rec, "generators", script)),
+            "dimension": json_int(rec, "dimension", script), "degree": json_int(rec, "degree", script)}
 
 
-def _labels(arch: Architecture, recs: dict, script: str) -> tuple:
-    flat = parse_int_list(require(recs, "labels", script), script)
+def _labels(arch: Architecture, rec: dict, script: str) -> tuple:
     width = 1 + arch.widths[0] * arch.tokens
-    if len(flat) % width:
-        raise M2ParseError("coordinate labels from Macaulay2 have the wrong length", script)
-    return tuple((flat[i], tuple(flat[i + 1:i + width])) for i in range(0, len(flat), width))
+    labels = []
+    for i, label in enumerate(json_list(rec, "labels", script)):
+        flat = json_int_list({"label": label}, "label", script) if isinstance(label, list) else None
+        if flat is None or len(flat) != width:
+            raise M2ParseError(f"coordinate label {i + 1} from Macaulay2 has the wrong shape: {str(label)[:100]}",
+                               script)
+        labels.append((flat[0], tuple(flat[1:])))
+    return tuple(labels)
 
 
-def _consensus(recs: dict, runs: int, script: str) -> NumericalDegree:
+def _consensus(rec: dict, runs: int, script: str) -> NumericalDegree:
+    got = json_list(rec, "numerical_degree_runs", script)
+    if len(got) != runs:
+        raise M2ParseError(f"{len(got)} numerical degree runs from Macaulay2, asked for {runs}", script)
     values = []
-    for i in range(1, runs + 1):
-        value, ms = parse_int_list(require(recs, f"numerical_degree_run_{i}", script), script)
-        values.append(DegreeRun(degree=value if value >= 0 else None, cpu_s=ms / 1000))
+    for run in got:
+        degree = json_get(run, "degree", script)
+        if degree is not None:
+            degree = json_int(run, "degree", script)
+        values.append(DegreeRun(degree=degree, cpu_s=json_int(run, "cpu_ms", script) / 1000))
     counts = Counter(v.degree for v in values if v.degree is not None)
     value, votes = counts.most_common(1)[0] if counts else (None, 0)
     return NumericalDegree(value=value, runs=tuple(values), consensus=f"{votes} of {runs} runs",
@@ -253,12 +260,12 @@ def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bo
     reparametrize = _flag(reparametrize, "reparametrize")
     with opts.deadline() as deadline:
         start = time.perf_counter()
-        script, recs = run_implicit_script(arch, implicit_flags(oneCoord=int(one_coordinate), emitGenerators=int(generators),
-                                         wantIdeal=int(ideal), numDegreeRuns=numerical_degree_runs, seed=opts.seed,
-                                         reparam=int(reparametrize)),
-                            deadline.left(), opts.m2, opts.session)
-        return implicit_from_records(arch, one_coordinate, recs, script, start, opts.seed, numerical_degree_runs,
-                                      ideal)
+        script, rec = run_geometry("implicit", arch, {
+            "oneCoord": int(one_coordinate), "reparam": int(reparametrize), "wantIdeal": int(ideal),
+            "emitGenerators": int(generators), "numDegreeRuns": numerical_degree_runs, "seed": opts.seed},
+            deadline.left(), opts.m2, opts.session)
+        return implicit_from_record(arch, one_coordinate, rec, script, start, opts.seed, numerical_degree_runs,
+                                    ideal)
 
 
 def _check_numeric_only(arch: Architecture) -> None:
@@ -266,20 +273,22 @@ def _check_numeric_only(arch: Architecture) -> None:
         raise UnsupportedError("the geometry commands handle one lightning layer with one head.")
 
 
-# the template's parametrization codes: the ring the implicit ideal is eliminated from
+# implicitModel's parametrization codes: the ring the implicit ideal is eliminated from
 PARAMETRIZATIONS = {0: "Q,K,V", 1: "V,A", 2: "V,A with rank A <= a", 3: "V,Z with Z = sym(A), rank Z <= 2a"}
 
 
-def implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
-    gens = recs.get("generators")
-    route = parse_int(require(recs, "parametrization", script), script)
+def implicit_from_record(arch, one_coordinate, rec, script, start, seed, runs=0, ideal=True) -> ImplicitResult:
+    """The ImplicitResult from the package's ``implicitRecord`` (the top level of every geometry record)."""
+    route = json_int(rec, "parametrization", script)
     if route not in PARAMETRIZATIONS:
         raise M2ParseError(f"unknown parametrization code {route} from Macaulay2", script)
-    get = (lambda k: parse_int(require(recs, k, script), script)) if ideal else (lambda k: None)
-    numeric = _consensus(recs, runs, script) if runs else None
+    if json_int(rec, "parameters", script) < 1:
+        raise M2ParseError("Macaulay2 reports no parameter variables", script)
+    get = (lambda k: json_int(rec, k, script)) if ideal else (lambda k: None)
+    numeric = _consensus(rec, runs, script) if runs else None
     notes = []
     if ideal:
-        notes.append(f"elimination (ker) took {get('implicit_cpu_s') / 1000:.3g} s of M2 CPU time")
+        notes.append(f"elimination (ker) took {get('implicit_cpu_ms') / 1000:.3g} s of M2 CPU time")
         if route == 2:
             notes.append(f"eliminated from (V, A) modulo the {arch.attention[0] + 1}-minors of A (A = K^T Q has rank "
                          "<= a; the minors ideal is prime and (Q, K) -> K^T Q is onto it, so the closure is the same)")
@@ -292,17 +301,17 @@ def implicit_from_records(arch, one_coordinate, recs, script, start, seed, runs=
     return ImplicitResult(
         architecture=arch, one_coordinate=one_coordinate, dimension=get("dimension"),
         codimension=get("codimension"), degree=get("degree"),
-        generator_degrees=tuple(parse_int_list(require(recs, "generator_degrees", script), script)) if ideal else (),
-        generators=sympy_strings(gens, script) if gens is not None else (),
-        coordinates=sympy_strings(require(recs, "coordinates", script), script),
-        coordinate_labels=_labels(arch, recs, script), parametrization=PARAMETRIZATIONS[route],
-        parameter_variables=parse_int(require(recs, "parameters", script), script),
-        coefficients=parse_int(require(recs, "coefficients", script), script),
+        generator_degrees=tuple(json_int_list(rec, "generator_degrees", script)) if ideal else (),
+        generators=sympy_strings(rec, "generators", script) if "generators" in rec else (),
+        coordinates=sympy_strings(rec, "coordinates", script),
+        coordinate_labels=_labels(arch, rec, script), parametrization=PARAMETRIZATIONS[route],
+        parameter_variables=json_int(rec, "parameters", script),
+        coefficients=json_int(rec, "coefficients", script),
         method="m2-ker" if ideal else "m2-numerical",
         method_detail=("elimination: kernel of the coefficient ring map over QQ" if ideal else
                        "NumericalImplicitization numericalImageDegree (monodromy); no elimination"),
         certainty="exact" if ideal else "numeric", seed=seed,
-        elapsed_s=time.perf_counter() - start, m2_version=require(recs, "m2_version", script),
+        elapsed_s=time.perf_counter() - start, m2_version=json_str(rec, "m2_version", script),
         numerical_degree=numeric, script=script, notes=tuple(notes))
 
 
@@ -443,7 +452,7 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
     """Singular locus of a one-layer neurovariety.
 
     ``strata`` (default): the Jacobian criterion pulled back to weight slices (V = [I_r 0; 0 0], A)
-    and organised by G-orbits (m2/implicit.m2 explains why this covers every point); exact, and it
+    and organised by G-orbits (singularStrata in m2/LightningCAS.m2 explains why this covers every point); exact, and it
     finishes where the whole-ideal minors do not ((2,2,1), (2,2,2), (3,1,1)). Its pieces are
     described in the weights. ``whole-ideal`` (formerly spelled ``jacobian``): I + minors of
     jacobian I on the whole ideal, then minimalPrimes (only the smallest cases finish); the two
@@ -463,21 +472,19 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
     check_one_layer(arch, one_coordinate)
     with opts.deadline() as deadline:
         start = time.perf_counter()
-        script, recs = run_implicit_script(arch, implicit_flags(oneCoord=int(one_coordinate), emitGenerators=0, wantSingular=1,
-                                         wantComponents=1, wantStrata=1, seed=opts.seed), deadline.left(), opts.m2,
-                            opts.session)
+        script, rec = run_geometry("singular_whole", arch, {"oneCoord": int(one_coordinate), "seed": opts.seed},
+                                   deadline.left(), opts.m2, opts.session)
+    found = json_object(rec, "singular_locus", script)
     comps = []
-    for i, comp in enumerate(_components(recs, "singular_component", script)):
-        inside = [name for name in _strata_names(recs) if
-                  parse_int_list(require(recs, f"stratum_{name}_contains_singular_components", script), script)[i]]
-        if comp["dimension"] == 0:
+    for comp in json_list(found, "components", script):
+        inside = [name for name in json_list(comp, "strata", script) if name in STRATA]
+        if json_int(comp, "dimension", script) == 0:
             inside.insert(0, "vertex")
-        comps.append(IdealComponent(contained_in=tuple(STRATA[s] for s in inside), **comp))
-    sing = ideal_record(recs, "singular", script)
-    randomized = parse_int(require(recs, "singular_method", script), script) == 1
+        comps.append(IdealComponent(contained_in=tuple(STRATA[s] for s in inside), **ideal_record(comp, script)))
+    sing = ideal_record(json_object(found, "singular", script), script)
+    randomized = json_bool(found, "randomized", script)
     return SingularLocusResult(
-        architecture=arch, one_coordinate=one_coordinate,
-        variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
+        architecture=arch, one_coordinate=one_coordinate, variety=_variety(rec, script),
         singular_ideal=tuple(sing["generators"]), singular_dimension=sing["dimension"], components=tuple(comps),
         method="whole-ideal",
         method_detail=("Jacobian criterion (I + minors of size codim I of jacobian I), minimalPrimes" if not randomized
@@ -486,16 +493,11 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
         certainty="probabilistic" if randomized else "exact",
         certainty_detail="random combinations of the generators" if randomized else None,
         seed=opts.seed, elapsed_s=time.perf_counter() - start,
-        m2_version=require(recs, "m2_version", script), script=script)
+        m2_version=json_str(rec, "m2_version", script), script=script)
 
 
-def _components(recs: dict, key: str, script: str) -> list[dict]:
-    count = parse_int(require(recs, key + "_count", script), script)
-    return [ideal_record(recs, f"{key}_{i}", script) for i in range(1, count + 1)]
-
-
-def _strata_names(recs: dict) -> list[str]:
-    return [name for name in ("rank11", "parallel", "rankA") if f"stratum_{name}_dim" in recs]
+def _variety(rec: dict, script: str) -> dict:
+    return {k: json_int(rec, k, script) for k in ("dimension", "codimension", "degree")}
 
 
 def _slice_text(arch: Architecture, r: int) -> str:
@@ -504,51 +506,51 @@ def _slice_text(arch: Architecture, r: int) -> str:
     return f"V = [I_{r} 0; 0 0] (rank V = {r}), {a_text}"
 
 
-def _strata_pieces(arch: Architecture, recs: dict, script: str) -> tuple[list, list]:
+def _strata_pieces(arch: Architecture, found: dict, script: str) -> tuple[list, list]:
     pieces, unresolved = [], []
-    for i in range(1, parse_int(require(recs, "orbit_components_count", script), script) + 1):
-        key = f"orbit_component_{i}"
-        r, jr, cc, dim_y, rank_a, col_in = parse_int_list(require(recs, key, script), script)
-        name = require(recs, key + "_matches", script).strip()
+    for piece in json_list(found, "pieces", script):
+        r, name = json_int(piece, "rank_V", script), json_str(piece, "matches", script)
         pieces.append(SingularPiece(rank_V=r, slice=_slice_text(arch, r),
-                                    slice_generators=sympy_strings(recs.get(key + "_gens", ""), script),
-                                    jacobian_rank=jr, codimension=cc, image_dimension=dim_y, rank_A=rank_a,
-                                    colspace_A_in_rowspace_V=bool(col_in),
+                                    slice_generators=sympy_strings(piece, "generators", script),
+                                    jacobian_rank=json_int(piece, "jacobian_rank", script),
+                                    codimension=json_int(piece, "codimension", script),
+                                    image_dimension=json_int(piece, "image_dimension", script),
+                                    rank_A=json_int(piece, "rank_A", script),
+                                    colspace_A_in_rowspace_V=json_bool(piece, "colspace_A_in_rowspace_V", script),
                                     contained_in=(STRATA[name],) if name in STRATA else ()))
-    for i in range(1, parse_int(require(recs, "orbit_unresolved_count", script), script) + 1):
-        key = f"orbit_unresolved_{i}"
-        r, = parse_int_list(require(recs, key, script), script)
+    for piece in json_list(found, "unresolved", script):
+        r = json_int(piece, "rank_V", script)
         unresolved.append(UnresolvedPiece(rank_V=r, slice=_slice_text(arch, r),
-                                          slice_generators=sympy_strings(recs.get(key + "_gens", ""), script),
-                                          reason=f"too many {require(recs, key + '_reason', script).strip()} "
-                                                 "(budget)"))
+                                          slice_generators=sympy_strings(piece, "generators", script),
+                                          reason=f"too many {json_str(piece, 'reason', script)} (budget)"))
     return pieces, unresolved
 
 
 def _singular_by_strata(arch, seed, timeout, m2, minor_budget, session=None) -> SingularLocusResult:
     start = time.perf_counter()
-    script, recs = run_implicit_script(arch, implicit_flags(emitGenerators=0, wantStrata=1, wantOrbits=1, minorBudget=minor_budget,
-                                     seed=seed), timeout, m2, session)
-    return singular_from_records(arch, recs, script, start, seed, minor_budget)
+    script, rec = run_geometry("singular_strata", arch, {"minorBudget": minor_budget, "samplesPerPiece": 1,
+                                                         "seed": seed}, timeout, m2, session)
+    return singular_from_record(arch, rec, script, start, seed, minor_budget)
 
 
-def singular_from_records(arch, recs, script, start, seed, minor_budget=MINOR_BUDGET) -> SingularLocusResult:
-    """The strata singular locus from the records of a run with wantOrbits (shared with the boundary run)."""
-    pieces, unresolved = _strata_pieces(arch, recs, script)
-    complete = "orbit_singular_gens" in recs
+def singular_from_record(arch, rec, script, start, seed, minor_budget=MINOR_BUDGET) -> SingularLocusResult:
+    """The strata singular locus from a record with ``singular_strata`` (shared with the boundary run)."""
+    found = json_object(rec, "singular_strata", script)
+    pieces, unresolved = _strata_pieces(arch, found, script)
+    sing = json_get(found, "singular", script)
+    complete = sing is not None
     notes = []
     if unresolved:
         notes.append(f"{len(unresolved)} piece(s) not examined: their minors exceed the budget of {minor_budget}")
     elif not complete:
         notes.append("a singular piece matches no stratum of docs/mathematics.md §5: the singular ideal is not assembled "
                      "(see the pieces)")
-    if parse_int(require(recs, "orbit_route", script), script) == 1:
+    if json_bool(found, "factor_route", script):
         notes.append("d' = a = 1: phi = S (x) gamma, tested on the factor S = sym(v (x) k) (Sing X = Sing Y (x) C^d "
                      "off the vertex); jacobian_rank and codimension are those of the factor")
-    sing = ideal_record(recs, "orbit_singular", script) if complete else None
+    sing = ideal_record(json_object(found, "singular", script), script) if complete else None
     return SingularLocusResult(
-        architecture=arch, one_coordinate=False,
-        variety={k: parse_int(require(recs, k, script), script) for k in ("dimension", "codimension", "degree")},
+        architecture=arch, one_coordinate=False, variety=_variety(rec, script),
         singular_ideal=tuple(sing["generators"]) if sing else (),
         singular_dimension=sing["dimension"] if sing else None, pieces=tuple(pieces),
         method="strata",
@@ -556,5 +558,5 @@ def singular_from_records(arch, recs, script, start, seed, minor_budget=MINOR_BU
                "function fields of the pieces, minors of the action and of the Jacobian, minimalPrimes); "
                "singular ideal = intersection of the matched strata closures",
         certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=require(recs, "m2_version", script), script=script, notes=tuple(notes),
+        m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
         unresolved=tuple(unresolved), complete=complete and not unresolved)

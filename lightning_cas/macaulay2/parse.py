@@ -1,11 +1,11 @@
 """Parsing Macaulay2 output: our one-line records, never M2's 2-D pretty printing.
 
-Package templates print one JSON record, ``@@LCAS-JSON@@ {...}`` (``printRecord`` in
+Every template prints one JSON record, ``@@LCAS-JSON@@ {...}`` (``printRecord`` in
 ``m2/LightningCAS.m2``): integers and Booleans are JSON numbers and Booleans, rationals and
 polynomials are strings. ``json_record`` and the typed getters below check every value.
-The legacy template (``implicit.m2``) still emits ``@@LCAS@@ key value`` lines (``lcasEmit`` in
-``m2/network.m2``): integers, lists of integers ``{1, 2}``, version strings, or polynomials
-separated by `` ; ``. Anything else is refused with the offending text.
+Plain scripts (the runner's tests, the notebook's cell markers) print ``@@LCAS@@ key value``
+lines, read by ``records``: integers, lists of integers ``{1, 2}``, version strings, or
+polynomials separated by `` ; ``. Anything else is refused with the offending text.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def parse_polynomial_list(text: str, script: str | None = None) -> list[sympy.Ex
 # ---------------------------------------------------------------- JSON records (the package)
 
 JSON_MARK = "@@LCAS-JSON@@ "
-_RATIONAL = re.compile(r"^-?\d+(/\d+)?$", re.ASCII)
+RATIONAL = re.compile(r"^-?\d+(/\d+)?$", re.ASCII)
 
 
 def _no_floats(text: str):
@@ -163,6 +163,10 @@ def json_list(rec: dict, key: str, script: str | None = None) -> list:
     return _json_typed(rec, key, script, lambda v: isinstance(v, list), "a list")
 
 
+def json_object(rec: dict, key: str, script: str | None = None) -> dict:
+    return _json_typed(rec, key, script, lambda v: isinstance(v, dict), "a record (JSON object)")
+
+
 def json_int_list(rec: dict, key: str, script: str | None = None) -> list[int]:
     values = json_list(rec, key, script)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
@@ -185,7 +189,7 @@ def json_rationals(rec: dict, key: str, script: str | None = None) -> list[Fract
     values = json_get(rec, key, script)
     if values is None:
         return None
-    exact = lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and _RATIONAL.match(v))  # noqa: E731
+    exact = lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and RATIONAL.match(v))  # noqa: E731
     if not isinstance(values, list) or not all(exact(v) for v in values):
         raise M2ParseError(f"expected a list of rationals for {key!r} from Macaulay2, got {str(values)[:200]!r}",
                            script)

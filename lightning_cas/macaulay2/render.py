@@ -1,10 +1,9 @@
 """Rendering Macaulay2 scripts from the templates in ``m2/``.
 
 The only way M2 code is made: a header of ``name = value;`` lines whose values are validated
-integers, rationals or nested lists of them, then one computation template. Package templates
-(all but ``LEGACY``) get one more header line, ``lcasPackage = "<path of m2/LightningCAS.m2>";``
-(a path we checked, never user text), and call into the package; legacy templates get the old
-shared library ``network.m2`` pasted in front instead. Nothing a user types is ever pasted into M2 code.
+integers, rationals or nested lists of them, one more header line
+``lcasPackage = "<path of m2/LightningCAS.m2>";`` (a path we checked, never user text), then one
+template that loads the package and calls into it. Nothing a user types is ever pasted into M2 code.
 """
 
 from __future__ import annotations
@@ -19,10 +18,7 @@ from pathlib import Path
 from lightning_cas.core.files import atomic_write_text, make_private, private_dir, read_bytes
 from lightning_cas.errors import InputError
 
-LIBRARY = "network.m2"
 PACKAGE = "LightningCAS.m2"
-# templates not yet ported to the package: they still need network.m2 pasted in front
-LEGACY = frozenset({"implicit"})
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")
 _TEMPLATE = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
 # what may stand inside an M2 string literal as is: no quote, backslash or control character
@@ -70,15 +66,13 @@ def render(template: str, **params) -> str:
     """The text of a runnable script: header of validated parameters (and the package path), template body."""
     root = template_dir()
     path = root / f"{template}.m2"
-    if not _TEMPLATE.fullmatch(template) or path.name in (LIBRARY, PACKAGE) or not path.is_file():
+    if not _TEMPLATE.fullmatch(template) or path.name == PACKAGE or not path.is_file():
         raise FileNotFoundError(f"no Macaulay2 template named {template!r} in {root}")
     header = ["-- rendered by lightning_cas from m2/" + path.name]
     for name, value in params.items():
         if not _NAME.fullmatch(name) or name == "lcasPackage":
             raise ValueError(f"bad M2 parameter name {name!r}")
         header.append(f"{name} = {m2_literal(value)};")
-    if template in LEGACY:
-        return "\n".join(header) + "\n" + (root / LIBRARY).read_text() + "\n" + path.read_text()
     header.append(package_line())
     return "\n".join(header) + "\n" + path.read_text()
 
