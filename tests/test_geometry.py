@@ -185,3 +185,63 @@ def test_progress_spinner_on_a_terminal(m2):
         run_with_progress("slow", lambda: geometry.singular_locus(A222, m2=m2, timeout=1.5), 1.5,
                           Console(file=buf, force_terminal=True))
     assert "stopped after" in buf.getvalue()
+
+
+# ---- the package's geometry records, read without Macaulay2 ------------------------------------
+
+def _record(**changes) -> dict:
+    """A well-formed implicitRecord for (2,1), a = 1, t = 2 (the shape the package prints)."""
+    rec = {"m2_version": "1.21", "package_version": "0.1.0", "parametrization": 0, "parameters": 6,
+           "coefficients": 6, "linear_span": 2, "labels": [[1, 3, 0, 0, 0], [1, 2, 1, 0, 0]],
+           "coordinates": ["q_(1,1,1)*k_(1,1,1)*v_(1,1,1)", "q_(1,1,2)*k_(1,1,1)*v_(1,1,1)"],
+           "numerical_degree_runs": [], "dimension": 2, "codimension": 0, "degree": 1,
+           "generator_degrees": [], "implicit_cpu_ms": 3, "generators": []}
+    rec.update(changes)
+    return rec
+
+
+def test_an_implicit_record_reads_back():
+    res = geometry.implicit_from_record(A211, False, _record(), "s.m2", 0.0, 0)
+    assert res.coordinate_labels == ((1, (3, 0, 0, 0)), (1, (2, 1, 0, 0)))
+    assert res.coordinates[0] == "k_1_1_1*q_1_1_1*v_1_1_1" and res.parametrization == "Q,K,V"
+    assert (res.dimension, res.codimension, res.degree) == (2, 0, 1)
+
+
+@pytest.mark.parametrize("changes", [
+    {"labels": [[1, 3, 0], [1, 2, 1, 0, 0]]}, {"labels": "{1, 3}"}, {"labels": [[1, 3, 0, 0, True]] * 2},
+    {"coordinates": ["__import__('os').system('x')"]}, {"parametrization": 7}, {"parameters": "6"},
+    {"dimension": 2.0}, {"generator_degrees": [2, "2"]}, {"m2_version": 1.21}])
+def test_malformed_implicit_records_are_refused(changes):
+    from lightning_cas.errors import M2ParseError
+
+    with pytest.raises(M2ParseError):
+        geometry.implicit_from_record(A211, False, _record(**changes), "s.m2", 0.0, 0)
+
+
+def test_numerical_degree_runs_need_their_count_and_integers():
+    from lightning_cas.errors import M2ParseError
+
+    runs = [{"degree": 3, "cpu_ms": 5}, {"degree": None, "cpu_ms": 7}, {"degree": 3, "cpu_ms": 6}]
+    res = geometry.implicit_from_record(A211, False, _record(numerical_degree_runs=runs), "s.m2", 0.0, 0, runs=3)
+    assert res.numerical_degree.value == 3 and not res.numerical_degree.unanimous
+    with pytest.raises(M2ParseError):
+        geometry.implicit_from_record(A211, False, _record(numerical_degree_runs=runs), "s.m2", 0.0, 0, runs=2)
+    with pytest.raises(M2ParseError):
+        geometry.implicit_from_record(A211, False, _record(numerical_degree_runs=[{"degree": "3", "cpu_ms": 5}]),
+                                      "s.m2", 0.0, 0, runs=1)
+
+
+def test_slice_piece_points_are_exact_or_refused():
+    from lightning_cas.errors import M2ParseError
+    from lightning_cas.geometry.boundary import critical_pieces
+
+    piece = {"rank_V": 1, "matches": "parallel", "generators": ["k_(1,2)"],
+             "points": [[[["145/8", 2]], [["9", "3/4"]], [["5", "-5/12"]]]]}
+    (got,) = critical_pieces({"critical": {"pieces": [piece]}}, "s.m2")
+    (Q, K, V), = got["points"][0]
+    assert Q == ((Fraction(145, 8), Fraction(2)),) and V == ((Fraction(5), Fraction(-5, 12)),)
+    assert got["slice_generators"] == ["k_1_2"]
+    for bad in ([[["1/0", 1]], [[1, 1]], [[1, 1]]], [[[0.5, 1]], [[1, 1]], [[1, 1]]], [[["1", 1]], [[1, 1]]],
+                [[["nan", 1]], [[1, 1]], [[1, 1]]]):
+        with pytest.raises(M2ParseError):
+            critical_pieces({"critical": {"pieces": [{**piece, "points": [bad]}]}}, "s.m2")

@@ -257,13 +257,14 @@ def test_printable_escapes_terminal_controls():
 def test_output_of_another_cell_or_cut_short_is_never_judged(results):
     _, cells = nbk.build_notebook(results)
     jac = next(c for c in cells if c.label == JAC)
-    body = "@@LCAS@@ m2_version 1.21\n@@LCAS@@ prime 2147483629\n@@LCAS@@ parameters 12\n@@LCAS@@ rows 20\n@@LCAS@@ rank 7\n"
+    body = ('@@LCAS-JSON@@ {"m2_version": "1.21", "prime": 2147483629, "parameters": 12, "rows": 20, '
+            '"rank": 7, "dimension": 7}\n')
     own = f"@@LCAS@@ cell_begin {JAC}\n{body}@@LCAS@@ cell_end {JAC}\n"
     assert nbk.judge(jac, own).verdict == "reproduced"
     for text in (own.replace(JAC, IMP), f"@@LCAS@@ cell_begin {JAC}\n{body}", body):
         out = nbk.judge(jac, text)
         assert out.verdict == "error" and out.message.startswith(nbk.INCOMPLETE)
-    assert nbk.judge(jac, own.replace("rank 7", "rank 6")).verdict == "differs"
+    assert nbk.judge(jac, own.replace('"rank": 7', '"rank": 6')).verdict == "differs"
 
 
 def test_unfinished_jobs_are_shown_and_skipped(tmp_path, kernel):

@@ -427,13 +427,17 @@ def test_every_script_written_by_real_runs_is_template_plus_numbers(m2, tmp_path
     runs = [["dim", "--widths", "2,2", "--attention", "1", "--method", "jacobian", "--seed", "7"],
             ["dim", "--widths", "2,1", "--attention", "1", "--method", "implicit"],
             ["fiber", "--widths", "2,1", "--attention", "1", "--method", "m2", "--at", str(point)],
-            ["implicit", "--widths", "2,1", "--attention", "1"]]
+            ["implicit", "--widths", "2,1", "--attention", "1"],
+            ["singular", "--widths", "2,1", "--attention", "1"],
+            ["singular", "--widths", "2,1", "--attention", "1", "--method", "whole-ideal"],
+            ["boundary", "--widths", "2,1", "--attention", "1", "--at", str(point)]]
     for args in runs:
         res = invoke(args + ["--m2", m2])
         assert res.exit_code == 0, (args, res.stderr)
     written = sorted(scripts.glob("*.m2"))
     templates = {p.name.rsplit("-", 1)[0] for p in written}
-    assert templates == {"dimension_jacobian", "dimension_implicit", "fiber", "implicit"}, templates
+    assert templates == {"dimension_jacobian", "dimension_implicit", "fiber", "implicit", "singular_strata",
+                         "singular_whole", "boundary_candidates", "point_verdict"}, templates
     for path in written:
         assert_only_template_and_numbers(path.read_text(), path.name.rsplit("-", 1)[0])
     fiber_text = next(p for p in written if p.name.startswith("fiber-")).read_text()

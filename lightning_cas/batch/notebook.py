@@ -7,12 +7,13 @@ Macaulay2 number independently of the process that computed it.
 Trust: a results directory is data. Scripts are read only from inside it (no absolute paths, no
 ``..``, no symlinks, regular files only, size-capped), and a script is embedded as runnable code
 only when it is exactly what lightning-cas renders for its job; anything else is reported and
-shown as inert text. Kernel output counts only through the ``@@LCAS@@`` records, and a Macaulay2
-error, a kernel-enforced timeout or a missing record is an error even though the kernel says "ok".
+shown as inert text. Kernel output counts only through the cell's ``@@LCAS@@`` begin/end markers and
+its one ``@@LCAS-JSON@@`` record, and a Macaulay2 error, a kernel-enforced timeout or a missing record
+is an error even though the kernel says "ok".
 
-Layout of the notebook: title and comparison table, one setup cell (``setup_source``: today it
-prints the kernel's Macaulay2 version; once the Macaulay2 package exists it is where the package
-is loaded), then per job a markdown cell with the stored result and a code cell (``job_source``).
+Layout of the notebook: title and comparison table, one setup cell (``setup_source``: loads the
+LightningCAS package and prints the kernel's Macaulay2 version), then per job a markdown cell with
+the stored result and a code cell (``job_source``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from lightning_cas.batch.sweep import M2_METHODS, JobResult, load_record
 from lightning_cas.errors import InputError, LightningError, M2ParseError, NotebookKernelError
 from lightning_cas.core.display import printable
 from lightning_cas.core.files import atomic_write_text
-from lightning_cas.macaulay2.parse import JSON_MARK, json_record, parse_int, parse_int_list, records
+from lightning_cas.macaulay2.parse import json_int, json_int_list, json_record, records
 
 KERNEL = "m2"
 KERNELSPEC = {"name": KERNEL, "display_name": "M2", "language": "text/x-macaulay2"}
@@ -225,8 +226,6 @@ def _title(root: Path, recs: list[JobResult]) -> str:
 
 def spec_toml(name: str, recs: list[JobResult]) -> str:
     """A sweep spec with one [[architecture]] per stored job, which expands to the same jobs."""
-    import json
-
     def value(v):
         return json.dumps(list(v) if isinstance(v, tuple) else v)
 
@@ -335,26 +334,19 @@ def cell_text(cell) -> str:
 
 
 def observed(method: str, text: str) -> dict:
-    """The comparable quantities in a cell's output; raises M2ParseError if a record is missing."""
-    recs = records(text)
-    if JSON_MARK in text:  # scripts that call the LightningCAS package print one JSON record
-        data = json_record(text)
-        recs = {**recs, **{k: (json.dumps(v) if isinstance(v, list) else str(v)).replace("[", "{").replace("]", "}")
-                           for k, v in data.items()}}
-
-    def get(key, parse=parse_int):
-        if key not in recs:
-            raise M2ParseError(f"the cell printed no {key!r} record (got {sorted(recs) or 'none'})")
-        return parse(recs[key])
-
+    """The comparable quantities in a cell's output (its one JSON record); raises M2ParseError if a
+    record or a key is missing."""
+    rec = json_record(text)
     if method == "jacobian":
-        got = {"dimension": get("rank"), "prime": get("prime"), "rows": get("rows"), "parameters": get("parameters")}
+        got = {"dimension": json_int(rec, "rank"), "prime": json_int(rec, "prime"), "rows": json_int(rec, "rows"),
+               "parameters": json_int(rec, "parameters")}
     elif method == "implicit":
-        got = {"dimension": get("dimension"), "parameters": get("parameters"), "degree": get("degree"),
-               "linear_span": get("linear_span"), "generator_degrees": get("generator_degrees", parse_int_list)}
+        got = {"dimension": json_int(rec, "dimension"), "parameters": json_int(rec, "parameters"),
+               "degree": json_int(rec, "degree"), "linear_span": json_int(rec, "linear_span"),
+               "generator_degrees": json_int_list(rec, "generator_degrees")}
     else:
         raise M2ParseError(f"no Macaulay2 cell for method {method!r}")
-    got["m2_version"] = recs.get("m2_version")
+    got["m2_version"] = rec.get("m2_version") if isinstance(rec.get("m2_version"), str) else None
     return got
 
 
