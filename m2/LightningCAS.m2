@@ -424,15 +424,19 @@ lcasImage = (F, J, S) -> (
 
 lcasCached = (M, key, f) -> (c := M#"cache"; if not c#?key then c#key = f(); c#key);
 
-lcasModelCheck = M -> if not instance(M, ImplicitModel) then error "LightningCAS: expected an ImplicitModel";
-
-implicitIdeal = method(Options => {OneCoordinate => false, Reparametrize => true})
-implicitIdeal ImplicitModel := o -> M -> lcasCached(M, "ideal", () -> (
+-- the options belong to the second form (they are the model's); null means the model's default
+implicitIdeal = method(Options => {OneCoordinate => null, Reparametrize => null})
+implicitIdeal ImplicitModel := o -> M -> (
+    if o.OneCoordinate =!= null or o.Reparametrize =!= null then
+        error "LightningCAS: OneCoordinate and Reparametrize are options of implicitModel; this model already has them";
+    lcasCached(M, "ideal", () -> (
         t0 := cpuTime();
         I := ideal mingens lcasImage(M#"coordinates", M#"source ideal", M#"ring");
         M#"cache"#"ideal cpu" = cpuTime() - t0;
-        I))
-implicitIdeal(List, List, ZZ) := o -> (widths, attention, tokens) -> implicitIdeal implicitModel(widths, attention, tokens, o)
+        I)))
+implicitIdeal(List, List, ZZ) := o -> (widths, attention, tokens) -> implicitIdeal implicitModel(widths, attention, tokens,
+    OneCoordinate => (if o.OneCoordinate === null then false else o.OneCoordinate),
+    Reparametrize => (if o.Reparametrize === null then true else o.Reparametrize))
 
 idealRecord = method()
 idealRecord Ideal := J -> (
@@ -647,7 +651,10 @@ lcasSlices = (M, budget, samples) -> (
 
 lcasSliceOptions = {MinorBudget => 3000000, SamplesPerPiece => 1}
 
-lcasSliceChecks = o -> (lcasCount("MinorBudget", o.MinorBudget, 1); lcasCount("SamplesPerPiece", o.SamplesPerPiece, 0));
+lcasSliceChecks = (M, o) -> (
+    -- the group action mixes the output rows: the slices need all of them
+    if M#"one coordinate" then error "LightningCAS: the slice computations need the model of the full output (OneCoordinate => false)";
+    lcasCount("MinorBudget", o.MinorBudget, 1); lcasCount("SamplesPerPiece", o.SamplesPerPiece, 0));
 
 -- On each slice a G-stable piece P (a prime in the slice coordinates) is
 --   singular     when the Jacobian of I at phi has generic rank < codim on P (exact rank over frac(R/P));
@@ -658,7 +665,7 @@ lcasSliceChecks = o -> (lcasCount("MinorBudget", o.MinorBudget, 1); lcasCount("S
 -- Minors beyond MinorBudget are not formed: that piece is reported unresolved.
 singularStrata = method(Options => lcasSliceOptions)
 singularStrata ImplicitModel := o -> M -> (
-    lcasSliceChecks o;
+    lcasSliceChecks(M, o);
     (nD, nOut) := (M#"widths"#0, M#"widths"#1);
     F := lcasSlices(M, o.MinorBudget, o.SamplesPerPiece);
     found := {}; unres := {};
@@ -705,7 +712,7 @@ singularStrata ImplicitModel := o -> M -> (
 -- whose critical points are those of phi = S (x) q off the vertex (rank d phi = rank dS + d - 1).
 criticalLocus = method(Options => lcasSliceOptions)
 criticalLocus ImplicitModel := o -> M -> (
-    lcasSliceChecks o;
+    lcasSliceChecks(M, o);
     kk := QQ;
     (nD, nOut, nAtt) := (M#"widths"#0, M#"widths"#1, M#"attention"#0);
     shapes := lcasShapes(M#"widths", M#"attention", null);
@@ -1420,9 +1427,10 @@ doc ///
         attention:List
         tokens:ZZ
         OneCoordinate => Boolean
-            for the second form, passed to @TO implicitModel@ (default false)
+            for the second form, passed to @TO implicitModel@ (default @TO null@, meaning false); a
+            model already has it, so the first form refuses the option
         Reparametrize => Boolean
-            for the second form, passed to @TO implicitModel@ (default true)
+            for the second form, passed to @TO implicitModel@ (default @TO null@, meaning true)
     Outputs
         :Ideal
             in the coordinates $y_i$ of the model, minimally generated: the kernel of the
@@ -1975,6 +1983,8 @@ assert(try (pointVerdict(M, {{1,2,3}}, {{1,0}}, {{1,1}}); false) else true)
 assert(try (implicitModel({2,2,2}, {1,1}, 2); false) else true)
 assert(try (implicitModel({2,1}, {1}, 2, OneCoordinate => 1); false) else true)
 assert(try (singularStrata(M, MinorBudget => 0); false) else true)
+assert(try (criticalLocus implicitModel({2,1}, {1}, 2, OneCoordinate => true); false) else true)
+assert(try (implicitIdeal(M, OneCoordinate => true); false) else true)
 ///
 
 end--
