@@ -87,7 +87,7 @@ def run_geometry_bench(timeout: float) -> list[dict]:
         point, = stratum_samples(arch, "parallel", 0, 1)
         res = boundary(arch, point, timeout=timeout, closure=False)
         return dict(status="ok" if res.boundary is not None else "undecided", boundary=res.boundary,
-                    certificate=(res.certificate or {}).get("kind"), m2_version=res.m2_version)
+                    certificate=res.certificate.kind if res.certificate else None, m2_version=res.m2_version)
 
     for d, e, a, one in CASES:
         rows.append(_timed(row("implicit", d, e, a, one), lambda: implicit_row(Architecture((d, e), (a,), 2), one)))
