@@ -628,7 +628,8 @@ def main(argv=None) -> int:
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench
 
-            print("[geometry] implicitization, singular locus and boundary cases (about 5 min) ...", flush=True)
+            print("[geometry] implicitization, singular locus and boundary cases (about 20 min: the full-output "
+                  "(3,2,2) case runs into its time limit) ...", flush=True)
             start = time.perf_counter()
             rows.extend(geometry_with_theory(run_geometry_bench(args.geometry_timeout)))
             results["geometry_total_s"] = round(time.perf_counter() - start, 3)
