@@ -36,7 +36,7 @@ from lightning_cas.errors import InputError, M2ParseError
 from lightning_cas.options import check_point, resolve
 from lightning_cas.geometry.ideals import (MINOR_BUDGET, STRATA, check_one_layer, ideal_record, implicit_from_record,
                                            phi_coordinates, run_geometry, sympy_strings, vanishes)
-from lightning_cas.macaulay2.parse import (RATIONAL, json_bool, json_get, json_int, json_list, json_object,
+from lightning_cas.macaulay2.parse import (is_exact_rational, json_bool, json_get, json_int, json_list, json_object,
                                            json_str, parse_polynomial)
 from lightning_cas.core.weights import Point, point_to_dict
 from lightning_cas.results import JsonResult, Provenance, Record
@@ -157,7 +157,7 @@ def _exact_nested(value, script: str):
     """Nested lists of exact rationals from a record (JSON integers or strings "p/q"), as strings."""
     if isinstance(value, list):
         return [_exact_nested(v, script) for v in value]
-    if (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and RATIONAL.match(value)):
+    if is_exact_rational(value):
         return str(value)
     raise M2ParseError(f"expected an exact rational from Macaulay2, got {str(value)[:100]!r}", script)
 
@@ -325,7 +325,7 @@ def boundary_closure(arch: Architecture, rec: dict, script: str, seed: int, dead
     singular = json_object(rec, "singular_strata", script) if "singular_strata" in rec else None
     crit = _pieces(critical, script)
     sing = _pieces(singular, script) if singular is not None else []
-    strata = json_object(critical, "strata", script)
+    strata = json_object(rec, "strata", script)
     notes = []
     names = {}
     for source, pieces in (("critical image", crit), ("singular locus", sing)):

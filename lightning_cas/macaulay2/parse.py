@@ -107,7 +107,7 @@ def parse_polynomial_list(text: str, script: str | None = None) -> list[sympy.Ex
 # ---------------------------------------------------------------- JSON records (the package)
 
 JSON_MARK = "@@LCAS-JSON@@ "
-RATIONAL = re.compile(r"^-?\d+(/\d+)?$", re.ASCII)
+_RATIONAL = re.compile(r"^-?\d+(/\d+)?$", re.ASCII)
 
 
 def _no_floats(text: str):
@@ -184,13 +184,18 @@ def json_polynomials(rec: dict, key: str, script: str | None = None) -> list[sym
     return [parse_polynomial(v, script) for v in values]
 
 
+def is_exact_rational(value) -> bool:
+    """How a record carries an exact rational: a JSON integer, or a string "p" or "p/q"."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str)
+                                                                         and bool(_RATIONAL.match(value)))
+
+
 def json_rationals(rec: dict, key: str, script: str | None = None) -> list[Fraction] | None:
     """A list of exact rationals, JSON integers or strings ("3", "-3/8"), or None for JSON null."""
     values = json_get(rec, key, script)
     if values is None:
         return None
-    exact = lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and RATIONAL.match(v))  # noqa: E731
-    if not isinstance(values, list) or not all(exact(v) for v in values):
+    if not isinstance(values, list) or not all(is_exact_rational(v) for v in values):
         raise M2ParseError(f"expected a list of rationals for {key!r} from Macaulay2, got {str(values)[:200]!r}",
                            script)
     try:
