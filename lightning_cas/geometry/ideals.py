@@ -3,9 +3,10 @@
 Everything symbolic runs in Macaulay2, in the LightningCAS package (``implicitModel``,
 ``implicitRecord``, ``singularRecord``, ``singularStrata``; one small template per question, so the
 ideal is computed once per run) and comes back as one JSON record; Python only validates input,
-evaluates the coordinates of φ_W exactly at a rational point, and judges. Coordinates are a basis of the linear span of the coefficients of
-output token 1 (all rows, or row 1 with ``one_coordinate``): an injective linear image of the
-neurovariety, so dimension, degree and singularities are those of the neurovariety.
+evaluates the coordinates of φ_W exactly at a rational point, and judges. Coordinates are a basis
+of the linear span of the coefficients of output token 1 (all rows, or row 1 with
+``one_coordinate``): an injective linear image of the neurovariety, so dimension, degree and
+singularities are those of the neurovariety.
 """
 
 from __future__ import annotations
@@ -452,9 +453,9 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
     """Singular locus of a one-layer neurovariety.
 
     ``strata`` (default): the Jacobian criterion pulled back to weight slices (V = [I_r 0; 0 0], A)
-    and organised by G-orbits (singularStrata in m2/LightningCAS.m2 explains why this covers every point); exact, and it
-    finishes where the whole-ideal minors do not ((2,2,1), (2,2,2), (3,1,1)). Its pieces are
-    described in the weights. ``whole-ideal`` (formerly spelled ``jacobian``): I + minors of
+    and organised by G-orbits (singularStrata in m2/LightningCAS.m2 explains why this covers every
+    point); exact, and it finishes where the whole-ideal minors do not ((2,2,1), (2,2,2), (3,1,1)).
+    Its pieces are described in the weights. ``whole-ideal`` (formerly spelled ``jacobian``): I + minors of
     jacobian I on the whole ideal, then minimalPrimes (only the smallest cases finish); the two
     are cross-checked in the tests.
     """
@@ -477,7 +478,7 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
     found = json_object(rec, "singular_locus", script)
     comps = []
     for comp in json_list(found, "components", script):
-        inside = [name for name in json_list(comp, "strata", script) if name in STRATA]
+        inside = [name for name in json_list(comp, "strata", script) if isinstance(name, str) and name in STRATA]
         if json_int(comp, "dimension", script) == 0:
             inside.insert(0, "vertex")
         comps.append(IdealComponent(contained_in=tuple(STRATA[s] for s in inside), **ideal_record(comp, script)))
