@@ -643,7 +643,13 @@ lcasSlices = (M, budget, samples) -> (
         "generators" => flatten entries mingens P};
     -- the ideal of a union of matched strata closures (the vertex alone when nothing matched)
     union := (names, vertex) -> if #names == 0 then vertex else intersect apply(unique names, s -> strata#s);
-    new HashTable from {"slice" => orbitSlice, "model" => orbitModel, "too many" => tooMany, "piece" => piece,
+    -- slice r with its model and the differential of phi there, once per model (singularStrata and
+    -- criticalLocus both walk the same slices): (Rs, Vs, As, coords, JS, cc, Act, Iused, Dphi)
+    slice := r -> lcasCached(M, "slice " | toString r, () -> (
+            (Rs, Vs, As) := orbitSlice r;
+            (coords, JS, cc, Act, Iused) := orbitModel(Rs, Vs, As);
+            (Rs, Vs, As, coords, JS, cc, Act, Iused, transpose jacobian matrix {coords})));
+    new HashTable from {"slice" => slice, "too many" => tooMany, "piece" => piece,
         "unresolved" => unresolved, "union" => union, "factor route" => factorRoute, "image rank" => sliceImageRank,
         "vertex" => (Rs, P, As) -> isSubset(ideal flatten entries As, P)})
 
@@ -668,21 +674,18 @@ singularStrata ImplicitModel := o -> M -> (
     F := lcasSlices(M, o.MinorBudget, o.SamplesPerPiece);
     found := {}; unres := {};
     scan(toList(1 .. min(nOut, nD)), r -> (
-        (Rs, Vs, As) := F#"slice" r;
-        (coords, JS, cc, Act, Iused) := F#"model"(Rs, Vs, As);
-        Dphi := transpose jacobian matrix {coords};
+        (Rs, Vs, As, coords, JS, cc, Act, Iused, Dphi) := F#"slice" r;
         gdegs := apply(flatten entries gens Iused, g -> first degree g);
         local process;
         process = P -> (
             RP := Rs / P;
             if F#"vertex"(Rs, P, As) then return;   -- A = 0: phi = 0, the vertex
             jr := rank sub(JS, RP);
-            ta := rank sub(Act, RP);
-            dimY := F#"image rank"(Rs, P, Act, Dphi);
             if jr < cc then (
                 found = append(found, F#"piece"(Rs, r, P, Vs, As, Act, Dphi, {"jacobian_rank" => jr, "codimension" => cc}));
                 return);
-            if ta == dimY then (
+            ta := rank sub(Act, RP);
+            if ta == F#"image rank"(Rs, P, Act, Dphi) then (
                 if F#"too many"(Act, ta) then (unres = append(unres, F#"unresolved"(r, P, "orbit-dimension minors")); return);
                 scan(minimalPrimes(P + minors(ta, Act)), Q -> process Q))
             else (
@@ -733,9 +736,7 @@ criticalLocus ImplicitModel := o -> M -> (
             (Pq, jacobian matrix {phi(Vw2, (transpose Kw) * Qw)}, dX));
     found := {}; unres := {};
     scan(toList(1 .. min(nOut, nD)), r -> (
-        (Rs, Vs, As) := F#"slice" r;
-        (coords, JS, cc, Act, Iused) := F#"model"(Rs, Vs, As);
-        Dphi := transpose jacobian matrix {coords};
+        (Rs, Vs, As, coords, JS, cc, Act, Iused, Dphi) := F#"slice" r;
         -- the weights of the slice point, in the order of Rw's variables
         vals := if F#"factor route" then flatten entries Vs | take(gens Rs, {nD, 2*nD - 1})
             else if nAtt >= nD then flatten entries Vs | flatten entries As
