@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SPEC ?= examples/sweep.toml
 
-.PHONY: setup m2 kernel demo test bench clean
+.PHONY: setup m2 kernel demo test lint bench clean
 
 setup: m2 kernel $(STAMP)
 
@@ -42,8 +42,13 @@ demo: setup
 	$(VENV)/bin/lightning-cas boundary --widths 2,1 --attention 2 --tokens 2
 	$(VENV)/bin/lightning-cas verify --widths 3,3 --attention 3 --heads 2 --tokens 2
 
-test: setup
+test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# ruff, and the layer order of pyproject.toml (a module imports only from its layer or below)
+lint: setup
+	$(VENV)/bin/ruff check lightning_cas tests benchmarks
+	$(VENV)/bin/lint-imports
 
 bench: setup
 	$(PY) -m pip install --quiet -e '.[bench]'

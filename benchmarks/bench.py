@@ -456,7 +456,8 @@ def render_markdown(results: dict) -> str:
            f"Machine: {env.get('cpus')} CPUs (shared), load average at start {env.get('loadavg_start')}, "
            f"numpy {env.get('numpy')} ({(env.get('numpy_blas') or {}).get('name', '?')} "
            f"{(env.get('numpy_blas') or {}).get('version', '')}), python-flint {env.get('python_flint')}, "
-           f"Macaulay2 {env.get('m2_version')}, torch {env.get('torch', '?')}. BLAS environment: {env.get('blas_env') or 'none set'}."]
+           f"Macaulay2 {env.get('m2_version')}, torch {env.get('torch', '?')}. "
+           f"BLAS environment: {env.get('blas_env') or 'none set'}."]
     runs = results.get("section_runs", {})
     earlier = {n: r for n, r in runs.items() if r.get("started") != results.get("started") and n in secs}
     if earlier:
@@ -509,7 +510,8 @@ def render_markdown(results: dict) -> str:
         same = (runs.get("dimension", {}).get("started") == runs.get("softmax", {}).get("started"))
         out += ["", "Timing noise: the fast float (ours) baseline of the same paper shapes was timed twice "
                 + ("in this run, " if same else "(in two different runs, see above), ") +
-                f"{a:.3f} s in the dimension section and {b:.3f} s in the softmax section ({max(a, b) / min(a, b):.1f}x "
+                f"{a:.3f} s in the dimension section and {b:.3f} s in the softmax section "
+                f"({max(a, b) / min(a, b):.1f}x "
                 "apart). Its multi-threaded OpenBLAS SVD is very sensitive to other load on this shared 2-core "
                 "machine, so read speed-ups with that spread in mind (the one-BLAS-thread column is steadier)."]
     out += ["", "## Findings", ""]
@@ -522,12 +524,14 @@ def render_markdown(results: dict) -> str:
                 f"({results.get('m2_timeout', M2_TIMEOUT):g} s); theory `n/a` = outside every regime with a "
                 "closed form."]
     if secs.get("geometry"):
-        out += ["", "## One-layer geometry: implicitization, singular locus, boundary (issue 5)", "", _md_table(*geometry_table(secs["geometry"]))]
+        out += ["", "## One-layer geometry: implicitization, singular locus, boundary", "",
+                _md_table(*geometry_table(secs["geometry"]))]
     if secs.get("softmax"):
         ss = s.get("softmax_sweep", {})
         out += ["", "## Softmax sweep (issue 6 item 4)", "", _md_table(*softmax_table(secs["softmax"])), "",
                 f"Softmax sweep total {ss.get('softmax_total_s')} s (robust protocol: three float64 points, high "
-                f"precision when a gap is unclear) vs the lightning float64 baseline {ss.get('lightning_float_total_s')}"
+                f"precision when a gap is unclear) vs the lightning float64 baseline "
+                f"{ss.get('lightning_float_total_s')}"
                 " s for the same shapes."]
     if secs.get("rank"):
         from benchmarks.bench_rank import rank_markdown

@@ -122,6 +122,7 @@ if __name__ == "__main__":
     which = sys.argv[2] if len(sys.argv) > 2 else ""
     batches = ([[c] for c in RANK_CONDITION_CASES] if which == "rank" else
                [[c] for c in one_layer_sweep_cases()] if which == "sweep" else None)
-    for rows in ([run_geometry_bench(limit)] if batches is None else (run_rank_condition_rows(limit, b) for b in batches)):
+    runs = [run_geometry_bench(limit)] if batches is None else (run_rank_condition_rows(limit, b) for b in batches)
+    for rows in runs:
         for r in rows:
             print(json.dumps(r), flush=True)

@@ -86,7 +86,7 @@ def _worker(spec: dict) -> dict:
         import numpy as np
 
         from lightning_cas.backends import rank_modp
-        from lightning_cas.backends.modp import previous_prime
+        from lightning_cas.core.primes import previous_prime
 
         n, r = spec["n"], spec["rank"]
         out = []
@@ -163,7 +163,8 @@ def add_slopes(rows: list[dict]) -> None:
         if r.get("kind") != "growth" or r.get("status") != "ok":
             continue
         if prev is not None:
-            r["slope"] = round(math.log(r["seconds"] / prev["seconds"]) / math.log(r["parameters"] / prev["parameters"]), 2)
+            r["slope"] = round(math.log(r["seconds"] / prev["seconds"])
+                               / math.log(r["parameters"] / prev["parameters"]), 2)
         prev = r
 
 
@@ -227,10 +228,12 @@ def rank_markdown(rows: list[dict]) -> str:
                    f"(target < 2 GiB): {_yes(big['peak_rss_bytes'] < TARGET_6144_BYTES)}")
     else:
         out.append("- 6144 weights: not measured")
-    for name, label in (("cli_1536", "whole `lightning-cas dim` call, widths 16x5, attention 4x4, t = 3 (1536 weights)"),
+    for name, label in (("cli_1536",
+                         "whole `lightning-cas dim` call, widths 16x5, attention 4x4, t = 3 (1536 weights)"),
                         ("startup_tiny", "`lightning-cas dim` start-up on widths 2,2 (whole call)")):
         c = cli.get(name)
-        out.append(f"- {label}: {c['seconds']:.2f} s (median of {len(c['all_seconds'])}; target < {c['target_s']:g} s): "
+        out.append(f"- {label}: {c['seconds']:.2f} s (median of {len(c['all_seconds'])}; "
+                   f"target < {c['target_s']:g} s): "
                    f"{_yes(c['met'])}; CPU {c['cpu_seconds']:.2f} s, load average {c['loadavg']}"
                    if c else f"- {label}: not measured")
     out += ["", f"Fitted log-log slope against P over P >= 1536: wall time {fitted_slope(growth)}, CPU time "
@@ -249,7 +252,8 @@ def rank_markdown(rows: list[dict]) -> str:
     if prime:
         out += ["", f"Prime choice: rank of one random {prime['n']} x {prime['n']} matrix of rank {prime['rank']} "
                 f"(one float64 product of that size: {prime['matmul_1thread_s']:.2f} s on one thread).", "",
-                "| prime | bits | residues per reduction | rank | s | flint convert s | flint rank s |", "|---|---|---|---|---|---|---|"]
+                "| prime | bits | residues per reduction | rank | s | flint convert s | flint rank s |",
+                "|---|---|---|---|---|---|---|"]
         for e in prime["primes"]:
             out.append(f"| {e['prime']} | {e['bits']} | {e['chunk']} | {e['rank']} | {e['seconds']:.2f} | "
                        f"{e.get('flint_convert_s', '-')} | {e.get('flint_rank_s', '-')} |")

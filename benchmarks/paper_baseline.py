@@ -24,7 +24,7 @@ import numpy as np
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.core.model import split_weights
-from lightning_cas.results import DimensionResult
+from lightning_cas.core.results import DimensionResult
 
 PAPER_SAMPLES = 250  # N Gaussian token matrices, as in issue 3 item 5
 PAPER_TRIALS = 5  # the paper's script takes the largest rank over 5 fresh models and inputs

@@ -1,21 +1,28 @@
-"""The public dimension verbs and the Python sweep: architecture first, keyword-only options.
+"""The public dimension verbs and the reader of any result file: architecture first, keyword-only options.
 
 Every verb validates all its options through ``lightning_cas.options.resolve`` before any work
-and bounds the whole call by ``timeout`` (``lightning_cas.deadline``).
+and bounds the whole call by ``timeout`` (``lightning_cas.core.deadline``).
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
+import stat
 
+from lightning_cas.backends.modp import dimension_modp
+from lightning_cas.backends.numeric import dimension_numeric
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.theory import TheoryReport
+from lightning_cas.core.deadline import m2_limit
+from lightning_cas.core.results import DimensionResult, JsonResult
+from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
-from lightning_cas.deadline import m2_limit
+from lightning_cas.core.verdict import Verdict, VerifyResult, describe, judge
 from lightning_cas.errors import InputError
 from lightning_cas.options import DIMENSION_METHODS, MAX_FAILURE_BOUND, check_architecture, resolve
-from lightning_cas.results import DimensionResult, VerifyResult
 
+MAX_RESULT_BYTES = 64 * 2 ** 20
 METHODS = DIMENSION_METHODS
 
 
@@ -39,7 +46,8 @@ def _dimension(arch: Architecture, opts, deadline) -> DimensionResult:
     if opts.prime is not None and bound is not None and bound >= MAX_FAILURE_BOUND:
         # the up-front check uses the largest rank; the backend's stated bound also counts what it sampled
         raise InputError(f"the prime {opts.prime} is too small for the {result.method} method on this architecture: "
-                         f"the stated failure bound {bound:.3g} is not below {MAX_FAILURE_BOUND:g}; use a larger prime.")
+                         f"the stated failure bound {bound:.3g} is not below {MAX_FAILURE_BOUND:g}; "
+                         "use a larger prime.")
     return result
 
 
@@ -48,7 +56,6 @@ def _compute_dimension(arch: Architecture, opts, deadline) -> DimensionResult:
     if method == "auto":
         method = "modp" if arch.normalization == "none" else "numeric"
     if method == "modp":
-        from lightning_cas.backends.modp import dimension_modp
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
     if method == "jacobian":
         from lightning_cas.backends.m2 import dimension_jacobian
@@ -60,7 +67,6 @@ def _compute_dimension(arch: Architecture, opts, deadline) -> DimensionResult:
         with m2_limit(deadline):
             return dimension_implicit(arch, seed=opts.seed, timeout=deadline.left(), m2=opts.m2,
                                       session=opts.session)
-    from lightning_cas.backends.numeric import dimension_numeric
     return dimension_numeric(arch, seed=opts.seed)
 
 
@@ -83,37 +89,13 @@ def verify(arch: Architecture, *, method: str = "auto", seed: int = 0, timeout: 
         computed = _dimension(arch, opts, deadline)
         details = {}
         if compare:
-            from lightning_cas.core.softmax import compare_normalizations
-
             comparison = compare_normalizations(arch, seed=opts.seed)
             comparison.pop("results", None)  # the full results are recomputable; keep the summary
             details["normalizations"] = comparison
     pred = _predict(arch).dimension
-    if pred.value is None:
-        verdict = "no prediction"
-        message = f"computed {computed.dimension}; no closed form applies: {pred.reason}"
-    elif pred.refined is not None and computed.dimension > pred.refined:
-        verdict = "disagree"  # the head-mixing bound is proved too
-        message = (f"DISCREPANCY: computed {computed.dimension} ({computed.method}, {computed.certainty}) is above "
-                   f"the head-mixing upper bound {pred.refined} (expected {pred.value}, {pred.formula})")
-    elif pred.kind == "upper bound" and computed.dimension < pred.value:
-        # below an expected dimension that is only a bound: a secant-type defect, a finding, not an error
-        verdict = "defect"
-        message = (f"computed {computed.dimension} < expected {pred.value} ({pred.formula}; upper bound): "
-                   f"defect {pred.value - computed.dimension}")
-        if pred.refined is not None:
-            message += ("; explained by head mixing (bound " + str(pred.refined) + ")"
-                        if pred.refined == computed.dimension else
-                        f"; below the head-mixing bound {pred.refined} too: not explained by head mixing")
-    elif pred.value == computed.dimension:
-        verdict = "agree"
-        bound = "; upper bound attained" if pred.kind == "upper bound" else ""
-        message = f"computed {computed.dimension} = predicted {pred.value} ({pred.formula}; {pred.status}{bound})"
-    else:
-        verdict = "disagree"
-        what = "upper bound" if pred.kind == "upper bound" else "predicted"
-        message = (f"DISCREPANCY: computed {computed.dimension} ({computed.method}, {computed.certainty}) but "
-                   f"{what} {pred.value} ({pred.formula}; regime: {pred.regime}; {pred.status})")
+    judgement = judge(pred, computed.dimension)
+    verdict = judgement.verdict
+    message = describe(pred, judgement, f"{computed.method}, {computed.certainty}")
     if not computed.consistent:
         message += "; WARNING: " + "; ".join(computed.notes)
     if compare:
@@ -124,29 +106,115 @@ def verify(arch: Architecture, *, method: str = "auto", seed: int = 0, timeout: 
                         method_detail="the dimension by " + computed.method + ", compared with the closed forms")
 
 
-def sweep(spec, *, out: str | os.PathLike, executor: str = "local", jobs: int = 1, timeout: float | None = None,
-          m2: str | None = None, force: bool = False, retry_failed: bool = False, only=None,
-          scheduler: str | None = None, aggregate: bool = True):
-    """Run a sweep (a spec file path, or a parsed ``Sweep``) into the results directory ``out``.
+# ---------------------------------------------------------------- softmax vs lightning
 
-    Delegates to ``lightning_cas.batch``; ``timeout`` overrides every job's own limit. Returns the
-    ``SweepSummary`` (counts of ok / timeout / error and agreement with the theory).
+
+def _against_theory(name: str, pred, computed: int, with_status: bool = False) -> str | None:
+    """How a computed dimension stands against its prediction (the one verdict); None when they agree."""
+    verdict = judge(pred, computed).verdict
+    if verdict is Verdict.NO_PREDICTION:
+        return f"{name} has no closed form here ({pred.reason})"
+    if verdict is Verdict.DEFECT:
+        return f"{name} is defective: computed {computed}, below the expected {pred.value} (an upper bound)"
+    if verdict is Verdict.DISAGREE:
+        return (f"{name} DISAGREES with theory: computed {computed}, predicted {pred.value}"
+                + (f" ({pred.status})" if with_status else ""))
+    return None
+
+
+def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
+    """Dimension of the same widths/attention with lightning (exact mod p) and softmax (numeric),
+    each next to the theory, with an explanation of the difference.
+
+    The difference is the scaling torus (one per layer) when both formulas apply; beyond that,
+    it is where lightning leaves the formula's regime and softmax does not (a_i = 1 before the
+    last layer collapses lightning's tokens onto a line; softmax's output is a convex
+    combination of V z_i and stays spread out).
     """
-    from lightning_cas.batch.spec import Sweep, load_spec
-    from lightning_cas.batch.sweep import run_sweep
-
-    opts = resolve("sweep", None, timeout=timeout, m2=m2, jobs=jobs)
-    if isinstance(spec, (str, os.PathLike)):
-        name = os.fspath(spec)
-        spec = load_spec(spec)
-    elif isinstance(spec, Sweep):
-        name = "<spec>"
+    light = Architecture(arch.widths, arch.attention, arch.tokens, "none", arch.heads)
+    soft = Architecture(arch.widths, arch.attention, arch.tokens, "softmax", arch.heads)
+    rl, rs = dimension_modp(light, seed=seed), dimension_numeric(soft, seed=seed)
+    pl, ps = predict_dimension(light), predict_dimension(soft)
+    diff = rs.dimension - rl.dimension
+    L = arch.depth
+    scalings = sum(arch.heads)  # one scaling per head (= L with one head per layer)
+    explanation = []
+    if diff == scalings:
+        what = "L" if not arch.multihead else "the number of heads"
+        explanation.append(f"softmax - lightning = {diff} = {what}: exactly the scaling symmetry "
+                           "(A, V) -> (lambda A, V / lambda) of each head, which softmax breaks")
     else:
-        raise InputError(f"sweep() needs a spec file path or a Sweep, got {type(spec).__name__}.")
-    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out):
-        raise InputError(f"out must be a directory path, got {out!r}.")
-    if executor not in ("local", "dask"):
-        raise InputError(f"executor must be local or dask, got {executor!r}.")
-    return run_sweep(spec, out, executor=executor, jobs=opts.jobs, scheduler=scheduler, force=bool(force),
-                           retry_failed=bool(retry_failed), timeout=opts.timeout, only=only,
-                           aggregate=bool(aggregate), m2=opts.m2, spec_name=name)
+        what = f"L = {L}" if not arch.multihead else f"the {scalings} per-head scalings"
+        explanation.append(f"softmax - lightning = {diff}, not {what}: the normalizations differ beyond "
+                           "the scaling symmetry")
+    if arch.tokens == 1:
+        r = min(arch.widths)
+        linear = r * (arch.widths[0] + arch.widths[-1] - r)
+        explanation.append(f"with one token softmax is identically 1, so the softmax network is the linear map "
+                           f"x -> V_L...V_1 x: d_L x d_0 matrices of rank <= {r}, dimension {linear} "
+                           f"(computed {rs.dimension}); lightning stays cubic and is not comparable")
+    lightning_vs_theory = _against_theory("lightning", pl, rl.dimension)
+    if lightning_vs_theory:
+        explanation.append(lightning_vs_theory)
+    softmax_vs_theory = _against_theory("softmax", ps, rs.dimension, with_status=True)
+    if softmax_vs_theory:
+        explanation.append(softmax_vs_theory)
+    elif pl.value is None:
+        explanation.append(f"softmax matches its formula {ps.formula} = {ps.value} ({ps.status}), so the extra "
+                           f"{diff - L} dimensions are lightning's loss in its obstructed regime")
+    return {"architecture": {k: v for k, v in arch.to_dict().items() if k != "normalization"},
+            "lightning": {"dimension": rl.dimension, "method": rl.method, "certainty": rl.certainty,
+                          "predicted": pl.value, "status": pl.status, "reason": pl.reason},
+            "softmax": {"dimension": rs.dimension, "method": rs.method, "certainty": rs.certainty,
+                        "predicted": ps.value, "status": ps.status, "reason": ps.reason,
+                        "consistent": rs.consistent},
+            "difference": diff, "depth": L, "explanation": "; ".join(explanation),
+            "results": {"lightning": rl, "softmax": rs}}
+
+
+# ---------------------------------------------------------------- reading any result back
+
+# kind -> module defining it (imported on demand, so reading a dimension result needs no sympy)
+RESULT_MODULES = {
+    "DimensionResult": "lightning_cas.core.results", "VerifyResult": "lightning_cas.core.verdict",
+    "TheoryReport": "lightning_cas.core.theory",
+    "FiberResult": "lightning_cas.geometry.fibers",
+    "ImplicitResult": "lightning_cas.geometry.ideals", "SingularLocusResult": "lightning_cas.geometry.ideals",
+    "PointSingularityResult": "lightning_cas.geometry.ideals",
+    "BoundaryResult": "lightning_cas.geometry.boundary", "ClaimsResult": "lightning_cas.geometry.claims",
+}
+
+
+def result_class(kind) -> type:
+    if not isinstance(kind, str) or kind not in RESULT_MODULES:
+        raise InputError(f"unknown result kind {kind!r}; expected one of {', '.join(sorted(RESULT_MODULES))}.")
+    return getattr(importlib.import_module(RESULT_MODULES[kind]), kind)
+
+
+def result_from_dict(data) -> JsonResult:
+    """Any result from its ``to_dict`` form, as the class its ``kind`` names."""
+    if not isinstance(data, dict):
+        raise InputError("a result must be a JSON object.")
+    return result_class(data.get("kind")).from_dict(data)
+
+
+def load_result(path: str | os.PathLike) -> JsonResult:
+    """Read a result written with ``--json`` (or ``to_json``) back as its class."""
+    path = os.fspath(path)
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"the result {path!r} is not a regular file.")
+    if info.st_size > MAX_RESULT_BYTES:
+        raise InputError(f"the result {path!r} is larger than {MAX_RESULT_BYTES // 2**20} MiB.")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(MAX_RESULT_BYTES + 1)
+        data = json.loads(text)
+    except OSError as exc:
+        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"the result {path!r} is not valid JSON: {exc}.") from None
+    return result_from_dict(data)

@@ -8,16 +8,21 @@ command line: as an ``InputError`` (a ``LightningError``) with one sentence.
 from __future__ import annotations
 
 import math
-import numbers
+import os
 from dataclasses import dataclass
+from fractions import Fraction
 
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value  # noqa: F401
+from lightning_cas.core.deadline import time_limit
+from lightning_cas.core.primes import check_prime as check_modulus
+from lightning_cas.core.primes import second_primes
+from lightning_cas.core.weights import point_from_dict
 from lightning_cas.errors import InputError
+from lightning_cas.macaulay2.runner import M2Session
 
-SEED_LIMIT = 2 ** 32  # numpy and Macaulay2 take any such seed; derived seeds wrap inside it
-MAX_TIMEOUT_S = 7 * 24 * 3600
-MAX_PRIME = 2 ** 31  # the int64 arithmetic of the modp backend holds products of residues below this
 MAX_FAILURE_BOUND = 1e-3  # a prime whose Schwartz-Zippel bound is not below this is refused
-MAX_JOBS = 256
+MAX_PARALLEL_JOBS = 256
 
 # the methods each verb accepts; "jacobian" is the old spelling of the singular locus' "whole-ideal"
 DIMENSION_METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
@@ -30,53 +35,14 @@ DEFAULT_METHODS = {"dimension": "auto", "verify": "auto", "sweep": "auto", "fibe
                    "singular_locus": "strata"}
 
 
-def _integer(value, name: str) -> int | None:
-    """Python and numpy integers as int; None for bools (numpy's too), floats, Fractions, strings."""
-    if isinstance(value, bool) or type(value).__module__ == "numpy" and type(value).__name__.startswith("bool"):
-        return None
-    if isinstance(value, int):
-        return int(value)
-    if type(value).__module__ == "numpy" and isinstance(value, numbers.Integral):
-        return int(value)
-    return None
-
-
-def check_seed(seed, name: str = "seed") -> int:
-    """An integer 0 <= seed < 2^32 (not a bool, float, Fraction or string)."""
-    value = _integer(seed, name)
-    if value is None or not 0 <= value < SEED_LIMIT:
-        raise InputError(f"{name} must be an integer between 0 and 2^32 - 1, got {seed!r}.")
-    return value
-
-
-def derived_seed(seed: int, offset: int) -> int:
-    """The seed of a sub-computation (a second repetition, a generic comparison point), kept in range."""
-    return (seed + offset) % SEED_LIMIT
-
-
-def check_timeout(timeout) -> float | None:
-    """None (the default limits) or a positive, finite number of seconds, at most a week."""
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or isinstance(timeout, complex):
-        raise InputError(f"timeout must be a positive number of seconds, got {timeout!r}.")
-    value = float(timeout)
-    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT_S:
-        raise InputError(f"timeout must be a positive, finite number of seconds (at most {MAX_TIMEOUT_S}), "
-                         f"got {timeout!r}.")
-    return value
-
-
 def check_prime(p, name: str = "prime") -> int:
     """A prime 3 <= p < 2^31 (python-flint and Macaulay2 abort on a composite modulus); numpy ints too.
 
     The primality test is the modp backend's (no sympy at start-up); each method adds its own range.
     """
-    value = _integer(p, name)
+    value = integer_value(p)
     if value is None:
         raise InputError(f"the {name} must be an integer, got {p!r}.")
-    from lightning_cas.backends.modp import check_prime as check_modulus
-
     return check_modulus(value)
 
 
@@ -85,8 +51,6 @@ def check_failure_bound(prime: int, degree: int, method: str) -> float:
 
     modp repeats with the prime just below the given one, so that smaller prime must pass too.
     """
-    from lightning_cas.backends.modp import second_primes
-
     smallest = min(second_primes(prime, 2)) if method == "modp" else prime
     bound = degree / smallest
     if bound >= MAX_FAILURE_BOUND:
@@ -103,13 +67,11 @@ def prime_degree(arch, method: str) -> int:
     modp draws weights and tokens at random and sketches rows; the Macaulay2 jacobian draws only
     the weights (D_w - 1 per rank). The rank is at most min(parameters, ambient dimension).
     """
-    from lightning_cas.backends.modp import weight_degree
-
     rank = min(arch.parameters, arch.ambient_dimension)
     if method != "modp":
-        return rank * (weight_degree(arch) - 1)
+        return rank * (arch.weight_degree - 1)
     # modp also draws the tokens (3^L per rank) and sketches the rows (about 2 P + 16 of them)
-    return rank * (weight_degree(arch) - 1 + arch.degree) + 2 * arch.parameters + 16
+    return rank * (arch.weight_degree - 1 + arch.degree) + 2 * arch.parameters + 16
 
 
 def check_method(method, verb: str) -> str | None:
@@ -133,8 +95,6 @@ def check_m2(m2) -> str | None:
     """None (``$LIGHTNING_CAS_M2`` or M2 on PATH) or a path/name of the Macaulay2 binary."""
     if m2 is None:
         return None
-    import os
-
     if isinstance(m2, os.PathLike):
         m2 = os.fspath(m2)
     if not isinstance(m2, str) or not m2.strip() or "\x00" in m2:
@@ -146,23 +106,19 @@ def check_session(session):
     """None or an ``M2Session`` (one Macaulay2 process reused by every run of the verb)."""
     if session is None:
         return None
-    from lightning_cas.macaulay2.runner import M2Session
-
     if not isinstance(session, M2Session):
         raise InputError(f"session must be an M2Session, got {type(session).__name__}.")
     return session
 
 
 def check_jobs(jobs) -> int:
-    value = _integer(jobs, "jobs")
-    if value is None or not 1 <= value <= MAX_JOBS:
-        raise InputError(f"jobs must be an integer between 1 and {MAX_JOBS}, got {jobs!r}.")
+    value = integer_value(jobs)
+    if value is None or not 1 <= value <= MAX_PARALLEL_JOBS:
+        raise InputError(f"jobs must be an integer between 1 and {MAX_PARALLEL_JOBS}, got {jobs!r}.")
     return value
 
 
 def check_architecture(arch, verb: str):
-    from lightning_cas.core.architecture import Architecture
-
     if not isinstance(arch, Architecture):
         raise InputError(f"{verb}() needs an Architecture first, got {type(arch).__name__}.")
     return arch
@@ -181,9 +137,7 @@ class Options:
     jobs: int = 1
 
     def deadline(self):
-        """A context manager bounding the whole call by ``timeout`` (see lightning_cas.deadline)."""
-        from lightning_cas.deadline import time_limit
-
+        """A context manager bounding the whole call by ``timeout`` (see lightning_cas.core.deadline)."""
         return time_limit(self.timeout)
 
 
@@ -224,10 +178,6 @@ def check_point(arch, point, name: str = "point"):
 
     Everything else (strings, floats, wrong shapes) is refused in one sentence before any work.
     """
-    from fractions import Fraction
-
-    from lightning_cas.core.weights import point_from_dict
-
     def entry(v):
         if isinstance(v, Fraction):
             return v.numerator if v.denominator == 1 else f"{v.numerator}/{v.denominator}"

@@ -16,8 +16,8 @@ from lightning_cas.errors import M2ParseError
 from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_record, json_str
 from lightning_cas.macaulay2.runner import DEFAULT_TIMEOUT, M2Session, run_script
 from lightning_cas.macaulay2.render import write_script
-from lightning_cas.results import DimensionResult
-from lightning_cas.backends.modp import check_prime, weight_degree
+from lightning_cas.core.results import DimensionResult
+from lightning_cas.core.primes import check_prime
 
 M2_PRIME = 2_147_483_629  # a prime below 2^31, distinct from the modp backend's first prime
 IMPLICIT_MAX_PARAMETERS = 14
@@ -105,7 +105,7 @@ def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = No
     got_p = json_int(rec, "prime", script)
     if got_p != p or json_int(rec, "dimension", script) != rank:
         raise M2ParseError(f"inconsistent Jacobian record from Macaulay2 (prime {got_p}, asked {p})", script)
-    bound = rank * (weight_degree(arch) - 1) / p  # only the weights are random here
+    bound = rank * (arch.weight_degree - 1) / p  # only the weights are random here
     return DimensionResult(
         architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="jacobian", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,

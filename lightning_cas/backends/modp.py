@@ -26,82 +26,29 @@ import time
 
 import numpy as np
 
-from lightning_cas import deadline
+from lightning_cas.core import deadline
 from lightning_cas.backends import rank_modp
-from lightning_cas.options import derived_seed
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.core.primes import DEFAULT_PRIME, check_prime, second_primes
 from lightning_cas.core.model import jacobian
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
-from lightning_cas.results import DimensionResult
+from lightning_cas.core.results import DimensionResult
 
-# The largest prime below 2^24: the rank routine multiplies 127 residues per delayed reduction
-# (measured in `make bench`, 4096 x 4096 of rank 1900: 2^23 and 2^24 cost the same, 2^25 half again,
-# 2^26 three times as much) and the failure bound halves with every bit.
-DEFAULT_PRIME = 16_777_213
-MAX_PRIME = rank_modp.MAX_PRIME
+MODULUS_LIMIT = rank_modp.MODULUS_LIMIT
 TANGENT_ELEMENTS = 1 << 22  # entries of one forward-mode tangent array per block (32 MiB)
 BLOCK_ROWS = 384  # Jacobian rows per block
 MIN_SAMPLES_ROWS = 8  # the first draw has at least P + 8 rows
 SKETCH_MARGIN = 8  # sketch rows beyond the previous block's gain
 
 
-def _is_prime(n: int) -> bool:
-    """Deterministic Miller-Rabin for n < 3.3e24 (importing sympy would triple `dim`'s start-up)."""
-    if n < 2:
-        return False
-    for q in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
-        if n % q == 0:
-            return n == q
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41):
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def previous_prime(n: int) -> int:
-    """The largest prime below n (n > 3)."""
-    n -= 1
-    while not _is_prime(n):
-        n -= 1
-    return n
-
-
-def check_prime(p) -> int:
-    """Refuse a modulus python-flint or Macaulay2 would abort on (composite) or int64 cannot hold."""
-    if isinstance(p, bool) or not isinstance(p, int):
-        raise InputError(f"the prime must be an integer, got {p!r}.")
-    if p < 3 or p >= 2 ** 31:
-        raise InputError(f"the prime must be between 3 and 2^31 - 1, got {p}.")
-    if not _is_prime(p):
-        raise InputError(f"the modulus {p} is not prime; use a prime such as {DEFAULT_PRIME}.")
-    return p
-
-
 def check_modp_prime(p) -> int:
     """check_prime, and below 2^26, where the float64 rank routine is exact."""
     check_prime(p)
-    if p >= MAX_PRIME:
-        raise InputError(f"the modp method needs a prime below 2^26 = {MAX_PRIME} (its exact float64 "
+    if p >= MODULUS_LIMIT:
+        raise InputError(f"the modp method needs a prime below 2^26 = {MODULUS_LIMIT} (its exact float64 "
                          f"arithmetic), got {p}; for a larger prime use --method jacobian.")
     return p
-
-
-def weight_degree(arch: Architecture) -> int:
-    """Degree of phi in the weights: 3 for one layer, D_i = 3 D_{i-1} + 3."""
-    deg = 0
-    for _ in range(arch.depth):
-        deg = 3 * deg + 3
-    return deg
 
 
 def rows_per_sample(arch: Architecture) -> int:
@@ -209,20 +156,7 @@ def failure_bound(arch: Architecture, rank: int, rows: int, prime: int) -> float
     weights, 3^L per stopping check (at most one per token matrix), and the sketches' rows
     (fewer than the rows streamed)."""
     samples = rows // rows_per_sample(arch)
-    return min(1.0, (rank * (weight_degree(arch) - 1) + samples * arch.degree + rows) / prime)
-
-
-def second_primes(p: int, count: int) -> list[int]:
-    """p and the primes just below it (above it when p is 3 or 5), ``count`` in all."""
-    primes = [p]
-    while len(primes) < count:
-        q = previous_prime(min(primes))
-        if q < 3:
-            q = max(primes) + 2
-            while not _is_prime(q):
-                q += 2
-        primes.append(q)
-    return primes
+    return min(1.0, (rank * (arch.weight_degree - 1) + samples * arch.degree + rows) / prime)
 
 
 def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, repetitions: int = 2,

@@ -20,11 +20,11 @@ import time
 
 import numpy as np
 
-from lightning_cas import deadline
+from lightning_cas.core import deadline
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.options import derived_seed
+from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.model import jacobian
-from lightning_cas.results import DimensionResult
+from lightning_cas.core.results import DimensionResult
 
 PAPER_SAMPLES = 250
 CLEAR_GAP_DECADES = 4.0
@@ -97,8 +97,8 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     The rank is the largest-gap rank of the 2 dps spectrum. It is *clear* when that gap is at
     least ``CLEAR_GAP_DECADES`` and every value below it is precision noise: it moved when the
     precision doubled (genuine zeros sit near the floor s_max 10^(-dps) and fall with the
-    precision), or is already at the 2 dps floor (exact zeros). ``stable_rank`` counts the leading values that did not move; it can
-    be smaller than the rank when genuine values lie within a few decades of the dps floor.
+    precision), or is already at the 2 dps floor (exact zeros). ``stable_rank`` counts the leading values that
+    did not move; it can be smaller than the rank when genuine values lie within a few decades of the dps floor.
     """
     from lightning_cas.core.softmax import jacobian_arb, random_point, singular_values_high_precision
 

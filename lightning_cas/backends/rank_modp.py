@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-MAX_PRIME = 2 ** 26  # below this, a reduction still covers 7 products (2^26 - 5)
+MODULUS_LIMIT = 2 ** 26  # below this, a reduction still covers 7 products (2^26 - 5)
 EXACT = 2 ** 53  # float64 represents every integer of absolute value up to this
 BLAS_THREADS = 1  # see blas_threads
 BASE_ROWS = 8  # below this many rows a block is eliminated row by row
@@ -74,8 +74,8 @@ def blas_threads(n: int = BLAS_THREADS):
 
 
 def check_modulus(p: int) -> int:
-    """The modulus must be below MAX_PRIME (primality is the caller's concern)."""
-    if not 3 <= p < MAX_PRIME:
+    """The modulus must be below MODULUS_LIMIT (primality is the caller's concern)."""
+    if not 3 <= p < MODULUS_LIMIT:
         raise ValueError(f"rank_modp needs 3 <= p < 2^26, got {p}")
     return p
 

@@ -15,9 +15,11 @@ import threading
 import time
 import uuid
 
+from lightning_cas import api
 from lightning_cas.batch.spec import M2_METHODS, Job
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES, JobResult
 from lightning_cas.core.files import read_text
+from lightning_cas.core.verdict import judge
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
 
@@ -37,8 +39,6 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
     get a SIGALRM limit when running in a process's main thread (the local pool); in a Dask
     thread only the M2 limit applies.
     """
-    from lightning_cas import api  # imported here so Dask workers import lazily, too
-
     start = time.perf_counter()
     status, message, result, script = "ok", None, None, None
     use_alarm = (job.timeout is not None and job.method not in M2_METHODS and hasattr(signal, "setitimer")
@@ -65,14 +65,7 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
             signal.signal(signal.SIGALRM, old)
     elapsed = time.perf_counter() - start
     pred = api.predict(job.architecture).dimension
-    if result is None:
-        agreement = "not computed"
-    elif pred.value is None:
-        agreement = "no prediction"
-    elif pred.kind == "upper bound" and result.dimension < pred.value:
-        agreement = "defect"
-    else:
-        agreement = "agree" if pred.value == result.dimension else "disagree"
+    agreement = "not computed" if result is None else str(judge(pred, result.dimension).verdict)
     text = None
     if script:
         try:

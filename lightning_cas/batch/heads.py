@@ -20,7 +20,13 @@ from pathlib import Path
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.files import atomic_write_text
 from lightning_cas.core.multihead import one_head_bound, refined_bound, span_dimension
+from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.theory import predict_dimension
+from lightning_cas.core.verdict import Verdict, judge
+
+# the table's words for the one verdict
+STATUS = {Verdict.DEFECT: "defective", Verdict.AGREE: "fills", Verdict.DISAGREE: "above bound",
+          Verdict.NO_PREDICTION: ""}
 
 TABLE_COLUMNS = ("d", "d_out", "a", "H", "t", "widths", "attention", "heads", "parameters", "computed", "expected",
                  "one_head", "span", "defect", "head_mixing", "explained", "status", "methods")
@@ -53,21 +59,18 @@ def build_rows(records) -> tuple[list[dict], list[str]]:
             problems.append(f"{arch.label()}: methods disagree: {dims}")
         computed = dims.get("modp", next(iter(dims.values())))
         row = expected_row(arch)
-        defect = row["expected"] - computed if row["expected"] is not None else None
-        if defect is not None and defect < 0:
-            problems.append(f"{arch.label()}: computed {computed} is above the upper bound {row['expected']}")
+        refined = row["head_mixing"] if row["head_mixing"] != "" else None
+        bound = Prediction("dimension", row["expected"], None, "the heads table", "derived", kind="upper bound",
+                           refined=refined)
+        j = judge(bound, computed)
         row.update(widths="-".join(map(str, arch.widths)), attention="-".join(map(str, arch.attention)),
                    heads="-".join(map(str, arch.heads)), parameters=arch.parameters, computed=computed,
-                   defect="" if defect is None else defect, methods="+".join(sorted(dims)),
-                   status="" if defect is None else ("defective" if defect > 0 else
-                                                     ("above bound" if defect < 0 else "fills")))
-        if row["head_mixing"] != "":
-            refined = min(row["expected"], row["head_mixing"])
-            row["explained"] = "yes" if refined == computed else "no"
-            if computed > refined:
-                problems.append(f"{arch.label()}: computed {computed} is above the head-mixing bound {refined}")
-        else:
-            row["explained"] = ""
+                   defect="" if j.defect is None else j.defect, methods="+".join(sorted(dims)),
+                   status=STATUS[j.verdict], explained="" if j.explained is None else ("yes" if j.explained else "no"))
+        if j.verdict is Verdict.DISAGREE:
+            what = ("the head-mixing bound " + str(min(row["expected"], refined)) if j.above == "head-mixing bound"
+                    else "the upper bound " + str(row["expected"]))
+            problems.append(f"{arch.label()}: computed {computed} is above {what}")
         rows.append(row)
     rows.sort(key=lambda r: (len(r["widths"]), r["widths"], r["attention"], r["t"], r["heads"]))
     return rows, problems

@@ -14,7 +14,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.core.architecture import Architecture, check_seed, check_timeout
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.checks import check_seed, check_timeout
 from lightning_cas.core.files import parse_toml, read_text
 from lightning_cas.core.numbers import integer_text
 from lightning_cas.errors import InputError
@@ -23,7 +24,7 @@ METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 M2_METHODS = ("jacobian", "implicit")
 SPEC_KEYS = ("widths", "attention", "heads", "tokens", "normalization", "method", "seed", "timeout")
 TOP_KEYS = ("name", "timeout", "grid", "architecture")
-MAX_JOBS = 10_000  # a larger spec is refused with its count unless --max-jobs raises the limit
+MAX_SPEC_JOBS = 10_000  # a larger spec is refused with its count unless --max-jobs raises the limit
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_NAME = 100
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_NAME, re.ASCII)
@@ -170,7 +171,8 @@ def check_name(name, source: str, lines: "_Lines | None" = None, derived: bool =
 def count_jobs(grid_values: dict) -> int:
     """How many jobs a [grid] expands to (matched widths/attention/heads triples times the other lists),
     computed without expanding it: a 10^12-job grid is refused in microseconds."""
-    by_len_w, by_len_a = Counter(len(w) for w in grid_values["widths"]), Counter(len(a) for a in grid_values["attention"])
+    by_len_w = Counter(len(w) for w in grid_values["widths"])
+    by_len_a = Counter(len(a) for a in grid_values["attention"])
     by_len_h = Counter(len(h) for h in grid_values["heads"]) if "heads" in grid_values else None
     pairs = sum(n * by_len_a.get(length - 1, 0) * (1 if by_len_h is None else by_len_h.get(length - 1, 0))
                 for length, n in by_len_w.items())
@@ -185,7 +187,7 @@ def _other_count(grid_values: dict) -> int:
     return rest
 
 
-def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_JOBS) -> Sweep:
+def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS) -> Sweep:
     """Expand a sweep spec (TOML text) into jobs; any malformed part is refused with its line,
     and a spec of more than ``max_jobs`` jobs is refused with its count before any is built."""
     try:
@@ -220,7 +222,8 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_JOBS) -> S
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         _refuse(source, lines, ("architecture",), "architecture must be given as [[architecture]] tables.")
     if not grids and not entries:
-        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] entries, so there is nothing to run.")
+        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] entries, "
+                         "so there is nothing to run.")
 
     jobs: list[Job] = []
     mismatched = 0
@@ -291,7 +294,7 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_JOBS) -> S
     return Sweep(name, tuple(unique.values()), mismatched, len(jobs) - len(unique))
 
 
-def load_spec(path: str | os.PathLike, max_jobs: int = MAX_JOBS) -> Sweep:
+def load_spec(path: str | os.PathLike, max_jobs: int = MAX_SPEC_JOBS) -> Sweep:
     """Read a spec through the bounded reader (a FIFO, a device or a huge file is refused at once)."""
     text = read_text(path, "sweep spec", max_bytes=MAX_SPEC_BYTES)
     return parse_spec(text, str(path), max_jobs)

@@ -34,7 +34,7 @@ from lightning_cas.batch.spec import Job
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.files import atomic_write_text, parse_json, private_dir, read_bytes, read_json
 from lightning_cas.errors import InputError, LightningError
-from lightning_cas.results import DimensionResult, JsonResult
+from lightning_cas.core.results import DimensionResult, JsonResult
 
 STATUSES = ("ok", "timeout", "error")
 RECORD_VERSION = 3  # 2: plain sha256 checksum; 3: HMAC-SHA256 under the user's key

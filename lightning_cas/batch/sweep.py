@@ -22,6 +22,7 @@ from lightning_cas.batch.store import (CSV_COLUMNS, CSV_NAME, JSONL_NAME, LOCK_R
                                        JobResult, ResultStore, csv_row, load_record, record_checksum,
                                        verify_record)
 from lightning_cas.errors import InputError
+from lightning_cas.options import resolve
 
 __all__ = ["CSV_COLUMNS", "CSV_NAME", "JSONL_NAME", "DaskExecutor", "Job", "JobResult", "LocalExecutor",
            "METHODS", "M2_METHODS", "RECORD_VERSION", "ResultStore", "SPEC_KEYS", "STATUSES", "Sweep",
@@ -193,3 +194,26 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
     return summary
 
 
+def sweep(spec, *, out: str | os.PathLike, executor: str = "local", jobs: int = 1, timeout: float | None = None,
+          m2: str | None = None, force: bool = False, retry_failed: bool = False, only=None,
+          scheduler: str | None = None, aggregate: bool = True):
+    """Run a sweep (a spec file path, or a parsed ``Sweep``) into the results directory ``out``.
+
+    ``timeout`` overrides every job's own limit. Returns the
+    ``SweepSummary`` (counts of ok / timeout / error and agreement with the theory).
+    """
+    opts = resolve("sweep", None, timeout=timeout, m2=m2, jobs=jobs)
+    if isinstance(spec, (str, os.PathLike)):
+        name = os.fspath(spec)
+        spec = load_spec(spec)
+    elif isinstance(spec, Sweep):
+        name = "<spec>"
+    else:
+        raise InputError(f"sweep() needs a spec file path or a Sweep, got {type(spec).__name__}.")
+    if not isinstance(out, (str, os.PathLike)) or not os.fspath(out):
+        raise InputError(f"out must be a directory path, got {out!r}.")
+    if executor not in ("local", "dask"):
+        raise InputError(f"executor must be local or dask, got {executor!r}.")
+    return run_sweep(spec, out, executor=executor, jobs=opts.jobs, scheduler=scheduler, force=bool(force),
+                           retry_failed=bool(retry_failed), timeout=opts.timeout, only=only,
+                           aggregate=bool(aggregate), m2=opts.m2, spec_name=name)

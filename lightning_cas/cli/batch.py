@@ -66,13 +66,13 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
     status timeout or error and the sweep goes on. Prints one JSON summary line.
     """
     from lightning_cas.batch.makerules import make_rules as rules
-    from lightning_cas.batch.spec import MAX_JOBS, load_spec
+    from lightning_cas.batch.spec import MAX_SPEC_JOBS, load_spec
     from lightning_cas.batch.sweep import run_sweep
     from lightning_cas.core.display import printable
-    from lightning_cas.options import check_m2, check_timeout
+    from lightning_cas.options import check_m2, check_timeout  # noqa: F401
 
     timeout, m2 = check_timeout(timeout), check_m2(m2)
-    sweep = load_spec(spec, max_jobs or MAX_JOBS)
+    sweep = load_spec(spec, max_jobs or MAX_SPEC_JOBS)
     out = out or str(Path("results") / sweep.name)
     if list_only:
         for job in sweep.jobs:

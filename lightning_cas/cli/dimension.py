@@ -8,7 +8,8 @@ import sys
 import click
 
 from lightning_cas import api
-from lightning_cas.cli.common import EXIT_DISCREPANCY, parse_architecture, describe_provenance, architecture_options, clean_errors, method_options
+from lightning_cas.cli.common import (EXIT_DISCREPANCY, architecture_options, clean_errors, describe_provenance,
+                                      method_options, parse_architecture)
 
 
 @click.command("dim")

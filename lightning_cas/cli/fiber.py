@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, parse_architecture, architecture_options, clean_errors
+from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
+                                      parse_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core.weights import load_point, random_point, save_point
 

@@ -79,7 +79,7 @@ def run_with_progress(message: str, fn, timeout: float | None = None, console=No
     worker = threading.Thread(target=work, daemon=True)
     start = time.monotonic()
     limit = f" (limit {timeout:g} s)" if timeout else ""
-    from lightning_cas.deadline import Deadline
+    from lightning_cas.core.deadline import Deadline
 
     watchdog = Deadline(timeout + WATCHDOG_GRACE_S if timeout else None)  # the worker has its own limit too
     with console.status(f"{message}: 0 s{limit}") as status:
@@ -256,7 +256,8 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
 @click.option("--pointwise-only", is_flag=True, help="Skip the whole singular locus / critical image (fast).")
 @clean_errors
 def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointwise_only):
-    """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture; exit 3 on a disagreement."""
+    """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture;
+    exit 3 on a disagreement."""
     arch = _arch(widths, attention, tokens, "check_claims", seed, timeout, m2)
     res = run_with_progress("running Macaulay2 (singular locus, critical image, strata)",
                             lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2,

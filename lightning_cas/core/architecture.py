@@ -10,43 +10,17 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
-from lightning_cas.core.numbers import integer_text
+from lightning_cas.core.checks import as_int as _as_int
+from lightning_cas.core.checks import parse_int_list
 from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
 
 # Limits that keep every method's memory finite; far above what any backend can finish.
 MAX_WIDTH = 256
-MAX_DEPTH = 8
+MAX_LAYERS = 8
 MAX_TOKENS = 64
 MAX_HEADS = 64
-
-
-def _as_int(value, name: str) -> int:
-    """Accept ints and integral strings only: 2.5, True, '3x' are refused, not rounded."""
-    if isinstance(value, bool):
-        raise InputError(f"{name} must be an integer, got {value!r}.")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        number = integer_text(value.strip())
-        if number is not None:
-            return number
-    raise InputError(f"{name} must be an integer, got {value!r}.")
-
-
-# seeds and time limits are validated in one place for every verb (re-exported for older callers)
-from lightning_cas.options import MAX_TIMEOUT_S, check_seed, check_timeout  # noqa: E402,F401
-
-
-def parse_int_list(text: str, name: str) -> tuple[int, ...]:
-    """Parse a CLI list such as '3,3,3' into integers, refusing anything else in one sentence."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{name} must be a comma-separated list of integers such as 3,3,3.")
-    parts = [p.strip() for p in text.split(",")]
-    if any(not p for p in parts):
-        raise InputError(f"{name} must be a comma-separated list of integers such as 3,3,3, got {text!r}.")
-    return tuple(_as_int(p, name) for p in parts)
 
 
 @dataclass(frozen=True)
@@ -72,8 +46,8 @@ class Architecture:
         tokens = _as_int(self.tokens, "tokens")
         if len(widths) < 2:
             raise InputError("widths needs at least two entries d_0,d_1 (input and output width).")
-        if len(widths) - 1 > MAX_DEPTH:
-            raise InputError(f"depth {len(widths) - 1} is above the supported maximum of {MAX_DEPTH} layers.")
+        if len(widths) - 1 > MAX_LAYERS:
+            raise InputError(f"depth {len(widths) - 1} is above the supported maximum of {MAX_LAYERS} layers.")
         if len(attention) != len(widths) - 1:
             raise InputError(
                 f"attention needs one entry per layer: {len(widths)} widths mean {len(widths) - 1} "
@@ -131,6 +105,14 @@ class Architecture:
     def degree(self) -> int:
         """Degree of the network as a polynomial in the tokens: 3^L."""
         return 3 ** self.depth
+
+    @property
+    def weight_degree(self) -> int:
+        """Degree of phi in the weights: 3 for one layer, D_i = 3 D_{i-1} + 3."""
+        deg = 0
+        for _ in range(self.depth):
+            deg = 3 * deg + 3
+        return deg
 
     @property
     def layer_shapes(self) -> tuple[tuple[int, int, int], ...]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from lightning_cas.errors import InputError
 
 MAX_BYTES = 8 * 1024 * 1024  # default cap: far above any spec, weight file or record we write
-MAX_DEPTH = 32  # nesting of JSON arrays/objects or TOML tables/arrays; our formats need < 8
+MAX_NESTING = 32  # nesting of JSON arrays/objects or TOML tables/arrays; our formats need < 8
 PRIVATE_ENV = "LIGHTNING_CAS_PRIVATE_DIR"
 
 
@@ -94,7 +94,7 @@ def read_text(path: str | os.PathLike, what: str = "file", *, max_bytes: int = M
         raise InputError(f"the {what} {os.fspath(path)!r} is not UTF-8 text.") from None
 
 
-def check_depth(value, what: str = "document", max_depth: int = MAX_DEPTH) -> None:
+def check_depth(value, what: str = "document", max_depth: int = MAX_NESTING) -> None:
     """Refuse a decoded document nested deeper than ``max_depth`` (checked without recursion, so
     later recursive code such as ``json.dumps`` or ``repr`` can never overflow the stack)."""
     stack = [(value, 1)]
@@ -115,7 +115,7 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a number")
 
 
-def parse_json(text: str, what: str = "document", max_depth: int = MAX_DEPTH):
+def parse_json(text: str, what: str = "document", max_depth: int = MAX_NESTING):
     """Decode JSON text with the depth cap; NaN/Infinity and over-long integers are refused."""
     try:
         value = json.loads(text, parse_constant=_no_constant)
@@ -130,13 +130,13 @@ def parse_json(text: str, what: str = "document", max_depth: int = MAX_DEPTH):
 
 
 def read_json(path: str | os.PathLike, what: str = "JSON file", *, max_bytes: int = MAX_BYTES,
-              max_depth: int = MAX_DEPTH, follow_symlinks: bool = True):
+              max_depth: int = MAX_NESTING, follow_symlinks: bool = True):
     """A bounded JSON file, decoded; every problem is one InputError naming the file."""
     text = read_text(path, what, max_bytes=max_bytes, follow_symlinks=follow_symlinks)
     return parse_json(text, f"{what} {os.fspath(path)!r}", max_depth)
 
 
-def parse_toml(text: str, what: str = "TOML document", max_depth: int = MAX_DEPTH) -> dict:
+def parse_toml(text: str, what: str = "TOML document", max_depth: int = MAX_NESTING) -> dict:
     """Decode TOML with the depth cap (tomllib recurses on nested arrays and inline tables)."""
     try:
         value = tomllib.loads(text)

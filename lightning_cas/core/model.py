@@ -3,15 +3,15 @@
 The symbolic side exists for users and for small exact work; the numeric side (float64 or
 GF(p), with forward-mode derivatives) is what the fast backends use, so it never expands
 polynomials. Weights are ordered layer by layer, head by head, as Q_ih, K_ih, V_ih, each row-major
-(one head per layer: Q_i, K_i, V_i); the Macaulay2 package (``m2/LightningCAS.m2``, ``lightningWeights``) uses the same order. A layer
-with H heads maps Z to sum_h V_h Z (Z^T K_h^T Q_h Z).
+(one head per layer: Q_i, K_i, V_i); the Macaulay2 package (``m2/LightningCAS.m2``, ``lightningWeights``) uses
+the same order. A layer with H heads maps Z to sum_h V_h Z (Z^T K_h^T Q_h Z).
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -255,10 +255,3 @@ def jacobian(arch: Architecture, w: np.ndarray, X: np.ndarray, field: Field = Fi
         parts = ([] if dZ is None else [dout.reshape(n, e, t, -1)]) + own
         Z, dZ = out, np.concatenate(parts, axis=-1)
     return dZ.reshape(-1, dZ.shape[-1])
-
-
-def weights_from_layers(arch: Architecture, layers: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
-    """Flatten per-layer (Q, K, V) (or, with several heads, per-layer lists of per-head (Q, K, V))
-    into the canonical weight vector."""
-    heads = [[layer] if np.ndim(layer[0][0]) == 1 else list(layer) for layer in layers]
-    return np.concatenate([np.asarray(M).reshape(-1) for hs in heads for head in hs for M in head])

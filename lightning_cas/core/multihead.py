@@ -11,7 +11,9 @@ from __future__ import annotations
 
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.theory import rho
+from lightning_cas.core.predictions import Prediction, rho
+from lightning_cas.core.symmetry import extended_orbit_dimension, generic_orbit_dimension
+from lightning_cas.core.weights import random_point
 
 
 def symmetric_rank_dimension(r: int, d: int) -> int:
@@ -58,9 +60,6 @@ def span_dimension(d: int, e: int, tokens: int) -> int:
 
 def multihead_bound(arch: Architecture):
     """The least justified upper bound on the dimension, with every bound it is the least of."""
-    from lightning_cas.core.symmetry import generic_orbit_dimension
-    from lightning_cas.core.theory import Prediction  # noqa: F811  (theory imports this module lazily)
-
     orbit = generic_orbit_dimension(arch)
     bounds = [("parameters - orbit", arch.parameters - orbit,
                "the named group's orbit (rank of its action at a random integer point) lies in the fiber")]
@@ -97,9 +96,6 @@ def refined_bound(arch: Architecture, seed: int = 0) -> int:
     heads (core.symmetry.extended_orbit_dimension), and for one layer the rank bound of
     ``head_mixing_bound``. Proved upper bounds, sharper than the expected dimension; all one-layer
     cases of the heads table attain the least of them and the expected dimension."""
-    from lightning_cas.core.symmetry import extended_orbit_dimension
-    from lightning_cas.core.weights import random_point
-
     # any point gives a valid bound; a point whose K_ih is singular loses that layer's mixing, so take
     # the best of three points
     value = arch.parameters - max(extended_orbit_dimension(arch, random_point(arch, seed + k)) for k in range(3))
@@ -107,14 +103,6 @@ def refined_bound(arch: Architecture, seed: int = 0) -> int:
         (a, d, e), H = arch.layer_shapes[0], arch.heads[0]
         value = min(value, head_mixing_bound(a, d, e, H, arch.tokens))
     return value
-
-
-def defect(expected: int, computed: int) -> int:
-    """Secant-type defect: how far the computed dimension falls below the expected one."""
-    return max(0, expected - computed)
-
-
-
 
 
 def _rank_variety(m: int, n: int, r: int) -> int:

@@ -122,7 +122,7 @@ def mixing_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
     for i in mixing_layers(arch):
         heads = layers[i]
         lifts = []
-        for Q, K, V in heads:
+        for _, K, _ in heads:
             Gi = inv_gram(K.tolist())
             if Gi is None:
                 break

@@ -10,35 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.results import JsonResult, Provenance, Record
-
-
-def rho(a: int, d: int) -> int:
-    """Dimension of d x d matrices of rank <= a: a(2d - a) if a < d, else d^2.
-
-    >>> rho(1, 2), rho(2, 3), rho(5, 3)
-    (3, 8, 9)
-    """
-    return a * (2 * d - a) if a < d else d * d
-
-
-@dataclass(frozen=True)
-class Prediction(Record):
-    """One predicted quantity: a value, or None with the reason no closed form applies."""
-
-    quantity: str
-    value: int | None
-    formula: str | None
-    regime: str
-    status: str  # "proved" | "derived" | "claim" | "conjecture" | "definition" | "no prediction"
-    reason: str | None = None
-    kind: str = "value"  # "value": the quantity itself; "upper bound": the quantity is at most value
-    bounds: tuple = ()  # the justified bounds value is the least of: ((name, value, why), ...)
-    refined: int | None = None  # several heads: a sharper proved bound from head mixing (see core.multihead)
-
-
-def _no_prediction(quantity: str, reason: str) -> Prediction:
-    return Prediction(quantity, None, None, "outside every regime with a closed form", "no prediction", reason)
+from lightning_cas.core.multihead import multihead_bound
+from lightning_cas.core.predictions import Prediction, no_prediction, rho
+from lightning_cas.core.results import JsonResult, Provenance
+from lightning_cas.core.symmetry import group_dimension
 
 
 def dimension_obstruction(arch: Architecture) -> str | None:
@@ -67,7 +42,6 @@ def predict_dimension(arch: Architecture) -> Prediction:
     True
     """
     if arch.multihead:
-        from lightning_cas.core.multihead import multihead_bound
         return multihead_bound(arch)
     if arch.normalization == "softmax" and arch.tokens == 1:
         # softmax over a single key is identically 1: phi(x) = V_L ... V_1 x, a product of matrices
@@ -76,7 +50,7 @@ def predict_dimension(arch: Architecture) -> Prediction:
                           "softmax, one token (the network is the linear map V_L...V_1)", "derived")
     reason = dimension_obstruction(arch)
     if reason:
-        return _no_prediction("dimension", reason)
+        return no_prediction("dimension", reason)
     d0, dL, L = arch.widths[0], arch.widths[-1], arch.depth
     value = d0 * dL + sum(rho(min(a, d0), d0) for a in arch.attention)
     if arch.normalization == "none":
@@ -106,8 +80,6 @@ def predict_parameters(arch: Architecture) -> Prediction:
 
 def predict_symmetry_dimension(arch: Architecture) -> Prediction:
     """Dimension of the named symmetry group: GL(a_i) per head, scalings, GL(d_i) per hidden width."""
-    from lightning_cas.core.symmetry import group_dimension
-
     scal = arch.normalization == "none"
     if arch.multihead:
         formula = "sum_i H_i a_i^2 + sum_hidden d_i^2" + (" + sum_i H_i" if scal else "")
@@ -125,7 +97,7 @@ def predict_fiber_dimension(arch: Architecture) -> Prediction:
         return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension bound",
                           dim.regime, dim.status, kind="lower bound")
     if dim.value is None:
-        return _no_prediction("fiber_dimension", dim.reason or "no dimension prediction")
+        return no_prediction("fiber_dimension", dim.reason or "no dimension prediction")
     return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension",
                       dim.regime, dim.status)
 

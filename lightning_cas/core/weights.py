@@ -15,7 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture, check_seed
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.checks import check_seed
 from lightning_cas.errors import InputError
 from lightning_cas.core.files import atomic_write_text, read_json
 from lightning_cas.core.numbers import rational_text

@@ -31,7 +31,7 @@ from fractions import Fraction
 import sympy
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.deadline import Deadline
+from lightning_cas.core.deadline import Deadline
 from lightning_cas.errors import InputError, M2ParseError
 from lightning_cas.options import check_point, resolve
 from lightning_cas.geometry.ideals import (MINOR_BUDGET, STRATA, check_one_layer, ideal_record, implicit_from_record,
@@ -39,7 +39,7 @@ from lightning_cas.geometry.ideals import (MINOR_BUDGET, STRATA, check_one_layer
 from lightning_cas.macaulay2.parse import (is_exact_rational, json_bool, json_get, json_int, json_list, json_object,
                                            json_str, parse_polynomial)
 from lightning_cas.core.weights import Point, point_to_dict
-from lightning_cas.results import JsonResult, Provenance, Record
+from lightning_cas.core.results import JsonResult, Provenance, Record
 
 WITNESS_DIRECTIONS = 2  # random kernel directions tried per critical preimage and block pair
 SAMPLES_PER_PIECE = 2  # random points judged per candidate piece of the boundary closure

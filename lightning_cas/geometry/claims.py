@@ -13,14 +13,15 @@ from fractions import Fraction
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import TimeLimitError
-from lightning_cas.options import derived_seed, resolve
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.options import resolve
 from lightning_cas.geometry.ideals import (STRATA, SingularLocusResult, check_one_layer, implicit, is_singular,
                        singular_from_record)
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.core.weights import point_to_dict
-from lightning_cas.deadline import Deadline
+from lightning_cas.core.deadline import Deadline
 from lightning_cas.geometry.boundary import boundary_closure, candidate_record, point_verdict, stratum_samples
-from lightning_cas.results import JsonResult, Provenance, Record
+from lightning_cas.core.results import JsonResult, Provenance, Record
 
 
 @dataclass(frozen=True)

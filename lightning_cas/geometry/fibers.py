@@ -18,15 +18,16 @@ import numpy as np
 import sympy
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.deadline import current, m2_limit
-from lightning_cas.options import FIBER_METHODS, check_point, derived_seed, resolve
+from lightning_cas.core.deadline import current, m2_limit
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.options import FIBER_METHODS, check_point, resolve
 from lightning_cas.backends.m2 import check_parameters, package_params, run_package
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_polynomials, json_rationals, json_str
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
-from lightning_cas.results import JsonResult, Provenance, Record, freeze
+from lightning_cas.core.results import JsonResult, Provenance, Record, freeze
 
 METHODS = FIBER_METHODS
 # Size guard for the primary decomposition (measured on M2 1.21, see tests/test_fiber.py):
@@ -165,7 +166,8 @@ def _reduce(point: Point, p: int) -> np.ndarray | None:
 def tangent_dimension(arch: Architecture, point: Point, seed: int = 0) -> tuple[int, int]:
     """(parameters - rank of d phi at W mod p, prime): the dimension of the fiber's tangent space at
     W, an upper bound (a random X or the prime can only lower the rank)."""
-    from lightning_cas.backends.modp import DEFAULT_PRIME, default_samples, jacobian_rank
+    from lightning_cas.backends.modp import default_samples, jacobian_rank
+    from lightning_cas.core.primes import DEFAULT_PRIME
 
     p = DEFAULT_PRIME
     w = _reduce(point, p)

@@ -25,15 +25,15 @@ from lightning_cas.macaulay2.parse import (json_bool, json_get, json_int, json_i
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.weights import Point, point_to_dict, random_point
 from lightning_cas.core.weights import flat as flat_point
-from lightning_cas import deadline as deadlines
+from lightning_cas.core import deadline as deadlines
 from lightning_cas.options import SINGULAR_METHODS as OPTION_SINGULAR_METHODS
-from lightning_cas.options import check_point, derived_seed, resolve
-from lightning_cas.results import JsonResult, Provenance, Record
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.options import check_point, resolve
+from lightning_cas.core.results import JsonResult, Provenance, Record
 
 # Beyond these sizes elimination does not finish in minutes (measured; see bench_geometry).
 MAX_PARAMETER_VARIABLES = 21
 MAX_AMBIENT = 40
-NUMERIC_DEGREE_RUNS = 5
 
 
 # ---------------------------------------------------------------- result types
@@ -433,7 +433,8 @@ def _is_singular(arch, point, implicit_result, opts) -> PointSingularityResult:
         method_detail="tangent space of the implicit ideal at phi_W; rank of the differential at W",
         certainty="exact" if res is not None else "probabilistic",
         certainty_detail=None if res is not None else "no implicit ideal: the critical-point test only, against "
-                                                      "the generic rank at random points", seed=seed, elapsed_s=time.perf_counter() - start,
+                                                      "the generic rank at random points", seed=seed,
+                                      elapsed_s=time.perf_counter() - start,
         m2_version=res.m2_version if res is not None else None, notes=tuple(notes))
 
 
@@ -544,7 +545,8 @@ def singular_from_record(arch, rec, script, start, seed, minor_budget=MINOR_BUDG
     if unresolved:
         notes.append(f"{len(unresolved)} piece(s) not examined: their minors exceed the budget of {minor_budget}")
     elif not complete:
-        notes.append("a singular piece matches no stratum of docs/mathematics.md §5: the singular ideal is not assembled "
+        notes.append("a singular piece matches no stratum of docs/mathematics.md §5: "
+                     "the singular ideal is not assembled "
                      "(see the pieces)")
     if json_bool(found, "factor_route", script):
         notes.append("d' = a = 1: phi = S (x) gamma, tested on the factor S = sym(v (x) k) (Sing X = Sing Y (x) C^d "

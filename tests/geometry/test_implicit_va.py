@@ -40,8 +40,10 @@ def ideal_t2(m2):
 
 def va_coordinates(res, V, A):
     """The coordinates y_i of φ at (V, A), A any d x d matrix (not necessarily of rank <= a)."""
-    values = {sympy.Symbol(f"v_{r + 1}_{c + 1}"): sympy.Rational(x) for r, row in enumerate(V) for c, x in enumerate(row)}
-    values |= {sympy.Symbol(f"a_{r + 1}_{c + 1}"): sympy.Rational(x) for r, row in enumerate(A) for c, x in enumerate(row)}
+    values = {sympy.Symbol(f"v_{r + 1}_{c + 1}"): sympy.Rational(x)
+              for r, row in enumerate(V) for c, x in enumerate(row)}
+    values |= {sympy.Symbol(f"a_{r + 1}_{c + 1}"): sympy.Rational(x)
+               for r, row in enumerate(A) for c, x in enumerate(row)}
     return [sympy.sympify(c).xreplace(values) for c in res.coordinates]
 
 

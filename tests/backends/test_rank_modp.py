@@ -10,12 +10,13 @@ import pytest
 
 from lightning_cas import Architecture, dimension
 from lightning_cas.backends import modp, rank_modp
+from lightning_cas.core import primes
 from lightning_cas.errors import InputError, TooLargeError
 from lightning_cas.core.model import Field, jacobian
 from lightning_cas.core.theory import predict_dimension
 
-LARGEST = modp.previous_prime(rank_modp.MAX_PRIME)  # 2^26 - 5: 8 products per reduction
-PRIMES = [3, 5, 65521, modp.DEFAULT_PRIME, LARGEST]
+LARGEST = primes.previous_prime(rank_modp.MODULUS_LIMIT)  # 2^26 - 5: 8 products per reduction
+PRIMES = [3, 5, 65521, primes.DEFAULT_PRIME, LARGEST]
 
 
 def flint_rank(A: np.ndarray, p: int) -> int:
@@ -73,7 +74,7 @@ def test_products_are_exact_at_the_largest_residues():
 
 
 def test_echelon_keeps_the_row_space_in_reduced_form():
-    p = modp.DEFAULT_PRIME
+    p = primes.DEFAULT_PRIME
     rng = np.random.default_rng(5)
     A = known_rank(rng, 150, 120, 77, p)
     ech = rank_modp.RowEchelon(120, p)
@@ -86,13 +87,13 @@ def test_echelon_keeps_the_row_space_in_reduced_form():
 
 def test_modulus_bounds():
     with pytest.raises(ValueError):
-        rank_modp.RowEchelon(3, rank_modp.MAX_PRIME + 1)
+        rank_modp.RowEchelon(3, rank_modp.MODULUS_LIMIT + 1)
     with pytest.raises(InputError, match="2\\^26"):
         modp.check_modp_prime(2_147_483_647)
     with pytest.raises(InputError, match="not prime"):
         modp.check_modp_prime(16_777_215)
-    assert modp.check_prime(2_147_483_647) == 2_147_483_647  # still fine for Macaulay2
-    assert [modp.previous_prime(n) for n in (4, 100, 2 ** 24)] == [3, 97, modp.DEFAULT_PRIME]
+    assert primes.check_prime(2_147_483_647) == 2_147_483_647  # still fine for Macaulay2
+    assert [primes.previous_prime(n) for n in (4, 100, 2 ** 24)] == [3, 97, primes.DEFAULT_PRIME]
 
 
 # ---------------------------------------------------------------- the Jacobian
@@ -104,7 +105,7 @@ ARCHS = [Architecture((2, 2), (1,), 2), Architecture((3, 3, 3), (2, 2), 2), Arch
 
 @pytest.mark.parametrize("arch", ARCHS, ids=str)
 def test_float_jacobian_equals_int64_jacobian(arch):
-    p = modp.DEFAULT_PRIME
+    p = primes.DEFAULT_PRIME
     rng = np.random.default_rng(3)
     w = rng.integers(0, p, arch.parameters)
     X = rng.integers(0, p, (3, arch.widths[0], arch.tokens))
@@ -138,7 +139,7 @@ def test_multihead_jacobian_is_the_exact_derivative(widths, attention, heads, to
     w = rng.integers(-3, 4, arch.parameters).astype(object)
     v = rng.integers(-3, 4, arch.parameters).astype(object)
     X = rng.integers(-3, 4, (widths[0], tokens)).astype(object)
-    D = modp.weight_degree(arch)
+    D = arch.weight_degree
     values = [multihead_output(arch, w + e * v, X).reshape(-1) for e in range(D + 1)]
     # c_1 of the interpolating polynomial: sum_e values[e] * (d/de of the Lagrange basis at 0)
     coeff = []
@@ -176,7 +177,7 @@ def old_route_rank(arch, p, seed):
                                   Architecture((3, 2, 3), (2, 2), 2), Architecture((6, 6, 6), (2, 2), 3),
                                   Architecture((3, 3), (2,), 1)], ids=str)
 def test_engine_equals_old_route_and_theory(arch):
-    p = modp.DEFAULT_PRIME
+    p = primes.DEFAULT_PRIME
     new = modp.rank_at_random_point(arch, p, 0)[0]
     assert new == old_route_rank(arch, p, 0)
     predicted = predict_dimension(arch).value
@@ -188,7 +189,7 @@ def test_samples_are_drawn_until_the_rank_stops_growing():
     """(12,12), a = 4, t = 3: P + 8 rows give rank 206, the closed form says 223. The engine keeps
     drawing token matrices and reaches 223; the old 2P + 8 rows happen to reach it too."""
     arch = Architecture((12, 12), (4,), 3)
-    p = modp.DEFAULT_PRIME
+    p = primes.DEFAULT_PRIME
     rng = np.random.default_rng(0)
     w = rng.integers(0, p, arch.parameters)
     X = rng.integers(0, p, (modp.default_samples(arch), 12, 3))
@@ -201,7 +202,7 @@ def test_samples_are_drawn_until_the_rank_stops_growing():
 def test_dimension_reports_an_honest_failure_bound():
     arch = Architecture((3, 3, 3), (2, 2), 2)
     res = dimension(arch, method="modp", seed=4)
-    assert res.primes == (modp.DEFAULT_PRIME, modp.previous_prime(modp.DEFAULT_PRIME))
+    assert res.primes == (primes.DEFAULT_PRIME, primes.previous_prime(primes.DEFAULT_PRIME))
     rows = max(r["rows"] for r in res.runs)
     expected = (23 * (12 - 1) + rows // 6 * 9 + rows) / min(res.primes)
     assert res.dimension == 23 and res.failure_bound == pytest.approx(expected) and res.failure_bound < 1e-3
@@ -219,7 +220,7 @@ def test_largest_prime_and_small_primes_give_the_dimension():
     with pytest.raises(InputError, match="too small"):
         dimension(arch, method="modp", prime=65521)
     res = dimension_modp(Architecture((2, 2), (1,), 2), prime=3)
-    assert len(set(res.primes)) == 2 and all(q < rank_modp.MAX_PRIME for q in res.primes)
+    assert len(set(res.primes)) == 2 and all(q < rank_modp.MODULUS_LIMIT for q in res.primes)
 
 
 def test_size_guard_refuses_what_does_not_fit_with_the_figure():

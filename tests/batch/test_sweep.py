@@ -20,7 +20,7 @@ from lightning_cas.batch.store import ResultStore, load_record
 from lightning_cas.batch.sweep import run_sweep
 from lightning_cas.errors import InputError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SMALL = textwrap.dedent("""\
     name = "t"

@@ -161,7 +161,8 @@ def test_a_missing_key_is_named():
 @pytest.mark.m2
 def test_what_real_m2_gets_wrong_is_refused(m2, tmp_path):
     """JSON's own toJSON rounds rationals to floats, and writes .75 (not JSON): both refused."""
-    out = run_m2(tmp_path, f'needsPackage "JSON";\nprint("{JSON_MARK}" | toJSON(new HashTable from {{"w" => {{3/4}}}}));\n',
+    out = run_m2(tmp_path, f'needsPackage "JSON";\n'
+                 f'print("{JSON_MARK}" | toJSON(new HashTable from {{"w" => {{3/4}}}}));\n',
                  m2)
     with pytest.raises(M2ParseError, match="malformed JSON"):
         json_record(out.stdout)

@@ -4,7 +4,8 @@ and refusal (no number) outside."""
 import pytest
 
 from lightning_cas import Architecture, dimension
-from lightning_cas.core.theory import TheoryReport, predict, predict_dimension, rho
+from lightning_cas.core.predictions import rho
+from lightning_cas.core.theory import TheoryReport, predict, predict_dimension
 
 
 def test_rho():

@@ -207,11 +207,11 @@ def test_one_token_211_boundary_is_the_discriminant_of_binary_cubics(m2):
 
 
 def test_one_time_limit_for_the_whole_command(m2):
-    from lightning_cas.deadline import Deadline
+    from lightning_cas.core.deadline import Deadline
     from lightning_cas.errors import TimeLimitError
 
     assert Deadline(None).left() is None
-    with pytest.raises(TimeLimitError):  # the Deadline moved to lightning_cas.deadline; it bounds Python work too
+    with pytest.raises(TimeLimitError):  # the Deadline moved to lightning_cas.core.deadline; it bounds Python work too
         Deadline(0.0).left()
     # (2,2,2): the slices run alone takes about a minute, so 3 s stop it, cleanly, with one line
     out = CliRunner().invoke(main, ["boundary", "--widths", "2,2", "--attention", "2", "--timeout", "3", "--m2", m2])

@@ -31,7 +31,7 @@ from lightning_cas.core.weights import load_point
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.render import script_dir
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FAST = 'name = "fast"\n[grid]\nwidths = [[2, 2]]\nattention = [[1], [2]]\nmethod = ["modp"]\n'
 VALID_POINT = {"layers": [{"Q": [[1, 2]], "K": [[3, 4]], "V": [[1, -1], [2, 7]]}]}
 
@@ -187,7 +187,8 @@ def test_grids_above_the_cap_are_refused_with_their_count_unless_raised(tmp_path
     huge = tmp_path / "huge.toml"
     ws = ", ".join(f"[{w}, 2]" for w in range(1, 1001))
     huge.write_text(f'[grid]\nwidths = [{ws}]\nattention = [[1]]\nseed = {list(range(1000))}\n'
-                    f'tokens = {list(range(2, 66))}\nmethod = ["modp", "numeric"]\nnormalization = ["none", "softmax"]\n')
+                    f'tokens = {list(range(2, 66))}\nmethod = ["modp", "numeric"]\n'
+                    'normalization = ["none", "softmax"]\n')
     one_line_refusal(cli("sweep", huge, "--list"), "256000000 jobs")
     assert time.monotonic() - start < 60
 

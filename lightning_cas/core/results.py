@@ -5,7 +5,7 @@ elapsed_s, m2_version, lightning_cas_version, and free-text ``method_detail`` /
 ``certainty_detail``) and :class:`JsonResult` (``to_dict``/``from_dict``/``to_json``/``from_json``
 with a ``kind`` key). ``from_dict`` is strict: the ``kind`` must match, unknown keys are refused,
 and nested records are rebuilt with their types, so ``from_json(r.to_json()) == r`` for every
-result. ``load_result(path)`` reads any result file back as the right class.
+result (``api.load_result(path)`` reads any result file back as the right class).
 
 ``certainty`` is one of ``exact`` (symbolic over QQ, or a proof certificate), ``probabilistic``
 (exact arithmetic at random points: wrong only with a stated small probability) and ``numeric``
@@ -15,8 +15,8 @@ result. ``load_result(path)`` reads any result file back as the right class.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
-import os
 import types
 import typing
 from dataclasses import dataclass, field, fields
@@ -25,7 +25,6 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import InputError
 
 CERTAINTIES = ("exact", "probabilistic", "numeric")
-MAX_RESULT_BYTES = 64 * 2 ** 20
 
 
 def _version() -> str:
@@ -83,6 +82,11 @@ def _decode(tp, value, where: str):
         if not isinstance(value, dict):
             raise InputError(f"{where} must be an object, got {type(value).__name__}.")
         return freeze(value)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(value)
+        except ValueError:
+            raise InputError(f"{where} must be one of {', '.join(str(m.value) for m in tp)}, got {value!r}.") from None
     if isinstance(tp, type) and hasattr(tp, "from_dict"):
         if isinstance(value, tp):
             return value
@@ -213,71 +217,3 @@ class DimensionResult(Provenance, JsonResult):
     @property
     def fiber_dimension(self) -> int:
         return self.parameters - self.dimension
-
-
-@dataclass(frozen=True)
-class VerifyResult(Provenance, JsonResult):
-    """A computed dimension next to the theory's prediction (provenance: that of the computation)."""
-
-    architecture: Architecture
-    computed: DimensionResult
-    predicted: int | None
-    prediction_status: str
-    regime: str
-    reason: str | None
-    verdict: str  # "agree" | "disagree" | "defect" (below an upper bound, several heads) | "no prediction"
-    message: str = ""
-    details: dict = field(default_factory=dict)
-
-
-# ---------------------------------------------------------------- reading any result back
-
-# kind -> module defining it (imported on demand, so reading a dimension result needs no sympy)
-RESULT_MODULES = {
-    "DimensionResult": "lightning_cas.results", "VerifyResult": "lightning_cas.results",
-    "TheoryReport": "lightning_cas.core.theory",
-    "FiberResult": "lightning_cas.geometry.fibers",
-    "ImplicitResult": "lightning_cas.geometry.ideals", "SingularLocusResult": "lightning_cas.geometry.ideals",
-    "PointSingularityResult": "lightning_cas.geometry.ideals",
-    "BoundaryResult": "lightning_cas.geometry.boundary", "ClaimsResult": "lightning_cas.geometry.claims",
-}
-
-
-def result_class(kind) -> type:
-    import importlib
-
-    if not isinstance(kind, str) or kind not in RESULT_MODULES:
-        raise InputError(f"unknown result kind {kind!r}; expected one of {', '.join(sorted(RESULT_MODULES))}.")
-    return getattr(importlib.import_module(RESULT_MODULES[kind]), kind)
-
-
-def result_from_dict(data) -> JsonResult:
-    """Any result from its ``to_dict`` form, as the class its ``kind`` names."""
-    if not isinstance(data, dict):
-        raise InputError("a result must be a JSON object.")
-    return result_class(data.get("kind")).from_dict(data)
-
-
-def load_result(path: str | os.PathLike) -> JsonResult:
-    """Read a result written with ``--json`` (or ``to_json``) back as its class."""
-    path = os.fspath(path)
-    import stat
-
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"the result {path!r} is not a regular file.")
-    if info.st_size > MAX_RESULT_BYTES:
-        raise InputError(f"the result {path!r} is larger than {MAX_RESULT_BYTES // 2**20} MiB.")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(MAX_RESULT_BYTES + 1)
-        data = json.loads(text)
-    except OSError as exc:
-        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"the result {path!r} is not valid JSON: {exc}.") from None
-    return result_from_dict(data)
-

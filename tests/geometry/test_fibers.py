@@ -16,10 +16,12 @@ from click.testing import CliRunner
 
 from lightning_cas.api import dimension
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.backends.modp import DEFAULT_PRIME, default_samples
+from lightning_cas.backends.modp import default_samples
+from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.geometry.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS, VERDICT_ORBIT,
+from lightning_cas.geometry.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
+                                          VERDICT_ORBIT,
                                   FiberResult, fiber, orbit_tangents, same_function)
 from lightning_cas.core.model import Field, jacobian
 from lightning_cas.core.weights import flat, point_from_dict, random_point, save_point

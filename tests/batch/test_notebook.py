@@ -19,7 +19,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import InputError
 
 nbformat = pytest.importorskip("nbformat")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 JAC = "w2-2_a2_t2_none_jacobian_s0"
 IMP = "w2-2_a1_t2_none_implicit_s0"
 SPEC = textwrap.dedent("""\

@@ -29,12 +29,13 @@ from hypothesis import strategies as st
 from lightning_cas import api
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends import modp
+from lightning_cas.core import primes
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TooLargeError
 from lightning_cas.macaulay2.render import m2_literal, package_file, render, template_dir
 from lightning_cas.core.weights import load_point
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def note_event(name: str) -> None:
@@ -242,7 +243,8 @@ def test_architecture_accepts_or_raises_input_error(pair, tokens, normalization)
                         anything),
        seed=st.one_of(st.integers(0, 9), st.integers(-5, 2 ** 32), anything),
        timeout=st.one_of(st.none(), st.none(), anything, st.floats(allow_nan=True)),
-       prime=st.one_of(st.none(), st.none(), st.integers(-10, 2 ** 40), st.sampled_from([3, 5, 7, 65537, 2 ** 31 - 1, 2 ** 31]),
+       prime=st.one_of(st.none(), st.none(), st.integers(-10, 2 ** 40),
+                       st.sampled_from([3, 5, 7, 65537, 2 ** 31 - 1, 2 ** 31]),
                        anything),
        arch=st.sampled_from([Architecture((2, 1), (1,)), Architecture((2, 2, 2), (1, 2), 3)]))
 def test_dimension_api_raises_only_lightning_errors(method, seed, timeout, prime, arch):
@@ -464,7 +466,7 @@ def test_modp_repetitions_disagreeing_is_reported(monkeypatch):
 
     def one_prime_unlucky(arch, prime, seed, samples):
         rank, rows = real(arch, prime, seed, samples)
-        if prime != modp.DEFAULT_PRIME:  # the second repetition hits a (simulated) special point
+        if prime != primes.DEFAULT_PRIME:  # the second repetition hits a (simulated) special point
             second["prime"] = prime
             return rank - 1, rows
         return rank, rows
@@ -472,7 +474,7 @@ def test_modp_repetitions_disagreeing_is_reported(monkeypatch):
     monkeypatch.setattr(modp, "rank_at_random_point", one_prime_unlucky)
     arch = Architecture((2, 2), (1,), 2)
     result = api.dimension(arch, method="modp")
-    honest = real(arch, modp.DEFAULT_PRIME, 0, modp.default_samples(arch))[0]
+    honest = real(arch, primes.DEFAULT_PRIME, 0, modp.default_samples(arch))[0]
     assert second and result.consistent is False
     assert result.dimension == honest  # the larger rank (a lower bound) is kept, not averaged
     assert [r["rank"] for r in result.runs] == [honest, honest - 1]

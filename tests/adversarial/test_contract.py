@@ -6,6 +6,7 @@ Each test here is a finding of the review: it failed on the former main and pass
 from __future__ import annotations
 
 import inspect
+import enum
 import json
 import math
 import os
@@ -25,7 +26,8 @@ import lightning_cas
 from lightning_cas import Architecture
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
-from lightning_cas.results import CERTAINTIES, JsonResult, Provenance, Record, load_result, result_class
+from lightning_cas.api import load_result, result_class
+from lightning_cas.core.results import CERTAINTIES, JsonResult, Provenance, Record
 
 A211 = Architecture((2, 1), (1,), 2)
 ONE_LAYER = ["--widths", "2,1", "--attention", "1", "--tokens", "2"]
@@ -93,7 +95,7 @@ def test_prime_whose_bound_is_not_small_is_refused_in_one_line():
 def test_a_prime_with_a_small_bound_gives_the_true_dimension():
     from lightning_cas import dimension
 
-    from lightning_cas.backends.modp import previous_prime
+    from lightning_cas.core.primes import previous_prime
 
     r = dimension(A211, prime=previous_prime(2 ** 23))
     assert r.dimension == 4 and r.failure_bound < 1e-3
@@ -181,7 +183,7 @@ def test_timeout_stops_python_side_work(args):
 
 
 def test_deadline_is_shared_by_nested_verbs():
-    from lightning_cas.deadline import current, time_limit
+    from lightning_cas.core.deadline import current, time_limit
 
     with time_limit(30) as outer:
         with time_limit(100) as inner:
@@ -192,7 +194,7 @@ def test_deadline_is_shared_by_nested_verbs():
 
 
 def test_deadline_alarm_interrupts_pure_python():
-    from lightning_cas.deadline import time_limit
+    from lightning_cas.core.deadline import time_limit
 
     start = time.monotonic()
     with pytest.raises(TimeLimitError):
@@ -302,7 +304,8 @@ def test_boundary_result_survives_a_round_trip_and_load_result(m2, tmp_path):
 
 def test_from_dict_checks_kind_and_refuses_unknown_keys():
     from lightning_cas import dimension
-    from lightning_cas.results import DimensionResult, VerifyResult
+    from lightning_cas.core.results import DimensionResult
+    from lightning_cas.core.verdict import VerifyResult
 
     data = dimension(A211).to_dict()
     with pytest.raises(InputError, match="kind"):
@@ -329,7 +332,7 @@ def test_load_result_refuses_what_is_not_a_result(tmp_path):
 
 
 def _all_result_classes():
-    from lightning_cas.results import RESULT_MODULES
+    from lightning_cas.api import RESULT_MODULES
 
     return [result_class(kind) for kind in sorted(RESULT_MODULES)]
 
@@ -359,6 +362,8 @@ def strategy_for(tp, depth=0):
         return st.dictionaries(st.text(max_size=5), json_value, max_size=3)
     if tp is Architecture:
         return architectures
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return st.sampled_from(list(tp))
     if isinstance(tp, type) and issubclass(tp, Record):
         return record_strategy(tp, depth + 1)
     return {int: st.integers(-10**9, 10**9), str: st.text(max_size=10), bool: st.booleans(),
@@ -417,7 +422,7 @@ def test_a_stoppable_computation_gives_the_same_answer_as_a_plain_one():
 
 
 def test_an_error_inside_a_stoppable_computation_reaches_the_caller():
-    from lightning_cas.deadline import stoppable, time_limit
+    from lightning_cas.core.deadline import stoppable, time_limit
 
     def refuse():
         raise InputError("refused in the child")

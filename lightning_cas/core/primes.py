@@ -1,0 +1,72 @@
+"""Primes: a deterministic primality test (no sympy at start-up) and the one check of a modulus.
+
+Every method that works mod p takes its prime through ``check_prime``; each adds its own range
+(the float64 rank routine needs p < 2^26, Macaulay2 and python-flint p < 2^31).
+"""
+
+from __future__ import annotations
+
+from lightning_cas.errors import InputError
+
+# The largest prime below 2^24: the modp rank routine multiplies 127 residues per delayed reduction
+# (measured in `make bench`: 2^23 and 2^24 cost the same, 2^25 half again, 2^26 three times as much)
+# and the failure bound halves with every bit.
+DEFAULT_PRIME = 16_777_213
+PRIME_LIMIT = 2 ** 31  # the int64 arithmetic of the GF(p) forward pass holds products of residues below this
+
+_WITNESSES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+
+
+def is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin for n < 3.3e24."""
+    if n < 2:
+        return False
+    for q in _WITNESSES:
+        if n % q == 0:
+            return n == q
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in _WITNESSES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def previous_prime(n: int) -> int:
+    """The largest prime below n (n > 3)."""
+    n -= 1
+    while not is_prime(n):
+        n -= 1
+    return n
+
+
+def second_primes(p: int, count: int) -> list[int]:
+    """p and the primes just below it (above it when p is 3 or 5), ``count`` in all."""
+    primes = [p]
+    while len(primes) < count:
+        q = previous_prime(min(primes))
+        if q < 3:
+            q = max(primes) + 2
+            while not is_prime(q):
+                q += 2
+        primes.append(q)
+    return primes
+
+
+def check_prime(p) -> int:
+    """Refuse a modulus python-flint or Macaulay2 would abort on (composite) or int64 cannot hold."""
+    if isinstance(p, bool) or not isinstance(p, int):
+        raise InputError(f"the prime must be an integer, got {p!r}.")
+    if p < 3 or p >= PRIME_LIMIT:
+        raise InputError(f"the prime must be between 3 and 2^31 - 1, got {p}.")
+    if not is_prime(p):
+        raise InputError(f"the modulus {p} is not prime; use a prime such as {DEFAULT_PRIME}.")
+    return p
