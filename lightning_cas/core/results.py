@@ -207,7 +207,7 @@ class DimensionResult(Provenance, JsonResult):
     architecture: Architecture | Network
     dimension: int
     parameters: int
-    ambient_dimension: int
+    ambient_dimension: int | None  # None: not polynomial (softmax)
     primes: tuple[int, ...] = ()
     samples: int | None = None
     runs: tuple[dict, ...] = ()  # one per repetition: prime, seed, rank, rows (numeric: its spectrum)
