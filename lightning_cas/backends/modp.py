@@ -3,8 +3,9 @@
 The Jacobian is built numerically (forward mode, ``core.forward``, the one forward definition of
 every block) on centred float64 residues (``core.arithmetic.ModP``) in blocks of token matrices,
 and each block goes straight into the streaming exact echelon form of ``rank_modp`` (float64 BLAS,
-delayed reduction), so peak memory is about a quarter of one P x P matrix. Token matrices are drawn until a whole block adds no rank
-(or the rank is P): the sample count is decided by the data, not guessed.
+delayed reduction), so peak memory is about a quarter of one P x P matrix. Token matrices are drawn
+until a whole block adds no rank (or the rank is P): the sample count is decided by the data, not
+guessed.
 
 Why that is a dimension, and the failure bound. The rank at W with enough samples is the rank of
 d phi_W; it is the generic rank unless an r x r minor of the coefficient Jacobian (entries of
@@ -13,8 +14,8 @@ block adds no rank while the samples so far miss some tangent direction f only i
 network's degree in the tokens, 3^L for L attention layers) vanishes at the block's first token
 matrix: <= 3^L / p per block. So one run under-estimates with probability at most
 (r (D - 1) + blocks * 3^L + sketch rows) / p (the sketches of ``sample_rank`` add their row
-count). Two repetitions with different primes and seeds guard against that; a disagreement is reported, never averaged away.
-A prime for which the generic rank itself drops (it divides every maximal minor) is not covered
+count). Two repetitions with different primes and seeds guard against that; a disagreement is
+reported, never averaged away. A prime for which the generic rank itself drops (it divides every maximal minor) is not covered
 by the bound; it would show up as a disagreement between the two primes.
 """
 
