@@ -15,8 +15,8 @@ network's degree in the tokens, 3^L for L attention layers) vanishes at the bloc
 matrix: <= 3^L / p per block. So one run under-estimates with probability at most
 (r (D - 1) + blocks * 3^L + sketch rows) / p (the sketches of ``sample_rank`` add their row
 count). Two repetitions with different primes and seeds guard against that; a disagreement is
-reported, never averaged away. A prime for which the generic rank itself drops (it divides every maximal minor) is not covered
-by the bound; it would show up as a disagreement between the two primes.
+reported, never averaged away. A prime for which the generic rank itself drops (it divides every
+maximal minor) is not covered by the bound; it would show up as a disagreement between the primes.
 """
 
 from __future__ import annotations
