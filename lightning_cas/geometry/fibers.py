@@ -20,7 +20,9 @@ import sympy
 from lightning_cas.core.architecture import Architecture, from_network
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import as_point
-from lightning_cas.geometry.network_fibers import network_fiber
+from lightning_cas.geometry.network_fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
+                                                  VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS,
+                                                  network_fiber)
 from lightning_cas.core.deadline import current, m2_limit
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
@@ -43,12 +45,6 @@ M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
 
-VERDICT_ORBIT = "fiber equals symmetry orbit closure"
-VERDICT_COMPONENTS = "extra components"
-VERDICT_DIMENSIONS = "extra dimensions"
-VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
-VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
-VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 
 
 @dataclass(frozen=True)
