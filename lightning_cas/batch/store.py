@@ -264,13 +264,14 @@ class ResultStore:
         script, digest = record.script, record.script_sha256
         if record.script_text is not None:
             dest = self.root / "scripts" / f"{record.label}.m2"
-            atomic_write_text(dest, record.script_text)
+            atomic_write_text(dest, record.script_text, "script", replace_entries=True)
             script = str(Path("scripts") / dest.name)
             digest = hashlib.sha256(record.script_text.encode()).hexdigest()
         data = record.to_dict()
         data["script"], data["script_text"], data["script_sha256"] = script, None, digest
         stored = {**data, "mac": record_mac(data)}
-        atomic_write_text(self.path(record.label), json.dumps(stored, indent=1) + "\n")
+        atomic_write_text(self.path(record.label), json.dumps(stored, indent=1) + "\n", "record",
+                          replace_entries=True)
         return JobResult.from_dict(data)
 
     def script_text(self, record: JobResult) -> str | None:
@@ -399,8 +400,8 @@ class ResultStore:
         for r in recs:
             writer.writerow(csv_row(r))
         csv_path, jsonl_path = self.root / CSV_NAME, self.root / JSONL_NAME
-        atomic_write_text(jsonl_path, jsonl)
-        atomic_write_text(csv_path, buf.getvalue())
+        atomic_write_text(jsonl_path, jsonl, "results table", replace_entries=True)
+        atomic_write_text(csv_path, buf.getvalue(), "results table", replace_entries=True)
         return csv_path, jsonl_path
 
 

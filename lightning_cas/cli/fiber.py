@@ -7,7 +7,8 @@ import click
 from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
                                       parse_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
-from lightning_cas.core.weights import load_point, random_point, save_point
+from lightning_cas.core import weights
+from lightning_cas.core.weights import load_point, random_point
 
 
 @click.command("fiber")
@@ -27,7 +28,7 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
     arch = parse_architecture(widths, attention, tokens, normalization)
     point = load_point(arch, at) if at is not None else random_point(arch, seed)
     if save_point is not None:
-        save_point_file(point, save_point)
+        weights.save_point(point, save_point)
     result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if as_json:
         click.echo(result.to_json())
@@ -51,16 +52,6 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
     click.echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
         click.echo(f"note: {note}")
-
-
-def save_point_file(point, path) -> None:
-    """Write the point, turning a filesystem problem into one clean sentence."""
-    from lightning_cas.errors import InputError
-
-    try:
-        save_point(point, path)
-    except OSError as exc:
-        raise InputError(f"cannot write the point to {str(path)!r}: {exc.strerror or exc}.") from None
 
 
 def _compact(point: dict) -> str:
