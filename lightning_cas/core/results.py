@@ -201,6 +201,15 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class ImplicitSummary(Record):
+    """What the implicit ideal of the ``implicit`` method says besides its dimension."""
+
+    degree: int  # of the variety, in the standard grading
+    linear_span: int  # linearly independent coefficients: the coordinates y_i of the ideal's ring
+    generator_degrees: tuple[int, ...]  # of a minimal generating set
+
+
+@dataclass(frozen=True)
 class DimensionResult(Provenance, JsonResult):
     """The dimension of the neurovariety of one architecture, and how it was obtained."""
 
@@ -215,6 +224,7 @@ class DimensionResult(Provenance, JsonResult):
     failure_bound: float | None = None  # Schwartz-Zippel bound on under-estimating, per run
     script: str | None = None
     notes: tuple[str, ...] = ()
+    implicit: ImplicitSummary | None = None  # the ideal's numbers (method implicit only)
 
     @property
     def fiber_dimension(self) -> int:

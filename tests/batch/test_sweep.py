@@ -182,21 +182,24 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
 
     # report: table on stdout, a PNG plot and a CSV table
     rep = cli("report", out, "--csv", tmp_path / "table.csv", "--plot", tmp_path / "plot.png")
-    assert "w2-2-2_a2-2_t2_none_modp_s0" in rep.stdout and "agree" in rep.stdout
+    line = next(ln for ln in rep.stdout.splitlines() if ln.split()[:2] == ["2-2-2", "2-2"])
+    assert "agree" in line and line.split()[-1] == "here"
     png = (tmp_path / "plot.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     table = list(csv.DictReader(open(tmp_path / "table.csv")))
     assert len(table) == 5 and all(r["agreement"] in ("agree", "no prediction") for r in table)
 
-    # notebook export: valid nbformat, one code cell per M2 script, for the Macaulay2 kernel
+    # notebook export: valid nbformat, a Macaulay2 cell for every job (modp ones too), for the Macaulay2 kernel
     nbformat = pytest.importorskip("nbformat")
     res = json.loads(cli("notebook", out, "-o", tmp_path / "run.ipynb").stdout)
-    assert res["scripts"] == 1
+    assert res["scripts"] == 5
     nb = nbformat.read(str(tmp_path / "run.ipynb"), as_version=4)
     nbformat.validate(nb)
     assert nb.metadata["kernelspec"]["name"] == "m2"
-    code = [c for c in nb.cells if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"]
-    assert len(code) == 1 and "dimensionRecord(" in code[0].source and "widths = {2, 2};" in code[0].source
+    code = {c.metadata["lightning_cas"]["label"]: c.source for c in nb.cells
+            if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"}
+    assert len(code) == 5
+    assert 'dimensionRecord({2, 2}, {2}, 2, Heads => {1}, Strategy => "Jacobian"' in code["w2-2_a2_t2_none_jacobian_s0"]
 
 
 def test_concurrent_sweeps_into_one_directory(tmp_path):
