@@ -40,8 +40,10 @@ def _alarm(_signum, _frame):
     raise _SoftTimeout()
 
 
-def run_job(job: Job, m2: str | None = None) -> JobResult:
-    """Compute one job; never raises (status records what went wrong).
+def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
+    """Compute one job; never raises (status records what went wrong). ``judge=False`` leaves the
+    prediction and verdict out (the executors ask that: the coordinator judges every answer itself,
+    so a worker need not spend the prediction's time too).
 
     M2 methods get the timeout (the M2 process group is killed). Python methods (modp, numeric)
     get a SIGALRM limit when running in a process's main thread (the local pool); in a Dask
@@ -78,10 +80,9 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
             text = read_text(script, "script", max_bytes=MAX_SCRIPT_BYTES)
         except InputError:
             text = None
-    if result is None:
-        return failed(job, Status(status), message, socket.gethostname(), elapsed, script, text)
-    return judged(JobResult(job.label, job, Status.OK, None, result, None, "", Agreement.NOT_COMPUTED, elapsed,
-                            socket.gethostname(), script, text))
+    rec = JobResult(job.label, job, Status(status), message, result, None, "", Agreement.NOT_COMPUTED, elapsed,
+                    socket.gethostname(), script, text)
+    return judged(rec) if judge else rec
 
 
 def job_script(job: Job, rec: JobResult) -> str | None:
@@ -134,7 +135,7 @@ class LocalExecutor:
         self.pool = cf.ProcessPoolExecutor(max_workers=max(1, jobs), initializer=die_with_parent)
 
     def submit(self, job: Job, m2):
-        return self.pool.submit(run_job, job, m2)
+        return self.pool.submit(run_job, job, m2, False)
 
     def as_completed(self, futures):
         return cf.as_completed(futures)
@@ -179,7 +180,7 @@ class DaskExecutor:
                              f"{printable(str(exc).rstrip('.'))}.") from None
 
     def submit(self, job: Job, m2):
-        return self.client.submit(run_job, job, m2, pure=False, key=f"lcas-{job.label}-{uuid.uuid4().hex[:8]}")
+        return self.client.submit(run_job, job, m2, False, pure=False, key=f"lcas-{job.label}-{uuid.uuid4().hex[:8]}")
 
     def as_completed(self, futures):
         from distributed import as_completed

@@ -15,6 +15,7 @@ import io
 from pathlib import Path
 
 from lightning_cas.batch.records import Source
+from lightning_cas.batch.report import load_results, pyplot
 from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
@@ -78,12 +79,20 @@ def build_rows(records) -> tuple[list[dict], list[str]]:
 
 
 def plot_bytes(rows: list[dict]) -> bytes:
+    """The :func:`figure` as a PNG."""
+    plt = pyplot()
+    fig = figure(rows)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def figure(rows: list[dict]):
     """One layer, as small multiples (one panel per token count t): a grid whose rows are (d, a) and
     whose columns are (d', H), each cell the computed dimension, coloured by its defect against the
     expected min(H (one head), span) in discrete classes with a legend."""
     from matplotlib.patches import Patch
-
-    from lightning_cas.batch.report import pyplot
 
     plt = pyplot()
     one = [r for r in rows if isinstance(r["H"], int)]
@@ -117,26 +126,21 @@ def plot_bytes(rows: list[dict]) -> bytes:
                 ax.axvline(j, color="grey", linewidth=1.2)
                 ax.text(j + sum(ee == e for ee, _ in tops) / 2, -0.35, f"d' = {e}", ha="center", va="bottom",
                         fontsize=8)
-        ax.set_title(f"t = {t} tokens", fontsize=9, pad=16)
+        ax.set_title(f"t = {t} token{'s' if t > 1 else ''}", fontsize=9, pad=18, loc="left", fontweight="bold")
         ax.tick_params(length=0)
     fig.legend(handles=[Patch(facecolor=c, edgecolor="grey", label=name) for name, c in classes], loc="lower center",
                ncol=len(classes), fontsize=7, frameon=False)
     fig.suptitle("One-layer multi-head lightning attention: computed dimension (cell) against the expected "
                  "min(H x one head, span)", fontsize=10)
     fig.tight_layout(rect=(0, 0.04, 1, 0.97))
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    return buf.getvalue()
+    return fig
 
 
 def write_heads(results, out, plot: bool = True, echo=print) -> int:
     """Write table.csv, defects.csv, problems.txt (and heads.png) of a sweep's results into ``out``,
     echo the summary, and return the exit status: 3 when something is above a bound or methods
     disagree, else 0. Records from elsewhere (claims) are left out, and counted."""
-    from lightning_cas.batch.report import load_results
-
-    checks = load_results(results)
+    checks = load_results(results, judge=False)  # the table judges by its own expected dimension
     claims = sum(c.status == Source.CLAIM for c in checks)
     rows, problems = build_rows([c.record for c in checks if c.trusted])
     out = Path(out)

@@ -208,9 +208,10 @@ def upgrade_result(result: DimensionResult) -> DimensionResult:
     return result if summary is None else replace(result, implicit=summary)
 
 
-def record_from_dict(data: dict) -> JobResult:
-    """A stored record of any readable version (InputError if it is not one); its verdict is
-    recomputed and its numbers checked."""
+def record_from_dict(data: dict, judge: bool = True) -> JobResult:
+    """A stored record of any readable version (InputError if it is not one), its numbers checked
+    and its verdict recomputed (``judge=False`` only for readers that never look at the verdict:
+    a prediction can take seconds for several heads)."""
     if not isinstance(data, dict) or data.get("kind") != "JobResult":
         raise InputError("not a lightning-cas job record")
     version = data.get("version")
@@ -222,4 +223,4 @@ def record_from_dict(data: dict) -> JobResult:
     if rec.result is not None and version < 4:
         rec = replace(rec, result=upgrade_result(rec.result))
     check_numbers(rec)
-    return judged(rec)
+    return judged(rec) if judge else rec

@@ -32,14 +32,14 @@ TABLE_COLUMNS = (("widths", "widths", False), ("a", "attention", False), ("H", "
 STYLES = {"disagree": "red", "not computed": "yellow", "defect": "cyan"}
 
 
-def scan(directory: str | os.PathLike) -> tuple[list[RecordCheck], list[RecordCheck]]:
+def scan(directory: str | os.PathLike, judge: bool = True) -> tuple[list[RecordCheck], list[RecordCheck]]:
     """(records, damaged files) of ``directory``: the records (this user's and claims) in name
     order, and the record files that are not valid records with the reason. A directory whose
     files are all damaged is reported as such, not as empty."""
     path = Path(directory)
     if not path.is_dir():
         raise InputError(f"{printable(path)} is not a results directory.")
-    checks = ResultStore(path, create=False).checks()
+    checks = ResultStore(path, create=False).checks(judge)
     shown = [c for c in checks if c.record is not None]
     bad = [c for c in checks if c.record is None]
     if not shown:
@@ -51,9 +51,9 @@ def scan(directory: str | os.PathLike) -> tuple[list[RecordCheck], list[RecordCh
     return shown, bad
 
 
-def load_results(directory: str | os.PathLike) -> list[RecordCheck]:
+def load_results(directory: str | os.PathLike, judge: bool = True) -> list[RecordCheck]:
     """Every job record in ``directory`` (see :func:`scan`)."""
-    return scan(directory)[0]
+    return scan(directory, judge)[0]
 
 
 def _sort_key(check: RecordCheck):
@@ -67,15 +67,29 @@ def table_rows(checks: list[RecordCheck]) -> list[dict]:
 
 
 def provenance(check: RecordCheck) -> str:
-    """Where a claim comes from, in one line."""
+    """Where a claim comes from, in words (host, signer, versions) and why it is not this user's."""
     r = check.record
-    parts = [f"host {r.host}", f"signer {r.signer}" if r.signer else "unsigned",
-             f"record version {r.version}"]
+    signer = f"signer {r.signer}" if r.signer else ("unsigned" if r.version < 3 else "signer not recorded")
+    parts = [f"host {r.host}", signer, f"record version {r.version}"]
     if r.result is not None:
         parts.append(f"lightning_cas {r.result.lightning_cas_version}")
-        if r.result.m2_version:
-            parts.append(f"Macaulay2 {r.result.m2_version}")
-    return ", ".join(parts) + f": {check.reason}"
+    reason = check.reason.split(" (it names signer")[0]
+    return ", ".join(parts) + f": {reason}"
+
+
+def claim_notes(checks: list[RecordCheck]) -> list[str]:
+    """One line per provenance: how many claims came from there, and which."""
+    groups: dict[str, list[str]] = {}
+    for c in checks:
+        if c.status == Source.CLAIM:
+            groups.setdefault(provenance(c), []).append(c.record.label)
+    lines = []
+    for where, labels in groups.items():
+        host, rest = where.split(", ", 1)
+        shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+        lines.append(f"{len(labels)} claim{'s' if len(labels) > 1 else ''} from {host} ({rest}): {shown}; "
+                     "`lightning-cas sweep --recheck` or `notebook --execute` re-checks them")
+    return lines
 
 
 def print_table(rows: list[dict], title: str | None = None, file=None, notes: list[str] = ()) -> None:
@@ -104,14 +118,22 @@ def print_table(rows: list[dict], title: str | None = None, file=None, notes: li
         console.print(Text(printable(line)))
 
 
-def claim_notes(checks: list[RecordCheck]) -> list[str]:
-    return [f"{c.record.label}: claim ({provenance(c)})" for c in checks if c.status == Source.CLAIM]
-
-
 def plot_bytes(checks: list[RecordCheck], fmt: str = "png", title: str | None = None) -> bytes:
-    """Two panels, as an image: computed vs predicted dimension, and dimension against the input
-    width d_0 per family (the prediction as open circles behind the computed points and line,
-    so both stay visible where they coincide). Claims are drawn hollow."""
+    """The :func:`figure` as an image in ``fmt`` (png, pdf, svg)."""
+    plt = pyplot()
+    fig = figure(checks, title)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def figure(checks: list[RecordCheck], title: str | None = None):
+    """Two panels: computed vs predicted dimension, and dimension against the input width d_0 per
+    family (the prediction as open circles behind the computed points and line, so both stay
+    visible where they coincide). Claims are drawn hollow."""
+    from matplotlib.ticker import MaxNLocator
+
     plt = pyplot()
     ok = [c for c in checks if c.record.status is Status.OK]
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.5))
@@ -135,12 +157,11 @@ def plot_bytes(checks: list[RecordCheck], fmt: str = "png", title: str | None = 
             right.plot(*zip(*pred), linestyle=":", linewidth=1.2, marker="o", markersize=11, markerfacecolor="none",
                        color=colour, alpha=0.7, label="_nolegend_", zorder=2)
         right.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="-", linewidth=1.2, color=colour, label=fam,
-                   zorder=3)
-        for claimed in (False, True):
-            sel = [p for p in pts if p[3] is claimed]
-            if sel:
-                right.scatter([p[0] for p in sel], [p[1] for p in sel], marker=marker, s=28, zorder=4,
-                              facecolors="none" if claimed else colour, edgecolors=colour)
+                   marker=marker, markersize=5, zorder=3)
+        claimed = [p for p in pts if p[3]]
+        if claimed:  # hollow on top of the line's filled markers
+            right.scatter([p[0] for p in claimed], [p[1] for p in claimed], marker=marker, s=30, zorder=4,
+                          facecolors="white", edgecolors=colour)
     values = [v for c in ok for v in (c.record.predicted, c.record.result.dimension) if v is not None]
     if values:
         lo, hi = min(values), max(values)
@@ -157,11 +178,9 @@ def plot_bytes(checks: list[RecordCheck], fmt: str = "png", title: str | None = 
         ax.grid(True, linewidth=0.3, alpha=0.5)
     failed = len(checks) - len(ok)
     fig.suptitle(printable(title or "lightning_cas results") + (f"  ({failed} job(s) not computed)" if failed else ""))
+    right.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return fig
 
 
 def plot_format(path: str | os.PathLike) -> str:

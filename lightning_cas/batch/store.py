@@ -202,7 +202,8 @@ class RecordCheck:
         return self.status == Source.HERE
 
 
-def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes | None = None) -> RecordCheck:
+def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes | None = None,
+                  judge: bool = True) -> RecordCheck:
     """Read one record file (by descriptor, bounded) and check its shape, its numbers and its
     signature: the one function that decides whether a record on disk is this user's result."""
     where = str(path)
@@ -214,7 +215,7 @@ def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes 
     except (InputError, UnicodeDecodeError) as exc:
         return RecordCheck(where, "invalid", str(exc) if isinstance(exc, InputError) else "not UTF-8 text")
     try:
-        rec = record_from_dict(data)
+        rec = record_from_dict(data, judge)
     except (InputError, ValueError, TypeError, KeyError, AttributeError) as exc:
         reason = str(exc) if isinstance(exc, LightningError) else f"malformed record ({type(exc).__name__})"
         return RecordCheck(where, "invalid", reason.rstrip("."))
@@ -322,9 +323,9 @@ class ResultStore:
         except UnicodeDecodeError:
             return None, "the stored script is not UTF-8 text"
 
-    def checks(self) -> list[RecordCheck]:
+    def checks(self, judge: bool = True) -> list[RecordCheck]:
         """What :func:`verify_record` says of every ``*.json`` in the directory, in name order."""
-        return [verify_record(self.root / name, name[:-5]) for name in record_names(self.root)]
+        return [verify_record(self.root / name, name[:-5], judge=judge) for name in record_names(self.root)]
 
     def records(self) -> list[JobResult]:
         """Every record in the directory computed here (signed with this user's key)."""
