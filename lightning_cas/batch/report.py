@@ -162,6 +162,9 @@ def figure(checks: list[RecordCheck], title: str | None = None):
         if claimed:  # hollow on top of the line's filled markers
             right.scatter([p[0] for p in claimed], [p[1] for p in claimed], marker=marker, s=30, zorder=4,
                           facecolors="white", edgecolors=colour)
+    if any(c.record.predicted is not None for c in ok):
+        right.plot([], [], linestyle=":", marker="o", markersize=11, markerfacecolor="none", color="grey",
+                   label="predicted (its family's colour)")
     values = [v for c in ok for v in (c.record.predicted, c.record.result.dimension) if v is not None]
     if values:
         lo, hi = min(values), max(values)

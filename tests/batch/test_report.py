@@ -71,6 +71,19 @@ def test_json_rows_are_typed_and_draw_no_plot(results):
     assert (results / "p.png").read_bytes()[:8] == PNG
 
 
+def test_the_plot_shows_computed_and_predicted_where_they_coincide(results):
+    """The prediction was drawn under the computed line (same colour, same place): now it is a dotted
+    line of open circles, larger than the computed points drawn on top."""
+    checks = report.load_results(results)
+    _, right = report.figure(checks).axes
+    predicted = [ln for ln in right.lines if ln.get_linestyle() == ":" and ln.get_xdata().size]
+    computed = [ln for ln in right.lines if ln.get_linestyle() == "-"]
+    assert len(predicted) == len(computed) == 3  # a family per (L, a, H)
+    assert all(p.get_markerfacecolor() == "none" and p.get_markersize() > c.get_markersize()
+               for p, c in zip(predicted, computed))
+    assert all(p.get_zorder() < c.get_zorder() for p, c in zip(predicted, computed))
+
+
 def test_the_default_plot_and_its_formats(results, tmp_path):
     proc = cli("report", results)
     assert proc.returncode == 0 and (results / "dimensions.png").read_bytes()[:8] == PNG, proc.stderr
