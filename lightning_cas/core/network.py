@@ -305,6 +305,9 @@ class Network:
         object.__setattr__(self, "input", int(self.input))
         object.__setattr__(self, "tokens", tokens)
         object.__setattr__(self, "blocks", tuple(resolved))
+        if not self.parameters:
+            raise InputError(f"{source}: the network has no weights (only power blocks); there is nothing to "
+                             "compute.")
         if self.polynomial and self.degree > MAX_NETWORK_DEGREE:
             raise InputError(f"{source}: the network has degree {self.degree} in the tokens, above the supported "
                              f"maximum of {MAX_NETWORK_DEGREE}.")
@@ -421,9 +424,13 @@ class Network:
 
     @property
     def ambient_dimension(self) -> int | None:
-        """Dimension of the space of polynomial maps with the network's degrees (None with softmax)."""
+        """Dimension of the space of polynomial maps with the network's degrees (None with softmax).
+
+        Without attention every token goes through the same map, so one token's maps are the space."""
         if not self.polynomial:
             return None
+        if not any(isinstance(b, Attention) for b in self.blocks):
+            return self.output * sum(math.comb(self.input + k - 1, k) for k in self.token_degrees)
         n = self.input * self.tokens
         return self.output * self.tokens * sum(math.comb(n + k - 1, k) for k in self.token_degrees)
 
@@ -431,6 +438,15 @@ class Network:
     def rows_per_sample(self) -> int:
         """Jacobian rows one token matrix contributes."""
         return self.output * self.tokens
+
+    @property
+    def widest(self) -> int:
+        """The largest width any intermediate array of the forward pass has (widths, attention, value
+        and hidden dims, tokens): the backends' memory estimates use it."""
+        dims = list(self.widths) + [self.tokens]
+        for b in self.blocks:
+            dims += [getattr(b, key) or 0 for key in ("attention", "value", "hidden") if hasattr(b, key)]
+        return max(dims)
 
     @property
     def multihead(self) -> bool:

@@ -88,7 +88,9 @@ def test_files_that_are_not_files_are_refused(tmp_path):
     with pytest.raises(InputError, match="missing"):
         Network.from_dict({"tokens": 3, "blocks": []})
     with pytest.raises(InputError, match="degree .* above"):
-        Network(2, 2, tuple(Power(16) for _ in range(4)))
+        Network(2, 2, (Linear(2),) + tuple(Power(16) for _ in range(4)))
+    with pytest.raises(InputError, match="no weights"):
+        Network(2, 2, (Power(2),))
 
 
 def test_the_old_flags_are_the_plain_stack_with_the_same_weights_and_names():
