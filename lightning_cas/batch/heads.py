@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from lightning_cas.batch.records import Source
+from lightning_cas.batch.records import Origin
 from lightning_cas.batch.report import load_results, pyplot
 from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.architecture import Architecture
@@ -141,7 +141,7 @@ def write_heads(results, out, plot: bool = True, echo=print) -> int:
     echo the summary, and return the exit status: 3 when something is above a bound or methods
     disagree, else 0. Records from elsewhere (claims) are left out, and counted."""
     checks = load_results(results, judge=False)  # the table judges by its own expected dimension
-    claims = sum(c.status == Source.CLAIM for c in checks)
+    claims = sum(c.status == Origin.CLAIM for c in checks)
     rows, problems = build_rows([c.record for c in checks if c.trusted])
     out = Path(out)
     try:

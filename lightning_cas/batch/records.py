@@ -54,7 +54,7 @@ class Agreement(enum.StrEnum):
     NOT_COMPUTED = "not computed"
 
 
-class Source(enum.StrEnum):
+class Origin(enum.StrEnum):
     """Where a record's numbers come from, as far as this user can tell."""
 
     HERE = "here"  # signed with this user's record key: computed by this user's sweeps

@@ -16,7 +16,7 @@ import io
 import os
 from pathlib import Path
 
-from lightning_cas.batch.records import JobResult, Source, Status
+from lightning_cas.batch.records import JobResult, Origin, Status
 from lightning_cas.batch.store import RecordCheck, ResultStore
 from lightning_cas.batch.tables import job_row
 from lightning_cas.core.display import printable
@@ -63,7 +63,7 @@ def _sort_key(check: RecordCheck):
 
 def table_rows(checks: list[RecordCheck]) -> list[dict]:
     """One typed row per job (the CSV columns), sorted by family then size."""
-    return [job_row(c.record, Source(c.status)) for c in sorted(checks, key=_sort_key)]
+    return [job_row(c.record, Origin(c.status)) for c in sorted(checks, key=_sort_key)]
 
 
 def provenance(check: RecordCheck) -> str:
@@ -81,7 +81,7 @@ def claim_notes(checks: list[RecordCheck]) -> list[str]:
     """One line per provenance: how many claims came from there, and which."""
     groups: dict[str, list[str]] = {}
     for c in checks:
-        if c.status == Source.CLAIM:
+        if c.status == Origin.CLAIM:
             groups.setdefault(provenance(c), []).append(c.record.label)
     lines = []
     for where, labels in groups.items():
@@ -143,15 +143,15 @@ def figure(checks: list[RecordCheck], title: str | None = None):
     for i, fam in enumerate(families):
         colour, marker = colours(i % 10), markers[i % len(markers)]
         rs = [c for c in ok if _family(c.record) == fam]
-        for source in (Source.HERE, Source.CLAIM):
+        for source in (Origin.HERE, Origin.CLAIM):
             pick = [c.record for c in rs if c.status == source]
             pairs = [(r.predicted, r.result.dimension) for r in pick if r.predicted is not None]
             if pairs:
                 left.scatter(*zip(*pairs), marker=marker, s=40, alpha=0.85,
-                             label=fam + (" (claims)" if source is Source.CLAIM else ""),
-                             facecolors=colour if source is Source.HERE else "none", edgecolors=colour)
+                             label=fam + (" (claims)" if source is Origin.CLAIM else ""),
+                             facecolors=colour if source is Origin.HERE else "none", edgecolors=colour)
         pts = sorted((c.record.architecture.widths[0], c.record.result.dimension, c.record.predicted,
-                      c.status == Source.CLAIM) for c in rs)
+                      c.status == Origin.CLAIM) for c in rs)
         pred = [(p[0], p[2]) for p in pts if p[2] is not None]
         if pred:
             right.plot(*zip(*pred), linestyle=":", linewidth=1.2, marker="o", markersize=11, markerfacecolor="none",

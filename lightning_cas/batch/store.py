@@ -7,7 +7,7 @@ Why it looks the way it does:
 * A results directory is data, not instructions, and may come from a colleague: every record
   carries an HMAC-SHA256 under a per-user secret key (kept 0600 in the private directory). The
   key proves "computed by this user's sweeps", not "true": a record it did not sign is a *claim*
-  (:class:`~lightning_cas.batch.records.Source`), shown as such, never reused as a result, and
+  (:class:`~lightning_cas.batch.records.Origin`), shown as such, never reused as a result, and
   re-checked by ``sweep --recheck`` or ``notebook --execute``.
 * Entries are read by descriptor and by content: each name is opened under the directory's own
   descriptor with ``O_NOFOLLOW``, must be a regular file with no other hard link (a hard link
@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from lightning_cas.batch.locks import Locks
-from lightning_cas.batch.records import JobResult, Source, record_from_dict
+from lightning_cas.batch.records import JobResult, Origin, record_from_dict
 from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME, job_row, to_csv
 from lightning_cas.core.display import printable
 from lightning_cas.core.files import atomic_write_text, parse_json, private_dir, read_bytes
@@ -199,7 +199,7 @@ class RecordCheck:
 
     @property
     def trusted(self) -> bool:
-        return self.status == Source.HERE
+        return self.status == Origin.HERE
 
 
 def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes | None = None,
@@ -223,7 +223,7 @@ def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes 
         return RecordCheck(where, "invalid", f"it holds {rec.label}, not {label}")
     mac = data.get("mac")
     if data.get("version") == 2 or not isinstance(mac, str):
-        return RecordCheck(where, Source.CLAIM, f"record version {data.get('version')!r} carries no key signature",
+        return RecordCheck(where, Origin.CLAIM, f"record version {data.get('version')!r} carries no key signature",
                            rec)
     try:
         good = hmac.compare_digest(mac, record_mac(data, key))
@@ -231,8 +231,8 @@ def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes 
         good = False
     if not good:
         who = f" (it names signer {printable(rec.signer)})" if rec.signer else ""
-        return RecordCheck(where, Source.CLAIM, f"not signed with this user's record key{who}", rec)
-    return RecordCheck(where, Source.HERE, "signed with this user's record key", rec)
+        return RecordCheck(where, Origin.CLAIM, f"not signed with this user's record key{who}", rec)
+    return RecordCheck(where, Origin.HERE, "signed with this user's record key", rec)
 
 
 def load_record(path: str | os.PathLike, label: str | None = None) -> JobResult | None:
@@ -335,8 +335,8 @@ class ResultStore:
         """results.csv (every record, claims marked as such) and results.jsonl (the records
         computed here), written atomically."""
         checks = self.checks() if checks is None else checks
-        rows = [(c.record, Source(c.status)) for c in checks if c.record is not None]
-        jsonl = "".join(json.dumps(r.to_dict()) + "\n" for r, source in rows if source is Source.HERE)
+        rows = [(c.record, Origin(c.status)) for c in checks if c.record is not None]
+        jsonl = "".join(json.dumps(r.to_dict()) + "\n" for r, source in rows if source is Origin.HERE)
         csv_path, jsonl_path = self.root / CSV_NAME, self.root / JSONL_NAME
         atomic_write_text(jsonl_path, jsonl, "results table", replace_entries=True)
         atomic_write_text(csv_path, to_csv([job_row(r, source) for r, source in rows], CSV_COLUMNS), "results table",

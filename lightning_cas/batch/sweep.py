@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from lightning_cas.batch.executors import DaskExecutor, LocalExecutor, admit, make_executor, run_job
 from lightning_cas.batch.locks import LOCK_REFRESH_S
 from lightning_cas.batch.makerules import make_rules
-from lightning_cas.batch.records import RECORD_VERSION, STATUSES, Agreement, JobResult, Recheck, Source, Status, failed
+from lightning_cas.batch.records import RECORD_VERSION, STATUSES, Agreement, JobResult, Recheck, Origin, Status, failed
 from lightning_cas.batch.spec import METHODS, M2_METHODS, SPEC_KEYS, TOP_KEYS, Job, Sweep, load_spec, parse_spec
 from lightning_cas.batch.store import ResultStore, load_record, record_checksum, verify_record
 from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME
@@ -119,7 +119,7 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
     def stored(job: Job) -> tuple[str, JobResult | None]:
         """("reuse", record), ("claim", record) to leave as it is, or ("run", claim or None)."""
         check = store.check(job.label)
-        if check.record is not None and check.status == Source.CLAIM:
+        if check.record is not None and check.status == Origin.CLAIM:
             if force or recheck:
                 claims[job.label] = check.record
                 return "run", check.record

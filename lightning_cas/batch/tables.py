@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 
-from lightning_cas.batch.records import JobResult, Source
+from lightning_cas.batch.records import JobResult, Origin
 
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
 CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",
@@ -18,7 +18,7 @@ CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "nor
                "host", "recheck")
 
 
-def job_row(rec: JobResult, source: Source = Source.HERE) -> dict:
+def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
     """One job as a typed row (the CSV columns, in order)."""
     arch, res = rec.architecture, rec.result
     recheck = None if rec.recheck is None else ("reproduced" if rec.recheck.reproduced else "differs")

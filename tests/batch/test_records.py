@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lightning_cas.batch.executors import admit, run_job
-from lightning_cas.batch.records import (RECORD_VERSION, Agreement, JobResult, Source, Status, check_numbers,
+from lightning_cas.batch.records import (RECORD_VERSION, Agreement, JobResult, Origin, Status, check_numbers,
                                          legacy_implicit, record_from_dict)
 from lightning_cas.batch.spec import Job
 from lightning_cas.batch.store import ResultStore, verify_record
@@ -148,4 +148,4 @@ def test_typed_fields_refuse_what_is_not_theirs():
             JobResult.from_dict({**data, key: value})
     with pytest.raises(InputError):
         JobResult.from_dict({**data, "job": {**data["job"], "method": "magic"}})
-    assert Source("claim") is Source.CLAIM and str(Status.TIMEOUT) == "timeout"
+    assert Origin("claim") is Origin.CLAIM and str(Status.TIMEOUT) == "timeout"

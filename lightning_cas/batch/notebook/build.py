@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.backends.m2 import M2_PRIME, check_implicit_size, jacobian_size
-from lightning_cas.batch.records import JobResult, Source, Status, check_numbers, judged, upgrade_result
+from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers, judged, upgrade_result
 from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
 from lightning_cas.core.architecture import Architecture
@@ -53,7 +53,7 @@ class JobCell:
     why it has none) and what was found of its stored script."""
 
     record: JobResult
-    source: Source
+    source: Origin
     origin: str  # why it is this user's or a claim
     code: str | None = None  # the Macaulay2 cell
     refused: str | None = None  # why there is no cell
@@ -94,7 +94,7 @@ def result_file_record(path: Path) -> RecordCheck:
         check_numbers(rec)
     except InputError as exc:
         raise InputError(f"{printable(path)}: {str(exc).rstrip('.')}.") from None
-    return RecordCheck(str(path), Source.CLAIM, "a result file (dim --json), which carries no signature", judged(rec))
+    return RecordCheck(str(path), Origin.CLAIM, "a result file (dim --json), which carries no signature", judged(rec))
 
 
 def load_checks(path: Path) -> tuple[Path, list[RecordCheck]]:
@@ -168,7 +168,7 @@ def job_cell(check: RecordCheck, store: ResultStore, limit_s: float | None = Non
         script = f"`{md(rec.script)}`: {md(found)}"
     else:
         script = "none stored" if rec.method in ("jacobian", "implicit") else "none (not a Macaulay2 job)"
-    return JobCell(rec, Source(check.status), check.reason, code, refused, script)
+    return JobCell(rec, Origin(check.status), check.reason, code, refused, script)
 
 
 # ---- the notebook ------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def _title(root: Path, cells: list[JobCell]) -> str:
     m2_versions = sorted({r.result.m2_version for r in recs if r.result is not None and r.result.m2_version})
     hosts = sorted({r.host for r in recs})
     limits = sorted({r.job.timeout for r in recs if r.job.timeout})
-    claims = sum(c.source is Source.CLAIM for c in cells)
+    claims = sum(c.source is Origin.CLAIM for c in cells)
     return "\n".join([
         f"# lightning-cas run `{md(root.resolve().name)}`", "",
         f"- jobs: {len(recs)} (methods: {', '.join(map(md, methods)) or 'none'}; statuses: "
@@ -215,7 +215,7 @@ def _table(cells: list[JobCell]) -> str | None:
     for c in cells:
         r, res = c.record, c.record.result
         rows.append("| " + " | ".join(md(v) for v in (
-            r.label, "computed here" if c.source is Source.HERE else "claim", r.method, r.status,
+            r.label, "computed here" if c.source is Origin.HERE else "claim", r.method, r.status,
             res.dimension if res else "",
             "" if r.predicted is None else f"{r.predicted} ({r.prediction_status})", r.agreement,
             res.certainty if res else "")) + " |")
@@ -228,7 +228,7 @@ def _table(cells: list[JobCell]) -> str | None:
 def _job_markdown(c: JobCell) -> str:
     rec = c.record
     pred = "no prediction" if rec.predicted is None else f"predicted {rec.predicted} ({md(rec.prediction_status)})"
-    who = ("computed by the exporting user" if c.source is Source.HERE else
+    who = ("computed by the exporting user" if c.source is Origin.HERE else
            f"a **claim** from host {md(rec.host)} ({md(c.origin)})")
     lines = [f"## `{md(c.label)}`", "",
              f"Stored: {_outcome(rec)}; {pred}; seed {rec.job.seed}, time limit {c.limit_s:g} s, took "
