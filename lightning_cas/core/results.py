@@ -114,20 +114,13 @@ def optional(default=None):
 
 class Record:
     """Mixin for typed nested records (frozen dataclasses): strict, lossless ``to_dict``/``from_dict``.
-
-    ``record["name"]`` reads a field too, for code written against the former dict shape.
-    """
+    Fields are attributes (``record.name``); a record is not a dict."""
 
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, (list, tuple, dict)):
                 object.__setattr__(self, f.name, freeze(value))
-
-    def __getitem__(self, key: str):
-        if key not in {f.name for f in fields(self)}:
-            raise KeyError(key)
-        return getattr(self, key)
 
     def to_dict(self) -> dict:
         # a field marked optional is written only when set, so results that never set it keep their JSON

@@ -88,7 +88,7 @@ class FiberResult(Provenance, JsonResult):
 
     def component_ideal(self, index: int) -> list[sympy.Expr]:
         """Generators of component ``index`` (0-based) as sympy polynomials in q_i_r_c, k_i_r_c, v_i_r_c."""
-        gens = self.components[index]["generators"]
+        gens = self.components[index].generators
         return [sympy.sympify(g, locals=_symbol_table(gens)) for g in gens]
 
 
@@ -295,7 +295,7 @@ def _permutation_components(arch: Architecture, point: Point, components) -> set
     for perm in permuted_points(arch, point):
         subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, flat(perm))}
         for k, comp in enumerate(components):
-            gens = [sympy.sympify(g, locals=_symbol_table(comp["generators"])) for g in comp["generators"]]
+            gens = [sympy.sympify(g, locals=_symbol_table(comp.generators)) for g in comp.generators]
             if all(g.xreplace(subs) == 0 for g in gens):
                 hit.add(k)
     return hit

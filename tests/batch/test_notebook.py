@@ -357,6 +357,16 @@ def test_planted_script_paths_are_never_read_into_the_notebook(results, tmp_path
     assert proc.returncode == 0 and json.loads(proc.stdout)["scripts"] == 3 and "\x1b" not in proc.stderr
 
 
+def test_a_damaged_or_empty_directory_is_one_line(tmp_path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "x.json").write_text("{")
+    (tmp_path / "empty").mkdir()
+    for where, words in (("bad", "damaged"), ("empty", "holds no job results")):
+        proc = cli("notebook", tmp_path / where, "-o", tmp_path / f"{where}.ipynb")
+        assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / f"{where}.ipynb").exists()
+
+
 def test_planted_record_files_are_ignored(results):
     os.mkfifo(results / "fifo.json")  # would block a naive reader forever
     (results / "linked.json").symlink_to(results / f"{JAC}.json")

@@ -149,3 +149,12 @@ def test_typed_fields_refuse_what_is_not_theirs():
     with pytest.raises(InputError):
         JobResult.from_dict({**data, "job": {**data["job"], "method": "magic"}})
     assert Origin("claim") is Origin.CLAIM and str(Status.TIMEOUT) == "timeout"
+
+
+def test_records_are_not_dicts():
+    """Dict-style access kept the former dict shapes alive; fields are attributes only."""
+    rec = _ok()
+    for value in (rec, rec.job, rec.result):
+        with pytest.raises(TypeError):
+            value["label"]  # noqa: B018
+    assert rec.result.dimension == 7 and rec.job.seed == 0

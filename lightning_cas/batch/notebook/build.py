@@ -25,6 +25,7 @@ from pathlib import Path
 
 from lightning_cas.backends.m2 import M2_PRIME, check_implicit_size, jacobian_size
 from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers, judged, upgrade_result
+from lightning_cas.batch.report import scan
 from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
 from lightning_cas.core.architecture import Architecture
@@ -100,7 +101,7 @@ def result_file_record(path: Path) -> RecordCheck:
 def load_checks(path: Path) -> tuple[Path, list[RecordCheck]]:
     """(results directory, its records with their source), for a directory or one result file."""
     if path.is_dir():
-        return path, [c for c in ResultStore(path, create=False).checks() if c.record is not None]
+        return path, scan(path)[0]
     if not path.exists():
         raise InputError(f"{printable(path)} does not exist.")
     return path.parent, [result_file_record(path)]
