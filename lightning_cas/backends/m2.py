@@ -14,7 +14,8 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.errors import M2ParseError
 from lightning_cas.macaulay2.connection import Macaulay2
-from lightning_cas.macaulay2.network import architecture_params, check_parameters, package_params  # noqa: F401
+from lightning_cas.macaulay2.network import check_dimension, check_parameters, package_params
+from lightning_cas.macaulay2.network import architecture_params  # noqa: F401  (the notebook renders its cells from it)
 from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_str
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.core.primes import check_prime
@@ -58,11 +59,13 @@ def dimension_jacobian(arch: Architecture, m2: Macaulay2, seed: int = 0, prime: 
     start = time.perf_counter()
     script, rec = m2.run("dimension_jacobian", {**package_params(arch), "charP": p, "seed": seed, "columns": 1})
     check_parameters(arch, rec, script)
-    rank = json_int(rec, "rank", script)
+    rank = check_dimension(arch, json_int(rec, "rank", script), script, "rank")
     rows = json_int(rec, "rows", script)
     got_p = json_int(rec, "prime", script)
     if got_p != p or json_int(rec, "dimension", script) != rank:
         raise M2ParseError(f"inconsistent Jacobian record from Macaulay2 (prime {got_p}, asked {p})", script)
+    if rank > rows:
+        raise M2ParseError(f"Macaulay2 reported rank {rank} for a Jacobian of {rows} rows", script)
     bound = rank * (arch.weight_degree - 1) / p  # only the weights are random here
     return DimensionResult(
         architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
@@ -80,7 +83,7 @@ def dimension_implicit(arch: Architecture, m2: Macaulay2, seed: int = 0, generat
     params = {**package_params(arch), "charP": 0, "seed": seed, "columns": 1, "emitGenerators": int(generators)}
     script, rec = m2.run("dimension_implicit", params)
     check_parameters(arch, rec, script)
-    dim = json_int(rec, "dimension", script)
+    dim = check_dimension(arch, json_int(rec, "dimension", script), script)
     degrees = json_int_list(rec, "generator_degrees", script)
     notes = [f"degree {json_int(rec, 'degree', script)} (standard grading)",
              f"{json_int(rec, 'linear_span', script)} linearly independent coefficients",

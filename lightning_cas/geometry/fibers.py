@@ -22,7 +22,7 @@ from lightning_cas.core.deadline import Deadline
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
 from lightning_cas.macaulay2.connection import Macaulay2
-from lightning_cas.macaulay2.network import check_parameters, package_params
+from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_polynomials, json_rationals, json_str
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
@@ -312,7 +312,7 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
               "witnessTries": WITNESS_TRIES}
     script, rec = m2.run("fiber", params)
     check_parameters(arch, rec, script)
-    fiber_dim = json_int(rec, "fiber_dimension", script)
+    fiber_dim = check_fiber_dimension(arch, json_int(rec, "fiber_dimension", script), script)
     components = []
     for n, comp in enumerate(json_list(rec, "components", script), 1):
         gens = json_polynomials(comp, "generators", script)
@@ -328,7 +328,8 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
                 raise M2ParseError(f"the witness of component {n} does not give the same function as W "
                                    "(checked exactly in Python)", script)
             witness = freeze(point_to_dict(wpoint))
-        components.append(FiberComponent(dimension=json_int(comp, "dimension", script),
+        components.append(FiberComponent(dimension=check_fiber_dimension(arch, json_int(comp, "dimension", script),
+                                                                         script, f"component {n} of dimension"),
                                          degree=json_int(comp, "degree", script),
                                          contains_point=contains, generators=tuple(str(g) for g in gens),
                                          witness=witness))

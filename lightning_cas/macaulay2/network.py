@@ -43,3 +43,21 @@ def check_parameters(arch: Architecture, rec: dict, script: str) -> None:
     got = json_int(rec, "parameters", script)
     if got != arch.parameters:
         raise M2ParseError(f"Macaulay2 built a network with {got} weights, expected {arch.parameters}", script)
+
+
+def check_dimension(arch: Architecture, value: int, script: str, what: str = "dimension") -> int:
+    """A dimension (or rank) from Macaulay2, refused unless 0 <= value <= min(parameters, ambient):
+    the image of the parametrization can be no larger than its source or its target."""
+    top = min(arch.parameters, arch.ambient_dimension)
+    if not 0 <= value <= top:
+        raise M2ParseError(f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights into a "
+                           f"{arch.ambient_dimension}-dimensional space; it must lie between 0 and {top}", script)
+    return value
+
+
+def check_fiber_dimension(arch: Architecture, value: int, script: str, what: str = "fiber dimension") -> int:
+    """A fiber (or fiber component) dimension from Macaulay2: a subvariety of the weights, so 0..parameters."""
+    if not 0 <= value <= arch.parameters:
+        raise M2ParseError(f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights; it must "
+                           f"lie between 0 and {arch.parameters}", script)
+    return value

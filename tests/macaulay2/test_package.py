@@ -16,7 +16,7 @@ from lightning_cas.geometry import fibers
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
                                            json_rationals, json_record, json_str, m2_name_to_sympy)
-from lightning_cas.macaulay2.render import package_file, render
+from lightning_cas.macaulay2.render import SEARCH_PATH_LINE, package_file, render
 from lightning_cas.macaulay2.runner import run_script
 
 
@@ -212,7 +212,8 @@ def test_package_scripts_are_numbers_then_the_package_path_then_one_call():
     assert head_counts(arch) == [1, 1]
     text = render("dimension_jacobian", **package_params(arch), charP=101, seed=0, columns=1)
     lines = text.splitlines()
-    assert lines[1:5] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
+    assert lines[1] == SEARCH_PATH_LINE
+    assert lines[2:6] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
     assert f'lcasPackage = "{package_file().as_posix()}";' in lines
     assert "lcasNetwork" not in text and "printRecord dimensionRecord(" in text
 
