@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from lightning_cas.core import deadline
-from lightning_cas.backends import rank_modp
+from lightning_cas.core import rank_modp
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
