@@ -15,15 +15,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import re
-import signal
 import socket
-import threading
 import time
 import uuid
 from dataclasses import replace
 
 from lightning_cas import api
-from lightning_cas.batch.spec import M2_METHODS, Job
+from lightning_cas.batch.spec import Job
 from lightning_cas.batch.records import Agreement, JobResult, Status, check_numbers, failed, judged
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES
 from lightning_cas.core.display import printable
@@ -32,36 +30,20 @@ from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
 
 
-class _SoftTimeout(Exception):
-    pass
-
-
-def _alarm(_signum, _frame):
-    raise _SoftTimeout()
-
-
 def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
     """Compute one job; never raises (status records what went wrong). ``judge=False`` leaves the
     prediction and verdict out (the executors ask that: the coordinator judges every answer itself,
     so a worker need not spend the prediction's time too).
 
-    M2 methods get the timeout (the M2 process group is killed). Python methods (modp, numeric)
-    get a SIGALRM limit when running in a process's main thread (the local pool); in a Dask
-    thread only the M2 limit applies.
+    The job's timeout is the verb's own deadline (lightning_cas.core.deadline): Macaulay2 runs get
+    what is left of it, Python work is stopped by its alarm in a process's main thread (the local
+    pool) and by its checks and killable children in any thread (Dask).
     """
     start = time.perf_counter()
     status, message, result, script = "ok", None, None, None
-    use_alarm = (job.timeout is not None and job.method not in M2_METHODS and hasattr(signal, "setitimer")
-                 and threading.current_thread() is threading.main_thread())
-    old = None
     try:
-        if use_alarm:
-            old = signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, job.timeout)
         result = api.dimension(job.architecture, method=job.method, seed=job.seed, timeout=job.timeout, m2=m2)
         script = result.script
-    except _SoftTimeout:
-        status, message = "timeout", f"the {job.method} computation exceeded the {job.timeout:g} s time limit."
     except TimeLimitError as exc:  # Macaulay2's limit or the verb's own deadline (Python work)
         status, message, script = "timeout", str(exc), getattr(exc, "script", None)
     except LightningError as exc:
@@ -69,10 +51,6 @@ def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
         script = getattr(exc, "script", None)
     except Exception as exc:  # a bug in one job must not stop the sweep; record it plainly
         status, message = "error", f"internal error ({type(exc).__name__}: {exc})"
-    finally:
-        if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
     elapsed = time.perf_counter() - start
     text = None
     if script:
@@ -87,7 +65,8 @@ def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
 
 def job_script(job: Job, rec: JobResult) -> str | None:
     """The Macaulay2 script lightning-cas renders for this job (None for Python methods)."""
-    from lightning_cas.backends.m2 import M2_PRIME, package_params
+    from lightning_cas.backends.m2 import M2_PRIME
+    from lightning_cas.macaulay2.network import package_params
     from lightning_cas.macaulay2.render import render
 
     base = {**package_params(job.architecture), "charP": 0, "seed": job.seed, "columns": 1}

@@ -18,6 +18,8 @@ from lightning_cas.geometry import boundary as real_boundary
 from lightning_cas.geometry import claims
 from lightning_cas.geometry import ideals as geometry
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.deadline import Deadline
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.cli import main
 from lightning_cas.core.weights import save_point
 
@@ -100,7 +102,7 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
     points = list(claims.stratum_points(arch, seed=3).values())
     points += real_boundary.stratum_samples(arch, "parallel", 5, 2)
     for p in points:
-        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         if v["vertex"]:
             continue
         assert v["boundary"] is not None, v["evidence"]
@@ -114,11 +116,11 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
 def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2, case):
     arch = arch_of(case)
     for p in real_boundary.stratum_samples(arch, "rank11", 9, 2):
-        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         assert v["boundary"] is False and v["certificate"]["kind"] == "branches", v["evidence"]
         assert "singular point" in v["evidence"]  # interior although singular: two real branches
     for p in real_boundary.stratum_samples(arch, "parallel", 9, 2):
-        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         assert v["boundary"] is True and v["certificate"]["kind"] == "witness curve", v["evidence"]
         assert sympy.Rational(v["certificate"]["s0"]) > 0
 
@@ -126,9 +128,9 @@ def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2,
 @pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
 def test_critical_image_on_slices_equals_elimination(m2, case):
     arch = arch_of(case)
-    script, rec = real_boundary.candidate_record(arch, timeout=120, m2=m2, singular=False)
+    script, rec = real_boundary.candidate_record(arch, Macaulay2(m2, deadline=Deadline(120)), singular=False)
     slices = [sympy.sympify(g) for g in geometry.sympy_strings(rec["critical"]["critical_image"], "generators", script)]
-    elim = real_boundary.critical_image_by_elimination(arch, timeout=120, m2=m2)
+    elim = real_boundary.critical_image_by_elimination(arch, Macaulay2(m2, deadline=Deadline(120)))
     (component,) = elim["components"]  # one minimal prime: the elimination ideal is not radical
     other = [sympy.sympify(g) for g in component["generators"]]
     ys = sorted(set().union(*(g.free_symbols for g in slices + other)), key=str)
