@@ -49,3 +49,11 @@ heads: setup
 	$(LCAS) sweep $(call lcas_q,$(HEADS_SPEC)) --out $(call lcas_q,$(HEADS_DIR)/results) --jobs $(call lcas_q,$(JOBS)) \
 	  --retry-failed --quiet
 	$(LCAS) heads $(call lcas_q,$(HEADS_DIR)/results) --out $(call lcas_q,$(HEADS_DIR))
+
+# The blocks table: small transformer stacks (causal/residual/projections/mlp, 1-3 layers) and polynomial
+# networks, computed and judged against the published formulas and proved bounds (a few minutes).
+#   make blocks  ->  blocks/table.csv, blocks/defects.csv, blocks/findings.md, blocks/blocks.png
+BLOCKS_DIR ?= blocks
+.PHONY: blocks
+blocks: setup
+	$(LCAS) blocks --out $(call lcas_q,$(BLOCKS_DIR))

@@ -28,6 +28,7 @@ COMMANDS = {
     "report": ("lightning_cas.cli.batch", "report_command"),
     "heads": ("lightning_cas.cli.batch", "heads_command"),
     "notebook": ("lightning_cas.cli.batch", "notebook_command"),
+    "blocks": ("lightning_cas.cli.blocks", "blocks_command"),
 }
 
 
