@@ -344,13 +344,18 @@ def _forge(path: Path, **changes):
     path.write_text(json.dumps(data))
 
 
-def test_a_forged_impossible_record_is_refused_and_recomputed(tmp_path):
+def _swept_fast(tmp_path):
+    """(spec, results directory, label and record path of its first job) after a real sweep of FAST."""
     spec = tmp_path / "fast.toml"
     spec.write_text(FAST)
     out = tmp_path / "r"
     assert cli("sweep", spec, "--out", out, "--quiet").returncode == 0
     label = parse_spec(FAST).jobs[0].label
-    rec = out / f"{label}.json"
+    return spec, out, label, out / f"{label}.json"
+
+
+def test_a_forged_impossible_record_is_refused_and_recomputed(tmp_path):
+    spec, out, label, rec = _swept_fast(tmp_path)
     genuine = json.loads(rec.read_text())
     assert genuine["agreement"] == "agree"
     # 99 for 8 parameters: no record can say that, signed or not
@@ -367,12 +372,7 @@ def test_a_forged_impossible_record_is_refused_and_recomputed(tmp_path):
 
 
 def test_a_forged_plausible_record_is_a_claim_with_its_own_verdict_until_rechecked(tmp_path):
-    spec = tmp_path / "fast.toml"
-    spec.write_text(FAST)
-    out = tmp_path / "r"
-    assert cli("sweep", spec, "--out", out, "--quiet").returncode == 0
-    label = parse_spec(FAST).jobs[0].label
-    rec = out / f"{label}.json"
+    spec, out, label, rec = _swept_fast(tmp_path)
     # 5 is a possible dimension, and the forger says it agrees: the verdict is recomputed (6 predicted)
     _forge(rec, **{"result.dimension": 5, "predicted": 5, "agreement": "agree"})
     check = verify_record(rec)

@@ -23,7 +23,6 @@ from lightning_cas.core.display import printable
 
 nbformat = pytest.importorskip("nbformat")
 REPO = Path(__file__).resolve().parents[2]
-DATA = Path(__file__).resolve().parent / "data"
 JAC = "w2-2_a2_t2_none_jacobian_s0"
 IMP = "w2-2_a1_t2_none_implicit_s0"
 MODP = "w2-2_a1_t2_none_modp_s0"
@@ -265,17 +264,10 @@ def test_claims_from_another_key_are_re_checked(results, tmp_path, kernel, monke
     assert "Of 3 claims from elsewhere, 2 reproduced." in summary
 
 
-def test_an_old_results_directory_still_exports_and_reproduces(tmp_path, kernel, monkeypatch):
+def test_an_old_results_directory_still_exports_and_reproduces(legacy, kernel):
     """A results directory written before records were typed (version 3: the implicit ideal's numbers
     in notes) is read by the reader of that version; its cells reproduce, degrees and spans included."""
-    res = tmp_path / "legacy"
-    shutil.copytree(DATA / "legacy_v3", res)
-    private = tmp_path / "private"
-    private.mkdir(mode=0o700)
-    shutil.copy(DATA / "legacy_v3.key", private / "record.key")
-    os.chmod(private / "record.key", 0o600)
-    monkeypatch.setenv("LIGHTNING_CAS_PRIVATE_DIR", str(private))
-    nb, cells = nbk.build_notebook(res)
+    nb, cells = nbk.build_notebook(legacy)
     assert {c.source for c in cells} == {"here"}
     imp = next(c for c in cells if c.label == IMP)
     assert imp.record.result.implicit.degree == 20 and imp.record.result.implicit.linear_span == 12

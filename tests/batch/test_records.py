@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -25,19 +24,6 @@ from lightning_cas.errors import InputError
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 IMP = "w2-2_a1_t2_none_implicit_s0"
-
-
-@pytest.fixture
-def legacy(tmp_path, monkeypatch):
-    """The version-3 results directory, with the record key that signed it as this user's key."""
-    res = tmp_path / "legacy"
-    shutil.copytree(DATA / "legacy_v3", res)
-    private = tmp_path / "private"
-    private.mkdir(mode=0o700)
-    shutil.copy(DATA / "legacy_v3.key", private / "record.key")
-    os.chmod(private / "record.key", 0o600)
-    monkeypatch.setenv("LIGHTNING_CAS_PRIVATE_DIR", str(private))
-    return res
 
 
 def cli(*args, env=None):
