@@ -26,7 +26,7 @@ from lightning_cas.geometry.network_fibers import extra_directions
 from lightning_cas.core.symmetry import random_weights
 
 COLUMNS = ("family", "network", "parameters", "computed", "predicted", "kind", "status", "formula", "verdict",
-           "defect", "tight", "method", "seconds")
+           "defect", "tight", "published", "method", "seconds")
 MAX_FINDINGS = 40
 
 
@@ -85,7 +85,8 @@ def run_case(case: Case) -> dict:
     return {"family": case.family, "network": net.label(), "parameters": net.parameters,
             "computed": result.dimension, "predicted": pred.value, "kind": pred.kind, "status": pred.status,
             "formula": pred.formula if pred.kind == "value" else "", "verdict": str(j.verdict),
-            "defect": "" if j.defect is None else j.defect, "tight": tight, "method": result.method,
+            "defect": "" if j.defect is None else j.defect, "tight": tight,
+            "published": pred.regime if pred.kind == "value" else "", "method": result.method,
             "seconds": round(time.perf_counter() - start, 3), "_net": net}
 
 
@@ -152,7 +153,15 @@ def build(out: str | Path, quick: bool = False, progress=None) -> dict:
             f"({sum(r['verdict'] == 'agree' for r in published)} agree); {len(defects)} below the least proved "
             f"upper bound; {sum(r['verdict'] == 'disagree' for r in rows)} disagreements.", "",
             "## Published cases found again", ""]
-    text += [f"- `{r['network']}`: {r['computed']} ({r['formula']}; {r['status']}): {r['verdict']}" for r in published]
+    exceptions = [r for r in published if "exception" in r["published"] or "defective for" in r["published"]
+                  and r["computed"] < min(r["parameters"], 10 ** 9) and "m = 1;" not in r["published"]]
+    named = [r for r in published if "Alexander" not in r["published"] and "shallow" not in r["published"]]
+    text += [f"- `{r['network']}`: {r['computed']} ({r['formula']}; {r['published']}; {r['status']}): {r['verdict']}"
+             for r in named]
+    shallow = [r for r in published if "shallow" in r["published"]]
+    text += [f"- {len(shallow)} shallow polynomial networks with one output (Alexander-Hirschowitz, proved): "
+             f"{sum(r['verdict'] == 'agree' for r in shallow)} agree; the defective ones among them:"]
+    text += [f"  - `{r['network']}`: {r['computed']} ({r['published']})" for r in exceptions]
     text += ["", "## Defects no formula predicts", ""] + findings(rows)
     atomic_write_text(out / "findings.md", "\n".join(text) + "\n")
     plot(rows, out / "blocks.png")

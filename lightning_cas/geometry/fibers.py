@@ -329,6 +329,12 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
         reduced = _reduce(point, prime)
         if reduced is None:
             raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
+        vanished = [k for k, (q, r) in enumerate(zip(values, reduced)) if q != 0 and r == 0]
+        if vanished:
+            # the point mod p has a zero where W has none: its fiber is another point's fiber
+            raise InputError(f"the prime {prime} divides {len(vanished)} nonzero entries of the point (weight "
+                             f"{vanished[0] + 1} first), so W mod {prime} is another point; choose another prime "
+                             "or none (QQ).")
         values = [int(v) for v in reduced]
     params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
               "witnessTries": WITNESS_TRIES}
