@@ -23,6 +23,11 @@ class TooLargeError(InputError):
     """The request is valid but the chosen method would not finish; names a method that would."""
 
 
+class OutputError(LightningError):
+    """A file or standard output could not be written (disk full, file too large, no permission);
+    nothing half written is left behind."""
+
+
 class TimeLimitError(LightningError):
     """The command's time limit (--timeout) ran out, in Python work or in a Macaulay2 run."""
 
@@ -57,6 +62,10 @@ class M2TimeoutError(M2Error, TimeLimitError):
 
 class M2CrashError(M2Error):
     """Macaulay2 died abnormally (signal, out of memory) without a clean M2 error."""
+
+
+class M2OutputError(M2CrashError):
+    """Macaulay2 (or what was given as Macaulay2) printed more than the output cap and was stopped."""
 
 
 class M2ParseError(M2Error):
