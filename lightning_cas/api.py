@@ -25,7 +25,7 @@ from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
 from lightning_cas.core.verdict import Verdict, VerifyResult, describe, judge
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.options import DIMENSION_METHODS, MAX_FAILURE_BOUND, check_architecture, resolve
+from lightning_cas.options import DIMENSION_METHODS, MAX_FAILURE_BOUND, resolve
 
 MAX_RESULT_BYTES = 64 * 2 ** 20
 METHODS = DIMENSION_METHODS
@@ -112,9 +112,12 @@ def _compute_dimension(arch: Architecture | Network, opts, deadline) -> Dimensio
     return dimension_numeric(arch, seed=opts.seed)
 
 
-def predict(arch: Architecture | Network) -> TheoryReport:
-    """Closed-form predictions with their regimes (no computation)."""
-    return _predict(check_architecture(arch, "predict"))
+def predict(arch: Architecture | Network, *, timeout: float | None = None) -> TheoryReport:
+    """Closed-form predictions with their regimes, and the proved bounds (orbit ranks mod p: no dimension is
+    computed); ``timeout`` bounds the call."""
+    opts = resolve("predict", arch, timeout=timeout)
+    with opts.deadline():
+        return _predict(arch)
 
 
 def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
@@ -134,7 +137,7 @@ def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
             comparison = compare_normalizations(arch, seed=opts.seed)
             comparison.pop("results", None)  # the full results are recomputable; keep the summary
             details["normalizations"] = comparison
-    pred = _predict(arch).dimension
+        pred = _predict(arch).dimension  # the orbit ranks of the bounds count against the limit too
     judgement = judge(pred, computed.dimension)
     verdict = judgement.verdict
     message = describe(pred, judgement, f"{computed.method}, {computed.certainty}")

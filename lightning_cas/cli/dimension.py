@@ -10,8 +10,8 @@ import click
 from lightning_cas import api
 from lightning_cas.backends.local import spectrum_bands
 from lightning_cas.core.points import load_inputs, load_weights
-from lightning_cas.cli.common import (EXIT_DISCREPANCY, architecture_options, clean_errors, describe_provenance,
-                                      method_options, parse_architecture)
+from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, clean_errors,
+                                      describe_provenance, method_options, parse_architecture)
 
 
 @click.command("dim")
@@ -73,10 +73,11 @@ def _where(result) -> str:
 
 @click.command("predict")
 @architecture_options
+@TIMEOUT_OPTION
 @clean_errors
-def predict_command(widths, attention, tokens, normalization, as_json):
+def predict_command(widths, attention, tokens, normalization, as_json, timeout):
     """Closed-form predictions from the theory, each with its regime."""
-    report = api.predict(parse_architecture(widths, attention, tokens, normalization))
+    report = api.predict(parse_architecture(widths, attention, tokens, normalization), timeout=timeout)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
         return

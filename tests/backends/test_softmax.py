@@ -19,7 +19,9 @@ from lightning_cas.api import compare_normalizations
 from lightning_cas.core.softmax import (evaluate, evaluate_arb, jacobian, jacobian_arb,
                                    random_point)
 from lightning_cas.core.predictions import rho
+from lightning_cas.core.network import Attention, Network
 from lightning_cas.core.theory import predict_dimension
+from lightning_cas.core.verdict import Verdict, judge
 
 
 def soft(widths, attention, tokens=2):
@@ -181,3 +183,30 @@ def test_token_collapse_costs_lightning_only():
     assert c["lightning"]["certainty"] == "probabilistic"
     assert c["difference"] > c["depth"]
     assert "beyond the scaling" in c["explanation"]
+
+
+# ---- the published softmax formulas, reproduced by the numeric backend -------------------------------
+
+
+@pytest.mark.parametrize("net, value", [
+    # Henry (2026), causal softmax with merged weights (a = d): without residual connections 2Lkd^2 - (L-1)d^2
+    (Network(3, 3, (Attention(3, causal=True, normalization="softmax"),)), 18),
+    (Network(3, 3, (Attention(3, causal=True, normalization="softmax"),) * 2), 2 * 2 * 9 - 9),
+    # with residual connections 2Lkd^2 (d >= kL + 1)
+    (Network(3, 3, (Attention(3, causal=True, residual=True, normalization="softmax"),)), 18),
+    (Network(3, 3, (Attention(3, causal=True, residual=True, normalization="softmax"),) * 2), 36),
+    # Henry (2026), one factored multi-head softmax layer: 4kda - 2ka^2
+    (Network(4, 3, (Attention(2, heads=2, value=2, normalization="softmax"),)), 4 * 2 * 4 * 2 - 2 * 2 * 4),
+], ids=lambda x: x.label() if hasattr(x, "label") else str(x))
+def test_the_published_softmax_formulas_are_found_again(net, value):
+    pred = predict_dimension(net)
+    assert pred.kind == "value" and pred.value == value and pred.status == "claim"
+    result = dimension_numeric(net)
+    assert result.dimension == value and judge(pred, result.dimension).verdict is Verdict.AGREE
+
+
+def test_konda_deep_softmax_rank():
+    """Konda (2026): one head per layer, V invertible: rank d^2 + sum r_i (2d - r_i) (d = 4, a = 2, L = 3: 52)."""
+    arch = Architecture((4, 4, 4, 4), (2, 2, 2), 3, "softmax")
+    assert predict_dimension(arch).value == 16 + 3 * 2 * (8 - 2) == 52
+    assert dimension_numeric(arch).dimension == 52

@@ -302,3 +302,18 @@ def test_fiber_names_head_mixing():
     r = fiber(Architecture((2, 3), (2,), 2, heads=(2,)), method="modp")
     assert r.generic_fiber_dimension == 28 - 16 and r.symmetry_orbit_dimension == 10
     assert any("orbit dimension with it 12; this explains the whole generic fiber" in n for n in r.notes)
+
+
+def test_multihead_predict_is_fast_and_bounded_by_its_timeout():
+    """Found by review: predict at 16 wide, 4 heads ran past 60 s (exact ranks over QQ) and had no --timeout;
+    the orbit ranks are taken mod p now, and predict takes a time limit."""
+    import time
+
+    from lightning_cas.errors import TimeLimitError
+
+    arch = Architecture((16, 16, 16), (4, 4), 4, heads=(4, 4))
+    start = time.perf_counter()
+    report = api.predict(arch, timeout=30)
+    assert time.perf_counter() - start < 10 and report.dimension.kind == "upper bound"
+    with pytest.raises(TimeLimitError):
+        api.predict(Architecture((48, 48, 48), (12, 12), 3, heads=(8, 8)), timeout=0.2)
