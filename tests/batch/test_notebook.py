@@ -142,7 +142,9 @@ def test_python_api_and_edited_cells_are_reported_not_passed(results, kernel):
     # a Macaulay2 error in the jacobian cell (the kernel still says "ok"); the implicit cell computes
     # another architecture (attention 2 instead of 1), so its records differ from the stored ones
     code[JAC].source += '\nerror "planted";'
-    code[IMP].source = code[IMP].source.replace("attention = {1};", "attention = {2};")
+    edited = code[IMP].source.replace("blocks = {{0, 1, 1, 0, 2, 0, 0}};", "blocks = {{0, 1, 2, 0, 2, 0, 0}};")
+    assert edited != code[IMP].source
+    code[IMP].source = edited
     run = nbk.run_notebook(nb, cells)
     verdicts = {o.label: o for o in run.outcomes}
     assert verdicts[JAC].verdict == "error" and "planted" in verdicts[JAC].message
