@@ -5,14 +5,19 @@ from __future__ import annotations
 import click
 
 from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      parse_architecture)
+                                      parse_architecture, plain_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
-from lightning_cas.core.weights import load_point, random_point, save_point
+from lightning_cas.core import weights
+from lightning_cas.core.architecture import from_network
+from lightning_cas.core.network import Network
+from lightning_cas.core.points import load_weights
+from lightning_cas.core.weights import load_point, random_point
 
 
 @click.command("fiber")
 @architecture_options
-@click.option("--at", "at", default=None, help="Weight point JSON file {\"layers\": [{\"Q\":..,\"K\":..,\"V\":..}]}.")
+@click.option("--at", "at", default=None, metavar="FILE",
+              help="Weight point: JSON ({\"layers\": ...} or {\"blocks\": ...}), .npz or .safetensors; floats exact.")
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
 @click.option("--method", default="auto", show_default=True, type=click.Choice(METHODS),
               help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
@@ -25,9 +30,12 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
                   m2):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
+    if isinstance(arch, Network) and from_network(arch) is None:
+        return _network_fiber_command(arch, as_json, at, save_point, method, seed, timeout, prime, m2)
+    arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else random_point(arch, seed)
     if save_point is not None:
-        save_point_file(point, save_point)
+        weights.save_point(point, save_point)
     result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if as_json:
         click.echo(result.to_json())
@@ -42,23 +50,45 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
     click.echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
                f"(named group dimension {result.symmetry_group_dimension})")
     for n, comp in enumerate(result.components, 1):
-        mark = "contains W" if comp["contains_point"] else "does not contain W"
-        click.echo(f"component {n}: dimension {comp['dimension']}, degree {comp['degree']}, {mark}")
-        for g in comp["generators"]:
+        mark = "contains W" if comp.contains_point else "does not contain W"
+        click.echo(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
+        for g in comp.generators:
             click.echo(f"    {g}")
-        if comp["witness"] is not None:
-            click.echo(f"    witness point: {_compact(comp['witness'])}")
+        if comp.witness is not None:
+            click.echo(f"    witness point: {_compact(comp.witness)}")
     click.echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
         click.echo(f"note: {note}")
 
 
-def save_point_file(point, path) -> None:
-    """Write the point, turning a filesystem problem into one clean sentence."""
+def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2):
+    """A network of blocks: the tangent ranks of geometry.network_fibers."""
+    point = load_weights(net, at) if at is not None else None
+    result = fiber(net, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
+    if save_point is not None:
+        save_weights_file(result.point, net, save_point)
+    if as_json:
+        click.echo(result.to_json())
+        return
+    click.echo(f"{net}")
+    click.echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")
+    how = f"{result.method}; {result.certainty}; primes {', '.join(map(str, result.primes))}; seed {result.seed}"
+    click.echo(f"generic fiber dimension {result.generic_fiber_dimension}   ({how}; {result.elapsed_s:.3g} s)")
+    click.echo(f"tangent space of the fiber at W {result.tangent_dimension}, named orbit at W "
+               f"{result.symmetry_orbit_dimension} (named group dimension {result.symmetry_group_dimension})")
+    for d in result.extra:
+        click.echo(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
+    click.echo(f"verdict: {result.verdict}: {result.message}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+
+
+def save_weights_file(point_dict, net, path) -> None:
+    from lightning_cas.core.points import point_from_data, save_weights
     from lightning_cas.errors import InputError
 
     try:
-        save_point(point, path)
+        save_weights(point_from_data(net, point_dict), path)
     except OSError as exc:
         raise InputError(f"cannot write the point to {str(path)!r}: {exc.strerror or exc}.") from None
 

@@ -186,22 +186,22 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         _echo_strata(res)
         return
     for i, c in enumerate(res.components, start=1):
-        inside = "; ".join(c["contained_in"]) or "no listed stratum"
-        click.echo(f"component {i}: dimension {c['dimension']}, degree {c['degree']}, inside: {inside}")
-        click.echo("  " + " ; ".join(c["generators"][:8]) + (" ..." if len(c["generators"]) > 8 else ""))
+        inside = "; ".join(c.contained_in) or "no listed stratum"
+        click.echo(f"component {i}: dimension {c.dimension}, degree {c.degree}, inside: {inside}")
+        click.echo("  " + " ; ".join(c.generators[:8]) + (" ..." if len(c.generators) > 8 else ""))
 
 
 def _echo_strata(res) -> None:
     if res.variety["codimension"] > 0:
         click.echo("singular: the vertex 0 (a cone that is not a linear space)")
     for i, c in enumerate(res.pieces, start=1):
-        inside = "; ".join(c["contained_in"]) or "NO listed stratum"
-        eqs = " ; ".join(c["slice_generators"]) or "the whole slice"
-        click.echo(f"singular piece {i}: {c['slice']}, where {eqs}: rank A = {c['rank_A']}, Jacobian rank "
-                   f"{c['jacobian_rank']} < {c['codimension']}; closure of dimension {c['image_dimension']} = {inside}")
+        inside = "; ".join(c.contained_in) or "NO listed stratum"
+        eqs = " ; ".join(c.slice_generators) or "the whole slice"
+        click.echo(f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
+                   f"{c.jacobian_rank} < {c.codimension}; closure of dimension {c.image_dimension} = {inside}")
     for c in res.unresolved:
-        click.echo(f"NOT EXAMINED: {c['slice']}, where {' ; '.join(c['slice_generators']) or 'the whole slice'}"
-                   f" ({c['reason']})")
+        click.echo(f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'}"
+                   f" ({c.reason})")
     if res.complete and res.singular_dimension >= 0:
         click.echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
         click.echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
@@ -236,7 +236,7 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         click.echo(f"image of the critical points: dimension {res.critical_image_dimension}")
     for i, c in enumerate(res.components, start=1):
         flags = ", ".join(str(s.boundary).lower() for s in c.samples)
-        click.echo(f"candidate {i}: closure of {c['stratum']} (from the {' and '.join(c.source)}), dimension "
+        click.echo(f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
                    f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})")
     if res.closure_complete is not None:
         if res.boundary_closure:
@@ -268,6 +268,6 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointw
     else:
         click.echo(f"{arch}   ({_how(res)})")
         for c in res.claims:
-            click.echo(f"{c['verdict']:>14}: {c['claim']}\n{'':>16}{c['evidence']}")
+            click.echo(f"{c.verdict:>14}: {c.claim}\n{'':>16}{c.evidence}")
     if not res.all_agree:
         sys.exit(3)

@@ -153,10 +153,10 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
     """The §5 singular-point claims against the whole singular locus (strata method)."""
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     pieces = sl.pieces
-    text = "; ".join(f"rank V = {c['rank_V']}, {' ; '.join(c['slice_generators']) or 'whole slice'} "
-                     f"(closure dim {c['image_dimension']}: {', '.join(c['contained_in']) or 'no listed stratum'})"
+    text = "; ".join(f"rank V = {c.rank_V}, {' ; '.join(c.slice_generators) or 'whole slice'} "
+                     f"(closure dim {c.image_dimension}: {', '.join(c.contained_in) or 'no listed stratum'})"
                      for c in pieces) or "none besides the vertex"
-    has = lambda name: any(STRATA[name] in c["contained_in"] for c in pieces)  # noqa: E731
+    has = lambda name: any(STRATA[name] in c.contained_in for c in pieces)  # noqa: E731
     claim("the vertex 0 is a singular point", sl.variety["codimension"] > 0,
           f"the variety is a cone of codimension {sl.variety['codimension']}: singular at 0 unless linear")
     if 1 < a < d:
@@ -166,7 +166,7 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
     if e == 1 and a == 1:
         claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
         checks = [("d' = a = 1: only the locus rowspace V = colspace A can be singular",
-                   all(STRATA["parallel"] in c["contained_in"] for c in pieces))]
+                   all(STRATA["parallel"] in c.contained_in for c in pieces))]
         if d == 2:
             checks.append(("d' = a = 1, d = 2: smooth apart from the vertex", not pieces))
         for text_claim, ok in checks:
@@ -180,7 +180,7 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
         claims.append(Claim(claim="every singular point lies in a listed stratum", verdict="not computed",
                             evidence=f"{len(sl.unresolved)} piece(s) not examined (minor budget)"))
     else:
-        claim("every singular point lies in a listed stratum", all(c["contained_in"] for c in pieces),
+        claim("every singular point lies in a listed stratum", all(c.contained_in for c in pieces),
               f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
 
 

@@ -17,8 +17,13 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, from_network
 from lightning_cas.core.deadline import Deadline
+from lightning_cas.core.network import Network
+from lightning_cas.core.points import as_point
+from lightning_cas.geometry.network_fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
+                                                  VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS,
+                                                  network_fiber)
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
 from lightning_cas.macaulay2.connection import Macaulay2
@@ -41,12 +46,6 @@ M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
 
-VERDICT_ORBIT = "fiber equals symmetry orbit closure"
-VERDICT_COMPONENTS = "extra components"
-VERDICT_DIMENSIONS = "extra dimensions"
-VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
-VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
-VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ class FiberResult(Provenance, JsonResult):
 
     def component_ideal(self, index: int) -> list[sympy.Expr]:
         """Generators of component ``index`` (0-based) as sympy polynomials in q_i_r_c, k_i_r_c, v_i_r_c."""
-        gens = self.components[index]["generators"]
+        gens = self.components[index].generators
         return [sympy.sympify(g, locals=_symbol_table(gens)) for g in gens]
 
 
@@ -198,6 +197,11 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
     size guard allows and falls back to modp if M2 hits the timeout.
     """
     opts = resolve("fiber", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
+    if isinstance(arch, Network):
+        plain = from_network(arch)
+        if plain is None:
+            return _network_fiber(arch, point, opts)
+        arch = plain
     if arch.normalization != "none":
         raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
                                "polynomial.")
@@ -205,6 +209,20 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
         point = check_point(arch, point)
     with opts.deadline() as deadline:
         return _fiber(arch, point, opts.method, opts.seed, deadline, opts.macaulay2, opts.prime)
+
+
+def _network_fiber(net: Network, point, opts):
+    """A network of blocks: tangent ranks mod p (``geometry.network_fibers``; no decomposition yet)."""
+    if not net.polynomial:
+        raise UnsupportedError("fibers are computed for polynomial networks only; softmax is not polynomial.")
+    if opts.method == "m2":
+        raise UnsupportedError("a Macaulay2 decomposition of the fiber takes the paper's plain attention layers; "
+                               "a network of blocks gets the tangent ranks (--method modp or auto).")
+    if opts.prime is not None:
+        raise UnsupportedError("--prime chooses the field of a Macaulay2 decomposition; a network of blocks is "
+                               "compared by tangent ranks mod large primes.")
+    with opts.deadline():
+        return network_fiber(net, None if point is None else as_point(net, point), opts.seed)
 
 
 def _fiber(arch, point, method, seed, deadline, m2: Macaulay2, prime) -> FiberResult:
@@ -295,7 +313,7 @@ def _permutation_components(arch: Architecture, point: Point, components) -> set
     for perm in permuted_points(arch, point):
         subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, flat(perm))}
         for k, comp in enumerate(components):
-            gens = [sympy.sympify(g, locals=_symbol_table(comp["generators"])) for g in comp["generators"]]
+            gens = [sympy.sympify(g, locals=_symbol_table(comp.generators)) for g in comp.generators]
             if all(g.xreplace(subs) == 0 for g in gens):
                 hit.add(k)
     return hit
@@ -307,6 +325,12 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
         reduced = _reduce(point, prime)
         if reduced is None:
             raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
+        vanished = [k for k, (q, r) in enumerate(zip(values, reduced)) if q != 0 and r == 0]
+        if vanished:
+            # the point mod p has a zero where W has none: its fiber is another point's fiber
+            raise InputError(f"the prime {prime} divides {len(vanished)} nonzero entries of the point (weight "
+                             f"{vanished[0] + 1} first), so W mod {prime} is another point; choose another prime "
+                             "or none (QQ).")
         values = [int(v) for v in reduced]
     params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
               "witnessTries": WITNESS_TRIES}

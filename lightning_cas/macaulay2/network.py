@@ -42,9 +42,6 @@ def package_params(arch: Architecture | Network) -> dict:
     return {"inputWidth": net.input, "tokens": net.tokens, "blocks": [block_list(b) for b in net.blocks]}
 
 
-# the name the notebook's renderer still imports (its rewrite reads package_params)
-architecture_params = package_params
-
 
 def one_head_params(arch: Architecture) -> dict:
     """Template parameters of the one-layer geometry templates (``implicitModel(widths, attention, tokens)``)."""

@@ -75,11 +75,11 @@ def boundary211(m2):
 
 def test_boundary_211_end_to_end(boundary211):
     res = boundary211
-    assert res.boundary is True and res.certificate["kind"] == "witness curve" and res.in_critical_image is True
+    assert res.boundary is True and res.certificate.kind == "witness curve" and res.in_critical_image is True
     assert res.closure_complete is True and res.boundary_closure_dimension == 3
     assert res.critical_image_dimension == 3
     (comp,) = res.components
-    assert comp["stratum"] == PARALLEL and comp["verdict"] == "boundary" and comp["degree"] == 4
+    assert comp.stratum == PARALLEL and comp.verdict == "boundary" and comp.degree == 4
     # the closure is {S a perfect square} (x) gamma: it holds v^2 (x) g for random v, g and not a generic S (x) g
     ideal = geometry.implicit(A211, timeout=60)
     on = pt([[2, 7]], [[3, -5]], [[6, -10]])
@@ -89,9 +89,9 @@ def test_boundary_211_end_to_end(boundary211):
 
 def test_verdicts_on_both_kinds_of_211_points_and_the_vertex(m2):
     inside = real_boundary.boundary(A211, INTERIOR_211, m2=m2, timeout=60, closure=False)
-    assert inside.boundary is False and inside.certificate["kind"] == "submersion"
+    assert inside.boundary is False and inside.certificate.kind == "submersion"
     vertex = real_boundary.boundary(A211, VERTEX_211, m2=m2, timeout=60, closure=False)
-    assert vertex.boundary is True and vertex.certificate["kind"] == "cone over a witness"
+    assert vertex.boundary is True and vertex.certificate.kind == "cone over a witness"
     assert not [n for n in inside.notes + vertex.notes if "DISAGREEMENT" in n]
 
 
@@ -145,14 +145,14 @@ def test_critical_image_on_slices_equals_elimination(m2, case):
 def test_boundary_closure_is_the_claimed_stratum(m2, case):
     res = real_boundary.boundary(arch_of(case), m2=m2, timeout=600)
     assert res.closure_complete is True, res.components
-    boundary = [c for c in res.components if c["verdict"] == "boundary"]
-    assert [c["stratum"] for c in boundary] == [PARALLEL]
+    boundary = [c for c in res.components if c.verdict == "boundary"]
+    assert [c.stratum for c in boundary] == [PARALLEL]
     d, e, _ = case
-    assert res.boundary_closure_dimension == e + 2 * d - 2 == boundary[0]["dimension"]
-    assert res.boundary_closure == tuple(boundary[0]["generators"])
+    assert res.boundary_closure_dimension == e + 2 * d - 2 == boundary[0].dimension
+    assert res.boundary_closure == tuple(boundary[0].generators)
     for c in res.components:
-        if c["stratum"] == RANK11:
-            assert c["verdict"] == "interior" and "singular locus" in c["source"]
+        if c.stratum == RANK11:
+            assert c.verdict == "interior" and "singular locus" in c.source
 
 
 def test_cli_boundary_json_with_a_point(m2, tmp_path):
@@ -175,15 +175,15 @@ def test_witness_curve_points_lie_on_the_variety(m2):
     point, = real_boundary.stratum_samples(arch, "parallel", 4, 1)
     res = real_boundary.boundary(arch, point, m2=m2, timeout=120, closure=False)
     cert = res.certificate
-    assert res.boundary is True and cert["kind"] == "witness curve" and cert["blocks"] == "V,A"
-    (V, A), delta = [[[Fraction(x) for x in row] for row in m] for m in cert["preimage_V_A"]], \
-        [Fraction(x) for x in cert["direction"]]
+    assert res.boundary is True and cert.kind == "witness curve" and cert.blocks == "V,A"
+    (V, A), delta = [[[Fraction(x) for x in row] for row in m] for m in cert.preimage_V_A], \
+        [Fraction(x) for x in cert.direction]
     as_point = lambda V, A: ((tuple(map(tuple, A)), ((1, 0), (0, 1)), tuple(map(tuple, V))),)  # K = I: A = Q
     p = geometry.phi_coordinates(ideal, as_point(V, A))
     assert p == geometry.phi_coordinates(ideal, point)  # the certificate's preimage is one of phi_W
     dV, dA = [delta[0:2], delta[2:4]], [delta[4:6], delta[6:8]]
     w = geometry.phi_coordinates(ideal, as_point(dV, dA))
-    s0 = sympy.Rational(cert["s0"])
+    s0 = sympy.Rational(cert.s0)
     q = [pi - s0 * wi for pi, wi in zip(p, w)]
     assert geometry.vanishes(ideal.generators, q) and q != p
     # and it is not the trivial direction: phi(delta) is not a multiple of phi_W
