@@ -26,7 +26,8 @@ from lightning_cas.errors import InputError
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 M2_METHODS = ("jacobian", "implicit")
 SPEC_KEYS = ("widths", "attention", "heads", "tokens", "normalization", "method", "seed", "timeout")
-TOP_KEYS = ("name", "timeout", "grid", "architecture")
+TOP_KEYS = ("name", "timeout", "grid", "architecture", "network")
+NETWORK_JOB_KEYS = ("method", "seed", "timeout")
 MAX_SPEC_JOBS = 10_000  # a larger spec is refused with its count unless --max-jobs raises the limit
 MAX_JOBS_CEILING = 200_000  # what --max-jobs can raise it to: the expanded jobs stay far below a GiB
 MAX_SPEC_BYTES = 1024 * 1024
@@ -230,8 +231,11 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
     entries = data.get("architecture", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         _refuse(source, lines, ("architecture",), "architecture must be given as [[architecture]] tables.")
-    if not grids and not entries:
-        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] entries, "
+    networks = data.get("network", [])
+    if not isinstance(networks, list) or not all(isinstance(e, dict) for e in networks):
+        _refuse(source, lines, ("network",), "network must be given as [[network]] tables.")
+    if not grids and not entries and not networks:
+        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] or [[network]] entries, "
                          "so there is nothing to run.")
 
     jobs: list[Job] = []
@@ -260,7 +264,7 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
             if key not in values:
                 _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
         checked.append((path, values))
-    total = sum(count_jobs(values) for _, values in checked) + len(entries)
+    total = sum(count_jobs(values) for _, values in checked) + len(entries) + len(networks)
     if total > max_jobs:
         advice = (f"pass --max-jobs {total} to run it anyway" if total <= MAX_JOBS_CEILING else
                   f"that is above the ceiling of {MAX_JOBS_CEILING} that --max-jobs can raise it to; split the spec")
@@ -298,6 +302,21 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
         arch = _architecture(source, lines, path, vals["widths"], vals["attention"], vals.get("tokens", 2),
                              vals.get("normalization", "none"), vals.get("heads"))
         jobs.append(Job(arch, vals.get("method", "auto"), vals.get("seed", 0), vals.get("timeout", default_timeout)))
+    for i, entry in enumerate(networks):
+        path = ("network", i)
+        where = f"{source} [[network]] #{i + 1}"
+        job_values = {}
+        for key in NETWORK_JOB_KEYS:
+            if key in entry:
+                try:
+                    job_values[key] = _check_value(key, entry[key])
+                except ValueError as exc:
+                    _refuse(source, lines, path + (key,), f"{where} {str(exc).rstrip('.')}.")
+        described = {k: v for k, v in entry.items() if k not in NETWORK_JOB_KEYS}
+        line = lines.line(*path)
+        net = Network.from_dict(described, source=f"{where}" + (f" (line {line})" if line else ""))
+        jobs.append(Job(net, job_values.get("method", "auto"), job_values.get("seed", 0),
+                        job_values.get("timeout", default_timeout)))
     unique: dict[str, Job] = {}
     for job in jobs:
         unique.setdefault(job.label, job)
@@ -317,7 +336,12 @@ def spec_toml(name: str, jobs) -> str:
     for job in jobs:
         arch = job.architecture
         if not isinstance(arch, Architecture):
-            out += ["", f"# {json.dumps(job.label)}: a network of blocks, not written as an [[architecture]]"]
+            out += ["", "[[network]]", f"input = {arch.input}", f"tokens = {arch.tokens}",
+                    f"method = {json.dumps(job.method)}", f"seed = {job.seed}"]
+            if job.timeout is not None:
+                out.append(f"timeout = {json.dumps(job.timeout)}")
+            for block in arch.to_dict()["blocks"]:
+                out += ["[[network.block]]"] + [f"{k} = {json.dumps(v)}" for k, v in block.items() if v is not None]
             continue
         entry = {**arch.to_dict(), "method": job.method, "seed": job.seed, "timeout": job.timeout}
         out += ["", "[[architecture]]"]

@@ -11,11 +11,12 @@ import csv
 import io
 
 from lightning_cas.batch.records import JobResult, Origin
+from lightning_cas.core.network import Network
 
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
 CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",
                "parameters", "dimension", "predicted", "agreement", "certainty", "elapsed_s", "message", "source",
-               "host", "recheck")
+               "host", "recheck", "network")
 
 
 def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
@@ -28,7 +29,8 @@ def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
             "parameters": arch.parameters, "dimension": None if res is None else res.dimension,
             "predicted": rec.predicted, "agreement": str(rec.agreement),
             "certainty": None if res is None else res.certainty, "elapsed_s": round(rec.elapsed_s, 3),
-            "message": rec.message, "source": str(source), "host": rec.host, "recheck": recheck}
+            "message": rec.message, "source": str(source), "host": rec.host, "recheck": recheck,
+            "network": arch.label() if isinstance(arch, Network) else None}
 
 
 def cell(value) -> str:

@@ -354,3 +354,21 @@ def test_the_job_limit_has_a_ceiling_and_the_advice_respects_it(tmp_path):
 def test_only_must_be_a_list_of_labels(tmp_path):
     with pytest.raises(InputError, match="not one string"):
         run_sweep(parse_spec(SMALL), tmp_path, only="abc")
+
+
+def test_a_spec_accepts_networks_of_blocks_and_writes_them_back(tmp_path):
+    """Sweep specs take the blocks of a network file as [[network]] tables with [[network.block]]s; a bad block
+    is refused naming the spec, the entry and the key; the record of a run writes them back."""
+    from lightning_cas.batch.spec import parse_spec, spec_toml
+    from lightning_cas.core.network import Linear, Network
+    from lightning_cas.errors import InputError
+
+    text = ('name = "nets"\n[[network]]\ninput = 3\ntokens = 3\nmethod = "modp"\n'
+            '[[network.block]]\nkind = "attention"\nattention = 2\ncausal = true\nresidual = true\n'
+            '[[network.block]]\nkind = "linear"\nout = 1\n')
+    sweep = parse_spec(text)
+    (job,) = sweep.jobs
+    assert isinstance(job.architecture, Network) and job.architecture.blocks[1] == Linear(1)
+    assert parse_spec(spec_toml("nets", sweep.jobs)).jobs == sweep.jobs
+    with pytest.raises(InputError, match=r"\[\[network\]\] #1.*block 2 \(linear\): unknown key 'hiden'"):
+        parse_spec(text.replace("out = 1", "hiden = 1"))
