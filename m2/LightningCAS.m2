@@ -14,8 +14,15 @@ newPackage("LightningCAS",
 
 export {
     -- types
+    "NeuralNetwork",
+    "NetworkBlock",
     "ImplicitModel",
     -- the network
+    "neuralNetwork",
+    "attentionBlock",
+    "mlpBlock",
+    "linearBlock",
+    "powerBlock",
     "lightningWeights",
     "lightningNetwork",
     -- dimension
@@ -44,6 +51,11 @@ export {
     "criticalImageRecord",
     -- option names
     "Heads",
+    "Value",
+    "Out",
+    "Causal",
+    "Residual",
+    "Normalization",
     "Columns",
     "Generators",
     "WitnessTries",
@@ -101,6 +113,12 @@ doc ///
             such layers. With $h_i$ heads, layer $i$ is the sum over its heads of
             $V_{ih} Y (Y^T K_{ih}^T Q_{ih} Y)$.
 
+            Beyond the paper, a network can be any stack of polynomial blocks (@TO neuralNetwork@):
+            attention with several heads, a factored value map, a causal mask or a residual
+            connection (@TO attentionBlock@), polynomial mlp blocks (@TO mlpBlock@), linear and
+            entrywise power blocks (@TO linearBlock@, @TO powerBlock@). The paper's networks are the
+            stacks of plain attention blocks, and every function takes either form.
+
             The output entries are polynomials in the weights and the tokens. Their coefficients
             (as polynomials in the tokens) parametrize the {\em neurovariety}: the closure of the
             set of functions the architecture computes. This package builds the network
@@ -118,6 +136,7 @@ doc ///
         Example
             neurovarietyDimension({3,3,3}, {2,2}, 2)
             neurovarietyDimension({2,2}, {1}, 2, Strategy => "Implicit")
+            neurovarietyDimension neuralNetwork(2, 2, {attentionBlock(1, Causal => true, Residual => true), mlpBlock 2})
         Text
             @HEADER3 "References"@
 
@@ -126,6 +145,13 @@ doc ///
             (ICLR), 2025. @HREF {"https://arxiv.org/abs/2408.17221", "arXiv:2408.17221"}@.
     Subnodes
         :The network
+        NeuralNetwork
+        neuralNetwork
+        NetworkBlock
+        attentionBlock
+        mlpBlock
+        linearBlock
+        powerBlock
         lightningWeights
         lightningNetwork
         :Dimension

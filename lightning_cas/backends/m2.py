@@ -1,8 +1,9 @@
 """Dimension through Macaulay2: the implicit ideal (exact) or the Jacobian rank mod p.
 
-Python only chooses templates and validated integers; the network is built inside M2 by the
-LightningCAS package (``m2/LightningCAS.m2``) from the widths, so this is a computation
-independent of ``model.py``. Its answer comes back as one JSON record, checked key by key.
+Python only chooses templates and validated integers; the network (any stack of polynomial blocks,
+the old flags' plain stack included) is built inside M2 by the LightningCAS package
+(``m2/LightningCAS.m2``) from its blocks, so this is a computation independent of the Python
+forward pass. Its answer comes back as one JSON record, checked key by key.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import math
 import time
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.network import Network
 from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.errors import M2ParseError
 from lightning_cas.macaulay2.connection import Macaulay2
@@ -24,34 +26,39 @@ IMPLICIT_MAX_PARAMETERS = 14
 JACOBIAN_MAX_ENTRIES = 20_000_000
 
 
-def _refuse_softmax(arch: Architecture, method: str) -> None:
+def _refuse_softmax(arch: Architecture | Network, method: str) -> None:
     if arch.normalization != "none":
         raise UnsupportedError(f"the {method} method works on polynomial (lightning) networks only; "
                                "softmax is not polynomial, use --method numeric.")
 
 
-def jacobian_size(arch: Architecture) -> int:
-    """Entries of the coefficient Jacobian M2 would build: d_L * #monomials * P."""
-    monomials = math.comb(arch.widths[0] * arch.tokens + arch.degree - 1, arch.degree)
-    return arch.widths[-1] * monomials * arch.parameters
+def jacobian_size(arch: Architecture | Network) -> int:
+    """Entries of the coefficient Jacobian M2 would build: the coefficients of one output column
+    (d_L times the token monomials of every degree the network has) times the weights."""
+    net = as_network(arch)
+    n = net.input * net.tokens
+    monomials = sum(math.comb(n + k - 1, k) for k in net.token_degrees)
+    return net.output * monomials * net.parameters
 
 
-def check_jacobian_size(arch: Architecture) -> None:
+def check_jacobian_size(arch: Architecture | Network) -> None:
     size = jacobian_size(arch)
     if size > JACOBIAN_MAX_ENTRIES:
         raise TooLargeError(f"the jacobian method would expand a {size:,}-entry coefficient Jacobian "
                             f"(limit {JACOBIAN_MAX_ENTRIES:,}); use --method modp, which never expands it.")
 
 
-def check_implicit_size(arch: Architecture) -> None:
-    if arch.depth > 1 or arch.parameters > IMPLICIT_MAX_PARAMETERS:
+def check_implicit_size(arch: Architecture | Network) -> None:
+    depth = len(as_network(arch).blocks)
+    if depth > 1 or arch.parameters > IMPLICIT_MAX_PARAMETERS:
         raise TooLargeError(f"the implicit method (elimination) handles one layer with at most "
-                            f"{IMPLICIT_MAX_PARAMETERS} parameters; this architecture has depth {arch.depth} and "
+                            f"{IMPLICIT_MAX_PARAMETERS} parameters; this architecture has depth {depth} and "
                             f"{arch.parameters} parameters. Use --method jacobian or --method modp.")
 
 
-def dimension_jacobian(arch: Architecture, m2: Macaulay2, seed: int = 0, prime: int | None = None) -> DimensionResult:
-    """Rank of the Jacobian of the coefficient map at a random point over ZZ/p, in M2."""
+def dimension_jacobian(arch: Architecture | Network, m2: Macaulay2, seed: int = 0,
+                       prime: int | None = None) -> DimensionResult:
+    """Rank of the Jacobian of the coefficient map at a random point over ZZ/p, in M2 (any polynomial network)."""
     _refuse_softmax(arch, "jacobian")
     check_jacobian_size(arch)
     p = check_prime(prime if prime is not None else M2_PRIME)
@@ -74,7 +81,8 @@ def dimension_jacobian(arch: Architecture, m2: Macaulay2, seed: int = 0, prime: 
         script=script)
 
 
-def dimension_implicit(arch: Architecture, m2: Macaulay2, seed: int = 0, generators: bool = False) -> DimensionResult:
+def dimension_implicit(arch: Architecture | Network, m2: Macaulay2, seed: int = 0,
+                       generators: bool = False) -> DimensionResult:
     """Krull dimension of the kernel of the coefficient ring map over QQ (exact)."""
     _refuse_softmax(arch, "implicit")
     check_implicit_size(arch)

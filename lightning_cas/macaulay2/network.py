@@ -1,51 +1,61 @@
-"""An architecture as the header values of a template, and the check that Macaulay2 built the same one.
+"""A network as the header values of a template, and the checks of what Macaulay2 sends back about it.
 
 The templates never see an object: only validated integers and lists of them (``render.m2_literal``).
-The package builds the network from these numbers itself, so the weight count it reports back is
-an independent check that both sides mean the same network.
+Every network, the old flags' plain stack included, goes in as ``inputWidth``, ``tokens`` and one
+integer list per block (``neuralNetwork`` in the package reads them):
+``{0, heads, a, b, out, causal, residual}`` for attention (b = 0: a full value map),
+``{1, hidden, degree, out, residual}`` for mlp, ``{2, out}`` for linear and ``{3, degree}`` for power.
+The package builds the network from these numbers itself, so the weight count it reports back is an
+independent check that both sides mean the same network.
 """
 
 from __future__ import annotations
 
-from lightning_cas.core.architecture import Architecture
-from lightning_cas.errors import M2ParseError
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
+from lightning_cas.errors import M2ParseError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_int
 
-
-def architecture_params(arch: Architecture) -> dict:
-    """The architecture as template parameters (every template builds the network from these)."""
-    return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens,
-            "heads": list(arch.heads)}
+ATTENTION, MLP_CODE, LINEAR, POWER = 0, 1, 2, 3
 
 
-def head_counts(arch: Architecture) -> list[int]:
-    """Heads per layer (one each unless the architecture says otherwise)."""
-    heads = getattr(arch, "heads", None)
-    if heads is None:
-        return [1] * arch.depth
-    if isinstance(heads, int):
-        return [heads] * arch.depth
-    return [int(h) for h in heads]
+def block_list(block: Block) -> list[int]:
+    """One block as the integer list of the template header (softmax has no polynomial form: refused)."""
+    if isinstance(block, Attention):
+        if block.normalization != "none":
+            raise UnsupportedError("Macaulay2 builds polynomial networks only; softmax attention is not "
+                                   "polynomial, use --method numeric.")
+        return [ATTENTION, block.heads, block.attention, block.value or 0, block.out, int(block.causal),
+                int(block.residual)]
+    if isinstance(block, MLP):
+        return [MLP_CODE, block.hidden, block.degree, block.out, int(block.residual)]
+    if isinstance(block, Linear):
+        return [LINEAR, block.out]
+    if isinstance(block, Power):
+        return [POWER, block.degree]
+    raise TypeError(f"no template form for a {type(block).__name__} block")
+
+
+def package_params(arch: Architecture | Network) -> dict:
+    """Template parameters of the package templates: the network as its blocks."""
+    net = as_network(arch)
+    return {"inputWidth": net.input, "tokens": net.tokens, "blocks": [block_list(b) for b in net.blocks]}
+
 
 
 def one_head_params(arch: Architecture) -> dict:
-    """Template parameters of the one-layer geometry templates (one head: no ``heads`` value)."""
-    return {k: v for k, v in architecture_params(arch).items() if k != "heads"}
+    """Template parameters of the one-layer geometry templates (``implicitModel(widths, attention, tokens)``)."""
+    return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens}
 
 
-def package_params(arch: Architecture) -> dict:
-    """Template parameters of the package templates: the architecture and its heads."""
-    return {**architecture_params(arch), "heads": head_counts(arch)}
-
-
-def check_parameters(arch: Architecture, rec: dict, script: str) -> None:
-    """M2 built the network from the widths itself: its weight count must be ours."""
+def check_parameters(arch: Architecture | Network, rec: dict, script: str) -> None:
+    """M2 built the network from the blocks itself: its weight count must be ours."""
     got = json_int(rec, "parameters", script)
     if got != arch.parameters:
         raise M2ParseError(f"Macaulay2 built a network with {got} weights, expected {arch.parameters}", script)
 
 
-def check_dimension(arch: Architecture, value: int, script: str, what: str = "dimension") -> int:
+def check_dimension(arch: Architecture | Network, value: int, script: str, what: str = "dimension") -> int:
     """A dimension (or rank) from Macaulay2, refused unless 0 <= value <= min(parameters, ambient):
     the image of the parametrization can be no larger than its source or its target."""
     top = min(arch.parameters, arch.ambient_dimension)
@@ -55,7 +65,7 @@ def check_dimension(arch: Architecture, value: int, script: str, what: str = "di
     return value
 
 
-def check_fiber_dimension(arch: Architecture, value: int, script: str, what: str = "fiber dimension") -> int:
+def check_fiber_dimension(arch: Architecture | Network, value: int, script: str, what: str = "fiber dimension") -> int:
     """A fiber (or fiber component) dimension from Macaulay2: a subvariety of the weights, so 0..parameters."""
     if not 0 <= value <= arch.parameters:
         raise M2ParseError(f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights; it must "

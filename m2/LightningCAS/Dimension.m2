@@ -2,49 +2,56 @@
 -- Jacobian of the coefficient map at a random point, by forward differentiation
 ---------------------------------------------------------------------------------------------
 
--- a "dual" is (value, list of P tangents), one tangent per weight
-lcasDualMul = (A, B) -> (A#0 * B#0, apply(#(A#1), k -> (A#1)#k * B#0 + A#0 * (B#1)#k));
-lcasDualAdd = (A, B) -> (A#0 + B#0, apply(#(A#1), k -> (A#1)#k + (B#1)#k));
-lcasDualT = A -> (transpose A#0, apply(A#1, transpose));
+-- A dual matrix: a value and its P tangents (one per weight). The forward pass of Networks.m2 run on
+-- dual matrices is forward differentiation: these are the operations it uses.
+LcasDual = new Type of HashTable
+lcasDual = (v, t) -> new LcasDual from {"value" => v, "tangents" => t}
+LcasDual * LcasDual := (A, B) -> lcasDual(A#"value" * B#"value",
+    apply(#(A#"tangents"), k -> (A#"tangents")#k * B#"value" + A#"value" * (B#"tangents")#k))
+LcasDual + LcasDual := (A, B) -> lcasDual(A#"value" + B#"value",
+    apply(#(A#"tangents"), k -> (A#"tangents")#k + (B#"tangents")#k))
+transpose LcasDual := A -> lcasDual(transpose A#"value", apply(A#"tangents", transpose))
+lcasEntrywise = (A, B) -> matrix table(numrows A, numcols A, (i, j) -> A_(i, j) * B_(i, j))
+lcasEntrywisePower(LcasDual, ZZ) := (A, r) -> (
+    if r == 1 then return A;
+    V := A#"value";
+    slope := r * lcasEntrywisePower(V, r - 1);  -- d(v^r) = r v^(r-1) dv, entry by entry
+    lcasDual(lcasEntrywisePower(V, r), apply(A#"tangents", D -> lcasEntrywise(slope, D))))
+lcasCausalMask LcasDual := A -> lcasDual(lcasCausalMask A#"value", apply(A#"tangents", lcasCausalMask))
 
--- the first `columns` output columns at the point pt and their derivatives in every weight,
--- as a list of P matrices over the token ring T
-lcasTangents = (shapes, pt, T, d0, tokens, columns) -> (
+-- the output columns at the point pt and their derivatives in every weight, as a list of P
+-- matrices over the token ring T
+lcasTangents = (N, pt, T, columns) -> (
     P := #pt;
+    (d0, tokens) := (N#"input", N#"tokens");
     pos := 0;
     X := matrix table(d0, tokens, (r, j) -> T_(r*tokens + j));
-    Z := (X, toList(P : map(T^d0, T^tokens, 0)));
     weight := (m, n) -> (
         M := matrix table(m, n, (r, c) -> pt#(pos + r*n + c) * 1_T);
         tang := apply(P, k -> (
                 if k < pos or k >= pos + m*n then map(T^m, T^n, 0)
                 else (r := (k - pos) // n; c := (k - pos) % n; map(T^m, T^n, {(r, c) => 1_T}))));
         pos = pos + m*n;
-        (M, tang));
-    for s in shapes do (
-        (a, d, e, h) := s;
-        ZT := lcasDualT Z;
-        terms := for hh from 1 to h list (
-            Q := weight(a, d); K := weight(a, d); V := weight(e, d);
-            lcasDualMul(lcasDualMul(V, Z), lcasDualMul(lcasDualMul(ZT, lcasDualT K), lcasDualMul(Q, Z))));
-        Z = fold(lcasDualAdd, terms));
-    cols := toList(0 .. columns - 1);
-    apply(Z#1, M -> M_cols));
+        lcasDual(M, tang));
+    Z := lcasForward(N, lcasCutWeights(N, weight), lcasDual(X, toList(P : map(T^d0, T^tokens, 0))));
+    cols := lcasOutputColumns(N, columns);
+    apply(Z#"tangents", M -> M_cols));
 
 coefficientJacobian = method(Options => {Heads => null, CoefficientRing => null, Columns => 1})
-coefficientJacobian(List, List, ZZ) := o -> (widths, attention, tokens) -> (
-    shapes := lcasShapes(widths, attention, o.Heads);
-    lcasTokensCheck tokens;
-    lcasColumnsCheck(o.Columns, tokens);
+coefficientJacobian NeuralNetwork := o -> N -> (
+    lcasColumnsCheck(o.Columns, N#"tokens");
     kk := if o.CoefficientRing === null then ZZ/lcasDefaultPrime else o.CoefficientRing;
-    P := lcasParameterCount shapes;
-    T := kk[lcasTokenSymbols(widths#0, tokens)];
+    P := N#"parameters";
+    T := kk[lcasTokenSymbols(N#"input", N#"tokens")];
     pt := apply(P, k -> random kk);
-    dF := lcasTangents(shapes, pt, T, widths#0, tokens, o.Columns);
+    dF := lcasTangents(N, pt, T, o.Columns);
     -- one row block per output entry: coefficients of every token monomial, one column per weight
     entryRows := transpose apply(dF, M -> flatten entries M);
     blocks := apply(entryRows, r -> lift(last coefficients matrix {r}, kk));
     fold((A, B) -> A || B, blocks))
+coefficientJacobian(List, List, ZZ) := o -> (widths, attention, tokens) ->
+    coefficientJacobian(neuralNetwork(widths, attention, tokens, o.Heads), CoefficientRing => o.CoefficientRing,
+        Columns => o.Columns)
 
 ---------------------------------------------------------------------------------------------
 -- dimension
@@ -74,44 +81,48 @@ lcasImage = (F, J, S) -> (
     Fq := apply(F, f -> if f == 0 then 0_Rq else sub(f, Rq));
     (map(S, Sd, vars S)) ker map(Rq, Sd, Fq));
 
--- The implicit ideal of the coefficient map (first `columns` output columns) in coordinates
--- y_1..y_n of a basis of the linear span of the coefficients: an injective linear image of the
--- neurovariety, so dimension and degree are unchanged. Returns (ideal, #coefficients, n).
-lcasImplicit = (shapes, widths, tokens, kk, columns) -> (
-    (R, T, X) := lcasTower(shapes, widths#0, tokens, kk);
-    Phi := lcasForward(lcasLayers(shapes, apply(numgens R, k -> R_k * 1_T)), X);
-    coeffPolys := lcasCoefficients(Phi_(toList(0 .. columns - 1)), R);
+-- The implicit ideal of the coefficient map (the output columns used) in coordinates y_1..y_n of a
+-- basis of the linear span of the coefficients: an injective linear image of the neurovariety, so
+-- dimension and degree are unchanged. Returns (ideal, #coefficients, n). A residual block makes the
+-- coefficients inhomogeneous (the identity term has degree 0 in the weights): then the kernel is
+-- computed without a grading, and the image closure is an affine variety rather than a cone.
+lcasImplicit = (N, kk, columns) -> (
+    (R, T, X) := lcasTower(N, kk);
+    Phi := lcasForward(N, lcasBlockWeights(N, apply(numgens R, k -> R_k * 1_T)), X);
+    coeffPolys := lcasCoefficients(Phi_(lcasOutputColumns(N, columns)), R);
     basisPolys := coeffPolys_(lcasSpanBasis coeffPolys);
-    if not all(basisPolys, isHomogeneous) then error "LightningCAS: coefficient polynomials are not homogeneous";
     y := getSymbol "y";
     S1 := kk[y_1 .. y_(#basisPolys)];
-    (lcasImage(basisPolys, ideal 0_R, S1), #coeffPolys, #basisPolys));
+    I := if all(basisPolys, isHomogeneous) then lcasImage(basisPolys, ideal 0_R, S1)
+        else ker map(R, S1, basisPolys);
+    (I, #coeffPolys, #basisPolys));
 
 dimensionRecord = method(Options => {Heads => null, Strategy => "Jacobian", CoefficientRing => null,
         Columns => 1, Generators => false})
-dimensionRecord(List, List, ZZ) := o -> (widths, attention, tokens) -> (
-    shapes := lcasShapes(widths, attention, o.Heads);
-    lcasTokensCheck tokens;
-    lcasColumnsCheck(o.Columns, tokens);
-    P := lcasParameterCount shapes;
+dimensionRecord NeuralNetwork := o -> N -> (
+    lcasColumnsCheck(o.Columns, N#"tokens");
+    P := N#"parameters";
     kk := null;
     if o.Strategy === "Jacobian" then (
         kk = if o.CoefficientRing === null then ZZ/lcasDefaultPrime else o.CoefficientRing;
-        J := coefficientJacobian(widths, attention, tokens, Heads => o.Heads, CoefficientRing => kk,
-            Columns => o.Columns);
+        J := coefficientJacobian(N, CoefficientRing => kk, Columns => o.Columns);
         rk := rank J;
         new HashTable from lcasRecordBase() | {"strategy" => "Jacobian", "dimension" => rk, "rank" => rk,
             "rows" => numrows J, "prime" => char kk, "parameters" => P})
     else if o.Strategy === "Implicit" then (
         kk = if o.CoefficientRing === null then QQ else o.CoefficientRing;
-        (I, ncoeff, nbasis) := lcasImplicit(shapes, widths, tokens, kk, o.Columns);
+        (I, ncoeff, nbasis) := lcasImplicit(N, kk, o.Columns);
         G := flatten entries mingens I;
         new HashTable from lcasRecordBase() | {"strategy" => "Implicit", "dimension" => dim I,
             "degree" => degree I, "parameters" => P, "coefficients" => ncoeff, "linear_span" => nbasis,
             "generator_degrees" => apply(G, g -> first degree g), "prime" => char kk}
             | (if o.Generators then {"generators" => G} else {}))
     else error "LightningCAS: Strategy must be \"Jacobian\" or \"Implicit\"")
+dimensionRecord(List, List, ZZ) := o -> (widths, attention, tokens) ->
+    dimensionRecord(neuralNetwork(widths, attention, tokens, o.Heads), Strategy => o.Strategy,
+        CoefficientRing => o.CoefficientRing, Columns => o.Columns, Generators => o.Generators)
 
 neurovarietyDimension = method(Options => options dimensionRecord)
+neurovarietyDimension NeuralNetwork := o -> N -> (dimensionRecord(N, o))#"dimension"
 neurovarietyDimension(List, List, ZZ) := o -> (widths, attention, tokens) ->
     (dimensionRecord(widths, attention, tokens, o))#"dimension"

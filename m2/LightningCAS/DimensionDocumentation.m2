@@ -1,6 +1,7 @@
 doc ///
     Key
         coefficientJacobian
+        (coefficientJacobian, NeuralNetwork)
         (coefficientJacobian, List, List, ZZ)
         [coefficientJacobian, CoefficientRing]
     Headline
@@ -37,6 +38,7 @@ doc ///
 doc ///
     Key
         neurovarietyDimension
+        (neurovarietyDimension, NeuralNetwork)
         (neurovarietyDimension, List, List, ZZ)
         [neurovarietyDimension, Strategy]
         [neurovarietyDimension, CoefficientRing]
@@ -92,6 +94,7 @@ doc ///
 doc ///
     Key
         dimensionRecord
+        (dimensionRecord, NeuralNetwork)
         (dimensionRecord, List, List, ZZ)
         [dimensionRecord, Strategy]
         [dimensionRecord, CoefficientRing]

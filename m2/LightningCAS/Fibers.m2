@@ -8,18 +8,19 @@ lcasPoint = (point, P, kk) -> (
     apply(point, c -> promote(c, kk)));
 
 fiberIdeal = method(Options => {Heads => null, CoefficientRing => QQ, Columns => 1})
-fiberIdeal(List, List, ZZ, List) := o -> (widths, attention, tokens, point) -> (
-    shapes := lcasShapes(widths, attention, o.Heads);
-    lcasTokensCheck tokens;
-    lcasColumnsCheck(o.Columns, tokens);
+fiberIdeal(NeuralNetwork, List) := o -> (N, point) -> (
+    lcasColumnsCheck(o.Columns, N#"tokens");
     kk := o.CoefficientRing;
-    pt := lcasPoint(point, lcasParameterCount shapes, kk);
-    (R, T, X) := lcasTower(shapes, widths#0, tokens, kk);
-    cols := toList(0 .. o.Columns - 1);
-    PhiVar := (lcasForward(lcasLayers(shapes, apply(numgens R, k -> R_k * 1_T)), X))_cols;
-    PhiPt := (lcasForward(lcasLayers(shapes, apply(pt, c -> c * 1_T)), X))_cols;
+    pt := lcasPoint(point, N#"parameters", kk);
+    (R, T, X) := lcasTower(N, kk);
+    cols := lcasOutputColumns(N, o.Columns);
+    PhiVar := (lcasForward(N, lcasBlockWeights(N, apply(numgens R, k -> R_k * 1_T)), X))_cols;
+    PhiPt := (lcasForward(N, lcasBlockWeights(N, apply(pt, c -> c * 1_T)), X))_cols;
     diffs := lcasCoefficients(PhiVar - PhiPt, R);
     if #diffs == 0 then ideal(0_R) else trim ideal diffs)
+fiberIdeal(List, List, ZZ, List) := o -> (widths, attention, tokens, point) ->
+    fiberIdeal(neuralNetwork(widths, attention, tokens, o.Heads), point, CoefficientRing => o.CoefficientRing,
+        Columns => o.Columns)
 
 -- A rational point on the variety of the prime Pr: fix a maximal independent set of variables
 -- at random small integers; the remaining zero-dimensional ideal often has a rational
@@ -41,9 +42,8 @@ lcasRationalPoint = (Pr, tries) -> (
     found);
 
 parametrizationFiber = method(Options => {Heads => null, CoefficientRing => QQ, Columns => 1, WitnessTries => 6})
-parametrizationFiber(List, List, ZZ, List) := o -> (widths, attention, tokens, point) -> (
-    I := fiberIdeal(widths, attention, tokens, point, Heads => o.Heads, CoefficientRing => o.CoefficientRing,
-        Columns => o.Columns);
+parametrizationFiber(NeuralNetwork, List) := o -> (N, point) -> (
+    I := fiberIdeal(N, point, CoefficientRing => o.CoefficientRing, Columns => o.Columns);
     R := ring I;
     kk := coefficientRing R;
     atPoint := map(kk, R, lcasPoint(point, numgens R, kk));
@@ -62,3 +62,6 @@ parametrizationFiber(List, List, ZZ, List) := o -> (widths, attention, tokens, p
                     "contains_point" => contains,
                     "generators" => flatten entries mingens Pr,
                     "witness" => (if contains then null else lcasRationalPoint(Pr, o.WitnessTries))}))})
+parametrizationFiber(List, List, ZZ, List) := o -> (widths, attention, tokens, point) ->
+    parametrizationFiber(neuralNetwork(widths, attention, tokens, o.Heads), point,
+        CoefficientRing => o.CoefficientRing, Columns => o.Columns, WitnessTries => o.WitnessTries)

@@ -1,6 +1,7 @@
 doc ///
     Key
         fiberIdeal
+        (fiberIdeal, NeuralNetwork, List)
         (fiberIdeal, List, List, ZZ, List)
         [fiberIdeal, CoefficientRing]
         [fiberIdeal, Heads]
@@ -36,6 +37,7 @@ doc ///
 doc ///
     Key
         parametrizationFiber
+        (parametrizationFiber, NeuralNetwork, List)
         (parametrizationFiber, List, List, ZZ, List)
         [parametrizationFiber, CoefficientRing]
         [parametrizationFiber, Heads]

@@ -38,9 +38,9 @@ lcasCount = (name, x, lo) -> if not instance(x, ZZ) or x < lo then
 
 implicitModel = method(Options => {OneCoordinate => false, Reparametrize => true})
 implicitModel(List, List, ZZ) := o -> (widths, attention, tokens) -> (
-    shapes := lcasShapes(widths, attention, null);
-    lcasTokensCheck tokens;
-    if #shapes != 1 then error "LightningCAS: the geometry functions handle one layer";
+    blocks := (neuralNetwork(widths, attention, tokens))#"blocks";
+    if #blocks != 1 then
+        error "LightningCAS: the geometry functions handle one layer";
     lcasBoolean("OneCoordinate", o.OneCoordinate);
     lcasBoolean("Reparametrize", o.Reparametrize);
     kk := QQ;
@@ -107,9 +107,9 @@ lcasSplitVA = (nOut, nD, L) -> (matrix table(nOut, nD, (p, q) -> L#(p*nD + q)),
 
 -- the (Q, K, V) weight ring of one layer, with V and A = K^T Q in it
 lcasQKVRing = (widths, attention) -> (
-    shapes := lcasShapes(widths, attention, null);
-    Rq := QQ[lcasWeightSymbols shapes];
-    (Qq, Kq, Vq) := first first lcasLayers(shapes, gens Rq);
+    N := neuralNetwork(widths, attention, 1);
+    Rq := QQ[N#"weights"];
+    (Qq, Kq, Vq) := first first lcasBlockWeights(N, gens Rq);
     (Rq, Vq, (transpose Kq) * Qq))
 
 lcasQKVWeights = M -> lcasQKVRing(M#"widths", M#"attention")

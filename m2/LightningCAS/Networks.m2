@@ -1,21 +1,23 @@
 ---------------------------------------------------------------------------------------------
--- architecture: checked shapes, one (a, d, e, h) per layer
+-- networks as stacks of blocks
 ---------------------------------------------------------------------------------------------
+-- A network acts on a d_0 x t token matrix Y (tokens are columns) through blocks in order; each
+-- block maps width d to its out (default d), and a residual block returns Y + block(Y) (out = d):
+--   attention (Heads h, attention a, Value b, Out, Causal, Residual): sum_h V_h Y S_h with
+--     S_h = (K_h Y)^T (Q_h Y), entry (i, j) = <K_h y_i, Q_h y_j> (key i, query j); Causal keeps the
+--     entries i <= j; V_h = O_h W_h when a value dim b is given. Weights per head: Q, K (a x d), then
+--     V (out x d), or W (b x d) and O (out x b);
+--   mlp (hidden m, Degree r, Out, Residual): D (U Y)^{o r}, U (m x d), D (out x m), power entrywise;
+--   linear (out): P Y, P (out x d);
+--   power (degree r): Y^{o r} entrywise, no weights.
+-- The weights are ordered block by block, inside a block as listed, every matrix row by row. Their
+-- names are letter_(i,r,c) for block i, or letter_(i,h,r,c) in an attention block with several heads
+-- (q k v w o, u d, p): the names lightning_cas uses in Python. The old arguments (widths, attention,
+-- tokens, Heads) are the stack of plain attention blocks (full V, not causal, not residual).
 
 lcasPositive = (name, L) -> (
     if not instance(L, List) or #L == 0 or not all(L, n -> instance(n, ZZ) and n > 0) then
         error("LightningCAS: " | name | " must be a nonempty list of positive integers"));
-
--- shapes#i = (attention a_i, input width d_{i-1}, output width d_i, heads h_i)
-lcasShapes = (widths, attention, heads) -> (
-    lcasPositive("widths", widths);
-    lcasPositive("attention", attention);
-    if #widths != #attention + 1 then
-        error "LightningCAS: widths must have one entry more than attention (d_0, ..., d_L and a_1, ..., a_L)";
-    hs := if heads === null then toList(#attention : 1) else heads;
-    lcasPositive("Heads", hs);
-    if #hs != #attention then error "LightningCAS: Heads must give one head count per layer";
-    apply(#attention, i -> (attention#i, widths#i, widths#(i+1), hs#i)));
 
 lcasTokensCheck = tokens -> (
     if not instance(tokens, ZZ) or tokens < 1 then error "LightningCAS: tokens must be a positive integer");
@@ -24,44 +26,223 @@ lcasColumnsCheck = (columns, tokens) -> (
     if not instance(columns, ZZ) or columns < 1 or columns > tokens then
         error "LightningCAS: Columns must be an integer between 1 and the number of tokens");
 
-lcasParameterCount = shapes -> sum apply(shapes, s -> s#3 * (2 * s#0 * s#1 + s#2 * s#1));
+lcasPositiveInteger = (what, n) -> if not instance(n, ZZ) or n < 1 then
+    error("LightningCAS: " | what | " must be a positive integer, got " | toString n);
 
--- Names of the weights, layer by layer and head by head: Q (a x d), then K (a x d), then V (e x d).
--- In a one-head layer the names are q_(i,r,c), k_(i,r,c), v_(i,r,c); in a layer with several
--- heads q_(i,h,r,c), k_(i,h,r,c), v_(i,h,r,c) (the names lightning_cas uses in Python too).
-lcasWeightSymbols = shapes -> (
-    name := (letter, i, h, r, c) -> if (shapes#(i-1))#3 == 1 then (getSymbol letter)_(i, r, c)
-        else (getSymbol letter)_(i, h, r, c);
-    flatten flatten for i from 1 to #shapes list (
-        (a, d, e, h) := shapes#(i-1);
-        for hh from 1 to h list (
-            (flatten table(a, d, (r, c) -> name("q", i, hh, r+1, c+1)))
-            | (flatten table(a, d, (r, c) -> name("k", i, hh, r+1, c+1)))
-            | (flatten table(e, d, (r, c) -> name("v", i, hh, r+1, c+1))))));
+---------------------------------------------------------------------------------------------
+-- blocks
+---------------------------------------------------------------------------------------------
 
-lcasTokenSymbols = (d0, tokens) -> flatten table(d0, tokens, (r, j) -> (getSymbol "x")_(r+1, j+1));
+NetworkBlock = new Type of HashTable
+NetworkBlock.synonym = "network block"
+net NetworkBlock := B -> net(B#"kind" | "(" | demark(", ", lcasBlockFields B) | ")")
 
--- the weight values (a flat list in the order above) cut into layers, each a list of heads (Q, K, V)
-lcasLayers = (shapes, values) -> (
+lcasBlockFields = B -> (
+    shown := {"heads", "attention", "value", "hidden", "degree", "out"};
+    apply(select(shown, k -> B#?k and B#k =!= null), k -> k | " " | toString B#k)
+        | select({"causal", "residual"}, k -> B#?k and B#k))
+
+isWellDefined NetworkBlock := B -> (
+    kind := if B#?"kind" then B#"kind";
+    positive := k -> instance(B#k, ZZ) and B#k > 0;
+    optional := k -> B#k === null or positive k;
+    if kind === "attention" then positive "heads" and positive "attention" and optional "value" and optional "out"
+        and instance(B#"causal", Boolean) and instance(B#"residual", Boolean)
+    else if kind === "mlp" then positive "hidden" and positive "degree" and optional "out"
+        and instance(B#"residual", Boolean)
+    else if kind === "linear" then positive "out"
+    else if kind === "power" then positive "degree"
+    else false)
+
+attentionBlock = method(Options => {Heads => 1, Value => null, Out => null, Causal => false, Residual => false,
+        Normalization => "none"})
+attentionBlock ZZ := o -> a -> (
+    if o.Normalization =!= "none" then
+        error("LightningCAS: only polynomial blocks can be built; " | toString o.Normalization
+            | " attention is not polynomial (use Normalization => \"none\")");
+    lcasPositiveInteger("attention", a);
+    lcasPositiveInteger("Heads", o.Heads);
+    if o.Value =!= null then lcasPositiveInteger("Value", o.Value);
+    if o.Out =!= null then lcasPositiveInteger("Out", o.Out);
+    lcasBoolean("Causal", o.Causal);
+    lcasBoolean("Residual", o.Residual);
+    new NetworkBlock from {"kind" => "attention", "heads" => o.Heads, "attention" => a, "value" => o.Value,
+        "out" => o.Out, "causal" => o.Causal, "residual" => o.Residual})
+
+mlpBlock = method(Options => {Degree => 2, Out => null, Residual => false})
+mlpBlock ZZ := o -> m -> (
+    lcasPositiveInteger("hidden", m);
+    lcasPositiveInteger("Degree", o.Degree);
+    if o.Out =!= null then lcasPositiveInteger("Out", o.Out);
+    lcasBoolean("Residual", o.Residual);
+    new NetworkBlock from {"kind" => "mlp", "hidden" => m, "degree" => o.Degree, "out" => o.Out,
+        "residual" => o.Residual})
+
+linearBlock = method()
+linearBlock ZZ := out -> (
+    lcasPositiveInteger("out", out);
+    new NetworkBlock from {"kind" => "linear", "out" => out})
+
+powerBlock = method()
+powerBlock ZZ := r -> (
+    lcasPositiveInteger("degree", r);
+    new NetworkBlock from {"kind" => "power", "degree" => r})
+
+-- a block from its integer list, the form the Python side writes into scripts:
+-- {0, heads, a, b, out, causal, residual} (b = 0: full V), {1, hidden, degree, out, residual},
+-- {2, out}, {3, degree}; causal and residual are 0 or 1
+lcasFlag = (what, x) -> (if x === 0 then false else if x === 1 then true
+    else error("LightningCAS: " | what | " must be 0 or 1 in a block list, got " | toString x));
+lcasBlockFromList = (L, i) -> (
+    where := "block " | toString i;
+    if not instance(L, List) or #L == 0 or not all(L, x -> instance(x, ZZ)) then
+        error("LightningCAS: " | where | " must be a list of integers, got " | toString L);
+    code := L#0;
+    size := {7, 5, 2, 2};
+    if code < 0 or code > 3 then error("LightningCAS: " | where | " has the unknown kind code " | toString code);
+    if #L != size#code then
+        error("LightningCAS: " | where | " needs " | toString size#code | " integers, got " | toString L);
+    if code == 0 then attentionBlock(L#2, Heads => L#1, Value => (if L#3 == 0 then null else L#3),
+        Out => L#4, Causal => lcasFlag(where | " causal", L#5), Residual => lcasFlag(where | " residual", L#6))
+    else if code == 1 then mlpBlock(L#1, Degree => L#2, Out => L#3, Residual => lcasFlag(where | " residual", L#4))
+    else if code == 2 then linearBlock L#1
+    else powerBlock L#1)
+
+-- the block with its out resolved for input width d (checked), and its weight matrices in order
+lcasResolve = (B, d, i) -> (
+    kind := B#"kind";
+    out := if kind === "power" then d else if B#"out" === null then d else B#"out";
+    if B#?"residual" and B#"residual" and out != d then
+        error("LightningCAS: block " | toString i | " is residual, so its out must be its input width "
+            | toString d | ", got " | toString out);
+    new NetworkBlock from merge(B, new HashTable from {"out" => out, "input" => d}, (x, y) -> y))
+
+-- (head, letter, rows, cols) of a resolved block's weight matrices, in canonical order
+lcasBlockMatrices = B -> (
+    (kind, d, out) := (B#"kind", B#"input", B#"out");
+    if kind === "attention" then flatten for h from 1 to B#"heads" list (
+        {(h, "q", B#"attention", d), (h, "k", B#"attention", d)}
+        | (if B#"value" === null then {(h, "v", out, d)} else {(h, "w", B#"value", d), (h, "o", out, B#"value")}))
+    else if kind === "mlp" then {(1, "u", B#"hidden", d), (1, "d", out, B#"hidden")}
+    else if kind === "linear" then {(1, "p", out, d)}
+    else {})
+
+---------------------------------------------------------------------------------------------
+-- the network
+---------------------------------------------------------------------------------------------
+
+NeuralNetwork = new Type of HashTable
+NeuralNetwork.synonym = "neural network"
+net NeuralNetwork := N -> net("a network on " | toString N#"tokens" | " token(s) of width " | toString N#"input"
+    | ": " | demark(" -> ", apply(N#"blocks", net)) | " (" | toString N#"parameters" | " weights)")
+
+isWellDefined NeuralNetwork := N -> (
+    blocks := N#"blocks";
+    widths := {N#"input"} | apply(blocks, B -> B#"out");
+    instance(N#"tokens", ZZ) and N#"tokens" >= 1 and #blocks >= 1 and all(blocks, isWellDefined)
+    and N#"widths" === widths and all(#blocks, i -> (blocks#i)#"input" == widths#i)
+    and all(blocks, B -> not (B#?"residual" and B#"residual") or B#"out" == B#"input")
+    and N#"parameters" == sum(N#"matrices", m -> m#3 * m#4)
+    and #(N#"weights") == N#"parameters")
+
+neuralNetwork = method()
+neuralNetwork(ZZ, ZZ, List) := (inputWidth, tokens, blocks) -> (
+    lcasPositiveInteger("the input width", inputWidth);
+    lcasTokensCheck tokens;
+    if #blocks == 0 then error "LightningCAS: a network needs at least one block";
+    d := inputWidth;
+    resolved := for i from 1 to #blocks list (
+        B := blocks#(i-1);
+        if instance(B, List) then B = lcasBlockFromList(B, i);
+        if not instance(B, NetworkBlock) or not isWellDefined B then
+            error("LightningCAS: block " | toString i | " must be a network block or its integer list");
+        R := lcasResolve(B, d, i);
+        d = R#"out";
+        R);
+    -- one entry per weight matrix: (block i, head, letter, rows, cols)
+    matrices := flatten apply(#resolved, i -> apply(lcasBlockMatrices resolved#i, m -> prepend(i + 1, m)));
+    several := i -> (resolved#(i-1))#"kind" === "attention" and (resolved#(i-1))#"heads" > 1;
+    weights := flatten apply(matrices, m -> (
+            (i, h, letter, rows, cols) := m;
+            flatten table(rows, cols, (r, c) -> if several i then (getSymbol letter)_(i, h, r+1, c+1)
+                else (getSymbol letter)_(i, r+1, c+1))));
+    if #weights == 0 then error "LightningCAS: the network has no weights (only power blocks)";
+    new NeuralNetwork from {"input" => inputWidth, "tokens" => tokens, "blocks" => resolved,
+        "widths" => {inputWidth} | apply(resolved, B -> B#"out"), "matrices" => matrices,
+        "parameters" => #weights, "weights" => weights,
+        "causal" => any(resolved, B -> B#?"causal" and B#"causal")})
+
+-- the paper's network: widths {d_0, ..., d_L}, attention {a_1, ..., a_L}, optional heads per layer
+neuralNetwork(List, List, ZZ) := (widths, attention, tokens) -> neuralNetwork(widths, attention, tokens, null)
+neuralNetwork(List, List, ZZ, Nothing) := neuralNetwork(List, List, ZZ, List) := (widths, attention, tokens, heads) -> (
+    lcasPositive("widths", widths);
+    lcasPositive("attention", attention);
+    if #widths != #attention + 1 then
+        error "LightningCAS: widths must have one entry more than attention (d_0, ..., d_L and a_1, ..., a_L)";
+    hs := if heads === null then toList(#attention : 1) else heads;
+    lcasPositive("Heads", hs);
+    if #hs != #attention then error "LightningCAS: Heads must give one head count per layer";
+    lcasTokensCheck tokens;
+    neuralNetwork(widths#0, tokens, apply(#attention, i -> attentionBlock(attention#i, Heads => hs#i,
+        Out => widths#(i+1)))))
+
+-- the output columns a computation uses: the first `columns`; in a causal network the last ones (its
+-- last token sees every token, and zero tokens stay zero through every block, so the last column's
+-- coefficients determine the function; the first column sees the first token only)
+lcasOutputColumns = (N, columns) -> (if N#"causal" then toList(N#"tokens" - columns .. N#"tokens" - 1)
+    else toList(0 .. columns - 1))
+
+-- the flat weight values cut into blocks: per block a list of heads (Q, K, V) or (Q, K, W, O) for
+-- attention, (U, D) for mlp, (P) for linear, () for power
+lcasBlockWeights = (N, values) -> (
     pos := 0;
-    take1 := (m, n) -> (M := matrix table(m, n, (r, c) -> values#(pos + r*n + c)); pos = pos + m*n; M);
-    for s in shapes list (
-        (a, d, e, h) := s;
-        for hh from 1 to h list (Q := take1(a, d); K := take1(a, d); V := take1(e, d); (Q, K, V))));
+    lcasCutWeights(N, (m, n) -> (M := matrix table(m, n, (r, c) -> values#(pos + r*n + c)); pos = pos + m*n; M)))
 
--- the network on the token matrix X (d_0 x t): layer Y -> sum_h V_h Y (Y^T K_h^T Q_h Y)
-lcasForward = (layers, X) -> (
+-- the same cut with the next m x n weight matrix made by take1 (plain or dual matrices)
+lcasCutWeights = (N, take1) -> (
+    for B in N#"blocks" list (
+        if B#"kind" === "attention" then (
+            for h from 1 to B#"heads" list (
+                Q := take1(B#"attention", B#"input"); K := take1(B#"attention", B#"input");
+                if B#"value" === null then (Q, K, take1(B#"out", B#"input"))
+                else (W := take1(B#"value", B#"input"); (Q, K, W, take1(B#"out", B#"value")))))
+        else if B#"kind" === "mlp" then (U := take1(B#"hidden", B#"input"); (U, take1(B#"out", B#"hidden")))
+        else if B#"kind" === "linear" then 1 : take1(B#"out", B#"input")
+        else ()))
+
+-- entrywise power and the causal mask, for matrices (and, in Dimension.m2, for dual matrices)
+lcasEntrywisePower = method()
+lcasEntrywisePower(Matrix, ZZ) := (M, r) -> matrix table(numrows M, numcols M, (i, j) -> M_(i, j)^r)
+lcasCausalMask = method()
+lcasCausalMask Matrix := S -> matrix table(numrows S, numcols S, (i, j) -> if i <= j then S_(i, j) else 0_(ring S))
+
+-- the network on the token matrix X (d_0 x t), written once: matrices or dual matrices alike
+lcasForward = (N, blockWeights, X) -> (
     Z := X;
-    for heads in layers do (
-        G := transpose Z;
-        Z = sum apply(heads, QKV -> (QKV#2 * Z) * (G * transpose(QKV#1) * QKV#0 * Z)));
-    Z);
+    scan(#(N#"blocks"), i -> (
+        B := (N#"blocks")#i;
+        W := blockWeights#i;
+        Y := Z;
+        out := if B#"kind" === "attention" then (
+                G := transpose Y;
+                fold((A, C) -> A + C, apply(W, head -> (
+                    (Q, K) := (head#0, head#1);
+                    S := (G * transpose K) * (Q * Y);
+                    if B#"causal" then S = lcasCausalMask S;
+                    VY := if #head == 3 then head#2 * Y else head#3 * (head#2 * Y);
+                    VY * S))))
+            else if B#"kind" === "mlp" then W#1 * lcasEntrywisePower(W#0 * Y, B#"degree")
+            else if B#"kind" === "linear" then W#0 * Y
+            else lcasEntrywisePower(Y, B#"degree");
+        Z = if B#?"residual" and B#"residual" then Y + out else out));
+    Z)
 
 -- the polynomial ring of weights over kk, and the token ring T over it
-lcasTower = (shapes, d0, tokens, kk) -> (
-    R := kk[lcasWeightSymbols shapes];
-    T := R[lcasTokenSymbols(d0, tokens)];
-    X := matrix table(d0, tokens, (r, j) -> T_(r*tokens + j));
+lcasTokenSymbols = (d0, tokens) -> flatten table(d0, tokens, (r, j) -> (getSymbol "x")_(r+1, j+1));
+lcasTower = (N, kk) -> (
+    R := kk[N#"weights"];
+    T := R[lcasTokenSymbols(N#"input", N#"tokens")];
+    X := matrix table(N#"input", N#"tokens", (r, j) -> T_(r*(N#"tokens") + j));
     (R, T, X));
 
 -- every coefficient (in the tokens) of the entries of a matrix over T, as elements of R
@@ -70,17 +251,18 @@ lcasCoefficients = (M, R) -> select(
     g -> g != 0);
 
 ---------------------------------------------------------------------------------------------
--- the network
+-- the network's weights and output
 ---------------------------------------------------------------------------------------------
 
 lightningWeights = method(Options => {Heads => null})
-lightningWeights(List, List) := o -> (widths, attention) -> lcasWeightSymbols lcasShapes(widths, attention, o.Heads)
+lightningWeights NeuralNetwork := o -> N -> N#"weights"
+lightningWeights(List, List) := o -> (widths, attention) -> (neuralNetwork(widths, attention, 1, o.Heads))#"weights"
 
 lightningNetwork = method(Options => {Heads => null, CoefficientRing => QQ})
-lightningNetwork(List, List, ZZ) := o -> (widths, attention, tokens) -> (
-    shapes := lcasShapes(widths, attention, o.Heads);
-    lcasTokensCheck tokens;
-    ws := lcasWeightSymbols shapes;
-    S := (o.CoefficientRing)[ws | lcasTokenSymbols(widths#0, tokens)];
-    X := matrix table(widths#0, tokens, (r, j) -> S_(#ws + r*tokens + j));
-    lcasForward(lcasLayers(shapes, take(gens S, #ws)), X))
+lightningNetwork NeuralNetwork := o -> N -> (
+    ws := N#"weights";
+    S := (o.CoefficientRing)[ws | lcasTokenSymbols(N#"input", N#"tokens")];
+    X := matrix table(N#"input", N#"tokens", (r, j) -> S_(#ws + r*(N#"tokens") + j));
+    lcasForward(N, lcasBlockWeights(N, take(gens S, #ws)), X))
+lightningNetwork(List, List, ZZ) := o -> (widths, attention, tokens) ->
+    lightningNetwork(neuralNetwork(widths, attention, tokens, o.Heads), CoefficientRing => o.CoefficientRing)

@@ -130,3 +130,75 @@ assert(try (singularStrata(M, MinorBudget => 0); false) else true)
 assert(try (criticalLocus implicitModel({2,1}, {1}, 2, OneCoordinate => true); false) else true)
 assert(try (implicitIdeal(M, OneCoordinate => true); false) else true)
 ///
+
+-- networks of blocks: hand checks of each kind on width one
+TEST ///
+-- an mlp of degree 2 and width 1 is u^2 d x^2
+N = neuralNetwork(1, 1, {mlpBlock 1})
+F = lightningNetwork N
+(u, d, x) = toSequence gens ring F;
+assert(entries F == {{u^2 * d * x^2}})
+assert(apply(lightningWeights N, toString) == {"u_(1,1,1)", "d_(1,1,1)"})
+-- a linear block then a cube: (p x)^3
+F = lightningNetwork neuralNetwork(1, 1, {linearBlock 1, powerBlock 3})
+(p, x) = toSequence gens ring F;
+assert(entries F == {{p^3 * x^3}})
+-- factored value (V = O W) on two tokens: q k w o (x_1^2 + x_2^2) x_j, weights in the order q, k, w, o
+N = neuralNetwork(1, 2, {attentionBlock(1, Value => 1)})
+assert(apply(lightningWeights N, toString) == {"q_(1,1,1)", "k_(1,1,1)", "w_(1,1,1)", "o_(1,1,1)"})
+F = lightningNetwork N
+(q, k, w, o, x1, x2) = toSequence gens ring F;
+assert(entries F == {{q*k*w*o*(x1^2 + x2^2)*x1, q*k*w*o*(x1^2 + x2^2)*x2}})
+///
+
+TEST ///
+-- causal: token j sees the keys i <= j; residual: Y + block(Y)
+F = lightningNetwork neuralNetwork(1, 2, {attentionBlock(1, Causal => true)})
+(q, k, v, x1, x2) = toSequence gens ring F;
+assert(entries F == {{q*k*v*x1^3, q*k*v*(x1^2 + x2^2)*x2}})
+F = lightningNetwork neuralNetwork(1, 2, {attentionBlock(1, Residual => true)})
+(q, k, v, x1, x2) = toSequence gens ring F;
+assert(entries F == {{x1 + q*k*v*(x1^2 + x2^2)*x1, x2 + q*k*v*(x1^2 + x2^2)*x2}})
+F = lightningNetwork neuralNetwork(1, 1, {mlpBlock(1, Degree => 3, Residual => true)})
+(u, d, x) = toSequence gens ring F;
+assert(entries F == {{x + u^3 * d * x^3}})
+-- several heads keep the old names q_(i,h,r,c)
+assert(apply(lightningWeights neuralNetwork(1, 2, {attentionBlock(1, Heads => 2)}), toString)
+    == apply(lightningWeights({1,1}, {1}, Heads => {2}), toString))
+///
+
+TEST ///
+-- dimensions of block networks against counts by hand
+setRandomSeed 0
+-- W Y: every out x d matrix, so out * d, for out below, equal to and above d
+assert(neurovarietyDimension neuralNetwork(3, 2, {linearBlock 2}) == 6)
+assert(neurovarietyDimension neuralNetwork(2, 2, {linearBlock 3}) == 6)
+-- P_2 P_1 through width 1: the 3 x 3 matrices of rank <= 1, dimension 1 * (3 + 3 - 1)
+assert(neurovarietyDimension neuralNetwork(3, 1, {linearBlock 1, linearBlock 3}) == 5)
+-- sums of two squares of linear forms in 3 variables: symmetric 3 x 3 of rank <= 2, dimension 5,
+-- as linear-power-linear and as an mlp; in 2 variables every binary quadric, dimension 3
+assert(neurovarietyDimension neuralNetwork(3, 1, {linearBlock 2, powerBlock 2, linearBlock 1}) == 5)
+assert(neurovarietyDimension neuralNetwork(3, 1, {mlpBlock(2, Out => 1)}) == 5)
+assert(neurovarietyDimension neuralNetwork(2, 1, {mlpBlock(2, Out => 1)}) == 3)
+assert(neurovarietyDimension(neuralNetwork(2, 1, {mlpBlock(2, Out => 1)}), Strategy => "Implicit") == 3)
+-- one layer with V = O W of rank <= 1 (d = d' = a = 3): 5 for V, 9 for A, minus the scaling
+assert(neurovarietyDimension neuralNetwork(3, 2, {attentionBlock(3, Value => 1)}) == 13)
+-- the old arguments are the stack of plain attention blocks
+assert(neurovarietyDimension neuralNetwork({3,3,3}, {2,2}, 2) == 23)
+N = neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 0, 0}, {1, 2, 2, 1, 0}})
+assert(N === neuralNetwork(2, 2, {attentionBlock 1, mlpBlock(2, Out => 1)}) and isWellDefined N)
+///
+
+TEST ///
+-- the fiber of a block network, and bad blocks refused
+setRandomSeed 0
+N = neuralNetwork(2, 1, {linearBlock 1})
+F = parametrizationFiber(N, {1, 2})
+assert(F#"fiber_dimension" == 0 and F#"parameters" == 2)
+assert(try (attentionBlock(1, Normalization => "softmax"); false) else true)
+assert(try (neuralNetwork(2, 2, {attentionBlock(1, Out => 1, Residual => true)}); false) else true)
+assert(try (neuralNetwork(2, 2, {{4, 1}}); false) else true)
+assert(try (neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 2, 0}}); false) else true)
+assert(try (neuralNetwork(2, 2, {powerBlock 2}); false) else true)
+assert(try (mlpBlock(0); false) else true)
+///

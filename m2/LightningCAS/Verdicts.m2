@@ -24,7 +24,7 @@ pointVerdict(ImplicitModel, List, List, List) := o -> (M, pointQ, pointK, pointV
     (nD, nOut, nAtt) := (M#"widths"#0, M#"widths"#1, M#"attention"#0);
     lcasMatrixCheck("Q", pointQ, nAtt, nD); lcasMatrixCheck("K", pointK, nAtt, nD); lcasMatrixCheck("V", pointV, nOut, nD);
     if M#"one coordinate" then error "LightningCAS: pointVerdict needs the model of the full output (OneCoordinate => false)";
-    shapes := lcasShapes(M#"widths", M#"attention", null);
+    N := neuralNetwork(M#"widths", M#"attention", 1);
     phi := (V0, A0) -> implicitCoordinates(M, V0, A0);
     useVA := M#"parametrization" == 1;
     (Rweights, Bweights) := (M#"weight ring", M#"weight coordinates");
@@ -87,8 +87,8 @@ pointVerdict(ImplicitModel, List, List, List) := o -> (M, pointQ, pointK, pointV
                 -- the quadratic part phi_2(delta): phi with the two blocks replaced by delta, the third kept
                 w := if useVA then phi lcasVAMatrices(M, toList full)
                      else (
-                        (Qd, Kd, Vd) := first first lcasLayers(shapes, toList full);
-                        (Qw0, Kw0, Vw0) := first first lcasLayers(shapes, wv);
+                        (Qd, Kd, Vd) := first first lcasBlockWeights(N, toList full);
+                        (Qw0, Kw0, Vw0) := first first lcasBlockWeights(N, wv);
                         (Qx, Kx, Vx) := if bl#0 == "V,K" then (Qw0, Kd, Vd) else if bl#0 == "V,Q" then (Qd, Kw0, Vd) else (Qd, Kd, Vw0);
                         phi(Vx, (transpose Kx) * Qx));
                 if rank matrix {p0, w} < 2 then return;

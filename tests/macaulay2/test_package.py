@@ -234,14 +234,13 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
 # ---- rendering: numbers, the package path, one call -------------------------------------------
 
 def test_package_scripts_are_numbers_then_the_package_path_then_one_call():
-    from lightning_cas.macaulay2.network import head_counts, package_params
+    from lightning_cas.macaulay2.network import package_params
 
     arch = Architecture((3, 3, 3), (2, 2), 2)
-    assert head_counts(arch) == [1, 1]
     text = render("dimension_jacobian", **package_params(arch), charP=101, seed=0, columns=1)
     lines = text.splitlines()
     assert lines[1] == SEARCH_PATH_LINE
-    assert lines[2:6] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
+    assert lines[2:5] == ["inputWidth = 3;", "tokens = 2;", "blocks = {{0, 1, 2, 0, 3, 0, 0}, {0, 1, 2, 0, 3, 0, 0}};"]
     assert f'lcasPackage = "{package_file().as_posix()}";' in lines
     assert "lcasNetwork" not in text and "printRecord dimensionRecord(" in text
 

@@ -18,6 +18,7 @@ from lightning_cas.core.display import printable
 from lightning_cas.core.files import private_dir, read_bytes, write_file
 from lightning_cas.errors import InputError, NotebookKernelError
 from lightning_cas.macaulay2.render import PACKAGE, template_dir
+from lightning_cas.macaulay2.runner import kernel_environment as m2_kernel_environment
 
 STARTUP_S = 60
 ATTEMPTS = 3  # a cell whose output came back incomplete is rerun on a fresh kernel
@@ -65,11 +66,9 @@ def kernel_home() -> Path:
 
 
 def kernel_environment() -> dict:
-    """The checking kernel's environment: plain terminal (no escape codes), no user kernel config,
-    a private HOME holding the package, quiet debugger."""
-    env = {k: v for k, v in os.environ.items() if k != "M2JK_CONFIG"}
-    env.update(TERM="dumb", PYDEVD_DISABLE_FILE_VALIDATION="1", HOME=str(kernel_home()))
-    return env
+    """The checking kernel's environment (the Macaulay2 layer's: plain terminal, no user kernel config,
+    heap cap, quiet debugger), with the private HOME holding the package."""
+    return m2_kernel_environment(kernel_home())
 
 
 def kernel_spec(name: str) -> dict:
