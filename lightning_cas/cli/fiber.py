@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      parse_architecture)
+                                      format_option, parse_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core.weights import load_point, random_point, save_point
 
 
 @click.command("fiber")
 @architecture_options
+@format_option
 @click.option("--at", "at", default=None, help="Weight point JSON file {\"layers\": [{\"Q\":..,\"K\":..,\"V\":..}]}.")
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
 @click.option("--method", default="auto", show_default=True, type=click.Choice(METHODS),
@@ -21,7 +22,7 @@ from lightning_cas.core.weights import load_point, random_point, save_point
 @click.option("--prime", default=None, type=int, help="Decompose over ZZ/prime instead of QQ (faster).")
 @M2_OPTION
 @clean_errors
-def fiber_command(widths, attention, tokens, normalization, as_json, at, save_point, method, seed, timeout, prime,
+def fiber_command(widths, attention, tokens, normalization, output, at, save_point, method, seed, timeout, prime,
                   m2):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
@@ -29,8 +30,13 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
     if save_point is not None:
         save_point_file(point, save_point)
     result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
-    if as_json:
+    if output == "json":
         click.echo(result.to_json())
+        return
+    if output in ("m2", "latex"):
+        from lightning_cas.geometry.formats import latex_document, m2_script
+
+        click.echo(m2_script(result) if output == "m2" else latex_document(result), nl=False)
         return
     click.echo(f"{arch}")
     click.echo(f"point: {'file ' + at if at else f'random (seed {seed})'}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.names import token_name, weight_name
 
 if TYPE_CHECKING:  # sympy is imported where it is used: `dim` never pays for it
     import sympy
@@ -27,23 +28,24 @@ if TYPE_CHECKING:  # sympy is imported where it is used: `dim` never pays for it
 
 
 def head_symbols(arch: Architecture) -> list[list[list[sympy.Matrix]]]:
-    """Per layer, per head [Q, K, V] as sympy matrices of symbols (1-based indices): q_i_r_c in a
-    one-head layer (the paper's names), q_i_h_r_c in a layer with several heads."""
+    """Per layer, per head [Q, K, V] as sympy matrices of symbols named by core.names: q_(i,r,c) in a
+    one-head layer, q_(i,h,r,c) in a layer with several heads (the Macaulay2 package's names)."""
     import sympy
 
     layers = []
     for i, (a, d, e) in enumerate(arch.layer_shapes, start=1):
         heads = []
         for h in range(1, arch.heads[i - 1] + 1):
-            prefix = f"{i}_" if arch.heads[i - 1] == 1 else f"{i}_{h}_"
-            heads.append([sympy.Matrix(rows, d, lambda r, c, n=name: sympy.Symbol(f"{n}_{prefix}{r + 1}_{c + 1}"))
+            head = None if arch.heads[i - 1] == 1 else h
+            heads.append([sympy.Matrix(rows, d, lambda r, c, n=name: sympy.Symbol(weight_name(n, i, r + 1, c + 1,
+                                                                                                  head)))
                           for name, rows in (("q", a), ("k", a), ("v", e))])
         layers.append(heads)
     return layers
 
 
 def weight_symbols(arch: Architecture) -> list[list[sympy.Matrix]]:
-    """Per layer [Q, K, V] of a one-head-per-layer network (symbols q_i_r_c, k_i_r_c, v_i_r_c)."""
+    """Per layer [Q, K, V] of a one-head-per-layer network (symbols q_(i,r,c), k_(i,r,c), v_(i,r,c))."""
     if arch.multihead:
         raise ValueError("weight_symbols is for one head per layer; use head_symbols")
     return [heads[0] for heads in head_symbols(arch)]
@@ -55,10 +57,10 @@ def flat_weight_symbols(arch: Architecture) -> list[sympy.Symbol]:
 
 
 def token_symbols(arch: Architecture) -> sympy.Matrix:
-    """The d_0 x t token matrix X of symbols x_r_j (row r, token j; tokens are columns)."""
+    """The d_0 x t token matrix X of symbols x_(r,j) (row r, token j; tokens are columns)."""
     import sympy
 
-    return sympy.Matrix(arch.widths[0], arch.tokens, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
+    return sympy.Matrix(arch.widths[0], arch.tokens, lambda r, j: sympy.Symbol(token_name(r + 1, j + 1)))
 
 
 def _as_heads(arch: Architecture, layers):
@@ -101,7 +103,7 @@ def network_output(arch: Architecture, layers=None, X=None) -> sympy.Matrix:
 def coefficient_map(arch: Architecture) -> dict[tuple[int, int, tuple[int, ...]], sympy.Expr]:
     """Coefficients of phi as polynomials in the weights.
 
-    Keys are (output row p, output token j, exponent vector over the tokens x_r_j in row-major
+    Keys are (output row p, output token j, exponent vector over the tokens x_(r,j) in row-major
     order); only monomials with a non-zero coefficient appear. Cached per architecture (the
     expansion is the expensive part; point tests ask for it many times); callers get a copy.
     """
