@@ -6,6 +6,7 @@ and bounds the whole call by ``timeout`` (``lightning_cas.core.deadline``).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -13,20 +14,21 @@ import stat
 
 from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.backends.numeric import dimension_numeric
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.network import Network
 from lightning_cas.core.deadline import m2_limit
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
 from lightning_cas.core.verdict import Verdict, VerifyResult, describe, judge
-from lightning_cas.errors import InputError
+from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.options import DIMENSION_METHODS, MAX_FAILURE_BOUND, check_architecture, resolve
 
 MAX_RESULT_BYTES = 64 * 2 ** 20
 METHODS = DIMENSION_METHODS
 
 
-def dimension(arch: Architecture, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
               m2: str | None = None, prime: int | None = None, session=None) -> DimensionResult:
     """Dimension of the neurovariety of ``arch``.
 
@@ -40,8 +42,13 @@ def dimension(arch: Architecture, *, method: str = "auto", seed: int = 0, timeou
         return _dimension(arch, opts, deadline)
 
 
-def _dimension(arch: Architecture, opts, deadline) -> DimensionResult:
-    result = _compute_dimension(arch, opts, deadline)
+def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
+    plain = from_network(arch) if isinstance(arch, Network) else None
+    if plain is not None:
+        # the paper's network written as blocks: every method of the old flags, the same numbers
+        result = dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
+    else:
+        result = _compute_dimension(arch, opts, deadline)
     bound = result.failure_bound
     if opts.prime is not None and bound is not None and bound >= MAX_FAILURE_BOUND:
         # the up-front check uses the largest rank; the backend's stated bound also counts what it sampled
@@ -51,10 +58,13 @@ def _dimension(arch: Architecture, opts, deadline) -> DimensionResult:
     return result
 
 
-def _compute_dimension(arch: Architecture, opts, deadline) -> DimensionResult:
+def _compute_dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
     method = opts.method
     if method == "auto":
         method = "modp" if arch.normalization == "none" else "numeric"
+    if isinstance(arch, Network) and method == "implicit":
+        raise UnsupportedError("the implicit method eliminates one plain attention layer; for a network of blocks "
+                               "use --method modp or --method jacobian.")
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
     if method == "jacobian":
@@ -70,12 +80,12 @@ def _compute_dimension(arch: Architecture, opts, deadline) -> DimensionResult:
     return dimension_numeric(arch, seed=opts.seed)
 
 
-def predict(arch: Architecture) -> TheoryReport:
+def predict(arch: Architecture | Network) -> TheoryReport:
     """Closed-form predictions with their regimes (no computation)."""
     return _predict(check_architecture(arch, "predict"))
 
 
-def verify(arch: Architecture, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
            m2: str | None = None, prime: int | None = None, session=None, compare: bool = False) -> VerifyResult:
     """Compute the dimension and compare it with the theory's prediction.
 

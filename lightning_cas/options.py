@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.network import Network
 from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value  # noqa: F401
 from lightning_cas.core.deadline import time_limit
 from lightning_cas.core.primes import check_prime as check_modulus
@@ -67,11 +68,12 @@ def prime_degree(arch, method: str) -> int:
     modp draws weights and tokens at random and sketches rows; the Macaulay2 jacobian draws only
     the weights (D_w - 1 per rank). The rank is at most min(parameters, ambient dimension).
     """
-    rank = min(arch.parameters, arch.ambient_dimension)
+    net = as_network(arch)
+    rank = min(net.parameters, net.ambient_dimension or net.parameters)
     if method != "modp":
-        return rank * (arch.weight_degree - 1)
-    # modp also draws the tokens (3^L per rank) and sketches the rows (about 2 P + 16 of them)
-    return rank * (arch.weight_degree - 1 + arch.degree) + 2 * arch.parameters + 16
+        return rank * (net.weight_degree - 1)
+    # modp also draws the tokens (the token degree per rank) and sketches the rows (about 2 P + 16 of them)
+    return rank * (net.weight_degree - 1 + net.degree) + 2 * net.parameters + 16
 
 
 def check_method(method, verb: str) -> str | None:
@@ -119,8 +121,9 @@ def check_jobs(jobs) -> int:
 
 
 def check_architecture(arch, verb: str):
-    if not isinstance(arch, Architecture):
-        raise InputError(f"{verb}() needs an Architecture first, got {type(arch).__name__}.")
+    """An Architecture (the paper's network, the old flags) or a Network of blocks."""
+    if not isinstance(arch, (Architecture, Network)):
+        raise InputError(f"{verb}() needs an Architecture or a Network first, got {type(arch).__name__}.")
     return arch
 
 

@@ -12,7 +12,8 @@ import time
 import click
 
 from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options,
-                                      clean_errors, format_option, heads_option, parse_architecture)
+                                      clean_errors, format_option, network_options, parse_architecture,
+                                      plain_architecture)
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
 from lightning_cas.core.weights import load_point
@@ -32,15 +33,15 @@ COORDINATES_OPTION = click.option("--coordinates", "all_coordinates", is_flag=Tr
 
 def _geometry_options(fn):
     options = [
-        click.option("--widths", required=True, help="Widths d,d' of the one layer, e.g. 2,1."),
-        click.option("--attention", required=True, help="Attention dimension a, e.g. 1."),
-        click.option("--tokens", default="2", show_default=True, help="Number of tokens t."),
+        click.option("--widths", default=None, help="Widths d,d' of the one layer, e.g. 2,1."),
+        click.option("--attention", default=None, help="Attention dimension a, e.g. 1."),
+        click.option("--tokens", default=None, help="Number of tokens t (default 2)."),
         JSON_OPTION,
         SEED_OPTION,
         TIMEOUT_OPTION,
         M2_OPTION,
     ]
-    return heads_option(apply_options(fn, options))
+    return network_options(apply_options(fn, options))
 
 
 def _ideal_formats(fn):
@@ -82,7 +83,8 @@ def _echo_coordinates(res, everything: bool) -> None:
 
 def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
     """The architecture, with the common options validated before any progress line is printed."""
-    arch = parse_architecture(widths, attention, tokens, "none")
+    arch = plain_architecture(parse_architecture(widths, attention, tokens, None),
+                              "the geometry commands (implicit, singular, boundary, claims)")
     if arch.multihead:
         raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
                                "for several heads use dim, verify or fiber.")

@@ -22,6 +22,7 @@ import typing
 from dataclasses import dataclass, field, fields
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError
 
 CERTAINTIES = ("exact", "probabilistic", "numeric")
@@ -61,10 +62,11 @@ def _decode(tp, value, where: str):
             if type(None) in args:
                 return None
             raise InputError(f"{where} must not be null.")
-        for arg in args:
-            if arg is type(None):
-                continue
-            return _decode(arg, value, where)
+        candidates = [arg for arg in args if arg is not type(None)]
+        for arg in candidates:  # records that tell their own serialized form apart (Architecture | Network)
+            if hasattr(arg, "accepts") and arg.accepts(value):
+                return _decode(arg, value, where)
+        return _decode(candidates[0], value, where)
     if tp is typing.Any or tp is object:
         return freeze(value)
     if origin is tuple:
@@ -234,10 +236,10 @@ class Provenance:
 class DimensionResult(Provenance, JsonResult):
     """The dimension of the neurovariety of one architecture, and how it was obtained."""
 
-    architecture: Architecture
+    architecture: Architecture | Network
     dimension: int
     parameters: int
-    ambient_dimension: int
+    ambient_dimension: int | None  # None: not polynomial (softmax)
     primes: tuple[int, ...] = ()
     samples: int | None = None
     runs: tuple[dict, ...] = ()  # one per repetition: prime, seed, rank, rows (numeric: its spectrum)
