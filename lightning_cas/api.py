@@ -12,11 +12,11 @@ import json
 import os
 import stat
 
+from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
 from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.backends.numeric import dimension_numeric
 from lightning_cas.core.architecture import Architecture, from_network
 from lightning_cas.core.network import Network
-from lightning_cas.core.deadline import m2_limit
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
@@ -68,15 +68,9 @@ def _compute_dimension(arch: Architecture | Network, opts, deadline) -> Dimensio
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
     if method == "jacobian":
-        from lightning_cas.backends.m2 import dimension_jacobian
-        with m2_limit(deadline):
-            return dimension_jacobian(arch, seed=opts.seed, prime=opts.prime, timeout=deadline.left(), m2=opts.m2,
-                                      session=opts.session)
+        return dimension_jacobian(arch, opts.macaulay2, seed=opts.seed, prime=opts.prime)
     if method == "implicit":
-        from lightning_cas.backends.m2 import dimension_implicit
-        with m2_limit(deadline):
-            return dimension_implicit(arch, seed=opts.seed, timeout=deadline.left(), m2=opts.m2,
-                                      session=opts.session)
+        return dimension_implicit(arch, opts.macaulay2, seed=opts.seed)
     return dimension_numeric(arch, seed=opts.seed)
 
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-import signal
 import socket
-import threading
 import time
 import uuid
 
 from lightning_cas import api
-from lightning_cas.batch.spec import M2_METHODS, Job
+from lightning_cas.batch.spec import Job
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES, JobResult
 from lightning_cas.core.files import read_text
 from lightning_cas.core.verdict import judge
@@ -24,34 +22,18 @@ from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
 
 
-class _SoftTimeout(Exception):
-    pass
-
-
-def _alarm(_signum, _frame):
-    raise _SoftTimeout()
-
-
 def run_job(job: Job, m2: str | None = None) -> JobResult:
     """Compute one job; never raises (status records what went wrong).
 
-    M2 methods get the timeout (the M2 process group is killed). Python methods (modp, numeric)
-    get a SIGALRM limit when running in a process's main thread (the local pool); in a Dask
-    thread only the M2 limit applies.
+    The job's timeout is the verb's own deadline (lightning_cas.core.deadline): Macaulay2 runs get
+    what is left of it, Python work is stopped by its alarm in a process's main thread (the local
+    pool) and by its checks and killable children in any thread (Dask).
     """
     start = time.perf_counter()
     status, message, result, script = "ok", None, None, None
-    use_alarm = (job.timeout is not None and job.method not in M2_METHODS and hasattr(signal, "setitimer")
-                 and threading.current_thread() is threading.main_thread())
-    old = None
     try:
-        if use_alarm:
-            old = signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, job.timeout)
         result = api.dimension(job.architecture, method=job.method, seed=job.seed, timeout=job.timeout, m2=m2)
         script = result.script
-    except _SoftTimeout:
-        status, message = "timeout", f"the {job.method} computation exceeded the {job.timeout:g} s time limit."
     except TimeLimitError as exc:  # Macaulay2's limit or the verb's own deadline (Python work)
         status, message, script = "timeout", str(exc), getattr(exc, "script", None)
     except LightningError as exc:
@@ -59,10 +41,6 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
         script = getattr(exc, "script", None)
     except Exception as exc:  # a bug in one job must not stop the sweep; record it plainly
         status, message = "error", f"internal error ({type(exc).__name__}: {exc})"
-    finally:
-        if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
     elapsed = time.perf_counter() - start
     pred = api.predict(job.architecture).dimension
     agreement = "not computed" if result is None else str(judge(pred, result.dimension).verdict)

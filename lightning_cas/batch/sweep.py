@@ -216,4 +216,4 @@ def sweep(spec, *, out: str | os.PathLike, executor: str = "local", jobs: int = 
         raise InputError(f"executor must be local or dask, got {executor!r}.")
     return run_sweep(spec, out, executor=executor, jobs=opts.jobs, scheduler=scheduler, force=bool(force),
                            retry_failed=bool(retry_failed), timeout=opts.timeout, only=only,
-                           aggregate=bool(aggregate), m2=opts.m2, spec_name=name)
+                           aggregate=bool(aggregate), m2=opts.macaulay2.binary, spec_name=name)

@@ -8,6 +8,7 @@ import json
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import click
 
@@ -97,17 +98,13 @@ def _progress(message: str) -> None:
     click.echo(f"lightning-cas: {message} ...", err=True)
 
 
-WATCHDOG_GRACE_S = 1.0
-
-
 def run_with_progress(message: str, fn, timeout: float | None = None, console=None):
-    """Run ``fn()`` (an M2-backed call) and show what runs on stderr, stdout stays clean for --json.
+    """Run ``fn()`` (an M2-backed call) in this thread and show what runs on stderr; stdout stays
+    clean for --json.
 
-    On a terminal (or with a given rich ``console``) a spinner with the elapsed time and the time
-    limit, updated while M2 works in a daemon thread (so Ctrl-C is not held up by it; M2 dies with
-    us); otherwise one line, as logs want. ``--timeout`` is enforced inside the verb (its deadline);
-    on a terminal the main thread also stops waiting a moment after the limit, since a worker
-    thread cannot take the alarm signal.
+    The work stays in the main thread, where the verb's deadline (its alarm) applies: ``--timeout``
+    has one mechanism. On a terminal (or with a given rich ``console``) a spinner with the elapsed
+    time and the limit is drawn by :func:`spinner`; otherwise one line, as logs want.
     """
     if console is None:
         if not sys.stderr.isatty():
@@ -115,34 +112,37 @@ def run_with_progress(message: str, fn, timeout: float | None = None, console=No
             return fn()
         from rich.console import Console
         console = Console(stderr=True)
-    box: dict = {}
+    with spinner(console, message, timeout):
+        return fn()
 
-    def work():
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
 
-    worker = threading.Thread(target=work, daemon=True)
+@contextmanager
+def spinner(console, message: str, timeout: float | None = None, every_s: float = 0.25):
+    """A rich status line ``message: N s (limit T s)`` while the body runs, then one closing line.
+
+    Display only: a daemon thread redraws the elapsed time; the body runs undisturbed in the caller's
+    thread, and an exception from it (a time limit, Ctrl-C) ends the display and goes on up.
+    """
     start = time.monotonic()
     limit = f" (limit {timeout:g} s)" if timeout else ""
-    from lightning_cas.core.deadline import Deadline
+    stop = threading.Event()
+    outcome = "stopped after"
+    try:
+        with console.status(f"{message}: 0 s{limit}") as status:
+            def redraw():
+                while not stop.wait(every_s):
+                    status.update(f"{message}: {time.monotonic() - start:.0f} s{limit}")
 
-    watchdog = Deadline(timeout + WATCHDOG_GRACE_S if timeout else None)  # the worker has its own limit too
-    with console.status(f"{message}: 0 s{limit}") as status:
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.25)
-            if watchdog.end is not None and time.monotonic() > watchdog.end and worker.is_alive():
-                box["error"] = Deadline(timeout).expired_error()  # the daemon worker dies with the process
-                break
-            status.update(f"{message}: {time.monotonic() - start:.0f} s{limit}")
-    console.print(f"lightning-cas: {message}: done in {time.monotonic() - start:.1f} s"
-                  if "error" not in box else f"lightning-cas: {message}: stopped after "
-                                             f"{time.monotonic() - start:.1f} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+            drawer = threading.Thread(target=redraw, daemon=True)
+            drawer.start()
+            try:
+                yield
+                outcome = "done in"
+            finally:
+                stop.set()
+                drawer.join()
+    finally:
+        console.print(f"lightning-cas: {message}: {outcome} {time.monotonic() - start:.1f} s")
 
 
 def _how(result) -> str:

@@ -50,12 +50,10 @@ def html_value(value) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return html.escape(f"{value:.4g}")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if hasattr(value, "to_dict") and not hasattr(value, "html_fields"):  # e.g. an Architecture: its text
-            return f"<code>{html.escape(_short(str(value)))}</code>"
-        pairs = value.html_fields() if hasattr(value, "html_fields") else \
-            [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
-        return html_table(pairs)
+    if hasattr(value, "html_fields") and not isinstance(value, type):  # a record: a small table
+        return html_table(value.html_fields())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # an architecture or a network: its text
+        return f"<code>{html.escape(_short(str(value)))}</code>"
     if isinstance(value, dict):
         return html_table(list(value.items()))
     if isinstance(value, (list, tuple)):

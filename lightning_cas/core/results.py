@@ -124,6 +124,10 @@ class Record:
     def to_dict(self) -> dict:
         return {f.name: _thaw(getattr(self, f.name)) for f in fields(self)}
 
+    def html_fields(self) -> list[tuple[str, object]]:
+        """(name, value) pairs shown when the record is displayed in Jupyter (core.display)."""
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
     @classmethod
     def _check_keys(cls, data) -> dict:
         if not isinstance(data, dict):

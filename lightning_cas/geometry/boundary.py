@@ -28,7 +28,6 @@ import time
 from dataclasses import dataclass, replace
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.deadline import Deadline
 from lightning_cas.core.weights import Point, point_to_dict
 from lightning_cas.errors import InputError
 from lightning_cas.geometry.certificates import ConeCertificate
@@ -39,6 +38,7 @@ from lightning_cas.geometry.records import (BoundaryComponent, BoundaryResult, B
                                             Verdict)
 from lightning_cas.geometry.strata import (SAMPLED_STRATA, SAMPLES_PER_PIECE, CandidateRecord, candidate_record,
                                            stratum_samples)
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.options import check_point, resolve
 
@@ -57,12 +57,12 @@ class Closure:
     notes: tuple[str, ...]
 
 
-def vertex_verdict(arch: Architecture, pieces, seed: int, deadline: Deadline, m2, session=None) -> PointVerdict:
+def vertex_verdict(arch: Architecture, pieces, seed: int, m2: Macaulay2) -> PointVerdict:
     """The vertex is a boundary point iff X(ℝ) ≠ M (both are cones): look for one witness point among the
     sample points of the critical pieces."""
     for piece in pieces:
         for pt in piece.points:
-            v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
+            v = point_verdict(arch, pt, m2, seed)
             if v.boundary:
                 return replace(v, vertex=True, certificate=ConeCertificate(at=point_to_dict(pt), witness=v.certificate),
                                evidence=("boundary: phi_W = 0 is the vertex; X(R) and M are cones, and X(R) \\ M is "
@@ -83,8 +83,7 @@ def _candidates(found: CandidateRecord) -> dict:
     return names
 
 
-def boundary_closure(arch: Architecture, found: CandidateRecord, seed: int, deadline: Deadline, m2,
-                     session=None) -> Closure:
+def boundary_closure(arch: Architecture, found: CandidateRecord, seed: int, m2: Macaulay2) -> Closure:
     """Judge every candidate component (critical image and singular locus, by strata) at its sample points."""
     notes = []
     unresolved = len(found.critical.unresolved) + (len(found.singular.unresolved) if found.singular else 0)
@@ -98,7 +97,7 @@ def boundary_closure(arch: Architecture, found: CandidateRecord, seed: int, dead
             points = stratum_samples(arch, stratum, seed, SAMPLES_PER_PIECE)
         samples = []
         for pt in points:
-            v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
+            v = point_verdict(arch, pt, m2, seed)
             samples.append(BoundarySample(point=point_to_dict(pt)["layers"][0], boundary=v.boundary,
                                           evidence=v.evidence))
         verdicts = [s.boundary for s in samples]
@@ -149,31 +148,31 @@ def boundary(arch: Architecture, point: Point | None = None, *, closure: bool = 
         point = check_point(arch, point)
     if point is None and not closure:
         raise InputError("nothing to compute: give a point or ask for the boundary closure.")
-    with opts.deadline() as deadline:
-        return _boundary(arch, point, closure, opts.seed, deadline, opts.m2, opts.session)
+    with opts.deadline():
+        return _boundary(arch, point, closure, opts.seed, opts.macaulay2)
 
 
-def _boundary(arch, point, closure, seed, deadline, m2, session) -> BoundaryResult:
+def _boundary(arch, point, closure, seed, m2: Macaulay2) -> BoundaryResult:
     start = time.perf_counter()
     notes, script, m2_version = [], None, None
     found = res = candidates = None
     coordinates = {}
     if closure:
-        candidates = candidate_record(arch, seed, deadline.left(), m2, session=session)
+        candidates = candidate_record(arch, m2, seed)
         script, rec = candidates.script, candidates.record
         m2_version = json_str(rec, "m2_version", script)
         res = implicit_from_record(arch, False, rec, script, start, seed)
         coordinates = coordinates_of(arch, rec, script)
-        found = boundary_closure(arch, candidates, seed, deadline, m2, session)
+        found = boundary_closure(arch, candidates, seed, m2)
         notes.extend(found.notes)
     verdict, evidence, cert, in_crit = None, "no point given", None, None
     if point is not None:
-        v = point_verdict(arch, point, seed, deadline.left(), m2, session)
+        v = point_verdict(arch, point, m2, seed)
         script, m2_version = script or v.script, m2_version or v.m2_version
         if v.vertex:
             if candidates is None:
-                candidates = candidate_record(arch, seed, deadline.left(), m2, singular=False, session=session)
-            v = vertex_verdict(arch, candidates.critical.pieces, seed, deadline, m2, session)
+                candidates = candidate_record(arch, m2, seed, singular=False)
+            v = vertex_verdict(arch, candidates.critical.pieces, seed, m2)
         verdict, evidence, cert = v.boundary, v.evidence, v.certificate
         if found is not None and found.critical_image:
             in_crit = vanishes(found.critical_image, phi_coordinates(res, point))

@@ -37,6 +37,15 @@ class CertificateKind(enum.StrEnum):
     CONE = "cone over a witness"
 
 
+class Blocks(enum.StrEnum):
+    """The two weight blocks a witness curve moves (the parametrization is bilinear in them)."""
+
+    V_A = "V,A"
+    V_K = "V,K"
+    V_Q = "V,Q"
+    Q_K = "Q,K"
+
+
 @dataclass(frozen=True)
 class Certificate(Record):
     """Why a verdict holds (abstract: one subclass per kind). ``Certificate.from_dict`` reads any kind."""
@@ -72,6 +81,9 @@ class Certificate(Record):
 
     def to_dict(self) -> dict:
         return {"kind": str(self.KIND), **super().to_dict()}
+
+    def html_fields(self) -> list[tuple[str, object]]:
+        return [("kind", self.KIND), *super().html_fields()]
 
     @classmethod
     def from_dict(cls, data):
@@ -114,7 +126,7 @@ class WitnessCurveCertificate(Certificate):
     """Boundary: a curve of real points of X without real preimages, for 0 < s <= s0, ending at φ_W."""
 
     KIND = CertificateKind.WITNESS_CURVE
-    blocks: str  # the two weight blocks the parametrization is bilinear in
+    blocks: Blocks  # the two weight blocks the parametrization is bilinear in
     preimage_V_A: tuple  # the critical preimage (V, A)
     direction: tuple  # the kernel direction delta, in the order of the parametrization's weights
     s0: str  # exact rational

@@ -14,7 +14,6 @@ from fractions import Fraction
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import derived_seed
-from lightning_cas.core.deadline import Deadline
 from lightning_cas.core.results import JsonResult, Provenance, Record
 from lightning_cas.core.weights import point_to_dict
 from lightning_cas.errors import InputError, TimeLimitError
@@ -24,6 +23,7 @@ from lightning_cas.geometry.pointwise import is_singular, point_verdict
 from lightning_cas.geometry.records import SingularLocusResult, Source, Stratum, Verdict
 from lightning_cas.geometry.singular import singular_from_record
 from lightning_cas.geometry.strata import candidate_record, stratum_samples
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.options import resolve
 
@@ -97,11 +97,11 @@ def check_claims(arch: Architecture, *, full: bool = True, seed: int = 0, timeou
     check_one_layer(arch)
     if not isinstance(full, bool):
         raise InputError(f"full must be True or False, got {full!r}.")
-    with opts.deadline() as deadline:  # one limit for the whole check, Python work and Macaulay2 runs
-        return _check_claims(arch, full, opts.seed, deadline, opts.m2, opts.session)
+    with opts.deadline():  # one limit for the whole check, Python work and Macaulay2 runs
+        return _check_claims(arch, full, opts.seed, opts.macaulay2)
 
 
-def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline, m2, session) -> ClaimsResult:
+def _check_claims(arch: Architecture, full: bool, seed: int, m2: Macaulay2) -> ClaimsResult:
     start = time.perf_counter()
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     claims = []
@@ -118,7 +118,7 @@ def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline,
                             certainty=certainty, certainty_detail=certainty_detail, seed=seed,
                             elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script)
 
-    res = implicit(arch, seed=seed, timeout=deadline.left(), m2=m2, session=session)
+    res = implicit(arch, seed=seed, m2=m2)
     tests = {}
     for name, p in stratum_points(arch, seed).items():
         r = is_singular(arch, p, implicit_result=res, seed=seed)
@@ -142,7 +142,7 @@ def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline,
         not_computed("whole singular locus, critical image and boundary closure", "not asked for (pointwise only)")
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
     try:
-        candidates = candidate_record(arch, seed, deadline.left(), m2, session=session)
+        candidates = candidate_record(arch, m2, seed)
     except TimeLimitError as exc:
         not_computed("whole singular locus, critical image and boundary closure", str(exc))
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
@@ -150,8 +150,8 @@ def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline,
     _singular_claims(arch, singular_from_record(arch, rec, script, start, seed, found=candidates.singular), claim,
                      claims)
     try:
-        found = boundary_closure(arch, candidates, seed, deadline, m2, session)
-        _boundary_claims(arch, found, seed, deadline, m2, claim, not_computed, session)
+        found = boundary_closure(arch, candidates, seed, m2)
+        _boundary_claims(arch, found, seed, m2, claim, not_computed)
     except TimeLimitError as exc:
         not_computed("the boundary claims (certified verdicts at random points)", str(exc))
     return finish("pointwise+strata+certificate",
@@ -199,8 +199,7 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
               f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
 
 
-def _boundary_claims(arch: Architecture, found: Closure, seed: int, deadline: Deadline, m2, claim,
-                     not_computed, session=None) -> None:
+def _boundary_claims(arch: Architecture, found: Closure, seed: int, m2: Macaulay2, claim, not_computed) -> None:
     """The §5 boundary claims against the critical image and the certified verdicts."""
     e, a = arch.widths[1], arch.attention[0]
     comps = found.components
@@ -220,7 +219,7 @@ def _boundary_claims(arch: Architecture, found: Closure, seed: int, deadline: De
 
     def judge(stratum, text, expect_boundary):
         samples = stratum_samples(arch, stratum, derived_seed(seed, 1), 2)
-        verdicts = [point_verdict(arch, p, seed, deadline.left(), m2, session) for p in samples]
+        verdicts = [point_verdict(arch, p, m2, seed) for p in samples]
         evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v.evidence}" for p, v in zip(samples, verdicts))
         flags = [v.boundary for v in verdicts]
         if None in flags:

@@ -1,10 +1,12 @@
 """Results as Macaulay2 input and as LaTeX: what ``--format m2`` and ``--format latex`` print.
 
 The Macaulay2 form is a script that defines ``R`` (the ring, with the names of core.names) and ``I``
-(the ideal the command computed), plus the components or pieces as lists where the command has them;
-``M2 --script`` of it followed by ``dim I, degree I`` gives the numbers the command printed. Where a
-command found no ideal (an incomplete locus, the fast path of ``fiber``) ``I`` is ``null`` and a
-comment says why. Everything else (provenance, verdicts, what each y_i is) is in comments.
+(the ideal the command computed), plus the components or pieces as lists where the command has them,
+under names that neither Macaulay2 nor the LightningCAS package takes (so it also runs where the
+package is loaded); ``M2 --script`` of it followed by ``dim I, degree I`` gives the numbers the
+command printed. Where a command found no ideal (an incomplete locus, the fast path of ``fiber``)
+``I`` is ``null`` and a comment says why. Everything else (provenance, verdicts, what each y_i is)
+is in comments.
 
 Every polynomial is read back through the strict parser and written again before it is printed, so a
 result file that was tampered with cannot smuggle Macaulay2 code into the script.
@@ -12,6 +14,7 @@ result file that was tampered with cannot smuggle Macaulay2 code into the script
 
 from __future__ import annotations
 
+import json
 import re
 
 from lightning_cas.core.architecture import Architecture
@@ -100,12 +103,21 @@ def _m2_implicit(res: ImplicitResult) -> list[str]:
         lines += [f"-- dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}",
                   f"I = {_ideal(res.generators)};"]
     names, rank = _parameters(res.architecture, res.parametrization)
-    lines += [f"-- the parametrization {res.parametrization}: I = ker phi",
+    # phi is homogeneous once each y_i has the degree of its image (the package's graded kernel): fast
+    degree = max((_degree(c) for c in res.coordinate_polynomials), default=1)
+    lines += [f"-- the parametrization {res.parametrization}: I == sub(ker phi, R)",
               f"P = {_ring('QQ', names)};"]
     if rank is not None:
         lines += [f"P = P / {rank};"]
-    lines += ["phi = map(P, R, {" + ", ".join(_text(c) for c in res.coordinates) + "});", "use R;"]
+    lines += [f"Rphi = newRing(R, Degrees => toList({res.ambient}:{degree}));",
+              "phi = map(P, Rphi, {" + ", ".join(_text(c) for c in res.coordinates) + "});", "use R;"]
     return lines
+
+
+def _degree(poly) -> int:
+    import sympy
+
+    return sympy.Poly(poly, *sorted(poly.free_symbols, key=str)).total_degree() if poly.free_symbols else 0
 
 
 def _m2_singular(res: SingularLocusResult) -> list[str]:
@@ -168,7 +180,7 @@ def _m2_boundary(res: BoundaryResult) -> list[str]:
         lines += [f"I = null; -- the Zariski closure of the boundary: {why}"]
     if res.critical_image_dimension is not None:
         lines += [f"-- the image of the critical points: dimension {res.critical_image_dimension}",
-                  f"criticalImage = {_ideal(res.critical_image)};"]
+                  f"criticalImageIdeal = {_ideal(res.critical_image)};"]
     if res.components:
         lines += ["boundaryCandidates = {"]
         for i, c in enumerate(res.components, 1):
@@ -186,7 +198,8 @@ def _m2_fiber(res: FiberResult) -> list[str]:
     field = res.field if re.fullmatch(r"ZZ/\d+", res.field) else "QQ"  # GF(p) of the fast path: no ideal
     arch = res.architecture
     names = [str(s) for s in flat_weight_symbols(arch)]
-    values = [str(x) for x in flat(point_from_dict(arch, res.point))]
+    # a result holds its point frozen (tuples); the reader wants the JSON form (lists)
+    values = [str(x) for x in flat(point_from_dict(arch, json.loads(json.dumps(res.point))))]
     lines = [f"R = {_ring(field, names)};", "weightPoint = {" + ", ".join(values) + "}; -- W, in the order of gens R"]
     if not res.components:
         lines += [f"I = null; -- no decomposition ({res.method}): fiber dimension {res.fiber_dimension}"]

@@ -1,5 +1,5 @@
-"""The implicit ideal of a one-layer neurovariety (and what every geometry run shares: the size guard,
-one Macaulay2 run of a template, and the reading of the implicit record at the top of every record).
+"""The implicit ideal of a one-layer neurovariety (and what every geometry run shares: the size guard
+and the reading of the implicit record at the top of every record).
 
 Everything symbolic runs in Macaulay2, in the LightningCAS package (``implicitModel``,
 ``implicitRecord``; one small template per question, so the ideal is computed once per run) and comes
@@ -13,13 +13,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from lightning_cas.backends.m2 import architecture_params, run_package
-from lightning_cas.core import deadline as deadlines
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.names import polynomial_text
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.records import (DegreeRun, IdealComponent, ImplicitResult, NumericalDegree,
                                             Parametrization)
+from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_int_list, json_list, json_polynomials, json_str
 from lightning_cas.options import resolve
 
@@ -52,19 +51,6 @@ def check_lightning_one_head(arch: Architecture) -> None:
     """What needs no elimination (a numerical degree, a point test) still needs one lightning head."""
     if arch.normalization != "none" or arch.depth != 1 or arch.multihead:
         raise UnsupportedError("the geometry commands handle one lightning layer with one head.")
-
-
-def run_geometry(template: str, arch: Architecture, params: dict, timeout: float | None, m2: str | None,
-                 session=None) -> tuple[str, dict]:
-    """One run of a geometry template (``m2/<template>.m2``, which calls the package), bounded by
-    ``timeout`` and by the enclosing verb's deadline; returns (script path, its JSON record)."""
-    deadline = deadlines.current()
-    left = deadline.left("before the next Macaulay2 run")
-    if left is not None:
-        timeout = left if timeout is None else min(timeout, left)
-    arch_params = {k: v for k, v in architecture_params(arch).items() if k != "heads"}  # one head
-    with deadlines.m2_limit(deadline):
-        return run_package(template, {**arch_params, **params}, timeout, m2, session)
 
 
 def polynomial_texts(rec: dict, key: str, script: str) -> tuple[str, ...]:
@@ -141,12 +127,12 @@ def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bo
     if not ideal and numerical_degree_runs == 0:
         raise InputError("nothing to compute: ask for the ideal or for numerical degree runs.")
     reparametrize = flag(reparametrize, "reparametrize")
-    with opts.deadline() as deadline:
+    with opts.deadline():
         start = time.perf_counter()
-        script, rec = run_geometry("implicit", arch, {
-            "oneCoord": int(one_coordinate), "reparam": int(reparametrize), "wantIdeal": int(ideal),
-            "emitGenerators": int(generators), "numDegreeRuns": numerical_degree_runs, "seed": opts.seed},
-            deadline.left(), opts.m2, opts.session)
+        script, rec = opts.macaulay2.run("implicit", {
+            **one_head_params(arch), "oneCoord": int(one_coordinate), "reparam": int(reparametrize),
+            "wantIdeal": int(ideal), "emitGenerators": int(generators), "numDegreeRuns": numerical_degree_runs,
+            "seed": opts.seed})
         return implicit_from_record(arch, one_coordinate, rec, script, start, opts.seed, numerical_degree_runs,
                                     ideal)
 

@@ -12,18 +12,20 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.core import deadline as deadlines
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.names import coordinate_names, indexed_name, parse_polynomial, weight_name
 from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError
-from lightning_cas.geometry.certificates import (BranchCertificate, Certificate, SubmersionCertificate,
+from lightning_cas.geometry.certificates import (Blocks, BranchCertificate, Certificate, SubmersionCertificate,
                                                  WitnessCurveCertificate, witness_bound)
-from lightning_cas.geometry.implicit import check_lightning_one_head, implicit, run_geometry
+from lightning_cas.geometry.implicit import check_lightning_one_head, implicit
 from lightning_cas.geometry.records import ImplicitResult, PointSingularityResult
-from lightning_cas.macaulay2.parse import (is_exact_rational, json_bool, json_get, json_int, json_list, json_str)
+from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.network import one_head_params
+from lightning_cas.macaulay2.parse import is_exact_rational, json_bool, json_get, json_int, json_list, json_str
+from lightning_cas.macaulay2.parse import parse_polynomial as parse_m2_polynomial
 from lightning_cas.options import check_point, resolve
 
 WITNESS_DIRECTIONS = 2  # random kernel directions tried per critical preimage and block pair
@@ -132,8 +134,7 @@ def _is_singular(arch, point, implicit_result, opts) -> PointSingularityResult:
     res = implicit_result
     if res is None:
         try:
-            res = implicit(arch, seed=seed, timeout=deadlines.current().left(), m2=opts.m2,
-                           session=opts.session)
+            res = implicit(arch, seed=seed, m2=opts.macaulay2)
         except (TooLargeError, M2TimeoutError) as exc:  # the critical-point test still answers
             notes.append(f"no implicit ideal, so no tangent-space verdict: {exc}")
     d_rank = differential_rank(arch, point)
@@ -189,14 +190,12 @@ def exact_nested(value, script: str):
     raise M2ParseError(f"expected an exact rational from Macaulay2, got {str(value)[:100]!r}", script)
 
 
-def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: float | None = None,
-                  m2: str | None = None, session=None) -> PointVerdict:
+def point_verdict(arch: Architecture, point: Point, m2: Macaulay2, seed: int = 0) -> PointVerdict:
     """Interior/boundary certificate at one rational weight point (the vertex is left to the caller)."""
     (Q, K, V), = point
     lists = lambda M: [list(r) for r in M]  # noqa: E731
-    script, rec = run_geometry("point_verdict", arch, {"pointQ": lists(Q), "pointK": lists(K), "pointV": lists(V),
-                                                       "numDirections": WITNESS_DIRECTIONS, "seed": seed},
-                               timeout, m2, session)
+    script, rec = m2.run("point_verdict", {**one_head_params(arch), "pointQ": lists(Q), "pointK": lists(K),
+                                           "pointV": lists(V), "numDirections": WITNESS_DIRECTIONS, "seed": seed})
     made = dict(script=script, m2_version=json_str(rec, "m2_version", script))
     if json_bool(rec, "vertex", script):
         return PointVerdict(boundary=None, evidence="phi_W = 0 is the vertex", certificate=None, vertex=True, **made)
@@ -228,16 +227,16 @@ def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: floa
         if variable not in ("t", "t^2"):
             raise M2ParseError(f"unknown eliminant variable {variable[:20]!r} from Macaulay2", script)
         if eliminant is not None:
-            from lightning_cas.macaulay2.parse import parse_polynomial as parse_m2
-
-            eliminant = parse_m2(json_str(witness, "eliminant", script), script)
+            eliminant = parse_m2_polynomial(json_str(witness, "eliminant", script), script)
         bound = witness_bound(eliminant, variable)
         blocks = json_str(witness, "blocks", script)
+        if blocks not in set(Blocks):
+            raise M2ParseError(f"unknown weight blocks {blocks[:20]!r} of a witness curve from Macaulay2", script)
         tried.append(blocks)
         if bound is not None:
             direction = exact_nested(json_list(witness, "direction", script), script)
             # delta is in the order of the parametrization's weights (V, A) or (Q, K, V); base is (V, A)
-            cert = WitnessCurveCertificate(blocks=blocks,
+            cert = WitnessCurveCertificate(blocks=Blocks(blocks),
                                            preimage_V_A=exact_nested(json_list(witness, "base", script), script),
                                            direction=direction, s0=bound.s0, eliminant_degree=bound.eliminant_degree)
             return PointVerdict(

@@ -13,10 +13,11 @@ import time
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, flag, ideal_record, run_geometry
+from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, flag, ideal_record
 from lightning_cas.geometry.records import (SingularLocusResult, SingularPiece, Stratum, UnresolvedPiece,
                                             VarietyNumbers)
 from lightning_cas.geometry.strata import MINOR_BUDGET, SliceRecord, read_slices, slice_text
+from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_object, json_str
 from lightning_cas.options import SINGULAR_METHODS as OPTION_SINGULAR_METHODS
 from lightning_cas.options import resolve
@@ -39,17 +40,16 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
             raise InputError("the strata method needs the full output (the G-action mixes output rows); "
                              "use --method whole-ideal with --one-coordinate.")
         check_one_layer(arch)
-        with opts.deadline() as deadline:
+        with opts.deadline():
             start = time.perf_counter()
-            script, rec = run_geometry("singular_strata", arch, {"minorBudget": minor_budget, "samplesPerPiece": 1,
-                                                                 "seed": opts.seed},
-                                       deadline.left(), opts.m2, opts.session)
+            script, rec = opts.macaulay2.run("singular_strata", {**one_head_params(arch), "minorBudget": minor_budget,
+                                                                 "samplesPerPiece": 1, "seed": opts.seed})
             return singular_from_record(arch, rec, script, start, opts.seed, minor_budget)
     check_one_layer(arch, one_coordinate)
-    with opts.deadline() as deadline:
+    with opts.deadline():
         start = time.perf_counter()
-        script, rec = run_geometry("singular_whole", arch, {"oneCoord": int(one_coordinate), "seed": opts.seed},
-                                   deadline.left(), opts.m2, opts.session)
+        script, rec = opts.macaulay2.run("singular_whole", {**one_head_params(arch), "oneCoord": int(one_coordinate),
+                                                            "seed": opts.seed})
     found = json_object(rec, "singular_locus", script)
     comps = []
     for comp in json_list(found, "components", script):

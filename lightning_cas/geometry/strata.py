@@ -16,9 +16,11 @@ from fractions import Fraction
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.weights import Point
 from lightning_cas.errors import M2ParseError
-from lightning_cas.geometry.implicit import check_one_layer, ideal_record, polynomial_texts, run_geometry
+from lightning_cas.geometry.implicit import check_one_layer, ideal_record, polynomial_texts
 from lightning_cas.geometry.pointwise import exact_nested
 from lightning_cas.geometry.records import NAMED_STRATA, IdealComponent, Stratum
+from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_list, json_object, json_str
 
 # the strata method forms at most this many minors at once ((2,2,2) needs 2.4 million, 27 s)
@@ -139,12 +141,11 @@ class CandidateRecord:
     singular: SliceRecord | None
 
 
-def candidate_record(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
-                     singular: bool = True, session=None) -> CandidateRecord:
+def candidate_record(arch: Architecture, m2: Macaulay2, seed: int = 0, singular: bool = True) -> CandidateRecord:
     """One M2 run: strata closures, critical pieces and (optionally) singular pieces, with sample points."""
-    script, rec = run_geometry("boundary_candidates", arch, {"withSingular": int(singular), "minorBudget": MINOR_BUDGET,
-                                                             "samplesPerPiece": SAMPLES_PER_PIECE, "seed": seed},
-                               timeout, m2, session)
+    script, rec = m2.run("boundary_candidates", {**one_head_params(arch), "withSingular": int(singular),
+                                                 "minorBudget": MINOR_BUDGET, "samplesPerPiece": SAMPLES_PER_PIECE,
+                                                 "seed": seed})
     strata = json_object(rec, "strata", script)
     return CandidateRecord(
         script=script, record=rec,
@@ -154,13 +155,12 @@ def candidate_record(arch: Architecture, seed: int = 0, timeout: float | None = 
         if "singular_strata" in rec else None)
 
 
-def critical_image_by_elimination(arch: Architecture, seed: int = 0, timeout: float | None = None,
-                                  m2: str | None = None, session=None) -> tuple[IdealComponent, tuple]:
+def critical_image_by_elimination(arch: Architecture, m2: Macaulay2, seed: int = 0) -> tuple[IdealComponent, tuple]:
     """The critical image by elimination (maximal minors of the differential in the same parametrization,
     then ker; the ideal need not be radical, its minimal primes are the second value): an independent
     route to the slices' answer, which finishes only for the smallest cases."""
     check_one_layer(arch)
-    script, rec = run_geometry("critical_elimination", arch, {"seed": seed}, timeout, m2, session)
+    script, rec = m2.run("critical_elimination", {**one_head_params(arch), "seed": seed})
     return ideal_record(rec, script), tuple(ideal_record(c, script) for c in json_list(rec, "components", script))
 
 

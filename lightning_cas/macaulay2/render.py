@@ -1,7 +1,9 @@
 """Rendering Macaulay2 scripts from the templates in ``m2/``.
 
-The only way M2 code is made: a header of ``name = value;`` lines whose values are validated
-integers, rationals or nested lists of them, one more header line
+The only way M2 code is made: a first line that keeps only absolute directories on Macaulay2's
+``path`` (``./`` is on it, and M2 looks there for every package it loads by name), a header of
+``name = value;`` lines whose values are validated integers, rationals or nested lists of them,
+one more header line
 ``lcasPackage = "<path of m2/LightningCAS.m2>";`` (a path we checked, never user text), then one
 template that loads the package and calls into it. Nothing a user types is ever pasted into M2 code.
 """
@@ -23,6 +25,8 @@ _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")
 _TEMPLATE = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
 # what may stand inside an M2 string literal as is: no quote, backslash or control character
 _M2_STRING_SAFE = re.compile(r'[^"\\\x00-\x1f\x7f]+')
+# relative entries of `path` ("./") name the directory M2 stands in: a package planted there would run
+SEARCH_PATH_LINE = 'path = select(path, d -> match("^/", d));'
 
 
 def template_dir() -> Path:
@@ -68,7 +72,7 @@ def render(template: str, **params) -> str:
     path = root / f"{template}.m2"
     if not _TEMPLATE.fullmatch(template) or path.name == PACKAGE or not path.is_file():
         raise FileNotFoundError(f"no Macaulay2 template named {template!r} in {root}")
-    header = ["-- rendered by lightning_cas from m2/" + path.name]
+    header = ["-- rendered by lightning_cas from m2/" + path.name, SEARCH_PATH_LINE]
     for name, value in params.items():
         if not _NAME.fullmatch(name) or name == "lcasPackage":
             raise ValueError(f"bad M2 parameter name {name!r}")

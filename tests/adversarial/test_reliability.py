@@ -32,7 +32,7 @@ from lightning_cas.backends import modp
 from lightning_cas.core import primes
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TooLargeError
-from lightning_cas.macaulay2.render import m2_literal, package_file, render, template_dir
+from lightning_cas.macaulay2.render import SEARCH_PATH_LINE, m2_literal, package_file, render, template_dir
 from lightning_cas.core.weights import load_point
 
 REPO = Path(__file__).resolve().parents[2]
@@ -390,7 +390,8 @@ def assert_only_template_and_numbers(text: str, template: str) -> None:
     assert header.pop() == f'lcasPackage = "{package_file().as_posix()}";'
     assert "needsPackage(\"LightningCAS\", FileName => lcasPackage);" in body
     assert header[0] == f"-- rendered by lightning_cas from m2/{template}.m2"
-    for line in header[1:]:
+    assert header[1] == SEARCH_PATH_LINE
+    for line in header[2:]:
         assert _HEADER_LINE.match(line), line
 
 

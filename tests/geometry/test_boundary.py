@@ -25,6 +25,8 @@ from lightning_cas.geometry.records import Stratum
 from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.geometry.strata import candidate_record, critical_image_by_elimination, stratum_samples
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.deadline import Deadline
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.cli import main
 from lightning_cas.core.weights import save_point
 
@@ -111,7 +113,7 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
     points = list(claims.stratum_points(arch, seed=3).values())
     points += stratum_samples(arch, PARALLEL, 5, 2)
     for p in points:
-        v = point_verdict(arch, p, timeout=60, m2=m2)
+        v = point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         if v.vertex:
             continue
         assert v.boundary is not None, v.evidence
@@ -125,11 +127,11 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
 def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2, case):
     arch = arch_of(case)
     for p in stratum_samples(arch, RANK11, 9, 2):
-        v = point_verdict(arch, p, timeout=60, m2=m2)
+        v = point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         assert v.boundary is False and isinstance(v.certificate, BranchCertificate), v.evidence
         assert "singular point" in v.evidence  # interior although singular: two real branches
     for p in stratum_samples(arch, PARALLEL, 9, 2):
-        v = point_verdict(arch, p, timeout=60, m2=m2)
+        v = point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         assert v.boundary is True and isinstance(v.certificate, WitnessCurveCertificate), v.evidence
         assert sympy.Rational(v.certificate.s0) > 0
 
@@ -137,9 +139,9 @@ def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2,
 @pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
 def test_critical_image_on_slices_equals_elimination(m2, case):
     arch = arch_of(case)
-    image = candidate_record(arch, timeout=120, m2=m2, singular=False).critical.critical_image
+    image = candidate_record(arch, Macaulay2(m2, deadline=Deadline(120)), singular=False).critical.critical_image
     slices = list(image.polynomials)
-    elim, (component,) = critical_image_by_elimination(arch, timeout=120, m2=m2)  # one minimal prime: not radical
+    elim, (component,) = critical_image_by_elimination(arch, Macaulay2(m2, deadline=Deadline(120)))  # not radical
     other = list(component.polynomials)
     ys = sorted(set().union(*(g.free_symbols for g in slices + other)), key=str)
     for mine, theirs in ((slices, other), (other, slices)):

@@ -201,6 +201,8 @@ def test_results_show_as_html_with_their_provenance(name):
     assert page.tags <= ALLOWED_TAGS and set(page.attrs) <= ALLOWED_ATTRS
     assert type(res).__name__ in text and "provenance" in text and res.method in text and "lightning_cas_version" in \
         text and str(res.architecture) in text
+    if getattr(res, "certificate", None) is not None:  # nested records are tables, not reprs
+        assert res.certificate.kind in text and "Certificate(" not in text
 
 
 def test_a_hostile_note_is_shown_not_run():

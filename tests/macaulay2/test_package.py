@@ -13,9 +13,10 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols, network_output
 from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry import fibers
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
                                            json_rationals, json_record, json_str)
-from lightning_cas.macaulay2.render import package_file, render
+from lightning_cas.macaulay2.render import SEARCH_PATH_LINE, package_file, render
 from lightning_cas.macaulay2.runner import run_script
 
 
@@ -175,11 +176,11 @@ def test_what_real_m2_gets_wrong_is_refused(m2, tmp_path):
 def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
     """A real fiber record with its dimension changed, or a witness for another function, is refused."""
     arch = Architecture((2, 1), (1,), 2)
-    real = fibers.run_package
+    real = Macaulay2.run
 
     def doctor(change):
-        def run(template, params, timeout=None, m2=None, session=None):
-            script, rec = real(template, params, timeout, m2, session)
+        def run(self, template, params):
+            script, rec = real(self, template, params)
             change(rec)
             return script, rec
         return run
@@ -187,7 +188,7 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
     point = fibers.unflatten(arch, [1, 2, 3, -1, 1, 1])
     res = fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
     assert res.fiber_dimension == 2 and any(c["witness"] for c in res.components)
-    monkeypatch.setattr(fibers, "run_package", doctor(lambda rec: rec.update(fiber_dimension=3)))
+    monkeypatch.setattr(Macaulay2, "run", doctor(lambda rec: rec.update(fiber_dimension=3)))
     with pytest.raises(M2ParseError, match="fiber dimension 3"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
 
@@ -195,10 +196,10 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
         for comp in rec["components"]:
             if comp["witness"] is not None:
                 comp["witness"] = ["1"] * arch.parameters
-    monkeypatch.setattr(fibers, "run_package", doctor(bad_witness))
+    monkeypatch.setattr(Macaulay2, "run", doctor(bad_witness))
     with pytest.raises(M2ParseError, match="witness of component"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
-    monkeypatch.setattr(fibers, "run_package", doctor(lambda rec: rec["components"][0].update(contains_point=1)))
+    monkeypatch.setattr(Macaulay2, "run", doctor(lambda rec: rec["components"][0].update(contains_point=1)))
     with pytest.raises(M2ParseError, match="true/false"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
 
@@ -206,13 +207,14 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
 # ---- rendering: numbers, the package path, one call -------------------------------------------
 
 def test_package_scripts_are_numbers_then_the_package_path_then_one_call():
-    from lightning_cas.backends.m2 import head_counts, package_params
+    from lightning_cas.macaulay2.network import head_counts, package_params
 
     arch = Architecture((3, 3, 3), (2, 2), 2)
     assert head_counts(arch) == [1, 1]
     text = render("dimension_jacobian", **package_params(arch), charP=101, seed=0, columns=1)
     lines = text.splitlines()
-    assert lines[1:5] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
+    assert lines[1] == SEARCH_PATH_LINE
+    assert lines[2:6] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
     assert f'lcasPackage = "{package_file().as_posix()}";' in lines
     assert "lcasNetwork" not in text and "printRecord dimensionRecord(" in text
 
@@ -237,6 +239,6 @@ def test_multi_head_dimension_m2_package_equals_modp(m2):
 
     for heads, expected in (((1,), 4), ((2,), 6)):
         arch = Architecture((2, 1), (1,), 2, heads=heads)
-        assert dimension_jacobian(arch, m2=m2).dimension == dimension_modp(arch).dimension == expected
+        assert dimension_jacobian(arch, Macaulay2(m2)).dimension == dimension_modp(arch).dimension == expected
     mixed = Architecture((2, 2, 1), (1, 1), 2, heads=(2, 1))
-    assert dimension_jacobian(mixed, m2=m2).dimension == dimension_modp(mixed).dimension
+    assert dimension_jacobian(mixed, Macaulay2(m2)).dimension == dimension_modp(mixed).dimension
