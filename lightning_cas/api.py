@@ -12,11 +12,14 @@ import json
 import os
 import stat
 
+from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
+                                          rank_at_point_softmax)
 from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
 from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.backends.numeric import dimension_numeric
-from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.core.network import Network
+from lightning_cas.core.points import InputData, as_point, inputs_from_array
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
@@ -29,17 +32,52 @@ METHODS = DIMENSION_METHODS
 
 
 def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
-              m2: str | None = None, prime: int | None = None, session=None) -> DimensionResult:
-    """Dimension of the neurovariety of ``arch``.
+              m2: str | None = None, prime: int | None = None, session=None, at=None, inputs=None,
+              exact: bool = False, spectrum: bool = False) -> DimensionResult:
+    """Dimension of the neurovariety of ``arch``, or the rank of the differential at given weights.
 
     ``auto`` is ``modp`` for lightning networks (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
     Macaulay2; ``numeric`` is the paper's float protocol, kept as a baseline (and
     the only method for softmax, which is not polynomial).
+
+    ``at`` (a ``WeightPoint``, the JSON form, flat weights): the rank at those weights (floats read exactly),
+    next to the generic rank; ``inputs`` (token matrices (N, d_0, t)): the rank on exactly those inputs (the
+    batch functional dimension), at ``at`` or at a random point; ``exact``: over QQ instead of mod two primes
+    (small sizes); a softmax network's rank at a point is certified (arb balls). ``spectrum``: the float64
+    singular values there too.
     """
     opts = resolve("dimension", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime,
                    session=session)
+    for name, flag in (("exact", exact), ("spectrum", spectrum)):
+        if not isinstance(flag, bool):
+            raise InputError(f"{name} must be True or False, got {flag!r}.")
+    point = None if at is None else as_point(arch, at, "the point")
+    data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
+                                        inputs_from_array(arch, inputs, "the inputs"))
     with opts.deadline() as deadline:
-        return _dimension(arch, opts, deadline)
+        if point is None and data is None and not exact and not spectrum:
+            return _dimension(arch, opts, deadline)
+        return _rank_at(arch, point, data, exact, spectrum, opts)
+
+
+def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionResult:
+    """The rank at a point and/or on given inputs (backends.local), with the float spectrum when asked."""
+    net = as_network(arch)
+    if opts.method not in ("auto", "modp") or (exact and opts.method == "modp"):
+        raise UnsupportedError("the rank at given weights or inputs is computed by the default method (exact mod "
+                               f"two primes, --exact over QQ; certified for softmax), not by {opts.method}.")
+    if not net.polynomial:
+        if exact:
+            raise UnsupportedError("softmax is not polynomial, so there is no exact QQ path: its rank at a point is "
+                                   "certified with arb balls by default.")
+        result = rank_at_point_softmax(arch, point, inputs=data, seed=opts.seed)
+    elif exact:
+        result = rank_at_point_exact(arch, point, inputs=data, seed=opts.seed)
+    else:
+        result = rank_at_point_modp(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
+    if spectrum and not result.spectrum:
+        result = dataclasses.replace(result, spectrum=float_spectrum(arch, point, data, opts.seed))
+    return result
 
 
 def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
