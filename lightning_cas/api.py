@@ -220,7 +220,7 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
 RESULT_MODULES = {
     "DimensionResult": "lightning_cas.core.results", "VerifyResult": "lightning_cas.core.verdict",
     "TheoryReport": "lightning_cas.core.theory",
-    "FiberResult": "lightning_cas.geometry.fibers",
+    "FiberResult": "lightning_cas.geometry.fibers", "NetworkFiberResult": "lightning_cas.geometry.network_fibers",
     "ImplicitResult": "lightning_cas.geometry.records", "SingularLocusResult": "lightning_cas.geometry.records",
     "PointSingularityResult": "lightning_cas.geometry.records",
     "BoundaryResult": "lightning_cas.geometry.records", "ClaimsResult": "lightning_cas.geometry.claims",

@@ -48,3 +48,11 @@ heads: setup
 	@mkdir -p $(HEADS_DIR)
 	$(LCAS) sweep $(HEADS_SPEC) --out $(HEADS_DIR)/results --jobs $(JOBS) --retry-failed --quiet
 	$(PY) -m lightning_cas.batch.heads $(HEADS_DIR)/results --out $(HEADS_DIR)
+
+# The blocks table: small transformer stacks (causal/residual/projections/mlp, 1-3 layers) and polynomial
+# networks, computed and judged against the published formulas and proved bounds (a few minutes).
+#   make blocks  ->  blocks/table.csv, blocks/defects.csv, blocks/findings.md, blocks/blocks.png
+BLOCKS_DIR ?= blocks
+.PHONY: blocks
+blocks: setup
+	$(LCAS) blocks --out $(call lcas_q,$(BLOCKS_DIR))

@@ -5,15 +5,20 @@ from __future__ import annotations
 import click
 
 from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      format_option, parse_architecture)
+                                      format_option, parse_architecture, plain_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
+from lightning_cas.core.architecture import from_network
+from lightning_cas.core.network import Network
+from lightning_cas.core.points import load_weights
 from lightning_cas.core.weights import load_point, random_point, save_point
+from lightning_cas.errors import InputError
 
 
 @click.command("fiber")
 @architecture_options
 @format_option
-@click.option("--at", "at", default=None, help="Weight point JSON file {\"layers\": [{\"Q\":..,\"K\":..,\"V\":..}]}.")
+@click.option("--at", "at", default=None, metavar="FILE",
+              help="Weight point: JSON ({\"layers\": ...} or {\"blocks\": ...}), .npz or .safetensors; floats exact.")
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
 @click.option("--method", default="auto", show_default=True, type=click.Choice(METHODS),
               help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
@@ -26,6 +31,12 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
                   m2):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
+    if isinstance(arch, Network) and from_network(arch) is None:
+        if output in ("m2", "latex"):  # tangent ranks only: there is no ideal to write
+            raise InputError(f"--format {output} writes rings and ideals, and the fiber of a network of blocks is "
+                             "computed by tangent ranks, without one; use --format text or json.")
+        return _network_fiber_command(arch, output == "json", at, save_point, method, seed, timeout, prime, m2)
+    arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else random_point(arch, seed)
     if save_point is not None:
         save_point_file(point, save_point)
@@ -57,6 +68,38 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     click.echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
         click.echo(f"note: {note}")
+
+
+def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2):
+    """A network of blocks: the tangent ranks of geometry.network_fibers."""
+    point = load_weights(net, at) if at is not None else None
+    result = fiber(net, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
+    if save_point is not None:
+        save_weights_file(result.point, net, save_point)
+    if as_json:
+        click.echo(result.to_json())
+        return
+    click.echo(f"{net}")
+    click.echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")
+    how = f"{result.method}; {result.certainty}; primes {', '.join(map(str, result.primes))}; seed {result.seed}"
+    click.echo(f"generic fiber dimension {result.generic_fiber_dimension}   ({how}; {result.elapsed_s:.3g} s)")
+    click.echo(f"tangent space of the fiber at W {result.tangent_dimension}, named orbit at W "
+               f"{result.symmetry_orbit_dimension} (named group dimension {result.symmetry_group_dimension})")
+    for d in result.extra:
+        click.echo(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
+    click.echo(f"verdict: {result.verdict}: {result.message}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+
+
+def save_weights_file(point_dict, net, path) -> None:
+    from lightning_cas.core.points import point_from_data, save_weights
+    from lightning_cas.errors import InputError
+
+    try:
+        save_weights(point_from_data(net, point_dict), path)
+    except OSError as exc:
+        raise InputError(f"cannot write the point to {str(path)!r}: {exc.strerror or exc}.") from None
 
 
 def save_point_file(point, path) -> None:

@@ -16,7 +16,10 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.network import Network
+from lightning_cas.core.points import as_point
+from lightning_cas.geometry.network_fibers import network_fiber
 from lightning_cas.core.deadline import Deadline
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
@@ -203,6 +206,11 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
     size guard allows and falls back to modp if M2 hits the timeout.
     """
     opts = resolve("fiber", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
+    if isinstance(arch, Network):
+        plain = from_network(arch)
+        if plain is None:
+            return _network_fiber(arch, point, opts)
+        arch = plain
     if arch.normalization != "none":
         raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
                                "polynomial.")
@@ -210,6 +218,20 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
         point = check_point(arch, point)
     with opts.deadline() as deadline:
         return _fiber(arch, point, opts.method, opts.seed, deadline, opts.macaulay2, opts.prime)
+
+
+def _network_fiber(net: Network, point, opts):
+    """A network of blocks: tangent ranks mod p (``geometry.network_fibers``; no decomposition yet)."""
+    if not net.polynomial:
+        raise UnsupportedError("fibers are computed for polynomial networks only; softmax is not polynomial.")
+    if opts.method == "m2":
+        raise UnsupportedError("a Macaulay2 decomposition of the fiber takes the paper's plain attention layers; "
+                               "a network of blocks gets the tangent ranks (--method modp or auto).")
+    if opts.prime is not None:
+        raise UnsupportedError("--prime chooses the field of a Macaulay2 decomposition; a network of blocks is "
+                               "compared by tangent ranks mod large primes.")
+    with opts.deadline():
+        return network_fiber(net, None if point is None else as_point(net, point), opts.seed)
 
 
 def _fiber(arch, point, method, seed, deadline, m2: Macaulay2, prime) -> FiberResult:
