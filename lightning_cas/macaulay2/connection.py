@@ -38,7 +38,7 @@ class Macaulay2:
         return self.deadline if self.deadline is not None else current()
 
     def run(self, template: str, params: dict) -> tuple[str, dict]:
-        """Render ``m2/<template>.m2`` with ``params``, run it, and return (script path, its JSON record).
+        """Render ``m2/templates/<template>.m2`` with ``params``, run it, and return (script path, its JSON record).
 
         Without any limit a script still stops after ``DEFAULT_TIMEOUT`` seconds (a session after
         its own timeout): Macaulay2 never runs unbounded.

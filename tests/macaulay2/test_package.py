@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
+from pathlib import Path
 
 import pytest
 import sympy
@@ -15,9 +18,11 @@ from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry import fibers
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
-                                           json_rationals, json_record, json_str)
+                                           json_rationals, json_record, json_str, records)
 from lightning_cas.macaulay2.render import SEARCH_PATH_LINE, package_file, render
 from lightning_cas.macaulay2.runner import run_script
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def load_line() -> str:
@@ -47,11 +52,16 @@ def test_a_failing_package_test_is_seen(m2, tmp_path):
     """The check above can fail: the same machinery on a package with a false TEST exits non-zero."""
     from lightning_cas.errors import M2Error
 
-    text = package_file().read_text().replace("assert(neurovarietyDimension({3,1}, {1}, 1) == 7)",
-                                              "assert(neurovarietyDimension({3,1}, {1}, 1) == 8)")
+    import shutil
+
+    copy = tmp_path / "m2"
+    shutil.copytree(package_file().parent, copy)
+    tests = copy / "LightningCAS" / "Tests.m2"
+    text = tests.read_text().replace("assert(neurovarietyDimension({3,1}, {1}, 1) == 7)",
+                                     "assert(neurovarietyDimension({3,1}, {1}, 1) == 8)")
     assert "== 8)" in text
-    broken = tmp_path / "LightningCAS.m2"
-    broken.write_text(text)
+    tests.write_text(text)
+    broken = copy / "LightningCAS.m2"
     script = tmp_path / "check.m2"
     script.write_text(f'loadPackage("LightningCAS", FileName => "{broken.as_posix()}");\n'
                       'check(4, "LightningCAS");\nprint "LCAS-CHECK-PASSED";\n')
@@ -68,21 +78,39 @@ def test_neurovariety_dimension_333_22_2_is_23_in_plain_m2(m2, tmp_path):
     assert dimension_modp(Architecture((3, 3, 3), (2, 2), 2)).dimension == 23
 
 
+def docs_recipe() -> tuple[str, str]:
+    """The two Macaulay2 blocks under "Installing it" in docs/macaulay2.md: install, then load by name."""
+    text = (REPO / "docs" / "macaulay2.md").read_text()
+    section = text[text.index("## Installing it"):text.index("## The files")]
+    blocks = re.findall(r"```m2\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, blocks
+    return blocks[0], blocks[1]
+
+
 @pytest.mark.m2
 @pytest.mark.slow
-def test_documentation_and_examples_build(m2, tmp_path):
-    """installPackage into a private prefix runs every EXAMPLE and checks every doc node."""
+def test_the_install_recipe_of_the_docs_works_as_written(m2, tmp_path):
+    """The docs' installPackage line (into a temp prefix) runs every example and checks every doc node;
+    then a fresh Macaulay2 with the docs' path line loads the package by name and finds its help."""
     prefix = tmp_path / "prefix"
+    install, load = (block.replace("/path/to/lightning_cas/m2/LightningCAS.m2", package_file().as_posix())
+                     .replace("/some/dir/", f"{prefix.as_posix()}/") for block in docs_recipe())
     script = tmp_path / "install.m2"
-    script.write_text(f'installPackage("LightningCAS", FileName => "{package_file().as_posix()}", '
-                      f'InstallPrefix => "{prefix.as_posix()}/", UserMode => true, MakeInfo => false, '
-                      'IgnoreExampleErrors => false, CheckDocumentation => true);\nprint "LCAS-INSTALLED";\n')
+    script.write_text(install.rstrip() + ';\nprint "LCAS-INSTALLED";\n')
     out = run_script(script, timeout=900, m2=m2)
     both = out.stdout + out.stderr
     assert "LCAS-INSTALLED" in out.stdout
     assert "warning" not in both.lower() and "error" not in both.lower(), both[-2000:]
     examples = list(prefix.rglob("LightningCAS/example-output/*.out"))
     assert len(examples) >= 10, examples
+    fresh = tmp_path / "fresh.m2"
+    fresh.write_text(load.replace("help LightningCAS", "h = toString help LightningCAS;") + textwrap.dedent('''
+        << "@@LCAS@@ source " << LightningCAS#"source file" << endl;
+        << "@@LCAS@@ dimension " << neurovarietyDimension({3,3,3}, {2,2}, 2) << endl;
+        << "@@LCAS@@ cites " << toString match("2408.17221", h) << endl;
+        '''))
+    recs = records(run_script(fresh, timeout=300, m2=m2).stdout)
+    assert recs["source"].startswith(prefix.as_posix()) and recs["dimension"] == "23" and recs["cites"] == "true"
 
 
 # ---- what it computes, against Python ----------------------------------------------------------

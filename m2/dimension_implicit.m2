@@ -1,9 +1,0 @@
--- lightning_cas: the implicit ideal of the neurovariety as the kernel of the coefficient ring map
--- (exact over QQ when charP = 0). The computation is dimensionRecord in the LightningCAS package.
--- Inputs (rendered header): widths, attention, tokens, heads, charP, seed, columns, emitGenerators,
--- lcasPackage.
-needsPackage("LightningCAS", FileName => lcasPackage);
-setRandomSeed seed;
-printRecord dimensionRecord(widths, attention, tokens, Heads => heads, Strategy => "Implicit",
-    CoefficientRing => (if charP == 0 then QQ else ZZ/charP), Columns => columns,
-    Generators => emitGenerators == 1);
