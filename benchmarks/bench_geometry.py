@@ -30,14 +30,14 @@ def _timed(row: dict, compute) -> dict:
     return row
 
 
-# issue 18: 1 < a < d, the ideal from (V, A) modulo minors(a+1, A), or (V, sym A) at one token
+# 1 < a < d, the ideal from (V, A) modulo minors(a+1, A), or (V, sym A) at one token
 RANK_CONDITION_CASES = [  # (d, d', a, tokens, one_coordinate)
     (3, 1, 2, 1, False), (3, 1, 2, 2, False), (3, 2, 2, 2, True), (3, 2, 2, 2, False),
 ]
 
 
 def run_rank_condition_rows(timeout: float, cases=RANK_CONDITION_CASES) -> list[dict]:
-    """Implicit ideal rows for 1 < a < d (issue 18), self-contained so the rows move with the bench code."""
+    """Implicit ideal rows for 1 < a < d, self-contained so the rows move with the bench code."""
     rows = []
     for d, e, a, t, one in cases:
         def compute(d=d, e=e, a=a, t=t, one=one):
@@ -75,14 +75,14 @@ def run_geometry_bench(timeout: float) -> list[dict]:
     def singular_row(arch):
         res = singular_locus(arch, timeout=timeout)
         return dict(status="ok" if res.complete else "incomplete", dimension=res.singular_dimension,
-                    pieces="; ".join(s for c in res.pieces for s in c["contained_in"]) or "vertex only",
+                    pieces="; ".join(s for c in res.pieces for s in c.contained_in) or "vertex only",
                     m2_version=res.m2_version)
 
     def closure_row(arch):
         res = boundary(arch, timeout=timeout)
         return dict(status="ok" if res.closure_complete else "incomplete", dimension=res.boundary_closure_dimension,
                     critical_image_dimension=res.critical_image_dimension,
-                    candidates="; ".join(f"{c['stratum']}: {c['verdict']}" for c in res.components),
+                    candidates="; ".join(f"{c.stratum}: {c.verdict}" for c in res.components),
                     m2_version=res.m2_version)
 
     def verdict_row(arch):
@@ -108,7 +108,7 @@ def run_geometry_bench(timeout: float) -> list[dict]:
         res = implicit(Architecture((3, 3), (3,), tokens=2), one_coordinate=True, ideal=False,
                        numerical_degree_runs=3, timeout=timeout)
         nd = res.numerical_degree
-        return dict(status="ok", degree=nd["value"], consensus=nd["consensus"], certainty="numeric")
+        return dict(status="ok", degree=nd.value, consensus=nd.consensus, certainty="numeric")
 
     rows.append(_timed(row("numerical_degree", 3, 3, 3, True), numeric_row))
     return rows

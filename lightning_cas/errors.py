@@ -23,6 +23,11 @@ class TooLargeError(InputError):
     """The request is valid but the chosen method would not finish; names a method that would."""
 
 
+class OutputError(LightningError):
+    """A file or standard output could not be written (disk full, file too large, no permission);
+    nothing half written is left behind."""
+
+
 class TimeLimitError(LightningError):
     """The command's time limit (--timeout) ran out, in Python work or in a Macaulay2 run."""
 

@@ -15,9 +15,8 @@ from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.errors import M2ParseError
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import check_dimension, check_parameters, package_params
-from lightning_cas.macaulay2.network import architecture_params  # noqa: F401  (the notebook renders its cells from it)
 from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_str
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.core.results import DimensionResult, ImplicitSummary
 from lightning_cas.core.primes import check_prime
 
 M2_PRIME = 2_147_483_629  # a prime below 2^31, distinct from the modp backend's first prime
@@ -96,4 +95,5 @@ def dimension_implicit(arch: Architecture, m2: Macaulay2, seed: int = 0, generat
     return DimensionResult(
         architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="implicit", certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes))
+        m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
+        implicit=ImplicitSummary(json_int(rec, "degree", script), json_int(rec, "linear_span", script), degrees))

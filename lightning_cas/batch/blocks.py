@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas import api
+from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.files import atomic_write_text
 from lightning_cas.core.network import Attention, Linear, Network, Power
 from lightning_cas.core.verdict import Verdict, judge
@@ -25,7 +26,7 @@ from lightning_cas.geometry.network_fibers import extra_directions
 from lightning_cas.core.symmetry import random_weights
 
 COLUMNS = ("family", "network", "parameters", "computed", "predicted", "kind", "status", "formula", "verdict",
-           "defect", "tight", "method", "seconds")
+           "defect", "tight", "published", "method", "seconds")
 MAX_FINDINGS = 40
 
 
@@ -84,19 +85,9 @@ def run_case(case: Case) -> dict:
     return {"family": case.family, "network": net.label(), "parameters": net.parameters,
             "computed": result.dimension, "predicted": pred.value, "kind": pred.kind, "status": pred.status,
             "formula": pred.formula if pred.kind == "value" else "", "verdict": str(j.verdict),
-            "defect": "" if j.defect is None else j.defect, "tight": tight, "method": result.method,
+            "defect": "" if j.defect is None else j.defect, "tight": tight,
+            "published": pred.regime if pred.kind == "value" else "", "method": result.method,
             "seconds": round(time.perf_counter() - start, 3), "_net": net}
-
-
-def _csv(rows: list[dict]) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buf.getvalue()
 
 
 def findings(rows: list[dict]) -> list[str]:
@@ -153,16 +144,24 @@ def build(out: str | Path, quick: bool = False, progress=None) -> dict:
         if progress is not None:
             progress(k, len(cases), case.network.label())
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "table.csv", _csv(rows))
+    atomic_write_text(out / "table.csv", to_csv(rows, COLUMNS))
     defects = [r for r in rows if r["verdict"] == str(Verdict.DEFECT)]
-    atomic_write_text(out / "defects.csv", _csv(defects))
+    atomic_write_text(out / "defects.csv", to_csv(defects, COLUMNS))
     published = [r for r in rows if r["kind"] == "value"]
     text = ["# Networks of blocks: findings", "",
             f"{len(rows)} networks; {len(published)} inside the regime of a published formula "
             f"({sum(r['verdict'] == 'agree' for r in published)} agree); {len(defects)} below the least proved "
             f"upper bound; {sum(r['verdict'] == 'disagree' for r in rows)} disagreements.", "",
             "## Published cases found again", ""]
-    text += [f"- `{r['network']}`: {r['computed']} ({r['formula']}; {r['status']}): {r['verdict']}" for r in published]
+    exceptions = [r for r in published if "exception" in r["published"] or "defective for" in r["published"]
+                  and r["computed"] < min(r["parameters"], 10 ** 9) and "m = 1;" not in r["published"]]
+    named = [r for r in published if "Alexander" not in r["published"] and "shallow" not in r["published"]]
+    text += [f"- `{r['network']}`: {r['computed']} ({r['formula']}; {r['published']}; {r['status']}): {r['verdict']}"
+             for r in named]
+    shallow = [r for r in published if "shallow" in r["published"]]
+    text += [f"- {len(shallow)} shallow polynomial networks with one output (Alexander-Hirschowitz, proved): "
+             f"{sum(r['verdict'] == 'agree' for r in shallow)} agree; the defective ones among them:"]
+    text += [f"  - `{r['network']}`: {r['computed']} ({r['published']})" for r in exceptions]
     text += ["", "## Defects no formula predicts", ""] + findings(rows)
     atomic_write_text(out / "findings.md", "\n".join(text) + "\n")
     plot(rows, out / "blocks.png")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import errno
 import functools
 import os
 import sys
@@ -18,11 +19,55 @@ from lightning_cas.core.display import printable
 from lightning_cas.errors import InputError, LightningError, UnsupportedError
 
 EXIT_DISCREPANCY = 3
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a program stopped by SIGPIPE
 
 
 def _fail(message: str, code: int) -> None:
     click.echo(f"lightning-cas: error: {printable(message)}", err=True)
     sys.exit(code)
+
+
+class StdoutError(OSError):
+    """Standard output refused our bytes (its reader went away, or the disk behind it is full)."""
+
+
+class GuardedStdout:
+    """``sys.stdout`` whose write errors are StdoutErrors, told apart from every other OSError.
+
+    Everything else is the wrapped stream's (click takes it as a compatible text stream).
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _stdout_gone(exc: StdoutError) -> None:
+    """Leave quietly when the reader of stdout went away (``| head``), in one line when stdout
+    cannot take the bytes (``> /dev/full``); never a traceback at interpreter exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the final flush then drops what is still buffered
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    if exc.errno == errno.EPIPE:
+        sys.exit(EXIT_BROKEN_PIPE)
+    _fail(f"cannot write to standard output: {exc.strerror or exc}.", 1)
 
 
 def clean_errors(fn):
@@ -37,6 +82,8 @@ def clean_errors(fn):
         except KeyboardInterrupt:
             _fail("interrupted.", 130)
         except Exception as exc:  # a bug: still one line, never a silent number
+            if isinstance(exc, StdoutError):
+                _stdout_gone(exc)
             if os.environ.get("LIGHTNING_CAS_DEBUG"):
                 raise
             _fail(f"internal error ({type(exc).__name__}: {exc}); rerun with LIGHTNING_CAS_DEBUG=1 for details.",
@@ -207,10 +254,20 @@ class OneLineErrors(click.Group):
 
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
+        stdout = sys.stdout
+        sys.stdout = GuardedStdout(stdout)
         try:
             result = super().main(*args, **kwargs)
+            sys.stdout.flush()
         except click.exceptions.Abort:
             _fail("interrupted.", 130)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `lightning-cas`: the usage, as lines
+            exc.show()
+            sys.exit(exc.exit_code)
         except click.ClickException as exc:
             _fail(f"{exc.format_message()} (see --help)", exc.exit_code)
+        except StdoutError as exc:  # --help or --version into a closed pipe or a full disk
+            _stdout_gone(exc)
+        finally:
+            sys.stdout = stdout
         sys.exit(result if isinstance(result, int) else 0)

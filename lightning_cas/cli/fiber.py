@@ -7,10 +7,11 @@ import click
 from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
                                       format_option, parse_architecture, plain_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
+from lightning_cas.core import weights
 from lightning_cas.core.architecture import from_network
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import load_weights
-from lightning_cas.core.weights import load_point, random_point, save_point
+from lightning_cas.core.weights import load_point, random_point
 from lightning_cas.errors import InputError
 
 
@@ -39,7 +40,7 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else random_point(arch, seed)
     if save_point is not None:
-        save_point_file(point, save_point)
+        weights.save_point(point, save_point)
     result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if output == "json":
         click.echo(result.to_json())
@@ -59,12 +60,12 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     click.echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
                f"(named group dimension {result.symmetry_group_dimension})")
     for n, comp in enumerate(result.components, 1):
-        mark = "contains W" if comp["contains_point"] else "does not contain W"
-        click.echo(f"component {n}: dimension {comp['dimension']}, degree {comp['degree']}, {mark}")
-        for g in comp["generators"]:
+        mark = "contains W" if comp.contains_point else "does not contain W"
+        click.echo(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
+        for g in comp.generators:
             click.echo(f"    {g}")
-        if comp["witness"] is not None:
-            click.echo(f"    witness point: {_compact(comp['witness'])}")
+        if comp.witness is not None:
+            click.echo(f"    witness point: {_compact(comp.witness)}")
     click.echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
         click.echo(f"note: {note}")
@@ -98,16 +99,6 @@ def save_weights_file(point_dict, net, path) -> None:
 
     try:
         save_weights(point_from_data(net, point_dict), path)
-    except OSError as exc:
-        raise InputError(f"cannot write the point to {str(path)!r}: {exc.strerror or exc}.") from None
-
-
-def save_point_file(point, path) -> None:
-    """Write the point, turning a filesystem problem into one clean sentence."""
-    from lightning_cas.errors import InputError
-
-    try:
-        save_point(point, path)
     except OSError as exc:
         raise InputError(f"cannot write the point to {str(path)!r}: {exc.strerror or exc}.") from None
 

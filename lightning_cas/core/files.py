@@ -7,9 +7,13 @@ It refuses, at once and in one sentence, what would hang or exhaust the machine:
 and text that is not UTF-8. It opens with ``O_NONBLOCK`` and checks the opened descriptor with
 ``fstat``, so a FIFO never blocks and there is no gap between the check and the read.
 
-Writing: :func:`atomic_write_text` writes so that a reader, a concurrent writer or a killed run
+Writing: every file lightning_cas writes goes through :func:`write_file` (and
+:func:`atomic_write_text` on top of it), so that a reader, a concurrent writer or a killed run
 sees the old file or the new one, never half of one: a uniquely named temp file beside the target,
-fsync, rename.
+fsync, rename. An existing target that is not a regular file (a FIFO, a device such as
+``/dev/full``, a directory, a symlink) is refused, never replaced: a rename onto a device node
+destroys the node. A full disk (ENOSPC), a file size limit (EFBIG) or any other write error is one
+sentence, and the temp file is removed, so nothing half written is left.
 
 Private directories: :func:`private_dir` is the per-user directory (mode 0700, owned by the
 user, never a symlink) that holds rendered Macaulay2 scripts, Macaulay2's HOME and the key that
@@ -26,7 +30,7 @@ import tomllib
 import uuid
 from pathlib import Path
 
-from lightning_cas.errors import InputError
+from lightning_cas.errors import InputError, OutputError
 
 MAX_BYTES = 8 * 1024 * 1024  # default cap: far above any spec, weight file or record we write
 MAX_NESTING = 32  # nesting of JSON arrays/objects or TOML tables/arrays; our formats need < 8
@@ -146,18 +150,69 @@ def parse_toml(text: str, what: str = "TOML document", max_depth: int = MAX_NEST
     return value
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+def _refuse_target(name: str, what: str, replace_entries: bool) -> None:
+    """Refuse an existing target that is not a regular file (see :func:`write_file`)."""
     try:
-        with open(tmp, "x", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        info = os.lstat(name)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(f"cannot write the {what} {name!r}: {exc.strerror or exc}.") from None
+    if stat.S_ISREG(info.st_mode) or (replace_entries and not stat.S_ISDIR(info.st_mode)):
+        return
+    kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else _kind(info.st_mode)
+    raise InputError(f"the {what} {name!r} is {kind}, not a regular file; refusing to replace it.")
+
+
+def write_file(path: str | os.PathLike, data: str | bytes, what: str = "output file", *,
+               replace_entries: bool = False) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically: a temp file beside it, fsync, rename.
+
+    An existing ``path`` must be a regular file; anything else is refused with one InputError
+    before any byte is written. ``replace_entries=True`` is for names inside a directory
+    lightning_cas keeps itself (the private scripts, a results directory): there a planted FIFO,
+    device node or symlink is replaced (the rename changes the name, never what it pointed at);
+    a directory is still refused. Write errors (ENOSPC, EFBIG, EACCES, ...) are one OutputError,
+    and the temp file is removed, so the old file, or nothing, stays.
+    """
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(name, str) or not name or "\x00" in name:
+        raise InputError(f"the {what} must be a file name, got {path!r}.")
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    _refuse_target(name, what, replace_entries)
+    head, tail = os.path.split(name)
+    if not tail:
+        raise InputError(f"the {what} {name!r} names a directory, not a file.")
+    tmp = os.path.join(head, f".{tail}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    created = False
+    try:
+        fd = os.open(tmp, flags, 0o666)
+        created = True
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _refuse_target(name, what, replace_entries)  # the target may have changed while we wrote
+        os.replace(tmp, name)
+        created = False
+    except OSError as exc:
+        raise OutputError(f"cannot write the {what} {name!r}: {exc.strerror or exc}.") from None
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        if created:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, what: str = "output file", *,
+                      replace_entries: bool = False) -> None:
+    """Text through :func:`write_file`."""
+    write_file(path, text, what, replace_entries=replace_entries)
 
 
 # ---- the private per-user directory ------------------------------------------------------------

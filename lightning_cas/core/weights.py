@@ -146,8 +146,8 @@ def point_to_dict(point: Point) -> dict:
 
 
 def save_point(point: Point, path: str | os.PathLike) -> None:
-    """Write atomically (temp file + rename)."""
-    atomic_write_text(path, json.dumps(point_to_dict(point)) + "\n")
+    """Write atomically (temp file + rename); a target that is not a regular file is refused."""
+    atomic_write_text(path, json.dumps(point_to_dict(point)) + "\n", "weight file")
 
 
 def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:

@@ -17,10 +17,12 @@ import numpy as np
 import sympy
 
 from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.deadline import Deadline
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import as_point
-from lightning_cas.geometry.network_fibers import network_fiber
-from lightning_cas.core.deadline import Deadline
+from lightning_cas.geometry.network_fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
+                                                  VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS,
+                                                  network_fiber)
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
 from lightning_cas.macaulay2.connection import Macaulay2
@@ -45,12 +47,6 @@ M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
 
-VERDICT_ORBIT = "fiber equals symmetry orbit closure"
-VERDICT_COMPONENTS = "extra components"
-VERDICT_DIMENSIONS = "extra dimensions"
-VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
-VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
-VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 
 
 @dataclass(frozen=True)
@@ -322,7 +318,7 @@ def _permutation_components(arch: Architecture, point: Point, components) -> set
     for perm in permuted_points(arch, point):
         subs = {w: sympy.Rational(v.numerator, v.denominator) for w, v in zip(symbols, flat(perm))}
         for k, comp in enumerate(components):
-            if all(parse_polynomial(g).xreplace(subs) == 0 for g in comp["generators"]):
+            if all(parse_polynomial(g).xreplace(subs) == 0 for g in comp.generators):
                 hit.add(k)
     return hit
 
@@ -333,6 +329,12 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
         reduced = _reduce(point, prime)
         if reduced is None:
             raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
+        vanished = [k for k, (q, r) in enumerate(zip(values, reduced)) if q != 0 and r == 0]
+        if vanished:
+            # the point mod p has a zero where W has none: its fiber is another point's fiber
+            raise InputError(f"the prime {prime} divides {len(vanished)} nonzero entries of the point (weight "
+                             f"{vanished[0] + 1} first), so W mod {prime} is another point; choose another prime "
+                             "or none (QQ).")
         values = [int(v) for v in reduced]
     params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
               "witnessTries": WITNESS_TRIES}

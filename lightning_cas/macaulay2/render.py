@@ -113,5 +113,5 @@ def write_script(template: str, **params) -> Path:
     except InputError:
         ok = False
     if not ok:
-        atomic_write_text(path, text)
+        atomic_write_text(path, text, "script", replace_entries=True)
     return path

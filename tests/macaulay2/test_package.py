@@ -215,7 +215,7 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
 
     point = fibers.unflatten(arch, [1, 2, 3, -1, 1, 1])
     res = fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
-    assert res.fiber_dimension == 2 and any(c["witness"] for c in res.components)
+    assert res.fiber_dimension == 2 and any(c.witness for c in res.components)
     monkeypatch.setattr(Macaulay2, "run", doctor(lambda rec: rec.update(fiber_dimension=3)))
     with pytest.raises(M2ParseError, match="fiber dimension 3"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
