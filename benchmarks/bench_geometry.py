@@ -9,8 +9,10 @@ import time
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.ideals import implicit, singular_locus
-from lightning_cas.geometry.boundary import boundary, stratum_samples
+from lightning_cas.geometry.boundary import boundary
+from lightning_cas.geometry.implicit import implicit
+from lightning_cas.geometry.singular import singular_locus
+from lightning_cas.geometry.strata import stratum_samples
 
 CASES = [  # (d, d', a, one_coordinate)
     (2, 1, 1, False), (2, 1, 2, False), (2, 2, 1, False), (2, 2, 2, False), (3, 1, 1, False), (3, 3, 3, True),

@@ -224,9 +224,9 @@ RESULT_MODULES = {
     "DimensionResult": "lightning_cas.core.results", "VerifyResult": "lightning_cas.core.verdict",
     "TheoryReport": "lightning_cas.core.theory",
     "FiberResult": "lightning_cas.geometry.fibers", "NetworkFiberResult": "lightning_cas.geometry.network_fibers",
-    "ImplicitResult": "lightning_cas.geometry.ideals", "SingularLocusResult": "lightning_cas.geometry.ideals",
-    "PointSingularityResult": "lightning_cas.geometry.ideals",
-    "BoundaryResult": "lightning_cas.geometry.boundary", "ClaimsResult": "lightning_cas.geometry.claims",
+    "ImplicitResult": "lightning_cas.geometry.records", "SingularLocusResult": "lightning_cas.geometry.records",
+    "PointSingularityResult": "lightning_cas.geometry.records",
+    "BoundaryResult": "lightning_cas.geometry.records", "ClaimsResult": "lightning_cas.geometry.claims",
 }
 
 

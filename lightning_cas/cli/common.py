@@ -96,6 +96,20 @@ SEED_OPTION = click.option("--seed", default=0, show_default=True, type=int, hel
 TIMEOUT_OPTION = click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped.")
 M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+FORMATS = ("text", "json", "m2", "latex")
+
+
+def format_option(fn):
+    """Add --format text|json|m2|latex to a command that has --json (the alias of --format json); the
+    command receives the one choice as ``output``."""
+    @functools.wraps(fn)
+    def wrapper(*args, output_format="text", as_json=False, **kwargs):
+        if as_json and output_format not in ("text", "json"):
+            raise click.UsageError(f"--json is --format json; give --json or --format {output_format}, not both.")
+        return fn(*args, output="json" if as_json else output_format, **kwargs)
+    return click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
+                        help="text for people; json (= --json); m2: Macaulay2 input defining R and I; "
+                             "latex: the ideals typeset.")(wrapper)
 
 
 def apply_options(fn, options):
@@ -226,6 +240,8 @@ def describe_provenance(result) -> str:
     how = [result.method, result.certainty]
     if result.primes:
         how.append("primes " + ", ".join(map(str, result.primes)))
+    if getattr(result, "failure_bound", None) is not None:  # what "probabilistic" risks, in numbers
+        how.append(f"failure bound {result.failure_bound:.2g} per run")
     how.append(f"seed {result.seed}")
     if result.m2_version:
         how.append(f"Macaulay2 {result.m2_version}")

@@ -5,17 +5,19 @@ from __future__ import annotations
 import click
 
 from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      parse_architecture, plain_architecture)
+                                      format_option, parse_architecture, plain_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core import weights
 from lightning_cas.core.architecture import from_network
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import load_weights
 from lightning_cas.core.weights import load_point, random_point
+from lightning_cas.errors import InputError
 
 
 @click.command("fiber")
 @architecture_options
+@format_option
 @click.option("--at", "at", default=None, metavar="FILE",
               help="Weight point: JSON ({\"layers\": ...} or {\"blocks\": ...}), .npz or .safetensors; floats exact.")
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
@@ -26,19 +28,27 @@ from lightning_cas.core.weights import load_point, random_point
 @click.option("--prime", default=None, type=int, help="Decompose over ZZ/prime instead of QQ (faster).")
 @M2_OPTION
 @clean_errors
-def fiber_command(widths, attention, tokens, normalization, as_json, at, save_point, method, seed, timeout, prime,
+def fiber_command(widths, attention, tokens, normalization, output, at, save_point, method, seed, timeout, prime,
                   m2):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
     if isinstance(arch, Network) and from_network(arch) is None:
-        return _network_fiber_command(arch, as_json, at, save_point, method, seed, timeout, prime, m2)
+        if output in ("m2", "latex"):  # tangent ranks only: there is no ideal to write
+            raise InputError(f"--format {output} writes rings and ideals, and the fiber of a network of blocks is "
+                             "computed by tangent ranks, without one; use --format text or json.")
+        return _network_fiber_command(arch, output == "json", at, save_point, method, seed, timeout, prime, m2)
     arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else random_point(arch, seed)
     if save_point is not None:
         weights.save_point(point, save_point)
     result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
-    if as_json:
+    if output == "json":
         click.echo(result.to_json())
+        return
+    if output in ("m2", "latex"):
+        from lightning_cas.geometry.formats import latex_document, m2_script
+
+        click.echo(m2_script(result) if output == "m2" else latex_document(result), nl=False)
         return
     click.echo(f"{arch}")
     click.echo(f"point: {'file ' + at if at else f'random (seed {seed})'}")

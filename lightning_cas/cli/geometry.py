@@ -1,5 +1,6 @@
 """CLI commands for one-layer geometry (registered in lightning_cas.cli): implicit, singular,
-boundary, claims. Each prints a short human summary, or one JSON object with --json."""
+boundary, claims. Each prints a short human summary; one JSON object with --json (= --format json);
+Macaulay2 input (``--format m2``) or LaTeX (``--format latex``) for the ideals."""
 
 from __future__ import annotations
 
@@ -11,16 +12,24 @@ from contextlib import contextmanager
 
 import click
 
-from lightning_cas.geometry import boundary as real_boundary
-from lightning_cas.geometry import claims
-from lightning_cas.geometry import ideals as geometry
+from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options,
+                                      clean_errors, format_option, network_options, parse_architecture,
+                                      plain_architecture)
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
-                                      network_options)
-from lightning_cas.errors import UnsupportedError
-from lightning_cas.options import resolve
-from lightning_cas.cli.common import parse_architecture, plain_architecture
+from lightning_cas.core.display import printable
 from lightning_cas.core.weights import load_point
+from lightning_cas.errors import InputError, UnsupportedError
+from lightning_cas.geometry import claims
+from lightning_cas.geometry.boundary import boundary
+from lightning_cas.geometry.formats import latex_document, m2_script
+from lightning_cas.geometry.implicit import implicit
+from lightning_cas.geometry.pointwise import is_singular
+from lightning_cas.geometry.singular import SINGULAR_METHOD_SPELLINGS, singular_locus
+from lightning_cas.options import resolve
+
+SHORT_TABLE = 12  # coordinates listed in text output before "... (n more: --coordinates)"
+COORDINATES_OPTION = click.option("--coordinates", "all_coordinates", is_flag=True,
+                                  help="List every coordinate y_i with its polynomial in the parameters.")
 
 
 def _geometry_options(fn):
@@ -34,6 +43,43 @@ def _geometry_options(fn):
         M2_OPTION,
     ]
     return network_options(apply_options(fn, options))
+
+
+def _ideal_formats(fn):
+    """The geometry options, with --format for the commands that print ideals."""
+    return _geometry_options(format_option(fn))
+
+
+def _emit(res, output: str) -> bool:
+    """Print ``res`` in a machine format; False for text (the command prints its own summary)."""
+    if output == "json":
+        click.echo(res.to_json())
+    elif output == "m2":
+        click.echo(m2_script(res), nl=False)
+    elif output == "latex":
+        click.echo(latex_document(res), nl=False)
+    return output != "text"
+
+
+def _no_ideals(output: str, what: str) -> None:
+    if output in ("m2", "latex"):
+        raise InputError(f"--format {output} writes rings and ideals, and {what} computes none; use --format "
+                         "text or json.")
+
+
+def _echo_coordinates(res, everything: bool) -> None:
+    """What each y_i is: the coefficient of which token monomial, in which output row (of output token 1)."""
+    table = res.coordinate_table()
+    if not table:
+        return
+    click.echo("  y_i = coefficient of the token monomial in output row p of output token 1"
+               + ("" if everything else " (--coordinates: as polynomials in the parameters)") + ":")
+    width = max(len(name) for name, *_ in table)
+    for name, row, monomial, poly in table[:None if everything else SHORT_TABLE]:
+        tail = f"  = {poly}" if everything and poly else ""
+        click.echo(printable(f"  {name:<{width}}  row {row}  {monomial}{tail}"))
+    if not everything and len(table) > SHORT_TABLE:
+        click.echo(f"  ... ({len(table) - SHORT_TABLE} more: --coordinates)")
 
 
 def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
@@ -104,25 +150,27 @@ def _how(result) -> str:
 
 
 @click.command("implicit")
-@_geometry_options
+@_ideal_formats
 @click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (one output coordinate).")
 @click.option("--numerical-degree", "runs", default=0, show_default=True, type=int,
               help="Also run numericalImageDegree this many times and report the consensus (numeric).")
 @click.option("--no-ideal", is_flag=True, help="Skip elimination (use with --numerical-degree for large cases).")
+@COORDINATES_OPTION
 @clean_errors
-def implicit_command(widths, attention, tokens, as_json, seed, timeout, m2, one_coordinate, runs, no_ideal):
+def implicit_command(widths, attention, tokens, output, seed, timeout, m2, one_coordinate, runs, no_ideal,
+                     all_coordinates):
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
     arch = _arch(widths, attention, tokens, "implicit", seed, timeout, m2)
     res = run_with_progress(
         "running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)",
-        lambda: geometry.implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs,
-                                  ideal=not no_ideal, seed=seed, timeout=timeout, m2=m2), timeout)
-    if as_json:
-        click.echo(res.to_json())
+        lambda: implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs,
+                         ideal=not no_ideal, seed=seed, timeout=timeout, m2=m2), timeout)
+    if _emit(res, output):
         return
     click.echo(f"{arch}{'  (one output coordinate)' if one_coordinate else ''}")
     click.echo(f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
                f"{res.parametrization} with {res.parameter_variables} variables")
+    _echo_coordinates(res, all_coordinates)
     if res.dimension is not None:
         click.echo(f"dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}   ({_how(res)})")
         degs = ", ".join(f"{n} of degree {d}" for d, n in sorted(_count(res.generator_degrees).items()))
@@ -130,7 +178,7 @@ def implicit_command(widths, attention, tokens, as_json, seed, timeout, m2, one_
         for g in res.generators[:20]:
             click.echo(f"  {g}")
         if len(res.generators) > 20:
-            click.echo(f"  ... ({len(res.generators) - 20} more; use --json)")
+            click.echo(f"  ... ({len(res.generators) - 20} more; use --json or --format m2)")
     if res.numerical_degree:
         nd = res.numerical_degree
         click.echo(f"numerical degree {nd.value} (numeric; consensus {nd.consensus}: "
@@ -147,23 +195,25 @@ def _count(values):
 
 
 @click.command("singular")
-@_geometry_options
+@_ideal_formats
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
               help="weights.json: test this point instead of listing the singular locus.")
 @click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (with --at or --method whole-ideal).")
-@click.option("--method", type=click.Choice(geometry.SINGULAR_METHOD_SPELLINGS), default="strata", show_default=True,
+@click.option("--method", type=click.Choice(SINGULAR_METHOD_SPELLINGS), default="strata", show_default=True,
               help="strata: Jacobian criterion on weight slices by G-orbits (finishes for the small cases); "
                    "whole-ideal (also spelled jacobian): minors of the whole implicit ideal.")
+@COORDINATES_OPTION
 @clean_errors
-def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, one_coordinate, method):
+def singular_command(widths, attention, tokens, output, seed, timeout, m2, at, one_coordinate, method,
+                     all_coordinates):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
     arch = _arch(widths, attention, tokens, "singular_locus", seed, timeout, m2)
     if at is not None:
+        _no_ideals(output, "singular --at")
         point = load_point(arch, at)
         res = run_with_progress("running Macaulay2 (implicit ideal)",
-                                lambda: geometry.is_singular(arch, point, seed=seed, timeout=timeout, m2=m2), timeout)
-        if as_json:
-            click.echo(res.to_json())
+                                lambda: is_singular(arch, point, seed=seed, timeout=timeout, m2=m2), timeout)
+        if _emit(res, output):
             return
         click.echo(f"singular: {str(res.singular).lower()}   (tangent rank {res.tangent_rank} vs codimension "
                    f"{res.codimension})")
@@ -173,13 +223,14 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
             click.echo(f"note: {note}")
         return
     res = run_with_progress("running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
-                            lambda: geometry.singular_locus(arch, one_coordinate=one_coordinate, seed=seed,
-                                                            timeout=timeout, m2=m2, method=method), timeout)
-    if as_json:
-        click.echo(res.to_json())
+                            lambda: singular_locus(arch, one_coordinate=one_coordinate, seed=seed,
+                                                   timeout=timeout, m2=m2, method=method), timeout)
+    if _emit(res, output):
         return
     v = res.variety
-    click.echo(f"{arch}: variety of dimension {v['dimension']}, degree {v['degree']}   ({_how(res)})")
+    click.echo(f"{arch}: variety of dimension {v.dimension}, degree {v.degree}   ({_how(res)})")
+    click.echo(f"coordinates y_1..y_{v.dimension + v.codimension} (basis of the coefficient span)")
+    _echo_coordinates(res, all_coordinates)
     if res.singular_dimension is not None and res.singular_dimension < 0:
         click.echo("smooth everywhere (the singular ideal is the unit ideal)")
     if res.method == "strata":
@@ -192,7 +243,7 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
 
 
 def _echo_strata(res) -> None:
-    if res.variety["codimension"] > 0:
+    if res.variety.codimension > 0:
         click.echo("singular: the vertex 0 (a cone that is not a linear space)")
     for i, c in enumerate(res.pieces, start=1):
         inside = "; ".join(c.contained_in) or "NO listed stratum"
@@ -210,28 +261,33 @@ def _echo_strata(res) -> None:
 
 
 @click.command("boundary")
-@_geometry_options
+@_ideal_formats
 @click.option("--at", "at", default=None, type=click.Path(dir_okay=False),
               help="weights.json: decide whether phi_W is a boundary point (with a certificate).")
 @click.option("--verdict-only", is_flag=True,
               help="With --at: skip the Zariski closure of the boundary (the singular locus takes ~1 min for d=d'=2).")
+@COORDINATES_OPTION
 @clean_errors
-def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, verdict_only):
+def boundary_command(widths, attention, tokens, output, seed, timeout, m2, at, verdict_only, all_coordinates):
     """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
     arch = _arch(widths, attention, tokens, "boundary", seed, timeout, m2)
+    if verdict_only:
+        _no_ideals(output, "boundary --verdict-only")
     point = load_point(arch, at) if at is not None else None
     res = run_with_progress("running Macaulay2 (singular and critical loci on G-orbit slices, real verdicts)"
                             if not verdict_only else "running Macaulay2 (fiber and witness curves at the point)",
-                            lambda: real_boundary.boundary(arch, point, seed=seed, timeout=timeout, m2=m2,
-                                                           closure=not verdict_only), timeout)
-    if as_json:
-        click.echo(res.to_json())
+                            lambda: boundary(arch, point, seed=seed, timeout=timeout, m2=m2,
+                                             closure=not verdict_only), timeout)
+    if _emit(res, output):
         return
     if point is not None:
         verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
         click.echo(f"boundary: {verdict}   ({res.evidence})")
         if res.in_critical_image is not None:
             click.echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
+    if res.coordinate_labels:
+        click.echo(f"coordinates y_1..y_{len(res.coordinate_labels)} (basis of the coefficient span)")
+        _echo_coordinates(res, all_coordinates)
     if res.critical_image_dimension is not None:
         click.echo(f"image of the critical points: dimension {res.critical_image_dimension}")
     for i, c in enumerate(res.components, start=1):

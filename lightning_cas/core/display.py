@@ -26,3 +26,60 @@ def printable(text, keep_newlines: bool = False) -> str:
         return text
     return "".join(c if (c == "\n" and keep_newlines) or unicodedata.category(c) not in _UNSAFE or c == " "
                    else _escape(c) for c in text)
+
+
+# ---------------------------------------------------------------- Jupyter: results as HTML
+
+MAX_ITEMS = 20  # list entries shown in a cell before "... (n more)"
+MAX_CHARS = 400  # characters of one value shown before "..."
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + f"... ({len(text) - MAX_CHARS} more characters)"
+
+
+def html_value(value) -> str:
+    """One value as HTML, every string escaped (a note or a label may come from a file a stranger wrote):
+    records and dicts as small tables, lists as numbered lists (at most MAX_ITEMS entries)."""
+    import dataclasses
+    import html
+
+    if value is None:
+        return "&mdash;"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return html.escape(f"{value:.4g}")
+    if hasattr(value, "html_fields") and not isinstance(value, type):  # a record: a small table
+        return html_table(value.html_fields())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # an architecture or a network: its text
+        return f"<code>{html.escape(_short(str(value)))}</code>"
+    if isinstance(value, dict):
+        return html_table(list(value.items()))
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "(none)"
+        if all(isinstance(v, (int, float, str, bool)) or v is None for v in value) and len(value) <= 8 \
+                and sum(len(str(v)) for v in value) <= 80:
+            return "<code>" + html.escape(", ".join(map(str, value))) + "</code>"
+        items = "".join(f"<li>{html_value(v)}</li>" for v in value[:MAX_ITEMS])
+        more = f"<li>... ({len(value) - MAX_ITEMS} more)</li>" if len(value) > MAX_ITEMS else ""
+        return f"<ol>{items}{more}</ol>"
+    return html.escape(_short(str(value)))
+
+
+def html_table(pairs) -> str:
+    import html
+
+    rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
+                   f"<td style='text-align:left'>{html_value(v)}</td></tr>" for k, v in pairs)
+    return f"<table>{rows}</table>"
+
+
+def html_document(title: str, sections) -> str:
+    """A result as HTML: a title and (heading, [(name, value), ...]) sections."""
+    import html
+
+    body = "".join(f"<details open><summary><b>{html.escape(heading)}</b></summary>{html_table(pairs)}</details>"
+                   for heading, pairs in sections if pairs)
+    return f"<div class='lightning-cas-result'><p><b>{html.escape(title)}</b></p>{body}</div>"

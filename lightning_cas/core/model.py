@@ -2,8 +2,8 @@
 
 ``core.forward`` runs here over a sympy polynomial ring (``core.arithmetic.Polynomials``), so the
 symbolic network is the very code the numeric backends run, on another arithmetic. Weights are
-named by ``Network.weight_names`` (q_i_r_c, ... in the canonical order); the old flags' networks
-keep the paper's names. Tokens are x_r_j (row r, token j; tokens are columns).
+named by ``Network.weight_names`` (q_(i,r,c), ... in the canonical order: core.names, the names the
+Macaulay2 package gives them). Tokens are x_(r,j) (row r, token j; tokens are columns).
 
 sympy is imported inside the functions: it takes longer to import (0.6 s) than the numeric half of
 the project takes to compute a dimension, and ``dim`` never needs it.
@@ -18,6 +18,7 @@ import numpy as np
 
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.forward import evaluate
+from lightning_cas.core.names import token_name
 from lightning_cas.core.network import Network
 
 if TYPE_CHECKING:
@@ -44,18 +45,18 @@ def head_symbols(arch: Architecture | Network) -> list[list[dict[str, sympy.Matr
 
 
 def weight_symbols(arch: Architecture) -> list[list[sympy.Matrix]]:
-    """Per layer [Q, K, V] of a one-head-per-layer network of the old flags (symbols q_i_r_c, k_i_r_c, v_i_r_c)."""
+    """Per layer [Q, K, V] of a one-head-per-layer network of the old flags (symbols q_(i,r,c), ...)."""
     if not isinstance(arch, Architecture) or arch.multihead:
         raise ValueError("weight_symbols is for the old flags with one head per layer; use head_symbols")
     return [[heads[0][letter] for letter in "qkv"] for heads in head_symbols(arch)]
 
 
 def token_symbols(arch: Architecture | Network) -> sympy.Matrix:
-    """The d_0 x t token matrix X of symbols x_r_j (row r, token j; tokens are columns)."""
+    """The d_0 x t token matrix X of symbols x_(r,j) (row r, token j; tokens are columns)."""
     import sympy
 
     net = as_network(arch)
-    return sympy.Matrix(net.input, net.tokens, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
+    return sympy.Matrix(net.input, net.tokens, lambda r, j: sympy.Symbol(token_name(r + 1, j + 1)))
 
 
 def flat_values(values) -> list:
@@ -83,8 +84,9 @@ def _ring(symbols):
     import sympy
     from sympy.polys.rings import ring
 
+    # Symbols, not a comma-separated string: q_(1,1,1) has commas of its own
     names = sorted({str(s) for s in symbols})
-    R, *_ = ring(",".join(names), sympy.ZZ) if names else (None,)
+    R, *_ = ring([sympy.Symbol(n) for n in names], sympy.ZZ) if names else (None,)
     return R
 
 
@@ -118,7 +120,7 @@ def network_output(arch: Architecture | Network, weights=None, X=None) -> sympy.
 def coefficient_map(arch: Architecture | Network) -> dict[tuple[int, int, tuple[int, ...]], sympy.Expr]:
     """Coefficients of phi as polynomials in the weights.
 
-    Keys are (output row p, output token j, exponent vector over the tokens x_r_j in row-major
+    Keys are (output row p, output token j, exponent vector over the tokens x_(r,j) in row-major
     order); only monomials with a non-zero coefficient appear. Cached per architecture (the
     expansion is the expensive part; point tests ask for it many times); callers get a copy.
     """

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import ClassVar
 
 from lightning_cas.core.checks import as_int, integer_value
+from lightning_cas.core.names import weight_name
 from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
@@ -468,13 +469,13 @@ class Network:
         return any(getattr(b, "heads", 1) > 1 for b in self.blocks)
 
     def weight_names(self) -> list[str]:
-        """The name of every weight in the canonical order: letter_i_r_c (block i, 1-based), or
-        letter_i_h_r_c in an attention block with several heads (the old flags' names stay q_i_r_c)."""
+        """The name of every weight in the canonical order (core.names, Macaulay2's indexed variables):
+        letter_(i,r,c) (block i, 1-based), or letter_(i,h,r,c) in an attention block with several heads."""
         names = []
         for m in self.weight_matrices:
-            several = getattr(self.blocks[m.block], "heads", 1) > 1
-            prefix = f"{m.letter}_{m.block + 1}_" + (f"{m.head + 1}_" if several else "")
-            names += [f"{prefix}{r + 1}_{c + 1}" for r in range(m.rows) for c in range(m.cols)]
+            head = m.head + 1 if getattr(self.blocks[m.block], "heads", 1) > 1 else None
+            names += [weight_name(m.letter, m.block + 1, r + 1, c + 1, head) for r in range(m.rows)
+                      for c in range(m.cols)]
         return names
 
     def label(self) -> str:

@@ -127,6 +127,10 @@ class Record:
         return {f.name: _thaw(getattr(self, f.name)) for f in fields(self)
                 if not (f.metadata.get(OPTIONAL) and getattr(self, f.name) == f.default)}
 
+    def html_fields(self) -> list[tuple[str, object]]:
+        """(name, value) pairs shown when the record is displayed in Jupyter (core.display)."""
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
     @classmethod
     def _check_keys(cls, data) -> dict:
         if not isinstance(data, dict):
@@ -154,10 +158,36 @@ class Record:
 
 
 class JsonResult(Record):
-    """A top-level result: ``to_dict`` carries ``kind`` (the class name), ``from_dict`` checks it."""
+    """A top-level result: ``to_dict`` carries ``kind`` (the class name), ``from_dict`` checks it.
+
+    A class whose JSON form changed raises ``SCHEMA``: its JSON then carries ``"schema": n``, and
+    ``upgrade`` turns what an earlier version wrote (no ``schema`` key: version 1) into today's form,
+    so every result file ever written still loads. In Jupyter a result shows itself as HTML.
+    """
+
+    SCHEMA: typing.ClassVar[int] = 1
 
     def to_dict(self) -> dict:
-        return {"kind": type(self).__name__, **super().to_dict()}
+        head = {"kind": type(self).__name__}
+        if self.SCHEMA > 1:
+            head["schema"] = self.SCHEMA
+        return {**head, **super().to_dict()}
+
+    @classmethod
+    def upgrade(cls, data: dict, schema: int) -> dict:
+        """``data`` (without ``kind`` and ``schema``) written in form ``schema``, in today's form."""
+        return data
+
+    def _repr_html_(self) -> str:
+        from lightning_cas.core.display import html_document
+
+        provenance = {f.name for f in fields(Provenance)} | {"script"}
+        own = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name not in provenance]
+        made = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name in provenance]
+        arch = getattr(self, "architecture", None)
+        title = type(self).__name__ + (f": {arch}" if arch is not None else "")
+        return html_document(title, [("result", [(k, v) for k, v in own if k != "architecture"]),
+                                     ("provenance", made)])
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -169,7 +199,13 @@ class JsonResult(Record):
         kind = data.get("kind")
         if kind != cls.__name__:
             raise InputError(f"expected a {cls.__name__}, got kind {kind!r}.")
-        data = {k: v for k, v in data.items() if k != "kind"}
+        schema = data.get("schema", 1)
+        if isinstance(schema, bool) or not isinstance(schema, int) or not 1 <= schema <= cls.SCHEMA:
+            raise InputError(f"a {cls.__name__} of schema {str(schema)[:20]!r}: this version of lightning_cas reads "
+                             f"schema 1 to {cls.SCHEMA}.")
+        data = {k: v for k, v in data.items() if k not in ("kind", "schema")}
+        if schema < cls.SCHEMA:
+            data = cls.upgrade(data, schema)
         return super().from_dict(data)
 
     @classmethod

@@ -7,21 +7,33 @@ gives the whole singular locus, the critical image and the boundary candidates o
 
 from __future__ import annotations
 
+import enum
 import time
 from dataclasses import dataclass
 from fractions import Fraction
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.errors import TimeLimitError
 from lightning_cas.core.checks import derived_seed
-from lightning_cas.options import resolve
-from lightning_cas.geometry.ideals import (STRATA, SingularLocusResult, check_one_layer, implicit, is_singular,
-                       singular_from_record)
-from lightning_cas.macaulay2.parse import json_str
-from lightning_cas.core.weights import point_to_dict
-from lightning_cas.macaulay2.connection import Macaulay2
-from lightning_cas.geometry.boundary import boundary_closure, candidate_record, point_verdict, stratum_samples
 from lightning_cas.core.results import JsonResult, Provenance, Record
+from lightning_cas.core.weights import point_to_dict
+from lightning_cas.errors import InputError, TimeLimitError
+from lightning_cas.geometry.boundary import Closure, boundary_closure
+from lightning_cas.geometry.implicit import check_one_layer, implicit
+from lightning_cas.geometry.pointwise import is_singular, point_verdict
+from lightning_cas.geometry.records import SingularLocusResult, Source, Stratum, Verdict
+from lightning_cas.geometry.singular import singular_from_record
+from lightning_cas.geometry.strata import candidate_record, stratum_samples
+from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.parse import json_str
+from lightning_cas.options import resolve
+
+
+class ClaimVerdict(enum.StrEnum):
+    AGREE = "agree"
+    DISAGREE = "disagree"
+    NOT_APPLICABLE = "not applicable"
+    NOT_COMPUTED = "not computed"
+    INFORMATION = "information"
 
 
 @dataclass(frozen=True)
@@ -29,7 +41,7 @@ class Claim(Record):
     """One claim and its verdict: agree | disagree | not applicable | not computed | information."""
 
     claim: str
-    verdict: str
+    verdict: ClaimVerdict
     evidence: str
 
 
@@ -43,7 +55,7 @@ class ClaimsResult(Provenance, JsonResult):
 
     @property
     def all_agree(self) -> bool:
-        return all(c.verdict != "disagree" for c in self.claims)
+        return all(c.verdict is not ClaimVerdict.DISAGREE for c in self.claims)
 
 
 def stratum_points(arch: Architecture, seed: int) -> dict:
@@ -84,7 +96,6 @@ def check_claims(arch: Architecture, *, full: bool = True, seed: int = 0, timeou
     opts = resolve("check_claims", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     check_one_layer(arch)
     if not isinstance(full, bool):
-        from lightning_cas.errors import InputError
         raise InputError(f"full must be True or False, got {full!r}.")
     with opts.deadline():  # one limit for the whole check, Python work and Macaulay2 runs
         return _check_claims(arch, full, opts.seed, opts.macaulay2)
@@ -96,11 +107,11 @@ def _check_claims(arch: Architecture, full: bool, seed: int, m2: Macaulay2) -> C
     claims = []
 
     def claim(text, ok, evidence):
-        claims.append(Claim(claim=text, verdict="not applicable" if ok is None else ("agree" if ok else "disagree"),
-                            evidence=evidence))
+        claims.append(Claim(claim=text, verdict=ClaimVerdict.NOT_APPLICABLE if ok is None else (
+            ClaimVerdict.AGREE if ok else ClaimVerdict.DISAGREE), evidence=evidence))
 
     def not_computed(text, evidence):
-        claims.append(Claim(claim=text, verdict="not computed", evidence=evidence))
+        claims.append(Claim(claim=text, verdict=ClaimVerdict.NOT_COMPUTED, evidence=evidence))
 
     def finish(method, detail, m2_version, script, certainty="exact", certainty_detail=None):
         return ClaimsResult(architecture=arch, claims=tuple(claims), method=method, method_detail=detail,
@@ -123,7 +134,7 @@ def _check_claims(arch: Architecture, full: bool, seed: int, m2: Macaulay2) -> C
                   tests["parallel"][1])
         else:
             claims.append(Claim(claim="pointwise: d' = a = 1, d > 2: the parallel locus (may be singular)",
-                                verdict="information", evidence=f"singular: {tests['parallel'][0]}; "
+                                verdict=ClaimVerdict.INFORMATION, evidence=f"singular: {tests['parallel'][0]}; "
                                                                 + tests["parallel"][1]))
     else:
         claim("pointwise: a point with rank V = rank A = 1 is singular", tests["rank11"][0], tests["rank11"][1])
@@ -131,13 +142,15 @@ def _check_claims(arch: Architecture, full: bool, seed: int, m2: Macaulay2) -> C
         not_computed("whole singular locus, critical image and boundary closure", "not asked for (pointwise only)")
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
     try:
-        script, rec = candidate_record(arch, m2, seed)
+        candidates = candidate_record(arch, m2, seed)
     except TimeLimitError as exc:
         not_computed("whole singular locus, critical image and boundary closure", str(exc))
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
-    _singular_claims(arch, singular_from_record(arch, rec, script, start, seed), claim, claims)
+    script, rec = candidates.script, candidates.record
+    _singular_claims(arch, singular_from_record(arch, rec, script, start, seed, found=candidates.singular), claim,
+                     claims)
     try:
-        found = boundary_closure(arch, rec, script, seed, m2)
+        found = boundary_closure(arch, candidates, seed, m2)
         _boundary_claims(arch, found, seed, m2, claim, not_computed)
     except TimeLimitError as exc:
         not_computed("the boundary claims (certified verdicts at random points)", str(exc))
@@ -156,72 +169,74 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
     text = "; ".join(f"rank V = {c.rank_V}, {' ; '.join(c.slice_generators) or 'whole slice'} "
                      f"(closure dim {c.image_dimension}: {', '.join(c.contained_in) or 'no listed stratum'})"
                      for c in pieces) or "none besides the vertex"
-    has = lambda name: any(STRATA[name] in c.contained_in for c in pieces)  # noqa: E731
-    claim("the vertex 0 is a singular point", sl.variety["codimension"] > 0,
-          f"the variety is a cone of codimension {sl.variety['codimension']}: singular at 0 unless linear")
+    has = lambda stratum: any(stratum in c.contained_in for c in pieces)  # noqa: E731
+    claim("the vertex 0 is a singular point", sl.variety.codimension > 0,
+          f"the variety is a cone of codimension {sl.variety.codimension}: singular at 0 unless linear")
     if 1 < a < d:
-        claim("{rank A < a} is singular (a < d)", has("rankA"), f"singular pieces: {text}")
+        claim("{rank A < a} is singular (a < d)", has(Stratum.RANK_A), f"singular pieces: {text}")
     else:
         claim("{rank A < a} is singular (a < d)", None, f"a = {a}, d = {d}: the stratum is the vertex or empty")
     if e == 1 and a == 1:
         claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
         checks = [("d' = a = 1: only the locus rowspace V = colspace A can be singular",
-                   all(STRATA["parallel"] in c.contained_in for c in pieces))]
+                   all(Stratum.PARALLEL in c.contained_in for c in pieces))]
         if d == 2:
             checks.append(("d' = a = 1, d = 2: smooth apart from the vertex", not pieces))
         for text_claim, ok in checks:
             if sl.complete:
                 claim(text_claim, ok, f"singular pieces: {text}")
             else:  # a piece beyond the minor budget: the locus is not known in full
-                claims.append(Claim(claim=text_claim, verdict="not computed", evidence=f"singular pieces: {text}"))
+                claims.append(Claim(claim=text_claim, verdict=ClaimVerdict.NOT_COMPUTED,
+                                    evidence=f"singular pieces: {text}"))
     else:
-        claim("{rank V = rank A = 1} is singular", has("rank11") or has("parallel"), f"singular pieces: {text}")
+        claim("{rank V = rank A = 1} is singular", has(Stratum.RANK11) or has(Stratum.PARALLEL),
+              f"singular pieces: {text}")
     if sl.unresolved:
-        claims.append(Claim(claim="every singular point lies in a listed stratum", verdict="not computed",
+        claims.append(Claim(claim="every singular point lies in a listed stratum", verdict=ClaimVerdict.NOT_COMPUTED,
                             evidence=f"{len(sl.unresolved)} piece(s) not examined (minor budget)"))
     else:
         claim("every singular point lies in a listed stratum", all(c.contained_in for c in pieces),
               f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
 
 
-def _boundary_claims(arch: Architecture, found: dict, seed: int, m2: Macaulay2, claim, not_computed) -> None:
+def _boundary_claims(arch: Architecture, found: Closure, seed: int, m2: Macaulay2, claim, not_computed) -> None:
     """The §5 boundary claims against the critical image and the certified verdicts."""
     e, a = arch.widths[1], arch.attention[0]
-    parallel = STRATA["parallel"]
-    comps = found["components"]
-    claim("M is closed in the Euclidean topology", found["closed"],
+    comps = found.components
+    claim("M is closed in the Euclidean topology", found.closed,
           "phi(V, A) = 0 only where V = 0 or A = 0 (V.A lies in the radical of the coefficient ideal): with "
           "(V, A) rescaled to |V| = |A|, |phi| >= c |V| |A|, so preimages of a convergent sequence stay bounded"
-          if found["closed"] else "the coefficient ideal has zeros with V != 0 and A != 0")
-    crit_names = [c.stratum for c in comps if "critical image" in c.source]
+          if found.closed else "the coefficient ideal has zeros with V != 0 and A != 0")
+    crit_names = [c.stratum for c in comps if Source.CRITICAL_IMAGE in c.source]
     comp_text = "; ".join(f"{c.stratum} (dim {c.dimension}, from the {' and '.join(c.source)}): "
                           f"{c.verdict}" for c in comps) or "none"
     claim("the claimed boundary {V = c v^T, A = ±v g^T} lies in the image of the critical points",
-          parallel in crit_names, f"critical image on slices: {', '.join(crit_names) or 'only the vertex'} "
-                                  f"(dim {found['critical_image_dimension']})")
+          Stratum.PARALLEL in crit_names, f"critical image on slices: {', '.join(crit_names) or 'only the vertex'} "
+                                          f"(dim {found.critical_image_dimension})")
     if e == 1 and a == 1:
         claim("d' = a = 1: the image of the critical points is exactly the claimed boundary closure",
-              crit_names == [parallel], f"critical image components: {', '.join(crit_names) or 'none'}")
+              crit_names == [Stratum.PARALLEL], f"critical image components: {', '.join(crit_names) or 'none'}")
 
-    def judge(name, text, expect_boundary):
-        samples = stratum_samples(arch, name, derived_seed(seed, 1), 2)
+    def judge(stratum, text, expect_boundary):
+        samples = stratum_samples(arch, stratum, derived_seed(seed, 1), 2)
         verdicts = [point_verdict(arch, p, m2, seed) for p in samples]
-        evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
-        flags = [v["boundary"] for v in verdicts]
+        evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v.evidence}" for p, v in zip(samples, verdicts))
+        flags = [v.boundary for v in verdicts]
         if None in flags:
             not_computed(text, evidence)
         else:
             claim(text, all(f is expect_boundary for f in flags), evidence)
 
-    judge("parallel", "points V = c v^T, A = v g^T are boundary points", True)
+    judge(Stratum.PARALLEL, "points V = c v^T, A = v g^T are boundary points", True)
     if not (e == 1 and a == 1):
-        judge("rank11", "points of rank V = rank A = 1 off that locus are interior (singular, not boundary)", False)
-    boundary_names = [c.stratum for c in comps if c.verdict == "boundary"]
-    if not found["complete"]:
+        judge(Stratum.RANK11, "points of rank V = rank A = 1 off that locus are interior (singular, not boundary)",
+              False)
+    boundary_names = [c.stratum for c in comps if c.verdict is Verdict.BOUNDARY]
+    if not found.complete:
         not_computed("the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}",
                      f"not every candidate component was decided: {comp_text}")
     else:
         claim("the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}",
-              boundary_names == [parallel],
+              boundary_names == [Stratum.PARALLEL],
               f"candidates (critical image and singular locus, by strata): {comp_text}; closure of dimension "
-              f"{found['closure_dimension']}")
+              f"{found.closure_dimension}")

@@ -9,7 +9,6 @@ path: fiber dimension = parameters - dimension from the modp backend (probabilis
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -34,6 +33,8 @@ from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noq
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
 from lightning_cas.core.results import JsonResult, Provenance, Record, freeze
+from lightning_cas.core.names import legacy_polynomial_text, parse_polynomial, polynomial_text
+from lightning_cas.geometry.records import Polynomials
 
 METHODS = FIBER_METHODS
 # Size guard for the primary decomposition (measured on M2 1.21, see tests/test_fiber.py):
@@ -49,8 +50,8 @@ FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for th
 
 
 @dataclass(frozen=True)
-class FiberComponent(Record):
-    """One minimal prime of the fiber ideal: generators in q_i_r_c, k_i_r_c, v_i_r_c (sympy syntax),
+class FiberComponent(Polynomials, Record):
+    """One minimal prime of the fiber ideal: generators in q_(i,r,c), k_(i,r,c), v_(i,r,c) (core.names),
     whether W lies on it, and a witness weight point on it off W's component (or None)."""
 
     dimension: int
@@ -64,11 +65,14 @@ class FiberComponent(Record):
 class FiberResult(Provenance, JsonResult):
     """The fiber through one point W, its components, and the symmetry orbit it is compared with.
 
-    ``components`` holds one dict per minimal prime: dimension, degree, contains_point (whether
-    W lies on it), generators (strings in sympy syntax; ``component_ideal`` gives sympy
+    ``components`` holds one record per minimal prime: dimension, degree, contains_point (whether
+    W lies on it), generators (polynomial texts, core.names; ``component_ideal`` gives sympy
     expressions) and witness (a weight point on the component that is not in W's component, or
-    None). The fast path leaves ``components`` empty.
+    None). The fast path leaves ``components`` empty. Schema 2: the texts in Macaulay2's form
+    (``q_(1,1,1)``, ``^``); schema 1 wrote sympy's (``q_1_1_1``, ``**``) and still loads.
     """
+
+    SCHEMA = 2
 
     architecture: "Architecture"
     point: dict
@@ -87,16 +91,17 @@ class FiberResult(Provenance, JsonResult):
     notes: tuple = ()
 
     def component_ideal(self, index: int) -> list[sympy.Expr]:
-        """Generators of component ``index`` (0-based) as sympy polynomials in q_i_r_c, k_i_r_c, v_i_r_c."""
-        gens = self.components[index].generators
-        return [sympy.sympify(g, locals=_symbol_table(gens)) for g in gens]
+        """Generators of component ``index`` (0-based) as sympy polynomials in q_(i,r,c), k_(i,r,c), v_(i,r,c)."""
+        return list(self.components[index].polynomials)
 
-
-def _symbol_table(texts) -> dict:
-    names = set()
-    for t in texts:
-        names.update(re.findall(r"[a-z][a-z0-9_]*", t))
-    return {n: sympy.Symbol(n) for n in names}
+    @classmethod
+    def upgrade(cls, data: dict, schema: int) -> dict:
+        if isinstance(data.get("components"), list):
+            data = {**data, "components": [{**c, "generators": [legacy_polynomial_text(g) for g in c["generators"]]}
+                                           if isinstance(c, dict) and isinstance(c.get("generators"), list)
+                                           and all(isinstance(g, str) for g in c["generators"]) else c
+                                           for c in data["components"]]}
+        return data
 
 
 # ---------------------------------------------------------------- points
@@ -308,13 +313,12 @@ def _permutation_components(arch: Architecture, point: Point, components) -> set
     """Indices of the components (exact generators over QQ) that contain a head permutation of W."""
     from lightning_cas.core.model import flat_weight_symbols
 
-    names = [str(s) for s in flat_weight_symbols(arch)]
+    symbols = flat_weight_symbols(arch)
     hit = set()
     for perm in permuted_points(arch, point):
-        subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, flat(perm))}
+        subs = {w: sympy.Rational(v.numerator, v.denominator) for w, v in zip(symbols, flat(perm))}
         for k, comp in enumerate(components):
-            gens = [sympy.sympify(g, locals=_symbol_table(comp.generators)) for g in comp.generators]
-            if all(g.xreplace(subs) == 0 for g in gens):
+            if all(parse_polynomial(g).xreplace(subs) == 0 for g in comp.generators):
                 hit.add(k)
     return hit
 
@@ -355,7 +359,7 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
         components.append(FiberComponent(dimension=check_fiber_dimension(arch, json_int(comp, "dimension", script),
                                                                          script, f"component {n} of dimension"),
                                          degree=json_int(comp, "degree", script),
-                                         contains_point=contains, generators=tuple(str(g) for g in gens),
+                                         contains_point=contains, generators=tuple(map(polynomial_text, gens)),
                                          witness=witness))
     if not components or fiber_dim != max(c.dimension for c in components):
         raise M2ParseError(f"the fiber dimension {fiber_dim} is not the largest component dimension", script)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 from fractions import Fraction
-
 from typing import TYPE_CHECKING
 
+from lightning_cas.core import names
 from lightning_cas.errors import M2ParseError
 
 if TYPE_CHECKING:
@@ -24,13 +24,6 @@ if TYPE_CHECKING:
 MARK = "@@LCAS@@ "
 _INT = re.compile(r"^-?\d+$", re.ASCII)
 _INT_LIST = re.compile(r"^\{\s*(-?\d+(\s*,\s*-?\d+)*)?\s*\}$", re.ASCII)
-# M2 prints indexed variables as q_(1,2,3); sympy gets q_1_2_3.
-_INDEXED = re.compile(r"\b([a-z]+)_\((\d+(?:,\s*\d+)*)\)")
-_SINGLE_INDEX = re.compile(r"\b([a-z]+)_(\d+)\b")
-_POLY_CHARS = re.compile(r"^[0-9a-z_+\-*/^() ]+$")
-# M2 prints a power as name^digits or integer^digits; anything else after `^` (a huge or nested
-# exponent such as 9^99999999 or 2^(2^(2^99)), or a power of a parenthesis) would let output hang sympy.
-_POWER = re.compile(r"(?<![)\s])\^\d{1,3}(?![\d(])")
 
 
 def records(output: str, script: str | None = None) -> dict[str, str]:
@@ -74,32 +67,13 @@ def parse_int_list(text: str, script: str | None = None) -> list[int]:
     return [_to_int(v.strip(), script) for v in inner.split(",")] if inner else []
 
 
-def m2_name_to_sympy(text: str) -> str:
-    """q_(1,2,3) -> q_1_2_3 and y_4 stays y_4."""
-    return _INDEXED.sub(lambda m: m.group(1) + "_" + "_".join(s.strip() for s in m.group(2).split(",")), text)
-
-
 def parse_polynomial(text: str, script: str | None = None) -> sympy.Expr:
-    """One M2 polynomial (``toString`` form) as a sympy expression; refuses anything but arithmetic."""
-    import sympy  # heavy: only runs that return polynomials pay for it
-    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
-
-    body = m2_name_to_sympy(text.strip())
-    if not body or not _POLY_CHARS.match(body) or "**" in body:
-        raise M2ParseError(f"not a polynomial in Macaulay2 output: {text[:200]!r}", script)
-    if body.count("^") != len(_POWER.findall(body)):
-        raise M2ParseError(f"unexpected power (only name^digits) in Macaulay2 output: {text[:200]!r}", script)
-    names = set(re.findall(r"[a-z][a-z0-9_]*", body))
-    local = {n: sympy.Symbol(n) for n in names}
+    """One M2 polynomial (``toString`` form) as a sympy expression whose symbols carry M2's names
+    (``q_(1,2,3)``, ``y_4``: core.names); refuses anything but arithmetic."""
     try:
-        expr = parse_expr(body, local_dict=local, global_dict={"Integer": sympy.Integer, "Symbol": sympy.Symbol,
-                                                               "Rational": sympy.Rational},
-                          transformations=standard_transformations + (convert_xor,), evaluate=True)
-        if not isinstance(expr, sympy.Expr) or expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-            raise ValueError("not a finite polynomial")
-        return expr
-    except Exception as exc:  # sympy raises many types for malformed text
-        raise M2ParseError(f"not a polynomial in Macaulay2 output: {text[:200]!r} ({exc})", script) from None
+        return names.parse_polynomial(text.strip() if isinstance(text, str) else text)
+    except ValueError as exc:
+        raise M2ParseError(f"not a polynomial in Macaulay2 output: {str(text)[:200]!r} ({exc})", script) from None
 
 
 def parse_polynomial_list(text: str, script: str | None = None) -> list[sympy.Expr]:

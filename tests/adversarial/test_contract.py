@@ -370,6 +370,8 @@ def strategy_for(tp, depth=0):
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(list(tp))
     if isinstance(tp, type) and issubclass(tp, Record):
+        if hasattr(tp, "kinds") and tp not in tp.kinds():  # an abstract record (a certificate): a concrete one
+            return st.one_of([record_strategy(c, depth + 1) for c in tp.kinds()])
         return record_strategy(tp, depth + 1)
     return {int: st.integers(-10**9, 10**9), str: st.text(max_size=10), bool: st.booleans(),
             float: st.floats(allow_nan=False, allow_infinity=False)}.get(tp, json_value)

@@ -15,15 +15,22 @@ import sympy
 from click.testing import CliRunner
 
 from lightning_cas.geometry import boundary as real_boundary
+from lightning_cas.geometry.certificates import (BranchCertificate, ConeCertificate, SubmersionCertificate,
+                                                 WitnessBound, WitnessCurveCertificate, witness_bound)
 from lightning_cas.geometry import claims
-from lightning_cas.geometry import ideals as geometry
+from lightning_cas.core.names import parse_polynomial
+from lightning_cas.geometry.implicit import implicit
+from lightning_cas.geometry.pointwise import boundary_verdict_d11, phi_coordinates, point_verdict, vanishes
+from lightning_cas.geometry.records import Stratum
+from lightning_cas.geometry.singular import singular_locus
+from lightning_cas.geometry.strata import candidate_record, critical_image_by_elimination, stratum_samples
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.deadline import Deadline
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.cli import main
 from lightning_cas.core.weights import save_point
 
-PARALLEL, RANK11 = geometry.STRATA["parallel"], geometry.STRATA["rank11"]
+PARALLEL, RANK11 = Stratum.PARALLEL, Stratum.RANK11
 CASES = [(2, 1, 1), (2, 1, 2), (3, 1, 1), (2, 2, 1), (2, 2, 2)]
 
 
@@ -42,21 +49,21 @@ def pt(q, k, v):
 
 def test_witness_certificate_on_hand_made_eliminants():
     # f = t^2 + s: no real t for any s > 0 (lc = 1, disc = -4 s: no root in (0, 1])
-    assert real_boundary.witness_certificate("t^2 + s") == {"s0": "1", "eliminant_degree": 2}
+    assert witness_bound("t^2 + s") == WitnessBound(s0="1", eliminant_degree=2)
     # f = t^2 - s: real roots for s > 0: no certificate
-    assert real_boundary.witness_certificate("t^2 - s") is None
+    assert witness_bound("t^2 - s") is None
     # real roots only for s > 1/3, where the leading coefficient changes sign: s0 must shrink below 1/3
-    cert = real_boundary.witness_certificate("(1 - 3*s)*t^2 + 1")
-    assert cert is not None and sympy.Rational(cert["s0"]) < sympy.Rational(1, 3)
-    assert real_boundary.witness_certificate("none") is None
+    cert = witness_bound("t^2 - 3*s*t^2 + 1")
+    assert cert is not None and sympy.Rational(cert.s0) < sympy.Rational(1, 3)
+    assert witness_bound(None) is None
     # in u = t^2: only roots u >= 0 count. u + s: u = -s < 0, certificate; u - s: none
-    assert real_boundary.witness_certificate("t + s", "t^2") == {"s0": "1", "eliminant_degree": 2}
-    assert real_boundary.witness_certificate("t - s", "t^2") is None
+    assert witness_bound("t + s", "t^2") == WitnessBound(s0="1", eliminant_degree=2)
+    assert witness_bound("t - s", "t^2") is None
     # u + s - 1/2: u >= 0 once s <= 1/2; the root crosses 0 at s = 1/2, the probe at s = 1e-6 already fails
-    assert real_boundary.witness_certificate("t + s - 1/2", "t^2") is None
+    assert witness_bound("t + s - 1/2", "t^2") is None
     # u + 1/2 - s: no root u >= 0 for s < 1/2; the crossing at s = 1/2 must bound s0
-    cert = real_boundary.witness_certificate("t + 1/2 - s", "t^2")
-    assert cert is not None and sympy.Rational(cert["s0"]) < sympy.Rational(1, 2)
+    cert = witness_bound("t + 1/2 - s", "t^2")
+    assert cert is not None and sympy.Rational(cert.s0) < sympy.Rational(1, 2)
 
 
 # ------------------------------------------------------------ (2, 1, 1) end to end (docs/mathematics.md §5 example)
@@ -75,23 +82,27 @@ def boundary211(m2):
 
 def test_boundary_211_end_to_end(boundary211):
     res = boundary211
-    assert res.boundary is True and res.certificate.kind == "witness curve" and res.in_critical_image is True
+    assert res.boundary is True and isinstance(res.certificate, WitnessCurveCertificate) and res.in_critical_image
+    assert res.certificate.is_boundary and not res.certificate.is_interior and res.certificate.kind == "witness curve"
     assert res.closure_complete is True and res.boundary_closure_dimension == 3
     assert res.critical_image_dimension == 3
     (comp,) = res.components
-    assert comp.stratum == PARALLEL and comp.verdict == "boundary" and comp.degree == 4
+    assert comp.stratum is PARALLEL and comp.verdict == "boundary" and comp.degree == 4
     # the closure is {S a perfect square} (x) gamma: it holds v^2 (x) g for random v, g and not a generic S (x) g
-    ideal = geometry.implicit(A211, timeout=60)
+    ideal = implicit(A211, timeout=60)
     on = pt([[2, 7]], [[3, -5]], [[6, -10]])
-    assert geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, on))
-    assert not geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, INTERIOR_211))
+    assert vanishes(res.boundary_closure, phi_coordinates(ideal, on))
+    assert not vanishes(res.boundary_closure, phi_coordinates(ideal, INTERIOR_211))
 
 
 def test_verdicts_on_both_kinds_of_211_points_and_the_vertex(m2):
     inside = real_boundary.boundary(A211, INTERIOR_211, m2=m2, timeout=60, closure=False)
-    assert inside.boundary is False and inside.certificate.kind == "submersion"
+    assert inside.boundary is False and isinstance(inside.certificate, SubmersionCertificate)
+    assert inside.certificate.is_interior and not inside.certificate.is_boundary
     vertex = real_boundary.boundary(A211, VERTEX_211, m2=m2, timeout=60, closure=False)
-    assert vertex.boundary is True and vertex.certificate.kind == "cone over a witness"
+    assert vertex.boundary is True and isinstance(vertex.certificate, ConeCertificate)
+    assert vertex.certificate.is_vertex and vertex.certificate.is_boundary
+    assert isinstance(vertex.certificate.witness, WitnessCurveCertificate)
     assert not [n for n in inside.notes + vertex.notes if "DISAGREEMENT" in n]
 
 
@@ -100,13 +111,13 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
     """d' = a = 1: the verdict by certificates against the independent one by the signature of S."""
     arch = arch_of(case)
     points = list(claims.stratum_points(arch, seed=3).values())
-    points += real_boundary.stratum_samples(arch, "parallel", 5, 2)
+    points += stratum_samples(arch, PARALLEL, 5, 2)
     for p in points:
-        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
-        if v["vertex"]:
+        v = point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
+        if v.vertex:
             continue
-        assert v["boundary"] is not None, v["evidence"]
-        assert v["boundary"] == real_boundary.boundary_verdict_d11(p)[0], (p, v["evidence"])
+        assert v.boundary is not None, v.evidence
+        assert v.boundary == boundary_verdict_d11(p)[0], (p, v.evidence)
 
 
 # ------------------------------------------------------------ beyond d' = a = 1
@@ -115,30 +126,28 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
 @pytest.mark.parametrize("case", [(2, 1, 2), (2, 2, 1), (2, 2, 2)])
 def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2, case):
     arch = arch_of(case)
-    for p in real_boundary.stratum_samples(arch, "rank11", 9, 2):
-        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
-        assert v["boundary"] is False and v["certificate"]["kind"] == "branches", v["evidence"]
-        assert "singular point" in v["evidence"]  # interior although singular: two real branches
-    for p in real_boundary.stratum_samples(arch, "parallel", 9, 2):
-        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
-        assert v["boundary"] is True and v["certificate"]["kind"] == "witness curve", v["evidence"]
-        assert sympy.Rational(v["certificate"]["s0"]) > 0
+    for p in stratum_samples(arch, RANK11, 9, 2):
+        v = point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
+        assert v.boundary is False and isinstance(v.certificate, BranchCertificate), v.evidence
+        assert "singular point" in v.evidence  # interior although singular: two real branches
+    for p in stratum_samples(arch, PARALLEL, 9, 2):
+        v = point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
+        assert v.boundary is True and isinstance(v.certificate, WitnessCurveCertificate), v.evidence
+        assert sympy.Rational(v.certificate.s0) > 0
 
 
 @pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
 def test_critical_image_on_slices_equals_elimination(m2, case):
     arch = arch_of(case)
-    script, rec = real_boundary.candidate_record(arch, Macaulay2(m2, deadline=Deadline(120)), singular=False)
-    slices = [sympy.sympify(g) for g in geometry.sympy_strings(rec["critical"]["critical_image"], "generators", script)]
-    elim = real_boundary.critical_image_by_elimination(arch, Macaulay2(m2, deadline=Deadline(120)))
-    (component,) = elim["components"]  # one minimal prime: the elimination ideal is not radical
-    other = [sympy.sympify(g) for g in component["generators"]]
+    image = candidate_record(arch, Macaulay2(m2, deadline=Deadline(120)), singular=False).critical.critical_image
+    slices = list(image.polynomials)
+    elim, (component,) = critical_image_by_elimination(arch, Macaulay2(m2, deadline=Deadline(120)))  # not radical
+    other = list(component.polynomials)
     ys = sorted(set().union(*(g.free_symbols for g in slices + other)), key=str)
     for mine, theirs in ((slices, other), (other, slices)):
         basis = sympy.groebner(theirs, *ys, order="grevlex")
         assert all(basis.reduce(g)[1] == 0 for g in mine)
-    assert elim["dimension"] == rec["critical"]["critical_image"]["dimension"]
-    assert elim["degree"] == rec["critical"]["critical_image"]["degree"]
+    assert (elim.dimension, elim.degree) == (image.dimension, image.degree)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -149,9 +158,9 @@ def test_boundary_closure_is_the_claimed_stratum(m2, case):
     assert [c.stratum for c in boundary] == [PARALLEL]
     d, e, _ = case
     assert res.boundary_closure_dimension == e + 2 * d - 2 == boundary[0].dimension
-    assert res.boundary_closure == tuple(boundary[0].generators)
+    assert res.boundary_closure == boundary[0].generators
     for c in res.components:
-        if c.stratum == RANK11:
+        if c.stratum is RANK11:
             assert c.verdict == "interior" and "singular locus" in c.source
 
 
@@ -171,21 +180,21 @@ def test_witness_curve_points_lie_on_the_variety(m2):
     """Independent of the M2 verdict block: rebuild q(s0) = phi_W - s0 phi(delta) from the certificate
     in sympy and check it satisfies the implicit ideal (so the imaginary part really vanished)."""
     arch = arch_of((2, 2, 2))
-    ideal = geometry.implicit(arch, m2=m2, timeout=120)
-    point, = real_boundary.stratum_samples(arch, "parallel", 4, 1)
+    ideal = implicit(arch, m2=m2, timeout=120)
+    point, = stratum_samples(arch, PARALLEL, 4, 1)
     res = real_boundary.boundary(arch, point, m2=m2, timeout=120, closure=False)
     cert = res.certificate
-    assert res.boundary is True and cert.kind == "witness curve" and cert.blocks == "V,A"
+    assert res.boundary is True and isinstance(cert, WitnessCurveCertificate) and cert.blocks == "V,A"
     (V, A), delta = [[[Fraction(x) for x in row] for row in m] for m in cert.preimage_V_A], \
         [Fraction(x) for x in cert.direction]
     as_point = lambda V, A: ((tuple(map(tuple, A)), ((1, 0), (0, 1)), tuple(map(tuple, V))),)  # K = I: A = Q
-    p = geometry.phi_coordinates(ideal, as_point(V, A))
-    assert p == geometry.phi_coordinates(ideal, point)  # the certificate's preimage is one of phi_W
+    p = phi_coordinates(ideal, as_point(V, A))
+    assert p == phi_coordinates(ideal, point)  # the certificate's preimage is one of phi_W
     dV, dA = [delta[0:2], delta[2:4]], [delta[4:6], delta[6:8]]
-    w = geometry.phi_coordinates(ideal, as_point(dV, dA))
+    w = phi_coordinates(ideal, as_point(dV, dA))
     s0 = sympy.Rational(cert.s0)
     q = [pi - s0 * wi for pi, wi in zip(p, w)]
-    assert geometry.vanishes(ideal.generators, q) and q != p
+    assert vanishes(ideal.generators, q) and q != p
     # and it is not the trivial direction: phi(delta) is not a multiple of phi_W
     assert sympy.Matrix([p, w]).rank() == 2
 
@@ -194,18 +203,18 @@ def test_one_token_211_boundary_is_the_discriminant_of_binary_cubics(m2):
     """t = 1: phi_W(x) = S(x) g(x) is a binary cubic, X is all of them, M the cubics with three real roots
     (S indefinite), so the boundary closure is the discriminant hypersurface (degree 4) and X is smooth."""
     arch = Architecture((2, 1), (1,), 1)
-    sing = geometry.singular_locus(arch, m2=m2, timeout=120)
-    assert sing.variety == {"dimension": 4, "codimension": 0, "degree": 1} and sing.singular_dimension == -1
+    sing = singular_locus(arch, m2=m2, timeout=120)
+    assert sing.variety.to_dict() == {"dimension": 4, "codimension": 0, "degree": 1} and sing.singular_dimension == -1
     res = real_boundary.boundary(arch, m2=m2, timeout=300)
     assert res.closure_complete and res.boundary_closure_dimension == 3 and len(res.boundary_closure) == 1
-    disc = sympy.Poly(sympy.sympify(res.boundary_closure[0]))
+    disc = sympy.Poly(parse_polynomial(res.boundary_closure[0]))
     assert disc.total_degree() == 4
     # y are the coefficients of the cubic in some basis: x^3 + ... with a double root lies on it
-    ideal = geometry.implicit(arch, m2=m2, timeout=60)
+    ideal = implicit(arch, m2=m2, timeout=60)
     double_root = pt([[1, 2]], [[3, -1]], [[6, -2]])  # S = 4 (3x - y)^2, g = x + 2y: a double root
     three_roots = pt([[1, 2]], [[3, -1]], [[1, 5]])
-    assert geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, double_root))
-    assert not geometry.vanishes(res.boundary_closure, geometry.phi_coordinates(ideal, three_roots))
+    assert vanishes(res.boundary_closure, phi_coordinates(ideal, double_root))
+    assert not vanishes(res.boundary_closure, phi_coordinates(ideal, three_roots))
 
 
 def test_one_time_limit_for_the_whole_command(m2):

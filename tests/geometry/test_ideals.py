@@ -17,7 +17,11 @@ from click.testing import CliRunner
 
 from lightning_cas import api
 from lightning_cas.geometry import claims
-from lightning_cas.geometry import ideals as geometry
+from lightning_cas.core.names import parse_polynomial
+from lightning_cas.geometry.implicit import implicit, implicit_from_record
+from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
+from lightning_cas.geometry.records import ImplicitResult, Stratum
+from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main
 from lightning_cas.errors import UnsupportedError
@@ -36,12 +40,12 @@ def pt(q, k, v):
 
 @pytest.fixture(scope="module")
 def ideal211(m2):
-    return geometry.implicit(A211, m2=m2, timeout=120)
+    return implicit(A211, m2=m2, timeout=120)
 
 
 @pytest.fixture(scope="module")
 def ideal212(m2):
-    return geometry.implicit(A212, numerical_degree_runs=3, m2=m2, timeout=120)
+    return implicit(A212, numerical_degree_runs=3, m2=m2, timeout=120)
 
 
 @pytest.mark.parametrize("which,arch,dim,degree", [("ideal211", A211, 4, 3), ("ideal212", A212, 5, 4)])
@@ -53,7 +57,7 @@ def test_dimension_degree_and_cross_checks(request, which, arch, dim, degree):
     assert res.dimension == predict_dimension(arch).value  # docs/mathematics.md §4 one-layer formula
     assert len(res.generators) == len(res.generator_degrees) > 0
     for g in res.generators:  # sympy-parseable, only in y_1..y_n
-        assert {s.name for s in sympy.sympify(g).free_symbols} <= {f"y_{i}" for i in range(1, res.ambient + 1)}
+        assert {s.name for s in parse_polynomial(g).free_symbols} <= {f"y_{i}" for i in range(1, res.ambient + 1)}
 
 
 def test_numerical_degree_agrees_with_exact(ideal212):
@@ -66,18 +70,18 @@ def test_numerical_degree_agrees_with_exact(ideal212):
 def test_random_images_satisfy_the_equations_and_random_vectors_do_not(request, which, arch):
     res = request.getfixturevalue(which)
     for seed in range(3):
-        assert geometry.vanishes(res.generators, geometry.phi_coordinates(res, random_point(arch, seed)))
-    assert not geometry.vanishes(res.generators, [sympy.Integer(i * i + 1) for i in range(res.ambient)])
+        assert vanishes(res.generators, phi_coordinates(res, random_point(arch, seed)))
+    assert not vanishes(res.generators, [sympy.Integer(i * i + 1) for i in range(res.ambient)])
 
 
 def test_one_coordinate_option(m2):
-    res = geometry.implicit(Architecture((2, 2), (2,), 2), one_coordinate=True, m2=m2, timeout=120)
+    res = implicit(Architecture((2, 2), (2,), 2), one_coordinate=True, m2=m2, timeout=120)
     assert all(row == 1 for row, _ in res.coordinate_labels)
     assert (res.dimension, res.degree) == (5, 4)  # row 1 of (2,2,2) is the (2,1,2) variety
 
 
 def test_singular_locus_of_212_is_the_rank_one_stratum(m2):
-    res = geometry.singular_locus(A212, m2=m2, timeout=120)
+    res = singular_locus(A212, m2=m2, timeout=120)
     assert res.variety["codimension"] == 1 and res.singular_dimension == 4
     assert len(res.pieces) == 1 and "rank V = rank A = 1" in res.pieces[0].contained_in
 
@@ -85,19 +89,19 @@ def test_singular_locus_of_212_is_the_rank_one_stratum(m2):
 def test_point_singularity_212(ideal212):
     rank_one = pt([[1, 2], [0, 0]], [[3, -1], [0, 0]], [[2, 5]])  # rank A = rank V = 1 (claimed singular)
     generic = random_point(A212, 7)
-    sing = geometry.is_singular(A212, rank_one, implicit_result=ideal212)
+    sing = is_singular(A212, rank_one, implicit_result=ideal212)
     assert sing.singular is True and sing.tangent_rank == 0 and sing.critical is True
-    gen = geometry.is_singular(A212, generic, implicit_result=ideal212)
+    gen = is_singular(A212, generic, implicit_result=ideal212)
     assert gen.singular is False and gen.critical is False
     assert gen.differential_rank == gen.generic_rank == ideal212.dimension
 
 
 def test_point_singularity_211_critical_but_smooth(ideal211):
     parallel = pt([[1, 2]], [[3, -1]], [[6, -2]])  # v parallel to k: critical, yet smooth for d = 2
-    res = geometry.is_singular(A211, parallel, implicit_result=ideal211)
+    res = is_singular(A211, parallel, implicit_result=ideal211)
     assert res.critical is True and res.differential_rank < res.generic_rank
     assert res.singular is False
-    vertex = geometry.is_singular(A211, pt([[0, 0]], [[3, -1]], [[1, 5]]), implicit_result=ideal211)
+    vertex = is_singular(A211, pt([[0, 0]], [[3, -1]], [[1, 5]]), implicit_result=ideal211)
     assert vertex.phi_is_zero and vertex.singular is True
 
 
@@ -128,19 +132,19 @@ def test_cli_refuses_depth_two_in_one_line():
     out = CliRunner().invoke(main, ["implicit", "--widths", "2,2,2", "--attention", "1,1"])
     assert out.exit_code == 2 and "depth 2" in out.output and "Traceback" not in out.output
     with pytest.raises(UnsupportedError):
-        geometry.implicit(Architecture((2, 2, 2), (1, 1), 2))
+        implicit(Architecture((2, 2, 2), (1, 1), 2))
 
 
 def test_too_large_for_elimination_still_reports_the_critical_test():
     arch = Architecture((3, 3), (2,), 2)  # ideal out of reach: singular is None, critical still exact
     rank_one = pt([[1, 0, 2], [0, 0, 0]], [[1, 1, 0], [0, 0, 0]], [[1, 2, 3], [2, 4, 6], [0, 0, 0]])
-    res = geometry.is_singular(arch, rank_one)
+    res = is_singular(arch, rank_one)
     assert res.singular is None and res.critical is True and res.certainty == "probabilistic"
     assert res.generic_rank == predict_dimension(arch).value == 16
 
 
 def test_results_survive_json(ideal212):
-    again = geometry.ImplicitResult.from_json(ideal212.to_json())
+    again = ImplicitResult.from_json(ideal212.to_json())
     assert again.to_json() == ideal212.to_json()
     assert again.generators == ideal212.generators and again.numerical_degree.value == 4
 
@@ -177,12 +181,12 @@ def test_progress_spinner_on_a_terminal(m2):
 
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=100)
-    res = run_with_progress("implicit (2,1,1)", lambda: geometry.implicit(A211, m2=m2, timeout=60), 60, console)
+    res = run_with_progress("implicit (2,1,1)", lambda: implicit(A211, m2=m2, timeout=60), 60, console)
     assert res.dimension == 4
     assert "implicit (2,1,1)" in buf.getvalue() and "(limit 60 s)" in buf.getvalue() and "done in" in buf.getvalue()
     buf = io.StringIO()
     with pytest.raises(M2TimeoutError):  # the runner's timeout still applies, and the error reaches the caller
-        run_with_progress("slow", lambda: geometry.singular_locus(A222, m2=m2, timeout=1.5), 1.5,
+        run_with_progress("slow", lambda: singular_locus(A222, m2=m2, timeout=1.5), 1.5,
                           Console(file=buf, force_terminal=True))
     assert "stopped after" in buf.getvalue()
 
@@ -201,9 +205,9 @@ def _record(**changes) -> dict:
 
 
 def test_an_implicit_record_reads_back():
-    res = geometry.implicit_from_record(A211, False, _record(), "s.m2", 0.0, 0)
+    res = implicit_from_record(A211, False, _record(), "s.m2", 0.0, 0)
     assert res.coordinate_labels == ((1, (3, 0, 0, 0)), (1, (2, 1, 0, 0)))
-    assert res.coordinates[0] == "k_1_1_1*q_1_1_1*v_1_1_1" and res.parametrization == "Q,K,V"
+    assert res.coordinates[0] == "k_(1,1,1)*q_(1,1,1)*v_(1,1,1)" and res.parametrization == "Q,K,V"
     assert (res.dimension, res.codimension, res.degree) == (2, 0, 1)
 
 
@@ -215,33 +219,34 @@ def test_malformed_implicit_records_are_refused(changes):
     from lightning_cas.errors import M2ParseError
 
     with pytest.raises(M2ParseError):
-        geometry.implicit_from_record(A211, False, _record(**changes), "s.m2", 0.0, 0)
+        implicit_from_record(A211, False, _record(**changes), "s.m2", 0.0, 0)
 
 
 def test_numerical_degree_runs_need_their_count_and_integers():
     from lightning_cas.errors import M2ParseError
 
     runs = [{"degree": 3, "cpu_ms": 5}, {"degree": None, "cpu_ms": 7}, {"degree": 3, "cpu_ms": 6}]
-    res = geometry.implicit_from_record(A211, False, _record(numerical_degree_runs=runs), "s.m2", 0.0, 0, runs=3)
+    res = implicit_from_record(A211, False, _record(numerical_degree_runs=runs), "s.m2", 0.0, 0, runs=3)
     assert res.numerical_degree.value == 3 and not res.numerical_degree.unanimous
     with pytest.raises(M2ParseError):
-        geometry.implicit_from_record(A211, False, _record(numerical_degree_runs=runs), "s.m2", 0.0, 0, runs=2)
+        implicit_from_record(A211, False, _record(numerical_degree_runs=runs), "s.m2", 0.0, 0, runs=2)
     with pytest.raises(M2ParseError):
-        geometry.implicit_from_record(A211, False, _record(numerical_degree_runs=[{"degree": "3", "cpu_ms": 5}]),
+        implicit_from_record(A211, False, _record(numerical_degree_runs=[{"degree": "3", "cpu_ms": 5}]),
                                       "s.m2", 0.0, 0, runs=1)
 
 
 def test_slice_piece_points_are_exact_or_refused():
     from lightning_cas.errors import M2ParseError
-    from lightning_cas.geometry.boundary import critical_pieces
+    from lightning_cas.geometry.strata import read_slices
 
     piece = {"rank_V": 1, "matches": "parallel", "generators": ["k_(1,2)"],
              "points": [[[["145/8", 2]], [["9", "3/4"]], [["5", "-5/12"]]]]}
-    (got,) = critical_pieces({"critical": {"pieces": [piece]}}, "s.m2")
-    (Q, K, V), = got["points"][0]
+    record = {"unresolved": [], "critical_image": None, "base_locus_V_or_A": True}
+    (got,) = read_slices({**record, "pieces": [piece]}, "s.m2", singular=False).pieces
+    (Q, K, V), = got.points[0]
     assert Q == ((Fraction(145, 8), Fraction(2)),) and V == ((Fraction(5), Fraction(-5, 12)),)
-    assert got["slice_generators"] == ["k_1_2"]
+    assert got.generators == ("k_(1,2)",) and got.stratum is Stratum.PARALLEL
     for bad in ([[["1/0", 1]], [[1, 1]], [[1, 1]]], [[[0.5, 1]], [[1, 1]], [[1, 1]]], [[["1", 1]], [[1, 1]]],
                 [[["nan", 1]], [[1, 1]], [[1, 1]]]):
         with pytest.raises(M2ParseError):
-            critical_pieces({"critical": {"pieces": [{**piece, "points": [bad]}]}}, "s.m2")
+            read_slices({**record, "pieces": [{**piece, "points": [bad]}]}, "s.m2", singular=False)

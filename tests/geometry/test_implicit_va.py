@@ -20,7 +20,9 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import rank_over_qq
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.weights import random_point
-from lightning_cas.geometry import ideals as geometry
+from lightning_cas.core.names import parse_polynomial
+from lightning_cas.geometry.implicit import implicit
+from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
 
 pytestmark = pytest.mark.slow
 
@@ -30,21 +32,21 @@ A312_T2 = Architecture((3, 1), (2,), 2)
 
 @pytest.fixture(scope="module")
 def ideal_t1(m2):
-    return geometry.implicit(A312_T1, numerical_degree_runs=3, m2=m2, timeout=600)
+    return implicit(A312_T1, numerical_degree_runs=3, m2=m2, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def ideal_t2(m2):
-    return geometry.implicit(A312_T2, numerical_degree_runs=2, m2=m2, timeout=600)
+    return implicit(A312_T2, numerical_degree_runs=2, m2=m2, timeout=600)
 
 
 def va_coordinates(res, V, A):
     """The coordinates y_i of φ at (V, A), A any d x d matrix (not necessarily of rank <= a)."""
-    values = {sympy.Symbol(f"v_{r + 1}_{c + 1}"): sympy.Rational(x)
+    values = {sympy.Symbol(f"v_({r + 1},{c + 1})"): sympy.Rational(x)
               for r, row in enumerate(V) for c, x in enumerate(row)}
-    values |= {sympy.Symbol(f"a_{r + 1}_{c + 1}"): sympy.Rational(x)
+    values |= {sympy.Symbol(f"a_({r + 1},{c + 1})"): sympy.Rational(x)
                for r, row in enumerate(A) for c, x in enumerate(row)}
-    return [sympy.sympify(c).xreplace(values) for c in res.coordinates]
+    return [parse_polynomial(c).xreplace(values) for c in res.coordinates]
 
 
 @pytest.mark.parametrize("which,arch,route,dim,degree", [
@@ -69,8 +71,8 @@ def test_random_weight_images_satisfy_the_equations(request, which, arch):
     res = request.getfixturevalue(which)
     assert res.generators
     for seed in range(4):
-        assert geometry.vanishes(res.generators, geometry.phi_coordinates(res, random_point(arch, seed)))
-    assert not geometry.vanishes(res.generators, [sympy.Integer(i * i + 1) for i in range(res.ambient)])
+        assert vanishes(res.generators, phi_coordinates(res, random_point(arch, seed)))
+    assert not vanishes(res.generators, [sympy.Integer(i * i + 1) for i in range(res.ambient)])
 
 
 def test_the_rank_condition_is_imposed(ideal_t2):
@@ -80,14 +82,14 @@ def test_the_rank_condition_is_imposed(ideal_t2):
     while sympy.Matrix(A).det() == 0:
         A = [[rng.randint(-5, 5) for _ in range(3)] for _ in range(3)]
     # rank A = 3 > a: phi(V, A) lies in the a = 3 variety (dimension 11), generically not in this one
-    assert not geometry.vanishes(ideal_t2.generators, va_coordinates(ideal_t2, V, A))
+    assert not vanishes(ideal_t2.generators, va_coordinates(ideal_t2, V, A))
     # the same V with a rank-2 A (third row = first + second) is an image point
     A2 = [A[0], A[1], [A[0][j] + A[1][j] for j in range(3)]]
-    assert geometry.vanishes(ideal_t2.generators, va_coordinates(ideal_t2, V, A2))
+    assert vanishes(ideal_t2.generators, va_coordinates(ideal_t2, V, A2))
 
 
 def test_coordinates_are_in_the_chosen_parameters(ideal_t1, ideal_t2):
-    names = lambda res: {s.name[0] for c in res.coordinates for s in sympy.sympify(c).free_symbols}  # noqa: E731
+    names = lambda res: {s.name[0] for c in res.coordinates for s in parse_polynomial(c).free_symbols}  # noqa: E731
     assert names(ideal_t2) == {"v", "a"} and ideal_t2.parameter_variables == 3 + 9
     assert names(ideal_t1) == {"v", "z"} and ideal_t1.parameter_variables == 3 + 6
     assert any("minors" in n for n in ideal_t2.notes) and any("symmetric" in n for n in ideal_t1.notes)
@@ -95,12 +97,12 @@ def test_coordinates_are_in_the_chosen_parameters(ideal_t1, ideal_t2):
 
 def test_singularity_test_reuses_the_ideal(ideal_t2):
     generic = random_point(A312_T2, 3)
-    res = geometry.is_singular(A312_T2, generic, implicit_result=ideal_t2)
+    res = is_singular(A312_T2, generic, implicit_result=ideal_t2)
     assert res.singular is False and res.critical is False and res.certainty == "exact"
     # rank A = 1 < a: the claimed singular stratum {rank A < a}; W = (Q, K, V) with K's second row zero
     F = lambda rows: tuple(tuple(Fraction(x) for x in r) for r in rows)  # noqa: E731
     low = ((F([[1, 2, -1], [3, 0, 1]]), F([[2, -1, 1], [0, 0, 0]]), F([[1, -2, 3]])),)
-    res = geometry.is_singular(A312_T2, low, implicit_result=ideal_t2)
+    res = is_singular(A312_T2, low, implicit_result=ideal_t2)
     assert res.phi_is_zero is False and res.tangent_rank < res.codimension and res.singular is True
 
 
@@ -109,7 +111,7 @@ def degree_part(generators, n, k):
     ys = sympy.symbols(f"y_1:{n + 1}")
     rows = []
     for g in generators:
-        p = sympy.Poly(sympy.sympify(g), *ys)
+        p = sympy.Poly(parse_polynomial(g), *ys)
         if p.total_degree() > k:
             continue
         for m in sympy.itermonomials(ys, k - p.total_degree(), k - p.total_degree()):
@@ -131,8 +133,8 @@ def same_ideal(gens1, degs1, gens2, degs2, n) -> bool:
 @pytest.mark.parametrize("arch", [Architecture((3, 1), (1,), 1), Architecture((2, 2), (1,), 1)])
 def test_one_token_route_equals_the_weights_route(m2, arch):
     """(V, Z = sym A), with the minors of Z ((3,1,1): rank Z <= 2) or generic ((2,2,1)), against (Q, K, V)."""
-    fast = geometry.implicit(arch, m2=m2, timeout=300)
-    slow = geometry.implicit(arch, m2=m2, timeout=300, reparametrize=False)
+    fast = implicit(arch, m2=m2, timeout=300)
+    slow = implicit(arch, m2=m2, timeout=300, reparametrize=False)
     assert fast.parametrization.startswith("V,Z") and slow.parametrization == "Q,K,V"
     assert fast.coordinate_labels == slow.coordinate_labels
     assert (fast.dimension, fast.degree) == (slow.dimension, slow.degree)

@@ -8,11 +8,14 @@ import pytest
 from click.testing import CliRunner
 
 from lightning_cas.geometry import claims
-from lightning_cas.geometry import ideals as geometry
+from lightning_cas.geometry.implicit import implicit
+from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
+from lightning_cas.geometry.records import Stratum
+from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main
 
-RANK11, PARALLEL = geometry.STRATA["rank11"], geometry.STRATA["parallel"]
+RANK11, PARALLEL = Stratum.RANK11, Stratum.PARALLEL
 # (d, d', a) -> the stratum docs/mathematics.md §5 says is singular besides the vertex (None: the vertex only)
 CLAIMED = {(2, 1, 1): None, (2, 1, 2): RANK11, (3, 1, 1): PARALLEL, (2, 2, 1): RANK11, (2, 2, 2): RANK11}
 
@@ -24,19 +27,19 @@ def arch_of(case):
 
 @pytest.fixture(scope="module")
 def loci(m2):
-    return {case: geometry.singular_locus(arch_of(case), m2=m2, timeout=600) for case in CLAIMED}
+    return {case: singular_locus(arch_of(case), m2=m2, timeout=600) for case in CLAIMED}
 
 
 @pytest.fixture(scope="module")
 def ideals(m2):
-    return {case: geometry.implicit(arch_of(case), m2=m2, timeout=120) for case in CLAIMED}
+    return {case: implicit(arch_of(case), m2=m2, timeout=120) for case in CLAIMED}
 
 
 @pytest.mark.parametrize("case", list(CLAIMED))
 def test_pieces_are_the_claimed_strata(loci, case):
     res = loci[case]
     assert res.complete and not res.unresolved and res.certainty == "exact"
-    assert res.variety["codimension"] > 0  # so the vertex is singular too
+    assert res.variety.codimension > 0  # so the vertex is singular too
     if CLAIMED[case] is None:
         assert res.pieces == () and res.components == () and res.singular_dimension == 0
         return
@@ -58,25 +61,25 @@ def test_singular_ideal_against_exact_tangent_ranks(loci, ideals, case):
     name = {RANK11: "rank11", PARALLEL: "parallel", None: "vertex"}[CLAIMED[case]]
     for label, inside in (("generic", False), (name, True), ("vertex", True)):
         p = points[label]
-        coords = geometry.phi_coordinates(ideal, p)
-        assert geometry.vanishes(res.singular_ideal, coords) is inside, label
-        assert geometry.is_singular(arch, p, implicit_result=ideal).singular is inside, label
+        coords = phi_coordinates(ideal, p)
+        assert vanishes(res.singular_ideal, coords) is inside, label
+        assert is_singular(arch, p, implicit_result=ideal).singular is inside, label
 
 
 @pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
 def test_strata_agree_with_whole_ideal_jacobian_criterion(loci, ideals, m2, case):
-    whole = geometry.singular_locus(arch_of(case), m2=m2, timeout=300, method="whole-ideal")
+    whole = singular_locus(arch_of(case), m2=m2, timeout=300, method="whole-ideal")
     assert whole.method == "whole-ideal" and whole.pieces == ()
     res = loci[case]
     assert whole.singular_dimension == res.singular_dimension
     # the same zero set: every generator of each ideal vanishes on random points of the other's pieces
     for p in claims.stratum_points(arch_of(case), seed=11).values():
-        coords = geometry.phi_coordinates(ideals[case], p)
-        assert geometry.vanishes(whole.singular_ideal, coords) == geometry.vanishes(res.singular_ideal, coords)
+        coords = phi_coordinates(ideals[case], p)
+        assert vanishes(whole.singular_ideal, coords) == vanishes(res.singular_ideal, coords)
 
 
 def test_budget_leaves_pieces_unresolved_and_says_so(m2):
-    res = geometry.singular_locus(arch_of((2, 1, 2)), m2=m2, timeout=120, minor_budget=1)
+    res = singular_locus(arch_of((2, 1, 2)), m2=m2, timeout=120, minor_budget=1)
     assert not res.complete and res.unresolved and res.singular_ideal == () and res.singular_dimension is None
     assert "budget" in res.unresolved[0].reason and any("budget" in n for n in res.notes)
 

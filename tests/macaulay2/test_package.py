@@ -13,12 +13,12 @@ import sympy
 
 from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.model import network_output
+from lightning_cas.core.model import flat_weight_symbols, network_output
 from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry import fibers
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
-                                           json_rationals, json_record, json_str, m2_name_to_sympy, records)
+                                           json_rationals, json_record, json_str, records)
 from lightning_cas.macaulay2.render import SEARCH_PATH_LINE, package_file, render
 from lightning_cas.macaulay2.runner import run_script
 
@@ -136,13 +136,14 @@ def test_two_heads_are_the_sum_of_two_single_head_layers(m2, tmp_path):
     """Heads => {2}: the package's output is the hand-written sum over heads, weights head by head."""
     out = run_m2(tmp_path, 'printRecord new HashTable from {"w" => apply(lightningWeights({2,1}, {1}, '
                            'Heads => {2}), toString)};\n', m2)
-    names = [m2_name_to_sympy(n) for n in json.loads(out.stdout.split(JSON_MARK)[1])["w"]]
-    assert names == [f"{m}_1_{h}_1_{c}" for h in (1, 2) for m in "qkv" for c in (1, 2)]
+    names = json.loads(out.stdout.split(JSON_MARK)[1])["w"]
+    assert names == [f"{m}_(1,{h},1,{c})" for h in (1, 2) for m in "qkv" for c in (1, 2)]
+    assert names == [str(s) for s in flat_weight_symbols(Architecture((2, 1), (1,), 2, heads=(2,)))]
     ours = _m2_entries(tmp_path, m2, "lightningNetwork({2,1}, {1}, 2, Heads => {2})")
-    X = sympy.Matrix(2, 2, lambda r, j: sympy.Symbol(f"x_{r + 1}_{j + 1}"))
+    X = sympy.Matrix(2, 2, lambda r, j: sympy.Symbol(f"x_({r + 1},{j + 1})"))
     total = sympy.zeros(1, 2)
     for h in (1, 2):
-        Q, K, V = (sympy.Matrix(1, 2, lambda r, c, m=m: sympy.Symbol(f"{m}_1_{h}_1_{c + 1}")) for m in "qkv")
+        Q, K, V = (sympy.Matrix(1, 2, lambda r, c, m=m: sympy.Symbol(f"{m}_(1,{h},1,{c + 1})")) for m in "qkv")
         total += V * X * (X.T * K.T * Q * X)
     assert [sympy.expand(a - b) for a, b in zip(ours, total)] == [0, 0]
 
@@ -157,7 +158,7 @@ def test_a_good_record_reads_back():
     rec = json_record("noise\n" + GOOD + "\nmore noise\n")
     assert json_int(rec, "rank") == 3 and json_bool(rec, "ok") is True and json_str(rec, "v") == "1.21"
     assert json_int_list(rec, "degs") == [1, 2]
-    assert json_polynomials(rec, "gens") == [sympy.Symbol("q_1_1_1") ** 2 - 3 * sympy.Symbol("y_2")]
+    assert json_polynomials(rec, "gens") == [sympy.Symbol("q_(1,1,1)") ** 2 - 3 * sympy.Symbol("y_2")]
     assert json_rationals(rec, "w") == [3, sympy.Rational(-3, 8)] and json_rationals(rec, "none") is None
 
 

@@ -1,0 +1,236 @@
+"""Certificates of real verdicts at a point of a one-layer neuromanifold, and the exact test behind the
+boundary one.
+
+A certificate says why a verdict holds; each kind is its own class with the fields it needs, and the
+predicates ``is_interior``, ``is_boundary`` and ``is_vertex`` say what it proves:
+
+* :class:`SubmersionCertificate` (interior): a regular real preimage, φ_W a smooth point of X, so
+  W ↦ φ_W is a submersion onto X(ℝ) near φ_W;
+* :class:`BranchCertificate` (interior): the whole complex fiber is real regular orbits, so every
+  branch of X at φ_W is covered by a real neighbourhood of one of them;
+* :class:`WitnessCurveCertificate` (boundary): q(s) = φ_W − s φ₂(δ) is a real point of X without a real
+  preimage for 0 < s ≤ s₀ (:func:`witness_bound`, Sturm counts of the fiber eliminant), and q(s) → φ_W;
+* :class:`ConeCertificate` (the vertex is a boundary point): X(ℝ) and M are cones, and a witness curve
+  somewhere shows X(ℝ) ≠ M.
+
+The JSON form is ``{"kind": ..., <the fields of that kind>}``; ``legacy_certificate`` reads the form
+written before the kinds were classes (all eight fields, ``null`` where a kind has none).
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from dataclasses import dataclass, fields
+
+from lightning_cas.core.results import Record
+from lightning_cas.errors import InputError
+
+if typing.TYPE_CHECKING:
+    import sympy
+
+
+class CertificateKind(enum.StrEnum):
+    SUBMERSION = "submersion"
+    BRANCHES = "branches"
+    WITNESS_CURVE = "witness curve"
+    CONE = "cone over a witness"
+
+
+class Blocks(enum.StrEnum):
+    """The two weight blocks a witness curve moves (the parametrization is bilinear in them)."""
+
+    V_A = "V,A"
+    V_K = "V,K"
+    V_Q = "V,Q"
+    Q_K = "Q,K"
+
+
+@dataclass(frozen=True)
+class Certificate(Record):
+    """Why a verdict holds (abstract: one subclass per kind). ``Certificate.from_dict`` reads any kind."""
+
+    KIND: typing.ClassVar[CertificateKind]
+
+    def __post_init__(self):
+        if not hasattr(type(self), "KIND"):
+            raise TypeError("Certificate is abstract: make a SubmersionCertificate, BranchCertificate, "
+                            "WitnessCurveCertificate or ConeCertificate")
+        super().__post_init__()
+
+    @classmethod
+    def kinds(cls) -> tuple[type, ...]:
+        """The concrete certificate classes (one per kind)."""
+        return tuple(_BY_KIND.values())
+
+    @property
+    def kind(self) -> CertificateKind:
+        return self.KIND
+
+    @property
+    def is_interior(self) -> bool:
+        return False
+
+    @property
+    def is_boundary(self) -> bool:
+        return False
+
+    @property
+    def is_vertex(self) -> bool:
+        return False
+
+    def to_dict(self) -> dict:
+        return {"kind": str(self.KIND), **super().to_dict()}
+
+    def html_fields(self) -> list[tuple[str, object]]:
+        return [("kind", self.KIND), *super().html_fields()]
+
+    @classmethod
+    def from_dict(cls, data):
+        if not isinstance(data, dict):
+            raise InputError(f"a certificate must be a JSON object, got {type(data).__name__}.")
+        kind = data.get("kind")
+        sub = _BY_KIND.get(kind) if isinstance(kind, str) else None
+        if sub is None or not issubclass(sub, cls):
+            raise InputError(f"unknown certificate kind {str(kind)[:40]!r}; expected one of "
+                             f"{', '.join(k.value for k in _BY_KIND if issubclass(_BY_KIND[k], cls))}.")
+        return super(Certificate, sub).from_dict({k: v for k, v in data.items() if k != "kind"})
+
+
+@dataclass(frozen=True)
+class SubmersionCertificate(Certificate):
+    """Interior: a regular real preimage of a smooth point."""
+
+    KIND = CertificateKind.SUBMERSION
+    regular_preimages: int
+
+    @property
+    def is_interior(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class BranchCertificate(Certificate):
+    """Interior: the whole complex fiber consists of real regular orbits (a singular point may qualify)."""
+
+    KIND = CertificateKind.BRANCHES
+    regular_preimages: int
+
+    @property
+    def is_interior(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class WitnessCurveCertificate(Certificate):
+    """Boundary: a curve of real points of X without real preimages, for 0 < s <= s0, ending at φ_W."""
+
+    KIND = CertificateKind.WITNESS_CURVE
+    blocks: Blocks  # the two weight blocks the parametrization is bilinear in
+    preimage_V_A: tuple  # the critical preimage (V, A)
+    direction: tuple  # the kernel direction delta, in the order of the parametrization's weights
+    s0: str  # exact rational
+    eliminant_degree: int
+
+    @property
+    def is_boundary(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class ConeCertificate(Certificate):
+    """The vertex is a boundary point: a witness curve at the weight point ``at`` shows X(ℝ) ≠ M."""
+
+    KIND = CertificateKind.CONE
+    at: dict
+    witness: WitnessCurveCertificate
+
+    @property
+    def is_boundary(self) -> bool:
+        return True
+
+    @property
+    def is_vertex(self) -> bool:
+        return True
+
+
+_BY_KIND = {c.KIND: c for c in (SubmersionCertificate, BranchCertificate, WitnessCurveCertificate, ConeCertificate)}
+
+
+def legacy_certificate(data: dict) -> dict:
+    """A certificate as written before the kinds were classes: the fields of its kind, the nulls of the
+    other kinds dropped (a non-null field of another kind stays, for ``from_dict`` to refuse)."""
+    sub = _BY_KIND.get(data.get("kind")) if isinstance(data.get("kind"), str) else None
+    if sub is None:
+        return data
+    own = {f.name for f in fields(sub)} | {"kind"}
+    out = {k: v for k, v in data.items() if k in own or v is not None}
+    if isinstance(out.get("witness"), dict):
+        out["witness"] = legacy_certificate(out["witness"])
+    return out
+
+
+# ---------------------------------------------------------------- the exact test of a witness curve
+
+
+@dataclass(frozen=True)
+class WitnessBound:
+    """No point q(s), 0 < s <= s0, of a witness curve has a real preimage (the eliminant has this degree)."""
+
+    s0: str
+    eliminant_degree: int
+
+
+def witness_bound(eliminant: str | sympy.Expr | None, variable: str = "t") -> WitnessBound | None:
+    """Exact test that q(s) has no real preimage for all 0 < s ≤ s₀; the bound, or None.
+
+    ``eliminant`` is f(s, t), the fiber of q(s) projected to a line (None: no eliminant). A real
+    preimage of q(s) gives a real root t of f(s, ·) (``variable`` "t"), or a root u = t² ≥ 0 of the
+    eliminant written in u (``variable`` "t^2", the text still says t). These roots can appear only
+    where the leading coefficient or the discriminant vanishes (or, for u, where a root crosses 0); if
+    none of that happens in (0, s₀] and there is no such root at s₀, no s in (0, s₀] has one.
+    """
+    import sympy
+
+    from lightning_cas.core.names import parse_polynomial
+
+    if eliminant is None:
+        return None
+    s, t = sympy.Symbol("s"), sympy.Symbol("t")
+    expr = parse_polynomial(eliminant) if isinstance(eliminant, str) else eliminant
+    f = sympy.Poly(expr, t)
+    if f.degree() < 1:
+        return None
+    squared = variable.strip() == "t^2"
+    # cheap necessary test first: roots at a small s (most kernel directions fail here)
+    probe = sympy.Poly(f.as_expr().subs(s, sympy.Rational(1, 10**6)), t)
+    if probe.degree() == f.degree() and (probe.count_roots(0, None) if squared else probe.count_roots()):
+        return None
+    bad = f.LC() * sympy.discriminant(f.as_expr(), t)
+    if squared:
+        bad *= f.as_expr().subs(t, 0)
+    bad = sympy.Poly(sympy.expand(bad), s)
+    if bad.is_zero:
+        return None
+    bad = bad.terms_gcd()[1].clear_denoms()[1]  # s = 0 is p itself; only roots in (0, s0] matter
+    s0 = _root_free_start(bad)
+    at_s0 = sympy.Poly(f.as_expr().subs(s, s0), t)
+    if (at_s0.count_roots(0, None) if squared else at_s0.count_roots()):
+        return None
+    return WitnessBound(s0=str(s0), eliminant_degree=f.degree() * (2 if squared else 1))
+
+
+def _root_free_start(bad) -> sympy.Rational:
+    """The largest 1/2^k (k ≥ 0) below every positive root of ``bad`` (integer coefficients, bad(0) ≠ 0).
+
+    Cauchy's bound on the reciprocal polynomial: every root has |s| > |b₀| / (|b₀| + max |b_i|), so no
+    Sturm sequence of the (high-degree) polynomial is needed; when 1 is already below it, s₀ = 1.
+    """
+    import sympy
+
+    coeffs = [abs(int(c)) for c in reversed(bad.all_coeffs())]
+    b0, rest = coeffs[0], max(coeffs[1:], default=0)
+    k = 0
+    while (b0 << k) < b0 + rest:
+        k += 1
+    return sympy.Rational(1, 2 ** k)

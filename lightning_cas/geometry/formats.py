@@ -1,0 +1,284 @@
+"""Results as Macaulay2 input and as LaTeX: what ``--format m2`` and ``--format latex`` print.
+
+The Macaulay2 form is a script that defines ``R`` (the ring, with the names of core.names) and ``I``
+(the ideal the command computed), plus the components or pieces as lists where the command has them,
+under names that neither Macaulay2 nor the LightningCAS package takes (so it also runs where the
+package is loaded); ``M2 --script`` of it followed by ``dim I, degree I`` gives the numbers the
+command printed. Where a command found no ideal (an incomplete locus, the fast path of ``fiber``)
+``I`` is ``null`` and a comment says why. Everything else (provenance, verdicts, what each y_i is)
+is in comments.
+
+Every polynomial is read back through the strict parser and written again before it is printed, so a
+result file that was tampered with cannot smuggle Macaulay2 code into the script.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.display import printable
+from lightning_cas.core.names import (coordinate_names, indexed_name, latex_name, parse_polynomial,
+                                      polynomial_latex, polynomial_text)
+from lightning_cas.geometry.fibers import FiberResult
+from lightning_cas.geometry.records import BoundaryResult, ImplicitResult, Parametrization, SingularLocusResult
+
+FORMATS = ("text", "json", "m2", "latex")
+
+
+def _comment(text: str, mark: str = "--") -> str:
+    return "\n".join(f"{mark} {printable(line)}" for line in str(text).splitlines() or [""])
+
+
+def _header(res, mark: str = "--") -> list[str]:
+    how = [res.method, res.certainty]
+    if res.m2_version:
+        how.append(f"Macaulay2 {res.m2_version}")
+    how += [f"lightning_cas {res.lightning_cas_version}", f"seed {res.seed}"]
+    return [_comment(f"lightning_cas {type(res).__name__}: {res.architecture}", mark),
+            _comment("; ".join(map(str, how)), mark)]
+
+
+def _text(poly: str) -> str:
+    """A polynomial text checked and rewritten (ValueError if it is not a polynomial)."""
+    return polynomial_text(parse_polynomial(poly))
+
+
+def _ideal(gens, ring: str = "R") -> str:
+    texts = [_text(g) for g in gens]
+    if not texts:
+        return f"ideal(0_{ring})"
+    if any(not re.search(r"[a-z]", t) for t in texts):  # a constant: promote it into the ring, not ZZ
+        return f"ideal(matrix({ring}, {{{{{', '.join(texts)}}}}}))"
+    return "ideal(" + ", ".join(texts) + ")"
+
+
+def _ring(field: str, variables) -> str:
+    return f"{field}[{', '.join(variables)}]"
+
+
+def _y_ring(n: int) -> str:
+    return f"QQ[y_1..y_{n}]" if n > 1 else _ring("QQ", coordinate_names(n))
+
+
+def _coordinate_comments(res, with_polynomials: bool = False) -> list[str]:
+    if not res.coordinate_labels:
+        return []
+    lines = ["-- y_i is the coefficient of a token monomial in output row p of output token 1:"]
+    for name, row, monomial, poly in res.coordinate_table():
+        tail = f" = {poly}" if with_polynomials and poly else ""
+        lines.append(_comment(f"  {name}: row {row}, {monomial}{tail}"))
+    return lines
+
+
+def _parameters(arch: Architecture, route: Parametrization) -> tuple[list[str], str | None]:
+    """The parameter variables of the parametrization and the ideal it lives on (None: none)."""
+    d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
+    v = [indexed_name("v", p + 1, q + 1) for p in range(e) for q in range(d)]
+    if route is Parametrization.QKV:
+        names = [indexed_name(m, 1, r + 1, c + 1) for m, rows in (("q", a), ("k", a), ("v", e))
+                 for r in range(rows) for c in range(d)]
+        return names, None
+    if route is Parametrization.VZ:
+        z = {(r, c): indexed_name("z", min(r, c) + 1, max(r, c) + 1) for r in range(d) for c in range(d)}
+        names = v + [z[r, c] for r in range(d) for c in range(r, d)]
+        size = 2 * a + 1
+    else:
+        z = {(r, c): indexed_name("a", r + 1, c + 1) for r in range(d) for c in range(d)}
+        names = v + [z[r, c] for r in range(d) for c in range(d)]
+        size = a + 1
+    if route is Parametrization.VA or size > d:
+        return names, None
+    matrix = "matrix {" + ", ".join("{" + ", ".join(z[r, c] for c in range(d)) + "}" for r in range(d)) + "}"
+    return names, f"minors({size}, {matrix})"
+
+
+def _m2_implicit(res: ImplicitResult) -> list[str]:
+    lines = _coordinate_comments(res)
+    lines += [f"R = {_y_ring(res.ambient)};"]
+    if res.dimension is None:
+        lines += ["I = null; -- no elimination was asked for (numerical degree only)"]
+    else:
+        lines += [f"-- dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}",
+                  f"I = {_ideal(res.generators)};"]
+    names, rank = _parameters(res.architecture, res.parametrization)
+    # phi is homogeneous once each y_i has the degree of its image (the package's graded kernel): fast
+    degree = max((_degree(c) for c in res.coordinate_polynomials), default=1)
+    lines += [f"-- the parametrization {res.parametrization}: I == sub(ker phi, R)",
+              f"P = {_ring('QQ', names)};"]
+    if rank is not None:
+        lines += [f"P = P / {rank};"]
+    lines += [f"Rphi = newRing(R, Degrees => toList({res.ambient}:{degree}));",
+              "phi = map(P, Rphi, {" + ", ".join(_text(c) for c in res.coordinates) + "});", "use R;"]
+    return lines
+
+
+def _degree(poly) -> int:
+    import sympy
+
+    return sympy.Poly(poly, *sorted(poly.free_symbols, key=str)).total_degree() if poly.free_symbols else 0
+
+
+def _m2_singular(res: SingularLocusResult) -> list[str]:
+    v = res.variety
+    lines = _coordinate_comments(res) + [f"R = {_y_ring(v.dimension + v.codimension)};",
+                                         f"-- the variety: dimension {v.dimension}, codimension {v.codimension}, "
+                                         f"degree {v.degree}"]
+    if res.singular_dimension is None:
+        lines += ["I = null; -- the singular ideal was not assembled (see the pieces)"]
+    else:
+        lines += [f"-- the singular locus: dimension {res.singular_dimension}", f"I = {_ideal(res.singular_ideal)};"]
+    if res.components:
+        lines += ["singularComponents = {"]
+        for i, c in enumerate(res.components, 1):
+            comma = "," if i < len(res.components) else ""
+            inside = "; ".join(c.contained_in) or "no listed stratum"
+            lines += [f"    {_ideal(c.generators)}{comma} -- dimension {c.dimension}, degree {c.degree}, inside: "
+                      f"{printable(inside)}"]
+        lines += ["    };"]
+    pieces = res.pieces + res.unresolved
+    if pieces:
+        names = _slice_variables(res.architecture)
+        lines += ["-- pieces on weight slices V = [I_r 0; 0 0], in the slice coordinates",
+                  f"S = {_ring('QQ', names)};", "slicePieces = {"]
+        for i, p in enumerate(pieces, 1):
+            comma = "," if i < len(pieces) else ""
+            what = (f"closure of dimension {p.image_dimension} = {'; '.join(p.contained_in) or 'no listed stratum'}"
+                    if hasattr(p, "image_dimension") else f"NOT EXAMINED ({p.reason})")
+            lines += [f"    {_ideal(p.slice_generators, 'S')}{comma} -- rank V = {p.rank_V}: {printable(what)}"]
+        lines += ["    };", "use R;"]
+    return lines
+
+
+def _boundary_ambient(res: BoundaryResult) -> int:
+    if not res.coordinate_labels:
+        raise ValueError("this boundary result carries no coordinates (no closure was computed, or it was written "
+                         "before results carried them), so the ring of its ideals is not known")
+    return len(res.coordinate_labels)
+
+
+def _slice_variables(arch: Architecture) -> list[str]:
+    d, a = arch.widths[0], arch.attention[0]
+    if a >= d:
+        return [indexed_name("b", i + 1, j + 1) for i in range(d) for j in range(d)]
+    return [indexed_name(m, i + 1, j + 1) for m in "qk" for i in range(a) for j in range(d)]
+
+
+def _m2_boundary(res: BoundaryResult) -> list[str]:
+    lines = _coordinate_comments(res)
+    if res.point is not None:
+        verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
+        lines += [_comment(f"the point: boundary {verdict} ({res.evidence})")]
+    lines += [f"R = {_y_ring(_boundary_ambient(res))};"]
+    if res.boundary_closure:
+        state = "" if res.closure_complete else " (INCOMPLETE: undecided candidates)"
+        lines += [f"-- the Zariski closure of the boundary: dimension {res.boundary_closure_dimension}{state}",
+                  f"I = {_ideal(res.boundary_closure)};"]
+    else:
+        why = "at most the vertex" if res.closure_complete else "not determined (undecided candidates)"
+        lines += [f"I = null; -- the Zariski closure of the boundary: {why}"]
+    if res.critical_image_dimension is not None:
+        lines += [f"-- the image of the critical points: dimension {res.critical_image_dimension}",
+                  f"criticalImageIdeal = {_ideal(res.critical_image)};"]
+    if res.components:
+        lines += ["boundaryCandidates = {"]
+        for i, c in enumerate(res.components, 1):
+            comma = "," if i < len(res.components) else ""
+            ideal = _ideal(c.generators) if c.generators else "null"
+            lines += [f"    {ideal}{comma} -- closure of {c.stratum} (from the {' and '.join(c.source)}): {c.verdict}"]
+        lines += ["    };"]
+    return lines
+
+
+def _m2_fiber(res: FiberResult) -> list[str]:
+    from lightning_cas.core.model import flat_weight_symbols
+    from lightning_cas.core.weights import flat, point_from_dict
+
+    field = res.field if re.fullmatch(r"ZZ/\d+", res.field) else "QQ"  # GF(p) of the fast path: no ideal
+    arch = res.architecture
+    names = [str(s) for s in flat_weight_symbols(arch)]
+    # a result holds its point frozen (tuples); the reader wants the JSON form (lists)
+    values = [str(x) for x in flat(point_from_dict(arch, json.loads(json.dumps(res.point))))]
+    lines = [f"R = {_ring(field, names)};", "weightPoint = {" + ", ".join(values) + "}; -- W, in the order of gens R"]
+    if not res.components:
+        lines += [f"I = null; -- no decomposition ({res.method}): fiber dimension {res.fiber_dimension}"]
+        return lines
+    lines += ["fiberComponents = {"]
+    for i, c in enumerate(res.components, 1):
+        comma = "," if i < len(res.components) else ""
+        mark = "contains W" if c.contains_point else "does not contain W"
+        lines += [f"    {_ideal(c.generators)}{comma} -- dimension {c.dimension}, degree {c.degree}, {mark}"]
+    lines += ["    };", f"-- the fiber (its radical): dimension {res.fiber_dimension}",
+              "I = intersect fiberComponents;", _comment(f"verdict: {res.verdict}: {res.message}")]
+    return lines
+
+
+def m2_script(res) -> str:
+    """The result as Macaulay2 input (see the module docstring); ValueError for a result without ideals."""
+    for cls, body in ((ImplicitResult, _m2_implicit), (SingularLocusResult, _m2_singular),
+                      (BoundaryResult, _m2_boundary), (FiberResult, _m2_fiber)):
+        if isinstance(res, cls):
+            return "\n".join(_header(res) + body(res)) + "\n"
+    raise ValueError(f"no Macaulay2 form for a {type(res).__name__}")
+
+
+# ---------------------------------------------------------------- LaTeX
+
+
+def _latex_ideal(name: str, gens, ring: str) -> str:
+    polys = [polynomial_latex(parse_polynomial(g)) for g in gens] or ["0"]
+    body = ",\\\\\n  & ".join(polys)
+    return f"\\begin{{align*}}\n  {name} = \\langle\\, & {body} \\,\\rangle \\subseteq {ring}\n\\end{{align*}}"
+
+
+def _latex_ring(n: int) -> str:
+    return rf"\mathbb{{Q}}[y_{{1}}, \ldots, y_{{{n}}}]" if n > 1 else r"\mathbb{Q}[y_{1}]"
+
+
+def _latex_coordinates(res) -> list[str]:
+    if not res.coordinate_labels:
+        return []
+    rows = [f"  ${latex_name(name)}$ & {row} & ${polynomial_latex(parse_polynomial(monomial))}$ \\\\"
+            for name, row, monomial, _ in res.coordinate_table()]
+    return ["% y_i is the coefficient of a token monomial in output row p of output token 1",
+            "\\begin{tabular}{lll}", "  coordinate & output row & coefficient of \\\\", *rows, "\\end{tabular}"]
+
+
+def latex_document(res) -> str:
+    """The result's ideals (and coordinates) as a LaTeX fragment; ValueError for a result without ideals."""
+    lines = _header(res, "%")
+    if isinstance(res, ImplicitResult):
+        if res.dimension is not None:
+            lines += [_latex_ideal("I", res.generators, _latex_ring(res.ambient)),
+                      f"% dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}"]
+        lines += _latex_coordinates(res)
+    elif isinstance(res, SingularLocusResult):
+        if res.singular_dimension is not None:
+            lines += [_latex_ideal(r"I_{\mathrm{sing}}", res.singular_ideal,
+                                   _latex_ring(res.variety.dimension + res.variety.codimension)),
+                      f"% the singular locus: dimension {res.singular_dimension}"]
+        for i, c in enumerate(res.components, 1):
+            lines += [_latex_ideal(f"P_{{{i}}}", c.generators,
+                                   _latex_ring(res.variety.dimension + res.variety.codimension)),
+                      f"% component {i}: dimension {c.dimension}, degree {c.degree}"]
+        lines += _latex_coordinates(res)
+    elif isinstance(res, BoundaryResult):
+        ring = _latex_ring(_boundary_ambient(res)) if res.boundary_closure or res.critical_image else ""
+        if res.boundary_closure:
+            lines += [_latex_ideal(r"I_{\partial}", res.boundary_closure, ring),
+                      f"% the Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"]
+        if res.critical_image_dimension is not None:
+            lines += [_latex_ideal(r"I_{\mathrm{crit}}", res.critical_image, ring),
+                      f"% the image of the critical points: dimension {res.critical_image_dimension}"]
+        lines += _latex_coordinates(res)
+    elif isinstance(res, FiberResult):
+        for i, c in enumerate(res.components, 1):
+            lines += [_latex_ideal(f"F_{{{i}}}", c.generators, r"\mathbb{Q}[W]" if res.field == "QQ"
+                                   else rf"\mathbb{{F}}_{{{res.field[3:]}}}[W]"),
+                      f"% component {i}: dimension {c.dimension}, degree {c.degree}"]
+        if not res.components:
+            lines += [f"% no decomposition ({res.method}): fiber dimension {res.fiber_dimension}"]
+    else:
+        raise ValueError(f"no LaTeX form for a {type(res).__name__}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,185 @@
+"""`--format m2` and `--format latex` against the real Macaulay2: the printed script defines R and I, and
+`M2 --script` of it followed by `dim I, degree I` gives the numbers the command printed; the ideals are
+equal, in Macaulay2, to the ones the package computes on its own (implicitIdeal, singularLocus,
+singularStrata, weightStrata, fiberIdeal): the round trip goes through our parser and printer and back.
+
+Also the text output that explains itself: which coefficient each y_i is, and the failure bound.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lightning_cas.cli import main
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.weights import save_point
+from lightning_cas.macaulay2.render import package_file
+
+ONE_LAYER = {"211": ["--widths", "2,1", "--attention", "1"], "212": ["--widths", "2,1", "--attention", "2"]}
+
+
+def cli(*args):
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+    return runner.invoke(main, list(args))
+
+
+def m2_values(m2, tmp_path, script: str, tail: str) -> list:
+    """Paste the script into a fresh Macaulay2 with the package loaded (as a user of it would), then run
+    ``tail`` (which prints one JSON-like line); its values as a list."""
+    path = tmp_path / "pasted.m2"
+    path.write_text(load_package() + script + tail)
+    out = subprocess.run([m2, "--script", str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = out.stdout.strip().splitlines()[-1]
+    return json.loads(line.replace("true", "1").replace("false", "0").replace("{", "[").replace("}", "]"))
+
+
+def load_package() -> str:
+    return f'needsPackage("LightningCAS", FileName => "{package_file().as_posix()}");\n'
+
+
+def test_scripts_take_no_name_of_macaulay2_or_the_package():
+    """An assignment to a name the package exports (criticalImage is one) fails, or breaks the package."""
+    from lightning_cas.api import load_result
+    from lightning_cas.geometry.formats import m2_script
+
+    exported = set(re.findall(r'"(\w+)"', package_file().read_text().split("export {")[1].split("}")[0]))
+    assert {"criticalImage", "implicitIdeal", "weightStrata"} <= exported
+    source = Path(m2_script.__code__.co_filename).read_text()
+    legacy = Path(__file__).parent / "data" / "legacy"
+    assigned = set()
+    for name in ("implicit_222.json", "singular_whole_211.json", "singular_strata_212.json", "fiber_211_m2.json"):
+        assigned |= set(re.findall(r"^(\w+) = ", m2_script(load_result(legacy / name)), re.M))
+    assert {"R", "I", "P", "phi", "singularComponents", "slicePieces", "fiberComponents", "weightPoint"} <= assigned
+    assigned |= {"criticalImageIdeal", "boundaryCandidates", "Rphi", "S"}  # the boundary's, and the rings
+    assert all(f"\n{name} = " in source or f"{name} = " in source for name in assigned - {"R", "I", "P", "phi", "S"})
+    assert not assigned & exported and not assigned & {"components", "variety", "point", "ideal", "ring"}
+
+
+def command(m2, name, case, *extra):
+    text = cli(name, *ONE_LAYER[case], "--m2", m2, "--timeout", "600", *extra)
+    assert text.exit_code == 0, text.output
+    return text.stdout
+
+
+@pytest.fixture(scope="module")
+def implicit_json(m2):
+    return json.loads(command(m2, "implicit", "211", "--json"))
+
+
+def test_implicit_m2_round_trip(m2, tmp_path, implicit_json):
+    script = command(m2, "implicit", "211", "--format", "m2")
+    assert "**" not in script and "R = QQ[y_1..y_6];" in script and "q_(1,1,1)" in script
+    got = m2_values(m2, tmp_path, script, (
+        "J = sub(implicitIdeal implicitModel({2,1}, {1}, 2), R);\n"
+        "print toString {dim I, degree I, if I == J then 1 else 0, if sub(ker phi, R) == I then 1 else 0};\n"))
+    assert got == [implicit_json["dimension"], implicit_json["degree"], 1, 1]
+
+
+@pytest.mark.parametrize("arch,route", [(Architecture((2, 2), (2,), 2), "V,A"),
+                                        (Architecture((2, 1), (1,), 1), "V,Z"),
+                                        pytest.param(Architecture((3, 1), (2,), 2), "V,A with rank",
+                                                     marks=pytest.mark.slow)])
+def test_the_parametrization_in_the_script_is_the_one_eliminated(m2, tmp_path, arch, route):
+    """P (modulo the rank minors where the route has them) and phi: the kernel of phi is I on every route."""
+    from lightning_cas.geometry.formats import m2_script
+    from lightning_cas.geometry.implicit import implicit
+
+    res = implicit(arch, m2=m2, timeout=600, one_coordinate=arch.widths == (3, 1))
+    assert res.parametrization.startswith(route)
+    got = m2_values(m2, tmp_path, m2_script(res),
+                    "print toString {dim I, degree I, if sub(ker phi, R) == I then 1 else 0};\n")
+    assert got == [res.dimension, res.degree, 1]
+
+
+def test_json_is_the_alias_of_format_json(m2, implicit_json):
+    again = json.loads(command(m2, "implicit", "211", "--format", "json"))
+    timing = ("elapsed_s", "script", "notes")  # the notes say how long the kernel took
+    assert {k: v for k, v in again.items() if k not in timing} == \
+        {k: v for k, v in implicit_json.items() if k not in timing}
+    out = cli("implicit", *ONE_LAYER["211"], "--json", "--format", "m2")
+    assert out.exit_code == 2 and "--json is --format json" in out.output and "Traceback" not in out.output
+
+
+def test_singular_strata_m2_round_trip(m2, tmp_path):
+    script = command(m2, "singular", "212", "--format", "m2")
+    assert "slicePieces = {" in script and "b_(1,1)" in script
+    data = json.loads(command(m2, "singular", "212", "--json"))
+    got = m2_values(m2, tmp_path, script, (
+        'S0 = (singularStrata implicitModel({2,1}, {2}, 2))#"singular";\n'
+        'J = sub(ideal S0#"generators", R);\n'
+        "print toString {dim I, if I == J then 1 else 0, #slicePieces};\n"))
+    assert got == [data["singular_dimension"], 1, len(data["pieces"])]
+
+
+def test_singular_whole_ideal_m2_round_trip(m2, tmp_path):
+    script = command(m2, "singular", "211", "--method", "whole-ideal", "--format", "m2")
+    data = json.loads(command(m2, "singular", "211", "--method", "whole-ideal", "--json"))
+    got = m2_values(m2, tmp_path, script, (
+        "J = sub(singularLocus implicitModel({2,1}, {1}, 2), R);\n"
+        "print toString {dim I, if I == J then 1 else 0, apply(singularComponents, dim), "
+        "apply(singularComponents, degree)};\n"))
+    assert got == [data["singular_dimension"], 1, [c["dimension"] for c in data["components"]],
+                   [c["degree"] for c in data["components"]]]
+
+
+def test_boundary_m2_round_trip(m2, tmp_path):
+    point = tmp_path / "w.json"
+    save_point(((((Fraction(1), Fraction(2)),), ((Fraction(3), Fraction(-1)),), ((Fraction(6), Fraction(-2)),)),),
+               point)
+    script = command(m2, "boundary", "211", "--at", str(point), "--format", "m2")
+    assert "-- the point: boundary true" in script and "criticalImageIdeal = ideal(" in script
+    got = m2_values(m2, tmp_path, script, (
+        'J = sub((weightStrata implicitModel({2,1}, {1}, 2))#"parallel", R);\n'
+        "print toString {dim I, degree I, if I == J then 1 else 0, dim criticalImageIdeal, #boundaryCandidates};\n"))
+    assert got[:3] == [3, 4, 1] and got[3] == 3 and got[4] >= 1
+    latex = command(m2, "boundary", "211", "--format", "latex")
+    assert r"I_{\partial} = \langle" in latex and "**" not in latex and "y_{1}" in latex
+
+
+def test_fiber_m2_round_trip(m2, tmp_path):
+    out = cli("fiber", *ONE_LAYER["211"], "--m2", m2, "--method", "m2", "--seed", "1", "--format", "m2")
+    assert out.exit_code == 0, out.output
+    data = json.loads(cli("fiber", *ONE_LAYER["211"], "--m2", m2, "--method", "m2", "--seed", "1", "--json").stdout)
+    got = m2_values(m2, tmp_path, out.stdout, (
+        "F = fiberIdeal({2,1}, {1}, 2, weightPoint);\n"
+        "J = sub(intersect minimalPrimes F, R);\n"
+        "W = map(QQ, R, weightPoint);\n"
+        "print toString {dim I, if I == J then 1 else 0, "
+        "apply(fiberComponents, P -> if W P == 0 then 1 else 0)};\n"))
+    assert got == [data["fiber_dimension"], 1, [int(c["contains_point"]) for c in data["components"]]]
+    modp = cli("fiber", *ONE_LAYER["211"], "--method", "modp", "--format", "m2")
+    assert modp.exit_code == 0 and "I = null; -- no decomposition" in modp.stdout
+
+
+def test_formats_that_have_no_ideal_are_refused_before_any_work(tmp_path):
+    point = tmp_path / "w.json"
+    save_point(((((Fraction(1), Fraction(2)),), ((Fraction(3), Fraction(-1)),), ((Fraction(1), Fraction(5)),)),),
+               point)
+    for args in (["singular", "--at", str(point)], ["boundary", "--at", str(point), "--verdict-only"]):
+        for fmt in ("m2", "latex"):
+            out = cli(*args, *ONE_LAYER["211"], "--format", fmt, "--m2", "/nonexistent/M2")
+            assert out.exit_code == 2 and "computes none" in out.output and "Traceback" not in out.output
+
+
+def test_text_says_what_each_coordinate_is(m2):
+    text = command(m2, "implicit", "211")
+    assert "y_1  row 1  x_(1,1)^3" in text and "output token 1" in text and "**" not in text
+    full = command(m2, "implicit", "211", "--coordinates")
+    assert "y_1  row 1  x_(1,1)^3  = k_(1,1,1)*q_(1,1,1)*v_(1,1,1)" in full
+    singular = command(m2, "singular", "212")
+    assert "y_6  row 1  x_(2,1)^3" in singular and "b_(1,1)" in singular
+
+
+def test_text_shows_the_failure_bound():
+    out = cli("dim", *ONE_LAYER["211"])
+    assert out.exit_code == 0 and "failure bound" in out.stdout
+    data = json.loads(cli("dim", *ONE_LAYER["211"], "--json").stdout)
+    assert f"failure bound {data['failure_bound']:.2g}" in out.stdout
