@@ -10,9 +10,12 @@ Why that is a dimension, and the failure bound. The rank at W with enough sample
 d phi_W; it is the generic rank unless an r x r minor of the coefficient Jacobian (entries of
 degree D - 1 in the weights) vanishes at W: probability <= r (D - 1) / p (Schwartz-Zippel). A
 block adds no rank while the samples so far miss some tangent direction f only if f (degree 3^L
-in the tokens) vanishes at the block's first token matrix: <= 3^L / p per block. So one run
-under-estimates with probability at most (r (D - 1) + blocks * 3^L + sketch rows) / p (the
-sketches of ``sample_rank`` add their row count). Two repetitions with
+in the tokens) vanishes at the block's first token matrix, or, for a sketched block, if a random
+combination of its rows falls into the span so far: <= (3^L + 1) / p per block. Every block but
+the last adds rank, so there are at most r + 1 blocks, and one run under-estimates with
+probability at most (r (D - 1) + (r + 1) (3^L + 1)) / p: a function of the rank alone, so the
+largest rank gives, before the run, the largest bound a run can state (``failure_numerator``,
+what a given prime is checked against). Two repetitions with
 different primes and seeds guard against that; a disagreement is reported, never averaged away.
 A prime for which the generic rank itself drops (it divides every maximal minor) is not covered
 by the bound; it would show up as a disagreement between the two primes.
@@ -151,12 +154,17 @@ def rank_at_random_point(arch: Architecture, prime: int, seed: int, samples: int
     return jacobian_rank(arch, w, prime, rng, samples)
 
 
-def failure_bound(arch: Architecture, rank: int, rows: int, prime: int) -> float:
-    """Schwartz-Zippel bound on one run under-estimating (module docstring): rank (D - 1) for the
-    weights, 3^L per stopping check (at most one per token matrix), and the sketches' rows
-    (fewer than the rows streamed)."""
-    samples = rows // rows_per_sample(arch)
-    return min(1.0, (rank * (arch.weight_degree - 1) + samples * arch.degree + rows) / prime)
+def failure_numerator(arch: Architecture, rank: int | None = None) -> int:
+    """The numerator of the failure bound (module docstring) of a run that finds ``rank``; without a
+    rank, the largest one (min(parameters, ambient dimension)): the most any run can state."""
+    if rank is None:
+        rank = min(arch.parameters, arch.ambient_dimension)
+    return rank * (arch.weight_degree - 1) + (rank + 1) * (arch.degree + 1)
+
+
+def failure_bound(arch: Architecture, rank: int, prime: int) -> float:
+    """Schwartz-Zippel bound on one run under-estimating (module docstring), at most 1."""
+    return min(1.0, failure_numerator(arch, rank) / prime)
 
 
 def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, repetitions: int = 2,
@@ -190,4 +198,4 @@ def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, 
         architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
         primes=tuple(primes), samples=rows // rows_per_sample(arch), runs=tuple(runs), consistent=len(ranks) == 1,
-        failure_bound=failure_bound(arch, dim, rows, min(primes)), notes=tuple(notes))
+        failure_bound=failure_bound(arch, dim, min(primes)), notes=tuple(notes))

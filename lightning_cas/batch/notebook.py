@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from lightning_cas.batch.sweep import M2_METHODS, JobResult, load_record
 from lightning_cas.errors import InputError, LightningError, M2ParseError, NotebookKernelError
+from lightning_cas.core.checks import check_path
 from lightning_cas.core.display import printable
 from lightning_cas.core.files import atomic_write_text
 from lightning_cas.macaulay2.parse import json_int, json_int_list, json_record, records
@@ -257,7 +258,7 @@ def _table(recs: list[JobResult]) -> str | None:
 def build_notebook(path: str | os.PathLike, limit_s: float | None = None):
     """(notebook node, job cells) for a results directory or one result JSON."""
     nbformat, v4 = _nbformat()
-    root, recs = _load_records(Path(path))
+    root, recs = _load_records(Path(check_path(path, "results directory or result file")))
     recs.sort(key=lambda r: r.label)
     nb = v4.new_notebook()
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
@@ -300,7 +301,7 @@ def _nbformat():
 
 def _write(nb, output: str | os.PathLike) -> None:
     nbformat, _ = _nbformat()
-    output = Path(output)
+    output = Path(check_path(output, "notebook"))
     output.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(output, nbformat.writes(nb))
 

@@ -21,6 +21,7 @@ from lightning_cas.batch.spec import METHODS, M2_METHODS, SPEC_KEYS, TOP_KEYS, J
 from lightning_cas.batch.store import (CSV_COLUMNS, CSV_NAME, JSONL_NAME, LOCK_REFRESH_S, RECORD_VERSION, STATUSES,
                                        JobResult, ResultStore, csv_row, load_record, record_checksum,
                                        verify_record)
+from lightning_cas.core.checks import string_sequence
 from lightning_cas.errors import InputError
 from lightning_cas.options import resolve
 
@@ -214,6 +215,8 @@ def sweep(spec, *, out: str | os.PathLike, executor: str = "local", jobs: int = 
         raise InputError(f"out must be a directory path, got {out!r}.")
     if executor not in ("local", "dask"):
         raise InputError(f"executor must be local or dask, got {executor!r}.")
+    if only is not None:
+        only = string_sequence(only, "only")
     return run_sweep(spec, out, executor=executor, jobs=opts.jobs, scheduler=scheduler, force=bool(force),
                            retry_failed=bool(retry_failed), timeout=opts.timeout, only=only,
                            aggregate=bool(aggregate), m2=opts.m2, spec_name=name)

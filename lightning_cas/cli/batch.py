@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from lightning_cas.cli.common import M2_OPTION, clean_errors
+from lightning_cas.cli.common import M2_OPTION, Number, clean_errors
 
 
 def _progress(quiet: bool):
@@ -38,14 +38,14 @@ def _progress(quiet: bool):
 @click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--out", default=None, help="Results directory (default: results/<spec name>).")
-@click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=click.IntRange(1, 256),
+@click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=Number(low=1, high=256),
               help="Jobs run in parallel.")
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "dask"]))
 @click.option("--scheduler", default=None, help="Dask scheduler address (default: $DASK_SCHEDULER_ADDRESS, "
               "else a local cluster).")
 @click.option("--force", is_flag=True, help="Recompute results that are already stored.")
 @click.option("--retry-failed", is_flag=True, help="Recompute stored timeouts and errors.")
-@click.option("--timeout", default=None, type=click.FloatRange(min=0, min_open=True),
+@click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True),
               help="Seconds per job (overrides the spec).")
 @click.option("--only", multiple=True, help="Run only this job label (repeatable); see --list.")
 @click.option("--no-aggregate", is_flag=True, help="Do not rewrite results.csv / results.jsonl.")
@@ -53,7 +53,7 @@ def _progress(quiet: bool):
 @click.option("--make-rules", is_flag=True, help="Print a makefile with one target per result file, and stop.")
 @click.option("--command", default="lightning-cas", show_default=True,
               help="How the --make-rules recipes call lightning-cas.")
-@click.option("--max-jobs", default=None, type=click.IntRange(1, None),
+@click.option("--max-jobs", default=None, type=Number(low=1),
               help="Accept a spec of more jobs than the default limit of 10000.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @M2_OPTION
@@ -126,7 +126,7 @@ def report_command(results, plot_path, csv_path, title, as_json):
               "executed notebook and check each cell against the stored result (exit 0 only if all reproduced).")
 @click.option("--json", "as_json", is_flag=True, help="With --execute: one JSON object on stdout.")
 @click.option("--kernel", default="m2", show_default=True, help="Jupyter kernel name (with --execute).")
-@click.option("--timeout", default=None, type=click.FloatRange(min=0, min_open=True, max=86400),
+@click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True, high=86400),
               help="Seconds per cell (default: each job's own time limit).")
 @clean_errors
 def notebook_command(results, output, execute, as_json, kernel, timeout):

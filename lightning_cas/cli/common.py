@@ -12,7 +12,9 @@ import click
 
 from lightning_cas import api
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture
+from lightning_cas.core.checks import integer_value, real_value
 from lightning_cas.core.display import printable
+from lightning_cas.core.numbers import decimal_text, integer_text
 from lightning_cas.errors import LightningError
 
 EXIT_DISCREPANCY = 3
@@ -87,9 +89,47 @@ def clean_errors(fn):
     return wrapper
 
 
+class Number(click.ParamType):
+    """The type of every numeric option: ASCII digits only, read by ``core.numbers``.
+
+    click's own int and float accept what Python's ``int()`` and ``float()`` do: Arabic-Indic and
+    fullwidth digits, ``1_000``, and for floats ``nan`` and ``inf``. Integers come back as int,
+    decimals (``integer=False``) as float, or as int when written as one, so that a 400-digit
+    timeout is refused by its range check rather than overflowing a float.
+    """
+
+    def __init__(self, integer: bool = True, low=None, high=None, low_open: bool = False):
+        self.integer, self.low, self.high, self.low_open = integer, low, high, low_open
+        self.name = "integer" if integer else "number"
+
+    def convert(self, value, param, ctx):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            number = integer_text(value)
+            if number is None and not self.integer:
+                number = decimal_text(value)
+        else:  # a default given in code
+            number = integer_value(value) if self.integer else real_value(value)
+        if number is None:
+            hint = " (ASCII digits only)" if not value.isascii() else " (no underscores)" if "_" in value else ""
+            self.fail(f"{printable(repr(value))[:80]} is not a valid {'integer' if self.integer else 'number'}{hint}.",
+                      param, ctx)
+        too_low = self.low is not None and (number <= self.low if self.low_open else number < self.low)
+        if too_low or (self.high is not None and number > self.high):
+            low = "" if self.low is None else f"{self.low}{'<' if self.low_open else '<='}"
+            high = "" if self.high is None else f"<={self.high}"
+            self.fail(f"{printable(str(value))[:80]} is not in the range {low}x{high}.", param, ctx)
+        return number
+
+
+INTEGER = Number()
+SECONDS = Number(integer=False)
+
 # Options every command spells the same way (commands add their own --method / --prime).
-SEED_OPTION = click.option("--seed", default=0, show_default=True, type=int, help="Random seed (reported).")
-TIMEOUT_OPTION = click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped.")
+SEED_OPTION = click.option("--seed", default=0, show_default=True, type=INTEGER, help="Random seed (reported).")
+TIMEOUT_OPTION = click.option("--timeout", default=None, type=SECONDS,
+                              help="Seconds the whole command may take (every computation and Macaulay2 run in it).")
 M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 
@@ -134,7 +174,7 @@ def method_options(fn):
                      help="auto = modp; jacobian/implicit run Macaulay2; numeric = float baseline."),
         SEED_OPTION,
         TIMEOUT_OPTION,
-        click.option("--prime", default=None, type=int, help="Prime modulus for modp / jacobian."),
+        click.option("--prime", default=None, type=INTEGER, help="Prime modulus for modp / jacobian."),
         M2_OPTION,
     ]
     return apply_options(fn, options)

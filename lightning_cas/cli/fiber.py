@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      parse_architecture)
+from lightning_cas.cli.common import (INTEGER, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options,
+                                      clean_errors, parse_architecture)
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core import weights
 from lightning_cas.core.weights import load_point, random_point
@@ -19,7 +19,7 @@ from lightning_cas.core.weights import load_point, random_point
               help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
 @SEED_OPTION
 @TIMEOUT_OPTION
-@click.option("--prime", default=None, type=int, help="Decompose over ZZ/prime instead of QQ (faster).")
+@click.option("--prime", default=None, type=INTEGER, help="Decompose over ZZ/prime instead of QQ (faster).")
 @M2_OPTION
 @clean_errors
 def fiber_command(widths, attention, tokens, normalization, as_json, at, save_point, method, seed, timeout, prime,

@@ -14,8 +14,8 @@ from lightning_cas.geometry import boundary as real_boundary
 from lightning_cas.geometry import claims
 from lightning_cas.geometry import ideals as geometry
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
-                                      heads_option)
+from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
+                                      clean_errors, heads_option)
 from lightning_cas.errors import UnsupportedError
 from lightning_cas.options import resolve
 from lightning_cas.cli.common import parse_architecture
@@ -105,7 +105,7 @@ def _how(result) -> str:
 @click.command("implicit")
 @_geometry_options
 @click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (one output coordinate).")
-@click.option("--numerical-degree", "runs", default=0, show_default=True, type=int,
+@click.option("--numerical-degree", "runs", default=0, show_default=True, type=Number(low=0, high=50),
               help="Also run numericalImageDegree this many times and report the consensus (numeric).")
 @click.option("--no-ideal", is_flag=True, help="Skip elimination (use with --numerical-degree for large cases).")
 @clean_errors

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
 
 from lightning_cas.core.checks import as_int as _as_int
-from lightning_cas.core.checks import parse_int_list
+from lightning_cas.core.checks import int_sequence, parse_int_list
 from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
@@ -80,13 +79,7 @@ class Architecture:
 
     @staticmethod
     def _int_tuple(values, name: str) -> tuple[int, ...]:
-        if isinstance(values, str):
-            return parse_int_list(values, name)
-        if isinstance(values, (bytes, bytearray)):
-            raise InputError(f"{name} must be a list of integers, got bytes.")
-        if not isinstance(values, Iterable):
-            raise InputError(f"{name} must be a list of integers, got {values!r}.")
-        return tuple(_as_int(v, name) for v in values)
+        return int_sequence(values, name)
 
     @classmethod
     def from_cli(cls, widths: str, attention: str, tokens: str | int, normalization: str = "none",
@@ -170,3 +163,10 @@ class Architecture:
         heads = f" heads={','.join(map(str, self.heads))}" if self.multihead else ""
         return (f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))}"
                 f"{heads} tokens={self.tokens} normalization={self.normalization}")
+
+
+def check_architecture(arch, verb: str) -> Architecture:
+    """``arch`` itself when it is an Architecture, else one InputError naming the verb."""
+    if not isinstance(arch, Architecture):
+        raise InputError(f"{verb}() needs an Architecture first, got {type(arch).__name__}.")
+    return arch

@@ -22,7 +22,9 @@ import typing
 from dataclasses import dataclass, field, fields
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.errors import InputError
+from lightning_cas.core.checks import integer_value, real_value
+from lightning_cas.core.primes import is_prime
+from lightning_cas.errors import InputError, ResultError
 
 CERTAINTIES = ("exact", "probabilistic", "numeric")
 
@@ -145,7 +147,7 @@ class Record:
         try:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"not a valid {cls.__name__}: {exc}.") from None
+            raise InputError(f"not a valid {cls.__name__}: {str(exc).rstrip('.')}.") from None
 
 
 class JsonResult(Record):
@@ -169,6 +171,8 @@ class JsonResult(Record):
 
     @classmethod
     def from_json(cls, text: str):
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InputError(f"a {cls.__name__} is read from JSON text, got {type(text).__name__}.")
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -214,6 +218,54 @@ class DimensionResult(Provenance, JsonResult):
     script: str | None = None
     notes: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        Provenance.__post_init__(self)
+        check_dimension_numbers(self)
+
     @property
     def fiber_dimension(self) -> int:
         return self.parameters - self.dimension
+
+
+def _count(result, name: str, low: int, high: int | None = None) -> int:
+    """The field ``name`` as an int in [low, high], else a ResultError naming the field."""
+    value = integer_value(getattr(result, name))
+    kind = type(result).__name__
+    if value is None:
+        raise ResultError(f"the {kind}'s {name} must be an integer, got {getattr(result, name)!r}")
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ResultError(f"the {kind}'s {name} {value} is not {bound}")
+    object.__setattr__(result, name, value)
+    return value
+
+
+def check_dimension_numbers(result: "DimensionResult") -> None:
+    """Numbers that contradict each other or the architecture are refused, wherever the result comes
+    from (a backend, Macaulay2's record, a worker, a file): the parameters and the ambient dimension
+    are the architecture's, 0 <= dimension <= min(parameters, ambient), every run's rank too, the
+    failure bound in [0, 1) (1 would guarantee nothing), the primes prime."""
+    arch = result.architecture
+    if not isinstance(arch, Architecture):
+        raise ResultError(f"a DimensionResult needs an Architecture, got {type(arch).__name__}")
+    parameters = _count(result, "parameters", arch.parameters, arch.parameters)
+    ambient = _count(result, "ambient_dimension", arch.ambient_dimension, arch.ambient_dimension)
+    top = min(parameters, ambient)
+    _count(result, "dimension", 0, top)
+    if result.samples is not None:
+        _count(result, "samples", 0)
+    for run in result.runs:
+        for key in ("rank", "gap_rank"):
+            if isinstance(run, dict) and key in run:
+                rank = integer_value(run[key])
+                if rank is None or not 0 <= rank <= top:
+                    raise ResultError(f"a run's {key} {run[key]!r} is not between 0 and {top}")
+    for prime in result.primes:
+        value = integer_value(prime)
+        if value is None or value < 3 or not is_prime(value):
+            raise ResultError(f"the DimensionResult's prime {prime!r} is not a prime")
+    if result.failure_bound is not None:
+        bound = real_value(result.failure_bound)
+        if bound is None or not 0 <= bound < 1:
+            raise ResultError(f"the failure bound {result.failure_bound!r} is not in [0, 1): a bound of 1 or "
+                              "more guarantees nothing")
