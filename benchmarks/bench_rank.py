@@ -86,6 +86,7 @@ def _worker(spec: dict) -> dict:
         import numpy as np
 
         from lightning_cas.backends import rank_modp
+        from lightning_cas.core import gfp
         from lightning_cas.core.primes import previous_prime
 
         n, r = spec["n"], spec["rank"]
@@ -93,15 +94,15 @@ def _worker(spec: dict) -> dict:
         for bits in (21, 23, 24, 25, 26):
             p = previous_prime(2 ** bits)
             rng = np.random.default_rng(bits)
-            A = rank_modp.matmul(rank_modp.centred(rng.integers(0, p, (n, r)), p),
-                                 rank_modp.centred(rng.integers(0, p, (r, n)), p), p)
+            A = gfp.matmul(gfp.centred(rng.integers(0, p, (n, r)), p),
+                           gfp.centred(rng.integers(0, p, (r, n)), p), p)
             with rank_modp.blas_threads():
                 start = time.perf_counter()
-                got = rank_modp.rank(rank_modp.residues(A, p), p)
+                got = rank_modp.rank(gfp.residues(A, p), p)
                 t = time.perf_counter() - start
-            entry = {"prime": p, "bits": bits, "chunk": rank_modp.chunk(p), "rank": got, "seconds": round(t, 3)}
+            entry = {"prime": p, "bits": bits, "chunk": gfp.chunk(p), "rank": got, "seconds": round(t, 3)}
             if bits == 24:
-                entries = rank_modp.residues(A, p).reshape(-1)
+                entries = gfp.residues(A, p).reshape(-1)
                 start = time.perf_counter()
                 M = flint.nmod_mat(n, n, entries.tolist(), p)
                 entry["flint_convert_s"] = round(time.perf_counter() - start, 3)

@@ -93,7 +93,7 @@ def weight_numerator(arch) -> int:
     """The failure bound's numerator when only the weights are random (the Macaulay2 Jacobian, the
     tangent rank of a fiber): an r x r minor of entries of degree D_w - 1, r at most
     min(parameters, ambient dimension)."""
-    return min(arch.parameters, arch.ambient_dimension) * (arch.weight_degree - 1)
+    return min(arch.parameters, arch.ambient_dimension or arch.parameters) * (arch.weight_degree - 1)
 
 
 def check_method(method, verb: str) -> str | None:

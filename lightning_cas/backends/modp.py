@@ -1,24 +1,25 @@
 """Dimension exactly over GF(p): Jacobian rank of W -> (phi_W(X_1), ..., phi_W(X_N)) at a random point.
 
-The Jacobian is built numerically (forward mode, ``model.jacobian``) on centred float64 residues
-(``rank_modp.ModField``) in blocks of token matrices, and each block goes straight into the
-streaming exact echelon form of ``rank_modp`` (float64 BLAS, delayed reduction), so peak memory
-is about a quarter of one P x P matrix. Token matrices are drawn until a whole block adds no rank
-(or the rank is P): the sample count is decided by the data, not guessed.
+The Jacobian is built numerically (forward mode, ``core.forward``, the one forward definition of
+every block) on centred float64 residues (``core.arithmetic.ModP``) in blocks of token matrices,
+and each block goes straight into the streaming exact echelon form of ``rank_modp`` (float64 BLAS,
+delayed reduction), so peak memory is about a quarter of one P x P matrix. Token matrices are drawn
+until a whole block adds no rank (or the rank is P): the sample count is decided by the data, not
+guessed.
 
 Why that is a dimension, and the failure bound. The rank at W with enough samples is the rank of
 d phi_W; it is the generic rank unless an r x r minor of the coefficient Jacobian (entries of
 degree D - 1 in the weights) vanishes at W: probability <= r (D - 1) / p (Schwartz-Zippel). A
-block adds no rank while the samples so far miss some tangent direction f only if f (degree 3^L
-in the tokens) vanishes at the block's first token matrix, or, for a sketched block, if a random
-combination of its rows falls into the span so far: <= (3^L + 1) / p per block. Every block but
-the last adds rank, so there are at most r + 1 blocks, and one run under-estimates with
-probability at most (r (D - 1) + (r + 1) (3^L + 1)) / p: a function of the rank alone, so the
-largest rank gives, before the run, the largest bound a run can state (``failure_numerator``,
-what a given prime is checked against). Two repetitions with
+block adds no rank while the samples so far miss some tangent direction f only if f (of the
+network's degree in the tokens, 3^L for L attention layers) vanishes at the block's first token
+matrix, or, for a sketched block, if a random combination of its rows falls into the span so far:
+<= (3^L + 1) / p per block. Every block but the last adds rank, so there are at most r + 1
+blocks, and one run under-estimates with probability at most (r (D - 1) + (r + 1) (3^L + 1)) / p:
+a function of the rank alone, so the largest rank gives, before the run, the largest bound a run
+can state (``failure_numerator``, what a given prime is checked against). Two repetitions with
 different primes and seeds guard against that; a disagreement is reported, never averaged away.
 A prime for which the generic rank itself drops (it divides every maximal minor) is not covered
-by the bound; it would show up as a disagreement between the two primes.
+by the bound; it would show up as a disagreement between the primes.
 """
 
 from __future__ import annotations
@@ -31,14 +32,16 @@ import numpy as np
 
 from lightning_cas.core import deadline
 from lightning_cas.backends import rank_modp
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
+from lightning_cas.core.forward import jacobian
+from lightning_cas.core.gfp import MODULUS_LIMIT
+from lightning_cas.core.network import Network
 from lightning_cas.core.primes import DEFAULT_PRIME, check_prime, second_primes
-from lightning_cas.core.model import jacobian
-from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.core.results import DimensionResult
+from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 
-MODULUS_LIMIT = rank_modp.MODULUS_LIMIT
 TANGENT_ELEMENTS = 1 << 22  # entries of one forward-mode tangent array per block (32 MiB)
 BLOCK_ROWS = 384  # Jacobian rows per block
 MIN_SAMPLES_ROWS = 8  # the first draw has at least P + 8 rows
@@ -54,31 +57,39 @@ def check_modp_prime(p) -> int:
     return p
 
 
-def rows_per_sample(arch: Architecture) -> int:
-    return arch.widths[-1] * arch.tokens
-
-
-def default_samples(arch: Architecture) -> int:
+def default_samples(arch: Architecture | Network) -> int:
     """Token matrices drawn up front: at least P + 8 rows (more are drawn while the rank grows)."""
-    return max(1, math.ceil((arch.parameters + MIN_SAMPLES_ROWS) / rows_per_sample(arch)))
+    net = as_network(arch)
+    return max(1, math.ceil((net.parameters + MIN_SAMPLES_ROWS) / net.rows_per_sample))
 
 
-def block_samples(arch: Architecture) -> int:
+def block_samples(arch: Architecture | Network) -> int:
     """Token matrices per Jacobian block: about BLOCK_ROWS rows, and one tangent array of at most
     TANGENT_ELEMENTS entries (measured: larger blocks waste rows after the rank stops growing,
     smaller ones make the elimination's matrix products thin)."""
-    widest = max(max(arch.widths), max(arch.attention), arch.tokens)
-    by_memory = TANGENT_ELEMENTS // (widest * arch.tokens * arch.parameters)
-    return max(1, min(by_memory, BLOCK_ROWS // rows_per_sample(arch)))
+    net = as_network(arch)
+    by_memory = TANGENT_ELEMENTS // (net.widest * net.tokens * net.parameters)
+    return max(1, min(by_memory, BLOCK_ROWS // net.rows_per_sample))
 
 
-def working_bytes(arch: Architecture) -> int:
+def working_bytes(arch: Architecture | Network) -> int:
     """Peak memory of one run: the echelon form (at most P^2 / 4 entries, three copies while it is
-    updated), one block's tangents and products (about 16 block-sized arrays), 8 bytes each."""
-    P = arch.parameters
-    widest = max(max(arch.widths), max(arch.attention), arch.tokens)
-    block = block_samples(arch) * widest * arch.tokens * P
+    updated), one block's tangents and products (about 16 block-sized arrays; an attention block's
+    dS holds t tangents per token), 8 bytes each."""
+    net = as_network(arch)
+    P = net.parameters
+    block = block_samples(net) * max(net.widest, net.tokens * net.tokens) * net.tokens * P
     return 8 * (3 * P * P // 4 + 16 * block) + 64 * 2 ** 20
+
+
+def check_memory(arch: Architecture | Network, what: str = "the modp method") -> None:
+    """Refuse, before any allocation, a run that would not fit in the memory this process may use."""
+    net = as_network(arch)
+    need, free = working_bytes(net), available_bytes()
+    if need > free:
+        raise TooLargeError(f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
+                            f"({net.parameters} weights) and {free / 2**30:.1f} GiB are available; "
+                            "try smaller widths.")
 
 
 def available_bytes() -> int:
@@ -96,40 +107,45 @@ def available_bytes() -> int:
         return 2 ** 62
 
 
-def sample_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Generator,
-                samples: int | None = None) -> dict:
-    """Rank of the Jacobian at the weights ``w`` (integers, any representatives mod prime).
+def sample_rank(arch: Architecture | Network, w: np.ndarray, prime: int, rng: np.random.Generator,
+                samples: int | None = None, inputs: np.ndarray | None = None) -> dict:
+    """Rank of the Jacobian at the weights ``w`` (integers or Fractions, any representatives mod prime).
 
-    ``samples`` token matrices are drawn from ``rng`` up front (default: ``default_samples``) and
-    streamed in blocks; further blocks are drawn until one adds no rank or the rank is P.
-    Once a block adds fewer rows than it has, the next block is first sketched: c random
-    combinations of its rows (c = the last gain + SKETCH_MARGIN) go in, and the block itself only
-    if all c raised the rank. Late blocks add a few rows each, so this skips most of the
-    elimination work; a sketch misses rank only with probability <= c / p.
+    Without ``inputs``, ``samples`` token matrices are drawn from ``rng`` up front (default:
+    ``default_samples``) and streamed in blocks; further blocks are drawn until one adds no rank or
+    the rank is P. Once a block adds fewer rows than it has, the next block is first sketched: c random
+    combinations of its rows (c = the last gain + SKETCH_MARGIN) go in, and the block itself only if
+    all c raised the rank. Late blocks add a few rows each, so this skips most of the elimination
+    work; a sketch misses rank only with probability <= c / p. With ``inputs`` (N, d_0, t), exactly
+    those token matrices are streamed, unsketched: the rank on given data.
     Returns rank, rows, samples and sketched (the sum of the c's, for the failure bound).
     """
-    field = rank_modp.ModField(check_modp_prime(prime))
-    wc = rank_modp.centred(w, prime)
-    first = field.random(rng, (samples or default_samples(arch), arch.widths[0], arch.tokens))
-    ech = rank_modp.RowEchelon(arch.parameters, prime)
+    net = as_network(arch)
+    ar = ModP(check_modp_prime(prime))
+    wc = ar.array(w)
+    ech = rank_modp.RowEchelon(net.parameters, prime)
     with rank_modp.blas_threads():
-        drawn, sketched = _stream(arch, wc, field, rng, first, ech)
-    return {"rank": ech.rank, "rows": drawn * rows_per_sample(arch), "samples": drawn, "sketched": sketched}
+        if inputs is not None:
+            drawn, sketched = _stream_given(net, wc, ar, ar.array(inputs), ech), 0
+        else:
+            first = ar.random(rng, (samples or default_samples(net), net.input, net.tokens))
+            drawn, sketched = _stream(net, wc, ar, rng, first, ech)
+    return {"rank": ech.rank, "rows": drawn * net.rows_per_sample, "samples": drawn, "sketched": sketched}
 
 
-def _stream(arch, wc, field, rng, first, ech) -> tuple[int, int]:
+def _stream(net, wc, ar, rng, first, ech) -> tuple[int, int]:
     """The loop of sample_rank: (token matrices drawn, sketch rows)."""
-    P, nb, shape = arch.parameters, block_samples(arch), first.shape[1:]
+    P, nb, shape = net.parameters, block_samples(net), first.shape[1:]
     drawn = sketched = 0
     last = None  # rank added by the previous block
     while ech.rank < P:
-        X = first[drawn:drawn + nb] if drawn < len(first) else field.random(rng, (nb,) + shape)
+        X = first[drawn:drawn + nb] if drawn < len(first) else ar.random(rng, (nb,) + shape)
         drawn += len(X)
-        B = jacobian(arch, wc, X, field)
+        B = jacobian(net, ar, wc, X)
         c = B.shape[0] if last is None else last + SKETCH_MARGIN
         if c < B.shape[0]:
             sketched += c
-            gained = ech.add(field.matmul(field.random(rng, (c, B.shape[0])), B))
+            gained = ech.add(ar.matmul(ar.random(rng, (c, B.shape[0])), B))
             if gained == c:
                 gained += ech.add(B)
         else:
@@ -140,52 +156,62 @@ def _stream(arch, wc, field, rng, first, ech) -> tuple[int, int]:
     return drawn, sketched
 
 
-def jacobian_rank(arch: Architecture, w: np.ndarray, prime: int, rng: np.random.Generator,
+def _stream_given(net, wc, ar, X, ech) -> int:
+    """Every given token matrix, block by block (stops early only at full rank)."""
+    nb = block_samples(net)
+    for s in range(0, len(X), nb):
+        if ech.rank == net.parameters:
+            break
+        ech.add(jacobian(net, ar, wc, X[s:s + nb]))
+    return len(X)
+
+
+def jacobian_rank(arch: Architecture | Network, w: np.ndarray, prime: int, rng: np.random.Generator,
                   samples: int | None = None) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at the weights ``w`` (residues mod prime), tokens from ``rng``."""
     run = sample_rank(arch, w, prime, rng, samples)
     return run["rank"], run["rows"]
 
 
-def rank_at_random_point(arch: Architecture, prime: int, seed: int, samples: int | None = None) -> tuple[int, int]:
+def rank_at_random_point(arch: Architecture | Network, prime: int, seed: int,
+                         samples: int | None = None) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at weights and tokens drawn from GF(prime) with ``seed``."""
+    net = as_network(arch)
     rng = np.random.default_rng(seed)
-    w = rng.integers(0, prime, size=arch.parameters, dtype=np.int64)
-    return jacobian_rank(arch, w, prime, rng, samples)
+    w = rng.integers(0, prime, size=net.parameters, dtype=np.int64)
+    return jacobian_rank(net, w, prime, rng, samples)
 
 
-def failure_numerator(arch: Architecture, rank: int | None = None) -> int:
+def failure_numerator(arch: Architecture | Network, rank: int | None = None) -> int:
     """The numerator of the failure bound (module docstring) of a run that finds ``rank``; without a
     rank, the largest one (min(parameters, ambient dimension)): the most any run can state."""
+    net = as_network(arch)
     if rank is None:
-        rank = min(arch.parameters, arch.ambient_dimension)
-    return rank * (arch.weight_degree - 1) + (rank + 1) * (arch.degree + 1)
+        rank = min(net.parameters, net.ambient_dimension or net.parameters)
+    return rank * (net.weight_degree - 1) + (rank + 1) * (net.degree + 1)
 
 
-def failure_bound(arch: Architecture, rank: int, prime: int) -> float:
+def failure_bound(arch: Architecture | Network, rank: int, prime: int) -> float:
     """Schwartz-Zippel bound on one run under-estimating (module docstring), at most 1."""
     return min(1.0, failure_numerator(arch, rank) / prime)
 
 
-def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, repetitions: int = 2,
+def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | None = None, repetitions: int = 2,
                    samples: int | None = None) -> DimensionResult:
     """Dimension by exact rank mod p, repeated with a second prime and seed."""
-    if arch.normalization != "none":
+    net = as_network(arch)
+    if not net.polynomial:
         raise UnsupportedError("the modp method computes lightning (polynomial) networks only; "
                                "softmax is not polynomial, use --method numeric.")
     start = time.perf_counter()
     p = check_modp_prime(prime if prime is not None else DEFAULT_PRIME)
     primes = second_primes(p, repetitions)
-    need, free = working_bytes(arch), available_bytes()
-    if need > free:
-        raise TooLargeError(f"the modp method would need about {need / 2**30:.1f} GiB for this architecture "
-                            f"({arch.parameters} weights) and {free / 2**30:.1f} GiB are available; "
-                            "try smaller widths.")
+    check_memory(net)
     runs = []
     for k, q in enumerate(primes):
         deadline.check()
         run_seed = derived_seed(seed, k)
-        rank, rows = deadline.stoppable(rank_at_random_point, arch, q, run_seed, samples)
+        rank, rows = deadline.stoppable(rank_at_random_point, net, q, run_seed, samples)
         runs.append({"prime": q, "seed": run_seed, "rank": rank, "rows": rows})
     ranks = {r["rank"] for r in runs}
     dim = max(ranks)  # a random point never raises the rank: the largest is the best lower bound
@@ -195,7 +221,7 @@ def dimension_modp(arch: Architecture, seed: int = 0, prime: int | None = None, 
         notes.append(f"repetitions disagree: ranks {[r['rank'] for r in runs]}; reporting the largest, "
                      "which is still only a lower bound")
     return DimensionResult(
-        architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
+        architecture=arch, dimension=dim, parameters=net.parameters, ambient_dimension=net.ambient_dimension,
         method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
-        primes=tuple(primes), samples=rows // rows_per_sample(arch), runs=tuple(runs), consistent=len(ranks) == 1,
-        failure_bound=failure_bound(arch, dim, min(primes)), notes=tuple(notes))
+        primes=tuple(primes), samples=rows // net.rows_per_sample, runs=tuple(runs), consistent=len(ranks) == 1,
+        failure_bound=failure_bound(net, dim, min(primes)), notes=tuple(notes))

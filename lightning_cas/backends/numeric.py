@@ -20,11 +20,17 @@ import time
 
 import numpy as np
 
+from lightning_cas.backends.modp import available_bytes
 from lightning_cas.core import deadline
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.checks import derived_seed
-from lightning_cas.core.model import jacobian
+from lightning_cas.core.forward import jacobian
+from lightning_cas.core.network import Network
 from lightning_cas.core.results import DimensionResult
+from lightning_cas.core.softmax import WEIGHT_SCALES, jacobian_arb, random_point, singular_values_high_precision
+from lightning_cas.core.softmax import jacobian as softmax_jacobian
+from lightning_cas.errors import InputError, TooLargeError
 
 PAPER_SAMPLES = 250
 CLEAR_GAP_DECADES = 4.0
@@ -32,12 +38,43 @@ DEFAULT_DPS = 50
 STABLE_DECADES = 0.01  # |log10 s(dps) - log10 s(2 dps)| below this: the value is real, not noise
 
 
-def singular_values(arch: Architecture, seed: int, samples: int = PAPER_SAMPLES) -> np.ndarray:
+ARB_ENTRY_BYTES = 160  # one arb ball in an object array (measured at 50-100 digits, with its pointer)
+
+
+def float_bytes(arch: Architecture | Network, samples: int) -> int:
+    """Peak memory of one float64 run: the Jacobian (rows x P), the SVD's copy and work space, and the
+    forward pass's tangents (an attention block's dS holds t tangents per token), 8 bytes each."""
+    net = as_network(arch)
+    rows, P = samples * net.rows_per_sample, net.parameters
+    tangents = samples * max(net.widest, net.tokens * net.tokens) * net.tokens * P
+    return 8 * (3 * rows * P + 2 * min(rows, P) ** 2 + 4 * tangents) + 64 * 2 ** 20
+
+
+def arb_bytes(arch: Architecture | Network, samples: int) -> int:
+    """Peak memory of one high-precision run: the same arrays as ``float_bytes`` as arb balls, and the
+    Gram matrix (P x P)."""
+    net = as_network(arch)
+    rows, P = samples * net.rows_per_sample, net.parameters
+    tangents = samples * max(net.widest, net.tokens * net.tokens) * net.tokens * P
+    return ARB_ENTRY_BYTES * (2 * rows * P + 2 * P * P + 4 * tangents) + 64 * 2 ** 20
+
+
+def check_numeric_memory(need: int, arch: Architecture | Network, what: str) -> None:
+    """Refuse, before any allocation, a run that would not fit in the memory this process may use."""
+    free = available_bytes()
+    if need > free:
+        raise TooLargeError(f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
+                            f"({as_network(arch).parameters} weights) and {free / 2**30:.1f} GiB are available; "
+                            "try smaller widths or fewer samples.")
+
+
+def singular_values(arch: Architecture | Network, seed: int, samples: int = PAPER_SAMPLES) -> np.ndarray:
     """Lightning float64 singular values at unit-Gaussian weights and inputs (the paper's point)."""
+    net = as_network(arch)
     rng = np.random.default_rng(seed)
-    w = rng.standard_normal(arch.parameters)
-    X = rng.standard_normal((samples, arch.widths[0], arch.tokens))
-    return np.linalg.svd(jacobian(arch, w, X), compute_uv=False)
+    w = rng.standard_normal(net.parameters)
+    X = rng.standard_normal((samples, net.input, net.tokens))
+    return np.linalg.svd(jacobian(net, Float64(), w, X), compute_uv=False)
 
 
 def analyze_spectrum(s: np.ndarray, rows: int, cols: int) -> dict:
@@ -66,28 +103,30 @@ def analyze_spectrum(s: np.ndarray, rows: int, cols: int) -> dict:
 
 def dimension_numeric(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES, **options) -> DimensionResult:
     """Float Jacobian rank: the paper's baseline for lightning, the robust protocol for softmax."""
-    if arch.normalization == "softmax":
+    net = as_network(arch)
+    if net.normalization == "softmax":
         return dimension_softmax(arch, seed=seed, samples=samples, **options)
+    check_numeric_memory(float_bytes(net, samples), net, "the numeric method")
     start = time.perf_counter()
-    s = deadline.stoppable(singular_values, arch, seed, samples)
-    info = analyze_spectrum(s, samples * arch.widths[-1] * arch.tokens, arch.parameters)
+    s = deadline.stoppable(singular_values, net, seed, samples)
+    info = analyze_spectrum(s, samples * net.rows_per_sample, net.parameters)
     rank, gap_rank = info["rank"], info["gap_rank"]
     notes = [f"tolerance {info['tolerance']:.3g}", f"largest gap after singular value {gap_rank}: "
              f"{info['gap_decades']:.2f} decades"]
     if gap_rank != rank:
         notes.append(f"tolerance rank {rank} and largest-gap rank {gap_rank} differ: the float rank is unreliable")
     run = {"seed": seed, "precision": "float64", "samples": samples,
-           "rows": samples * arch.widths[-1] * arch.tokens, **info}
+           "rows": samples * net.rows_per_sample, **info}
     return DimensionResult(
-        architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
+        architecture=arch, dimension=rank, parameters=net.parameters, ambient_dimension=arch.ambient_dimension,
         method="numeric", certainty="numeric", seed=seed, elapsed_s=time.perf_counter() - start,
         samples=samples, runs=(run,), notes=tuple(notes))
 
 
-def high_precision_samples(arch: Architecture) -> int:
+def high_precision_samples(arch: Architecture | Network) -> int:
     """A smaller input set for the arb recomputation that still has ~1.25 P + 8 rows (rank <= P)."""
-    per_sample = arch.widths[-1] * arch.tokens
-    return max(1, math.ceil((arch.parameters + arch.parameters // 4 + 8) / per_sample))
+    net = as_network(arch)
+    return max(1, math.ceil((net.parameters + net.parameters // 4 + 8) / net.rows_per_sample))
 
 
 def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = DEFAULT_DPS,
@@ -100,8 +139,6 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     precision), or is already at the 2 dps floor (exact zeros). ``stable_rank`` counts the leading values that
     did not move; it can be smaller than the rank when genuine values lie within a few decades of the dps floor.
     """
-    from lightning_cas.core.softmax import jacobian_arb, random_point, singular_values_high_precision
-
     w, X = random_point(arch, seed, samples, scale)
     s1 = singular_values_high_precision(jacobian_arb(arch, w, X, dps), dps)
     s2 = singular_values_high_precision(jacobian_arb(arch, w, X, 2 * dps), 2 * dps)
@@ -109,7 +146,7 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     stable_rank = int(np.argmax(moved)) if moved.any() else len(s1)
     # Noise: moved with the precision, or at the 2 dps floor already (exact zeros stay at 0).
     noise = moved | (s2 <= s2.max() * 10.0 ** (3 - 2 * dps))
-    rows = samples * arch.widths[-1] * arch.tokens
+    rows = samples * as_network(arch).rows_per_sample
     logs = np.log10(s2)
     gaps = logs[:-1] - logs[1:]
     gap_rank = int(np.argmax(gaps)) + 1 if len(gaps) else len(s2)
@@ -136,11 +173,8 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     The high-precision answer, when computed, is the dimension; otherwise the common float rank.
     Disagreements are kept in ``runs`` and flagged by ``consistent=False``, never averaged away.
     """
-    from lightning_cas.errors import InputError
-    from lightning_cas.core.softmax import jacobian as softmax_jacobian
-    from lightning_cas.core.softmax import random_point
-
-    if arch.normalization != "softmax":
+    net = as_network(arch)
+    if net.normalization != "softmax":
         raise InputError("dimension_softmax needs an architecture with normalization softmax.")
     if confirm not in ("auto", "always", "never"):
         raise InputError(f"confirm must be auto, always or never, got {confirm!r}.")
@@ -148,24 +182,27 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
         raise InputError("samples and repetitions must be positive integers.")
     if isinstance(dps, bool) or not isinstance(dps, int) or not 20 <= dps <= 2000:
         raise InputError(f"dps (decimal digits) must be an integer between 20 and 2000, got {dps!r}.")
-    from lightning_cas.core.softmax import WEIGHT_SCALES
     if scale not in WEIGHT_SCALES:
         raise InputError(f"scale must be one of {', '.join(WEIGHT_SCALES)}, got {scale!r}.")
+    check_numeric_memory(float_bytes(net, samples), net, "the numeric method")
+    if confirm != "never":
+        check_numeric_memory(arb_bytes(net, hp_samples or high_precision_samples(net)), net,
+                             "the high-precision check of the numeric method")
     start = time.perf_counter()
-    rows = samples * arch.widths[-1] * arch.tokens
+    rows = samples * net.rows_per_sample
     runs = []
     for k in range(repetitions):
         run_seed = derived_seed(seed, k)
         w, X = random_point(arch, run_seed, samples, scale)
         s = deadline.stoppable(_float_spectrum, softmax_jacobian, arch, w, X)
         runs.append({"seed": run_seed, "precision": "float64", "samples": samples, "rows": rows,
-                     "scale": scale, **analyze_spectrum(s, rows, arch.parameters)})
+                     "scale": scale, **analyze_spectrum(s, rows, net.parameters)})
     float_ranks = {r["gap_rank"] for r in runs}
     all_clear = all(r["clear"] for r in runs) and len(float_ranks) == 1
     notes = [f"float64 gap ranks {[r['gap_rank'] for r in runs]}, gaps "
              f"{[r['gap_decades'] for r in runs]} decades, tolerance ranks {[r['rank'] for r in runs]}"]
-    if rows < arch.parameters:
-        notes.append(f"only {rows} rows for {arch.parameters} parameters: the rank is capped by the rows")
+    if rows < net.parameters:
+        notes.append(f"only {rows} rows for {net.parameters} parameters: the rank is capped by the rows")
     consistent = True
     if confirm == "always" or (confirm == "auto" and not all_clear):
         unclear = [r for r in runs if not r["clear"]]
@@ -192,7 +229,7 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
             notes.append("float64 runs are unclear or disagree and no high-precision check was run "
                          "(confirm='never'): reporting the largest gap rank")
     return DimensionResult(
-        architecture=arch, dimension=int(dim), parameters=arch.parameters,
+        architecture=arch, dimension=int(dim), parameters=net.parameters,
         ambient_dimension=arch.ambient_dimension, method="numeric", certainty="numeric", seed=seed,
         elapsed_s=time.perf_counter() - start, samples=samples, runs=tuple(runs), consistent=consistent,
         notes=tuple(notes))

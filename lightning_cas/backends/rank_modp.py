@@ -1,10 +1,7 @@
-"""Exact linear algebra mod a prime p < 2^23 on float64 BLAS (the FFLAS-FFPACK technique).
+"""Exact rank mod a prime p < 2^26 on float64 BLAS (the FFLAS-FFPACK technique).
 
-Residues are stored centred, |x| <= H = p // 2 + 3 (the reduction below may land one or two
-past p / 2), as float64. Every integer below 2^53 is exact in float64, so a dot product of k
-residues is exact while k * H^2 + 2H <= 2^53: matrix products are cut along the inner dimension
-into chunks that short (511 for p < 2^23) and reduced between chunks ("delayed reduction").
-That keeps the whole elimination on numpy's BLAS matrix product; nothing is converted to Python.
+The residues and their products are those of ``core.gfp`` (centred float64, delayed reduction), so
+the whole elimination stays on numpy's BLAS matrix product; nothing is converted to Python.
 
 The rank routine is a streaming reduced row echelon form: blocks of rows are reduced against the
 rows kept so far (one matrix product), echelonized by recursive halving (matrix products down to
@@ -21,11 +18,10 @@ import functools
 
 import numpy as np
 
-MODULUS_LIMIT = 2 ** 26  # below this, a reduction still covers 7 products (2^26 - 5)
-EXACT = 2 ** 53  # float64 represents every integer of absolute value up to this
+from lightning_cas.core.gfp import centred, check_modulus, reduce, submul
+
 BLAS_THREADS = 1  # see blas_threads
 BASE_ROWS = 8  # below this many rows a block is eliminated row by row
-REDUCE_PIECE = 1 << 14  # entries reduced per step of a large array (128 KiB, stays in cache)
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,111 +69,10 @@ def blas_threads(n: int = BLAS_THREADS):
         put(before)
 
 
-def check_modulus(p: int) -> int:
-    """The modulus must be below MODULUS_LIMIT (primality is the caller's concern)."""
-    if not 3 <= p < MODULUS_LIMIT:
-        raise ValueError(f"rank_modp needs 3 <= p < 2^26, got {p}")
-    return p
-
-
-def bound(p: int) -> int:
-    """H: every stored residue satisfies |x| <= H."""
-    return p // 2 + 3
-
-
-def chunk(p: int) -> int:
-    """Longest inner dimension of a product whose every partial sum stays exact in float64."""
-    h = bound(p)
-    return (EXACT - 2 * h) // (h * h)
-
-
-def reduce(x: np.ndarray, p: int) -> np.ndarray:
-    """Centre x (integers of absolute value below 2^53) mod p in place; returns x.
-
-    q = rint(x / p) is the nearest integer up to float rounding (error < 2 / p), so x - q p is
-    an exact integer of absolute value at most H. Large arrays are done in cache-sized pieces
-    through one small buffer: four passes over main memory and a fresh temporary (page faults)
-    cost twice as much (measured).
-    """
-    inv = 1.0 / p
-    if x.size <= REDUCE_PIECE or not x.flags.c_contiguous:
-        q = np.multiply(x, inv)
-        np.rint(q, out=q)
-        q *= p
-        x -= q
-        return x
-    flat = x.reshape(-1)
-    buf = np.empty(REDUCE_PIECE)
-    for s in range(0, flat.size, REDUCE_PIECE):
-        v = flat[s:s + REDUCE_PIECE]
-        b = buf[:v.size]
-        np.multiply(v, inv, out=b)
-        np.rint(b, out=b)
-        b *= p
-        v -= b
-    return x
-
-
-def centred(values, p: int) -> np.ndarray:
-    """Integers (any representatives) -> centred float64 residues."""
-    a = np.asarray(values, dtype=np.int64) % p
-    return np.where(a > p // 2, a - p, a).astype(np.float64)
-
-
-def residues(x: np.ndarray, p: int) -> np.ndarray:
-    """Centred float64 residues -> int64 in [0, p)."""
-    return np.asarray(x, dtype=np.int64) % p
-
-
-def matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
-    """A @ B mod p (numpy broadcasting over leading axes), centred."""
-    k, K = chunk(p), A.shape[-1]
-    if K <= k:
-        return reduce(np.matmul(A, B), p)
-    C = reduce(np.matmul(A[..., :k], B[..., :k, :]), p)
-    for s in range(k, K, k):
-        C += np.matmul(A[..., s:s + k], B[..., s:s + k, :])
-        reduce(C, p)
-    return C
-
-
-def submul(C: np.ndarray, A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
-    """C - A @ B mod p, computed in C's storage; returns C."""
-    k, K = chunk(p), A.shape[-1]
-    for s in range(0, K, k):
-        C -= A[..., s:s + k] @ B[s:s + k]
-        reduce(C, p)
-    return C
-
-
 def columns(A: np.ndarray, idx) -> np.ndarray:
     """A[:, idx] as a C-ordered copy (plain fancy indexing returns Fortran order, which makes
     every later row operation strided and several times slower)."""
     return np.take(A, idx, axis=1)
-
-
-class ModField:
-    """GF(p) arithmetic on centred float64 residues, the interface ``model.jacobian`` expects."""
-
-    def __init__(self, prime: int):
-        self.prime = check_modulus(prime)
-
-    def matmul(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return matmul(A, B, self.prime)
-
-    def add(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        """A + B, computed in A's storage when it can (``model.jacobian`` passes fresh arrays)."""
-        if A.shape == np.broadcast_shapes(A.shape, B.shape) and A.flags.writeable:
-            A += B
-            return reduce(A, self.prime)
-        return reduce(A + B, self.prime)
-
-    def mul(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return reduce(A * B, self.prime)
-
-    def random(self, rng: np.random.Generator, shape) -> np.ndarray:
-        """The same draws as ``model.Field(p).random`` (uniform in [0, p)), centred."""
-        return centred(rng.integers(0, self.prime, size=shape, dtype=np.int64), self.prime)
 
 
 def _inverse(v: float, p: int) -> float:

@@ -6,11 +6,13 @@ is the single place where user input becomes numbers.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 from lightning_cas.core.checks import as_int as _as_int
 from lightning_cas.core.checks import int_sequence, parse_int_list
+from lightning_cas.core.network import Attention, Network
 from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
@@ -134,6 +136,19 @@ class Architecture:
         n = self.widths[0] * self.tokens
         return self.widths[-1] * self.tokens * math.comb(n + self.degree - 1, self.degree)
 
+    @functools.cached_property
+    def network(self) -> Network:
+        """The same network as a stack of plain attention blocks (full value map, not causal, not
+        residual): the description every backend runs; its weight order and names are this one's."""
+        return Network(self.widths[0], self.tokens, tuple(
+            Attention(attention=a, heads=h, out=e, normalization=self.normalization)
+            for (a, _, e), h in zip(self.layer_shapes, self.heads)))
+
+    @classmethod
+    def accepts(cls, data) -> bool:
+        """A serialized old-flag architecture, as opposed to a network of blocks (for union decoding)."""
+        return isinstance(data, dict) and "blocks" not in data and "block" not in data
+
     def to_dict(self) -> dict:
         return {"widths": list(self.widths), "attention": list(self.attention),
                 "tokens": self.tokens, "normalization": self.normalization, "heads": list(self.heads)}
@@ -163,6 +178,24 @@ class Architecture:
         heads = f" heads={','.join(map(str, self.heads))}" if self.multihead else ""
         return (f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))}"
                 f"{heads} tokens={self.tokens} normalization={self.normalization}")
+
+
+def as_network(arch) -> Network:
+    """The Network of an Architecture (the old flags) or a Network itself."""
+    if isinstance(arch, Network):
+        return arch
+    if isinstance(arch, Architecture):
+        return arch.network
+    raise InputError(f"expected an Architecture or a Network, got {type(arch).__name__}.")
+
+
+def from_network(net: Network) -> "Architecture | None":
+    """The Architecture (old flags) a network is, when it is the paper's plain stack; else None."""
+    stack = net.plain_stack()
+    if stack is None:
+        return None
+    widths, attention, heads, normalization = stack
+    return Architecture(widths, attention, net.tokens, normalization, heads)
 
 
 def check_architecture(arch, verb: str) -> Architecture:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import integer_value, real_value
+from lightning_cas.core.network import Network
 from lightning_cas.core.primes import is_prime
 from lightning_cas.errors import InputError, ResultError
 
@@ -63,10 +64,11 @@ def _decode(tp, value, where: str):
             if type(None) in args:
                 return None
             raise InputError(f"{where} must not be null.")
-        for arg in args:
-            if arg is type(None):
-                continue
-            return _decode(arg, value, where)
+        candidates = [arg for arg in args if arg is not type(None)]
+        for arg in candidates:  # records that tell their own serialized form apart (Architecture | Network)
+            if hasattr(arg, "accepts") and arg.accepts(value):
+                return _decode(arg, value, where)
+        return _decode(candidates[0], value, where)
     if tp is typing.Any or tp is object:
         return freeze(value)
     if origin is tuple:
@@ -206,10 +208,10 @@ class Provenance:
 class DimensionResult(Provenance, JsonResult):
     """The dimension of the neurovariety of one architecture, and how it was obtained."""
 
-    architecture: Architecture
+    architecture: Architecture | Network
     dimension: int
     parameters: int
-    ambient_dimension: int
+    ambient_dimension: int | None  # None: not polynomial (softmax)
     primes: tuple[int, ...] = ()
     samples: int | None = None
     runs: tuple[dict, ...] = ()  # one per repetition: prime, seed, rank, rows (numeric: its spectrum)
@@ -246,11 +248,16 @@ def check_dimension_numbers(result: "DimensionResult") -> None:
     are the architecture's, 0 <= dimension <= min(parameters, ambient), every run's rank too, the
     failure bound in [0, 1) (1 would guarantee nothing), the primes prime."""
     arch = result.architecture
-    if not isinstance(arch, Architecture):
-        raise ResultError(f"a DimensionResult needs an Architecture, got {type(arch).__name__}")
+    if not isinstance(arch, (Architecture, Network)):
+        raise ResultError(f"a DimensionResult needs an Architecture or a Network, got {type(arch).__name__}")
     parameters = _count(result, "parameters", arch.parameters, arch.parameters)
-    ambient = _count(result, "ambient_dimension", arch.ambient_dimension, arch.ambient_dimension)
-    top = min(parameters, ambient)
+    if arch.ambient_dimension is None:  # not polynomial: there is no ambient space of coefficients
+        if result.ambient_dimension is not None:
+            raise ResultError(f"the DimensionResult's ambient_dimension {result.ambient_dimension!r} should be "
+                              "null: the network is not polynomial")
+        top = parameters
+    else:
+        top = min(parameters, _count(result, "ambient_dimension", arch.ambient_dimension, arch.ambient_dimension))
     _count(result, "dimension", 0, top)
     if result.samples is not None:
         _count(result, "samples", 0)

@@ -27,6 +27,7 @@ from lightning_cas import Architecture
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.api import load_result, result_class
+from lightning_cas.core.network import MLP, Attention, Linear, Network
 from lightning_cas.core.results import CERTAINTIES, JsonResult, Provenance, Record
 
 A211 = Architecture((2, 1), (1,), 2)
@@ -345,6 +346,8 @@ json_value = st.recursive(json_scalar, lambda inner: st.one_of(st.lists(inner, m
                                                                                max_size=3)), max_leaves=8)
 architectures = st.builds(lambda w, a, t: Architecture((w, 1), (a,), t), st.integers(1, 3), st.integers(1, 3),
                           st.integers(1, 3))
+networks = st.builds(lambda d, a, c, h: Network(d, 2, (Attention(a, causal=c), MLP(h, residual=True), Linear(1))),
+                     st.integers(1, 3), st.integers(1, 3), st.booleans(), st.integers(1, 3))
 
 
 def strategy_for(tp, depth=0):
@@ -363,6 +366,8 @@ def strategy_for(tp, depth=0):
         return st.dictionaries(st.text(max_size=5), json_value, max_size=3)
     if tp is Architecture:
         return architectures
+    if tp is Network:
+        return networks
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(list(tp))
     if isinstance(tp, type) and issubclass(tp, Record):

@@ -10,12 +10,13 @@ import pytest
 
 from lightning_cas import Architecture, dimension
 from lightning_cas.backends import modp, rank_modp
-from lightning_cas.core import primes
+from lightning_cas.core import gfp, primes
+from lightning_cas.core.arithmetic import ModP
 from lightning_cas.errors import InputError, LightningError, TooLargeError
-from lightning_cas.core.model import Field, jacobian
+from tests.support import Field, jacobian
 from lightning_cas.core.theory import predict_dimension
 
-LARGEST = primes.previous_prime(rank_modp.MODULUS_LIMIT)  # 2^26 - 5: 8 products per reduction
+LARGEST = primes.previous_prime(gfp.MODULUS_LIMIT)  # 2^26 - 5: 8 products per reduction
 PRIMES = [3, 5, 65521, primes.DEFAULT_PRIME, LARGEST]
 
 
@@ -63,13 +64,13 @@ def test_edge_values_zero_and_p_minus_one(p):
 def test_products_are_exact_at_the_largest_residues():
     """H x H summed over a whole chunk is the worst case of the exactness argument."""
     for p in PRIMES:
-        h = rank_modp.bound(p)
-        k = rank_modp.chunk(p)
+        h = gfp.bound(p)
+        k = gfp.chunk(p)
         assert k * h * h + 2 * h <= 2 ** 53 and k >= 1
         K = min(5 * k + 3, 5000)  # several chunks wherever a chunk is shorter than 1000
         A = np.full((3, K), float(p // 2))
         B = np.full((K, 2), -float(p // 2))
-        got = rank_modp.residues(rank_modp.matmul(A, B, p), p)
+        got = gfp.residues(gfp.matmul(A, B, p), p)
         assert (got == (-(p // 2) * (p // 2) * K) % p).all()
 
 
@@ -78,8 +79,8 @@ def test_echelon_keeps_the_row_space_in_reduced_form():
     rng = np.random.default_rng(5)
     A = known_rank(rng, 150, 120, 77, p)
     ech = rank_modp.RowEchelon(120, p)
-    gains = [ech.add(rank_modp.centred(A[s:s + 40], p)) for s in range(0, 150, 40)]
-    B = rank_modp.residues(ech.basis(), p)
+    gains = [ech.add(gfp.centred(A[s:s + 40], p)) for s in range(0, 150, 40)]
+    B = gfp.residues(ech.basis(), p)
     assert sum(gains) == ech.rank == flint_rank(A, p)
     assert (B[:, ech.pivots] == np.eye(ech.rank, dtype=np.int64)).all()  # identity at the pivots
     assert flint_rank(np.vstack([A, B]), p) == ech.rank == flint_rank(B, p)  # same row space
@@ -87,7 +88,7 @@ def test_echelon_keeps_the_row_space_in_reduced_form():
 
 def test_modulus_bounds():
     with pytest.raises(ValueError):
-        rank_modp.RowEchelon(3, rank_modp.MODULUS_LIMIT + 1)
+        rank_modp.RowEchelon(3, gfp.MODULUS_LIMIT + 1)
     with pytest.raises(InputError, match="2\\^26"):
         modp.check_modp_prime(2_147_483_647)
     with pytest.raises(InputError, match="not prime"):
@@ -110,8 +111,8 @@ def test_float_jacobian_equals_int64_jacobian(arch):
     w = rng.integers(0, p, arch.parameters)
     X = rng.integers(0, p, (3, arch.widths[0], arch.tokens))
     exact = jacobian(arch, w, X, Field(p))
-    fast = jacobian(arch, rank_modp.centred(w, p), rank_modp.centred(X, p), rank_modp.ModField(p))
-    assert (rank_modp.residues(fast, p) == exact).all()
+    fast = jacobian(arch, gfp.centred(w, p), gfp.centred(X, p), ModP(p))
+    assert (gfp.residues(fast, p) == exact).all()
 
 
 def multihead_output(arch, w, X):
@@ -155,9 +156,9 @@ def test_multihead_jacobian_is_the_exact_derivative(widths, attention, heads, to
     assert J.shape == (widths[-1] * tokens, arch.parameters)
     assert list(J.dot(v)) == list(derivative)
     p = 65521
-    fast = jacobian(arch, rank_modp.centred(w.astype(np.int64), p), rank_modp.centred(X[None].astype(np.int64), p),
-                    rank_modp.ModField(p))
-    assert (rank_modp.residues(fast, p) == np.vectorize(lambda x: int(x) % p)(J).astype(np.int64)).all()
+    fast = jacobian(arch, gfp.centred(w.astype(np.int64), p), gfp.centred(X[None].astype(np.int64), p),
+                    ModP(p))
+    assert (gfp.residues(fast, p) == np.vectorize(lambda x: int(x) % p)(J).astype(np.int64)).all()
 
 
 # ---------------------------------------------------------------- the engine

@@ -7,8 +7,8 @@ import pytest
 import sympy
 
 from lightning_cas import Architecture
-from lightning_cas.core.model import (Field, coefficient_map, evaluate, flat_weight_symbols, jacobian,
-                                 network_output, token_symbols, weight_symbols)
+from lightning_cas.core.model import coefficient_map, flat_weight_symbols, network_output, token_symbols, weight_symbols
+from tests.support import Field, evaluate, jacobian
 
 ARCHS = [Architecture((2, 2), (1,), 2), Architecture((2, 1, 2), (1, 1), 2), Architecture((1, 2, 2), (1, 2), 3)]
 

@@ -15,7 +15,8 @@ from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.batch.sweep import csv_row, parse_spec, run_job
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.model import Field, evaluate, jacobian, network_output, token_symbols, flat_weight_symbols
+from lightning_cas.core.model import flat_weight_symbols, network_output, token_symbols
+from tests.support import Field, evaluate, jacobian
 from lightning_cas.core.multihead import head_mixing_bound, one_head_bound, span_dimension
 from lightning_cas.core.symmetry import group_dimension, orbit_dimension
 from lightning_cas.core.theory import predict_dimension

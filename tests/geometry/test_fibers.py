@@ -23,7 +23,7 @@ from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.geometry.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
                                           VERDICT_ORBIT,
                                   FiberResult, fiber, orbit_tangents, same_function)
-from lightning_cas.core.model import Field, jacobian
+from tests.support import Field, jacobian
 from lightning_cas.core.weights import flat, point_from_dict, random_point, save_point
 from lightning_cas.core.theory import predict_fiber_dimension
 

@@ -1,0 +1,199 @@
+"""The one forward definition of every block, with its derivative, on any arithmetic.
+
+``forward(net, arith, w, X, tangents)`` returns phi_W(X) for a batch X of token matrices (N, d_0, t)
+and, with ``tangents=True``, the Jacobian d phi_W(X_n) / dW as an array (N, d_out, t, P): rows
+(n, output row, token), columns the weights in the canonical order of ``Network.weight_matrices``.
+The mod-p engine, the float and ball softmax backend, the exact rational path and the symbolic
+parametrization all run this code; only the arithmetic (``core.arithmetic``) differs.
+
+Forward mode, written so that a weight matrix acts on all tangents with one matrix product: the
+tangents of the weights of earlier blocks are carried as (N, width, t, P') and pushed through each
+block; a block's own weights enter through closed forms (outer products of the block's
+intermediate values), never through one-hot tensors. Attention, with A the attention matrix
+(S masked for lightning, its column softmax otherwise) and A' = the mask (lightning) or A
+(softmax), out = V Y A:
+
+* d out / dQ_rc [e, j] = G_Q[e, r, j] Y[c, j],   G_Q[e, r, j] = sum_i VY[e, i] KY[r, i] A'[i, j]
+  (- out[e, j] (KY A)[r, j] with softmax);
+* d out / dK_rc [e, j] = G_K[e, c, j] QY[r, j],  G_K[e, c, j] = sum_i VY[e, i] Y[c, i] A'[i, j]
+  (- out[e, j] (Y A)[c, j] with softmax);
+* d out / dV_rc = [e = r] (Y A)[c, j]; factored V = O W: dW_bc = O[e, b] (Y A)[c, j], dO_rb =
+  [e = r] (W Y A)[b, j].
+
+(The softmax terms come from dA = A o (dS - sum_i A[i, j] dS[i, j]).) An mlp D (U Y)^r has
+dU_kc [o, j] = D[o, k] r (UY)[k, j]^(r-1) Y[c, j] and dD_ok = [o = o'] (UY)^r[k, j].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lightning_cas.core.arithmetic import Arithmetic
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+
+
+def _T(M):
+    return np.swapaxes(M, -1, -2)
+
+
+def split(net: Network, ar: Arithmetic, w) -> list[list[dict]]:
+    """The flat weight vector cut into per-block, per-head {letter: matrix} (arrays of ``ar``)."""
+    w = ar.array(w) if not isinstance(w, np.ndarray) else w
+    if w.shape != (net.parameters,):
+        raise ValueError(f"expected {net.parameters} weights, got shape {w.shape}")
+    out: list[list[dict]] = [[{} for _ in range(getattr(b, "heads", 1))] for b in net.blocks]
+    for m in net.weight_matrices:
+        out[m.block][m.head][m.letter] = w[m.offset:m.stop].reshape(m.rows, m.cols)
+    return out
+
+
+def forward(net: Network, ar: Arithmetic, w, X, tangents: bool = False):
+    """(phi_W(X), d phi_W(X) / dW or None); X is (N, d_0, t), both in the arithmetic ``ar``."""
+    Y, dY = X, None
+    for block, heads in zip(net.blocks, split(net, ar, w)):
+        Y, dY = RULES[type(block)](ar, block, heads, Y, dY, tangents)
+    return Y, dY
+
+
+def evaluate(net: Network, ar: Arithmetic, w, X):
+    """phi_W(X) for a batch X (N, d_0, t); returns (N, d_out, t)."""
+    return forward(net, ar, w, X)[0]
+
+
+def jacobian(net: Network, ar: Arithmetic, w, X):
+    """d phi_W(X_n)/dW as a matrix (N * d_out * t, P), rows ordered (n, output row, token)."""
+    _, dY = forward(net, ar, w, X, tangents=True)
+    return dY.reshape(-1, dY.shape[-1])
+
+
+# ---------------------------------------------------------------- tangent helpers
+
+
+def _left(ar, M, T):
+    """M @ T on the feature axis: M (r, c) or (N, r, c), T (N, c, t, P) -> (N, r, t, P)."""
+    n, c, t, p = T.shape
+    return ar.matmul(M, T.reshape(n, c, t * p)).reshape(n, -1, t, p)
+
+
+def _right(ar, T, A):
+    """T @ A on the token axis: T (N, r, t, P), A (N, t, t') -> (N, r, t', P)."""
+    out = ar.matmul(np.ascontiguousarray(_T(T)), A[:, None])  # (N, r, P, t')
+    return np.ascontiguousarray(_T(out))
+
+
+def _delta(ar, F, e: int):
+    """[n, e', j, r, c] = [e' = r] F[n, c, j]: the tangent of a matrix that multiplies from the left."""
+    n, c, t = F.shape
+    out = ar.zeros((n, e, t, e, c))
+    idx = np.arange(e)
+    out[:, idx, :, idx, :] = _T(F)  # advanced indices first: (e, n, t, c) <- (n, t, c)
+    return out.reshape(n, e, t, e * c)
+
+
+def _outer(ar, G, F, swap: bool = False):
+    """The closed-form tangent [n, e, j, (r, c)] = G[n, e, r, j] F[n, c, j] as (N, e, t, r * c); with
+    ``swap``, G is indexed by the column and F by the row: G[n, e, c, j] F[n, r, j]."""
+    out = ar.mul(np.swapaxes(G, 2, 3)[..., None], _T(F)[:, None, :, None, :])  # (n, e, t, g, f)
+    if swap:
+        out = np.swapaxes(out, -1, -2)
+    n, e, t = out.shape[:3]
+    return np.ascontiguousarray(out).reshape(n, e, t, -1)
+
+
+def _join(parts):
+    parts = [p for p in parts if p is not None]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+
+
+def _residual(ar, block, Y, dY, out, dout):
+    if not block.residual:
+        return out, dout
+    return ar.add(out, Y), (None if dout is None else ar.add(dout, dY))
+
+
+# ---------------------------------------------------------------- the blocks
+
+
+def _attention(ar, block: Attention, heads, Y, dY, tangents):
+    n, d, t = Y.shape
+    keep = np.triu(np.ones((t, t), dtype=np.int64)) if block.causal else np.ones((t, t), dtype=np.int64)
+    M = ar.array(keep)
+    softmax = block.normalization == "softmax"
+    out = dout = None
+    own = []
+    flat = None if dY is None else dY.reshape(n, d, -1)
+    for h in heads:
+        Q, K = h["q"], h["k"]
+        V = h["v"] if block.value is None else ar.matmul(h["o"], h["w"])
+        QY, KY, VY = ar.matmul(Q, Y), ar.matmul(K, Y), ar.matmul(V, Y)
+        S = ar.matmul(_T(KY), QY)  # (N, t, t): S[i, j] = <K y_i, Q y_j>, key i, query j
+        A = ar.softmax(S, keep) if softmax else (ar.mul(S, M) if block.causal else S)
+        head = ar.matmul(VY, A)
+        if tangents and flat is not None:
+            # dS = dKY^T QY + KY^T dQY, each one product (t x d) @ dY with K or Q folded in
+            dS1 = ar.matmul(ar.matmul(_T(QY), K), flat).reshape(n, t, t, -1)  # indexed [j, i]
+            dS = ar.add(np.ascontiguousarray(np.swapaxes(dS1, 1, 2)),
+                        ar.matmul(ar.matmul(_T(KY), Q), flat).reshape(n, t, t, -1))
+            if softmax:
+                dA = ar.mul(A[..., None], ar.sub(dS, ar.sum(ar.mul(A[..., None], dS), axis=1, keepdims=True)))
+            else:
+                dA = ar.mul(dS, M[:, :, None]) if block.causal else dS
+            term = ar.add(_left(ar, V, _right(ar, dY, A)),
+                          ar.matmul(VY, dA.reshape(n, t, -1)).reshape(n, -1, t, dA.shape[-1]))
+            dout = term if dout is None else ar.add(dout, term)
+        if tangents:
+            e, a = VY.shape[1], QY.shape[1]
+            Aprime = A if softmax else M
+            YA = ar.matmul(Y, A)
+            GQ = ar.matmul(ar.mul(VY[:, :, None, :], KY[:, None, :, :]).reshape(n, e * a, t), Aprime)
+            GK = ar.matmul(ar.mul(VY[:, :, None, :], Y[:, None, :, :]).reshape(n, e * d, t), Aprime)
+            GQ, GK = GQ.reshape(n, e, a, t), GK.reshape(n, e, d, t)
+            if softmax:
+                GQ = ar.sub(GQ, ar.mul(head[:, :, None, :], ar.matmul(KY, A)[:, None, :, :]))
+                GK = ar.sub(GK, ar.mul(head[:, :, None, :], YA[:, None, :, :]))
+            own.append(_outer(ar, GQ, Y))
+            own.append(_outer(ar, GK, QY, swap=True))
+            if block.value is None:
+                own.append(_delta(ar, YA, e))
+            else:
+                own.append(_outer(ar, h["o"][None, :, :, None], YA))
+                own.append(_delta(ar, ar.matmul(h["w"], YA), e))
+        out = head if out is None else ar.add(out, head)
+    out, dout = _residual(ar, block, Y, dY, out, dout)
+    return out, (_join([dout] + own) if tangents else None)
+
+
+def _mlp(ar, block: MLP, heads, Y, dY, tangents):
+    U, D = heads[0]["u"], heads[0]["d"]
+    H = ar.matmul(U, Y)
+    G = ar.power(H, block.degree)
+    out = ar.matmul(D, G)
+    dout, own = None, []
+    if tangents:
+        r = block.degree
+        Dr = ar.scale(ar.power(H, r - 1), r) if r > 1 else ar.ones(H.shape)  # d (h^r) / dh
+        if dY is not None:
+            dout = _left(ar, D, ar.mul(Dr[..., None], _left(ar, U, dY)))
+        own = [_outer(ar, ar.mul(D[None, :, :, None], Dr[:, None, :, :]), Y), _delta(ar, G, block.out)]
+    out, dout = _residual(ar, block, Y, dY, out, dout)
+    return out, (_join([dout] + own) if tangents else None)
+
+
+def _linear(ar, block: Linear, heads, Y, dY, tangents):
+    P = heads[0]["p"]
+    out = ar.matmul(P, Y)
+    if not tangents:
+        return out, None
+    return out, _join([None if dY is None else _left(ar, P, dY), _delta(ar, Y, block.out)])
+
+
+def _power(ar, block: Power, heads, Y, dY, tangents):
+    r = block.degree
+    out = ar.power(Y, r)
+    if not tangents or dY is None:
+        return out, None
+    Dr = ar.scale(ar.power(Y, r - 1), r) if r > 1 else ar.ones(Y.shape)
+    return out, ar.mul(Dr[..., None], dY)
+
+
+RULES = {Attention: _attention, MLP: _mlp, Linear: _linear, Power: _power}

@@ -1,0 +1,94 @@
+"""GF(p) on float64 BLAS: centred residues and their exact products (the FFLAS-FFPACK technique).
+
+Residues are stored centred, |x| <= H = p // 2 + 3 (the reduction below may land one or two past
+p / 2), as float64. Every integer below 2^53 is exact in float64, so a dot product of k residues is
+exact while k * H^2 + 2H <= 2^53: matrix products are cut along the inner dimension into chunks
+that short (127 for p < 2^24) and reduced between chunks ("delayed reduction"). The forward pass
+of a network (``core.forward`` on ``core.arithmetic.ModP``) and the exact rank
+(``backends.rank_modp``) both run on these kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MODULUS_LIMIT = 2 ** 26  # below this, a reduction still covers 7 products (2^26 - 5)
+EXACT = 2 ** 53  # float64 represents every integer of absolute value up to this
+REDUCE_PIECE = 1 << 14  # entries reduced per step of a large array (128 KiB, stays in cache)
+
+
+def check_modulus(p: int) -> int:
+    """The modulus must be below MODULUS_LIMIT (primality is the caller's concern)."""
+    if not 3 <= p < MODULUS_LIMIT:
+        raise ValueError(f"rank_modp needs 3 <= p < 2^26, got {p}")
+    return p
+
+
+def bound(p: int) -> int:
+    """H: every stored residue satisfies |x| <= H."""
+    return p // 2 + 3
+
+
+def chunk(p: int) -> int:
+    """Longest inner dimension of a product whose every partial sum stays exact in float64."""
+    h = bound(p)
+    return (EXACT - 2 * h) // (h * h)
+
+
+def reduce(x: np.ndarray, p: int) -> np.ndarray:
+    """Centre x (integers of absolute value below 2^53) mod p in place; returns x.
+
+    q = rint(x / p) is the nearest integer up to float rounding (error < 2 / p), so x - q p is
+    an exact integer of absolute value at most H. Large arrays are done in cache-sized pieces
+    through one small buffer: four passes over main memory and a fresh temporary (page faults)
+    cost twice as much (measured).
+    """
+    inv = 1.0 / p
+    if x.size <= REDUCE_PIECE or not x.flags.c_contiguous:
+        q = np.multiply(x, inv)
+        np.rint(q, out=q)
+        q *= p
+        x -= q
+        return x
+    flat = x.reshape(-1)
+    buf = np.empty(REDUCE_PIECE)
+    for s in range(0, flat.size, REDUCE_PIECE):
+        v = flat[s:s + REDUCE_PIECE]
+        b = buf[:v.size]
+        np.multiply(v, inv, out=b)
+        np.rint(b, out=b)
+        b *= p
+        v -= b
+    return x
+
+
+def centred(values, p: int) -> np.ndarray:
+    """Integers (any representatives) -> centred float64 residues."""
+    a = np.asarray(values, dtype=np.int64) % p
+    return np.where(a > p // 2, a - p, a).astype(np.float64)
+
+
+def residues(x: np.ndarray, p: int) -> np.ndarray:
+    """Centred float64 residues -> int64 in [0, p)."""
+    return np.asarray(x, dtype=np.int64) % p
+
+
+def matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
+    """A @ B mod p (numpy broadcasting over leading axes), centred."""
+    k, K = chunk(p), A.shape[-1]
+    if K <= k:
+        return reduce(np.matmul(A, B), p)
+    C = reduce(np.matmul(A[..., :k], B[..., :k, :]), p)
+    for s in range(k, K, k):
+        C += np.matmul(A[..., s:s + k], B[..., s:s + k, :])
+        reduce(C, p)
+    return C
+
+
+def submul(C: np.ndarray, A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
+    """C - A @ B mod p, computed in C's storage; returns C."""
+    k, K = chunk(p), A.shape[-1]
+    for s in range(0, K, k):
+        C -= A[..., s:s + k] @ B[s:s + k]
+        reduce(C, p)
+    return C

@@ -1,0 +1,536 @@
+"""A network as a stack of blocks: the one description every backend, theory and file reads.
+
+A network acts on a d_0 x t token matrix Y (tokens are columns) through blocks in order; each block
+maps width d to ``out`` (default d). The kinds, their keys and their weights, in the canonical
+weight order (block by block; inside a block as listed; every matrix row-major):
+
+* ``attention`` (heads, attention a, value b, out, causal, residual, normalization): per head Q, K
+  (a x d), then V (out x d), or, with a value dim b, W (b x d) and O (out x b), V = O W. It maps Y
+  to sum_h V_h Y S_h with S_h = (K_h Y)^T (Q_h Y) (entry (i, j) = <K y_i, Q y_j>, key i, query j);
+  causal keeps i <= j; softmax normalizes each column of S_h over the kept keys.
+* ``mlp`` (hidden m, degree r, out, residual): U = W_1 (m x d), D = W_2 (out x m): D (U Y)^{o r}.
+* ``linear`` (out): P (out x d): P Y.
+* ``power`` (degree r): Y^{o r}, entrywise, no weights.
+
+A residual block returns Y + block(Y) and needs out = d. The paper's network (the old flags
+``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Architecture.network``
+builds it, with the same weight order and names.
+
+Validation happens here, once, before any work: a file names itself, the block and the key.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, fields, replace
+from typing import ClassVar
+
+from lightning_cas.core.checks import as_int, integer_value
+from lightning_cas.errors import InputError
+
+NORMALIZATIONS = ("none", "softmax")
+KINDS = ("attention", "mlp", "linear", "power")
+
+# Limits that keep every method's memory finite (far above what a backend can finish) and every
+# derived number printable.
+MAX_WIDTH = 256
+MAX_BLOCKS = 32
+MAX_TOKENS = 64
+MAX_HEADS = 64
+MAX_DEGREE = 16  # of one mlp or power block
+MAX_NETWORK_DEGREE = 3 ** 8  # of the whole network in the tokens (eight attention layers)
+MAX_NETWORK_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WeightMatrix:
+    """One weight matrix of a network: where it sits in the flat weight vector, and its name."""
+
+    block: int  # 0-based block index
+    head: int  # 0-based head index (0 for blocks without heads)
+    letter: str  # q k v w o (attention), u d (mlp), p (linear)
+    rows: int
+    cols: int
+    offset: int
+
+    @property
+    def size(self) -> int:
+        return self.rows * self.cols
+
+    @property
+    def stop(self) -> int:
+        return self.offset + self.size
+
+
+# ---------------------------------------------------------------- blocks
+
+
+@dataclass(frozen=True)
+class Block:
+    """Common shape of every block; concrete kinds below."""
+
+    kind: ClassVar[str] = ""
+
+    def resolve(self, width: int) -> "Block":
+        """This block with its defaults filled in for input width ``width`` (checked)."""
+        raise NotImplementedError
+
+    def output_width(self, width: int) -> int:
+        return getattr(self, "out", None) or width
+
+    def matrices(self, width: int) -> list[tuple[int, str, int, int]]:
+        """(head, letter, rows, cols) of its weights for input width ``width``, in canonical order."""
+        return []
+
+    def token_degrees(self, degrees: frozenset[int]) -> frozenset[int]:
+        """The homogeneous degrees (in the tokens) of its output entries, given those of its input."""
+        raise NotImplementedError
+
+    def weight_degree(self, degree: int) -> int:
+        """The degree in the weights of its output entries, given that of its input."""
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+    def short(self) -> str:
+        """A file-name-safe tag of this block (for labels)."""
+        raise NotImplementedError
+
+
+def _sums(degrees: frozenset[int], count: int) -> frozenset[int]:
+    """Degrees of products of ``count`` entries whose degrees lie in ``degrees``."""
+    out = frozenset({0})
+    for _ in range(count):
+        out = frozenset(a + b for a in out for b in degrees)
+    return out
+
+
+@dataclass(frozen=True)
+class Attention(Block):
+    attention: int
+    heads: int = 1
+    value: int | None = None
+    out: int | None = None
+    causal: bool = False
+    residual: bool = False
+    normalization: str = "none"
+    kind: ClassVar[str] = "attention"
+
+    def resolve(self, width: int) -> "Attention":
+        out = self.out if self.out is not None else width
+        _positive(self.attention, "attention", MAX_WIDTH)
+        _positive(self.heads, "heads", MAX_HEADS)
+        _positive(out, "out", MAX_WIDTH)
+        if self.value is not None:
+            _positive(self.value, "value", MAX_WIDTH)
+        _flag(self.causal, "causal")
+        _flag(self.residual, "residual")
+        if self.normalization not in NORMALIZATIONS:
+            raise _KeyError("normalization", f"must be one of {', '.join(NORMALIZATIONS)}, got {self.normalization!r}")
+        _residual_width(self.residual, out, width)
+        return replace(self, out=out)
+
+    def matrices(self, width: int):
+        out = []
+        for h in range(self.heads):
+            out += [(h, "q", self.attention, width), (h, "k", self.attention, width)]
+            if self.value is None:
+                out.append((h, "v", self.out, width))
+            else:
+                out += [(h, "w", self.value, width), (h, "o", self.out, self.value)]
+        return out
+
+    def token_degrees(self, degrees):
+        products = _sums(degrees, 3)
+        if self.normalization != "none":
+            products = frozenset()  # not polynomial
+        return products | degrees if self.residual else products
+
+    def weight_degree(self, degree: int) -> int:
+        value = 2 if self.value is not None else 1
+        return max(3 * degree + 2 + value, degree if self.residual else 0)
+
+    def short(self) -> str:
+        tag = f"A{self.heads}x{self.attention}" + (f"v{self.value}" if self.value is not None else "") + f"o{self.out}"
+        return tag + ("c" if self.causal else "") + ("r" if self.residual else "") + \
+            ("s" if self.normalization == "softmax" else "")
+
+
+@dataclass(frozen=True)
+class MLP(Block):
+    hidden: int
+    degree: int = 2
+    out: int | None = None
+    residual: bool = False
+    kind: ClassVar[str] = "mlp"
+
+    def resolve(self, width: int) -> "MLP":
+        out = self.out if self.out is not None else width
+        _positive(self.hidden, "hidden", MAX_WIDTH)
+        _positive(self.degree, "degree", MAX_DEGREE)
+        _positive(out, "out", MAX_WIDTH)
+        _flag(self.residual, "residual")
+        _residual_width(self.residual, out, width)
+        return replace(self, out=out)
+
+    def matrices(self, width: int):
+        return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)]
+
+    def token_degrees(self, degrees):
+        products = _sums(degrees, self.degree)
+        return products | degrees if self.residual else products
+
+    def weight_degree(self, degree: int) -> int:
+        return max(self.degree * (degree + 1) + 1, degree if self.residual else 0)
+
+    def short(self) -> str:
+        return f"M{self.hidden}p{self.degree}o{self.out}" + ("r" if self.residual else "")
+
+
+@dataclass(frozen=True)
+class Linear(Block):
+    out: int
+    kind: ClassVar[str] = "linear"
+
+    def resolve(self, width: int) -> "Linear":
+        _positive(self.out, "out", MAX_WIDTH)
+        return self
+
+    def matrices(self, width: int):
+        return [(0, "p", self.out, width)]
+
+    def token_degrees(self, degrees):
+        return degrees
+
+    def weight_degree(self, degree: int) -> int:
+        return degree + 1
+
+    def short(self) -> str:
+        return f"L{self.out}"
+
+
+@dataclass(frozen=True)
+class Power(Block):
+    degree: int = 2
+    kind: ClassVar[str] = "power"
+
+    def resolve(self, width: int) -> "Power":
+        _positive(self.degree, "degree", MAX_DEGREE)
+        return self
+
+    def token_degrees(self, degrees):
+        return _sums(degrees, self.degree)
+
+    def weight_degree(self, degree: int) -> int:
+        return self.degree * degree
+
+    def short(self) -> str:
+        return f"P{self.degree}"
+
+
+BLOCK_TYPES: dict[str, type[Block]] = {"attention": Attention, "mlp": MLP, "linear": Linear, "power": Power}
+REQUIRED_KEYS = {"attention": ("attention",), "mlp": ("hidden",), "linear": ("out",), "power": ()}
+
+
+class _KeyError(Exception):
+    """A problem with one key of one block (turned into an InputError naming the block)."""
+
+    def __init__(self, key: str, problem: str):
+        super().__init__(problem)
+        self.key, self.problem = key, problem
+
+
+def _positive(value, key: str, cap: int) -> None:
+    if integer_value(value) is None:
+        raise _KeyError(key, f"must be a positive integer, got {value!r}")
+    if value <= 0:
+        raise _KeyError(key, f"must be a positive integer, got {value}")
+    if value > cap:
+        raise _KeyError(key, f"{value} is above the supported maximum of {cap}")
+
+
+def _flag(value, key: str) -> None:
+    if not isinstance(value, bool):
+        raise _KeyError(key, f"must be true or false, got {value!r}")
+
+
+def _residual_width(residual: bool, out: int, width: int) -> None:
+    if residual and out != width:
+        raise _KeyError("residual", f"a residual block needs out = its input width {width}, got out = {out}")
+
+
+# ---------------------------------------------------------------- the network
+
+
+@dataclass(frozen=True)
+class Network:
+    """A network: input width, token count, blocks (validated and with every default resolved).
+
+    >>> net = Network(4, 3, (Attention(2, value=2), MLP(8), Linear(1), Power(2)))
+    >>> net.widths, net.parameters
+    ((4, 4, 4, 1, 1), 100)
+    """
+
+    input: int
+    tokens: int = 2
+    blocks: tuple[Block, ...] = field(default=())
+
+    def __post_init__(self):
+        self._validate("network")
+
+    def _validate(self, source: str) -> None:
+        width = _top_int(self.input, "input", source, MAX_WIDTH)
+        tokens = _top_int(self.tokens, "tokens", source, MAX_TOKENS)
+        blocks = self.blocks
+        if isinstance(blocks, (str, bytes, dict, set, frozenset)) or not hasattr(blocks, "__iter__"):
+            raise InputError(f"{source}: blocks must be a list of blocks, got {type(blocks).__name__}.")
+        blocks = tuple(blocks)
+        if not blocks:
+            raise InputError(f"{source}: a network needs at least one block.")
+        if len(blocks) > MAX_BLOCKS:
+            raise InputError(f"{source}: {len(blocks)} blocks is above the supported maximum of {MAX_BLOCKS}.")
+        resolved = []
+        for i, block in enumerate(blocks, start=1):
+            if not isinstance(block, Block):
+                raise InputError(f"{source}: block {i} must be an Attention, MLP, Linear or Power block, got "
+                                 f"{type(block).__name__}.")
+            try:
+                block = block.resolve(width)
+            except _KeyError as exc:
+                raise InputError(f"{source}: block {i} ({block.kind}): {exc.key} {exc.problem}.") from None
+            resolved.append(block)
+            width = block.output_width(width)
+        object.__setattr__(self, "input", int(self.input))
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "blocks", tuple(resolved))
+        if not self.parameters:
+            raise InputError(f"{source}: the network has no weights (only power blocks); there is nothing to "
+                             "compute.")
+        if self.polynomial and self.degree > MAX_NETWORK_DEGREE:
+            raise InputError(f"{source}: the network has degree {self.degree} in the tokens, above the supported "
+                             f"maximum of {MAX_NETWORK_DEGREE}.")
+
+    # ---- reading and writing -------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data, source: str = "network") -> "Network":
+        if not isinstance(data, dict):
+            raise InputError(f"{source}: a network must be an object with input, tokens and blocks.")
+        unknown = set(data) - {"input", "tokens", "block", "blocks"}
+        if unknown:
+            raise InputError(f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected input, "
+                             "tokens, block).")
+        if "input" not in data:
+            raise InputError(f"{source}: the input width `input` is missing.")
+        if "block" in data and "blocks" in data:
+            raise InputError(f"{source}: give the blocks once, as [[block]] tables (or a `blocks` list in JSON).")
+        raw = data.get("block", data.get("blocks"))
+        if not isinstance(raw, list) or not raw:
+            raise InputError(f"{source}: a network needs at least one [[block]] table.")
+        blocks = [_block_from_dict(entry, i, source) for i, entry in enumerate(raw, start=1)]
+        net = cls.__new__(cls)
+        object.__setattr__(net, "input", data["input"])
+        object.__setattr__(net, "tokens", data.get("tokens", 2))
+        object.__setattr__(net, "blocks", tuple(blocks))
+        net._validate(source)
+        return net
+
+    @classmethod
+    def accepts(cls, data) -> bool:
+        """A serialized network (has blocks), as opposed to an old-flag architecture (for union decoding)."""
+        return isinstance(data, dict) and ("blocks" in data or "block" in data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Network":
+        """A network file (TOML, or JSON by its .json ending or leading brace), through the bounded reader."""
+        from lightning_cas.core.files import parse_json, parse_toml, read_text
+
+        name = os.fspath(path)
+        text = read_text(path, "network file", max_bytes=MAX_NETWORK_BYTES)
+        if name.endswith(".json") or text.lstrip().startswith("{"):
+            data = parse_json(text, f"network file {name!r}")
+        else:
+            try:
+                data = parse_toml(text, f"network file {name!r}")
+            except InputError:
+                raise
+            except Exception as exc:  # tomllib.TOMLDecodeError and friends
+                raise InputError(f"{name}: not valid TOML ({exc}).") from None
+        return cls.from_dict(data, source=name)
+
+    def to_dict(self) -> dict:
+        return {"input": self.input, "tokens": self.tokens, "blocks": [b.to_dict() for b in self.blocks]}
+
+    # ---- derived quantities --------------------------------------------------------------
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """The width before every block and after the last: d_0, ..., d_n."""
+        out, width = [self.input], self.input
+        for b in self.blocks:
+            width = b.output_width(width)
+            out.append(width)
+        return tuple(out)
+
+    @property
+    def output(self) -> int:
+        return self.widths[-1]
+
+    @property
+    def polynomial(self) -> bool:
+        """No softmax anywhere: the map is a polynomial and every exact method applies."""
+        return all(getattr(b, "normalization", "none") == "none" for b in self.blocks)
+
+    @property
+    def normalization(self) -> str:
+        """"softmax" if any attention block normalizes, else "none" (the backends' switch)."""
+        return "none" if self.polynomial else "softmax"
+
+    @property
+    def token_degrees(self) -> frozenset[int]:
+        """The homogeneous degrees in the tokens of the output entries (one degree unless residual)."""
+        degrees = frozenset({1})
+        for b in self.blocks:
+            degrees = b.token_degrees(degrees)
+        return degrees
+
+    @property
+    def degree(self) -> int:
+        """The total degree in the tokens (the largest homogeneous degree)."""
+        return max(self.token_degrees, default=0)
+
+    @property
+    def weight_degree(self) -> int:
+        """The degree of an output entry in the weights (Schwartz-Zippel bounds use it)."""
+        degree = 0
+        for b in self.blocks:
+            degree = b.weight_degree(degree)
+        return degree
+
+    @property
+    def weight_matrices(self) -> tuple[WeightMatrix, ...]:
+        """Every weight matrix in the canonical order, with its offset in the flat weight vector."""
+        out, offset, width = [], 0, self.input
+        for i, b in enumerate(self.blocks):
+            for head, letter, rows, cols in b.matrices(width):
+                out.append(WeightMatrix(i, head, letter, rows, cols, offset))
+                offset += rows * cols
+            width = b.output_width(width)
+        return tuple(out)
+
+    @property
+    def parameters(self) -> int:
+        return sum(m.size for m in self.weight_matrices)
+
+    @property
+    def ambient_dimension(self) -> int | None:
+        """Dimension of the space of polynomial maps with the network's degrees (None with softmax)."""
+        if not self.polynomial:
+            return None
+        n = self.input * self.tokens
+        return self.output * self.tokens * sum(math.comb(n + k - 1, k) for k in self.token_degrees)
+
+    @property
+    def rows_per_sample(self) -> int:
+        """Jacobian rows one token matrix contributes."""
+        return self.output * self.tokens
+
+    @property
+    def widest(self) -> int:
+        """The largest width any intermediate array of the forward pass has (widths, attention, value
+        and hidden dims, tokens): the backends' memory estimates use it."""
+        dims = list(self.widths) + [self.tokens]
+        for b in self.blocks:
+            dims += [getattr(b, key) or 0 for key in ("attention", "value", "hidden") if hasattr(b, key)]
+        return max(dims)
+
+    @property
+    def multihead(self) -> bool:
+        return any(getattr(b, "heads", 1) > 1 for b in self.blocks)
+
+    def weight_names(self) -> list[str]:
+        """The name of every weight in the canonical order: letter_i_r_c (block i, 1-based), or
+        letter_i_h_r_c in an attention block with several heads (the old flags' names stay q_i_r_c)."""
+        names = []
+        for m in self.weight_matrices:
+            several = getattr(self.blocks[m.block], "heads", 1) > 1
+            prefix = f"{m.letter}_{m.block + 1}_" + (f"{m.head + 1}_" if several else "")
+            names += [f"{prefix}{r + 1}_{c + 1}" for r in range(m.rows) for c in range(m.cols)]
+        return names
+
+    def label(self) -> str:
+        """File-name-safe and unique: net_d4_t3_A1x2v2o4c-M8p2o4-L1-P2."""
+        return f"net_d{self.input}_t{self.tokens}_" + "-".join(b.short() for b in self.blocks)
+
+    def __str__(self) -> str:
+        return f"input={self.input} tokens={self.tokens} blocks=" + " | ".join(_describe(b) for b in self.blocks)
+
+    # ---- shorthands ------------------------------------------------------------------------
+    @classmethod
+    def transformer(cls, d_model: int, n_heads: int, d_head: int, n_layers: int, *, d_mlp: int | None = None,
+                    mlp_degree: int = 2, causal: bool = True, residual: bool = True, tokens: int = 3,
+                    normalization: str = "none") -> "Network":
+        """A bias-free transformer stack in PyTorch's terms: per layer an attention block with n_heads heads,
+        query/key/value dim d_head and an output projection (value dim d_head), then an mlp block
+        (x -> W_2 (W_1 x)^{mlp_degree}) when d_mlp is given; no biases, no LayerNorm. Its parameter count is
+        PyTorch's bias-free count: 4 d_model n_heads d_head + 2 d_model d_mlp per layer."""
+        blocks: list[Block] = []
+        for _ in range(as_int(n_layers, "n_layers")):
+            blocks.append(Attention(attention=d_head, heads=n_heads, value=d_head, out=d_model, causal=causal,
+                                    residual=residual, normalization=normalization))
+            if d_mlp is not None:
+                blocks.append(MLP(hidden=d_mlp, degree=mlp_degree, out=d_model, residual=residual))
+        return cls(d_model, tokens, tuple(blocks))
+
+    def plain_stack(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str] | None:
+        """(widths, attention, heads, normalization) when this is the paper's network (only plain attention
+        blocks: full value map, not causal, not residual, one normalization), else None."""
+        if not all(isinstance(b, Attention) and b.value is None and not b.causal and not b.residual
+                   for b in self.blocks):
+            return None
+        norms = {b.normalization for b in self.blocks}
+        if len(norms) != 1:
+            return None
+        return self.widths, tuple(b.attention for b in self.blocks), tuple(b.heads for b in self.blocks), norms.pop()
+
+
+def _describe(b: Block) -> str:
+    shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")]
+    parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
+    return f"{b.kind}(" + ", ".join(parts) + ")"
+
+
+def _top_int(value, key: str, source: str, cap: int) -> int:
+    number = integer_value(value)
+    if number is None:
+        raise InputError(f"{source}: {key} must be a positive integer, got {value!r}.")
+    if number <= 0:
+        raise InputError(f"{source}: {key} must be a positive integer, got {number}.")
+    if number > cap:
+        raise InputError(f"{source}: {key} {number} is above the supported maximum of {cap}.")
+    return number
+
+
+def _block_from_dict(entry, index: int, source: str) -> Block:
+    if not isinstance(entry, dict):
+        raise InputError(f"{source}: block {index} must be a table of keys, got {type(entry).__name__}.")
+    kind = entry.get("kind")
+    if kind is None:
+        raise InputError(f"{source}: block {index}: the key `kind` is missing (one of {', '.join(KINDS)}).")
+    if kind not in BLOCK_TYPES:
+        raise InputError(f"{source}: block {index}: kind {kind!r} is unknown (one of {', '.join(KINDS)}).")
+    cls = BLOCK_TYPES[kind]
+    allowed = {f.name for f in fields(cls)}
+    unknown = sorted(set(entry) - allowed - {"kind"})
+    if unknown:
+        raise InputError(f"{source}: block {index} ({kind}): unknown key {unknown[0]!r} (a {kind} block takes "
+                         f"{', '.join(sorted(allowed))}).")
+    for key in REQUIRED_KEYS[kind]:
+        if key not in entry:
+            raise InputError(f"{source}: block {index} ({kind}): the key `{key}` is missing.")
+    values = {k: v for k, v in entry.items() if k != "kind"}
+    if kind in ("attention", "mlp") and values.get("out", 0) is None:
+        del values["out"]
+    if kind == "attention" and "value" in values and values["value"] is None:
+        del values["value"]
+    return cls(**values)

@@ -1,0 +1,46 @@
+"""Test helpers: the forward definition on a chosen arithmetic, with the arithmetic picked from the
+arrays the way the tests write them (object arrays of Python numbers are exact)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lightning_cas.core import forward
+from lightning_cas.core.architecture import as_network
+from lightning_cas.core.arithmetic import Arithmetic, Float64, IntegersModP
+
+
+class Objects(Arithmetic):
+    """Exact arithmetic on numpy object arrays of Python numbers (int, Fraction, sympy): a test oracle."""
+
+    name = "python objects"
+
+    def array(self, values):
+        return np.asarray(values, dtype=object)
+
+    def zeros(self, shape):
+        out = np.empty(shape, dtype=object)
+        out.fill(0)
+        return out
+
+
+def Field(prime: int | None = None) -> Arithmetic:
+    """GF(p) on int64, or float64 without a prime."""
+    return Float64() if prime is None else IntegersModP(prime)
+
+
+def _arith(w, X, field):
+    if field is not None:
+        return field
+    exact = all(np.asarray(v).dtype == object or np.asarray(v).dtype.kind in "iu" for v in (w, X))
+    return Objects() if exact else Float64()
+
+
+def jacobian(arch, w, X, field=None):
+    ar = _arith(w, X, field)
+    return forward.jacobian(as_network(arch), ar, ar.array(w), ar.array(X))
+
+
+def evaluate(arch, w, X, field=None):
+    ar = _arith(w, X, field)
+    return forward.evaluate(as_network(arch), ar, ar.array(w), ar.array(X))
