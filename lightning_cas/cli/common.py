@@ -14,7 +14,7 @@ from lightning_cas import api
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture
 from lightning_cas.core.checks import integer_value, real_value
 from lightning_cas.core.display import printable
-from lightning_cas.core.numbers import decimal_text, integer_text
+from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
 from lightning_cas.errors import LightningError
 
 EXIT_DISCREPANCY = 3
@@ -200,6 +200,7 @@ class OneLineErrors(click.Group):
 
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
+        allow_long_integers()  # the numbers of the largest architectures, printed as text
         stdout = sys.stdout
         sys.stdout = GuardedStdout(stdout)
         try:

@@ -26,8 +26,10 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
                   m2):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
-    point = load_point(arch, at) if at is not None else random_point(arch, seed)
+    point = load_point(arch, at) if at is not None else None
     if save_point is not None:
+        if point is None:  # the verb draws the same point; drawn here only when it is to be saved
+            point = random_point(arch, seed)
         weights.save_point(point, save_point)
     result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if as_json:

@@ -30,6 +30,7 @@ import tomllib
 import uuid
 from pathlib import Path
 
+from lightning_cas.core.numbers import allow_long_integers
 from lightning_cas.errors import InputError, OutputError
 
 MAX_BYTES = 8 * 1024 * 1024  # default cap: far above any spec, weight file or record we write
@@ -120,7 +121,9 @@ def _no_constant(name: str):
 
 
 def parse_json(text: str, what: str = "document", max_depth: int = MAX_NESTING):
-    """Decode JSON text with the depth cap; NaN/Infinity and over-long integers are refused."""
+    """Decode JSON text with the depth cap; NaN/Infinity and integers beyond the long-integer limit
+    (core.numbers) are refused."""
+    allow_long_integers()
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:

@@ -10,11 +10,25 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from fractions import Fraction
+
+# Python refuses int <-> decimal text beyond 4300 digits (a guard against quadratic conversions of
+# untrusted input); the ambient dimension of the largest old-flag architecture (widths 256, 8 layers,
+# 64 tokens) has 5966 digits, so results of valid architectures need more. 20000 digits convert in
+# about 20 ms: still no way to stall the process.
+LONG_INTEGER_DIGITS = 20_000
 
 _INTEGER = re.compile(r"[ \t]*[+-]?[0-9]+[ \t]*", re.ASCII)
 _DECIMAL = re.compile(r"[ \t]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*", re.ASCII)
 _RATIONAL = re.compile(r"[ \t]*([+-]?[0-9]+)[ \t]*(?:/[ \t]*([0-9]+)[ \t]*)?", re.ASCII)
+
+
+def allow_long_integers(digits: int = LONG_INTEGER_DIGITS) -> None:
+    """Let int <-> str conversions take integers of ``digits`` digits (only ever raises the limit)."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    if get is not None and 0 < get() < digits:
+        sys.set_int_max_str_digits(digits)
 
 
 def integer_text(text: str) -> int | None:

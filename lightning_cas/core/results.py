@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import integer_value, real_value
+from lightning_cas.core.numbers import allow_long_integers
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import is_prime
 from lightning_cas.errors import InputError, ResultError
@@ -159,7 +160,11 @@ class JsonResult(Record):
         return {"kind": type(self).__name__, **super().to_dict()}
 
     def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
+        allow_long_integers()
+        try:
+            return json.dumps(self.to_dict(), **kwargs)
+        except ValueError as exc:  # an integer beyond even the raised limit
+            raise ResultError(f"the {type(self).__name__} holds a number too long to write ({exc})") from None
 
     @classmethod
     def from_dict(cls, data: dict):
@@ -175,6 +180,7 @@ class JsonResult(Record):
     def from_json(cls, text: str):
         if not isinstance(text, (str, bytes, bytearray)):
             raise InputError(f"a {cls.__name__} is read from JSON text, got {type(text).__name__}.")
+        allow_long_integers()
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
