@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from lightning_cas.core import deadline
+from lightning_cas.core import deadline, progress
 from lightning_cas.backends import rank_modp
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP
@@ -150,6 +150,7 @@ def _stream(net, wc, ar, rng, first, ech) -> tuple[int, int]:
                 gained += ech.add(B)
         else:
             gained = ech.add(B)
+        progress.report(done=drawn * net.rows_per_sample, unit="rows", detail=f"rank {ech.rank} of at most {P}")
         if not gained:
             break  # a whole block added nothing: the samples before it already see every direction
         last = gained
@@ -211,6 +212,7 @@ def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | Non
     for k, q in enumerate(primes):
         deadline.check()
         run_seed = derived_seed(seed, k)
+        progress.report(f"exact rank mod {q}, run {k + 1} of {len(primes)}")
         rank, rows = deadline.stoppable(rank_at_random_point, net, q, run_seed, samples)
         runs.append({"prime": q, "seed": run_seed, "rank": rank, "rows": rows})
     ranks = {r["rank"] for r in runs}

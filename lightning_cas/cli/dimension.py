@@ -9,17 +9,18 @@ import click
 
 from lightning_cas import api
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, architecture_options, clean_errors, describe_provenance,
-                                      method_options, parse_architecture)
+                                      method_options, parse_architecture, progress_display, run_label)
 
 
 @click.command("dim")
 @architecture_options
 @method_options
 @clean_errors
-def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2):
+def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet):
     """Dimension of the neurovariety of one architecture."""
     arch = parse_architecture(widths, attention, tokens, normalization)
-    result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime)
+    with progress_display(run_label("dim", method), quiet=quiet or as_json):
+        result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime)
     if as_json:
         click.echo(result.to_json())
     else:
@@ -63,10 +64,12 @@ def predict_command(widths, attention, tokens, normalization, as_json):
 @method_options
 @click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
 @clean_errors
-def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, compare):
+def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet,
+                   compare):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
-    result = api.verify(parse_architecture(widths, attention, tokens, normalization), method=method, seed=seed,
-                        timeout=timeout, m2=m2, prime=prime, compare=compare)
+    arch = parse_architecture(widths, attention, tokens, normalization)
+    with progress_display(run_label("verify", method), quiet=quiet or as_json):
+        result = api.verify(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare)
     click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (INTEGER, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options,
-                                      clean_errors, parse_architecture)
+from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
+                                      architecture_options, clean_errors, parse_architecture, progress_display,
+                                      run_label)
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core import weights
 from lightning_cas.core.weights import load_point, random_point
@@ -21,9 +22,10 @@ from lightning_cas.core.weights import load_point, random_point
 @TIMEOUT_OPTION
 @click.option("--prime", default=None, type=INTEGER, help="Decompose over ZZ/prime instead of QQ (faster).")
 @M2_OPTION
+@QUIET_OPTION
 @clean_errors
 def fiber_command(widths, attention, tokens, normalization, as_json, at, save_point, method, seed, timeout, prime,
-                  m2):
+                  m2, quiet):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
     point = load_point(arch, at) if at is not None else None
@@ -31,7 +33,8 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
         if point is None:  # the verb draws the same point; drawn here only when it is to be saved
             point = random_point(arch, seed)
         weights.save_point(point, save_point)
-    result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
+    with progress_display(run_label("fiber", method), quiet=quiet or as_json):
+        result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if as_json:
         click.echo(result.to_json())
         return
