@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y --no-install-recommends python3-venv python3-pip && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dask,plot,notebook]'
+	$(PY) -m pip install --quiet -e '.[test,dask,plot,notebook,torch]'
 	@touch $(STAMP)
 
 demo: setup

@@ -48,7 +48,7 @@ def _peak_rss() -> int:
 def _matmul_seconds(n: int, threads: int | None) -> float:
     import numpy as np
 
-    from lightning_cas.backends.rank_modp import blas_threads
+    from lightning_cas.core.rank_modp import blas_threads
 
     A = np.random.default_rng(0).random((n, n))
     B = A.T.copy()
@@ -85,7 +85,7 @@ def _worker(spec: dict) -> dict:
         import flint
         import numpy as np
 
-        from lightning_cas.backends import rank_modp
+        from lightning_cas.core import rank_modp
         from lightning_cas.core import gfp
         from lightning_cas.core.primes import previous_prime
 

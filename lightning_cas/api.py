@@ -6,47 +6,91 @@ and bounds the whole call by ``timeout`` (``lightning_cas.core.deadline``).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 
+from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
+                                          rank_at_point_softmax)
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.backends.numeric import dimension_numeric
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.core.checks import check_path
+from lightning_cas.core.network import Network
+from lightning_cas.core.points import InputData, as_point, inputs_from_array
 from lightning_cas.core.deadline import m2_limit
 from lightning_cas.core.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
 from lightning_cas.core.verdict import Verdict, VerifyResult, describe, judge
-from lightning_cas.errors import InputError
+from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.options import DIMENSION_METHODS, check_architecture, check_failure_bound, resolve, weight_numerator
 
 MAX_RESULT_BYTES = 64 * 2 ** 20
 METHODS = DIMENSION_METHODS
 
 
-def dimension(arch: Architecture, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
-              m2: str | None = None, prime: int | None = None, session=None) -> DimensionResult:
-    """Dimension of the neurovariety of ``arch``.
+def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+              m2: str | None = None, prime: int | None = None, session=None, at=None, inputs=None,
+              exact: bool = False, spectrum: bool = False) -> DimensionResult:
+    """Dimension of the neurovariety of ``arch``, or the rank of the differential at given weights.
 
     ``auto`` is ``modp`` for lightning networks (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
     Macaulay2; ``numeric`` is the paper's float protocol, kept as a baseline (and
     the only method for softmax, which is not polynomial).
+
+    ``at`` (a ``WeightPoint``, the JSON form, flat weights): the rank at those weights (floats read exactly),
+    next to the generic rank; ``inputs`` (token matrices (N, d_0, t)): the rank on exactly those inputs (the
+    batch functional dimension), at ``at`` or at a random point; ``exact``: over QQ instead of mod two primes
+    (small sizes); a softmax network's rank at a point is certified (arb balls). ``spectrum``: the float64
+    singular values there too.
     """
     opts = resolve("dimension", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime,
                    session=session)
+    for name, flag in (("exact", exact), ("spectrum", spectrum)):
+        if not isinstance(flag, bool):
+            raise InputError(f"{name} must be True or False, got {flag!r}.")
+    point = None if at is None else as_point(arch, at, "the point")
+    data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
+                                        inputs_from_array(arch, inputs, "the inputs"))
     with opts.deadline() as deadline:
-        return _dimension(arch, opts, deadline)
+        if point is None and data is None and not exact and not spectrum:
+            return _dimension(arch, opts, deadline)
+        return _rank_at(arch, point, data, exact, spectrum, opts)
 
 
-def _concrete(arch: Architecture, method: str) -> str:
+def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionResult:
+    """The rank at a point and/or on given inputs (backends.local), with the float spectrum when asked."""
+    net = as_network(arch)
+    if opts.method not in ("auto", "modp") or (exact and opts.method == "modp"):
+        raise UnsupportedError("the rank at given weights or inputs is computed by the default method (exact mod "
+                               f"two primes, --exact over QQ; certified for softmax), not by {opts.method}.")
+    if not net.polynomial:
+        if exact:
+            raise UnsupportedError("softmax is not polynomial, so there is no exact QQ path: its rank at a point is "
+                                   "certified with arb balls by default.")
+        result = rank_at_point_softmax(arch, point, inputs=data, seed=opts.seed)
+    elif exact:
+        result = rank_at_point_exact(arch, point, inputs=data, seed=opts.seed)
+    else:
+        if opts.prime is not None and data is None:  # random inputs: the prime must make their bound small
+            check_modp_prime(opts.prime)
+            check_failure_bound(opts.prime, failure_numerator(net, random_weights=False), "modp", repetitions=2,
+                                limit=MODULUS_LIMIT)
+        result = rank_at_point_modp(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
+    if spectrum and not result.spectrum:
+        result = dataclasses.replace(result, spectrum=float_spectrum(arch, point, data, opts.seed))
+    return result
+
+
+def _concrete(arch: Architecture | Network, method: str) -> str:
     if method == "auto":
         return "modp" if arch.normalization == "none" else "numeric"
     return method
 
 
-def _check_prime(arch: Architecture, prime: int, method: str) -> None:
+def _check_prime(arch: Architecture | Network, prime: int, method: str) -> None:
     """Before any work: the largest failure bound the method can state with this prime must pass
     options' one rule (each method's bound grows with the rank it finds, so no run states more)."""
     if method == "modp":
@@ -56,14 +100,21 @@ def _check_prime(arch: Architecture, prime: int, method: str) -> None:
         check_failure_bound(prime, weight_numerator(arch), method)
 
 
-def _dimension(arch: Architecture, opts, deadline) -> DimensionResult:
+def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
     if opts.prime is not None:
         _check_prime(arch, opts.prime, _concrete(arch, opts.method))
+    plain = from_network(arch) if isinstance(arch, Network) else None
+    if plain is not None:
+        # the paper's network written as blocks: every method of the old flags, the same numbers
+        return dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
     return _compute_dimension(arch, opts, deadline)
 
 
-def _compute_dimension(arch: Architecture, opts, deadline) -> DimensionResult:
+def _compute_dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
     method = _concrete(arch, opts.method)
+    if isinstance(arch, Network) and method == "implicit":
+        raise UnsupportedError("the implicit method eliminates one plain attention layer; for a network of blocks "
+                               "use --method modp or --method jacobian.")
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
     if method == "jacobian":
@@ -79,12 +130,12 @@ def _compute_dimension(arch: Architecture, opts, deadline) -> DimensionResult:
     return dimension_numeric(arch, seed=opts.seed)
 
 
-def predict(arch: Architecture) -> TheoryReport:
+def predict(arch: Architecture | Network) -> TheoryReport:
     """Closed-form predictions with their regimes (no computation)."""
     return _predict(check_architecture(arch, "predict"))
 
 
-def verify(arch: Architecture, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
            m2: str | None = None, prime: int | None = None, session=None, compare: bool = False) -> VerifyResult:
     """Compute the dimension and compare it with the theory's prediction.
 

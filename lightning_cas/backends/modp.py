@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from lightning_cas.core import deadline, progress
-from lightning_cas.backends import rank_modp
+from lightning_cas.core import rank_modp
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
@@ -183,13 +183,14 @@ def rank_at_random_point(arch: Architecture | Network, prime: int, seed: int,
     return jacobian_rank(net, w, prime, rng, samples)
 
 
-def failure_numerator(arch: Architecture | Network, rank: int | None = None) -> int:
+def failure_numerator(arch: Architecture | Network, rank: int | None = None, *, random_weights: bool = True) -> int:
     """The numerator of the failure bound (module docstring) of a run that finds ``rank``; without a
-    rank, the largest one (min(parameters, ambient dimension)): the most any run can state."""
+    rank, the largest one (min(parameters, ambient dimension)): the most any run can state. At given
+    weights (``random_weights=False``) only the token part remains."""
     net = as_network(arch)
     if rank is None:
         rank = min(net.parameters, net.ambient_dimension or net.parameters)
-    return rank * (net.weight_degree - 1) + (rank + 1) * (net.degree + 1)
+    return (rank * (net.weight_degree - 1) if random_weights else 0) + (rank + 1) * (net.degree + 1)
 
 
 def failure_bound(arch: Architecture | Network, rank: int, prime: int) -> float:

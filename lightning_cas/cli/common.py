@@ -16,11 +16,12 @@ import click
 
 from lightning_cas import api
 from lightning_cas.core import progress
-from lightning_cas.core.architecture import NORMALIZATIONS, Architecture
-from lightning_cas.core.checks import integer_value, real_value
+from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
+from lightning_cas.core.checks import as_int, integer_value, real_value
 from lightning_cas.core.display import printable
+from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
-from lightning_cas.errors import LightningError
+from lightning_cas.errors import InputError, LightningError, UnsupportedError
 
 EXIT_DISCREPANCY = 3
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a program stopped by SIGPIPE
@@ -146,32 +147,55 @@ def apply_options(fn, options):
     return fn
 
 
-# --heads reaches parse_architecture through a context variable, so commands keep their signatures.
-_HEADS: contextvars.ContextVar[str | None] = contextvars.ContextVar("lightning_cas_heads", default=None)
+# --heads, --arch and the transformer shorthand reach parse_architecture through a context variable,
+# so commands keep their signatures.
+_NETWORK: contextvars.ContextVar[dict | None] = contextvars.ContextVar("lightning_cas_network", default=None)
 HEADS_HELP = "Heads per layer H_1,...,H_L, e.g. 2,1 (default one head per layer)."
+SHORTHAND = ("d_model", "n_heads", "d_head", "n_layers", "d_mlp")
 
 
-def heads_option(fn):
-    """Add --heads to a command; its value is read by parse_architecture (one head per layer when absent)."""
+def network_options(fn):
+    """Add --heads, --arch FILE and the PyTorch-shaped shorthand to a command; parse_architecture reads them."""
     @functools.wraps(fn)
-    def wrapper(*args, heads=None, **kwargs):
-        token = _HEADS.set(heads)
+    def wrapper(*args, heads=None, arch_file=None, d_model=None, n_heads=None, d_head=None, n_layers=None,
+                d_mlp=None, causal=None, residual=None, **kwargs):
+        token = _NETWORK.set({"heads": heads, "arch": arch_file, "d_model": d_model, "n_heads": n_heads,
+                              "d_head": d_head, "n_layers": n_layers, "d_mlp": d_mlp, "causal": causal,
+                              "residual": residual})
         try:
             return fn(*args, **kwargs)
         finally:
-            _HEADS.reset(token)
-    return click.option("--heads", default=None, help=HEADS_HELP)(wrapper)
-
-
-def architecture_options(fn):
+            _NETWORK.reset(token)
     options = [
-        click.option("--widths", required=True, help="Widths d_0,...,d_L, e.g. 3,3,3."),
-        click.option("--attention", required=True, help="Attention dims a_1,...,a_L, e.g. 2,2."),
-        click.option("--tokens", default="2", show_default=True, help="Number of tokens t."),
-        click.option("--normalization", default="none", show_default=True, type=click.Choice(NORMALIZATIONS)),
-        JSON_OPTION,
+        click.option("--heads", default=None, help=HEADS_HELP),
+        click.option("--arch", "arch_file", default=None, metavar="FILE",
+                     help="A network of blocks (TOML or JSON; see docs/networks.md) instead of --widths/--attention."),
+        click.option("--d-model", default=None, help="Transformer shorthand: model width (with --n-heads, --d-head, "
+                     "--n-layers; see docs/networks.md)."),
+        click.option("--n-heads", default=None, help="Transformer shorthand: heads per attention block."),
+        click.option("--d-head", default=None, help="Transformer shorthand: query/key/value dim per head."),
+        click.option("--n-layers", default=None, help="Transformer shorthand: attention (+ mlp) layers."),
+        click.option("--d-mlp", default=None, help="Transformer shorthand: mlp hidden width (no mlp when absent)."),
+        click.option("--causal/--no-causal", default=None, help="Transformer shorthand: causal mask (default on)."),
+        click.option("--residual/--no-residual", default=None,
+                     help="Transformer shorthand: residual stream (default on)."),
     ]
-    return heads_option(apply_options(fn, options))
+    return apply_options(wrapper, options)
+
+
+def architecture_options(fn, widths_help: str = "Widths d_0,...,d_L, e.g. 3,3,3.",
+                         attention_help: str = "Attention dims a_1,...,a_L, e.g. 2,2.", normalization: bool = True):
+    options = [
+        click.option("--widths", default=None, help=widths_help),
+        click.option("--attention", default=None, help=attention_help),
+        click.option("--tokens", default=None, help="Number of tokens t (default 2; a network file's own; 3 for "
+                     "the transformer shorthand)."),
+    ]
+    if normalization:
+        options.append(click.option("--normalization", default=None, type=click.Choice(NORMALIZATIONS),
+                                    help="none (lightning, default) or softmax."))
+    options.append(JSON_OPTION)
+    return network_options(apply_options(fn, options))
 
 
 def method_options(fn):
@@ -292,8 +316,59 @@ def progress_display(label: str, *, quiet: bool = False):
             line.stop()
 
 
-def parse_architecture(widths, attention, tokens, normalization) -> Architecture:
-    return Architecture.from_cli(widths, attention, tokens, normalization, _HEADS.get())
+def parse_architecture(widths, attention, tokens, normalization) -> Architecture | Network:
+    """The architecture a command names: --widths/--attention (the paper's network, an Architecture),
+    --arch FILE or the transformer shorthand (a Network); exactly one of the three."""
+    given = _NETWORK.get() or {}
+    shorthand = {k: given.get(k) for k in SHORTHAND if given.get(k) is not None}
+    flags = widths is not None or attention is not None or given.get("heads") is not None
+    ways = [name for name, used in (("--widths/--attention", flags), ("--arch", given.get("arch") is not None),
+                                    ("the transformer shorthand (--d-model ...)", bool(shorthand))) if used]
+    if len(ways) > 1:
+        raise InputError(f"give the architecture one way, not {' and '.join(ways)}.")
+    if not ways:
+        raise InputError("give --widths and --attention, or --arch FILE, or the transformer shorthand "
+                         "(--d-model, --n-heads, --d-head, --n-layers).")
+    if given.get("arch") is not None:
+        if normalization is not None:
+            raise InputError("--normalization goes with --widths; in a network file each attention block has its "
+                             "own normalization.")
+        net = Network.load(given["arch"])
+        if tokens is not None:
+            net = Network(net.input, as_int(tokens, "--tokens"), net.blocks)
+        return net
+    if shorthand:
+        missing = [f"--{k.replace('_', '-')}" for k in SHORTHAND[:4] if k not in shorthand]
+        if missing:
+            raise InputError(f"the transformer shorthand needs {', '.join(missing)} too.")
+        return Network.transformer(*(as_int(shorthand[k], f"--{k.replace('_', '-')}")
+                                     for k in ("d_model", "n_heads", "d_head", "n_layers")),
+                                   d_mlp=None if "d_mlp" not in shorthand else as_int(shorthand["d_mlp"], "--d-mlp"),
+                                   causal=True if given.get("causal") is None else given["causal"],
+                                   residual=True if given.get("residual") is None else given["residual"],
+                                   tokens=3 if tokens is None else as_int(tokens, "--tokens"),
+                                   normalization=normalization or "none")
+    if given.get("causal") is not None or given.get("residual") is not None:
+        raise InputError("--causal and --residual go with the transformer shorthand or a network file; the "
+                         "--widths/--attention network has neither.")
+    if widths is None or attention is None:
+        raise InputError(f"--{'attention' if widths is not None else 'widths'} is missing (give --widths and "
+                         "--attention together).")
+    return Architecture.from_cli(widths, attention, 2 if tokens is None else tokens, normalization or "none",
+                                 given.get("heads"))
+
+
+def plain_architecture(arch, what: str) -> Architecture:
+    """The paper's network (widths/attention) of a command that studies only it; a network file that is
+    the same plain stack is accepted, anything else refused in one line."""
+    if isinstance(arch, Architecture):
+        return arch
+    plain = from_network(arch)
+    if plain is None:
+        raise UnsupportedError(f"{what} study the paper's network (plain attention blocks); this network has "
+                               "causal, residual, factored, mlp, linear or power blocks: use dim, predict, verify "
+                               "or fiber.")
+    return plain
 
 
 def describe_provenance(result) -> str:

@@ -15,29 +15,30 @@ from lightning_cas.geometry import claims
 from lightning_cas.geometry import ideals as geometry
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
-                                      clean_errors, heads_option)
+                                      clean_errors, network_options)
 from lightning_cas.errors import UnsupportedError
 from lightning_cas.options import resolve
-from lightning_cas.cli.common import parse_architecture
+from lightning_cas.cli.common import parse_architecture, plain_architecture
 from lightning_cas.core.weights import load_point
 
 
 def _geometry_options(fn):
     options = [
-        click.option("--widths", required=True, help="Widths d,d' of the one layer, e.g. 2,1."),
-        click.option("--attention", required=True, help="Attention dimension a, e.g. 1."),
-        click.option("--tokens", default="2", show_default=True, help="Number of tokens t."),
+        click.option("--widths", default=None, help="Widths d,d' of the one layer, e.g. 2,1."),
+        click.option("--attention", default=None, help="Attention dimension a, e.g. 1."),
+        click.option("--tokens", default=None, help="Number of tokens t (default 2)."),
         JSON_OPTION,
         SEED_OPTION,
         TIMEOUT_OPTION,
         M2_OPTION,
     ]
-    return heads_option(apply_options(fn, options))
+    return network_options(apply_options(fn, options))
 
 
 def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
     """The architecture, with the common options validated before any progress line is printed."""
-    arch = parse_architecture(widths, attention, tokens, "none")
+    arch = plain_architecture(parse_architecture(widths, attention, tokens, None),
+                              "the geometry commands (implicit, singular, boundary, claims)")
     if arch.multihead:
         raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
                                "for several heads use dim, verify or fiber.")

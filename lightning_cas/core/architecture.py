@@ -198,8 +198,11 @@ def from_network(net: Network) -> "Architecture | None":
     return Architecture(widths, attention, net.tokens, normalization, heads)
 
 
-def check_architecture(arch, verb: str) -> Architecture:
-    """``arch`` itself when it is an Architecture, else one InputError naming the verb."""
-    if not isinstance(arch, Architecture):
-        raise InputError(f"{verb}() needs an Architecture first, got {type(arch).__name__}.")
+def check_architecture(arch, verb: str, *, networks: bool = True) -> "Architecture | Network":
+    """``arch`` itself when it is an Architecture (the paper's network, the old flags) or, unless
+    ``networks`` is False, a Network of blocks; else one InputError naming the verb."""
+    kinds = (Architecture, Network) if networks else (Architecture,)
+    if not isinstance(arch, kinds):
+        what = "an Architecture or a Network" if networks else "an Architecture"
+        raise InputError(f"{verb}() needs {what} first, got {type(arch).__name__}.")
     return arch

@@ -424,9 +424,13 @@ class Network:
 
     @property
     def ambient_dimension(self) -> int | None:
-        """Dimension of the space of polynomial maps with the network's degrees (None with softmax)."""
+        """Dimension of the space of polynomial maps with the network's degrees (None with softmax).
+
+        Without attention every token goes through the same map, so one token's maps are the space."""
         if not self.polynomial:
             return None
+        if not any(isinstance(b, Attention) for b in self.blocks):
+            return self.output * sum(math.comb(self.input + k - 1, k) for k in self.token_degrees)
         n = self.input * self.tokens
         return self.output * self.tokens * sum(math.comb(n + k - 1, k) for k in self.token_degrees)
 

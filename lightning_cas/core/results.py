@@ -107,6 +107,14 @@ def _decode(tp, value, where: str):
     return freeze(value)
 
 
+OPTIONAL = "lightning_cas.optional"
+
+
+def optional(default=None):
+    """A field written to JSON only when it differs from its default (an extension of a record's JSON)."""
+    return field(default=default, metadata={OPTIONAL: True})
+
+
 class Record:
     """Mixin for typed nested records (frozen dataclasses): strict, lossless ``to_dict``/``from_dict``.
 
@@ -125,7 +133,9 @@ class Record:
         return getattr(self, key)
 
     def to_dict(self) -> dict:
-        return {f.name: _thaw(getattr(self, f.name)) for f in fields(self)}
+        # a field marked optional is written only when set, so results that never set it keep their JSON
+        return {f.name: _thaw(getattr(self, f.name)) for f in fields(self)
+                if not (f.metadata.get(OPTIONAL) and getattr(self, f.name) == f.default)}
 
     @classmethod
     def _check_keys(cls, data) -> dict:
@@ -225,6 +235,12 @@ class DimensionResult(Provenance, JsonResult):
     failure_bound: float | None = None  # Schwartz-Zippel bound on under-estimating, per run
     script: str | None = None
     notes: tuple[str, ...] = ()
+    # the rank at given weights and/or on given inputs (absent for a generic dimension)
+    at: "Source | None" = optional()  # the weight point: file name and sha256
+    inputs: "Source | None" = optional()  # the input data: file name, sha256, count
+    generic_dimension: int | None = optional()  # the generic rank, next to the rank at the point
+    certificate: "RankCertificate | None" = optional()  # softmax at a point: what was proved
+    spectrum: tuple[float, ...] = optional(())  # singular values (float64 or high precision), descending
 
     def __post_init__(self):
         Provenance.__post_init__(self)
@@ -233,6 +249,11 @@ class DimensionResult(Provenance, JsonResult):
     @property
     def fiber_dimension(self) -> int:
         return self.parameters - self.dimension
+
+    @property
+    def drop(self) -> int | None:
+        """How far the rank at the point falls below the generic rank (None without a point)."""
+        return None if self.generic_dimension is None else self.generic_dimension - self.dimension
 
 
 def _count(result, name: str, low: int, high: int | None = None) -> int:
@@ -282,3 +303,35 @@ def check_dimension_numbers(result: "DimensionResult") -> None:
         if bound is None or not 0 <= bound < 1:
             raise ResultError(f"the failure bound {result.failure_bound!r} is not in [0, 1): a bound of 1 or "
                               "more guarantees nothing")
+    if result.generic_dimension is not None:
+        _count(result, "generic_dimension", 0, top)
+    cert = result.certificate
+    if cert is not None and not 0 <= cert.lower <= cert.upper <= top:
+        raise ResultError(f"the rank certificate's bounds {cert.lower} <= rank <= {cert.upper} are not within "
+                          f"0 and {top}")
+
+
+@dataclass(frozen=True)
+class Source(Record):
+    """Where given weights or inputs came from: the file's name and sha256 (None for a drawn point)."""
+
+    source: str | None
+    sha256: str | None
+    count: int  # weights of a point, token matrices of inputs
+    drawn: str | None = None  # how a point was drawn when no file gave it, e.g. "random integers, seed 0"
+
+
+@dataclass(frozen=True)
+class RankCertificate(Record):
+    """What a certified rank rests on: rank >= lower (a minor whose ball excludes 0), rank <= upper (exact
+    kernel vectors); certified when the two meet."""
+
+    lower: int
+    upper: int
+    lower_by: str
+    upper_by: str
+    digits: int  # the working precision that certified the lower bound
+
+    @property
+    def certified(self) -> bool:
+        return self.lower == self.upper

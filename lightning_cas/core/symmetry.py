@@ -1,149 +1,381 @@
-"""The named symmetry group of the parametrization and its orbits (exact rationals).
+"""The named symmetry group of a network and its orbits: exactly over QQ, or mod p where speed matters.
 
-Per head: GL(a_i) on (Q, K) and, for lightning networks, the scaling (A, V) -> (c A, V / c); per
-hidden width d_i: GL(d_i), acting on every head of layer i on the left and every head of layer
-i + 1 on the right. Head permutations are finite and add no dimension. The orbit dimension at W
-is the rank of the infinitesimal action there; since the orbit of W lies in the fiber of W and
-the generic fiber contains the generic orbit, ``parameters - orbit_dimension(W)`` bounds the
-dimension of the neurovariety from above for every W (a special W only weakens the bound).
+The group (docs/mathematics.md, networks as blocks): per attention head GL(a) on (Q, K) and, with a
+factored value map, GL(b) on (W, O); in the lightning case a scaling (V, S) -> (c V, S / c) per head;
+at an interface between two blocks that are linear in that width (attention, linear, mlp; not power)
+GL(width), acting on the output of the first and the input of the second; across a power chain
+(linear -> power r ... -> linear) the diagonal torus, scaled by the chain's degree on the far side;
+inside an mlp the scaling of each hidden neuron (GL(hidden) for degree 1). A residual stream joins
+the interfaces it runs through: one GL(width) acts on all of them together (every block on the
+stream conjugated), and only when the stream is bounded by linear blocks on both ends (a stream that
+starts at the input or ends at the output is fixed). Head and neuron permutations are finite.
+
+The orbit dimension at W is the rank of the infinitesimal action there. The orbit of W lies in the
+fiber of W and the generic fiber contains the generic orbit, so parameters - (orbit rank at any W)
+bounds the dimension from above, and so does a rank mod p (it is at most the rank over QQ): the
+bounds stay valid at any point and any prime; a special point only weakens them.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.model import rank_over_qq
-from lightning_cas.core.weights import Point, layer_heads, random_point
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.core.forward import split
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.primes import DEFAULT_PRIME
+from lightning_cas.core.rank_modp import RowEchelon, blas_threads
+from lightning_cas.core.weights import flat, random_point
+
+TANGENT_CHUNK = 512  # tangents streamed into the echelon form per step
 
 
-def group_dimension(arch: Architecture) -> int:
-    """sum_i H_i (a_i^2 [+ 1 scaling, lightning]) + sum over hidden widths d_i^2."""
-    scal = 1 if arch.normalization == "none" else 0
-    return (sum(h * (a * a + scal) for h, a in zip(arch.heads, arch.attention))
-            + sum(d * d for d in arch.widths[1:-1]))
+@dataclass(frozen=True)
+class GroupFactor:
+    """One factor of the named group: what it is, where it acts, its dimension."""
+
+    name: str  # "GL(a)", "GL(b)", "scaling", "GL(width)", "torus", "neuron scaling"
+    where: str
+    dimension: int
 
 
-def orbit_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
-    """One tangent vector per Lie algebra basis element at W, in the canonical weight order.
-
-    GL(a) on a head: dQ = E Q, dK = -E^T K.  Scaling of a head: dQ = Q, dV = -V.
-    GL(d_i), hidden i: dV_ih = E V_ih for the heads of layer i; dQ, dK, dV = -(.) E for the heads of layer i+1.
-    """
-    layers = [[tuple(np.array(M, dtype=object) for M in head) for head in layer_heads(layer)] for layer in point]
-
-    def zero_like():
-        return [[[np.zeros_like(M) for M in head] for head in heads] for heads in layers]
-
-    def vector(parts):
-        return [v for heads in parts for head in heads for M in head for v in M.reshape(-1)]
-
-    def unit(n, r, c):
-        E = np.array([[Fraction(0)] * n for _ in range(n)], dtype=object)
-        E[r, c] = Fraction(1)
-        return E
-
-    out = []
-    for i, heads in enumerate(layers):
-        for h, (Q, K, V) in enumerate(heads):
-            a = Q.shape[0]
-            for r in range(a):
-                for c in range(a):
-                    E = unit(a, r, c)
-                    parts = zero_like()
-                    parts[i][h][0] = E.dot(Q)
-                    parts[i][h][1] = -E.T.dot(K)
-                    out.append(vector(parts))
-            if arch.normalization == "none":
-                parts = zero_like()
-                parts[i][h][0] = Q.copy()
-                parts[i][h][2] = -V
-                out.append(vector(parts))
-    for i in range(arch.depth - 1):  # hidden width d_{i+1} between layer i and layer i+1 (0-based)
-        n = arch.widths[i + 1]
-        for r in range(n):
-            for c in range(n):
-                E = unit(n, r, c)
-                parts = zero_like()
-                for h, (_, _, Vi) in enumerate(layers[i]):
-                    parts[i][h][2] = E.dot(Vi)
-                for h, (Qn, Kn, Vn) in enumerate(layers[i + 1]):
-                    parts[i + 1][h][0] = -Qn.dot(E)
-                    parts[i + 1][h][1] = -Kn.dot(E)
-                    parts[i + 1][h][2] = -Vn.dot(E)
-                out.append(vector(parts))
-    return [[Fraction(v) for v in vec] for vec in out]
+def _linear_out(block) -> bool:
+    return not isinstance(block, Power)
 
 
-def orbit_dimension(arch: Architecture, point: Point) -> int:
-    """Dimension of the named group's orbit through W = rank of its infinitesimal action at W."""
-    return rank_over_qq(orbit_tangents(arch, point))
+def _linear_in(block) -> bool:
+    return not isinstance(block, Power)
 
 
-def head_permutations(arch: Architecture) -> int:
-    """Order of the finite group permuting the heads within each layer: prod_i H_i!."""
-    return math.prod(math.factorial(h) for h in arch.heads)
-
-
-def generic_orbit_dimension(arch: Architecture, seed: int = 0) -> int:
-    """The orbit dimension at a random nonzero integer point (reproducible from ``seed``); the
-    generic value unless the point is special, and a valid bound either way (module docstring)."""
-    return orbit_dimension(arch, random_point(arch, seed))
-
-
-def mixing_layers(arch: Architecture) -> list[int]:
-    """Layers (0-based) whose heads can be mixed: lightning, H_i >= 2 and a_i >= d_{i-1}, so every
-    A_ih = K^T Q ranges over all d_{i-1} x d_{i-1} matrices and the layer, linear in the pairs
-    (V_h, A_h), is unchanged by (V_h, A_h) -> (sum_k g_hk V_k, sum_k (g^-1)_kh A_k) for g in GL(H_i)."""
-    if arch.normalization != "none":
-        return []  # softmax is not linear in A: mixing changes the function
-    return [i for i, (a, d, _) in enumerate(arch.layer_shapes) if arch.heads[i] >= 2 and a >= d]
-
-
-def mixing_tangents(arch: Architecture, point: Point) -> list[list[Fraction]]:
-    """Tangents at W of the head mixing (module docstring), lifted to the weights: dV_h = V_k and
-    dA_k = -A_h for the basis element E_hk, realised as dQ_k = K_k (K_k^T K_k)^-1 dA_k (K_k has full
-    column rank when a >= d; a layer where it does not is skipped, which only weakens the bound)."""
-    import flint
-
-    def inv_gram(K):
-        M = flint.fmpq_mat([[flint.fmpq(v.numerator, v.denominator) for v in row] for row in K])
-        G = M.transpose() * M
-        if G.rank() < G.nrows():
-            return None
-        Gi = G.inv()
-        return [[Fraction(int(Gi[r, c].p), int(Gi[r, c].q)) for c in range(Gi.ncols())] for r in range(Gi.nrows())]
-
-    layers = [[tuple(np.array(M, dtype=object) for M in head) for head in layer_heads(layer)] for layer in point]
-    out = []
-    for i in mixing_layers(arch):
-        heads = layers[i]
-        lifts = []
-        for _, K, _ in heads:
-            Gi = inv_gram(K.tolist())
-            if Gi is None:
-                break
-            lifts.append(K.dot(np.array(Gi, dtype=object)))  # a x d: K (K^T K)^-1
-        if len(lifts) != len(heads):
-            continue
-        for h in range(len(heads)):
-            for k in range(len(heads)):
-                if h == k:
-                    continue  # the diagonal is the per-head scaling, already in the group
-                parts = [[[np.zeros_like(M) for M in head] for head in hs] for hs in layers]
-                Qh, Kh, Vh = heads[h]
-                Qk, Kk, Vk = heads[k]
-                parts[i][h][2] = Vk.copy()  # dV_h = V_k
-                A_h = Kh.T.dot(Qh)
-                parts[i][k][0] = -lifts[k].dot(A_h)  # dA_k = K_k^T dQ_k = -A_h
-                out.append([Fraction(v) for hs in parts for head in hs for M in head for v in M.reshape(-1)])
+def _streams(net: Network) -> list[tuple[int, int]]:
+    """Interfaces 0..n (0 the input, n the output) joined by residual blocks: (first, last) of each class."""
+    n, out, k = len(net.blocks), [], 0
+    while k <= n:
+        e = k
+        while e < n and getattr(net.blocks[e], "residual", False):
+            e += 1
+        out.append((k, e))
+        k = e + 1
     return out
 
 
-def extended_orbit_dimension(arch: Architecture, point: Point) -> int:
-    """Rank at W of the named group's action together with the head mixing: the fiber through W
-    contains a family of this dimension, so parameters minus it bounds the dimension from above."""
+def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
+    """(kind "gl" or "torus", first interface, last interface, consumer block, chain degree R)."""
+    n, actions = len(net.blocks), []
+    for s, e in _streams(net):
+        if s == 0 or e == n:
+            continue  # the input or the output is fixed
+        producer, consumer = net.blocks[s - 1], net.blocks[e]
+        if not _linear_out(producer):
+            continue
+        inner_ok = all(isinstance(net.blocks[j], (Attention, MLP)) for j in range(s, e))
+        if _linear_in(consumer) and inner_ok:
+            actions.append(("gl", s, e, e, 1))
+        elif s == e and isinstance(consumer, Power):
+            j, degree = e, 1  # follow the power chain to the block that absorbs it
+            while j < n and isinstance(net.blocks[j], Power):
+                degree *= net.blocks[j].degree
+                j += 1
+            if j < n and _linear_in(net.blocks[j]) and not getattr(net.blocks[j], "residual", False):
+                actions.append(("gl" if degree == 1 else "torus", s, e, j, degree))
+    return actions
+
+
+def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
+    """Every continuous factor of the named group (module docstring), in a fixed order."""
+    net = as_network(arch)
+    widths, out = net.widths, []
+    for i, b in enumerate(net.blocks, start=1):
+        if isinstance(b, Attention):
+            for h in range(1, b.heads + 1):
+                where = f"block {i}" + (f" head {h}" if b.heads > 1 else "")
+                out.append(GroupFactor("GL(a)", where, b.attention ** 2))
+                if b.value is not None:
+                    out.append(GroupFactor("GL(b)", where, b.value ** 2))
+                if b.normalization == "none":
+                    out.append(GroupFactor("scaling", where, 1))
+        elif isinstance(b, MLP):
+            name, dim = ("neuron scaling", b.hidden) if b.degree > 1 else ("GL(hidden)", b.hidden ** 2)
+            out.append(GroupFactor(name, f"block {i}", dim))
+    for kind, s, e, _, degree in _interface_actions(net):
+        w = widths[s]
+        where = f"width {w} after block {s}" + (f" through block {e}" if e > s else "")
+        if kind == "gl":
+            out.append(GroupFactor("GL(width)", where, w * w))
+        else:
+            out.append(GroupFactor("torus", where + f" (power chain of degree {degree})", w))
+    return tuple(out)
+
+
+def group_dimension(arch: Architecture | Network) -> int:
+    """Dimension of the named group (a group, not an orbit: its orbits can be smaller)."""
+    return sum(f.dimension for f in group_factors(arch))
+
+
+def head_permutations(arch: Architecture | Network) -> int:
+    """Order of the finite group permuting the heads within each attention block: prod H_i!."""
+    return math.prod(math.factorial(getattr(b, "heads", 1)) for b in as_network(arch).blocks)
+
+
+# ---------------------------------------------------------------- tangents of the action
+
+
+class _Tangents:
+    """Builds tangent vectors (rows of length P) of the action at W, in an arithmetic."""
+
+    def __init__(self, net: Network, ar: Arithmetic, w):
+        self.net, self.ar = net, ar
+        self.w = w
+        self.mats = split(net, ar, w)
+        self.where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
+
+    def new(self, k: int) -> np.ndarray:
+        return self.ar.zeros((k, self.net.parameters))
+
+    def left(self, T, key, basis_rows, basis_cols, sign: int = 1):
+        """d M = E_rc M for basis pairs (r, c): row r of dM is row c of M (times sign)."""
+        m = self.where[key]
+        M = self.mats[key[0]][key[1]][key[2]]
+        k = len(basis_rows)
+        cols = m.offset + np.asarray(basis_rows)[:, None] * m.cols + np.arange(m.cols)[None, :]
+        vals = M[np.asarray(basis_cols), :]
+        T[np.arange(k)[:, None], cols] = self.ar.add(T[np.arange(k)[:, None], cols],
+                                                    vals if sign == 1 else self.ar.scale(vals, sign))
+
+    def right(self, T, key, basis_rows, basis_cols, sign: int = -1):
+        """d M = M E_rc for basis pairs (r, c): column c of dM is column r of M (times sign)."""
+        m = self.where[key]
+        M = self.mats[key[0]][key[1]][key[2]]
+        k = len(basis_rows)
+        cols = m.offset + np.arange(m.rows)[None, :] * m.cols + np.asarray(basis_cols)[:, None]
+        vals = np.ascontiguousarray(M[:, np.asarray(basis_rows)].T)
+        T[np.arange(k)[:, None], cols] = self.ar.add(T[np.arange(k)[:, None], cols],
+                                                    vals if sign == 1 else self.ar.scale(vals, sign))
+
+    def copy(self, T, row: int, key, sign: int = 1):
+        m = self.where[key]
+        M = self.mats[key[0]][key[1]][key[2]].reshape(-1)
+        T[row, m.offset:m.stop] = M if sign == 1 else self.ar.scale(M, sign)
+
+
+def _gl_pairs(n: int):
+    rr, cc = np.divmod(np.arange(n * n), n)
+    return rr, cc
+
+
+def _output_side(net: Network, block: int) -> list[tuple]:
+    """The matrices a GL on the output of ``block`` multiplies from the left."""
+    b = net.blocks[block]
+    if isinstance(b, Attention):
+        return [(block, h, "v" if b.value is None else "o") for h in range(b.heads)]
+    if isinstance(b, MLP):
+        return [(block, 0, "d")]
+    return [(block, 0, "p")] if isinstance(b, Linear) else []
+
+
+def _input_side(net: Network, block: int) -> list[tuple]:
+    """The matrices a GL on the input of ``block`` multiplies from the right."""
+    b = net.blocks[block]
+    if isinstance(b, Attention):
+        return [(block, h, letter) for h in range(b.heads) for letter in ("q", "k", "v" if b.value is None else "w")]
+    if isinstance(b, MLP):
+        return [(block, 0, "u")]
+    return [(block, 0, "p")] if isinstance(b, Linear) else []
+
+
+def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic):
+    """The tangents of the named group's action at W (flat weights in ``ar``), as (k, P) arrays."""
+    net = as_network(arch)
+    tb = _Tangents(net, ar, w)
+    for i, b in enumerate(net.blocks):
+        if isinstance(b, Attention):
+            for h in range(b.heads):
+                rr, cc = _gl_pairs(b.attention)  # dQ = X Q, dK = -X^T K
+                T = tb.new(len(rr))
+                tb.left(T, (i, h, "q"), rr, cc)
+                tb.left(T, (i, h, "k"), cc, rr, sign=-1)
+                yield T
+                if b.value is not None:  # dW = Y W, dO = -O Y
+                    rr, cc = _gl_pairs(b.value)
+                    T = tb.new(len(rr))
+                    tb.left(T, (i, h, "w"), rr, cc)
+                    tb.right(T, (i, h, "o"), rr, cc)
+                    yield T
+                if b.normalization == "none":  # dQ = Q, dV = -V
+                    T = tb.new(1)
+                    tb.copy(T, 0, (i, h, "q"))
+                    tb.copy(T, 0, (i, h, "v" if b.value is None else "o"), sign=-1)
+                    yield T
+        elif isinstance(b, MLP):
+            if b.degree == 1:
+                rr, cc = _gl_pairs(b.hidden)
+            else:
+                rr = cc = np.arange(b.hidden)
+            T = tb.new(len(rr))
+            tb.left(T, (i, 0, "u"), rr, cc)
+            tb.right(T, (i, 0, "d"), rr, cc, sign=-b.degree if b.degree > 1 else -1)
+            yield T
+    for kind, s, e, consumer, degree in _interface_actions(net):
+        n = net.widths[s]
+        rr, cc = _gl_pairs(n) if kind == "gl" else (np.arange(n), np.arange(n))
+        T = tb.new(len(rr))
+        for key in _output_side(net, s - 1):
+            tb.left(T, key, rr, cc)
+        for j in range(s, e):  # residual blocks on the stream are conjugated
+            for key in _output_side(net, j):
+                tb.left(T, key, rr, cc)
+            for key in _input_side(net, j):
+                tb.right(T, key, rr, cc)
+        for key in _input_side(net, consumer):
+            tb.right(T, key, rr, cc, sign=-degree)
+        yield T
+
+
+def orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME, extra=()) -> int:
+    """Rank mod p of the action's tangents at W (any representatives; and ``extra`` tangent arrays)."""
+    net = as_network(arch)
+    ar = ModP(prime)
+    wc = ar.array(w)
+    ech = RowEchelon(net.parameters, prime)
+    pending, rows = [], 0
+    with blas_threads():
+        for T in list(tangent_blocks(net, wc, ar)) + list(extra):
+            pending.append(T)
+            rows += len(T)
+            if rows >= TANGENT_CHUNK:  # few large blocks: the echelon form's products stay thick
+                ech.add(np.concatenate(pending))
+                pending, rows = [], 0
+        if pending:
+            ech.add(np.concatenate(pending))
+    return ech.rank
+
+
+def orbit_tangents(arch: Architecture | Network, point) -> list[list[Fraction]]:
+    """One tangent vector per Lie algebra basis element at W, exactly (Fractions, canonical order)."""
+    net = as_network(arch)
+    values = flat(point) if not isinstance(point, (list, np.ndarray)) else list(point)
+    ar = Rationals()
+    out = []
+    for T in tangent_blocks(net, ar.array(values), ar):
+        out += [[Fraction(int(v.p), int(v.q)) for v in row] for row in T]
+    return out
+
+
+def orbit_dimension(arch: Architecture | Network, point) -> int:
+    """Dimension of the named group's orbit through W = rank of its infinitesimal action, over QQ."""
+    from lightning_cas.core.model import rank_over_qq
+
+    return rank_over_qq(orbit_tangents(arch, point))
+
+
+def generic_orbit_dimension(arch: Architecture | Network, seed: int = 0, prime: int = DEFAULT_PRIME) -> int:
+    """The orbit rank mod p at a random nonzero integer point (reproducible from ``seed``): the generic
+    orbit dimension unless the point or the prime is special, and a valid bound either way."""
+    net = as_network(arch)
+    return orbit_rank_modp(net, random_weights(net, seed), prime)
+
+
+def random_weights(arch: Architecture | Network, seed: int, bound: int = 9) -> list[int]:
+    """Random nonzero integers in +-[1, bound], flat, reproducible from ``seed`` (for an old-flag
+    architecture the same values as ``weights.random_point``)."""
+    if isinstance(arch, Architecture):
+        return [int(v) for v in flat(random_point(arch, seed, bound))]
+    rng = np.random.default_rng(seed)
+    n = as_network(arch).parameters
+    return [int(v) for v in rng.integers(1, bound + 1, n) * rng.choice([-1, 1], n)]
+
+
+# ---------------------------------------------------------------- head mixing (several heads)
+
+
+def mixing_layers(arch: Architecture | Network) -> list[int]:
+    """Blocks (0-based) whose heads can be mixed: lightning attention with a full value map, H >= 2 and
+    a >= d, so every A_h = K^T Q ranges over all d x d matrices and the block, linear in the pairs
+    (V_h, A_h), is unchanged by (V_h, A_h) -> (sum_k g_hk V_k, sum_k (g^-1)_kh A_k) for g in GL(H)."""
+    net = as_network(arch)
+    widths = net.widths
+    return [i for i, b in enumerate(net.blocks) if isinstance(b, Attention) and b.normalization == "none"
+            and b.value is None and b.heads >= 2 and b.attention >= widths[i]]
+
+
+def _gram_inverse_lift(K: np.ndarray, ar: Arithmetic):
+    """K (K^T K)^-1 in the arithmetic (None when K^T K is singular there)."""
+    import flint
+
+    if isinstance(ar, ModP):
+        p = ar.prime
+        G = flint.nmod_mat([[int(v) for v in row] for row in ar.residues(_gram(K, ar))], p)
+        if G.rank() < G.nrows():
+            return None
+        Gi = G.inv()
+        inv = ar.array(np.array([[int(Gi[r, c]) for c in range(Gi.ncols())] for r in range(Gi.nrows())],
+                                dtype=np.int64))
+        return ar.matmul(K, inv)
+    G = flint.fmpq_mat(_gram(K, ar).tolist())
+    if G.rank() < G.nrows():
+        return None
+    Gi = G.inv()
+    return ar.matmul(K, ar.array([[Gi[r, c] for c in range(Gi.ncols())] for r in range(Gi.nrows())]))
+
+
+def _gram(K, ar):
+    return ar.matmul(np.ascontiguousarray(K.T), K)
+
+
+def mixing_blocks(arch: Architecture | Network, w, ar: Arithmetic):
+    """Tangents at W of the head mixing, lifted to the weights: dV_h = V_k and dA_k = -A_h for the basis
+    element E_hk, realised as dQ_k = -K_k (K_k^T K_k)^-1 A_h (K_k has full column rank when a >= d; a
+    block where it does not is skipped, which only weakens the bound)."""
+    net = as_network(arch)
+    tb = _Tangents(net, ar, w)
+    for i in mixing_layers(net):
+        heads = tb.mats[i]
+        lifts = [_gram_inverse_lift(h["k"], ar) for h in heads]
+        if any(lift is None for lift in lifts):
+            continue
+        pairs = [(h, k) for h in range(len(heads)) for k in range(len(heads)) if h != k]
+        T = tb.new(len(pairs))
+        for row, (h, k) in enumerate(pairs):
+            v, q = tb.where[(i, h, "v")], tb.where[(i, k, "q")]
+            T[row, v.offset:v.stop] = heads[k]["v"].reshape(-1)
+            A_h = ar.matmul(np.ascontiguousarray(heads[h]["k"].T), heads[h]["q"])
+            T[row, q.offset:q.stop] = ar.scale(ar.matmul(lifts[k], A_h), -1).reshape(-1)
+        yield T
+
+
+def mixing_tangents(arch: Architecture | Network, point) -> list[list[Fraction]]:
+    """The head-mixing tangents at W, exactly."""
+    ar = Rationals()
+    values = flat(point) if not isinstance(point, (list, np.ndarray)) else list(point)
+    return [[Fraction(int(v.p), int(v.q)) for v in row] for T in mixing_blocks(arch, ar.array(values), ar)
+            for row in T]
+
+
+def extended_orbit_dimension(arch: Architecture | Network, point) -> int:
+    """Rank at W, over QQ, of the named group's action together with the head mixing."""
+    from lightning_cas.core.model import rank_over_qq
+
     return rank_over_qq(orbit_tangents(arch, point) + mixing_tangents(arch, point))
+
+
+def extended_orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME) -> int:
+    """The same rank mod p (a valid bound at any point and prime, and fast at any size)."""
+    ar = ModP(prime)
+    wc = ar.array(w)
+    return orbit_rank_modp(arch, w, prime, extra=list(mixing_blocks(arch, wc, ar)))
+
+
+def generic_extended_orbit_dimension(arch: Architecture | Network, seed: int = 0, tries: int = 3) -> int:
+    """The largest extended orbit rank mod p over ``tries`` random points: a point whose K is singular
+    loses that block's mixing, so several are tried; each is a valid bound. Without a mixing block it
+    is the orbit rank at the first point."""
+    if not mixing_layers(arch):
+        return generic_orbit_dimension(arch, seed)
+    return max(extended_orbit_rank_modp(arch, random_weights(arch, derived_seed(seed, k)))
+               for k in range(tries))

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.block_theory import predict_network_dimension
 from lightning_cas.core.multihead import multihead_bound
 from lightning_cas.core.predictions import Prediction, no_prediction, rho
 from lightning_cas.core.results import JsonResult, Provenance
-from lightning_cas.core.symmetry import group_dimension
+from lightning_cas.core.network import Network
+from lightning_cas.core.symmetry import group_dimension, group_factors
 
 
 def dimension_obstruction(arch: Architecture) -> str | None:
@@ -32,15 +34,21 @@ def dimension_obstruction(arch: Architecture) -> str | None:
     return None
 
 
-def predict_dimension(arch: Architecture) -> Prediction:
+def predict_dimension(arch: Architecture | Network) -> Prediction:
     """dim = d_0 d_L + sum_i rho(min(a_i, d_0), d_0) - L (lightning); softmax drops the - L.
-    Several heads: upper bounds only (``multihead_bound``).
+    Several heads: upper bounds only (``multihead_bound``). A network of blocks that is the paper's plain
+    stack is predicted as such; any other network by ``core.block_theory``.
 
     >>> predict_dimension(Architecture((3, 3, 3), (2, 2), tokens=2)).value
     23
     >>> predict_dimension(Architecture((3, 2, 3), (2, 2), tokens=2)).value is None  # a bottleneck
     True
     """
+    if isinstance(arch, Network):
+        plain = from_network(arch)
+        if plain is None:
+            return predict_network_dimension(arch)
+        arch = plain
     if arch.multihead:
         return multihead_bound(arch)
     if arch.normalization == "softmax" and arch.tokens == 1:
@@ -67,10 +75,16 @@ def predict_dimension(arch: Architecture) -> Prediction:
         else:
             regime, status = ("softmax, d_0 <= every hidden width, t >= 2 (conjectured in the paper; "
                               "proved in the analytic case by Konda 2026)"), "conjecture"
+            if len(set(arch.widths)) == 1:
+                regime, status = (f"softmax, equal widths d = {d0}, one head per layer, t >= 2 (Konda 2026: rank "
+                                  "d^2 + sum_i r_i (2d - r_i), kernel (L - 1) d^2 + sum_i r_i^2)"), "claim"
     return Prediction("dimension", value, formula, regime, status)
 
 
-def predict_parameters(arch: Architecture) -> Prediction:
+def predict_parameters(arch: Architecture | Network) -> Prediction:
+    if isinstance(arch, Network):
+        return Prediction("parameters", arch.parameters, "sum of the blocks' weight matrices", "every network",
+                          "definition")
     if arch.multihead:
         return Prediction("parameters", arch.parameters, "sum_i H_i (2 a_i d_{i-1} + d_i d_{i-1})",
                           "every architecture", "definition")
@@ -78,8 +92,15 @@ def predict_parameters(arch: Architecture) -> Prediction:
                       "every architecture", "definition")
 
 
-def predict_symmetry_dimension(arch: Architecture) -> Prediction:
-    """Dimension of the named symmetry group: GL(a_i) per head, scalings, GL(d_i) per hidden width."""
+def predict_symmetry_dimension(arch: Architecture | Network) -> Prediction:
+    """Dimension of the named symmetry group: GL(a_i) per head, scalings, GL(d_i) per hidden width (a
+    network of blocks: its factors, listed in ``bounds``)."""
+    if isinstance(arch, Network):
+        factors = group_factors(arch)
+        return Prediction("symmetry_group_dimension", group_dimension(arch),
+                          " + ".join(f"{f.name}" for f in factors) or "0",
+                          "every network (group, not orbit; head and neuron permutations are finite)", "definition",
+                          bounds=tuple((f.name, f.dimension, f.where) for f in factors))
     scal = arch.normalization == "none"
     if arch.multihead:
         formula = "sum_i H_i a_i^2 + sum_hidden d_i^2" + (" + sum_i H_i" if scal else "")
@@ -90,9 +111,9 @@ def predict_symmetry_dimension(arch: Architecture) -> Prediction:
     return Prediction("symmetry_group_dimension", group_dimension(arch), formula, regime, "definition")
 
 
-def predict_fiber_dimension(arch: Architecture) -> Prediction:
+def predict_fiber_dimension(arch: Architecture | Network, dim: Prediction | None = None) -> Prediction:
     """Generic fiber dimension = parameters - dimension wherever the dimension is predicted."""
-    dim = predict_dimension(arch)
+    dim = predict_dimension(arch) if dim is None else dim
     if dim.kind == "upper bound" and dim.value is not None:
         return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension bound",
                           dim.regime, dim.status, kind="lower bound")
@@ -107,19 +128,20 @@ class TheoryReport(Provenance, JsonResult):
     """All predictions for one architecture (closed forms: method "theory", certainty "exact"; each
     prediction's ``status`` says whether its formula is proved, derived or conjectured)."""
 
-    architecture: Architecture
+    architecture: Architecture | Network
     dimension: Prediction
     parameters: Prediction
     symmetry_group_dimension: Prediction
     fiber_dimension: Prediction
-    ambient_dimension: int
+    ambient_dimension: int | None
     method: str = field(default="theory", kw_only=True)
     certainty: str = field(default="exact", kw_only=True)
 
 
-def predict(arch: Architecture) -> TheoryReport:
+def predict(arch: Architecture | Network) -> TheoryReport:
     """Every closed-form prediction for ``arch``, each with its regime."""
-    return TheoryReport(arch, predict_dimension(arch), predict_parameters(arch),
-                        predict_symmetry_dimension(arch), predict_fiber_dimension(arch),
+    dim = predict_dimension(arch)
+    return TheoryReport(arch, dim, predict_parameters(arch),
+                        predict_symmetry_dimension(arch), predict_fiber_dimension(arch, dim),
                         arch.ambient_dimension, seed=None,
                         certainty_detail="closed forms, no computation; see each prediction's status")

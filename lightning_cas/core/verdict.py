@@ -16,6 +16,7 @@ import enum
 from dataclasses import dataclass, field
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.results import DimensionResult, JsonResult, Provenance
 
@@ -92,7 +93,7 @@ def describe(prediction: Prediction, judgement: Judgement, computed_how: str) ->
 class VerifyResult(Provenance, JsonResult):
     """A computed dimension next to the theory's prediction (provenance: that of the computation)."""
 
-    architecture: Architecture
+    architecture: Architecture | Network
     computed: DimensionResult
     predicted: int | None
     prediction_status: str

@@ -1,10 +1,10 @@
 """Weight points: the JSON file format every command that takes a point uses, and random points.
 
-Format: ``{"layers": [{"Q": [[...]], "K": [[...]], "V": [[...]]}, ...]}`` with integer entries or
-rationals as strings (``"3/4"``); a layer with several heads is ``{"heads": [{"Q":..,"K":..,"V":..}, ...]}``.
-A point is held as a tuple of per-layer (Q, K, V), each a tuple of rows of ``Fraction``, shaped by
-the architecture; a layer with several heads is a ``MultiHead`` tuple of per-head (Q, K, V). Bad
-files are refused in one sentence.
+Format: ``{"layers": [{"Q": [[...]], "K": [[...]], "V": [[...]]}, ...]}`` with integers, rationals as
+strings (``"3/4"``) or floats (read exactly: a float is the binary rational it is); a layer with
+several heads is ``{"heads": [{"Q":..,"K":..,"V":..}, ...]}``. A point is held as a tuple of
+per-layer (Q, K, V), each a tuple of rows of ``Fraction``, shaped by the architecture; a layer with
+several heads is a ``MultiHead`` tuple of per-head (Q, K, V). Bad files are refused in one sentence.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from lightning_cas.core.numbers import rational_text
 
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
 MAX_WEIGHT_BYTES = 4 * 1024 * 1024
+SMALLEST_NORMAL = 2.2250738585072014e-308
 
 Point = tuple  # tuple of (Q, K, V) per layer (MultiHead of them for several heads), tuples of tuples of Fraction
 
@@ -49,20 +50,33 @@ def _is_rational(value: str) -> bool:
         raise InputError(f"division by zero in {value!r}.") from None
 
 
+def exact_float(value: float, where: str) -> Fraction:
+    """A float as the binary rational it is; NaN, infinities and subnormals are refused (a subnormal is
+    almost always an underflow, not a trained weight, and its exact value has over 300 digits)."""
+    import math
+
+    if not math.isfinite(value):
+        raise InputError(f"{where}: the entry {value!r} is not a finite number.")
+    if value != 0.0 and abs(value) < SMALLEST_NORMAL:
+        raise InputError(f"{where}: the entry {value!r} is a subnormal float (below 2.2e-308); write 0 or a "
+                         "rational string if it is meant.")
+    return Fraction(value)
+
+
 def parse_entry(value, where: str) -> Fraction:
+    """An integer, a rational string like "3/4" or a float (read exactly, as the binary rational it is)."""
     if isinstance(value, bool):
-        raise InputError(f"{where}: entries must be integers or rational strings like \"3/4\", got {value!r}.")
+        raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got {value!r}.")
     if isinstance(value, int):
         q = Fraction(value)
+    elif isinstance(value, float):
+        return exact_float(value, where)  # a double's exact value has at most 1075 binary digits
     elif isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 8:
         raise InputError(f"{where}: entry has more than {MAX_DIGITS} digits.")
     elif isinstance(value, str) and _is_rational(value):
         q = rational_text(value)
-    elif isinstance(value, float):
-        raise InputError(f"{where}: floating-point entry {value!r}; write it as an integer or a rational string "
-                         "like \"3/4\" so the computation stays exact.")
     else:
-        raise InputError(f"{where}: entries must be integers or rational strings like \"3/4\", got {value!r}.")
+        raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got {value!r}.")
     if len(str(abs(q.numerator))) > MAX_DIGITS or len(str(q.denominator)) > MAX_DIGITS:
         raise InputError(f"{where}: entry has more than {MAX_DIGITS} digits.")
     return q

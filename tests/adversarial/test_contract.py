@@ -28,7 +28,7 @@ from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.api import load_result, result_class
 from lightning_cas.core.network import MLP, Attention, Linear, Network
-from lightning_cas.core.results import CERTAINTIES, JsonResult, Provenance, Record
+from lightning_cas.core.results import CERTAINTIES, JsonResult, Provenance, RankCertificate, Record
 
 A211 = Architecture((2, 1), (1,), 2)
 ONE_LAYER = ["--widths", "2,1", "--attention", "1", "--tokens", "2"]
@@ -377,7 +377,7 @@ def strategy_for(tp, depth=0):
 
 
 consistent_dimension_numbers_keys = ("architecture", "parameters", "ambient_dimension", "dimension", "runs", "primes",
-                                     "samples", "failure_bound")
+                                     "samples", "failure_bound", "generic_dimension", "certificate")
 
 
 @st.composite
@@ -393,7 +393,12 @@ def consistent_dimension_numbers(draw):
             "dimension": draw(st.integers(0, top)), "runs": runs,
             "primes": draw(st.lists(st.sampled_from([3, 32003, 16777213, 2 ** 31 - 1]), max_size=2).map(tuple)),
             "samples": draw(st.one_of(st.none(), st.integers(0, 10 ** 6))),
-            "failure_bound": draw(st.one_of(st.none(), st.floats(0, 1, exclude_max=True)))}
+            "failure_bound": draw(st.one_of(st.none(), st.floats(0, 1, exclude_max=True))),
+            "generic_dimension": draw(st.one_of(st.none(), st.integers(0, top))),
+            "certificate": draw(st.one_of(st.none(), st.builds(
+                lambda lo, up, digits, a, b: RankCertificate(min(lo, up), max(lo, up), a, b, digits),
+                st.integers(0, top), st.integers(0, top), st.integers(0, 10 ** 4), st.text(max_size=8),
+                st.text(max_size=8))))}
 
 
 def record_strategy(cls, depth=0):

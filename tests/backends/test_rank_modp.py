@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from lightning_cas import Architecture, dimension
-from lightning_cas.backends import modp, rank_modp
+from lightning_cas.backends import modp
+from lightning_cas.core import rank_modp
 from lightning_cas.core import gfp, primes
 from lightning_cas.core.arithmetic import ModP
 from lightning_cas.errors import InputError, LightningError, TooLargeError

@@ -53,7 +53,9 @@ def test_the_formula_really_fails_where_theory_refuses(widths, attention, tokens
 def test_softmax_predictions_drop_the_scaling_terms():
     light, soft = Architecture((3, 3, 3), (2, 2), 3), Architecture((3, 3, 3), (2, 2), 3, "softmax")
     assert predict_dimension(soft).value == predict_dimension(light).value + 2
-    assert predict_dimension(soft).status == "conjecture"
+    # equal widths, one head per layer: Konda's theorem (a claim until computed); otherwise the paper's conjecture
+    assert predict_dimension(soft).status == "claim" and "Konda" in predict_dimension(soft).regime
+    assert predict_dimension(Architecture((3, 4, 3), (2, 2), 3, "softmax")).status == "conjecture"
     assert predict_dimension(Architecture((3, 3), (2,), 2, "softmax")).status == "proved"
     # token collapse is a lightning phenomenon: softmax keeps its prediction
     assert predict_dimension(Architecture((2, 2, 2), (1, 2), 2, "softmax")).value == 4 + 3 + 4

@@ -1,0 +1,407 @@
+"""Weight points of any network, and input data: read exactly, from JSON, .npz and .safetensors.
+
+A point is the flat weight vector in the canonical order (``Network.weight_matrices``), held as
+exact rationals: a float is the binary rational it is, so the rank at trained weights is a question
+about exact numbers. Files, each through the bounded reader, refused in one line when they are not
+what they claim:
+
+* JSON: ``{"blocks": [{"heads": [{"Q": .., "K": .., "V": ..}]}, {"U": .., "D": ..}, {"P": ..}, {}]}``
+  (a one-head attention block may give Q, K, V (or W, O) directly), the old ``{"layers": [...]}`` of
+  the paper's network, or ``{"weights": [...]}`` flat. Entries: integers, rational strings, floats.
+* ``.npz`` and ``.safetensors``: one array per weight matrix, named as the PyTorch bridge names its
+  parameters: ``blocks.{i}.{letter}`` (i from 0), attention matrices stacked over heads (H, rows,
+  cols), mlp ``u`` and ``d``, linear ``p``; or a single flat array ``weights``.
+
+Input data (the batch functional dimension) is an array of token matrices (N, d_0, t): ``.npy``,
+``.npz`` (key ``inputs``) or JSON; the same exactness and refusals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import struct
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.files import parse_json, read_bytes
+from lightning_cas.core.network import Attention, Network
+from lightning_cas.core.weights import SMALLEST_NORMAL, flat, parse_entry, point_from_dict
+from lightning_cas.errors import InputError
+
+MAX_POINT_BYTES = 512 * 1024 * 1024  # a trained model's weights; the engine refuses sizes it cannot finish
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+MAX_HEADER_BYTES = 16 * 1024 * 1024
+LETTERS = {"q": "Q", "k": "K", "v": "V", "w": "W", "o": "O", "u": "U", "d": "D", "p": "P"}
+SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "bf16", "I64": "<i8", "I32": "<i4",
+                      "I16": "<i2", "I8": "i1", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8"}
+
+
+@dataclass(frozen=True)
+class WeightPoint:
+    """The weights of one network, exactly, and where they came from (a file and its sha256, or none)."""
+
+    network: Network
+    values: tuple[Fraction, ...]
+    source: str | None = None
+    sha256: str | None = None
+
+    def __post_init__(self):
+        if len(self.values) != self.network.parameters:
+            raise InputError(f"the point has {len(self.values)} weights, the network {self.network.parameters}.")
+
+    def floats(self) -> np.ndarray:
+        return np.array([float(v) for v in self.values])
+
+    def to_dict(self) -> dict:
+        """The JSON blocks form (integers stay integers, other rationals "p/q" strings)."""
+        return {"blocks": _blocks_dict(self.network, list(self.values))}
+
+    def provenance(self) -> dict:
+        return {"source": self.source, "sha256": self.sha256, "weights": len(self.values)}
+
+
+def _entry_out(q: Fraction):
+    return q.numerator if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+def _blocks_dict(net: Network, values: list) -> list[dict]:
+    blocks: list[dict] = [{} for _ in net.blocks]
+    for m in net.weight_matrices:
+        rows = [[_entry_out(values[m.offset + r * m.cols + c]) for c in range(m.cols)] for r in range(m.rows)]
+        b = net.blocks[m.block]
+        if isinstance(b, Attention):
+            heads = blocks[m.block].setdefault("heads", [{} for _ in range(b.heads)])
+            heads[m.head][LETTERS[m.letter]] = rows
+        else:
+            blocks[m.block][LETTERS[m.letter]] = rows
+    return blocks
+
+
+# ---------------------------------------------------------------- exact entries
+
+
+def exact_values(array: np.ndarray, where: str) -> list[Fraction]:
+    """The entries of a numeric array as exact rationals (floats exactly; NaN, inf, subnormals refused)."""
+    if array.dtype.kind == "b" or array.dtype.kind not in "iuf":
+        raise InputError(f"{where}: the array holds {array.dtype} values, not numbers.")
+    flat_values = array.reshape(-1)
+    if array.dtype.kind == "f":
+        wide = flat_values.astype(np.float64)
+        if not np.all(np.isfinite(wide)):
+            raise InputError(f"{where}: the array holds a NaN or an infinite entry.")
+        tiny = (wide != 0) & (np.abs(wide) < SMALLEST_NORMAL)
+        if tiny.any():
+            raise InputError(f"{where}: the array holds a subnormal float ({wide[tiny][0]!r}).")
+        return [Fraction(float(v)) for v in wide]
+    return [Fraction(int(v)) for v in flat_values]
+
+
+def _matrix_values(data, rows: int, cols: int, where: str) -> list[Fraction]:
+    if not isinstance(data, list) or len(data) != rows or not all(isinstance(r, list) and len(r) == cols
+                                                                    for r in data):
+        raise InputError(f"{where} must be {rows} rows of {cols} entries.")
+    return [parse_entry(v, f"{where}[{r + 1}][{c + 1}]") for r, row in enumerate(data) for c, v in enumerate(row)]
+
+
+# ---------------------------------------------------------------- from a decoded document
+
+
+def point_from_data(arch: Architecture | Network, data, source: str = "the point") -> WeightPoint:
+    """A point from its JSON form (blocks, the old layers form of the paper's network, or flat weights)."""
+    net = as_network(arch)
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: a weight point must be an object with blocks, layers or weights.")
+    keys = set(data)
+    if keys == {"weights"}:
+        values = data["weights"]
+        if not isinstance(values, list) or len(values) != net.parameters:
+            got = len(values) if isinstance(values, list) else type(values).__name__
+            raise InputError(f"{source}: weights must be a list of {net.parameters} numbers, got {got}.")
+        return WeightPoint(net, tuple(parse_entry(v, f"{source} weight {k + 1}") for k, v in enumerate(values)))
+    if keys == {"layers"}:
+        from lightning_cas.core.architecture import from_network
+        plain = arch if isinstance(arch, Architecture) else from_network(net)
+        if plain is None:
+            raise InputError(f"{source}: the layers form is for the paper's network; give this network's point as "
+                             "blocks.")
+        return WeightPoint(net, tuple(flat(point_from_dict(plain, data))))
+    if keys != {"blocks"}:
+        raise InputError(f"{source}: a weight point has exactly one of the keys blocks, layers, weights; got "
+                         f"{', '.join(sorted(map(str, keys))) or 'none'}.")
+    blocks = data["blocks"]
+    if not isinstance(blocks, list) or len(blocks) != len(net.blocks):
+        got = len(blocks) if isinstance(blocks, list) else type(blocks).__name__
+        raise InputError(f"{source}: the network has {len(net.blocks)} blocks, the point {got}.")
+    values: list[Fraction | None] = [None] * net.parameters
+    for i, (b, entry) in enumerate(zip(net.blocks, blocks), start=1):
+        where = f"{source} block {i} ({b.kind})"
+        mats = [m for m in net.weight_matrices if m.block == i - 1]
+        if not isinstance(entry, dict):
+            raise InputError(f"{where} must be an object.")
+        if isinstance(b, Attention):
+            heads = entry.get("heads") if set(entry) == {"heads"} else ([entry] if b.heads == 1 else None)
+            if not isinstance(heads, list) or len(heads) != b.heads:
+                raise InputError(f"{where} has {b.heads} head(s): give {{\"heads\": [...]}} with one object each.")
+            for h, head in enumerate(heads):
+                names = {LETTERS[m.letter] for m in mats if m.head == h}
+                if not isinstance(head, dict) or set(head) != names:
+                    raise InputError(f"{where} head {h + 1} must have exactly the keys {', '.join(sorted(names))}.")
+                for m in (m for m in mats if m.head == h):
+                    values[m.offset:m.stop] = _matrix_values(head[LETTERS[m.letter]], m.rows, m.cols,
+                                                             f"{where} head {h + 1} {LETTERS[m.letter]}")
+        else:
+            names = {LETTERS[m.letter] for m in mats}
+            if set(entry) != names:
+                raise InputError(f"{where} must have exactly the keys {', '.join(sorted(names)) or '(none)'}.")
+            for m in mats:
+                values[m.offset:m.stop] = _matrix_values(entry[LETTERS[m.letter]], m.rows, m.cols,
+                                                         f"{where} {LETTERS[m.letter]}")
+    return WeightPoint(net, tuple(values))
+
+
+def as_point(arch: Architecture | Network, value, name: str = "the point") -> WeightPoint:
+    """What the Python verbs accept as a point: a WeightPoint, the JSON form (a dict), the flat weights (a list
+    or array), or the old per-layer (Q, K, V) tuples of the paper's network."""
+    net = as_network(arch)
+    if isinstance(value, WeightPoint):
+        if value.network != net:
+            raise InputError(f"{name} belongs to another network ({value.network.parameters} weights).")
+        return value
+    if isinstance(value, dict):
+        return point_from_data(arch, value, name)
+    if isinstance(value, np.ndarray) or (isinstance(value, list) and value and not isinstance(value[0], (list, tuple))):
+        arr = np.asarray(value)
+        vals = exact_values(arr, name) if arr.dtype != object else [parse_entry(v, name) for v in arr.reshape(-1)]
+        if len(vals) != net.parameters:
+            raise InputError(f"{name} has {len(vals)} weights, the network {net.parameters}.")
+        return WeightPoint(net, tuple(vals))
+    if isinstance(value, (tuple, list)):
+        from lightning_cas.core.architecture import from_network
+        plain = arch if isinstance(arch, Architecture) else from_network(net)
+        if plain is None:
+            raise InputError(f"{name}: per-layer (Q, K, V) is the paper's network's form; give this network's "
+                             "point as a dict of blocks or flat weights.")
+        return WeightPoint(net, tuple(flat(_old_point(plain, value, name))))
+    raise InputError(f"{name} must be a WeightPoint, a dict, or a list of weights, got {type(value).__name__}.")
+
+
+def _plain(v):
+    """An entry as the JSON form has it: Fractions as "p/q" strings, numpy scalars as Python numbers."""
+    if isinstance(v, Fraction):
+        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
+    if isinstance(v, np.floating):
+        return float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _old_point(arch: Architecture, value, name: str):
+    layers = []
+    for i, layer in enumerate(value, start=1):
+        if not isinstance(layer, (list, tuple)) or len(layer) != 3:
+            raise InputError(f"{name}: layer {i} must be a triple (Q, K, V).")
+        layers.append({k: [[_plain(v) for v in row] for row in M] for k, M in zip("QKV", layer)})
+    return point_from_dict(arch, {"layers": layers})
+
+
+def state_names(net: Network) -> dict[str, tuple]:
+    """The array names of a network's weights (PyTorch bridge, .npz, .safetensors) and their shapes."""
+    out = {}
+    for i, b in enumerate(net.blocks):
+        mats = [m for m in net.weight_matrices if m.block == i]
+        for letter in dict.fromkeys(m.letter for m in mats):
+            m = next(x for x in mats if x.letter == letter)
+            shape = (b.heads, m.rows, m.cols) if isinstance(b, Attention) else (m.rows, m.cols)
+            out[f"blocks.{i}.{letter}"] = shape
+    return out
+
+
+def point_from_arrays(arch: Architecture | Network, arrays: dict, source: str = "the point") -> WeightPoint:
+    """A point from named arrays (a state_dict as numpy arrays, an .npz, a .safetensors file)."""
+    net = as_network(arch)
+    if set(arrays) == {"weights"}:
+        vals = exact_values(np.asarray(arrays["weights"]), f"{source} weights")
+        if len(vals) != net.parameters:
+            raise InputError(f"{source}: weights has {len(vals)} entries, the network {net.parameters}.")
+        return WeightPoint(net, tuple(vals))
+    names = state_names(net)
+    missing = sorted(set(names) - set(arrays))
+    extra = sorted(set(arrays) - set(names))
+    if missing:
+        raise InputError(f"{source}: the array {missing[0]!r} is missing (expected {', '.join(names)}).")
+    if extra:
+        raise InputError(f"{source}: the array {extra[0]!r} is not a weight of this network (expected "
+                         f"{', '.join(names)}).")
+    values: list[Fraction | None] = [None] * net.parameters
+    for name, shape in names.items():
+        arr = np.asarray(arrays[name])
+        if tuple(arr.shape) != shape:
+            raise InputError(f"{source}: the array {name!r} has shape {tuple(arr.shape)}, expected {shape}.")
+        _, i, letter = name.split(".")
+        vals = exact_values(arr, f"{source} {name}")
+        size = math.prod(shape[-2:])
+        for m in (m for m in net.weight_matrices if m.block == int(i) and m.letter == letter):
+            values[m.offset:m.stop] = vals[m.head * size:(m.head + 1) * size]
+    return WeightPoint(net, tuple(values))
+
+
+# ---------------------------------------------------------------- files
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _npz_arrays(data: bytes, source: str) -> dict:
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except (ValueError, OSError, EOFError, KeyError) as exc:
+        raise InputError(f"{source}: not a readable .npz archive of numeric arrays ({exc}).") from None
+
+
+def _npy_array(data: bytes, source: str) -> np.ndarray:
+    try:
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise InputError(f"{source}: not a readable .npy array of numbers ({exc}).") from None
+
+
+def safetensors_arrays(data: bytes, source: str) -> dict:
+    """The arrays of a .safetensors file, read by its own rules: an 8-byte header length, a JSON header
+    naming dtype, shape and byte range of each tensor, the bytes; a header that lies about sizes or
+    ranges is refused (never trusted to index memory)."""
+    if len(data) < 8:
+        raise InputError(f"{source}: too short to be a .safetensors file.")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > MAX_HEADER_BYTES or 8 + n > len(data):
+        raise InputError(f"{source}: the .safetensors header claims {n} bytes; the file has {len(data) - 8}.")
+    try:
+        header = parse_json(data[8:8 + n].decode("utf-8"), f"{source} header")
+    except UnicodeDecodeError:
+        raise InputError(f"{source}: the .safetensors header is not UTF-8.") from None
+    if not isinstance(header, dict):
+        raise InputError(f"{source}: the .safetensors header is not an object.")
+    body = memoryview(data)[8 + n:]
+    out, spans = {}, []
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
+            raise InputError(f"{source}: the tensor {name!r} has no valid dtype, shape and data_offsets.")
+        dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        if dtype not in SAFETENSORS_DTYPES:
+            raise InputError(f"{source}: the tensor {name!r} has dtype {dtype!r}, not a number type.")
+        if (not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                                   for s in shape)):
+            raise InputError(f"{source}: the tensor {name!r} has an invalid shape {shape!r}.")
+        if (not isinstance(offsets, list) or len(offsets) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in offsets)):
+            raise InputError(f"{source}: the tensor {name!r} has invalid data_offsets {offsets!r}.")
+        begin, end = offsets
+        item = 2 if dtype == "BF16" else np.dtype(SAFETENSORS_DTYPES[dtype]).itemsize
+        if not 0 <= begin <= end <= len(body) or end - begin != math.prod(shape) * item:
+            raise InputError(f"{source}: the tensor {name!r} claims bytes {begin}..{end} for shape {shape} of "
+                             f"{dtype}; the data has {len(body)} bytes.")
+        spans.append((begin, end, name))
+        raw = bytes(body[begin:end])
+        if dtype == "BF16":
+            arr = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            arr = np.frombuffer(raw, dtype=SAFETENSORS_DTYPES[dtype])
+        out[name] = arr.reshape(shape)
+    spans.sort()
+    for (_, e0, n0), (b1, _, n1) in zip(spans, spans[1:]):
+        if b1 < e0:
+            raise InputError(f"{source}: the tensors {n0!r} and {n1!r} overlap.")
+    return out
+
+
+def load_weights(arch: Architecture | Network, path: str | os.PathLike) -> WeightPoint:
+    """A weight file (JSON, .npz or .safetensors, by its ending), with its name and sha256."""
+    name = os.fspath(path)
+    data = read_bytes(path, "weight file", max_bytes=MAX_POINT_BYTES)
+    source = name
+    if name.endswith(".npz"):
+        point = point_from_arrays(arch, _npz_arrays(data, source), source)
+    elif name.endswith(".safetensors"):
+        point = point_from_arrays(arch, safetensors_arrays(data, source), source)
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"the weight file {name!r} is not UTF-8 JSON (use .npz or .safetensors for "
+                             "arrays).") from None
+        point = point_from_data(arch, parse_json(text, f"weight file {name!r}"), source)
+    return WeightPoint(point.network, point.values, os.path.basename(name), _digest(data))
+
+
+def save_weights(point: WeightPoint, path: str | os.PathLike) -> None:
+    """The JSON blocks form, written atomically."""
+    from lightning_cas.core.files import atomic_write_text
+
+    atomic_write_text(path, json.dumps(point.to_dict()) + "\n")
+
+
+@dataclass(frozen=True)
+class InputData:
+    """Token matrices (N, d_0, t), exactly, and their source."""
+
+    values: np.ndarray  # object array of Fraction
+    source: str | None = None
+    sha256: str | None = None
+
+    @property
+    def count(self) -> int:
+        return self.values.shape[0]
+
+    def provenance(self) -> dict:
+        return {"source": self.source, "sha256": self.sha256, "samples": self.count}
+
+
+def inputs_from_array(arch: Architecture | Network, array, source: str = "the inputs") -> InputData:
+    net = as_network(arch)
+    arr = np.asarray(array)
+    if arr.ndim == 2 and net.tokens == 1:
+        arr = arr[:, :, None]
+    expected = (net.input, net.tokens)
+    if arr.ndim != 3 or tuple(arr.shape[1:]) != expected or arr.shape[0] < 1:
+        raise InputError(f"{source}: inputs must be an array of shape (N, {net.input}, {net.tokens}) (token "
+                         f"matrices, tokens as columns), got shape {tuple(arr.shape)}.")
+    values = np.array(exact_values(arr, source), dtype=object).reshape(arr.shape)
+    return InputData(values, source)
+
+
+def load_inputs(arch: Architecture | Network, path: str | os.PathLike) -> InputData:
+    """Input data: .npy, .npz (key ``inputs``) or JSON (a nested list), with its name and sha256."""
+    name = os.fspath(path)
+    data = read_bytes(path, "input file", max_bytes=MAX_INPUT_BYTES)
+    if name.endswith(".npy"):
+        arr = _npy_array(data, name)
+    elif name.endswith(".npz"):
+        arrays = _npz_arrays(data, name)
+        if set(arrays) != {"inputs"}:
+            raise InputError(f"{name}: an .npz of inputs holds one array named 'inputs', got "
+                             f"{', '.join(sorted(arrays)) or 'none'}.")
+        arr = arrays["inputs"]
+    else:
+        net = as_network(arch)
+        doc = parse_json(data.decode("utf-8", errors="replace"), f"input file {name!r}")
+        shaped = (isinstance(doc, list) and doc and all(
+            isinstance(mat, list) and len(mat) == net.input
+            and all(isinstance(row, list) and len(row) == net.tokens for row in mat) for mat in doc))
+        if not shaped:
+            raise InputError(f"{name}: inputs must be a list of token matrices, each {net.input} rows of "
+                             f"{net.tokens} numbers (tokens as columns).")
+        nested = [[[parse_entry(v, f"{name} input {n + 1}") for v in row] for row in mat] for n, mat in enumerate(doc)]
+        return InputData(np.array(nested, dtype=object), os.path.basename(name), _digest(data))
+    out = inputs_from_array(arch, arr, name)
+    return InputData(out.values, os.path.basename(name), _digest(data))

@@ -1,0 +1,129 @@
+"""The PyTorch bridge (optional extra ``lightning_cas[torch]``): a module with exactly our parametrization,
+and its ``state_dict`` read back as a weight point.
+
+``TorchNetwork(net)`` is an ``nn.Module`` computing the same function as ``core.forward`` on a
+``Network``: bias-free, no LayerNorm, no 1/sqrt(d_head) scaling of the logits (the attention matrix is
+S = (K Y)^T (Q Y)), the causal mask keeps key i <= query j, softmax over the keys. PyTorch convention
+on the outside: ``forward(x)`` takes x of shape (batch, tokens, d_0) and returns (batch, tokens, d_out)
+(our token matrices are the transposes: tokens are columns). Parameters are named
+``blocks.{i}.{letter}`` (i from 0; q, k, v or w, o for attention, stacked over heads as (H, rows,
+cols); u, d for an mlp; p for a linear block): the same names ``core.points`` reads from .npz and
+.safetensors files, so ``torch.save(model.state_dict())`` can be converted with
+``safetensors.torch.save_file`` and given to ``dim --at``.
+
+Nothing else in lightning_cas imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.points import WeightPoint, point_from_arrays, state_names
+from lightning_cas.errors import InputError
+
+
+class TorchNetwork(nn.Module):
+    """A network of blocks as an nn.Module (module docstring); float64 by default, so the weights a test
+    trains are the exact binary rationals the rank is computed at."""
+
+    def __init__(self, network: Network, dtype: torch.dtype = torch.float64, seed: int = 0):
+        super().__init__()
+        self.network = network
+        generator = torch.Generator().manual_seed(seed)
+        shapes = state_names(network)
+        self.blocks = nn.ModuleList()
+        for i, block in enumerate(network.blocks):
+            module = _Block(block)
+            for name, shape in shapes.items():
+                _, index, letter = name.split(".")
+                if int(index) == i:
+                    scale = 1.0 / math.sqrt(shape[-1])  # fan-in: keeps attention logits O(1)
+                    module.register_parameter(letter, nn.Parameter(torch.randn(shape, generator=generator,
+                                                                               dtype=dtype) * scale))
+            self.blocks.append(module)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        Y = x.transpose(-1, -2)  # (batch, d, t): tokens as columns
+        for block in self.blocks:
+            Y = block(Y)
+        return Y.transpose(-1, -2)
+
+    def point(self) -> WeightPoint:
+        """The module's weights as an exact weight point."""
+        return point_from_state_dict(self.network, self.state_dict())
+
+    def load_point(self, point: WeightPoint) -> None:
+        """Set the module's weights to a point (exactly, when the point's values are of the module's dtype)."""
+        self.load_state_dict(state_dict_from_point(point, next(self.parameters()).dtype))
+
+
+class _Block(nn.Module):
+    """One block; its weights are registered as parameters named by their letters (blocks.{i}.{letter})."""
+
+    def __init__(self, block):
+        super().__init__()
+        self.spec = block
+
+    def forward(self, Y: torch.Tensor) -> torch.Tensor:
+        b = self.spec
+        p = dict(self.named_parameters())
+        if isinstance(b, Attention):
+            V = p["v"] if b.value is None else p["o"] @ p["w"]  # (H, out, d)
+            QY = torch.einsum("had,ndt->nhat", p["q"], Y)
+            KY = torch.einsum("had,ndt->nhat", p["k"], Y)
+            S = torch.einsum("nhai,nhaj->nhij", KY, QY)  # key i, query j
+            t = Y.shape[-1]
+            keep = torch.ones(t, t, dtype=torch.bool)
+            if b.causal:
+                keep = torch.triu(keep)
+            if b.normalization == "softmax":
+                A = torch.softmax(S.masked_fill(~keep, float("-inf")), dim=-2)
+            else:
+                A = S * keep
+            out = torch.einsum("hed,ndi,nhij->nej", V, Y, A)
+        elif isinstance(b, MLP):
+            out = p["d"] @ (p["u"] @ Y) ** b.degree
+        elif isinstance(b, Linear):
+            out = p["p"] @ Y
+        elif isinstance(b, Power):
+            out = Y ** b.degree
+        else:  # pragma: no cover - Network validates the kinds
+            raise InputError(f"unknown block {b!r}")
+        return Y + out if getattr(b, "residual", False) else out
+
+
+def point_from_state_dict(network: Network, state: dict) -> WeightPoint:
+    """A state_dict of ``TorchNetwork`` (or tensors under the file names) as an exact weight point; missing
+    or extra keys and wrong shapes are refused in one line naming the key."""
+    if not isinstance(state, dict):
+        raise InputError(f"a state_dict must be a mapping of names to tensors, got {type(state).__name__}.")
+    arrays = {}
+    for name, tensor in state.items():
+        if not isinstance(tensor, torch.Tensor):
+            raise InputError(f"the state_dict entry {name!r} is not a tensor.")
+        if not (tensor.dtype.is_floating_point or tensor.dtype in (torch.int64, torch.int32, torch.int16,
+                                                                   torch.int8, torch.uint8)):
+            raise InputError(f"the state_dict entry {name!r} holds {tensor.dtype}, not numbers.")
+        value = tensor.detach().cpu()
+        if value.dtype in (torch.bfloat16, torch.float16):
+            value = value.to(torch.float32)  # exactly: both embed in float32
+        arrays[name] = value.numpy()
+    return point_from_arrays(network, arrays, "the state_dict")
+
+
+def state_dict_from_point(point: WeightPoint, dtype: torch.dtype = torch.float64) -> dict:
+    """The module's state_dict holding the point's values (rounded to ``dtype`` where they are not exact)."""
+    net = point.network
+    values = np.array([float(v) for v in point.values])
+    out = {}
+    for name, shape in state_names(net).items():
+        _, i, letter = name.split(".")
+        mats = [m for m in net.weight_matrices if m.block == int(i) and m.letter == letter]
+        data = np.concatenate([values[m.offset:m.stop] for m in mats]).reshape(shape)
+        out[name] = torch.tensor(data, dtype=dtype)
+    return out
