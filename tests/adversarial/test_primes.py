@@ -95,3 +95,23 @@ def test_the_verbs_and_the_command_line_agree_on_verify():
         verify(arch, prime=3)
     res = CliRunner().invoke(main, ["verify", "--widths", "2,1", "--attention", "1", "--prime", "3"])
     assert res.stderr.strip() == f"lightning-cas: error: {from_python.value}"
+
+
+def test_the_rank_at_given_weights_follows_the_same_rule(tmp_path):
+    """Only the token matrices are random there, so its bound is the token part: (r + 1)(d + 1) / p."""
+    point = tmp_path / "w.json"
+    point.write_text(json.dumps({"layers": [{"Q": [[1, 2]], "K": [[3, 4]], "V": [[1, -1], [2, 7]]}]}))
+    runner = CliRunner()
+    base = ["dim", "--widths", "2,2", "--attention", "1", "--at", str(point)]
+    refused = runner.invoke(main, [*base, "--prime", "3"])
+    assert refused.exit_code == 2 and refused.stdout == ""
+    need = advice(refused.stderr.strip())
+    assert need == smallest_prime_above((8 + 1) * (3 + 1) * 1000)  # rank <= 8, token degree 3
+    ok = runner.invoke(main, [*base, "--prime", str(smallest_prime_above(need)), "--json"])
+    assert ok.exit_code == 0, ok.stderr
+    assert json.loads(ok.stdout)["failure_bound"] < MAX_FAILURE_BOUND
+    given = tmp_path / "x.json"  # on given inputs nothing is random: any prime gives a certified lower bound
+    given.write_text(json.dumps([[[1, 2], [3, 4]], [[5, 6], [7, 8]], [[1, -1], [2, 5]], [[3, 1], [4, 1]]]))
+    res = runner.invoke(main, [*base, "--inputs", str(given), "--prime", "65521", "--json"])
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["failure_bound"] is None
