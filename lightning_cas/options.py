@@ -187,7 +187,7 @@ def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=No
             # the point is given, so no bound is proved: this one is that of the tangent rank at a
             # random point, and it keeps out the small primes where the fiber mod p most often differs
             bound = check_failure_bound(prime, weight_numerator(arch), "fiber")
-        # dimensions: api checks the numerator of the method that runs, up front and after the run
+        # dimensions: the api applies the same rule with the bound of the method that runs (the backends state it)
     return Options(seed=seed, timeout=timeout, prime=prime, method=method, m2=m2, session=session, jobs=jobs,
                    failure_bound=bound)
 

@@ -353,17 +353,25 @@ def test_a_forged_record_is_reported_untrusted_not_agree_and_is_recomputed(tmp_p
     rec = out / f"{label}.json"
     genuine = json.loads(rec.read_text())
     assert genuine["agreement"] == "agree"
-    _forge(rec, **{"result.dimension": 99, "predicted": 99, "agreement": "agree"})
+    # a plausible number (7 of 8 parameters): only the signature gives the forgery away
+    _forge(rec, **{"result.dimension": 7, "predicted": 7, "agreement": "agree"})
     rows = {json.loads(line)["label"]: json.loads(line) for line in cli("report", out, "--json").stdout.splitlines()}
     assert rows[label]["agreement"] == "untrusted" and "not trusted" in rows[label]["message"]
     table = cli("report", out).stdout
     assert "untrusted" in table
     check = verify_record(rec)
-    assert check.status == "untrusted" and check.record.result.dimension == 99
+    assert check.status == "untrusted" and check.record.result.dimension == 7
     # a sweep never reuses it: it is recomputed and comes back genuine (6 = modp = closed form)
     summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
     assert summary["ran"] == 1 and summary["cached"] == 1
     assert json.loads(rec.read_text())["result"]["dimension"] == genuine["result"]["dimension"] == 6
+    # an impossible number (99 of 8 parameters) is not even a record: never shown as agree, recomputed
+    _forge(rec, **{"result.dimension": 99, "predicted": 99, "agreement": "agree"})
+    assert verify_record(rec).status == "invalid"
+    lines = cli("report", out, "--json").stdout.splitlines()
+    assert not any(json.loads(line)["label"] == label and json.loads(line)["agreement"] == "agree" for line in lines)
+    summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
+    assert summary["ran"] == 1 and json.loads(rec.read_text())["result"]["dimension"] == 6
 
 
 def test_records_signed_by_another_users_key_are_untrusted(tmp_path, monkeypatch):
