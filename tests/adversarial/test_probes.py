@@ -144,3 +144,18 @@ def test_long_integers_in_a_fresh_interpreter(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr[-1500:]
+
+
+def test_raising_the_limit_does_not_open_the_macaulay2_parser():
+    """The CLI raises Python's digit limit for long results; Macaulay2's records keep their own cap."""
+    from lightning_cas.core.numbers import allow_long_integers
+    from lightning_cas.errors import M2ParseError
+    from lightning_cas.macaulay2.parse import JSON_MARK, json_rationals, json_record, parse_int, parse_int_list
+
+    allow_long_integers()
+    for bad in (lambda: parse_int("9" * 5000), lambda: parse_int_list("{1, " + "9" * 5000 + "}"),
+                lambda: json_record(JSON_MARK + '{"rank": 1' + "0" * 5000 + "}\n"),
+                lambda: json_rationals({"w": ["1/" + "3" * 5000]}, "w")):
+        with pytest.raises(M2ParseError):
+            bad()
+    assert parse_int("9" * 4000) == 10 ** 4000 - 1
