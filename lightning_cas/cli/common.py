@@ -85,6 +85,11 @@ def clean_errors(fn):
             _fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted.", 130)
+        except MemoryError as exc:  # an allocation no size guard foresaw: the machine's limit, said as such
+            if os.environ.get("LIGHTNING_CAS_DEBUG"):
+                raise
+            _fail(f"out of memory ({exc or 'MemoryError'}); this computation does not fit on this machine: choose a "
+                  "smaller architecture.", 1)
         except Exception as exc:  # a bug: still one line, never a silent number
             if isinstance(exc, StdoutError):
                 _stdout_gone(exc)

@@ -116,6 +116,8 @@ def test_hostile_methods(method):
 @pytest.mark.parametrize("args", [
     ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
     ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
+    # the named group's tangents at 64 heads of 256 wide: an array of 6 TiB no guard foresaw, said in one line
+    ["predict", "--widths", "256,256", "--attention", "256", "--heads", "64", "--tokens", "64", "--json"],
     ["dim", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
     ["verify", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
     ["fiber", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--method", "m2"],
