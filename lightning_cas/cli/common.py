@@ -123,7 +123,8 @@ class Number(click.ParamType):
         else:  # a default given in code
             number = integer_value(value) if self.integer else real_value(value)
         if number is None:
-            hint = " (ASCII digits only)" if not value.isascii() else " (no underscores)" if "_" in value else ""
+            text = value if isinstance(value, str) else ""
+            hint = " (ASCII digits only)" if not text.isascii() else " (no underscores)" if "_" in text else ""
             self.fail(f"{printable(repr(value))[:80]} is not a valid {'integer' if self.integer else 'number'}{hint}.",
                       param, ctx)
         too_low = self.low is not None and (number <= self.low if self.low_open else number < self.low)
