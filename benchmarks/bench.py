@@ -10,9 +10,10 @@ Sections (``--only`` picks one):
   each next to the theory. The sweep speed-up is reported against each baseline separately.
   Every (case, method) runs in a fresh worker process, so its peak RSS is its own: the worker's
   ``ru_maxrss`` for the Python backends, ``RUSAGE_CHILDREN`` (M2 is the worker's only child) for M2.
-* ``geometry`` -- ``bench_geometry.run_geometry_bench`` (implicitization, issue 5).
-* ``softmax`` -- ``bench_softmax.run_softmax_bench`` (the paper's softmax sweep, issue 6).
-* ``rank`` -- ``bench_rank.run_rank_bench`` (exact dimension at real sizes, issue 15).
+* ``geometry`` -- ``bench_geometry.run_geometry_bench`` (implicitization).
+* ``softmax`` -- ``bench_softmax.run_softmax_bench`` (the paper's softmax sweep).
+* ``rank`` -- ``bench_rank.run_rank_bench`` (exact dimension at real sizes).
+* ``blocks`` -- ``bench_blocks.run_blocks_bench`` (networks of blocks, ranks at given weights, Konda).
 
 The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
 table is printed at the end and written as Markdown next to the JSON. Disagreements between
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from lightning_cas.core.files import atomic_write_text
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank")
+SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
           "paper": "paper-protocol float (worker peak RSS, torch included)",
@@ -363,6 +364,10 @@ def summarize(results: dict) -> dict:
         from benchmarks.bench_rank import rank_findings
 
         findings += rank_findings(results["sections"]["rank"])
+    if results.get("sections", {}).get("blocks"):
+        from benchmarks.bench_blocks import blocks_findings
+
+        findings += blocks_findings(results["sections"]["blocks"])
     summary["findings"] = findings
     return summary
 
@@ -464,7 +469,7 @@ def render_markdown(results: dict) -> str:
         out[-1] += (" Sections kept from an earlier run (`--only`): " + "; ".join(
             f"{n} measured {r.get('started')} to {r.get('finished')} (load average at start "
             f"{(r.get('environment') or {}).get('loadavg_start')})" for n, r in earlier.items()) + ".")
-    out += ["", "## Targets (issue 3 item 5)", ""]
+    out += ["", "## Targets", ""]
     t = s.get("delta10_modp")
     out.append(f"- delta = 10 (L = 2, t = 3, a = 2, {t['parameters']} parameters) with modp: {t['time_s']:.3f} s "
                f"(target < {t['target_s']:g} s): {_yes(t['met'])}" if t else "- delta = 10 with modp: not measured")
@@ -528,7 +533,7 @@ def render_markdown(results: dict) -> str:
                 _md_table(*geometry_table(secs["geometry"]))]
     if secs.get("softmax"):
         ss = s.get("softmax_sweep", {})
-        out += ["", "## Softmax sweep (issue 6 item 4)", "", _md_table(*softmax_table(secs["softmax"])), "",
+        out += ["", "## Softmax sweep", "", _md_table(*softmax_table(secs["softmax"])), "",
                 f"Softmax sweep total {ss.get('softmax_total_s')} s (robust protocol: three float64 points, high "
                 f"precision when a gap is unclear) vs the lightning float64 baseline "
                 f"{ss.get('lightning_float_total_s')}"
@@ -537,6 +542,10 @@ def render_markdown(results: dict) -> str:
         from benchmarks.bench_rank import rank_markdown
 
         out += ["", rank_markdown(secs["rank"]).rstrip()]
+    if secs.get("blocks"):
+        from benchmarks.bench_blocks import blocks_markdown
+
+        out += ["", blocks_markdown(secs["blocks"]).rstrip()]
     return "\n".join(out) + "\n"
 
 
@@ -560,7 +569,7 @@ def print_tables(results: dict) -> None:
     for f in results.get("summary", {}).get("findings", []):
         console.print(f"[bold red]FINDING[/]: {f}")
     md = render_markdown(results)
-    targets = md.split("## Targets (issue 3 item 5)")[1].split("Times are")[0].strip()
+    targets = md.split("## Targets")[1].split("Times are")[0].strip()
     console.print(targets.replace("**", ""))
 
 
@@ -628,6 +637,11 @@ def main(argv=None) -> int:
             from benchmarks.bench_rank import run_rank_bench
 
             rows.extend(run_rank_bench(quick=args.quick, seed=args.seed, progress=lambda m: print(m, flush=True)))
+            save(out, results)
+        elif section == "blocks":
+            from benchmarks.bench_blocks import run_blocks_bench
+
+            rows.extend(run_blocks_bench(progress=lambda m: print(m, flush=True)))
             save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench

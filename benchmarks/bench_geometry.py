@@ -28,14 +28,14 @@ def _timed(row: dict, compute) -> dict:
     return row
 
 
-# issue 18: 1 < a < d, the ideal from (V, A) modulo minors(a+1, A), or (V, sym A) at one token
+# 1 < a < d, the ideal from (V, A) modulo minors(a+1, A), or (V, sym A) at one token
 RANK_CONDITION_CASES = [  # (d, d', a, tokens, one_coordinate)
     (3, 1, 2, 1, False), (3, 1, 2, 2, False), (3, 2, 2, 2, True), (3, 2, 2, 2, False),
 ]
 
 
 def run_rank_condition_rows(timeout: float, cases=RANK_CONDITION_CASES) -> list[dict]:
-    """Implicit ideal rows for 1 < a < d (issue 18), self-contained so the rows move with the bench code."""
+    """Implicit ideal rows for 1 < a < d, self-contained so the rows move with the bench code."""
     rows = []
     for d, e, a, t, one in cases:
         def compute(d=d, e=e, a=a, t=t, one=one):

@@ -1,4 +1,4 @@
-"""Benchmark rows for the exact dimension at real sizes (issue 15), self-contained so the section
+"""Benchmark rows for the exact dimension at real sizes, self-contained so the section
 can move with the benchmarks: ``run_rank_bench`` measures, ``rank_markdown`` renders,
 ``rank_findings`` lists what disagrees or misses a target.
 
@@ -220,7 +220,7 @@ def rank_markdown(rows: list[dict]) -> str:
     growth = [r for r in rows if r.get("kind") == "growth" and r.get("status") == "ok"]
     big = next((r for r in growth if r["parameters"] == 6144), None)
     cli = {r["name"]: r for r in rows if r.get("kind") == "cli"}
-    out = ["## Exact dimension at real sizes (issue 15)", ""]
+    out = ["## Exact dimension at real sizes", ""]
     if big:
         out.append(f"- widths 32x5, attention 8x4, t = 3 (6144 weights): dimension {big['dimension']} (closed form "
                    f"{big['theory']}) in {big['seconds']:.1f} s, CPU {big['cpu_seconds']:.1f} s, load average "

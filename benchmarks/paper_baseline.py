@@ -1,6 +1,6 @@
 """The paper's own float baseline: torch autograd, one backward pass per output entry, SVD rank.
 
-Why this exists next to ``numeric``: the benchmark target of issue 3 ("modp at least 20x faster
+Why this exists next to ``numeric``: the benchmark target ("modp at least 20x faster
 than a float64 baseline that follows the paper's protocol") is about what the paper's authors
 actually ran, and ``numeric`` is *our* fast forward-mode float Jacobian, which builds the same
 matrix in one vectorized pass. Here the cost model is the paper's (NeuroDim, dim_estimator.py):
@@ -26,7 +26,7 @@ from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.core.model import split_weights
 from lightning_cas.core.results import DimensionResult
 
-PAPER_SAMPLES = 250  # N Gaussian token matrices, as in issue 3 item 5
+PAPER_SAMPLES = 250  # N Gaussian token matrices, as the paper's protocol
 PAPER_TRIALS = 5  # the paper's script takes the largest rank over 5 fresh models and inputs
 
 

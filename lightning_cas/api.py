@@ -238,7 +238,7 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
 RESULT_MODULES = {
     "DimensionResult": "lightning_cas.core.results", "VerifyResult": "lightning_cas.core.verdict",
     "TheoryReport": "lightning_cas.core.theory",
-    "FiberResult": "lightning_cas.geometry.fibers",
+    "FiberResult": "lightning_cas.geometry.fibers", "NetworkFiberResult": "lightning_cas.geometry.network_fibers",
     "ImplicitResult": "lightning_cas.geometry.ideals", "SingularLocusResult": "lightning_cas.geometry.ideals",
     "PointSingularityResult": "lightning_cas.geometry.ideals",
     "BoundaryResult": "lightning_cas.geometry.boundary", "ClaimsResult": "lightning_cas.geometry.claims",

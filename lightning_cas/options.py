@@ -17,7 +17,7 @@ from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, che
 from lightning_cas.core.deadline import time_limit
 from lightning_cas.core.primes import check_prime as check_modulus
 from lightning_cas.core.primes import PRIME_LIMIT, is_prime, second_primes
-from lightning_cas.core.weights import point_from_dict
+from lightning_cas.core.weights import MultiHead, point_from_dict
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.runner import M2Session
 
@@ -217,6 +217,9 @@ def check_point(arch, point, name: str = "point"):
         raise InputError(f"the {name} must be a weight point (per layer Q, K, V), got {type(point).__name__}.")
     layers = []
     for i, layer in enumerate(point, start=1):
+        if isinstance(layer, MultiHead):  # a layer with several heads, as random_point and the readers hold it
+            layers.append({"heads": [{k: rows(M) for k, M in zip("QKV", head)} for head in layer]})
+            continue
         if not isinstance(layer, (list, tuple)) or len(layer) != 3:
             raise InputError(f"the {name}: layer {i} must be a triple (Q, K, V).")
         layers.append({k: rows(M) for k, M in zip("QKV", layer)})

@@ -1,4 +1,4 @@
-# Batch runs (issue 7), included from the Makefile, which defines VENV, PY, SPEC and `setup`.
+# Batch runs, included from the Makefile, which defines VENV, PY, SPEC and `setup`.
 #   make sweep SPEC=examples/sweep.toml [OUT=dir] [JOBS=2] [EXECUTOR=local|dask]
 #   make -j 4 batch SPEC=...   one make target per result file: parallel, and resumes where it stopped
 #   make paper                 the paper's dimension results: paper/dimensions.csv and paper/dimensions.png
@@ -39,7 +39,7 @@ paper: setup
 	  --plot $(call lcas_q,$(PAPER_DIR)/dimensions.png) \
 	  --title "Henry-Marchetti-Kohn dimensions: computed vs predicted"
 
-# The multi-head table (issue 17): one layer d, d' in 1..4, a <= d, H in 1..4, t in 1..3, deep shapes, M2 checks.
+# The multi-head table: one layer d, d' in 1..4, a <= d, H in 1..4, t in 1..3, deep shapes, M2 checks.
 #   make heads   ->  heads/table.csv, heads/defects.csv, heads/heads.png (1-3 minutes, modp)
 HEADS_SPEC ?= examples/heads.toml
 HEADS_DIR ?= heads
@@ -48,3 +48,11 @@ heads: setup
 	@mkdir -p $(HEADS_DIR)
 	$(LCAS) sweep $(HEADS_SPEC) --out $(HEADS_DIR)/results --jobs $(JOBS) --retry-failed --quiet
 	$(PY) -m lightning_cas.batch.heads $(HEADS_DIR)/results --out $(HEADS_DIR)
+
+# The blocks table: small transformer stacks (causal/residual/projections/mlp, 1-3 layers) and polynomial
+# networks, computed and judged against the published formulas and proved bounds (a few minutes).
+#   make blocks  ->  blocks/table.csv, blocks/defects.csv, blocks/findings.md, blocks/blocks.png
+BLOCKS_DIR ?= blocks
+.PHONY: blocks
+blocks: setup
+	$(LCAS) blocks --out $(call lcas_q,$(BLOCKS_DIR))

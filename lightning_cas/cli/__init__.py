@@ -27,6 +27,7 @@ COMMANDS = {
     "sweep": ("lightning_cas.cli.batch", "sweep_command"),
     "report": ("lightning_cas.cli.batch", "report_command"),
     "notebook": ("lightning_cas.cli.batch", "notebook_command"),
+    "blocks": ("lightning_cas.cli.blocks", "blocks_command"),
 }
 
 

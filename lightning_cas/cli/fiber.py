@@ -5,16 +5,20 @@ from __future__ import annotations
 import click
 
 from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
-                                      architecture_options, clean_errors, parse_architecture, progress_display,
-                                      run_label)
+                                      architecture_options, clean_errors, parse_architecture, plain_architecture,
+                                      progress_display, run_label)
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core import weights
+from lightning_cas.core.architecture import from_network
+from lightning_cas.core.network import Network
+from lightning_cas.core.points import load_weights
 from lightning_cas.core.weights import load_point, random_point
 
 
 @click.command("fiber")
 @architecture_options
-@click.option("--at", "at", default=None, help="Weight point JSON file {\"layers\": [{\"Q\":..,\"K\":..,\"V\":..}]}.")
+@click.option("--at", "at", default=None, metavar="FILE",
+              help="Weight point: JSON ({\"layers\": ...} or {\"blocks\": ...}), .npz or .safetensors; floats exact.")
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
 @click.option("--method", default="auto", show_default=True, type=click.Choice(METHODS),
               help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
@@ -28,6 +32,9 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
                   m2, quiet):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
+    if isinstance(arch, Network) and from_network(arch) is None:
+        return _network_fiber_command(arch, as_json, at, save_point, method, seed, timeout, prime, m2, quiet)
+    arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else None
     if save_point is not None:
         if point is None:  # the verb draws the same point; drawn here only when it is to be saved
@@ -57,6 +64,39 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
     click.echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
         click.echo(f"note: {note}")
+
+
+def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2, quiet):
+    """A network of blocks: the tangent ranks of geometry.network_fibers."""
+    from lightning_cas.core.files import check_output_target
+
+    point = load_weights(net, at) if at is not None else None
+    if save_point is not None:
+        check_output_target(save_point, "weight file")  # a device or a directory is refused before any work
+    with progress_display(run_label("fiber", method), quiet=quiet or as_json):
+        result = fiber(net, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
+    if save_point is not None:  # the result holds the point frozen (tuples); its JSON form is the file's
+        save_weights_file(result.to_dict()["point"], net, save_point)
+    if as_json:
+        click.echo(result.to_json())
+        return
+    click.echo(f"{net}")
+    click.echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")
+    how = f"{result.method}; {result.certainty}; primes {', '.join(map(str, result.primes))}; seed {result.seed}"
+    click.echo(f"generic fiber dimension {result.generic_fiber_dimension}   ({how}; {result.elapsed_s:.3g} s)")
+    click.echo(f"tangent space of the fiber at W {result.tangent_dimension}, named orbit at W "
+               f"{result.symmetry_orbit_dimension} (named group dimension {result.symmetry_group_dimension})")
+    for d in result.extra:
+        click.echo(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
+    click.echo(f"verdict: {result.verdict}: {result.message}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+
+
+def save_weights_file(point_dict, net, path) -> None:
+    from lightning_cas.core.points import point_from_data, save_weights
+
+    save_weights(point_from_data(net, point_dict), path)
 
 
 def _compact(point: dict) -> str:

@@ -138,8 +138,11 @@ def _attention(ar, block: Attention, heads, Y, dY, tangents):
                 dA = ar.mul(A[..., None], ar.sub(dS, ar.sum(ar.mul(A[..., None], dS), axis=1, keepdims=True)))
             else:
                 dA = ar.mul(dS, M[:, :, None]) if block.causal else dS
-            term = ar.add(_left(ar, V, _right(ar, dY, A)),
-                          ar.matmul(VY, dA.reshape(n, t, -1)).reshape(n, -1, t, dA.shape[-1]))
+            if block.value is None:
+                through_v = _left(ar, V, _right(ar, dY, A))
+            else:  # through the value dim b: O (W dY A) costs b / d of V (dY A)
+                through_v = _left(ar, h["o"], _right(ar, _left(ar, h["w"], dY), A))
+            term = ar.add(through_v, ar.matmul(VY, dA.reshape(n, t, -1)).reshape(n, -1, t, dA.shape[-1]))
             dout = term if dout is None else ar.add(dout, term)
         if tangents:
             e, a = VY.shape[1], QY.shape[1]

@@ -17,7 +17,10 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.network import Network
+from lightning_cas.core.points import as_point
+from lightning_cas.geometry.network_fibers import network_fiber
 from lightning_cas.core.deadline import current, m2_limit
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
@@ -197,6 +200,11 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
     size guard allows and falls back to modp if M2 hits the timeout.
     """
     opts = resolve("fiber", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
+    if isinstance(arch, Network):
+        plain = from_network(arch)
+        if plain is None:
+            return _network_fiber(arch, point, opts)
+        arch = plain
     if arch.normalization != "none":
         raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
                                "polynomial.")
@@ -205,6 +213,20 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
     method, seed, m2, prime, session = opts.method, opts.seed, opts.m2, opts.prime, opts.session
     with opts.deadline() as deadline:
         return _fiber(arch, point, method, seed, deadline, m2, prime, session)
+
+
+def _network_fiber(net: Network, point, opts):
+    """A network of blocks: tangent ranks mod p (``geometry.network_fibers``; no decomposition yet)."""
+    if not net.polynomial:
+        raise UnsupportedError("fibers are computed for polynomial networks only; softmax is not polynomial.")
+    if opts.method == "m2":
+        raise UnsupportedError("a Macaulay2 decomposition of the fiber takes the paper's plain attention layers; "
+                               "a network of blocks gets the tangent ranks (--method modp or auto).")
+    if opts.prime is not None:
+        raise UnsupportedError("--prime chooses the field of a Macaulay2 decomposition; a network of blocks is "
+                               "compared by tangent ranks mod large primes.")
+    with opts.deadline():
+        return network_fiber(net, None if point is None else as_point(net, point), opts.seed)
 
 
 def _fiber(arch, point, method, seed, deadline, m2, prime, session) -> FiberResult:
@@ -307,6 +329,12 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start, sessi
         reduced = _reduce(point, prime)
         if reduced is None:
             raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
+        vanished = [k for k, (q, r) in enumerate(zip(values, reduced)) if q != 0 and r == 0]
+        if vanished:
+            # the point mod p has a zero where W has none: its fiber is another point's fiber
+            raise InputError(f"the prime {prime} divides {len(vanished)} nonzero entries of the point (weight "
+                             f"{vanished[0] + 1} first), so W mod {prime} is another point; choose another prime "
+                             "or none (QQ).")
         values = [int(v) for v in reduced]
     params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
               "witnessTries": WITNESS_TRIES}

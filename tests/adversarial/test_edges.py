@@ -167,11 +167,11 @@ def test_unicode_digits_refused_in_specs_and_weight_files_like_on_the_command_li
     point = json.loads(json.dumps(VALID_POINT))
     point["layers"][0]["Q"][0][0] = digits
     weights.write_text(json.dumps(point))
-    with pytest.raises(InputError, match="entries must be integers"):
+    with pytest.raises(InputError, match="entries must be numbers"):
         load_point(Architecture((2, 2), (1,), 2), weights)
     point["layers"][0]["Q"][0][0] = f"1/{digits}"
     weights.write_text(json.dumps(point))
-    with pytest.raises(InputError, match="entries must be integers"):
+    with pytest.raises(InputError, match="entries must be numbers"):
         load_point(Architecture((2, 2), (1,), 2), weights)
 
 

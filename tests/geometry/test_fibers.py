@@ -185,8 +185,9 @@ def test_save_point_then_at_reproduces_the_fiber(m2, tmp_path):
     ('{"layers": [{"Q": [[1, 2, 3]], "K": [[1, 2]], "V": [[1, 2]]}]}', "row 1 must have 2 entries"),
     ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]]}, {"Q": [[1]], "K": [[1]], "V": [[1]]}]}',
      "1 layer(s)"),
-    ('{"layers": [{"Q": [[1, "abc"]], "K": [[1, 2]], "V": [[1, 2]]}]}', "entries must be integers"),
-    ('{"layers": [{"Q": [[1, 0.5]], "K": [[1, 2]], "V": [[1, 2]]}]}', "floating-point"),
+    ('{"layers": [{"Q": [[1, "abc"]], "K": [[1, 2]], "V": [[1, 2]]}]}', "entries must be numbers"),
+    ('{"layers": [{"Q": [[1, 1e400]], "K": [[1, 2]], "V": [[1, 2]]}]}', "not a finite number"),
+    ('{"layers": [{"Q": [[1, 1e-320]], "K": [[1, 2]], "V": [[1, 2]]}]}', "subnormal"),
     ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]]}', "not valid JSON"),
     ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, NaN]]}]}', "NaN"),
     ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]]}]}', "exactly the keys Q, K, V"),
@@ -276,3 +277,13 @@ def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
     on = [all(g.subs(subs) == 0 for g in r.component_ideal(i)) for i in range(2)]
     other = [not c["contains_point"] for c in r.components]
     assert on == other
+
+
+def test_a_point_that_vanishes_mod_the_prime_is_refused():
+    """Found by review: entries 3 with --prime 3 reported a fiber of dimension 4 and 'extra dimensions' (over QQ:
+    2). A prime that zeroes a nonzero weight describes another point: refused, for any prime."""
+    from lightning_cas.errors import InputError
+    from lightning_cas.geometry.fibers import fiber
+    point = {"layers": [{"Q": [[1000003, 1]], "K": [[1, 2]], "V": [[3, 1]]}]}
+    with pytest.raises(InputError, match="divides 1 nonzero entries"):
+        fiber(Architecture((2, 1), (1,), 2), point, method="m2", prime=1000003)

@@ -1,4 +1,4 @@
-"""Implicit ideal for 1 < a < d (issue 18): elimination from (V, A) modulo minors(a+1, A), and from
+"""Implicit ideal for 1 < a < d: elimination from (V, A) modulo minors(a+1, A), and from
 (V, Z = sym A) at one token, checked against routes that do not use that shortcut.
 
 Independent checks: the dimension from the modp backend and the theory formula; the degree from

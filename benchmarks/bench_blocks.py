@@ -1,0 +1,138 @@
+"""Benchmark rows for networks of blocks and ranks at given weights, each in a fresh worker process:
+
+* ``transformer_6144``: a causal residual transformer stack with mlp blocks (d_model 16, 4 heads of 4,
+  3 layers, d_mlp 32: 6144 weights), the generic dimension by the exact engine (target < 60 s, 2 GiB);
+* ``cli_1536``: the whole ``lightning-cas dim`` call on a 1536-weight transformer layer (target < 2 s);
+* ``local_6144``: the rank at a float point of the plain 6144-weight network (widths 32 x 5,
+  attention 8 x 4, t = 3), generic rank included (target < 60 s);
+* ``konda``: the certified softmax rank at Konda's point (96 weights; target < 30 s), with float64's rank.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TARGETS = {"transformer_6144": 60.0, "cli_1536": 2.0, "local_6144": 60.0, "konda": 30.0}
+MEMORY_TARGET_BYTES = 2 * 2 ** 30
+WORKER_TIMEOUT = 1800.0
+CASES = ("transformer_6144", "cli_1536", "local_6144", "konda")
+
+
+def _peak_rss() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _worker(kind: str) -> dict:
+    import numpy as np
+
+    from lightning_cas import api
+    from lightning_cas.core.architecture import Architecture
+    from lightning_cas.core.network import Network
+
+    start = time.perf_counter()
+    if kind == "transformer_6144":
+        net = Network.transformer(16, 4, 4, 3, d_mlp=32, causal=True, residual=True, tokens=3)
+        r = api.dimension(net)
+        out = {"parameters": net.parameters, "dimension": r.dimension, "failure_bound": r.failure_bound}
+    elif kind == "local_6144":
+        arch = Architecture((32,) * 5, (8,) * 4, 3)
+        w = np.random.default_rng(0).standard_normal(arch.parameters) * 0.1  # a float point
+        r = api.dimension(arch, at=w)
+        out = {"parameters": arch.parameters, "dimension": r.dimension, "generic": r.generic_dimension}
+    elif kind == "konda":
+        from lightning_cas.core.examples import konda_point
+        from lightning_cas.core.softmax import jacobian
+
+        point, inputs = konda_point()
+        X = np.vectorize(float, otypes=[float])(inputs.values)
+        float_rank = int(np.linalg.matrix_rank(jacobian(point.network, point.floats(), X)))
+        r = api.dimension(point.network, at=point, inputs=inputs)
+        out = {"parameters": point.network.parameters, "dimension": r.dimension, "float64_rank": float_rank,
+               "certified": r.certificate.certified, "digits": r.certificate.digits}
+    else:
+        raise ValueError(kind)
+    return {**out, "seconds": round(time.perf_counter() - start, 3), "peak_rss_bytes": _peak_rss()}
+
+
+def _cli_1536() -> dict:
+    exe = os.path.join(os.path.dirname(sys.executable), "lightning-cas")
+    cmd = ([exe] if os.path.exists(exe) else [sys.executable, "-m", "lightning_cas"]) + [
+        "dim", "--d-model", "16", "--n-heads", "4", "--d-head", "4", "--n-layers", "1", "--d-mlp", "16", "--json"]
+    times, dim = [], None
+    for _ in range(3):
+        start = time.perf_counter()
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=WORKER_TIMEOUT)
+        times.append(time.perf_counter() - start)
+        rec = json.loads(out.stdout)
+        dim = rec["dimension"]
+    times.sort()
+    return {"parameters": rec["parameters"], "dimension": dim, "seconds": round(times[1], 3),
+            "all_seconds": [round(t, 3) for t in times]}
+
+
+def run_blocks_bench(progress=print) -> list[dict]:
+    rows = []
+    for kind in CASES:
+        if kind == "cli_1536":
+            row = {"case": kind, "status": "ok", **_cli_1536()}
+        else:
+            try:
+                out = subprocess.run([sys.executable, "-m", "benchmarks.bench_blocks", "--worker", kind],
+                                     capture_output=True, text=True, timeout=WORKER_TIMEOUT,
+                                     cwd=Path(__file__).resolve().parents[1])
+                row = ({"case": kind, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
+                       if out.returncode == 0 else
+                       {"case": kind, "status": "error", "error": (out.stderr.strip().splitlines() or ["?"])[-1]})
+            except subprocess.TimeoutExpired:
+                row = {"case": kind, "status": "timeout"}
+        row["target_s"] = TARGETS[kind]
+        rows.append(row)
+        progress(f"[blocks] {kind}: {row.get('seconds')} s, dimension {row.get('dimension')}, "
+                 f"peak {row.get('peak_rss_bytes', 0) / 2 ** 20:.0f} MiB (target < {TARGETS[kind]:g} s)")
+    return rows
+
+
+def blocks_findings(rows: list[dict]) -> list[str]:
+    out = []
+    for r in rows:
+        if r.get("status") != "ok":
+            out.append(f"blocks {r['case']}: {r.get('status')} {r.get('error', '')}")
+        elif r["seconds"] > r["target_s"]:
+            out.append(f"blocks {r['case']}: {r['seconds']} s, above the target {r['target_s']:g} s")
+        elif r.get("peak_rss_bytes", 0) > MEMORY_TARGET_BYTES:
+            out.append(f"blocks {r['case']}: peak {r['peak_rss_bytes'] / 2 ** 30:.2f} GiB, above 2 GiB")
+        if r["case"] == "konda" and r.get("status") == "ok" and (r["dimension"], r["float64_rank"]) != (52, 40):
+            out.append(f"blocks konda: certified {r['dimension']}, float64 {r['float64_rank']} (expected 52, 40)")
+    return out
+
+
+def blocks_markdown(rows: list[dict]) -> str:
+    lines = ["## Networks of blocks and ranks at given weights", "",
+             "| case | weights | dimension | seconds | peak RSS | target | notes |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        notes = ""
+        if r["case"] == "konda" and r.get("status") == "ok":
+            notes = f"float64 rank {r['float64_rank']}; certified at {r['digits']} digits"
+        elif r["case"] == "local_6144" and r.get("status") == "ok":
+            notes = f"generic {r['generic']}"
+        elif r["case"] == "cli_1536" and r.get("status") == "ok":
+            notes = f"median of {r['all_seconds']}"
+        peak = f"{r['peak_rss_bytes'] / 2 ** 20:.0f} MiB" if r.get("peak_rss_bytes") else ""
+        lines.append(f"| {r['case']} | {r.get('parameters', '')} | {r.get('dimension', r.get('status'))} | "
+                     f"{r.get('seconds', '')} | {peak} | < {r['target_s']:g} s | {notes} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        print(json.dumps(_worker(sys.argv[2])))
+    else:
+        for row in run_blocks_bench():
+            print(json.dumps(row))
