@@ -84,6 +84,8 @@ def _worker(spec: dict) -> dict:
 
     from lightning_cas.core.architecture import Architecture
     from lightning_cas.backends.m2 import dimension_jacobian
+    from lightning_cas.core.deadline import Deadline
+    from lightning_cas.macaulay2.connection import Macaulay2
     from lightning_cas.backends.modp import dimension_modp
     from lightning_cas.backends.numeric import dimension_numeric
     from benchmarks.paper_baseline import dimension_paper
@@ -93,7 +95,7 @@ def _worker(spec: dict) -> dict:
     method, repeats = spec["method"], spec["repeats"]
     out: dict = {"method": method}
     if method == "jacobian":
-        run = lambda: dimension_jacobian(arch, seed=spec["seed"], timeout=spec["m2_timeout"])  # noqa: E731
+        run = lambda: dimension_jacobian(arch, Macaulay2(deadline=Deadline(spec["m2_timeout"])), seed=spec["seed"])  # noqa: E731
         repeats = 1  # M2 is slow; its start-up is part of what a user pays
     elif method == "paper":
         run = lambda: dimension_paper(arch, seed=spec["seed"], trials=spec.get("trials", PAPER_TRIALS_IN_BENCH))  # noqa: E731

@@ -73,14 +73,14 @@ def run_geometry_bench(timeout: float) -> list[dict]:
     def singular_row(arch):
         res = singular_locus(arch, timeout=timeout)
         return dict(status="ok" if res.complete else "incomplete", dimension=res.singular_dimension,
-                    pieces="; ".join(s for c in res.pieces for s in c["contained_in"]) or "vertex only",
+                    pieces="; ".join(s for c in res.pieces for s in c.contained_in) or "vertex only",
                     m2_version=res.m2_version)
 
     def closure_row(arch):
         res = boundary(arch, timeout=timeout)
         return dict(status="ok" if res.closure_complete else "incomplete", dimension=res.boundary_closure_dimension,
                     critical_image_dimension=res.critical_image_dimension,
-                    candidates="; ".join(f"{c['stratum']}: {c['verdict']}" for c in res.components),
+                    candidates="; ".join(f"{c.stratum}: {c.verdict}" for c in res.components),
                     m2_version=res.m2_version)
 
     def verdict_row(arch):
@@ -106,7 +106,7 @@ def run_geometry_bench(timeout: float) -> list[dict]:
         res = implicit(Architecture((3, 3), (3,), tokens=2), one_coordinate=True, ideal=False,
                        numerical_degree_runs=3, timeout=timeout)
         nd = res.numerical_degree
-        return dict(status="ok", degree=nd["value"], consensus=nd["consensus"], certainty="numeric")
+        return dict(status="ok", degree=nd.value, consensus=nd.consensus, certainty="numeric")
 
     rows.append(_timed(row("numerical_degree", 3, 3, 3, True), numeric_row))
     return rows

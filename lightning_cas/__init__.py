@@ -24,6 +24,7 @@ _EXPORTS = {
     "Provenance": "lightning_cas.core.results", "load_result": "lightning_cas.api",
     "TheoryReport": "lightning_cas.core.theory",
     "Options": "lightning_cas.options", "M2Session": "lightning_cas.macaulay2.runner",
+    "Macaulay2": "lightning_cas.macaulay2.connection",
     "TimeLimitError": "lightning_cas.errors", "InputError": "lightning_cas.errors",
     "fiber": "lightning_cas.geometry.fibers", "FiberResult": "lightning_cas.geometry.fibers",
     "implicit": "lightning_cas.geometry.ideals", "ImplicitResult": "lightning_cas.geometry.ideals",

@@ -12,13 +12,13 @@ import os
 
 from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
                                           rank_at_point_softmax)
+from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.backends.numeric import dimension_numeric
 from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.core.checks import check_path
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import InputData, as_point, inputs_from_array
-from lightning_cas.core.deadline import m2_limit
 from lightning_cas.core.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
@@ -118,15 +118,9 @@ def _compute_dimension(arch: Architecture | Network, opts, deadline) -> Dimensio
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
     if method == "jacobian":
-        from lightning_cas.backends.m2 import dimension_jacobian
-        with m2_limit(deadline):
-            return dimension_jacobian(arch, seed=opts.seed, prime=opts.prime, timeout=deadline.left(), m2=opts.m2,
-                                      session=opts.session)
+        return dimension_jacobian(arch, opts.macaulay2, seed=opts.seed, prime=opts.prime)
     if method == "implicit":
-        from lightning_cas.backends.m2 import dimension_implicit
-        with m2_limit(deadline):
-            return dimension_implicit(arch, seed=opts.seed, timeout=deadline.left(), m2=opts.m2,
-                                      session=opts.session)
+        return dimension_implicit(arch, opts.macaulay2, seed=opts.seed)
     return dimension_numeric(arch, seed=opts.seed)
 
 

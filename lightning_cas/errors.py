@@ -70,6 +70,10 @@ class M2CrashError(M2Error):
     """Macaulay2 died abnormally (signal, out of memory) without a clean M2 error."""
 
 
+class M2OutputError(M2CrashError):
+    """Macaulay2 (or what was given as Macaulay2) printed more than the output cap and was stopped."""
+
+
 class M2ParseError(M2Error):
     """Macaulay2's output did not have the shape we asked for; carries the offending text."""
 

@@ -19,6 +19,7 @@ from lightning_cas.core.primes import check_prime as check_modulus
 from lightning_cas.core.primes import PRIME_LIMIT, is_prime, second_primes
 from lightning_cas.core.weights import MultiHead, point_from_dict
 from lightning_cas.errors import InputError
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.runner import M2Session
 
 MAX_FAILURE_BOUND = 1e-3  # a prime whose Schwartz-Zippel bound is not below this is refused
@@ -113,10 +114,11 @@ def check_method(method, verb: str) -> str | None:
     return method
 
 
-def check_m2(m2) -> str | None:
-    """None (``$LIGHTNING_CAS_M2`` or M2 on PATH) or a path/name of the Macaulay2 binary."""
-    if m2 is None:
-        return None
+def check_m2(m2) -> str | Macaulay2 | None:
+    """None (``$LIGHTNING_CAS_M2`` or M2 on PATH), a path/name of the Macaulay2 binary, or a
+    ``Macaulay2`` connection (what a verb hands to the verbs it calls)."""
+    if m2 is None or isinstance(m2, Macaulay2):
+        return m2
     if isinstance(m2, os.PathLike):
         m2 = os.fspath(m2)
     if not isinstance(m2, str) or not m2.strip() or "\x00" in m2:
@@ -133,6 +135,15 @@ def check_session(session):
     return session
 
 
+def connection(m2, session) -> Macaulay2:
+    """The one Macaulay2 connection of a call, from its validated ``m2`` and ``session`` options."""
+    if isinstance(m2, Macaulay2):
+        if session is not None and session is not m2.session:
+            raise InputError("give the session inside the Macaulay2 connection, not next to it.")
+        return m2
+    return Macaulay2(binary=m2, session=session)
+
+
 def check_jobs(jobs) -> int:
     value = integer_value(jobs)
     if value is None or not 1 <= value <= MAX_PARALLEL_JOBS:
@@ -142,14 +153,17 @@ def check_jobs(jobs) -> int:
 
 @dataclass(frozen=True)
 class Options:
-    """Validated options of one call; built by :func:`resolve`, never by hand."""
+    """Validated options of one call; built by :func:`resolve`, never by hand.
+
+    ``macaulay2`` is the connection every Macaulay2 run of the call goes through (the binary and
+    the session the caller named); its runs are bounded by the deadline ``deadline()`` opens.
+    """
 
     seed: int = 0
     timeout: float | None = None
     prime: int | None = None
     method: str | None = None
-    m2: str | None = None
-    session: object = None
+    macaulay2: Macaulay2 = Macaulay2()
     jobs: int = 1
     failure_bound: float | None = None  # of the given prime, where the verb states one up front
 
@@ -188,8 +202,8 @@ def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=No
             # random point, and it keeps out the small primes where the fiber mod p most often differs
             bound = check_failure_bound(prime, weight_numerator(arch), "fiber")
         # dimensions: the api applies the same rule with the bound of the method that runs (the backends state it)
-    return Options(seed=seed, timeout=timeout, prime=prime, method=method, m2=m2, session=session, jobs=jobs,
-                   failure_bound=bound)
+    return Options(seed=seed, timeout=timeout, prime=prime, method=method,
+                   macaulay2=connection(m2, session), jobs=jobs, failure_bound=bound)
 
 
 

@@ -45,9 +45,10 @@ HEADS_SPEC ?= examples/heads.toml
 HEADS_DIR ?= heads
 .PHONY: heads
 heads: setup
-	@mkdir -p $(HEADS_DIR)
-	$(LCAS) sweep $(HEADS_SPEC) --out $(HEADS_DIR)/results --jobs $(JOBS) --retry-failed --quiet
-	$(PY) -m lightning_cas.batch.heads $(HEADS_DIR)/results --out $(HEADS_DIR)
+	@mkdir -p $(call lcas_q,$(HEADS_DIR))
+	$(LCAS) sweep $(call lcas_q,$(HEADS_SPEC)) --out $(call lcas_q,$(HEADS_DIR)/results) --jobs $(call lcas_q,$(JOBS)) \
+	  --retry-failed --quiet
+	$(LCAS) heads $(call lcas_q,$(HEADS_DIR)/results) --out $(call lcas_q,$(HEADS_DIR))
 
 # The blocks table: small transformer stacks (causal/residual/projections/mlp, 1-3 layers) and polynomial
 # networks, computed and judged against the published formulas and proved bounds (a few minutes).

@@ -13,10 +13,10 @@ import time
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.errors import M2ParseError
-from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_record, json_str
-from lightning_cas.macaulay2.runner import DEFAULT_TIMEOUT, M2Session, run_script
-from lightning_cas.macaulay2.render import write_script
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.network import check_dimension, check_parameters, package_params
+from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_str
+from lightning_cas.core.results import DimensionResult, ImplicitSummary
 from lightning_cas.core.primes import check_prime
 
 M2_PRIME = 2_147_483_629  # a prime below 2^31, distinct from the modp backend's first prime
@@ -50,61 +50,21 @@ def check_implicit_size(arch: Architecture) -> None:
                             f"{arch.parameters} parameters. Use --method jacobian or --method modp.")
 
 
-def run_package(template: str, params: dict, timeout: float | None = None, m2: str | None = None,
-                session: M2Session | None = None) -> tuple[str, dict]:
-    """Render a package template (``m2/<template>.m2`` calling LightningCAS), run it, and return
-    (script path, its one JSON record)."""
-    script = write_script(template, **params)
-    if session is not None:
-        out = session.run(script, timeout=timeout)
-    else:
-        out = run_script(script, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT, m2=m2)
-    return str(script), json_record(out.stdout, str(script))
-
-
-def architecture_params(arch: Architecture) -> dict:
-    """The architecture as template parameters (every template builds the network from these)."""
-    return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens,
-            "heads": list(arch.heads)}
-
-
-def head_counts(arch: Architecture) -> list[int]:
-    """Heads per layer (one each unless the architecture says otherwise)."""
-    heads = getattr(arch, "heads", None)
-    if heads is None:
-        return [1] * arch.depth
-    if isinstance(heads, int):
-        return [heads] * arch.depth
-    return [int(h) for h in heads]
-
-
-def package_params(arch: Architecture) -> dict:
-    """Template parameters of the package templates: the architecture and its heads."""
-    return {**architecture_params(arch), "heads": head_counts(arch)}
-
-
-def check_parameters(arch: Architecture, rec: dict, script: str) -> None:
-    """M2 built the network from the widths itself: its weight count must be ours."""
-    got = json_int(rec, "parameters", script)
-    if got != arch.parameters:
-        raise M2ParseError(f"Macaulay2 built a network with {got} weights, expected {arch.parameters}", script)
-
-
-def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = None, timeout: float | None = None,
-                       m2: str | None = None, session: M2Session | None = None) -> DimensionResult:
+def dimension_jacobian(arch: Architecture, m2: Macaulay2, seed: int = 0, prime: int | None = None) -> DimensionResult:
     """Rank of the Jacobian of the coefficient map at a random point over ZZ/p, in M2."""
     _refuse_softmax(arch, "jacobian")
     check_jacobian_size(arch)
     p = check_prime(prime if prime is not None else M2_PRIME)
     start = time.perf_counter()
-    script, rec = run_package("dimension_jacobian", {**package_params(arch), "charP": p, "seed": seed, "columns": 1},
-                              timeout, m2, session)
+    script, rec = m2.run("dimension_jacobian", {**package_params(arch), "charP": p, "seed": seed, "columns": 1})
     check_parameters(arch, rec, script)
-    rank = json_int(rec, "rank", script)
+    rank = check_dimension(arch, json_int(rec, "rank", script), script, "rank")
     rows = json_int(rec, "rows", script)
     got_p = json_int(rec, "prime", script)
     if got_p != p or json_int(rec, "dimension", script) != rank:
         raise M2ParseError(f"inconsistent Jacobian record from Macaulay2 (prime {got_p}, asked {p})", script)
+    if rank > rows:
+        raise M2ParseError(f"Macaulay2 reported rank {rank} for a Jacobian of {rows} rows", script)
     bound = rank * (arch.weight_degree - 1) / p  # only the weights are random here
     return DimensionResult(
         architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
@@ -114,16 +74,15 @@ def dimension_jacobian(arch: Architecture, seed: int = 0, prime: int | None = No
         script=script)
 
 
-def dimension_implicit(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
-                       session: M2Session | None = None, generators: bool = False) -> DimensionResult:
+def dimension_implicit(arch: Architecture, m2: Macaulay2, seed: int = 0, generators: bool = False) -> DimensionResult:
     """Krull dimension of the kernel of the coefficient ring map over QQ (exact)."""
     _refuse_softmax(arch, "implicit")
     check_implicit_size(arch)
     start = time.perf_counter()
     params = {**package_params(arch), "charP": 0, "seed": seed, "columns": 1, "emitGenerators": int(generators)}
-    script, rec = run_package("dimension_implicit", params, timeout, m2, session)
+    script, rec = m2.run("dimension_implicit", params)
     check_parameters(arch, rec, script)
-    dim = json_int(rec, "dimension", script)
+    dim = check_dimension(arch, json_int(rec, "dimension", script), script)
     degrees = json_int_list(rec, "generator_degrees", script)
     notes = [f"degree {json_int(rec, 'degree', script)} (standard grading)",
              f"{json_int(rec, 'linear_span', script)} linearly independent coefficients",
@@ -136,4 +95,5 @@ def dimension_implicit(arch: Architecture, seed: int = 0, timeout: float | None 
     return DimensionResult(
         architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
         method="implicit", certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes))
+        m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
+        implicit=ImplicitSummary(json_int(rec, "degree", script), json_int(rec, "linear_span", script), degrees))

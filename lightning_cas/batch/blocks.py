@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas import api
+from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.files import atomic_write_text
 from lightning_cas.core.network import Attention, Linear, Network, Power
 from lightning_cas.core.verdict import Verdict, judge
@@ -89,17 +90,6 @@ def run_case(case: Case) -> dict:
             "seconds": round(time.perf_counter() - start, 3), "_net": net}
 
 
-def _csv(rows: list[dict]) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buf.getvalue()
-
-
 def findings(rows: list[dict]) -> list[str]:
     """The defects no formula predicts, with the weights the fiber's extra directions move."""
     lines = []
@@ -154,9 +144,9 @@ def build(out: str | Path, quick: bool = False, progress=None) -> dict:
         if progress is not None:
             progress(k, len(cases), case.network.label())
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "table.csv", _csv(rows))
+    atomic_write_text(out / "table.csv", to_csv(rows, COLUMNS))
     defects = [r for r in rows if r["verdict"] == str(Verdict.DEFECT)]
-    atomic_write_text(out / "defects.csv", _csv(defects))
+    atomic_write_text(out / "defects.csv", to_csv(defects, COLUMNS))
     published = [r for r in rows if r["kind"] == "value"]
     text = ["# Networks of blocks: findings", "",
             f"{len(rows)} networks; {len(published)} inside the regime of a published formula "

@@ -3,55 +3,47 @@
 The job function :func:`run_job` is pure (job in, record out, never raises) so the local pool and
 Dask run the very same code, and remote Dask workers need no shared filesystem: only the
 coordinator writes files.
+
+What comes back from a worker is an answer, not a result: :func:`admit` takes it apart and
+rebuilds it, refuses impossible numbers or an answer to another job, keeps a script only when it
+is what this coordinator renders for the job, and recomputes the verdict. Only then is it
+signed (docs/security.md states the trust model of a cluster).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-import signal
+import re
 import socket
-import threading
 import time
 import uuid
+from dataclasses import replace
 
 from lightning_cas import api
-from lightning_cas.batch.spec import M2_METHODS, Job
-from lightning_cas.batch.store import MAX_SCRIPT_BYTES, JobResult
+from lightning_cas.batch.spec import Job
+from lightning_cas.batch.records import Agreement, JobResult, Status, check_numbers, failed, judged
+from lightning_cas.batch.store import MAX_SCRIPT_BYTES
+from lightning_cas.core.display import printable
 from lightning_cas.core.files import read_text
-from lightning_cas.core.verdict import judge
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
 
 
-class _SoftTimeout(Exception):
-    pass
+def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
+    """Compute one job; never raises (status records what went wrong). ``judge=False`` leaves the
+    prediction and verdict out (the executors ask that: the coordinator judges every answer itself,
+    so a worker need not spend the prediction's time too).
 
-
-def _alarm(_signum, _frame):
-    raise _SoftTimeout()
-
-
-def run_job(job: Job, m2: str | None = None) -> JobResult:
-    """Compute one job; never raises (status records what went wrong).
-
-    M2 methods get the timeout (the M2 process group is killed). Python methods (modp, numeric)
-    get a SIGALRM limit when running in a process's main thread (the local pool); in a Dask
-    thread only the M2 limit applies.
+    The job's timeout is the verb's own deadline (lightning_cas.core.deadline): Macaulay2 runs get
+    what is left of it, Python work is stopped by its alarm in a process's main thread (the local
+    pool) and by its checks and killable children in any thread (Dask).
     """
     start = time.perf_counter()
     status, message, result, script = "ok", None, None, None
-    use_alarm = (job.timeout is not None and job.method not in M2_METHODS and hasattr(signal, "setitimer")
-                 and threading.current_thread() is threading.main_thread())
-    old = None
     try:
-        if use_alarm:
-            old = signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, job.timeout)
         result = api.dimension(job.architecture, method=job.method, seed=job.seed, timeout=job.timeout, m2=m2)
         script = result.script
-    except _SoftTimeout:
-        status, message = "timeout", f"the {job.method} computation exceeded the {job.timeout:g} s time limit."
     except TimeLimitError as exc:  # Macaulay2's limit or the verb's own deadline (Python work)
         status, message, script = "timeout", str(exc), getattr(exc, "script", None)
     except LightningError as exc:
@@ -59,22 +51,55 @@ def run_job(job: Job, m2: str | None = None) -> JobResult:
         script = getattr(exc, "script", None)
     except Exception as exc:  # a bug in one job must not stop the sweep; record it plainly
         status, message = "error", f"internal error ({type(exc).__name__}: {exc})"
-    finally:
-        if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
     elapsed = time.perf_counter() - start
-    pred = api.predict(job.architecture).dimension
-    agreement = "not computed" if result is None else str(judge(pred, result.dimension).verdict)
     text = None
     if script:
         try:
             text = read_text(script, "script", max_bytes=MAX_SCRIPT_BYTES)
         except InputError:
             text = None
-    return JobResult(job.label, job.to_dict(), status, message, result, pred.value, pred.status, agreement,
-                     elapsed, socket.gethostname(), script, text)
+    rec = JobResult(job.label, job, Status(status), message, result, None, "", Agreement.NOT_COMPUTED, elapsed,
+                    socket.gethostname(), script, text)
+    return judged(rec) if judge else rec
 
+
+def job_script(job: Job, rec: JobResult) -> str | None:
+    """The Macaulay2 script lightning-cas renders for this job (None for Python methods)."""
+    from lightning_cas.backends.m2 import M2_PRIME
+    from lightning_cas.macaulay2.network import package_params
+    from lightning_cas.macaulay2.render import render
+
+    base = {**package_params(job.architecture), "charP": 0, "seed": job.seed, "columns": 1}
+    if job.method == "jacobian":
+        primes = rec.result.primes if rec.result is not None and rec.result.primes else (M2_PRIME,)
+        return render("dimension_jacobian", **{**base, "charP": primes[0]})
+    if job.method == "implicit":
+        return render("dimension_implicit", **base, emitGenerators=0)
+    return None
+
+
+def admit(job: Job, answer, host: str) -> JobResult:
+    """A worker's answer to ``job`` as a record this coordinator can sign: rebuilt from its JSON
+    form (nothing of the worker's objects survives), its numbers checked against the job's own
+    architecture, its script kept only if it is exactly what this coordinator renders for the job,
+    and its verdict recomputed here. A refused answer becomes an error record saying why."""
+    refusal = None
+    if type(answer) is not JobResult:
+        refusal = f"a {type(answer).__name__}, not a job record"
+    else:
+        try:
+            rec = JobResult.from_dict(answer.to_dict())
+            if rec.job != job:
+                refusal = f"it answers the job {rec.label}, not this one"
+            else:
+                check_numbers(rec)
+        except (LightningError, ValueError, TypeError, AttributeError) as exc:
+            refusal = str(exc).rstrip(".") or type(exc).__name__
+    if refusal is not None:
+        return failed(job, Status.ERROR, f"the worker's answer was refused: {printable(refusal)}.", host)
+    if rec.script_text is not None and rec.script_text != job_script(job, rec):
+        rec = replace(rec, script=None, script_text=None)
+    return judged(replace(rec, host=printable(rec.host)))
 
 
 # ---- executors -------------------------------------------------------------------------------
@@ -89,7 +114,7 @@ class LocalExecutor:
         self.pool = cf.ProcessPoolExecutor(max_workers=max(1, jobs), initializer=die_with_parent)
 
     def submit(self, job: Job, m2):
-        return self.pool.submit(run_job, job, m2)
+        return self.pool.submit(run_job, job, m2, False)
 
     def as_completed(self, futures):
         return cf.as_completed(futures)
@@ -113,12 +138,12 @@ class DaskExecutor:
     name = "dask"
 
     def __init__(self, jobs: int = 1, address: str | None = None):
+        address = check_scheduler(address or os.environ.get("DASK_SCHEDULER_ADDRESS") or None, inproc=True)
         try:
             from distributed import Client, LocalCluster
         except ImportError:
             raise InputError("the dask executor needs the optional 'distributed' package "
                              "(pip install 'lightning_cas[dask]').") from None
-        address = address or os.environ.get("DASK_SCHEDULER_ADDRESS")
         self.cluster = None
         self.address = address or "local cluster"
         try:
@@ -129,11 +154,12 @@ class DaskExecutor:
                 self.cluster = LocalCluster(n_workers=1, threads_per_worker=max(1, jobs), processes=False,
                                             dashboard_address=None)
                 self.client = Client(self.cluster)
-        except OSError as exc:
-            raise InputError(f"cannot connect to the Dask scheduler {address}: {exc}.") from None
+        except (OSError, ValueError, TimeoutError) as exc:
+            raise InputError(f"cannot connect to the Dask scheduler {printable(address)}: "
+                             f"{printable(str(exc).rstrip('.'))}.") from None
 
     def submit(self, job: Job, m2):
-        return self.client.submit(run_job, job, m2, pure=False, key=f"lcas-{job.label}-{uuid.uuid4().hex[:8]}")
+        return self.client.submit(run_job, job, m2, False, pure=False, key=f"lcas-{job.label}-{uuid.uuid4().hex[:8]}")
 
     def as_completed(self, futures):
         from distributed import as_completed
@@ -157,6 +183,25 @@ class DaskExecutor:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+_ADDRESS = re.compile(r"(?:(?:tcp|tls)://)?(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])"
+                      r":([0-9]{1,5})", re.ASCII)
+
+
+def check_scheduler(address: str | None, inproc: bool = False) -> str | None:
+    """A Dask scheduler address ``[tcp://|tls://]host:port``, or None (a local cluster). ``inproc``
+    also lets through the ``inproc://`` address of a cluster in this very process (the Python API
+    can be given one; a command line cannot reach it)."""
+    if address is None:
+        return None
+    if inproc and isinstance(address, str) and address.startswith("inproc://"):
+        return address
+    m = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
+    if m is None or not 1 <= int(m.group(1)) <= 65535:
+        raise InputError(f"the Dask scheduler address must look like tcp://host:8786, got "
+                         f"{printable(repr(address))}.")
+    return address
 
 
 def make_executor(kind: str, jobs: int = 1, scheduler: str | None = None):

@@ -6,23 +6,25 @@ also for H = 1, so the whole table is judged by one rule; deep shapes are judged
 theory's upper bounds. Several methods on one architecture (modp and Macaulay2's jacobian) are
 compared, and any disagreement is listed, never merged.
 
-    python -m lightning_cas.batch.heads RESULTS_DIR --out heads
+    lightning-cas heads RESULTS_DIR --out heads
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import io
-import sys
 from pathlib import Path
 
+from lightning_cas.batch.records import Origin
+from lightning_cas.batch.report import load_results, pyplot
+from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.files import atomic_write_text
+from lightning_cas.core.display import printable
+from lightning_cas.core.files import write_file
 from lightning_cas.core.multihead import one_head_bound, refined_bound, span_dimension
 from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.verdict import Verdict, judge
+from lightning_cas.errors import InputError
 
 # the table's words for the one verdict
 STATUS = {Verdict.DEFECT: "defective", Verdict.AGREE: "fills", Verdict.DISAGREE: "above bound",
@@ -50,7 +52,7 @@ def build_rows(records) -> tuple[list[dict], list[str]]:
     """One row per architecture (methods merged when they agree) and the list of disagreements."""
     by_arch: dict = {}
     for r in records:
-        if r.status == "ok" and r.architecture.normalization == "none":
+        if r.status == "ok" and isinstance(r.architecture, Architecture) and r.architecture.normalization == "none":
             by_arch.setdefault(r.architecture, []).append(r.result)
     rows, problems = [], []
     for arch, results in by_arch.items():
@@ -76,87 +78,98 @@ def build_rows(records) -> tuple[list[dict], list[str]]:
     return rows, problems
 
 
-def _csv(rows, columns) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
+def plot_bytes(rows: list[dict]) -> bytes:
+    """The :func:`figure` as a PNG."""
+    plt = pyplot()
+    fig = figure(rows)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
     return buf.getvalue()
 
 
-def plot(rows: list[dict], path: Path) -> Path:
-    """Per token count t: computed and expected dimension against H for every one-layer (d, d', a)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def figure(rows: list[dict]):
+    """One layer, as small multiples (one panel per token count t): a grid whose rows are (d, a) and
+    whose columns are (d', H), each cell the computed dimension, coloured by its defect against the
+    expected min(H (one head), span) in discrete classes with a legend."""
+    from matplotlib.patches import Patch
 
+    plt = pyplot()
     one = [r for r in rows if isinstance(r["H"], int)]
-    ts = sorted({r["t"] for r in one})
-    fig, axes = plt.subplots(2, len(ts), figsize=(5 * len(ts), 9), squeeze=False)
-    for col, t in enumerate(ts):
-        top, bottom = axes[0][col], axes[1][col]
-        families = sorted({(r["d"], r["d_out"], r["a"]) for r in one if r["t"] == t})
-        for fam in families:
-            pts = sorted((r["H"], r["computed"], r["expected"]) for r in one if r["t"] == t
-                         and (r["d"], r["d_out"], r["a"]) == fam)
-            line = top.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linewidth=0.8, markersize=3)
-            top.plot([p[0] for p in pts], [p[2] for p in pts], linestyle="--", linewidth=0.6,
-                     color=line[0].get_color(), alpha=0.6)
-            bad = [p for p in pts if p[1] < p[2]]
-            if bad:
-                top.scatter([p[0] for p in bad], [p[1] for p in bad], marker="x", color="red", zorder=3, s=30)
-        top.set_title(f"one layer, t = {t}: computed (solid) vs expected (dashed)")
-        top.set_xlabel("heads H")
-        top.set_ylabel("dimension")
-        top.set_xticks([1, 2, 3, 4])
-        pairs = [(r["expected"], r["computed"], r["H"]) for r in one if r["t"] == t]
-        sc = bottom.scatter([p[0] for p in pairs], [p[1] for p in pairs], c=[p[2] for p in pairs], cmap="viridis",
-                            s=14)
-        hi = max(max(p[0] for p in pairs), max(p[1] for p in pairs))
-        bottom.plot([0, hi], [0, hi], color="grey", linewidth=0.8)
-        bottom.set_xlabel("expected min(H (one head), span)")
-        bottom.set_ylabel("computed (modp)")
-        bottom.set_title("below the diagonal: defective (red x above)")
-        fig.colorbar(sc, ax=bottom, label="H")
-    fig.suptitle("Multi-head lightning attention: computed vs expected dimension")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    ts = sorted({r["t"] for r in one}) or [2]
+    lefts = sorted({(r["d"], r["a"]) for r in one})
+    tops = sorted({(r["d_out"], r["H"]) for r in one})
+    classes = [("fills the expected dimension", "#d9f0d3"), ("defect 1", "#fdd0a2"), ("defect 2", "#fd8d3c"),
+               ("defect 3 or more", "#d94801"), ("above a bound (a problem)", "#000000")]
+    fig, axes = plt.subplots(len(ts), 1, figsize=(max(8, 0.42 * len(tops) + 2), 0.36 * len(lefts) * len(ts) + 2.5),
+                             squeeze=False)
+    for ax, t in zip((a[0] for a in axes), ts):
+        cells = {(r["d"], r["a"], r["d_out"], r["H"]): r for r in one if r["t"] == t}
+        for i, (d, a) in enumerate(lefts):
+            for j, (e, h) in enumerate(tops):
+                r = cells.get((d, a, e, h))
+                if r is None:
+                    continue
+                if r["status"] == STATUS[Verdict.DISAGREE]:
+                    k = 4
+                else:
+                    k = min(3, r["defect"] if isinstance(r["defect"], int) else 0)
+                ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=classes[k][1], edgecolor="white", linewidth=0.8))
+                ax.text(j + 0.5, i + 0.5, str(r["computed"]), ha="center", va="center", fontsize=6.5,
+                        color="white" if k >= 3 else "black")
+        ax.set_xlim(0, len(tops))
+        ax.set_ylim(len(lefts), 0)
+        ax.set_xticks([j + 0.5 for j in range(len(tops))], [f"H={h}" for _, h in tops], fontsize=6.5, rotation=90)
+        ax.set_yticks([i + 0.5 for i in range(len(lefts))], [f"d={d}, a={a}" for d, a in lefts], fontsize=7)
+        for j, (e, h) in enumerate(tops):
+            if h == min(hh for ee, hh in tops if ee == e):
+                ax.axvline(j, color="grey", linewidth=1.2)
+                ax.text(j + sum(ee == e for ee, _ in tops) / 2, -0.35, f"d' = {e}", ha="center", va="bottom",
+                        fontsize=8)
+        ax.set_title(f"t = {t} token{'s' if t > 1 else ''}", fontsize=9, pad=18, loc="left", fontweight="bold")
+        ax.tick_params(length=0)
+    fig.legend(handles=[Patch(facecolor=c, edgecolor="grey", label=name) for name, c in classes], loc="lower center",
+               ncol=len(classes), fontsize=7, frameon=False)
+    fig.suptitle("One-layer multi-head lightning attention: computed dimension (cell) against the expected "
+                 "min(H x one head, span)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.97))
+    return fig
 
 
-def main(argv=None) -> int:
-    from lightning_cas.batch.report import load_results
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", help="a sweep's results directory")
-    parser.add_argument("--out", default="heads", help="where table.csv, defects.csv and heads.png go")
-    args = parser.parse_args(argv)
-    rows, problems = build_rows(load_results(args.results))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "table.csv", _csv(rows, TABLE_COLUMNS))
+def write_heads(results, out, plot: bool = True, echo=print) -> int:
+    """Write table.csv, defects.csv, problems.txt (and heads.png) of a sweep's results into ``out``,
+    echo the summary, and return the exit status: 3 when something is above a bound or methods
+    disagree, else 0. Records from elsewhere (claims) are left out, and counted."""
+    checks = load_results(results, judge=False)  # the table judges by its own expected dimension
+    claims = sum(c.status == Origin.CLAIM for c in checks)
+    rows, problems = build_rows([c.record for c in checks if c.trusted])
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the directory {printable(out)}: {exc.strerror or exc}.") from None
+    image = plot_bytes(rows) if plot and rows else None
+    write_file(out / "table.csv", to_csv(rows, TABLE_COLUMNS), "heads table")
     defective = [r for r in rows if r["status"] == "defective"]
-    atomic_write_text(out / "defects.csv", _csv(defective, TABLE_COLUMNS))
-    plot(rows, out / "heads.png")
+    write_file(out / "defects.csv", to_csv(defective, TABLE_COLUMNS), "heads table")
+    write_file(out / "problems.txt", "".join(p + "\n" for p in problems), "heads problems")
+    if image is not None:
+        write_file(out / "heads.png", image, "heads plot")
     one = [r for r in rows if isinstance(r["H"], int)]
-    print(f"{len(rows)} architectures ({len(one)} one-layer): {sum(r['status'] == 'fills' for r in rows)} fill the "
-          f"expected dimension, {len(defective)} defective; written to {out}/table.csv, defects.csv, heads.png")
-    print(f"one layer: computed = min(expected, head-mixing bound) in {sum(r['explained'] == 'yes' for r in one)} of "
-          f"{len(one)} cases")
+    echo(f"{len(rows)} architectures ({len(one)} one-layer): {sum(r['status'] == 'fills' for r in rows)} fill the "
+         f"expected dimension, {len(defective)} defective; written to {printable(out)}/table.csv, defects.csv"
+         + (", heads.png" if image is not None else ""))
+    if claims:
+        echo(f"{claims} record(s) from elsewhere (claims) left out; `lightning-cas sweep --recheck` recomputes them")
+    echo(f"one layer: computed = min(expected, head-mixing bound) in {sum(r['explained'] == 'yes' for r in one)} of "
+         f"{len(one)} cases")
     deep = [r for r in rows if not isinstance(r["H"], int) and r["explained"]]
-    print(f"deep, several heads: computed = head-mixing bound in {sum(r['explained'] == 'yes' for r in deep)} of "
-          f"{len(deep)} cases")
+    echo(f"deep, several heads: computed = head-mixing bound in {sum(r['explained'] == 'yes' for r in deep)} of "
+         f"{len(deep)} cases")
     for r in defective:
-        print(f"  defective: widths {r['widths']} a {r['attention']} heads {r['heads']} t {r['t']}: computed "
-              f"{r['computed']}, expected {r['expected']} (one head {r['one_head']}, span {r['span']}), "
-              f"defect {r['defect']}" + (f"; head-mixing bound {r['head_mixing']}" if r["head_mixing"] != "" else ""))
+        echo(f"  defective: widths {r['widths']} a {r['attention']} heads {r['heads']} t {r['t']}: computed "
+             f"{r['computed']}, expected {r['expected']} (one head {r['one_head']}, span {r['span']}), "
+             f"defect {r['defect']}" + (f"; head-mixing bound {r['head_mixing']}" if r["head_mixing"] != "" else ""))
     for p in problems:
-        print(f"  DISAGREEMENT: {p}")
-    atomic_write_text(out / "problems.txt", "".join(p + "\n" for p in problems))
+        echo(f"  DISAGREEMENT: {printable(p)}")
     return 3 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

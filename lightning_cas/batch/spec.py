@@ -7,6 +7,7 @@ exists, and the error names the line, because tomllib gives no positions.
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 import os
 import re
@@ -17,39 +18,45 @@ from pathlib import Path
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import check_seed, check_timeout
 from lightning_cas.core.files import parse_toml, read_text
+from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import integer_text
+from lightning_cas.core.results import Record
 from lightning_cas.errors import InputError
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 M2_METHODS = ("jacobian", "implicit")
 SPEC_KEYS = ("widths", "attention", "heads", "tokens", "normalization", "method", "seed", "timeout")
-TOP_KEYS = ("name", "timeout", "grid", "architecture")
+TOP_KEYS = ("name", "timeout", "grid", "architecture", "network")
+NETWORK_JOB_KEYS = ("method", "seed", "timeout")
 MAX_SPEC_JOBS = 10_000  # a larger spec is refused with its count unless --max-jobs raises the limit
+MAX_JOBS_CEILING = 200_000  # what --max-jobs can raise it to: the expanded jobs stay far below a GiB
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_NAME = 100
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_NAME, re.ASCII)
 
 @dataclass(frozen=True)
-class Job:
+class Job(Record):
     """One dimension computation: an architecture, a method, a seed and a time limit."""
 
-    architecture: Architecture
+    architecture: Architecture | Network
     method: str = "auto"
     seed: int = 0
     timeout: float | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.architecture, (Architecture, Network)):
+            raise ValueError(f"a job's architecture must be an Architecture or a Network, got "
+                             f"{type(self.architecture).__name__}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        object.__setattr__(self, "seed", check_seed(self.seed))
+        if self.timeout is not None:
+            object.__setattr__(self, "timeout", check_timeout(self.timeout))
 
     @property
     def label(self) -> str:
         """File-name-safe and unique per (architecture, method, seed): the cache key."""
         return f"{self.architecture.label()}_{self.method}_s{self.seed}"
-
-    def to_dict(self) -> dict:
-        return {"architecture": self.architecture.to_dict(), "method": self.method, "seed": self.seed,
-                "timeout": self.timeout}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Job":
-        return cls(Architecture.from_dict(data["architecture"]), data["method"], data["seed"], data.get("timeout"))
 
 
 @dataclass(frozen=True)
@@ -189,7 +196,10 @@ def _other_count(grid_values: dict) -> int:
 
 def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS) -> Sweep:
     """Expand a sweep spec (TOML text) into jobs; any malformed part is refused with its line,
-    and a spec of more than ``max_jobs`` jobs is refused with its count before any is built."""
+    and a spec of more than ``max_jobs`` jobs (at most MAX_JOBS_CEILING) is refused with its count
+    before any is built."""
+    if isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or not 1 <= max_jobs <= MAX_JOBS_CEILING:
+        raise InputError(f"the job limit must be an integer between 1 and {MAX_JOBS_CEILING}, got {max_jobs!r}.")
     try:
         data = parse_toml(text, f"sweep spec {source}")
     except tomllib.TOMLDecodeError as exc:
@@ -221,8 +231,11 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
     entries = data.get("architecture", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         _refuse(source, lines, ("architecture",), "architecture must be given as [[architecture]] tables.")
-    if not grids and not entries:
-        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] entries, "
+    networks = data.get("network", [])
+    if not isinstance(networks, list) or not all(isinstance(e, dict) for e in networks):
+        _refuse(source, lines, ("network",), "network must be given as [[network]] tables.")
+    if not grids and not entries and not networks:
+        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] or [[network]] entries, "
                          "so there is nothing to run.")
 
     jobs: list[Job] = []
@@ -251,10 +264,11 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
             if key not in values:
                 _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
         checked.append((path, values))
-    total = sum(count_jobs(values) for _, values in checked) + len(entries)
+    total = sum(count_jobs(values) for _, values in checked) + len(entries) + len(networks)
     if total > max_jobs:
-        raise InputError(f"{source} expands to {total} jobs, above the limit of {max_jobs}; "
-                         f"pass --max-jobs {total} to run it anyway.")
+        advice = (f"pass --max-jobs {total} to run it anyway" if total <= MAX_JOBS_CEILING else
+                  f"that is above the ceiling of {MAX_JOBS_CEILING} that --max-jobs can raise it to; split the spec")
+        raise InputError(f"{source} expands to {total} jobs, above the limit of {max_jobs}; {advice}.")
     for path, values in checked:
         timeout = values.get("timeout", [default_timeout])[0]
         rest = _other_count(values)
@@ -288,6 +302,21 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
         arch = _architecture(source, lines, path, vals["widths"], vals["attention"], vals.get("tokens", 2),
                              vals.get("normalization", "none"), vals.get("heads"))
         jobs.append(Job(arch, vals.get("method", "auto"), vals.get("seed", 0), vals.get("timeout", default_timeout)))
+    for i, entry in enumerate(networks):
+        path = ("network", i)
+        where = f"{source} [[network]] #{i + 1}"
+        job_values = {}
+        for key in NETWORK_JOB_KEYS:
+            if key in entry:
+                try:
+                    job_values[key] = _check_value(key, entry[key])
+                except ValueError as exc:
+                    _refuse(source, lines, path + (key,), f"{where} {str(exc).rstrip('.')}.")
+        described = {k: v for k, v in entry.items() if k not in NETWORK_JOB_KEYS}
+        line = lines.line(*path)
+        net = Network.from_dict(described, source=f"{where}" + (f" (line {line})" if line else ""))
+        jobs.append(Job(net, job_values.get("method", "auto"), job_values.get("seed", 0),
+                        job_values.get("timeout", default_timeout)))
     unique: dict[str, Job] = {}
     for job in jobs:
         unique.setdefault(job.label, job)
@@ -299,3 +328,22 @@ def load_spec(path: str | os.PathLike, max_jobs: int = MAX_SPEC_JOBS) -> Sweep:
     text = read_text(path, "sweep spec", max_bytes=MAX_SPEC_BYTES)
     return parse_spec(text, str(path), max_jobs)
 
+
+def spec_toml(name: str, jobs) -> str:
+    """A sweep spec with one ``[[architecture]]`` per job, which :func:`parse_spec` expands to the
+    same jobs (the inverse of parsing, for the record of a run)."""
+    out = [f"name = {json.dumps(name)}"]
+    for job in jobs:
+        arch = job.architecture
+        if not isinstance(arch, Architecture):
+            out += ["", "[[network]]", f"input = {arch.input}", f"tokens = {arch.tokens}",
+                    f"method = {json.dumps(job.method)}", f"seed = {job.seed}"]
+            if job.timeout is not None:
+                out.append(f"timeout = {json.dumps(job.timeout)}")
+            for block in arch.to_dict()["blocks"]:
+                out += ["[[network.block]]"] + [f"{k} = {json.dumps(v)}" for k, v in block.items() if v is not None]
+            continue
+        entry = {**arch.to_dict(), "method": job.method, "seed": job.seed, "timeout": job.timeout}
+        out += ["", "[[architecture]]"]
+        out += [f"{k} = {json.dumps(v)}" for k, v in entry.items() if v is not None]
+    return "\n".join(out)

@@ -1,104 +1,56 @@
-"""The result store: one JSON record per job in a results directory, claimed by lock files.
+"""The result store: one signed JSON record per job in a results directory.
 
 Why it looks the way it does:
 
-* One JSON file per job, written to a temp file and ``os.replace``d, so a killed run never
-  leaves half a file; a file that does not parse back is treated as missing and recomputed.
-* A results directory is data, not instructions: every record carries an HMAC-SHA256 under a
-  per-user secret key (kept 0600 in the private directory). A record that fails it (edited by
-  hand, written by someone else, or by another user's key) is never reused by a sweep, and
-  ``report`` shows it as ``untrusted``; records are read through the bounded reader, never
-  through a symlink.
-* A job is claimed with an ``O_EXCL`` lock file when it starts (not all up front), refreshed while
-  it runs; a lock whose process died, that was not refreshed for ``LOCK_TTL_S``, or that is
-  malformed is reported and broken, never waited on forever.
+* One JSON file per job, written to a temp file and renamed, so a killed run never leaves half a
+  file; a file that does not parse back is treated as missing and recomputed.
+* A results directory is data, not instructions, and may come from a colleague: every record
+  carries an HMAC-SHA256 under a per-user secret key (kept 0600 in the private directory). The
+  key proves "computed by this user's sweeps", not "true": a record it did not sign is a *claim*
+  (:class:`~lightning_cas.batch.records.Origin`), shown as such, never reused as a result, and
+  re-checked by ``sweep --recheck`` or ``notebook --execute``.
+* Entries are read by descriptor and by content: each name is opened under the directory's own
+  descriptor with ``O_NOFOLLOW``, must be a regular file with no other hard link (a hard link
+  to ``/etc/passwd`` planted as ``scripts/x.m2`` is refused like a symlink), and a script counts
+  only when its bytes hash to the ``script_sha256`` of its signed record.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import hmac
-import io
 import json
 import os
+import re
 import secrets
-import socket
 import stat
-import time
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 
-from lightning_cas.batch.spec import Job
-from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.files import atomic_write_text, parse_json, private_dir, read_bytes, read_json
+from lightning_cas.batch.locks import Locks
+from lightning_cas.batch.records import JobResult, Origin, record_from_dict
+from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME, job_row, to_csv
+from lightning_cas.core.display import printable
+from lightning_cas.core.files import atomic_write_text, parse_json, private_dir, read_bytes
 from lightning_cas.errors import InputError, LightningError
-from lightning_cas.core.results import DimensionResult, JsonResult
 
-STATUSES = ("ok", "timeout", "error")
-RECORD_VERSION = 3  # 2: plain sha256 checksum; 3: HMAC-SHA256 under the user's key
 MAX_RECORD_BYTES = 4 * 1024 * 1024
-MAX_LOCK_BYTES = 4096
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024
-LOCK_TTL_S = 120.0  # a lock not refreshed for this long is stale, whoever holds it
-LOCK_REFRESH_S = 20.0  # how often a running sweep touches the locks it holds
-LOCK_GRACE_S = 5.0  # a lock younger than this may still be being written
 KEY_NAME = "record.key"
-CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
-CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",
-               "parameters", "dimension", "predicted", "agreement", "certainty", "elapsed_s", "message")
+SCRIPTS = "scripts"
+_SAFE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*")
 
 
-@dataclass(frozen=True)
-class JobResult(JsonResult):
-    """What one job produced: a DimensionResult when ``status == "ok"``, else the message; and the prediction."""
-
-    label: str
-    job: dict
-    status: str  # ok | timeout | error
-    message: str | None
-    result: DimensionResult | None
-    predicted: int | None
-    prediction_status: str
-    agreement: str  # agree | disagree | defect (below an upper bound) | no prediction | not computed
-    elapsed_s: float
-    host: str
-    script: str | None = None  # the M2 script (path in the results dir once stored)
-    script_text: str | None = None  # carried from the worker to the coordinator, not stored
-    version: int = RECORD_VERSION
-    script_sha256: str | None = None  # of the stored script, so a swapped script file is detected
-
-    def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}")
-        if (self.status == "ok") != (self.result is not None):
-            raise ValueError("a result is present exactly when the status is ok")
-
-    @classmethod
-    def from_dict(cls, data: dict):
-        data = dict(data)
-        data.pop("kind", None)
-        if data.get("result") is not None:
-            data["result"] = DimensionResult.from_dict(data["result"])
-        return cls(**data)
-
-    @property
-    def architecture(self) -> Architecture:
-        return Architecture.from_dict(self.job["architecture"])
-
-
-
-
-
-# ---- the per-user record key and the integrity check -------------------------------------------
+# ---- the per-user record key and the signature -------------------------------------------------
 
 _KEYS: dict[str, bytes] = {}
 
 
 def record_key() -> bytes:
     """The user's secret record key: 32 random bytes in the private directory (file mode 0600),
-    created on first use; a key file that is a symlink, foreign or readable by others is refused."""
+    created on first use; a key file that is a symlink, foreign, readable by others or damaged is
+    refused (InputError: then nothing can be told apart, so nothing is reported as checked)."""
     path = private_dir() / KEY_NAME
     cached = _KEYS.get(str(path))
     if cached is not None:
@@ -130,9 +82,14 @@ def record_key() -> bytes:
         key = b""
     if len(key) < 16:
         raise InputError(f"the record key {str(path)!r} is damaged; delete it to make a new one "
-                         "(records signed with it will then show as untrusted).")
+                         "(records signed with it will then show as claims).")
     _KEYS[str(path)] = key
     return key
+
+
+def key_id(key: bytes | None = None) -> str:
+    """A public fingerprint of a record key (what a record names as its ``signer``)."""
+    return hashlib.sha256(b"lightning_cas record key\x00" + (record_key() if key is None else key)).hexdigest()[:16]
 
 
 def _canonical(data: dict) -> bytes:
@@ -152,11 +109,88 @@ def record_checksum(data: dict) -> str:
     return hashlib.sha256(_canonical(data)).hexdigest()
 
 
+# ---- reading entries by descriptor ---------------------------------------------------------------
+
+def _open_dir(root, name: str | None = None, parent: int | None = None) -> int:
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    if parent is None:
+        return os.open(root, flags)  # the directory the user named (a symlink to it is fine)
+    return os.open(name, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=parent)
+
+
+def read_entry(root: str | os.PathLike, relative: str, what: str = "entry", max_bytes: int = MAX_RECORD_BYTES,
+               ) -> bytes:
+    """The bytes of ``root/relative``: every component opened under its parent's descriptor with
+    ``O_NOFOLLOW`` (no symlink at any level, none swapped in between check and read), plain names
+    only (no absolute path, no ``..``), a regular file with a single link, at most ``max_bytes``.
+    Anything else is one InputError naming the entry."""
+    shown = printable(relative)
+    if not isinstance(relative, str) or not relative or "\\" in relative or "\x00" in relative:
+        raise InputError(f"the {what} path '{shown}' is not a plain relative path")
+    path = PurePosixPath(relative)
+    if path.is_absolute():
+        raise InputError(f"the {what} path '{shown}' is absolute (outside the results directory)")
+    if any(not _SAFE_PART.fullmatch(p) for p in path.parts):
+        raise InputError(f"the {what} path '{shown}' leaves the results directory or has unusual names")
+    try:
+        fds = [_open_dir(root)]
+    except OSError as exc:
+        raise InputError(f"cannot open the results directory {printable(root)}: {exc.strerror}") from None
+    try:
+        for part in path.parts[:-1]:
+            try:
+                fds.append(_open_dir(root, part, fds[-1]))
+            except OSError as exc:
+                raise InputError(f"the {what} '{shown}': {printable(part)} is not a plain directory "
+                                 f"({exc.strerror})") from None
+        try:
+            fd = os.open(path.parts[-1], os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0), dir_fd=fds[-1])
+        except OSError as exc:
+            raise InputError(f"the {what} '{shown}' cannot be opened without following a link "
+                             f"({exc.strerror})") from None
+        fds.append(fd)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"the {what} '{shown}' is not a regular file")
+        if info.st_nlink != 1:
+            raise InputError(f"the {what} '{shown}' has {info.st_nlink} hard links (a planted link to another file?)")
+        if info.st_size > max_bytes:
+            raise InputError(f"the {what} '{shown}' has {info.st_size} bytes (limit {max_bytes})")
+        data = os.read(fd, max_bytes + 1)
+        while len(data) <= max_bytes:
+            more = os.read(fd, max_bytes + 1 - len(data))
+            if not more:
+                break
+            data += more
+        if len(data) > max_bytes:
+            raise InputError(f"the {what} '{shown}' is larger than {max_bytes} bytes")
+        return data
+    except OSError as exc:
+        raise InputError(f"cannot read the {what} '{shown}': {exc.strerror}") from None
+    finally:
+        for fd in reversed(fds):
+            os.close(fd)
+
+
+def record_names(root: str | os.PathLike) -> list[str]:
+    """The ``*.json`` names in a results directory (aggregates excluded), in name order."""
+    try:
+        fd = _open_dir(root)
+    except OSError as exc:
+        raise InputError(f"cannot open the results directory {printable(root)}: {exc.strerror}.") from None
+    try:
+        names = os.listdir(fd)
+    finally:
+        os.close(fd)
+    return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
+
+
 @dataclass(frozen=True)
 class RecordCheck:
-    """What :func:`verify_record` found: ``trusted`` (our key signed it), ``untrusted`` (a
-    well-formed record that our key did not sign; its numbers are claims, not results) or
-    ``invalid`` (not a record at all). ``record`` is None only when invalid."""
+    """What :func:`verify_record` found: ``here`` (this user's key signed it), ``claim`` (a
+    well-formed record this key did not sign: someone else's numbers) or ``invalid`` (not a
+    record, or numbers that cannot be true). ``record`` is None only when invalid."""
 
     path: str
     status: str
@@ -165,256 +199,146 @@ class RecordCheck:
 
     @property
     def trusted(self) -> bool:
-        return self.status == "trusted"
+        return self.status == Origin.HERE
 
 
-def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes | None = None) -> RecordCheck:
-    """Read one record file (bounded, not through a symlink) and check its HMAC and its shape.
-
-    This is the one function that decides whether a record on disk may be believed: sweeps
-    reuse only trusted records, ``report`` marks the others untrusted, the notebook should
-    embed only trusted ones."""
+def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes | None = None,
+                  judge: bool = True) -> RecordCheck:
+    """Read one record file (by descriptor, bounded) and check its shape, its numbers and its
+    signature: the one function that decides whether a record on disk is this user's result."""
     where = str(path)
+    key = record_key() if key is None else key  # a damaged key is an error, not "every record unsigned"
+    path = Path(path)
     try:
-        data = read_json(path, "result record", max_bytes=MAX_RECORD_BYTES, follow_symlinks=False)
-    except InputError as exc:
-        return RecordCheck(where, "invalid", str(exc))
-    if not isinstance(data, dict) or data.get("kind") != "JobResult":
-        return RecordCheck(where, "invalid", "not a lightning-cas job record")
-    body = {k: v for k, v in data.items() if k not in ("checksum", "mac")}
+        data = parse_json(read_entry(path.parent, path.name, "result record").decode("utf-8"),
+                          f"result record {where!r}")
+    except (InputError, UnicodeDecodeError) as exc:
+        return RecordCheck(where, "invalid", str(exc) if isinstance(exc, InputError) else "not UTF-8 text")
     try:
-        rec = JobResult.from_dict(body)
-        if Job.from_dict(rec.job).label != rec.label:
-            return RecordCheck(where, "invalid", "its label does not match its job")
-        if label is not None and rec.label != label:
-            return RecordCheck(where, "invalid", f"it holds {rec.label}, not {label}")
-        rec.architecture  # noqa: B018 - validates the architecture
-    except (ValueError, TypeError, KeyError, AttributeError, LightningError) as exc:
-        return RecordCheck(where, "invalid", f"malformed record ({type(exc).__name__})")
+        rec = record_from_dict(data, judge)
+    except (InputError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        reason = str(exc) if isinstance(exc, LightningError) else f"malformed record ({type(exc).__name__})"
+        return RecordCheck(where, "invalid", reason.rstrip("."))
+    if label is not None and rec.label != label:
+        return RecordCheck(where, "invalid", f"it holds {rec.label}, not {label}")
     mac = data.get("mac")
-    if data.get("version") != RECORD_VERSION or not isinstance(mac, str):
-        return RecordCheck(where, "untrusted", f"record version {data.get('version')!r} carries no key signature", rec)
+    if data.get("version") == 2 or not isinstance(mac, str):
+        return RecordCheck(where, Origin.CLAIM, f"record version {data.get('version')!r} carries no key signature",
+                           rec)
     try:
-        good = hmac.compare_digest(mac, record_mac(body, key))
+        good = hmac.compare_digest(mac, record_mac(data, key))
     except (TypeError, ValueError):  # e.g. non-ASCII text in the mac field
         good = False
     if not good:
-        return RecordCheck(where, "untrusted", "its signature does not match this user's record key", rec)
-    return RecordCheck(where, "trusted", "signed with this user's record key", rec)
+        who = f" (it names signer {printable(rec.signer)})" if rec.signer else ""
+        return RecordCheck(where, Origin.CLAIM, f"not signed with this user's record key{who}", rec)
+    return RecordCheck(where, Origin.HERE, "signed with this user's record key", rec)
 
 
 def load_record(path: str | os.PathLike, label: str | None = None) -> JobResult | None:
-    """A trusted record, or None (absent, invalid or untrusted: then a sweep recomputes it)."""
+    """This user's record at ``path``, or None (absent, invalid or a claim)."""
     check = verify_record(path, label)
     return check.record if check.trusted else None
 
 
-# ---- locks -------------------------------------------------------------------------------------
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
-
-
-def _start_time(pid: int) -> str | None:
-    """A process's start time in clock ticks since boot (Linux), to tell a reused pid apart."""
-    try:
-        text = read_bytes(f"/proc/{pid}/stat", "process status", max_bytes=4096).decode("ascii", "replace")
-    except InputError:
-        return None
-    fields = text.rsplit(")", 1)[-1].split()
-    return fields[19] if len(fields) > 19 else None
-
-
-@dataclass(frozen=True)
-class LockState:
-    """``held`` (someone is computing the job), ``absent``, or ``stale`` with the reason."""
-
-    status: str
-    reason: str = ""
-
-
 class ResultStore:
-    """A results directory: ``<label>.json`` per job, ``<label>.lock`` while a sweep computes it."""
+    """A results directory: ``<label>.json`` per job, ``scripts/<label>.m2`` for Macaulay2 jobs,
+    ``<label>.lock`` while a sweep computes it (:class:`~lightning_cas.batch.locks.Locks`)."""
 
     def __init__(self, root: str | os.PathLike, create: bool = True):
         self.root = Path(root)
-        self.broken: list[tuple[str, str]] = []  # (label, reason) of stale locks this store broke
+        self.locks = Locks(self.root)
         if not create:
             return
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            (self.root / "scripts").mkdir(exist_ok=True)
+            os.mkdir(self.root / SCRIPTS)
+        except FileExistsError:
+            pass
         except OSError as exc:
-            raise InputError(f"cannot create the results directory {self.root}: {exc.strerror or exc}.") from None
+            raise InputError(f"cannot create the results directory {printable(self.root)}: "
+                             f"{exc.strerror or exc}.") from None
+        self._scripts_dir()
+
+    def _scripts_dir(self) -> Path:
+        """``scripts/``, refused when it is not a real directory: a planted symlink would make a
+        sweep write its scripts wherever it points."""
+        where = self.root / SCRIPTS
+        try:
+            info = os.lstat(where)
+        except OSError as exc:
+            raise InputError(f"the results directory's {printable(where)} is missing ({exc.strerror}).") from None
+        if not stat.S_ISDIR(info.st_mode):
+            kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a directory"
+            raise InputError(f"{printable(where)} is {kind}; refusing to write scripts through it.")
+        return where
 
     def path(self, label: str) -> Path:
         return self.root / f"{label}.json"
 
+    def check(self, label: str) -> RecordCheck:
+        return verify_record(self.path(label), label)
+
     def load(self, label: str) -> JobResult | None:
-        """The stored result, or None when absent or not a complete, trusted record (then it is redone)."""
-        return load_record(self.path(label), label)
+        """This user's stored result, or None when absent, invalid or a claim."""
+        check = self.check(label)
+        return check.record if check.trusted else None
 
     def save(self, record: JobResult) -> JobResult:
+        """Store a record (and its script), signed with this user's key; returns it as stored."""
         script, digest = record.script, record.script_sha256
         if record.script_text is not None:
-            dest = self.root / "scripts" / f"{record.label}.m2"
+            dest = self._scripts_dir() / f"{record.label}.m2"
             atomic_write_text(dest, record.script_text, "script", replace_entries=True)
-            script = str(Path("scripts") / dest.name)
+            script = f"{SCRIPTS}/{dest.name}"
             digest = hashlib.sha256(record.script_text.encode()).hexdigest()
-        data = record.to_dict()
-        data["script"], data["script_text"], data["script_sha256"] = script, None, digest
-        stored = {**data, "mac": record_mac(data)}
-        atomic_write_text(self.path(record.label), json.dumps(stored, indent=1) + "\n", "record",
-                          replace_entries=True)
-        return JobResult.from_dict(data)
+        stored = replace(record, script=script, script_text=None, script_sha256=digest, signer=key_id())
+        data = stored.to_dict()
+        atomic_write_text(self.path(record.label), json.dumps({**data, "mac": record_mac(data)}, indent=1) + "\n",
+                          "record", replace_entries=True)
+        return stored
 
     def script_text(self, record: JobResult) -> str | None:
-        """The text of a record's stored script, only if it is ``scripts/<label>.m2`` inside this
-        directory (no absolute path, no ``..``, no symlink) and hashes to the value the record
-        carries; else None. What a notebook may embed."""
-        if record.script != f"scripts/{record.label}.m2" or not record.script_sha256:
-            return None
-        scripts = self.root / "scripts"
+        """The text of a record's stored script, only if it is ``scripts/<label>.m2`` read by
+        descriptor (see :func:`read_entry`) and hashes to the ``script_sha256`` the record carries."""
         try:
-            if not stat.S_ISDIR(os.lstat(scripts).st_mode):
-                return None
-            data = read_bytes(scripts / f"{record.label}.m2", "script", max_bytes=MAX_SCRIPT_BYTES,
-                              follow_symlinks=False)
-        except (OSError, InputError):
+            return self.script_check(record)[0]
+        except InputError:
             return None
-        if not hmac.compare_digest(hashlib.sha256(data).hexdigest(), record.script_sha256):
-            return None
+
+    def script_check(self, record: JobResult) -> tuple[str | None, str]:
+        """(text or None, what was found): the stored script if it is genuine, else why not."""
+        if not record.script:
+            return None, "no script was stored"
+        if record.script != f"{SCRIPTS}/{record.label}.m2" or not record.script_sha256:
+            return None, f"the record names the script '{printable(record.script)}', not its own"
         try:
-            return data.decode("utf-8")
+            data = read_entry(self.root, record.script, "script", MAX_SCRIPT_BYTES)
+        except InputError as exc:
+            return None, str(exc)
+        if not hmac.compare_digest(hashlib.sha256(data).hexdigest(), str(record.script_sha256)):
+            return None, "the stored script does not match the sha256 its record carries (changed since)"
+        try:
+            return data.decode("utf-8"), "matches the sha256 of its record"
         except UnicodeDecodeError:
-            return None
+            return None, "the stored script is not UTF-8 text"
 
-    # claims: O_EXCL lock files holding host, pid and process start time of the claiming sweep
-    def lock_path(self, label: str) -> Path:
-        return self.root / f"{label}.lock"
-
-    def claim(self, label: str) -> bool:
-        """Take the job's lock (breaking a stale one, which is recorded in ``broken``)."""
-        lock = self.lock_path(label)
-        for _ in range(2):
-            try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o644)
-            except FileExistsError:
-                state = self.lock_state(label)
-                if state.status == "held":
-                    return False
-                if state.status == "stale":
-                    self.break_lock(label, state.reason)
-                continue
-            with os.fdopen(fd, "w") as fh:
-                json.dump({"host": socket.gethostname(), "pid": os.getpid(), "since": time.time(),
-                           "start": _start_time(os.getpid())}, fh)
-            return True
-        return False
-
-    def lock_state(self, label: str) -> LockState:
-        """Whether the job's lock is held, absent or stale (and why); never raises, never blocks."""
-        lock = self.lock_path(label)
-        try:
-            info = os.lstat(lock)
-        except FileNotFoundError:
-            return LockState("absent")
-        except OSError as exc:
-            return LockState("stale", f"unreadable lock ({exc.strerror})")
-        age = time.time() - info.st_mtime
-        try:
-            data = parse_json(read_bytes(lock, "lock", max_bytes=MAX_LOCK_BYTES, follow_symlinks=False)
-                              .decode("utf-8"), "lock", max_depth=2)
-        except (InputError, UnicodeDecodeError):
-            data = None  # unreadable, a FIFO, a symlink, not JSON, or gone meanwhile (checked below)
-        ok = (isinstance(data, dict) and isinstance(data.get("host"), str) and type(data.get("pid")) is int
-              and 0 < data["pid"] < 2 ** 22)
-        if not ok:
-            if not os.path.lexists(lock):
-                return LockState("absent")
-            if age < LOCK_GRACE_S:
-                return LockState("held")  # probably being written this very moment
-            return LockState("stale", "malformed lock file")
-        if age > LOCK_TTL_S:
-            return LockState("stale", f"not refreshed for {age:.0f} s (its sweep is gone)")
-        if data["host"] == socket.gethostname():
-            pid = data["pid"]
-            if not _pid_alive(pid):
-                return LockState("stale", f"its process {pid} has exited")
-            start = data.get("start")
-            if isinstance(start, str) and _start_time(pid) not in (None, start):
-                return LockState("stale", f"its process id {pid} now belongs to another process")
-        return LockState("held")
-
-    def break_lock(self, label: str, reason: str) -> None:
-        """Remove a stale lock: rename first, so only one of several sweeps removes it."""
-        lock = self.lock_path(label)
-        aside = lock.with_name(f".{lock.name}.{uuid.uuid4().hex[:8]}.stale")
-        try:
-            os.replace(lock, aside)
-        except FileNotFoundError:
-            return
-        except OSError:
-            return
-        self.broken.append((label, reason))
-        try:
-            if os.path.isdir(aside) and not os.path.islink(aside):
-                os.rmdir(aside)
-            else:
-                os.unlink(aside)
-        except OSError:
-            pass
-
-    def refresh(self, labels) -> None:
-        """Touch the locks this sweep holds, so others see it is alive."""
-        for label in labels:
-            try:
-                os.utime(self.lock_path(label), follow_symlinks=False)
-            except OSError:
-                pass
-
-    def release(self, label: str) -> None:
-        self.lock_path(label).unlink(missing_ok=True)
-
-    def checks(self) -> list[RecordCheck]:
+    def checks(self, judge: bool = True) -> list[RecordCheck]:
         """What :func:`verify_record` says of every ``*.json`` in the directory, in name order."""
-        return [verify_record(p, p.stem) for p in sorted(self.root.glob("*.json"))]
+        return [verify_record(self.root / name, name[:-5], judge=judge) for name in record_names(self.root)]
 
     def records(self) -> list[JobResult]:
-        """Every trusted record in the directory."""
+        """Every record in the directory computed here (signed with this user's key)."""
         return [c.record for c in self.checks() if c.trusted]
 
-    def write_aggregates(self) -> tuple[Path, Path]:
-        """results.csv / results.jsonl from every trusted result in the directory (written atomically)."""
-        recs = self.records()
-        jsonl = "".join(json.dumps(r.to_dict()) + "\n" for r in recs)
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for r in recs:
-            writer.writerow(csv_row(r))
+    def write_aggregates(self, checks: list[RecordCheck] | None = None) -> tuple[Path, Path]:
+        """results.csv (every record, claims marked as such) and results.jsonl (the records
+        computed here), written atomically."""
+        checks = self.checks() if checks is None else checks
+        rows = [(c.record, Origin(c.status)) for c in checks if c.record is not None]
+        jsonl = "".join(json.dumps(r.to_dict()) + "\n" for r, source in rows if source is Origin.HERE)
         csv_path, jsonl_path = self.root / CSV_NAME, self.root / JSONL_NAME
         atomic_write_text(jsonl_path, jsonl, "results table", replace_entries=True)
-        atomic_write_text(csv_path, buf.getvalue(), "results table", replace_entries=True)
+        atomic_write_text(csv_path, to_csv([job_row(r, source) for r, source in rows], CSV_COLUMNS), "results table",
+                          replace_entries=True)
         return csv_path, jsonl_path
-
-
-def csv_row(r: JobResult) -> dict:
-    arch = r.architecture
-    res = r.result
-    return {"label": r.label, "status": r.status, "widths": "-".join(map(str, arch.widths)),
-            "attention": "-".join(map(str, arch.attention)), "heads": "-".join(map(str, arch.heads)),
-            "tokens": arch.tokens,
-            "normalization": arch.normalization, "method": res.method if res else r.job["method"],
-            "seed": r.job["seed"], "parameters": arch.parameters,
-            "dimension": res.dimension if res else "", "predicted": "" if r.predicted is None else r.predicted,
-            "agreement": r.agreement, "certainty": res.certainty if res else "",
-            "elapsed_s": f"{r.elapsed_s:.3f}", "message": r.message or ""}
-
-

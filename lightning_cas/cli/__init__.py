@@ -26,6 +26,7 @@ COMMANDS = {
     "claims": ("lightning_cas.cli.geometry", "claims_command"),
     "sweep": ("lightning_cas.cli.batch", "sweep_command"),
     "report": ("lightning_cas.cli.batch", "report_command"),
+    "heads": ("lightning_cas.cli.batch", "heads_command"),
     "notebook": ("lightning_cas.cli.batch", "notebook_command"),
     "blocks": ("lightning_cas.cli.blocks", "blocks_command"),
 }

@@ -1,4 +1,4 @@
-"""CLI commands for batch runs (registered in lightning_cas.cli): sweep, report, notebook.
+"""CLI commands for batch runs (registered in lightning_cas.cli): sweep, report, heads, notebook.
 
 stdout stays machine-readable (one JSON line, a makefile, or labels); progress goes to stderr.
 """
@@ -6,12 +6,17 @@ stdout stays machine-readable (one JSON line, a makefile, or labels); progress g
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import click
 
+from lightning_cas.batch.spec import MAX_JOBS_CEILING
 from lightning_cas.cli.common import M2_OPTION, Number, clean_errors
+from lightning_cas.core.display import printable
+from lightning_cas.core.files import write_file
+from lightning_cas.errors import InputError
 
 
 def _progress(quiet: bool):
@@ -41,10 +46,12 @@ def _progress(quiet: bool):
 @click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=Number(low=1, high=256),
               help="Jobs run in parallel.")
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "dask"]))
-@click.option("--scheduler", default=None, help="Dask scheduler address (default: $DASK_SCHEDULER_ADDRESS, "
-              "else a local cluster).")
+@click.option("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
+              "$DASK_SCHEDULER_ADDRESS, else a local cluster).")
 @click.option("--force", is_flag=True, help="Recompute results that are already stored.")
 @click.option("--retry-failed", is_flag=True, help="Recompute stored timeouts and errors.")
+@click.option("--recheck", is_flag=True, help="Recompute the jobs whose records came from elsewhere (claims, not "
+              "signed with your key) and say which were reproduced.")
 @click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True),
               help="Seconds per job (overrides the spec).")
 @click.option("--only", multiple=True, help="Run only this job label (repeatable); see --list.")
@@ -53,25 +60,28 @@ def _progress(quiet: bool):
 @click.option("--make-rules", is_flag=True, help="Print a makefile with one target per result file, and stop.")
 @click.option("--command", default="lightning-cas", show_default=True,
               help="How the --make-rules recipes call lightning-cas.")
-@click.option("--max-jobs", default=None, type=Number(low=1),
-              help="Accept a spec of more jobs than the default limit of 10000.")
+@click.option("--max-jobs", default=None, type=Number(low=1, high=MAX_JOBS_CEILING),
+              help=f"Accept a spec of more jobs than the default limit of 10000 (at most {MAX_JOBS_CEILING}).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @M2_OPTION
 @clean_errors
-def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, timeout, only, no_aggregate,
+def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, recheck, timeout, only, no_aggregate,
                   list_only, make_rules, command, max_jobs, quiet, m2):
     """Run every job of a TOML sweep SPEC; one JSON result per job, plus results.csv/.jsonl.
 
-    Stored results are reused (a corrupted file is recomputed); a failing job is recorded with
-    status timeout or error and the sweep goes on. Prints one JSON summary line.
+    Stored results are reused (a corrupted file is recomputed); records from elsewhere are left
+    as claims unless --recheck; a failing job is recorded with status timeout or error and the
+    sweep goes on. Prints one JSON summary line.
     """
+    from lightning_cas.batch.executors import check_scheduler
     from lightning_cas.batch.makerules import make_rules as rules
     from lightning_cas.batch.spec import MAX_SPEC_JOBS, load_spec
     from lightning_cas.batch.sweep import run_sweep
-    from lightning_cas.core.display import printable
     from lightning_cas.options import check_m2, check_timeout  # noqa: F401
 
     timeout, m2 = check_timeout(timeout), check_m2(m2)
+    if executor == "dask":
+        check_scheduler(scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None)
     sweep = load_spec(spec, max_jobs or MAX_SPEC_JOBS)
     out = out or str(Path("results") / sweep.name)
     if list_only:
@@ -84,43 +94,97 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, ti
     update, close = _progress(quiet)
     try:
         summary = run_sweep(sweep, out, executor=executor, jobs=njobs, scheduler=scheduler, force=force,
-                            retry_failed=retry_failed, timeout=timeout, only=only or None,
+                            retry_failed=retry_failed, recheck=recheck, timeout=timeout, only=only or None,
                             aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
     finally:
         close()
     for line in summary.broken_locks:
         click.echo(f"lightning-cas: warning: broke a stale lock of {printable(line)}", err=True)
+    for line in summary.notes:
+        click.echo(f"lightning-cas: note: {printable(line)}", err=True)
     click.echo(json.dumps(summary.to_dict()))
+
+
+def _parent(path: str) -> None:
+    """Create the directory an output file goes into (as the commands always did)."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the directory of {printable(path)}: {exc.strerror or exc}.") from None
 
 
 @click.command("report")
 @click.argument("results", type=click.Path(exists=True, file_okay=False))
-@click.option("--plot", "plot_path", default=None, help="PNG to write (default: RESULTS/dimensions.png).")
+@click.option("--plot", "plot_path", default=None, help="Image to write: .png, .pdf or .svg (default: "
+              "RESULTS/dimensions.png; with --json only when given).")
+@click.option("--no-plot", is_flag=True, help="Draw no plot.")
 @click.option("--csv", "csv_path", default=None, help="Also write the table as CSV here.")
 @click.option("--title", default=None, help="Plot title.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines (one typed object per job) instead of a table.")
 @clean_errors
-def report_command(results, plot_path, csv_path, title, as_json):
-    """Table of a results directory (parameters, dimension, prediction, agreement, method, time) and a plot."""
-    from lightning_cas.batch import report
-    from lightning_cas.core.display import printable
+def report_command(results, plot_path, no_plot, csv_path, title, as_json):
+    """Table of a results directory (architecture, parameters, dimension, prediction, verdict, method,
+    time, and whether each record was computed here or is a claim from elsewhere) and a plot.
 
-    records = report.load_results(results)
-    rows = report.table_rows(records)
+    Every verdict is recomputed from the stored dimension; records not signed with your key are
+    shown as claims, with where they came from."""
+    from lightning_cas.batch import report
+    from lightning_cas.batch.tables import CSV_COLUMNS, to_csv
+
+    draw = not no_plot and (plot_path is not None or not as_json)
+    explicit = plot_path is not None
+    plot_path = plot_path or str(Path(results) / "dimensions.png")
+    plt = None
+    if draw:
+        fmt = report.plot_format(plot_path)
+        try:
+            plt = report.pyplot()
+        except InputError:
+            if explicit:
+                raise
+            click.echo("lightning-cas: warning: no plot: matplotlib is not installed "
+                       "(pip install 'lightning_cas[plot]').", err=True)
+    checks, invalid = report.scan(results)
+    rows = report.table_rows(checks)
+    written = []
+    if csv_path:
+        _parent(csv_path)
+        write_file(csv_path, to_csv(rows, CSV_COLUMNS), "CSV table")
+        written.append(f"table: {csv_path}")
+    if plt is not None:
+        _parent(plot_path)
+        write_file(plot_path, report.plot_bytes(checks, fmt, title or Path(results).name), "plot")
+        written.append(f"plot: {plot_path}")
+    notes = report.claim_notes(checks) + [f"{Path(c.path).name}: not a valid record, ignored: {c.reason}"
+                                          for c in invalid]
     if as_json:
         for row in rows:
             click.echo(json.dumps(row))
+        for line in notes:
+            click.echo(f"lightning-cas: note: {printable(line)}", err=True)
     else:
-        report.print_table(rows, title=title or results)
-    if csv_path:
-        report.write_csv(rows, csv_path)
-    plot_path = plot_path or str(Path(results) / "dimensions.png")
-    report.plot(records, plot_path, title=title or Path(results).name)
-    click.echo(printable(f"plot: {plot_path}" + (f"  table: {csv_path}" if csv_path else "")), err=True)
+        report.print_table(rows, title=title or results, notes=notes)
+    if written:
+        click.echo(printable("  ".join(written)), err=True)
+
+
+@click.command("heads")
+@click.argument("results", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", default="heads", show_default=True,
+              help="Directory for table.csv, defects.csv, problems.txt and heads.png.")
+@click.option("--no-plot", is_flag=True, help="Draw no plot.")
+@clean_errors
+def heads_command(results, out, no_plot):
+    """The multi-head table of a sweep's RESULTS: computed dimensions next to the expected
+    min(H * one-head bound, span), the defective cases with their defect, and a plot against H.
+    Exits 3 when a computed value is above a bound or two methods disagree."""
+    from lightning_cas.batch import heads
+
+    sys.exit(heads.write_heads(results, out, plot=not no_plot, echo=click.echo))
 
 
 @click.command("notebook")
-@click.argument("results", type=click.Path(exists=True))
+@click.argument("results", type=click.Path(exists=True), required=False)
 @click.option("--output", "-o", default=None, help="Notebook to write (default: RESULTS/scripts.ipynb).")
 @click.option("--execute", is_flag=True, help="Run every job cell in the Macaulay2 Jupyter kernel, write the "
               "executed notebook and check each cell against the stored result (exit 0 only if all reproduced).")
@@ -128,22 +192,28 @@ def report_command(results, plot_path, csv_path, title, as_json):
 @click.option("--kernel", default="m2", show_default=True, help="Jupyter kernel name (with --execute).")
 @click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True, high=86400),
               help="Seconds per cell (default: each job's own time limit).")
+@click.option("--install-package", is_flag=True, help="Copy the Macaulay2 package LightningCAS into "
+              "~/.Macaulay2/code/, where Macaulay2 and its Jupyter kernel load it by name.")
 @clean_errors
-def notebook_command(results, output, execute, as_json, kernel, timeout):
-    """Write the Macaulay2 work of a run (a results directory or one result JSON) as a Jupyter notebook
-    for the Macaulay2 kernel; with --execute, re-run it there and report per cell."""
+def notebook_command(results, output, execute, as_json, kernel, timeout, install_package):
+    """Write the work of a run (a results directory, one job record or one `dim --json` result) as a
+    Jupyter notebook for the Macaulay2 kernel: one Macaulay2 cell per job that Macaulay2 can check;
+    with --execute, re-run it there and report per cell."""
     from lightning_cas.batch import notebook
 
+    if install_package:
+        click.echo(json.dumps({"installed": str(notebook.install_package())}))
+        if results is None:
+            return
+    if results is None:
+        raise click.UsageError("missing argument RESULTS (a results directory or a result JSON).")
     path = Path(results)
     output = output or str((path if path.is_dir() else path.parent) / "scripts.ipynb")
     if not execute:
         count = notebook.write_notebook(path, output)
         click.echo(json.dumps({"notebook": output, "scripts": count}))
         for label, reason in notebook.refused_cells(path):
-            click.echo(f"lightning-cas: warning: {label}: script not embedded: {notebook.printable(reason)}.", err=True)
-        if not count:
-            click.echo("lightning-cas: warning: no Macaulay2 scripts in these results (only jacobian and implicit "
-                       "jobs have them).", err=True)
+            click.echo(f"lightning-cas: note: {printable(label)}: no Macaulay2 cell: {printable(reason)}.", err=True)
         sys.stdout.flush()
         return
     run = notebook.execute_notebook(path, output, kernel=kernel, limit_s=timeout)
@@ -152,11 +222,10 @@ def notebook_command(results, output, execute, as_json, kernel, timeout):
         click.echo(json.dumps(summary))
     else:
         for o in run.outcomes:
-            click.echo(f"{o.verdict:<11} {notebook.printable(o.label)}"
-                       + (f"  {notebook.printable(o.message)}" if o.message else ""))
+            click.echo(f"{o.verdict:<11} {printable(o.label)}" + (f"  {printable(o.message)}" if o.message else ""))
         click.echo(f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
-                   f"{notebook.printable(kernel)} (Macaulay2 {notebook.printable(run.kernel.get('m2_version'))}), "
-                   f"{summary['elapsed_s']:.1f} s; notebook: {notebook.printable(output)}")
+                   f"{printable(kernel)} (Macaulay2 {printable(run.kernel.get('m2_version'))}), "
+                   f"{summary['elapsed_s']:.1f} s; notebook: {printable(output)}")
     sys.stdout.flush()
     if not run.ok:
         sys.exit(1)

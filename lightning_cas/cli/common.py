@@ -18,6 +18,7 @@ from lightning_cas import api
 from lightning_cas.core import progress
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
 from lightning_cas.core.checks import as_int, integer_value, real_value
+from lightning_cas.core.deadline import exit_on_terminate
 from lightning_cas.core.display import printable
 from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
@@ -79,6 +80,7 @@ def clean_errors(fn):
     """Turn our errors into one line; unexpected ones too (traceback only with LIGHTNING_CAS_DEBUG)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        exit_on_terminate()  # SIGTERM runs the cleanups too: no compute child or Macaulay2 is left behind
         try:
             return fn(*args, **kwargs)
         except LightningError as exc:

@@ -55,12 +55,12 @@ def fiber_command(widths, attention, tokens, normalization, as_json, at, save_po
     click.echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
                f"(named group dimension {result.symmetry_group_dimension})")
     for n, comp in enumerate(result.components, 1):
-        mark = "contains W" if comp["contains_point"] else "does not contain W"
-        click.echo(f"component {n}: dimension {comp['dimension']}, degree {comp['degree']}, {mark}")
-        for g in comp["generators"]:
+        mark = "contains W" if comp.contains_point else "does not contain W"
+        click.echo(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
+        for g in comp.generators:
             click.echo(f"    {g}")
-        if comp["witness"] is not None:
-            click.echo(f"    witness point: {_compact(comp['witness'])}")
+        if comp.witness is not None:
+            click.echo(f"    witness point: {_compact(comp.witness)}")
     click.echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
         click.echo(f"note: {note}")

@@ -7,6 +7,7 @@ import json
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import click
 
@@ -51,17 +52,13 @@ def _progress(message: str) -> None:
     click.echo(f"lightning-cas: {message} ...", err=True)
 
 
-WATCHDOG_GRACE_S = 1.0
-
-
 def run_with_progress(message: str, fn, timeout: float | None = None, console=None):
-    """Run ``fn()`` (an M2-backed call) and show what runs on stderr, stdout stays clean for --json.
+    """Run ``fn()`` (an M2-backed call) in this thread and show what runs on stderr; stdout stays
+    clean for --json.
 
-    On a terminal (or with a given rich ``console``) a spinner with the elapsed time and the time
-    limit, updated while M2 works in a daemon thread (so Ctrl-C is not held up by it; M2 dies with
-    us); otherwise one line, as logs want. ``--timeout`` is enforced inside the verb (its deadline);
-    on a terminal the main thread also stops waiting a moment after the limit, since a worker
-    thread cannot take the alarm signal.
+    The work stays in the main thread, where the verb's deadline (its alarm) applies: ``--timeout``
+    has one mechanism. On a terminal (or with a given rich ``console``) a spinner with the elapsed
+    time and the limit is drawn by :func:`spinner`; otherwise one line, as logs want.
     """
     if console is None:
         if not sys.stderr.isatty():
@@ -69,34 +66,37 @@ def run_with_progress(message: str, fn, timeout: float | None = None, console=No
             return fn()
         from rich.console import Console
         console = Console(stderr=True)
-    box: dict = {}
+    with spinner(console, message, timeout):
+        return fn()
 
-    def work():
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
 
-    worker = threading.Thread(target=work, daemon=True)
+@contextmanager
+def spinner(console, message: str, timeout: float | None = None, every_s: float = 0.25):
+    """A rich status line ``message: N s (limit T s)`` while the body runs, then one closing line.
+
+    Display only: a daemon thread redraws the elapsed time; the body runs undisturbed in the caller's
+    thread, and an exception from it (a time limit, Ctrl-C) ends the display and goes on up.
+    """
     start = time.monotonic()
     limit = f" (limit {timeout:g} s)" if timeout else ""
-    from lightning_cas.core.deadline import Deadline
+    stop = threading.Event()
+    outcome = "stopped after"
+    try:
+        with console.status(f"{message}: 0 s{limit}") as status:
+            def redraw():
+                while not stop.wait(every_s):
+                    status.update(f"{message}: {time.monotonic() - start:.0f} s{limit}")
 
-    watchdog = Deadline(timeout + WATCHDOG_GRACE_S if timeout else None)  # the worker has its own limit too
-    with console.status(f"{message}: 0 s{limit}") as status:
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.25)
-            if watchdog.end is not None and time.monotonic() > watchdog.end and worker.is_alive():
-                box["error"] = Deadline(timeout).expired_error()  # the daemon worker dies with the process
-                break
-            status.update(f"{message}: {time.monotonic() - start:.0f} s{limit}")
-    console.print(f"lightning-cas: {message}: done in {time.monotonic() - start:.1f} s"
-                  if "error" not in box else f"lightning-cas: {message}: stopped after "
-                                             f"{time.monotonic() - start:.1f} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+            drawer = threading.Thread(target=redraw, daemon=True)
+            drawer.start()
+            try:
+                yield
+                outcome = "done in"
+            finally:
+                stop.set()
+                drawer.join()
+    finally:
+        console.print(f"lightning-cas: {message}: {outcome} {time.monotonic() - start:.1f} s")
 
 
 def _how(result) -> str:
@@ -186,22 +186,22 @@ def singular_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         _echo_strata(res)
         return
     for i, c in enumerate(res.components, start=1):
-        inside = "; ".join(c["contained_in"]) or "no listed stratum"
-        click.echo(f"component {i}: dimension {c['dimension']}, degree {c['degree']}, inside: {inside}")
-        click.echo("  " + " ; ".join(c["generators"][:8]) + (" ..." if len(c["generators"]) > 8 else ""))
+        inside = "; ".join(c.contained_in) or "no listed stratum"
+        click.echo(f"component {i}: dimension {c.dimension}, degree {c.degree}, inside: {inside}")
+        click.echo("  " + " ; ".join(c.generators[:8]) + (" ..." if len(c.generators) > 8 else ""))
 
 
 def _echo_strata(res) -> None:
     if res.variety["codimension"] > 0:
         click.echo("singular: the vertex 0 (a cone that is not a linear space)")
     for i, c in enumerate(res.pieces, start=1):
-        inside = "; ".join(c["contained_in"]) or "NO listed stratum"
-        eqs = " ; ".join(c["slice_generators"]) or "the whole slice"
-        click.echo(f"singular piece {i}: {c['slice']}, where {eqs}: rank A = {c['rank_A']}, Jacobian rank "
-                   f"{c['jacobian_rank']} < {c['codimension']}; closure of dimension {c['image_dimension']} = {inside}")
+        inside = "; ".join(c.contained_in) or "NO listed stratum"
+        eqs = " ; ".join(c.slice_generators) or "the whole slice"
+        click.echo(f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
+                   f"{c.jacobian_rank} < {c.codimension}; closure of dimension {c.image_dimension} = {inside}")
     for c in res.unresolved:
-        click.echo(f"NOT EXAMINED: {c['slice']}, where {' ; '.join(c['slice_generators']) or 'the whole slice'}"
-                   f" ({c['reason']})")
+        click.echo(f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'}"
+                   f" ({c.reason})")
     if res.complete and res.singular_dimension >= 0:
         click.echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
         click.echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
@@ -236,7 +236,7 @@ def boundary_command(widths, attention, tokens, as_json, seed, timeout, m2, at, 
         click.echo(f"image of the critical points: dimension {res.critical_image_dimension}")
     for i, c in enumerate(res.components, start=1):
         flags = ", ".join(str(s.boundary).lower() for s in c.samples)
-        click.echo(f"candidate {i}: closure of {c['stratum']} (from the {' and '.join(c.source)}), dimension "
+        click.echo(f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
                    f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})")
     if res.closure_complete is not None:
         if res.boundary_closure:
@@ -268,6 +268,6 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointw
     else:
         click.echo(f"{arch}   ({_how(res)})")
         for c in res.claims:
-            click.echo(f"{c['verdict']:>14}: {c['claim']}\n{'':>16}{c['evidence']}")
+            click.echo(f"{c.verdict:>14}: {c.claim}\n{'':>16}{c.evidence}")
     if not res.all_agree:
         sys.exit(3)

@@ -10,6 +10,11 @@ three ways, each where it fits:
   float SVD, an arb high-precision spectrum: seconds each) go through ``stoppable``, which runs
   them in a forked child that is killed at the limit.
 
+Children die with the command: a forked child and every Macaulay2 process ask Linux for SIGKILL
+when their parent dies (``die_with_parent``, so even a SIGKILLed command leaves no orphan), and the
+command line turns SIGTERM into an exit that runs every cleanup (``exit_on_terminate``, so the
+process groups of Macaulay2 runs are killed as on any other exit path).
+
 Why not a child process for everything: results, sessions and caches stay in this process
 (an ``M2Session`` keeps working, nothing to pickle), and stopping pure-Python work costs nothing.
 Why not the alarm alone: a C call would finish first (measured: 2-6 s over the limit on this
@@ -118,6 +123,30 @@ def time_limit(timeout: float | None):
 
 
 
+def die_with_parent() -> None:
+    """In a child (before exec, or right after fork): ask Linux to SIGKILL it when its parent dies,
+    so a killed lightning-cas never leaves a computation or a Macaulay2 behind. Elsewhere a no-op:
+    the time limits and process-group kills still apply."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except Exception:
+        pass
+
+
+def _terminate(signum, _frame):
+    raise SystemExit(128 + signum)
+
+
+def exit_on_terminate() -> None:
+    """SIGTERM becomes ``SystemExit(143)`` in the main thread: the ``finally`` blocks run, so the
+    forked children are killed and reaped and Macaulay2's process groups (with anything M2 started)
+    are killed, as when the command stops for any other reason."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+
+
 def stoppable(fn, *args, **kwargs):
     """``fn(*args, **kwargs)``, in a forked child when a time limit is active, killed when it runs out.
 
@@ -129,11 +158,16 @@ def stoppable(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     deadline.check()
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: compute, send, leave without running the parent's cleanup
         status = 1
         try:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            die_with_parent()
+            if os.getppid() != parent:  # the parent died before the request took effect
+                os._exit(1)
             os.close(read_end)
             try:
                 payload = pickle.dumps((True, fn(*args, **kwargs)))

@@ -449,6 +449,21 @@ class Network:
         return max(dims)
 
     @property
+    def depth(self) -> int:
+        """The number of blocks (tables sort by it, next to the old flags' number of layers)."""
+        return len(self.blocks)
+
+    @property
+    def attention(self) -> tuple[int, ...]:
+        """The attention dims of the attention blocks, in order (the old flags' column in tables)."""
+        return tuple(b.attention for b in self.blocks if isinstance(b, Attention))
+
+    @property
+    def heads(self) -> tuple[int, ...]:
+        """The head counts of the attention blocks, in order."""
+        return tuple(b.heads for b in self.blocks if isinstance(b, Attention))
+
+    @property
     def multihead(self) -> bool:
         return any(getattr(b, "heads", 1) > 1 for b in self.blocks)
 

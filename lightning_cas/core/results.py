@@ -117,20 +117,13 @@ def optional(default=None):
 
 class Record:
     """Mixin for typed nested records (frozen dataclasses): strict, lossless ``to_dict``/``from_dict``.
-
-    ``record["name"]`` reads a field too, for code written against the former dict shape.
-    """
+    Fields are attributes (``record.name``); a record is not a dict."""
 
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, (list, tuple, dict)):
                 object.__setattr__(self, f.name, freeze(value))
-
-    def __getitem__(self, key: str):
-        if key not in {f.name for f in fields(self)}:
-            raise KeyError(key)
-        return getattr(self, key)
 
     def to_dict(self) -> dict:
         # a field marked optional is written only when set, so results that never set it keep their JSON
@@ -221,6 +214,15 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class ImplicitSummary(Record):
+    """What the implicit ideal of the ``implicit`` method says besides its dimension."""
+
+    degree: int  # of the variety, in the standard grading
+    linear_span: int  # linearly independent coefficients: the coordinates y_i of the ideal's ring
+    generator_degrees: tuple[int, ...]  # of a minimal generating set
+
+
+@dataclass(frozen=True)
 class DimensionResult(Provenance, JsonResult):
     """The dimension of the neurovariety of one architecture, and how it was obtained."""
 
@@ -241,6 +243,7 @@ class DimensionResult(Provenance, JsonResult):
     generic_dimension: int | None = optional()  # the generic rank, next to the rank at the point
     certificate: "RankCertificate | None" = optional()  # softmax at a point: what was proved
     spectrum: tuple[float, ...] = optional(())  # singular values (float64 or high precision), descending
+    implicit: "ImplicitSummary | None" = optional()  # the ideal's numbers (method implicit only)
 
     def __post_init__(self):
         Provenance.__post_init__(self)

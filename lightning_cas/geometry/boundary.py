@@ -31,11 +31,12 @@ from fractions import Fraction
 import sympy
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.deadline import Deadline
 from lightning_cas.errors import InputError, M2ParseError
 from lightning_cas.options import check_point, resolve
 from lightning_cas.geometry.ideals import (MINOR_BUDGET, STRATA, check_one_layer, ideal_record, implicit_from_record,
-                                           phi_coordinates, run_geometry, sympy_strings, vanishes)
+                                           phi_coordinates, sympy_strings, vanishes)
+from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import (is_exact_rational, json_bool, json_get, json_int, json_list, json_object,
                                            json_str, parse_polynomial)
 from lightning_cas.core.weights import Point, point_to_dict
@@ -173,21 +174,19 @@ def _parse_weights(value, script: str) -> Point:
         raise M2ParseError(f"a zero denominator in weights from Macaulay2: {str(value)[:100]!r}", script) from None
 
 
-def _verdict_record(arch: Architecture, point: Point, seed: int, timeout, m2, session=None) -> tuple[str, dict]:
+def _verdict_record(arch: Architecture, point: Point, seed: int, m2: Macaulay2) -> tuple[str, dict]:
     (Q, K, V), = point
     lists = lambda M: [list(r) for r in M]  # noqa: E731
-    return run_geometry("point_verdict", arch, {"pointQ": lists(Q), "pointK": lists(K), "pointV": lists(V),
-                                                "numDirections": WITNESS_DIRECTIONS, "seed": seed},
-                        timeout, m2, session)
+    return m2.run("point_verdict", {**one_head_params(arch), "pointQ": lists(Q), "pointK": lists(K),
+                                    "pointV": lists(V), "numDirections": WITNESS_DIRECTIONS, "seed": seed})
 
 
-def point_verdict(arch: Architecture, point: Point, seed: int = 0, timeout: float | None = None,
-                  m2: str | None = None, session=None) -> dict:
+def point_verdict(arch: Architecture, point: Point, m2: Macaulay2, seed: int = 0) -> dict:
     """Interior/boundary certificate at one rational weight point (not the vertex: see vertex_verdict).
 
     Returns {"boundary": True/False/None, "evidence", "certificate", "script", "m2_version", "vertex"}.
     """
-    script, rec = _verdict_record(arch, point, seed, timeout, m2, session)
+    script, rec = _verdict_record(arch, point, seed, m2)
     out = {"script": script, "m2_version": json_str(rec, "m2_version", script), "certificate": None}
     if json_bool(rec, "vertex", script):
         return {**out, "vertex": True, "boundary": None, "evidence": "phi_W = 0 is the vertex"}
@@ -252,13 +251,12 @@ def _pieces(found: dict, script: str) -> list[dict]:
             for piece in json_list(found, "pieces", script)]
 
 
-def critical_image_by_elimination(arch: Architecture, seed: int = 0, timeout: float | None = None,
-                                  m2: str | None = None, session=None) -> dict:
+def critical_image_by_elimination(arch: Architecture, m2: Macaulay2, seed: int = 0) -> dict:
     """The critical image by elimination (maximal minors of the differential in the same parametrization,
     then ker; the ideal need not be radical, its minimal primes are under "components"): an independent
     route to the slices' answer, which finishes only for the smallest cases."""
     check_one_layer(arch)
-    script, rec = run_geometry("critical_elimination", arch, {"seed": seed}, timeout, m2, session)
+    script, rec = m2.run("critical_elimination", {**one_head_params(arch), "seed": seed})
     return {**ideal_record(rec, script),
             "components": [ideal_record(c, script) for c in json_list(rec, "components", script)]}
 
@@ -268,20 +266,19 @@ def critical_pieces(rec: dict, script: str) -> list[dict]:
     return _pieces(json_object(rec, "critical", script), script)
 
 
-def candidate_record(arch: Architecture, seed: int = 0, timeout: float | None = None, m2: str | None = None,
-                     singular: bool = True, session=None) -> tuple[str, dict]:
+def candidate_record(arch: Architecture, m2: Macaulay2, seed: int = 0, singular: bool = True) -> tuple[str, dict]:
     """One M2 run: strata closures, critical pieces and (optionally) singular pieces, with sample points."""
-    return run_geometry("boundary_candidates", arch, {"withSingular": int(singular), "minorBudget": MINOR_BUDGET,
-                                                      "samplesPerPiece": SAMPLES_PER_PIECE, "seed": seed},
-                        timeout, m2, session)
+    return m2.run("boundary_candidates", {**one_head_params(arch), "withSingular": int(singular),
+                                          "minorBudget": MINOR_BUDGET, "samplesPerPiece": SAMPLES_PER_PIECE,
+                                          "seed": seed})
 
 
-def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, deadline: Deadline, m2, session=None) -> dict:
+def vertex_verdict(arch: Architecture, pieces: list[dict], seed: int, m2: Macaulay2) -> dict:
     """The vertex is a boundary point iff X(ℝ) ≠ M (both are cones): look for one witness point among the
     sample points of the critical pieces."""
     for piece in pieces:
         for pt in piece["points"]:
-            v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
+            v = point_verdict(arch, pt, m2, seed)
             if v["boundary"]:
                 cert = Certificate(kind="cone over a witness", at=point_to_dict(pt), witness=v["certificate"])
                 return {"boundary": True, "certificate": cert,
@@ -318,8 +315,7 @@ def stratum_samples(arch: Architecture, name: str, seed: int, count: int) -> lis
     return out
 
 
-def boundary_closure(arch: Architecture, rec: dict, script: str, seed: int, deadline: Deadline, m2,
-                     session=None) -> dict:
+def boundary_closure(arch: Architecture, rec: dict, script: str, seed: int, m2: Macaulay2) -> dict:
     """Judge every candidate component (critical image and singular locus, by strata) at its sample points."""
     critical = json_object(rec, "critical", script)
     singular = json_object(rec, "singular_strata", script) if "singular_strata" in rec else None
@@ -347,7 +343,7 @@ def boundary_closure(arch: Architecture, rec: dict, script: str, seed: int, dead
             comp.update(ideal_record(json_object(strata, name, script), script))
         samples = []
         for pt in entry["points"]:
-            v = point_verdict(arch, pt, seed, deadline.left(), m2, session)
+            v = point_verdict(arch, pt, m2, seed)
             samples.append(BoundarySample(point=point_to_dict(pt)["layers"][0], boundary=v["boundary"],
                                           evidence=v["evidence"]))
         verdicts = [s.boundary for s in samples]
@@ -418,31 +414,31 @@ def boundary(arch: Architecture, point: Point | None = None, *, closure: bool = 
         point = check_point(arch, point)
     if point is None and not closure:
         raise InputError("nothing to compute: give a point or ask for the boundary closure.")
-    with opts.deadline() as deadline:
-        return _boundary(arch, point, closure, opts.seed, deadline, opts.m2, opts.session)
+    with opts.deadline():
+        return _boundary(arch, point, closure, opts.seed, opts.macaulay2)
 
 
-def _boundary(arch, point, closure, seed, deadline, m2, session) -> BoundaryResult:
+def _boundary(arch, point, closure, seed, m2: Macaulay2) -> BoundaryResult:
     start = time.perf_counter()
     notes, script, m2_version = [], None, None
     found = res = None
     if closure:
-        script, rec = candidate_record(arch, seed, deadline.left(), m2, session=session)
+        script, rec = candidate_record(arch, m2, seed)
         m2_version = json_str(rec, "m2_version", script)
         res = implicit_from_record(arch, False, rec, script, start, seed)
-        found = boundary_closure(arch, rec, script, seed, deadline, m2, session)
+        found = boundary_closure(arch, rec, script, seed, m2)
         notes.extend(found["notes"])
     verdict, evidence, cert, in_crit = None, "no point given", None, None
     if point is not None:
-        v = point_verdict(arch, point, seed, deadline.left(), m2, session)
+        v = point_verdict(arch, point, m2, seed)
         script, m2_version = script or v["script"], m2_version or v["m2_version"]
         if v["vertex"]:
             if found is None:
-                cscript, crec = candidate_record(arch, seed, deadline.left(), m2, singular=False, session=session)
+                cscript, crec = candidate_record(arch, m2, seed, singular=False)
                 pieces = critical_pieces(crec, cscript)
             else:
                 pieces = found["critical_pieces"]
-            v = {**v, **vertex_verdict(arch, pieces, seed, deadline, m2, session)}
+            v = {**v, **vertex_verdict(arch, pieces, seed, m2)}
         verdict, evidence, cert = v["boundary"], v["evidence"], v["certificate"]
         if found is not None and found["critical_image"]:
             in_crit = vanishes(found["critical_image"], phi_coordinates(res, point))

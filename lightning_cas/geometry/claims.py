@@ -19,7 +19,7 @@ from lightning_cas.geometry.ideals import (STRATA, SingularLocusResult, check_on
                        singular_from_record)
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.core.weights import point_to_dict
-from lightning_cas.core.deadline import Deadline
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.geometry.boundary import boundary_closure, candidate_record, point_verdict, stratum_samples
 from lightning_cas.core.results import JsonResult, Provenance, Record
 
@@ -86,11 +86,11 @@ def check_claims(arch: Architecture, *, full: bool = True, seed: int = 0, timeou
     if not isinstance(full, bool):
         from lightning_cas.errors import InputError
         raise InputError(f"full must be True or False, got {full!r}.")
-    with opts.deadline() as deadline:  # one limit for the whole check, Python work and Macaulay2 runs
-        return _check_claims(arch, full, opts.seed, deadline, opts.m2, opts.session)
+    with opts.deadline():  # one limit for the whole check, Python work and Macaulay2 runs
+        return _check_claims(arch, full, opts.seed, opts.macaulay2)
 
 
-def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline, m2, session) -> ClaimsResult:
+def _check_claims(arch: Architecture, full: bool, seed: int, m2: Macaulay2) -> ClaimsResult:
     start = time.perf_counter()
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     claims = []
@@ -107,7 +107,7 @@ def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline,
                             certainty=certainty, certainty_detail=certainty_detail, seed=seed,
                             elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script)
 
-    res = implicit(arch, seed=seed, timeout=deadline.left(), m2=m2, session=session)
+    res = implicit(arch, seed=seed, m2=m2)
     tests = {}
     for name, p in stratum_points(arch, seed).items():
         r = is_singular(arch, p, implicit_result=res, seed=seed)
@@ -131,14 +131,14 @@ def _check_claims(arch: Architecture, full: bool, seed: int, deadline: Deadline,
         not_computed("whole singular locus, critical image and boundary closure", "not asked for (pointwise only)")
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
     try:
-        script, rec = candidate_record(arch, seed, deadline.left(), m2, session=session)
+        script, rec = candidate_record(arch, m2, seed)
     except TimeLimitError as exc:
         not_computed("whole singular locus, critical image and boundary closure", str(exc))
         return finish("pointwise", "pointwise tangent-space tests", res.m2_version, res.script)
     _singular_claims(arch, singular_from_record(arch, rec, script, start, seed), claim, claims)
     try:
-        found = boundary_closure(arch, rec, script, seed, deadline, m2, session)
-        _boundary_claims(arch, found, seed, deadline, m2, claim, not_computed, session)
+        found = boundary_closure(arch, rec, script, seed, m2)
+        _boundary_claims(arch, found, seed, m2, claim, not_computed)
     except TimeLimitError as exc:
         not_computed("the boundary claims (certified verdicts at random points)", str(exc))
     return finish("pointwise+strata+certificate",
@@ -153,10 +153,10 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
     """The §5 singular-point claims against the whole singular locus (strata method)."""
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     pieces = sl.pieces
-    text = "; ".join(f"rank V = {c['rank_V']}, {' ; '.join(c['slice_generators']) or 'whole slice'} "
-                     f"(closure dim {c['image_dimension']}: {', '.join(c['contained_in']) or 'no listed stratum'})"
+    text = "; ".join(f"rank V = {c.rank_V}, {' ; '.join(c.slice_generators) or 'whole slice'} "
+                     f"(closure dim {c.image_dimension}: {', '.join(c.contained_in) or 'no listed stratum'})"
                      for c in pieces) or "none besides the vertex"
-    has = lambda name: any(STRATA[name] in c["contained_in"] for c in pieces)  # noqa: E731
+    has = lambda name: any(STRATA[name] in c.contained_in for c in pieces)  # noqa: E731
     claim("the vertex 0 is a singular point", sl.variety["codimension"] > 0,
           f"the variety is a cone of codimension {sl.variety['codimension']}: singular at 0 unless linear")
     if 1 < a < d:
@@ -166,7 +166,7 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
     if e == 1 and a == 1:
         claim("{rank V = rank A = 1} is singular", None, "d' = a = 1: this stratum is the whole variety")
         checks = [("d' = a = 1: only the locus rowspace V = colspace A can be singular",
-                   all(STRATA["parallel"] in c["contained_in"] for c in pieces))]
+                   all(STRATA["parallel"] in c.contained_in for c in pieces))]
         if d == 2:
             checks.append(("d' = a = 1, d = 2: smooth apart from the vertex", not pieces))
         for text_claim, ok in checks:
@@ -180,12 +180,11 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
         claims.append(Claim(claim="every singular point lies in a listed stratum", verdict="not computed",
                             evidence=f"{len(sl.unresolved)} piece(s) not examined (minor budget)"))
     else:
-        claim("every singular point lies in a listed stratum", all(c["contained_in"] for c in pieces),
+        claim("every singular point lies in a listed stratum", all(c.contained_in for c in pieces),
               f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
 
 
-def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadline, m2, claim,
-                     not_computed, session=None) -> None:
+def _boundary_claims(arch: Architecture, found: dict, seed: int, m2: Macaulay2, claim, not_computed) -> None:
     """The §5 boundary claims against the critical image and the certified verdicts."""
     e, a = arch.widths[1], arch.attention[0]
     parallel = STRATA["parallel"]
@@ -206,7 +205,7 @@ def _boundary_claims(arch: Architecture, found: dict, seed: int, deadline: Deadl
 
     def judge(name, text, expect_boundary):
         samples = stratum_samples(arch, name, derived_seed(seed, 1), 2)
-        verdicts = [point_verdict(arch, p, seed, deadline.left(), m2, session) for p in samples]
+        verdicts = [point_verdict(arch, p, m2, seed) for p in samples]
         evidence = " | ".join(f"{point_to_dict(p)['layers'][0]}: {v['evidence']}" for p, v in zip(samples, verdicts))
         flags = [v["boundary"] for v in verdicts]
         if None in flags:

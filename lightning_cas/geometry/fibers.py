@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 import sympy
 
 from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.deadline import Deadline
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import as_point
-from lightning_cas.geometry.network_fibers import network_fiber
-from lightning_cas.core.deadline import current, m2_limit
+from lightning_cas.geometry.network_fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
+                                                  VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS,
+                                                  network_fiber)
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
-from lightning_cas.backends.m2 import check_parameters, package_params, run_package
+from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_polynomials, json_rationals, json_str
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
@@ -43,12 +46,6 @@ M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
 
-VERDICT_ORBIT = "fiber equals symmetry orbit closure"
-VERDICT_COMPONENTS = "extra components"
-VERDICT_DIMENSIONS = "extra dimensions"
-VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
-VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
-VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 
 
 @dataclass(frozen=True)
@@ -91,7 +88,7 @@ class FiberResult(Provenance, JsonResult):
 
     def component_ideal(self, index: int) -> list[sympy.Expr]:
         """Generators of component ``index`` (0-based) as sympy polynomials in q_i_r_c, k_i_r_c, v_i_r_c."""
-        gens = self.components[index]["generators"]
+        gens = self.components[index].generators
         return [sympy.sympify(g, locals=_symbol_table(gens)) for g in gens]
 
 
@@ -210,9 +207,8 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
                                "polynomial.")
     if point is not None:
         point = check_point(arch, point)
-    method, seed, m2, prime, session = opts.method, opts.seed, opts.m2, opts.prime, opts.session
     with opts.deadline() as deadline:
-        return _fiber(arch, point, method, seed, deadline, m2, prime, session)
+        return _fiber(arch, point, opts.method, opts.seed, deadline, opts.macaulay2, opts.prime)
 
 
 def _network_fiber(net: Network, point, opts):
@@ -229,7 +225,7 @@ def _network_fiber(net: Network, point, opts):
         return network_fiber(net, None if point is None else as_point(net, point), opts.seed)
 
 
-def _fiber(arch, point, method, seed, deadline, m2, prime, session) -> FiberResult:
+def _fiber(arch, point, method, seed, deadline, m2: Macaulay2, prime) -> FiberResult:
     if method == "m2" and arch.parameters > M2_HARD_LIMIT:
         raise TooLargeError(f"a Macaulay2 fiber decomposition in {arch.parameters} weights will not finish "
                             f"(limit {M2_HARD_LIMIT}); use --method modp for the fiber dimension.")
@@ -266,9 +262,9 @@ def _fiber(arch, point, method, seed, deadline, m2, prime, session) -> FiberResu
     if use_m2:
         try:
             left = deadline.left("before the Macaulay2 decomposition")
-            if method == "auto" and left is not None:  # keep a moment for the fast-path answer
-                left = max(left - FALLBACK_RESERVE_S, left / 2)
-            return _fiber_m2(arch, point, seed, left, m2, prime, common, notes, start, session)
+            if method == "auto" and left is not None:  # the Macaulay2 run keeps a moment for the fast-path answer
+                m2 = replace(m2, deadline=Deadline(max(left - FALLBACK_RESERVE_S, left / 2)))
+            return _fiber_m2(arch, point, seed, m2, prime, common, notes, start)
         except M2TimeoutError as exc:
             if method == "m2":
                 raise
@@ -317,13 +313,13 @@ def _permutation_components(arch: Architecture, point: Point, components) -> set
     for perm in permuted_points(arch, point):
         subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, flat(perm))}
         for k, comp in enumerate(components):
-            gens = [sympy.sympify(g, locals=_symbol_table(comp["generators"])) for g in comp["generators"]]
+            gens = [sympy.sympify(g, locals=_symbol_table(comp.generators)) for g in comp.generators]
             if all(g.xreplace(subs) == 0 for g in gens):
                 hit.add(k)
     return hit
 
 
-def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start, session=None) -> FiberResult:
+def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> FiberResult:
     values = flat(point)
     if prime is not None:
         reduced = _reduce(point, prime)
@@ -338,10 +334,9 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start, sessi
         values = [int(v) for v in reduced]
     params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
               "witnessTries": WITNESS_TRIES}
-    with m2_limit(current()):
-        script, rec = run_package("fiber", params, timeout, m2, session)
+    script, rec = m2.run("fiber", params)
     check_parameters(arch, rec, script)
-    fiber_dim = json_int(rec, "fiber_dimension", script)
+    fiber_dim = check_fiber_dimension(arch, json_int(rec, "fiber_dimension", script), script)
     components = []
     for n, comp in enumerate(json_list(rec, "components", script), 1):
         gens = json_polynomials(comp, "generators", script)
@@ -357,7 +352,8 @@ def _fiber_m2(arch, point, seed, timeout, m2, prime, common, notes, start, sessi
                 raise M2ParseError(f"the witness of component {n} does not give the same function as W "
                                    "(checked exactly in Python)", script)
             witness = freeze(point_to_dict(wpoint))
-        components.append(FiberComponent(dimension=json_int(comp, "dimension", script),
+        components.append(FiberComponent(dimension=check_fiber_dimension(arch, json_int(comp, "dimension", script),
+                                                                         script, f"component {n} of dimension"),
                                          degree=json_int(comp, "degree", script),
                                          contains_point=contains, generators=tuple(str(g) for g in gens),
                                          witness=witness))

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 import sympy
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.backends.m2 import architecture_params, run_package
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
+from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import (json_bool, json_get, json_int, json_int_list, json_list, json_object,
                                            json_polynomials, json_str)
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.weights import Point, point_to_dict, random_point
 from lightning_cas.core.weights import flat as flat_point
-from lightning_cas.core import deadline as deadlines
 from lightning_cas.options import SINGULAR_METHODS as OPTION_SINGULAR_METHODS
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import check_point, resolve
@@ -182,19 +182,6 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
 MINOR_BUDGET = 3_000_000
 
 
-def run_geometry(template: str, arch: Architecture, params: dict, timeout: float | None, m2: str | None,
-                 session=None) -> tuple[str, dict]:
-    """One run of a geometry template (``m2/<template>.m2``, which calls the package), bounded by
-    ``timeout`` and by the enclosing verb's deadline; returns (script path, its JSON record)."""
-    deadline = deadlines.current()
-    left = deadline.left("before the next Macaulay2 run")
-    if left is not None:
-        timeout = left if timeout is None else min(timeout, left)
-    arch_params = {k: v for k, v in architecture_params(arch).items() if k != "heads"}  # one head
-    with deadlines.m2_limit(deadline):
-        return run_package(template, {**arch_params, **params}, timeout, m2, session)
-
-
 def sympy_strings(rec: dict, key: str, script: str) -> tuple[str, ...]:
     """The polynomials under ``key``, checked, as sympy-parseable strings (M2's q_(1,2) is q_1_2)."""
     return tuple(str(p) for p in json_polynomials(rec, key, script))
@@ -259,12 +246,12 @@ def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bo
     if not ideal and numerical_degree_runs == 0:
         raise InputError("nothing to compute: ask for the ideal or for numerical degree runs.")
     reparametrize = _flag(reparametrize, "reparametrize")
-    with opts.deadline() as deadline:
+    with opts.deadline():
         start = time.perf_counter()
-        script, rec = run_geometry("implicit", arch, {
-            "oneCoord": int(one_coordinate), "reparam": int(reparametrize), "wantIdeal": int(ideal),
-            "emitGenerators": int(generators), "numDegreeRuns": numerical_degree_runs, "seed": opts.seed},
-            deadline.left(), opts.m2, opts.session)
+        script, rec = opts.macaulay2.run("implicit", {
+            **one_head_params(arch), "oneCoord": int(one_coordinate), "reparam": int(reparametrize),
+            "wantIdeal": int(ideal), "emitGenerators": int(generators), "numDegreeRuns": numerical_degree_runs,
+            "seed": opts.seed})
         return implicit_from_record(arch, one_coordinate, rec, script, start, opts.seed, numerical_degree_runs,
                                     ideal)
 
@@ -406,8 +393,7 @@ def _is_singular(arch, point, implicit_result, opts) -> PointSingularityResult:
     res = implicit_result
     if res is None:
         try:
-            res = implicit(arch, seed=seed, timeout=deadlines.current().left(), m2=opts.m2,
-                           session=opts.session)
+            res = implicit(arch, seed=seed, m2=opts.macaulay2)
         except (TooLargeError, M2TimeoutError) as exc:  # the critical-point test still answers
             notes.append(f"no implicit ideal, so no tangent-space verdict: {exc}")
     d_rank = differential_rank(arch, point)
@@ -469,13 +455,13 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
             raise InputError("the strata method needs the full output (the G-action mixes output rows); "
                              "use --method whole-ideal with --one-coordinate.")
         check_one_layer(arch)
-        with opts.deadline() as deadline:
-            return _singular_by_strata(arch, opts.seed, deadline.left(), opts.m2, minor_budget, opts.session)
+        with opts.deadline():
+            return _singular_by_strata(arch, opts.seed, opts.macaulay2, minor_budget)
     check_one_layer(arch, one_coordinate)
-    with opts.deadline() as deadline:
+    with opts.deadline():
         start = time.perf_counter()
-        script, rec = run_geometry("singular_whole", arch, {"oneCoord": int(one_coordinate), "seed": opts.seed},
-                                   deadline.left(), opts.m2, opts.session)
+        script, rec = opts.macaulay2.run("singular_whole", {**one_head_params(arch), "oneCoord": int(one_coordinate),
+                                                            "seed": opts.seed})
     found = json_object(rec, "singular_locus", script)
     comps = []
     for comp in json_list(found, "components", script):
@@ -528,10 +514,10 @@ def _strata_pieces(arch: Architecture, found: dict, script: str) -> tuple[list, 
     return pieces, unresolved
 
 
-def _singular_by_strata(arch, seed, timeout, m2, minor_budget, session=None) -> SingularLocusResult:
+def _singular_by_strata(arch, seed, m2: Macaulay2, minor_budget) -> SingularLocusResult:
     start = time.perf_counter()
-    script, rec = run_geometry("singular_strata", arch, {"minorBudget": minor_budget, "samplesPerPiece": 1,
-                                                         "seed": seed}, timeout, m2, session)
+    script, rec = m2.run("singular_strata", {**one_head_params(arch), "minorBudget": minor_budget,
+                                             "samplesPerPiece": 1, "seed": seed})
     return singular_from_record(arch, rec, script, start, seed, minor_budget)
 
 

@@ -30,6 +30,13 @@ from lightning_cas.core.results import JsonResult, Provenance, Record, optional
 from lightning_cas.core.symmetry import (group_dimension, head_permutations, orbit_dimension, orbit_rank_modp,
                                          random_weights, tangent_blocks)
 
+# the fiber verdicts, of fiber() for every network
+VERDICT_ORBIT = "fiber equals symmetry orbit closure"
+VERDICT_COMPONENTS = "extra components"
+VERDICT_DIMENSIONS = "extra dimensions"
+VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
+VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
+VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 EXACT_ORBIT_MAX_PARAMETERS = 300  # beyond this the orbit rank is taken mod p (a valid lower bound)
 
 
@@ -123,8 +130,6 @@ class NetworkFiberResult(Provenance, JsonResult):
 
 
 def network_fiber(net: Network, point: WeightPoint | None, seed: int = 0) -> NetworkFiberResult:
-    from lightning_cas.geometry.fibers import VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS, VERDICT_INCONSISTENT
-
     start = time.perf_counter()
     values = list(point.values) if point is not None else random_weights(net, seed)
     wp = point if point is not None else WeightPoint(net, tuple(map(Fraction, values)))

@@ -14,10 +14,12 @@ import json
 import re
 from fractions import Fraction
 
-import sympy
-from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
+from typing import TYPE_CHECKING
 
 from lightning_cas.errors import M2ParseError
+
+if TYPE_CHECKING:
+    import sympy
 
 MARK = "@@LCAS@@ "
 _INT = re.compile(r"^-?\d+$", re.ASCII)
@@ -92,6 +94,9 @@ def m2_name_to_sympy(text: str) -> str:
 
 def parse_polynomial(text: str, script: str | None = None) -> sympy.Expr:
     """One M2 polynomial (``toString`` form) as a sympy expression; refuses anything but arithmetic."""
+    import sympy  # heavy: only runs that return polynomials pay for it
+    from sympy.parsing.sympy_parser import convert_xor, parse_expr, standard_transformations
+
     body = m2_name_to_sympy(text.strip())
     if not body or not _POLY_CHARS.match(body) or "**" in body:
         raise M2ParseError(f"not a polynomial in Macaulay2 output: {text[:200]!r}", script)

@@ -1,9 +1,11 @@
-"""Rendering Macaulay2 scripts from the templates in ``m2/``.
+"""Rendering Macaulay2 scripts from the templates in ``m2/templates/``.
 
-The only way M2 code is made: a header of ``name = value;`` lines whose values are validated
-integers, rationals or nested lists of them, one more header line
-``lcasPackage = "<path of m2/LightningCAS.m2>";`` (a path we checked, never user text), then one
-template that loads the package and calls into it. Nothing a user types is ever pasted into M2 code.
+The only way M2 code is made: a first line that keeps only absolute directories on Macaulay2's
+``path`` (``./`` is on it, and M2 looks there for every package it loads by name), a header of
+``name = value;`` lines whose values are validated integers, rationals or nested lists of them,
+the line ``lcasPackage = "<path of m2/LightningCAS.m2>";`` (a path we checked, never user text),
+the two fixed lines that load the package and set the seed, then one template: a single call of a
+package function. Nothing a user types is ever pasted into M2 code.
 """
 
 from __future__ import annotations
@@ -19,14 +21,21 @@ from lightning_cas.core.files import atomic_write_text, make_private, private_di
 from lightning_cas.errors import InputError
 
 PACKAGE = "LightningCAS.m2"
+TEMPLATES = "templates"
+LOAD_LINE = 'needsPackage("LightningCAS", FileName => lcasPackage);'
+SEED_LINE = "setRandomSeed seed;"
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9]*")
 _TEMPLATE = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
 # what may stand inside an M2 string literal as is: no quote, backslash or control character
 _M2_STRING_SAFE = re.compile(r'[^"\\\x00-\x1f\x7f]+')
+# relative entries of `path` ("./") name the directory M2 stands in: a package planted there would run
+SEARCH_PATH_LINE = 'path = select(path, d -> match("^/", d));'
 
 
 def template_dir() -> Path:
-    """The directory of .m2 templates: shipped inside the wheel, or the repository's ``m2/``."""
+    """The directory of the Macaulay2 files: ``LightningCAS.m2``, its auxiliary files in
+    ``LightningCAS/`` and the script templates in ``templates/``; shipped inside the wheel, or the
+    repository's ``m2/``."""
     shipped = Path(str(resources.files("lightning_cas"))) / "m2"
     if (shipped / PACKAGE).is_file():
         return shipped
@@ -64,16 +73,16 @@ def m2_literal(value) -> str:
 
 def render(template: str, **params) -> str:
     """The text of a runnable script: header of validated parameters (and the package path), template body."""
-    root = template_dir()
+    root = template_dir() / TEMPLATES
     path = root / f"{template}.m2"
-    if not _TEMPLATE.fullmatch(template) or path.name == PACKAGE or not path.is_file():
+    if not _TEMPLATE.fullmatch(template) or not path.is_file():
         raise FileNotFoundError(f"no Macaulay2 template named {template!r} in {root}")
-    header = ["-- rendered by lightning_cas from m2/" + path.name]
+    header = [f"-- rendered by lightning_cas from m2/{TEMPLATES}/{path.name}", SEARCH_PATH_LINE]
     for name, value in params.items():
         if not _NAME.fullmatch(name) or name == "lcasPackage":
             raise ValueError(f"bad M2 parameter name {name!r}")
         header.append(f"{name} = {m2_literal(value)};")
-    header.append(package_line())
+    header += [package_line(), LOAD_LINE] + ([SEED_LINE] if "seed" in params else [])
     return "\n".join(header) + "\n" + path.read_text()
 
 

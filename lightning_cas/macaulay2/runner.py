@@ -1,8 +1,15 @@
 """Running Macaulay2: one script per process (batch), or a persistent session (many small queries).
 
 Both isolate M2: its own process group (so a timeout kills everything it started), a memory cap
-through ``GC_MAXIMUM_HEAP_SIZE``, a private ``HOME``, and the seed set by the script itself.
-Every failure becomes a distinct ``M2Error`` subclass that names the script.
+through ``GC_MAXIMUM_HEAP_SIZE``, a private ``HOME``, a private working directory, a cap on what it
+may print, and the seed set by the script itself. Every failure becomes a distinct ``M2Error``
+subclass that names the script.
+
+Why a private working directory: Macaulay2's ``path`` starts with ``./``, so ``needsPackage``
+(JSON, NumericalImplicitization, ...) would load a file of that name from wherever M2 stands. M2
+therefore never stands in the caller's directory or a results directory, only in ``m2work`` of the
+private per-user directory (0700, owner-checked), and every rendered script also drops the relative
+entries from ``path`` (``render.SEARCH_PATH_LINE``) for whoever reruns it by hand.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import selectors
 import shutil
 import signal
 import subprocess
@@ -18,11 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.core.checks import check_timeout
+from lightning_cas.core.deadline import die_with_parent
 from lightning_cas.core.files import private_dir
-from lightning_cas.errors import M2CrashError, M2Error, M2NotFoundError, M2ScriptError, M2TimeoutError
+from lightning_cas.errors import (M2CrashError, M2Error, M2NotFoundError, M2OutputError, M2ScriptError,
+                                  M2TimeoutError)
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_HEAP = "8G"
+# Far above any record we read (the largest, an implicit ideal with its generators, is a few MB);
+# a program that is not Macaulay2 (`yes` given as --m2) is stopped here instead of filling memory.
+MAX_OUTPUT_BYTES = 64 * 2 ** 20
+_POLL_S = 0.2
 INSTALL_HINT = ("install it with `apt-get install -y --no-install-recommends macaulay2` (or `make setup`), "
                 "or point --m2 / LIGHTNING_CAS_M2 at the binary")
 _ERROR_LINE = re.compile(r"^.*\berror: .*$", re.MULTILINE)
@@ -32,30 +46,44 @@ _OOM = re.compile(r"out of memory|GC Warning: Out of Memory|Too many heap sectio
 def find_m2(m2: str | None = None) -> str:
     """The M2 binary: explicit argument, else $LIGHTNING_CAS_M2, else `M2` on PATH."""
     name = m2 or os.environ.get("LIGHTNING_CAS_M2") or "M2"
+    if os.sep in name:  # a path: say what is there, not only that it is no program
+        if os.path.isdir(name):
+            raise M2NotFoundError(f"Macaulay2 binary {name!r} is a directory, not an executable; {INSTALL_HINT}")
+        if os.path.exists(name) and not (os.path.isfile(name) and os.access(name, os.X_OK)):
+            raise M2NotFoundError(f"Macaulay2 binary {name!r} is not an executable file; {INSTALL_HINT}")
     found = shutil.which(name)
     if not found:
         raise M2NotFoundError(f"Macaulay2 binary {name!r} not found; {INSTALL_HINT}")
     return found
 
 
-def m2_environment(heap: str = DEFAULT_HEAP) -> dict[str, str]:
-    """Environment for an M2 child: memory cap and a private HOME (M2 writes ~/.Macaulay2)."""
+def work_dir() -> Path:
+    """The working directory of every Macaulay2 process we start (private, owner-checked)."""
+    return private_dir("m2work")
+
+
+def m2_environment(heap: str = DEFAULT_HEAP, home: str | os.PathLike | None = None) -> dict[str, str]:
+    """Environment for an M2 child: memory cap and a private HOME (M2 writes ~/.Macaulay2).
+
+    ``home``: another private HOME (the notebook kernel's, which holds the installed package)."""
     env = dict(os.environ)
-    home = private_dir("m2home")  # never a shared /tmp path: M2 reads and writes its HOME
-    env["HOME"] = str(home)
+    # never a shared /tmp path: M2 reads and writes its HOME (init.m2, packages by name)
+    env["HOME"] = str(private_dir("m2home") if home is None else home)
     env["GC_MAXIMUM_HEAP_SIZE"] = heap
+    env.pop("PWD", None)  # the caller's directory is nothing M2 should know about
     return env
 
 
-def die_with_parent() -> None:
-    """In the child before exec: ask Linux to SIGKILL M2 when its parent dies, so a killed
-    lightning-cas never leaves an orphan M2 (it runs in its own session, out of reach otherwise)."""
-    try:
-        import ctypes
+def kernel_environment(home: str | os.PathLike, heap: str = DEFAULT_HEAP) -> dict[str, str]:
+    """Environment for the Macaulay2 Jupyter kernel that checks notebooks: M2's (a private HOME,
+    where the kernel's M2 finds LightningCAS by name, and the heap cap), a plain terminal (no
+    escape codes in cell outputs), no user kernel configuration, a quiet debugger.
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
-    except Exception:  # not Linux: the timeout and process-group kill still apply
-        pass
+    The kernel starts M2 in its own installed assets directory, so ``./`` on M2's path is never the
+    notebook's or the caller's directory; run the kernel itself from :func:`work_dir`."""
+    env = {k: v for k, v in m2_environment(heap, home).items() if k != "M2JK_CONFIG"}
+    env.update(TERM="dumb", PYDEVD_DISABLE_FILE_VALIDATION="1")
+    return env
 
 
 @dataclass(frozen=True)
@@ -84,17 +112,13 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
     start = time.perf_counter()
     try:
         proc = subprocess.Popen([binary, "--script", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, env=m2_environment(heap), start_new_session=True,
-                                text=True, encoding="utf-8", errors="replace",  # a non-UTF-8 byte is no crash
-                                preexec_fn=die_with_parent)
+                                stdin=subprocess.DEVNULL, env=m2_environment(heap), cwd=work_dir(),
+                                start_new_session=True, preexec_fn=die_with_parent)
     except OSError as exc:
         raise M2NotFoundError(f"cannot start Macaulay2 {binary!r}: {exc}; {INSTALL_HINT}", script) from None
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        raise M2TimeoutError(f"Macaulay2 exceeded the {timeout:g} s time limit and was stopped", script) from None
-    except BaseException:  # KeyboardInterrupt included: never leave M2 behind
+        stdout, stderr = _read_capped(proc, timeout, script, binary)
+    except BaseException:  # the limits, KeyboardInterrupt, SIGTERM's exit: never leave M2 behind
         kill_group(proc)
         raise
     finally:
@@ -113,6 +137,42 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
             raise M2ScriptError(f"Macaulay2 error: {err}", script, both)
         raise M2CrashError(f"Macaulay2 exited with status {proc.returncode} without an error message", script, both)
     return M2Run(script, stdout, stderr, elapsed)
+
+
+def _too_much(binary: str, script: str | None) -> M2OutputError:
+    return M2OutputError(f"Macaulay2 ({binary}) printed more than {MAX_OUTPUT_BYTES // 2 ** 20} MiB without "
+                        "finishing and was stopped; is it really Macaulay2?", script)
+
+
+def _read_capped(proc: subprocess.Popen, timeout: float | None, script: str, binary: str) -> tuple[str, str]:
+    """Both outputs of ``proc`` until it exits, within ``timeout`` and ``MAX_OUTPUT_BYTES`` together
+    (``communicate`` would buffer without a cap); decoded with replacement, so a stray byte is no crash."""
+    end = None if timeout is None else time.monotonic() + timeout
+    chunks = {proc.stdout: [], proc.stderr: []}
+    total = 0
+    with selectors.DefaultSelector() as sel:
+        for stream in chunks:
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                raise M2TimeoutError(f"Macaulay2 exceeded the {timeout:g} s time limit and was stopped", script)
+            for key, _ in sel.select(left):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                chunks[key.fileobj].append(data)
+                total += len(data)
+                if total > MAX_OUTPUT_BYTES:
+                    raise _too_much(binary, script)
+    left = None if end is None else max(end - time.monotonic(), 0.01)
+    try:
+        proc.wait(timeout=left)
+    except subprocess.TimeoutExpired:  # closed its outputs but kept running
+        raise M2TimeoutError(f"Macaulay2 exceeded the {timeout:g} s time limit and was stopped", script) from None
+    out, err = (b"".join(chunks[s]).decode("utf-8", "replace") for s in (proc.stdout, proc.stderr))
+    return out, err
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -139,7 +199,7 @@ def m2_version(m2: str | None = None) -> str:
     binary = find_m2(m2)
     if binary not in _VERSION_CACHE:
         out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60,
-                             env=m2_environment())
+                             env=m2_environment(), cwd=work_dir())
         _VERSION_CACHE[binary] = out.stdout.strip() or "unknown"
     return _VERSION_CACHE[binary]
 
@@ -170,10 +230,11 @@ class M2Session:
         import pexpect
 
         try:
+            # searchwindowsize: the prompt is looked for in the newest output only, not in all of it again
             self.child = pexpect.spawn(self.binary, ["--no-readline", "--silent", "--no-debug", "-q"],
-                                       env=m2_environment(self.heap), encoding="utf-8", codec_errors="replace",
-                                       echo=False,
-                                       timeout=self.timeout, maxread=65536, preexec_fn=die_with_parent)
+                                       env=m2_environment(self.heap), cwd=str(work_dir()), encoding="utf-8",
+                                       codec_errors="replace", echo=False, timeout=self.timeout, maxread=65536,
+                                       searchwindowsize=4 * len(self.token) + 65536, preexec_fn=die_with_parent)
         except pexpect.ExceptionPexpect as exc:
             raise M2NotFoundError(f"cannot start Macaulay2 {self.binary!r}: {exc}; {INSTALL_HINT}") from None
         self.starts += 1
@@ -185,15 +246,26 @@ class M2Session:
                             f'ZZ#{{Standard,{private}"InputContinuationPrompt"}} = lineno -> "";')
         self._expect_prompt(None, 60)
 
-    def _expect_prompt(self, script: str | None, timeout: float | None) -> str:
+    def _expect_prompt(self, script: str | None, timeout: float) -> str:
+        """What M2 printed up to the next prompt; at most ``timeout`` seconds and ``MAX_OUTPUT_BYTES``
+        (checked between short waits: pexpect itself keeps all output until the prompt)."""
         import pexpect
 
+        end = time.monotonic() + timeout
         try:
-            self.child.expect_exact(self.token, timeout=timeout)
-        except pexpect.TIMEOUT:
-            self._kill()
-            raise M2TimeoutError(f"Macaulay2 session exceeded the {timeout:g} s time limit and was stopped",
-                                 script) from None
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    self._kill()
+                    raise M2TimeoutError(f"Macaulay2 session exceeded the {timeout:g} s time limit and was stopped",
+                                         script)
+                try:
+                    self.child.expect_exact(self.token, timeout=min(_POLL_S, left))
+                    break
+                except pexpect.TIMEOUT:
+                    if len(self.child.before or "") > MAX_OUTPUT_BYTES:
+                        self._kill()
+                        raise _too_much(self.binary, script) from None
         except pexpect.EOF:
             out = self.child.before or ""
             self._kill()
@@ -229,6 +301,8 @@ class M2Session:
             try:
                 self.child.sendline(f'load "{script}"')
                 out = self._expect_prompt(script, timeout or self.timeout)
+            except M2OutputError:
+                raise  # a restart would print as much again
             except M2CrashError:
                 if attempt == 0:
                     continue

@@ -323,7 +323,7 @@ def test_batch_mk_quotes_the_values_it_passes_to_the_shell(tmp_path):
     assert f"sweep 'a b&&touch {pwned}' --out 'o'" in line, dry.stdout + dry.stderr
 
 
-# ---- item 4 (report): forged records are untrusted, escapes are escaped --------------------------
+# ---- report: forged records are refused or claims, escapes are escaped ----------------------------
 
 def _forge(path: Path, **changes):
     """What an attacker with write access to a results dir can do: edit, then re-sign the old way."""
@@ -344,37 +344,58 @@ def _forge(path: Path, **changes):
     path.write_text(json.dumps(data))
 
 
-def test_a_forged_record_is_reported_untrusted_not_agree_and_is_recomputed(tmp_path):
+def _swept_fast(tmp_path):
+    """(spec, results directory, label and record path of its first job) after a real sweep of FAST."""
     spec = tmp_path / "fast.toml"
     spec.write_text(FAST)
     out = tmp_path / "r"
     assert cli("sweep", spec, "--out", out, "--quiet").returncode == 0
     label = parse_spec(FAST).jobs[0].label
-    rec = out / f"{label}.json"
+    return spec, out, label, out / f"{label}.json"
+
+
+def test_a_forged_impossible_record_is_refused_and_recomputed(tmp_path):
+    spec, out, label, rec = _swept_fast(tmp_path)
     genuine = json.loads(rec.read_text())
     assert genuine["agreement"] == "agree"
-    # a plausible number (7 of 8 parameters): only the signature gives the forgery away
-    _forge(rec, **{"result.dimension": 7, "predicted": 7, "agreement": "agree"})
-    rows = {json.loads(line)["label"]: json.loads(line) for line in cli("report", out, "--json").stdout.splitlines()}
-    assert rows[label]["agreement"] == "untrusted" and "not trusted" in rows[label]["message"]
-    table = cli("report", out).stdout
-    assert "untrusted" in table
+    # 99 for 8 parameters: no record can say that, signed or not
+    _forge(rec, **{"result.dimension": 99, "predicted": 99, "agreement": "agree"})
     check = verify_record(rec)
-    assert check.status == "untrusted" and check.record.result.dimension == 7
-    # a sweep never reuses it: it is recomputed and comes back genuine (6 = modp = closed form)
+    assert check.status == "invalid" and "dimension 99 is impossible" in check.reason
+    proc = cli("report", out, "--json")
+    rows = {json.loads(line)["label"]: json.loads(line) for line in proc.stdout.splitlines()}
+    assert label not in rows and "not a valid record" in proc.stderr and "99" in proc.stderr
+    # a sweep treats it as missing: recomputed, and it comes back genuine (6 = modp = closed form)
     summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
     assert summary["ran"] == 1 and summary["cached"] == 1
     assert json.loads(rec.read_text())["result"]["dimension"] == genuine["result"]["dimension"] == 6
-    # an impossible number (99 of 8 parameters) is not even a record: never shown as agree, recomputed
-    _forge(rec, **{"result.dimension": 99, "predicted": 99, "agreement": "agree"})
-    assert verify_record(rec).status == "invalid"
-    lines = cli("report", out, "--json").stdout.splitlines()
-    assert not any(json.loads(line)["label"] == label and json.loads(line)["agreement"] == "agree" for line in lines)
+
+
+def test_a_forged_plausible_record_is_a_claim_with_its_own_verdict_until_rechecked(tmp_path):
+    spec, out, label, rec = _swept_fast(tmp_path)
+    # 5 is a possible dimension, and the forger says it agrees: the verdict is recomputed (6 predicted)
+    _forge(rec, **{"result.dimension": 5, "predicted": 5, "agreement": "agree"})
+    check = verify_record(rec)
+    assert check.status == "claim" and check.record.result.dimension == 5
+    assert check.record.agreement == "disagree" and check.record.predicted == 6
+    rows = {json.loads(line)["label"]: json.loads(line) for line in cli("report", out, "--json").stdout.splitlines()}
+    assert rows[label]["source"] == "claim" and rows[label]["agreement"] == "disagree"
+    table = cli("report", out, "--no-plot").stdout
+    assert "claim" in table and "not signed with this user's record key" in table
+    # a sweep never takes it as a result, and leaves it as a claim
     summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
-    assert summary["ran"] == 1 and json.loads(rec.read_text())["result"]["dimension"] == 6
+    assert summary["ran"] == 0 and summary["cached"] == 1 and summary["claims"] == 1 and summary["ok"] == 1
+    # --recheck recomputes it and says it was not reproduced
+    proc = cli("sweep", spec, "--out", out, "--quiet", "--recheck")
+    summary = json.loads(proc.stdout)
+    assert summary["ran"] == 1 and summary["differs"] == 1 and summary["reproduced"] == 0
+    assert "was not reproduced" in proc.stderr
+    fixed = verify_record(rec)
+    assert fixed.trusted and fixed.record.result.dimension == 6
+    assert fixed.record.recheck.dimension == 5 and fixed.record.recheck.reproduced is False
 
 
-def test_records_signed_by_another_users_key_are_untrusted(tmp_path, monkeypatch):
+def test_records_signed_by_another_users_key_are_claims(tmp_path, monkeypatch):
     spec = tmp_path / "fast.toml"
     spec.write_text(FAST)
     out = tmp_path / "r"
@@ -382,7 +403,7 @@ def test_records_signed_by_another_users_key_are_untrusted(tmp_path, monkeypatch
     label = parse_spec(FAST).jobs[0].label
     assert verify_record(out / f"{label}.json").trusted
     monkeypatch.setenv("LIGHTNING_CAS_PRIVATE_DIR", str(tmp_path / "someone-else"))
-    assert verify_record(out / f"{label}.json").status == "untrusted"
+    assert verify_record(out / f"{label}.json").status == "claim"
     key = tmp_path / "someone-else" / "record.key"
     assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600
 

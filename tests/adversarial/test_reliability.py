@@ -32,7 +32,8 @@ from lightning_cas.backends import modp
 from lightning_cas.core import primes
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TooLargeError
-from lightning_cas.macaulay2.render import m2_literal, package_file, render, template_dir
+from lightning_cas.macaulay2.render import (LOAD_LINE, SEARCH_PATH_LINE, SEED_LINE, m2_literal, package_file, render,
+                                           template_dir)
 from lightning_cas.core.weights import load_point
 
 REPO = Path(__file__).resolve().parents[2]
@@ -383,14 +384,19 @@ _HEADER_LINE = re.compile(r"^[a-zA-Z][a-zA-Z0-9]* = [-0-9{}, ()/]+;$")
 
 def assert_only_template_and_numbers(text: str, template: str) -> None:
     """Header of numbers, then the package path line, then the template (which loads the package)."""
-    root = template_dir()
+    root = template_dir() / "templates"
     body = (root / f"{template}.m2").read_text()
     assert text.endswith("\n" + body)
+    code = [line for line in body.splitlines() if not line.startswith("--")]
+    assert len(code) == 1 and code[0].startswith("printRecord "), body  # one call of a package function
     header = text[: len(text) - len(body) - 1].split("\n")
+    if header[-1] == SEED_LINE:
+        header.pop()
+    assert header.pop() == LOAD_LINE
     assert header.pop() == f'lcasPackage = "{package_file().as_posix()}";'
-    assert "needsPackage(\"LightningCAS\", FileName => lcasPackage);" in body
-    assert header[0] == f"-- rendered by lightning_cas from m2/{template}.m2"
-    for line in header[1:]:
+    assert header[0] == f"-- rendered by lightning_cas from m2/templates/{template}.m2"
+    assert header[1] == SEARCH_PATH_LINE
+    for line in header[2:]:
         assert _HEADER_LINE.match(line), line
 
 

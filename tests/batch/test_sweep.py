@@ -182,21 +182,24 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
 
     # report: table on stdout, a PNG plot and a CSV table
     rep = cli("report", out, "--csv", tmp_path / "table.csv", "--plot", tmp_path / "plot.png")
-    assert "w2-2-2_a2-2_t2_none_modp_s0" in rep.stdout and "agree" in rep.stdout
+    line = next(ln for ln in rep.stdout.splitlines() if ln.split()[:2] == ["2-2-2", "2-2"])
+    assert "agree" in line and line.split()[-1] == "here"
     png = (tmp_path / "plot.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     table = list(csv.DictReader(open(tmp_path / "table.csv")))
     assert len(table) == 5 and all(r["agreement"] in ("agree", "no prediction") for r in table)
 
-    # notebook export: valid nbformat, one code cell per M2 script, for the Macaulay2 kernel
+    # notebook export: valid nbformat, a Macaulay2 cell for every job (modp ones too), for the Macaulay2 kernel
     nbformat = pytest.importorskip("nbformat")
     res = json.loads(cli("notebook", out, "-o", tmp_path / "run.ipynb").stdout)
-    assert res["scripts"] == 1
+    assert res["scripts"] == 5
     nb = nbformat.read(str(tmp_path / "run.ipynb"), as_version=4)
     nbformat.validate(nb)
     assert nb.metadata["kernelspec"]["name"] == "m2"
-    code = [c for c in nb.cells if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"]
-    assert len(code) == 1 and "dimensionRecord(" in code[0].source and "widths = {2, 2};" in code[0].source
+    code = {c.metadata["lightning_cas"]["label"]: c.source for c in nb.cells
+            if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"}
+    assert len(code) == 5
+    assert 'dimensionRecord({2, 2}, {2}, 2, Heads => {1}, Strategy => "Jacobian"' in code["w2-2_a2_t2_none_jacobian_s0"]
 
 
 def test_concurrent_sweeps_into_one_directory(tmp_path):
@@ -282,3 +285,90 @@ def test_dask_executor_connects_to_the_scheduler_it_is_given(tmp_path, monkeypat
         assert summary.scheduler == cluster.scheduler_address and summary.ok == 2
         assert "lcas" in cluster.scheduler.task_prefixes  # our jobs ran on that scheduler
     assert [r.result.dimension for r in ResultStore(tmp_path).records()] == [7, 16]
+
+
+PRELOAD = '''
+"""A hostile Dask worker: its run_job reports dimension 999 for (2,2), one less than the truth otherwise,
+and calls every answer "agree"."""
+from dataclasses import replace
+
+import lightning_cas.batch.executors as executors
+
+honest = executors.run_job
+
+
+def forged(job, m2=None, judge=True):
+    rec = honest(job, m2, judge)
+    if rec.result is None:
+        return rec
+    dim = 999 if job.architecture.widths == (2, 2) else rec.result.dimension - 1
+    return replace(rec, result=replace(rec.result, dimension=dim), predicted=dim, agreement="agree")
+
+
+def dask_setup(worker):
+    executors.run_job = forged
+'''
+
+
+def test_a_dask_worker_that_lies_gets_neither_agree_nor_a_signed_result(tmp_path):
+    """A worker whose preload replaces run_job: the coordinator refuses the impossible 999 (an error
+    record says why) and judges the plausible lie itself (disagree), on a real LocalCluster."""
+    distributed = pytest.importorskip("distributed")
+    preload = tmp_path / "hostile_preload.py"
+    preload.write_text(PRELOAD)
+    sweep = parse_spec('[grid]\nwidths=[[2,2],[3,3]]\nattention=[[2]]\nmethod=["modp"]\n')
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  preload=[str(preload)]) as cluster:
+        summary = run_sweep(sweep, tmp_path / "r", executor="dask", scheduler=cluster.scheduler_address)
+    assert summary.agree == 0 and summary.refused == 1 and summary.error == 1 and summary.disagree == 1
+    store = ResultStore(tmp_path / "r")
+    small = store.load("w2-2_a2_t2_none_modp_s0")
+    assert small.status == "error" and small.result is None and "dimension 999 is impossible" in small.message
+    big = store.load("w3-3_a2_t2_none_modp_s0")
+    assert big.result.dimension == 15 and big.predicted == 16 and big.agreement == "disagree"
+    assert "999" not in (tmp_path / "r" / "results.csv").read_text().replace("dimension 999 is impossible", "")
+
+
+@pytest.mark.parametrize("address", ["garbage!!", "inproc://x", "tcp://host", "tcp://host:99999", "http://h:1"])
+def test_a_bad_scheduler_address_is_one_line(tmp_path, address):
+    spec = write(tmp_path / "s.toml", '[grid]\nwidths=[[2,2]]\nattention=[[2]]\nmethod=["modp"]\n')
+    proc = cli("sweep", spec, "--out", tmp_path / "r", "--executor", "dask", "--scheduler", address, check=False)
+    assert proc.returncode == 2 and "scheduler address" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
+
+
+def test_the_job_limit_has_a_ceiling_and_the_advice_respects_it(tmp_path):
+    from lightning_cas.batch.spec import MAX_JOBS_CEILING
+
+    ws = ", ".join(f"[{w}, 2]" for w in range(1, 1001))
+    huge = write(tmp_path / "huge.toml", f'[grid]\nwidths = [{ws}]\nattention = [[1]]\nseed = {list(range(1000))}\n')
+    proc = cli("sweep", huge, "--list", check=False)
+    assert proc.returncode == 2 and "1000000 jobs" in proc.stderr and "split the spec" in proc.stderr
+    assert "--max-jobs 1000000" not in proc.stderr
+    proc = cli("sweep", huge, "--list", "--max-jobs", MAX_JOBS_CEILING + 1, check=False)
+    assert proc.returncode == 2 and str(MAX_JOBS_CEILING) in proc.stderr
+    with pytest.raises(InputError, match="job limit"):
+        parse_spec(SMALL, max_jobs=10 ** 12)
+
+
+def test_only_must_be_a_list_of_labels(tmp_path):
+    with pytest.raises(InputError, match="not one string"):
+        run_sweep(parse_spec(SMALL), tmp_path, only="abc")
+
+
+def test_a_spec_accepts_networks_of_blocks_and_writes_them_back(tmp_path):
+    """Sweep specs take the blocks of a network file as [[network]] tables with [[network.block]]s; a bad block
+    is refused naming the spec, the entry and the key; the record of a run writes them back."""
+    from lightning_cas.batch.spec import parse_spec, spec_toml
+    from lightning_cas.core.network import Linear, Network
+    from lightning_cas.errors import InputError
+
+    text = ('name = "nets"\n[[network]]\ninput = 3\ntokens = 3\nmethod = "modp"\n'
+            '[[network.block]]\nkind = "attention"\nattention = 2\ncausal = true\nresidual = true\n'
+            '[[network.block]]\nkind = "linear"\nout = 1\n')
+    sweep = parse_spec(text)
+    (job,) = sweep.jobs
+    assert isinstance(job.architecture, Network) and job.architecture.blocks[1] == Linear(1)
+    assert parse_spec(spec_toml("nets", sweep.jobs)).jobs == sweep.jobs
+    with pytest.raises(InputError, match=r"\[\[network\]\] #1.*block 2 \(linear\): unknown key 'hiden'"):
+        parse_spec(text.replace("out = 1", "hiden = 1"))

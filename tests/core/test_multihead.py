@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from lightning_cas import api
 from lightning_cas.backends.modp import dimension_modp
-from lightning_cas.batch.sweep import csv_row, parse_spec, run_job
+from lightning_cas.batch.sweep import parse_spec, run_job
+from lightning_cas.batch.tables import CSV_COLUMNS, job_row, to_csv
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols, network_output, token_symbols
@@ -201,8 +202,9 @@ def test_sweep_spec_with_heads_and_csv_column():
     heads = sorted(j.architecture.heads for j in sweep.jobs)
     assert heads == [(1, 2), (2,), (3,)] and sweep.mismatched == 6
     rec = run_job(next(j for j in sweep.jobs if j.architecture.heads == (2,)))
-    row = csv_row(rec)
-    assert row["heads"] == "2" and rec.agreement == "agree" and row["dimension"] == 12
+    row = job_row(rec)
+    assert row["heads"] == [2] and rec.agreement == "agree" and row["dimension"] == 12
+    assert to_csv([row], CSV_COLUMNS).splitlines()[1].split(",")[4] == "2"  # the heads column
 
 
 def test_softmax_multihead_jacobian_and_dimension():
@@ -219,7 +221,7 @@ def test_softmax_multihead_jacobian_and_dimension():
 
 
 def test_head_permutations_are_located_on_components():
-    from lightning_cas.geometry.fibers import _permutation_components, permuted_points  # noqa: PLC2701
+    from lightning_cas.geometry.fibers import FiberComponent, _permutation_components, permuted_points  # noqa: PLC2701
     arch = Architecture((2, 1), (1,), 2, heads=(3,))
     point = random_point(arch, 2)
     perms = permuted_points(arch, point)
@@ -228,8 +230,9 @@ def test_head_permutations_are_located_on_components():
     w = flat(point)
     # a "component" cut out by fixing the first head's Q to W's first head's Q contains exactly
     # the permutations that keep head 1 in place (Q entries of distinct heads differ at this seed)
-    comp = {"generators": tuple(f"{names[k]} - ({w[k]})" for k in range(2))}
-    other = {"generators": (f"{names[0]} - ({w[0] + 1000})",)}
+    part = lambda gens: FiberComponent(dimension=0, degree=1, contains_point=True, generators=gens)  # noqa: E731
+    comp = part(tuple(f"{names[k]} - ({w[k]})" for k in range(2)))
+    other = part((f"{names[0]} - ({w[0] + 1000})",))
     assert _permutation_components(arch, point, [comp, other]) == {0}
 
 
@@ -241,7 +244,7 @@ def test_two_head_fiber_has_components_beyond_head_permutations(m2):
     from lightning_cas.geometry.fibers import VERDICT_COMPONENTS, fiber
     r = fiber(Architecture((2, 2), (1,), 2, heads=(2,)), method="m2", m2=m2, timeout=600)
     assert r.fiber_dimension == r.symmetry_orbit_dimension == 4
-    assert all(c["dimension"] == 4 for c in r.components) and len(r.components) >= 2
+    assert all(c.dimension == 4 for c in r.components) and len(r.components) >= 2
     assert r.verdict == VERDICT_COMPONENTS and "head permutations of W lie on component(s) [1, " in r.message
 
 

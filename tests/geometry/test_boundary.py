@@ -18,6 +18,8 @@ from lightning_cas.geometry import boundary as real_boundary
 from lightning_cas.geometry import claims
 from lightning_cas.geometry import ideals as geometry
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.deadline import Deadline
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.cli import main
 from lightning_cas.core.weights import save_point
 
@@ -73,11 +75,11 @@ def boundary211(m2):
 
 def test_boundary_211_end_to_end(boundary211):
     res = boundary211
-    assert res.boundary is True and res.certificate["kind"] == "witness curve" and res.in_critical_image is True
+    assert res.boundary is True and res.certificate.kind == "witness curve" and res.in_critical_image is True
     assert res.closure_complete is True and res.boundary_closure_dimension == 3
     assert res.critical_image_dimension == 3
     (comp,) = res.components
-    assert comp["stratum"] == PARALLEL and comp["verdict"] == "boundary" and comp["degree"] == 4
+    assert comp.stratum == PARALLEL and comp.verdict == "boundary" and comp.degree == 4
     # the closure is {S a perfect square} (x) gamma: it holds v^2 (x) g for random v, g and not a generic S (x) g
     ideal = geometry.implicit(A211, timeout=60)
     on = pt([[2, 7]], [[3, -5]], [[6, -10]])
@@ -87,9 +89,9 @@ def test_boundary_211_end_to_end(boundary211):
 
 def test_verdicts_on_both_kinds_of_211_points_and_the_vertex(m2):
     inside = real_boundary.boundary(A211, INTERIOR_211, m2=m2, timeout=60, closure=False)
-    assert inside.boundary is False and inside.certificate["kind"] == "submersion"
+    assert inside.boundary is False and inside.certificate.kind == "submersion"
     vertex = real_boundary.boundary(A211, VERTEX_211, m2=m2, timeout=60, closure=False)
-    assert vertex.boundary is True and vertex.certificate["kind"] == "cone over a witness"
+    assert vertex.boundary is True and vertex.certificate.kind == "cone over a witness"
     assert not [n for n in inside.notes + vertex.notes if "DISAGREEMENT" in n]
 
 
@@ -100,7 +102,7 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
     points = list(claims.stratum_points(arch, seed=3).values())
     points += real_boundary.stratum_samples(arch, "parallel", 5, 2)
     for p in points:
-        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         if v["vertex"]:
             continue
         assert v["boundary"] is not None, v["evidence"]
@@ -114,11 +116,11 @@ def test_certified_verdicts_agree_with_the_signature_of_S(m2, case):
 def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2, case):
     arch = arch_of(case)
     for p in real_boundary.stratum_samples(arch, "rank11", 9, 2):
-        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         assert v["boundary"] is False and v["certificate"]["kind"] == "branches", v["evidence"]
         assert "singular point" in v["evidence"]  # interior although singular: two real branches
     for p in real_boundary.stratum_samples(arch, "parallel", 9, 2):
-        v = real_boundary.point_verdict(arch, p, timeout=60, m2=m2)
+        v = real_boundary.point_verdict(arch, p, Macaulay2(m2, deadline=Deadline(60)))
         assert v["boundary"] is True and v["certificate"]["kind"] == "witness curve", v["evidence"]
         assert sympy.Rational(v["certificate"]["s0"]) > 0
 
@@ -126,9 +128,9 @@ def test_rank_one_points_are_interior_by_branches_and_parallel_ones_boundary(m2,
 @pytest.mark.parametrize("case", [(2, 1, 1), (2, 1, 2)])
 def test_critical_image_on_slices_equals_elimination(m2, case):
     arch = arch_of(case)
-    script, rec = real_boundary.candidate_record(arch, timeout=120, m2=m2, singular=False)
+    script, rec = real_boundary.candidate_record(arch, Macaulay2(m2, deadline=Deadline(120)), singular=False)
     slices = [sympy.sympify(g) for g in geometry.sympy_strings(rec["critical"]["critical_image"], "generators", script)]
-    elim = real_boundary.critical_image_by_elimination(arch, timeout=120, m2=m2)
+    elim = real_boundary.critical_image_by_elimination(arch, Macaulay2(m2, deadline=Deadline(120)))
     (component,) = elim["components"]  # one minimal prime: the elimination ideal is not radical
     other = [sympy.sympify(g) for g in component["generators"]]
     ys = sorted(set().union(*(g.free_symbols for g in slices + other)), key=str)
@@ -143,14 +145,14 @@ def test_critical_image_on_slices_equals_elimination(m2, case):
 def test_boundary_closure_is_the_claimed_stratum(m2, case):
     res = real_boundary.boundary(arch_of(case), m2=m2, timeout=600)
     assert res.closure_complete is True, res.components
-    boundary = [c for c in res.components if c["verdict"] == "boundary"]
-    assert [c["stratum"] for c in boundary] == [PARALLEL]
+    boundary = [c for c in res.components if c.verdict == "boundary"]
+    assert [c.stratum for c in boundary] == [PARALLEL]
     d, e, _ = case
-    assert res.boundary_closure_dimension == e + 2 * d - 2 == boundary[0]["dimension"]
-    assert res.boundary_closure == tuple(boundary[0]["generators"])
+    assert res.boundary_closure_dimension == e + 2 * d - 2 == boundary[0].dimension
+    assert res.boundary_closure == tuple(boundary[0].generators)
     for c in res.components:
-        if c["stratum"] == RANK11:
-            assert c["verdict"] == "interior" and "singular locus" in c["source"]
+        if c.stratum == RANK11:
+            assert c.verdict == "interior" and "singular locus" in c.source
 
 
 def test_cli_boundary_json_with_a_point(m2, tmp_path):
@@ -173,15 +175,15 @@ def test_witness_curve_points_lie_on_the_variety(m2):
     point, = real_boundary.stratum_samples(arch, "parallel", 4, 1)
     res = real_boundary.boundary(arch, point, m2=m2, timeout=120, closure=False)
     cert = res.certificate
-    assert res.boundary is True and cert["kind"] == "witness curve" and cert["blocks"] == "V,A"
-    (V, A), delta = [[[Fraction(x) for x in row] for row in m] for m in cert["preimage_V_A"]], \
-        [Fraction(x) for x in cert["direction"]]
+    assert res.boundary is True and cert.kind == "witness curve" and cert.blocks == "V,A"
+    (V, A), delta = [[[Fraction(x) for x in row] for row in m] for m in cert.preimage_V_A], \
+        [Fraction(x) for x in cert.direction]
     as_point = lambda V, A: ((tuple(map(tuple, A)), ((1, 0), (0, 1)), tuple(map(tuple, V))),)  # K = I: A = Q
     p = geometry.phi_coordinates(ideal, as_point(V, A))
     assert p == geometry.phi_coordinates(ideal, point)  # the certificate's preimage is one of phi_W
     dV, dA = [delta[0:2], delta[2:4]], [delta[4:6], delta[6:8]]
     w = geometry.phi_coordinates(ideal, as_point(dV, dA))
-    s0 = sympy.Rational(cert["s0"])
+    s0 = sympy.Rational(cert.s0)
     q = [pi - s0 * wi for pi, wi in zip(p, w)]
     assert geometry.vanishes(ideal.generators, q) and q != p
     # and it is not the trivial direction: phi(delta) is not a multiple of phi_W

@@ -52,7 +52,7 @@ def test_single_layer_generic_fiber_is_orbit_of_dimension_a2_plus_1(m2, widths, 
     r = fiber(arch, seed=3, m2=m2)
     assert r.method == "m2" and r.certainty == "exact" and r.field == "QQ"
     assert r.fiber_dimension == a * a + 1
-    assert len(r.components) == 1 and r.components[0]["contains_point"]
+    assert len(r.components) == 1 and r.components[0].contains_point
     assert r.symmetry_orbit_dimension == a * a + 1
     assert r.verdict == VERDICT_ORBIT
     # three ways to the same number: M2 decomposition, modp rank, theory
@@ -63,11 +63,11 @@ def test_key_value_swap_gives_two_components_when_output_and_attention_are_one(m
     arch = Architecture((2, 1), (1,), tokens=2)
     r = fiber(arch, seed=1, m2=m2)
     assert r.verdict == VERDICT_COMPONENTS
-    assert r.fiber_dimension == 2 and [c["dimension"] for c in r.components] == [2, 2]
-    mine = [i for i, c in enumerate(r.components) if c["contains_point"]]
-    other = [i for i, c in enumerate(r.components) if not c["contains_point"]]
+    assert r.fiber_dimension == 2 and [c.dimension for c in r.components] == [2, 2]
+    mine = [i for i, c in enumerate(r.components) if c.contains_point]
+    other = [i for i, c in enumerate(r.components) if not c.contains_point]
     assert len(mine) == 1 and len(other) == 1
-    witness = r.components[other[0]]["witness"]
+    witness = r.components[other[0]].witness
     assert witness is not None
     wpoint = point_from_dict(arch, json.loads(json.dumps(witness)))
     W = point_from_dict(arch, json.loads(json.dumps(r.point)))
@@ -86,9 +86,9 @@ def test_rank_one_exception_adds_a_branch_only_at_the_special_point(m2):
     special = _pt([([[2, -1]], [[1, 3]], [[3, -1], [6, -2]])])  # V = (1, 2)^T (3, -1): rank 1
     r = fiber(arch, point=special, m2=m2)
     assert r.verdict == VERDICT_COMPONENTS and len(r.components) == 2
-    assert [c["dimension"] for c in r.components] == [2, 2]
-    other = next(c for c in r.components if not c["contains_point"])
-    wpoint = point_from_dict(arch, json.loads(json.dumps(other["witness"])))
+    assert [c.dimension for c in r.components] == [2, 2]
+    other = next(c for c in r.components if not c.contains_point)
+    wpoint = point_from_dict(arch, json.loads(json.dumps(other.witness)))
     assert same_function(arch, wpoint, special, seed=5)
     (Q2, K2, V2), = wpoint
     # A = K^T Q has column direction k = (1, 3); V's row direction is (3, -1): they trade places
@@ -226,8 +226,8 @@ def test_decomposition_over_a_prime_field_agrees_with_qq(m2):
     over_p = fiber(arch, seed=2, m2=m2, method="m2", prime=32003)
     over_q = fiber(arch, seed=2, m2=m2, method="m2")
     assert over_p.field == "ZZ/32003" and over_p.certainty == "probabilistic"
-    assert sorted((c["dimension"], c["degree"]) for c in over_p.components) == \
-        sorted((c["dimension"], c["degree"]) for c in over_q.components)
+    assert sorted((c.dimension, c.degree) for c in over_p.components) == \
+        sorted((c.dimension, c.degree) for c in over_q.components)
 
 
 def test_bad_requests_are_refused():
@@ -265,7 +265,7 @@ def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
     r = fiber(arch, seed=0, m2=m2, method="m2")
     assert r.verdict == VERDICT_COMPONENTS
     assert r.fiber_dimension == r.symmetry_orbit_dimension == r.symmetry_group_dimension == 8
-    assert sorted(c["contains_point"] for c in r.components) == [False, True]
+    assert sorted(c.contains_point for c in r.components) == [False, True]
     W = point_from_dict(arch, json.loads(json.dumps(r.point)))
     (l1, (Q2, K2, V2)) = W
     swapped = (l1, (K2, Q2, V2))
@@ -275,7 +275,7 @@ def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
              for n, rows in (("q", a), ("k", a), ("v", e)) for r_ in range(rows) for c in range(d)]
     subs = {sympy.Symbol(n): int(v) for n, v in zip(names, values)}
     on = [all(g.subs(subs) == 0 for g in r.component_ideal(i)) for i in range(2)]
-    other = [not c["contains_point"] for c in r.components]
+    other = [not c.contains_point for c in r.components]
     assert on == other
 
 

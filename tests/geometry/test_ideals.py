@@ -58,8 +58,8 @@ def test_dimension_degree_and_cross_checks(request, which, arch, dim, degree):
 
 def test_numerical_degree_agrees_with_exact(ideal212):
     nd = ideal212.numerical_degree
-    assert nd["certainty"] == "numeric" and len(nd["runs"]) == 3
-    assert nd["value"] == ideal212.degree
+    assert nd.certainty == "numeric" and len(nd.runs) == 3
+    assert nd.value == ideal212.degree
 
 
 @pytest.mark.parametrize("which,arch", [("ideal211", A211), ("ideal212", A212)])
@@ -103,7 +103,7 @@ def test_point_singularity_211_critical_but_smooth(ideal211):
 
 def test_claims_211_agree(m2):
     res = claims.check_claims(A211, m2=m2, timeout=120)
-    verdicts = {c["claim"]: c["verdict"] for c in res.claims}
+    verdicts = {c.claim: c.verdict for c in res.claims}
     assert res.all_agree, res.claims
     assert sum(v == "agree" for v in verdicts.values()) >= 8
     assert verdicts["the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}"] == "agree"
@@ -142,12 +142,12 @@ def test_too_large_for_elimination_still_reports_the_critical_test():
 def test_results_survive_json(ideal212):
     again = geometry.ImplicitResult.from_json(ideal212.to_json())
     assert again.to_json() == ideal212.to_json()
-    assert again.generators == ideal212.generators and again.numerical_degree["value"] == 4
+    assert again.generators == ideal212.generators and again.numerical_degree.value == 4
 
 
 def test_pointwise_claims_212_include_the_rank_one_stratum(m2):
     res = claims.check_claims(A212, m2=m2, timeout=60, full=False)
-    verdict = {c["claim"]: c["verdict"] for c in res.claims}
+    verdict = {c.claim: c.verdict for c in res.claims}
     assert verdict["pointwise: a point with rank V = rank A = 1 is singular"] == "agree"
     assert verdict["pointwise: a generic point is smooth (sanity check)"] == "agree"
     assert verdict["whole singular locus, critical image and boundary closure"] == "not computed"

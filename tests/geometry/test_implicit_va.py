@@ -60,7 +60,7 @@ def test_dimension_and_degree_against_independent_routes(request, which, arch, r
     # t = 1 has no formula in theory.py; there phi = (v.x)(x^T Z x): d + d(d+1)/2 - 1 = 8 (scaling v, Z)
     assert res.dimension == (pred if arch.tokens > 1 else 3 + 6 - 1)
     nd = res.numerical_degree  # monodromy on the (Q, K, V) parametrization
-    assert nd["certainty"] == "numeric" and nd["value"] == res.degree, nd
+    assert nd.certainty == "numeric" and nd.value == res.degree, nd
     assert res.codimension == res.ambient - res.dimension
 
 

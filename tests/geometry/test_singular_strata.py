@@ -43,9 +43,9 @@ def test_pieces_are_the_claimed_strata(loci, case):
     assert len(res.pieces) == 1 and res.components == ()  # strata pieces and whole-ideal components are apart
     piece = res.pieces[0]
     assert piece.contained_in == (CLAIMED[case],)
-    assert piece["jacobian_rank"] < piece["codimension"]
-    assert piece["rank_V"] == 1 and piece["rank_A"] == 1
-    assert res.singular_dimension == piece["image_dimension"]
+    assert piece.jacobian_rank < piece.codimension
+    assert piece.rank_V == 1 and piece.rank_A == 1
+    assert res.singular_dimension == piece.image_dimension
 
 
 @pytest.mark.parametrize("case", list(CLAIMED))
@@ -78,7 +78,7 @@ def test_strata_agree_with_whole_ideal_jacobian_criterion(loci, ideals, m2, case
 def test_budget_leaves_pieces_unresolved_and_says_so(m2):
     res = geometry.singular_locus(arch_of((2, 1, 2)), m2=m2, timeout=120, minor_budget=1)
     assert not res.complete and res.unresolved and res.singular_ideal == () and res.singular_dimension is None
-    assert "budget" in res.unresolved[0]["reason"] and any("budget" in n for n in res.notes)
+    assert "budget" in res.unresolved[0].reason and any("budget" in n for n in res.notes)
 
 
 def test_cli_strata_text_and_refusals(m2):

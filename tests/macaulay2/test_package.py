@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
+from pathlib import Path
 
 import pytest
 import sympy
@@ -13,10 +16,13 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import network_output
 from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry import fibers
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
-                                           json_rationals, json_record, json_str, m2_name_to_sympy)
-from lightning_cas.macaulay2.render import package_file, render
+                                           json_rationals, json_record, json_str, m2_name_to_sympy, records)
+from lightning_cas.macaulay2.render import SEARCH_PATH_LINE, package_file, render
 from lightning_cas.macaulay2.runner import run_script
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def load_line() -> str:
@@ -46,11 +52,16 @@ def test_a_failing_package_test_is_seen(m2, tmp_path):
     """The check above can fail: the same machinery on a package with a false TEST exits non-zero."""
     from lightning_cas.errors import M2Error
 
-    text = package_file().read_text().replace("assert(neurovarietyDimension({3,1}, {1}, 1) == 7)",
-                                              "assert(neurovarietyDimension({3,1}, {1}, 1) == 8)")
+    import shutil
+
+    copy = tmp_path / "m2"
+    shutil.copytree(package_file().parent, copy)
+    tests = copy / "LightningCAS" / "Tests.m2"
+    text = tests.read_text().replace("assert(neurovarietyDimension({3,1}, {1}, 1) == 7)",
+                                     "assert(neurovarietyDimension({3,1}, {1}, 1) == 8)")
     assert "== 8)" in text
-    broken = tmp_path / "LightningCAS.m2"
-    broken.write_text(text)
+    tests.write_text(text)
+    broken = copy / "LightningCAS.m2"
     script = tmp_path / "check.m2"
     script.write_text(f'loadPackage("LightningCAS", FileName => "{broken.as_posix()}");\n'
                       'check(4, "LightningCAS");\nprint "LCAS-CHECK-PASSED";\n')
@@ -67,21 +78,39 @@ def test_neurovariety_dimension_333_22_2_is_23_in_plain_m2(m2, tmp_path):
     assert dimension_modp(Architecture((3, 3, 3), (2, 2), 2)).dimension == 23
 
 
+def docs_recipe() -> tuple[str, str]:
+    """The two Macaulay2 blocks under "Installing it" in docs/macaulay2.md: install, then load by name."""
+    text = (REPO / "docs" / "macaulay2.md").read_text()
+    section = text[text.index("## Installing it"):text.index("## The files")]
+    blocks = re.findall(r"```m2\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, blocks
+    return blocks[0], blocks[1]
+
+
 @pytest.mark.m2
 @pytest.mark.slow
-def test_documentation_and_examples_build(m2, tmp_path):
-    """installPackage into a private prefix runs every EXAMPLE and checks every doc node."""
+def test_the_install_recipe_of_the_docs_works_as_written(m2, tmp_path):
+    """The docs' installPackage line (into a temp prefix) runs every example and checks every doc node;
+    then a fresh Macaulay2 with the docs' path line loads the package by name and finds its help."""
     prefix = tmp_path / "prefix"
+    install, load = (block.replace("/path/to/lightning_cas/m2/LightningCAS.m2", package_file().as_posix())
+                     .replace("/some/dir/", f"{prefix.as_posix()}/") for block in docs_recipe())
     script = tmp_path / "install.m2"
-    script.write_text(f'installPackage("LightningCAS", FileName => "{package_file().as_posix()}", '
-                      f'InstallPrefix => "{prefix.as_posix()}/", UserMode => true, MakeInfo => false, '
-                      'IgnoreExampleErrors => false, CheckDocumentation => true);\nprint "LCAS-INSTALLED";\n')
+    script.write_text(install.rstrip() + ';\nprint "LCAS-INSTALLED";\n')
     out = run_script(script, timeout=900, m2=m2)
     both = out.stdout + out.stderr
     assert "LCAS-INSTALLED" in out.stdout
     assert "warning" not in both.lower() and "error" not in both.lower(), both[-2000:]
     examples = list(prefix.rglob("LightningCAS/example-output/*.out"))
     assert len(examples) >= 10, examples
+    fresh = tmp_path / "fresh.m2"
+    fresh.write_text(load.replace("help LightningCAS", "h = toString help LightningCAS;") + textwrap.dedent('''
+        << "@@LCAS@@ source " << LightningCAS#"source file" << endl;
+        << "@@LCAS@@ dimension " << neurovarietyDimension({3,3,3}, {2,2}, 2) << endl;
+        << "@@LCAS@@ cites " << toString match("2408.17221", h) << endl;
+        '''))
+    recs = records(run_script(fresh, timeout=300, m2=m2).stdout)
+    assert recs["source"].startswith(prefix.as_posix()) and recs["dimension"] == "23" and recs["cites"] == "true"
 
 
 # ---- what it computes, against Python ----------------------------------------------------------
@@ -174,19 +203,19 @@ def test_what_real_m2_gets_wrong_is_refused(m2, tmp_path):
 def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
     """A real fiber record with its dimension changed, or a witness for another function, is refused."""
     arch = Architecture((2, 1), (1,), 2)
-    real = fibers.run_package
+    real = Macaulay2.run
 
     def doctor(change):
-        def run(template, params, timeout=None, m2=None, session=None):
-            script, rec = real(template, params, timeout, m2, session)
+        def run(self, template, params):
+            script, rec = real(self, template, params)
             change(rec)
             return script, rec
         return run
 
     point = fibers.unflatten(arch, [1, 2, 3, -1, 1, 1])
     res = fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
-    assert res.fiber_dimension == 2 and any(c["witness"] for c in res.components)
-    monkeypatch.setattr(fibers, "run_package", doctor(lambda rec: rec.update(fiber_dimension=3)))
+    assert res.fiber_dimension == 2 and any(c.witness for c in res.components)
+    monkeypatch.setattr(Macaulay2, "run", doctor(lambda rec: rec.update(fiber_dimension=3)))
     with pytest.raises(M2ParseError, match="fiber dimension 3"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
 
@@ -194,10 +223,10 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
         for comp in rec["components"]:
             if comp["witness"] is not None:
                 comp["witness"] = ["1"] * arch.parameters
-    monkeypatch.setattr(fibers, "run_package", doctor(bad_witness))
+    monkeypatch.setattr(Macaulay2, "run", doctor(bad_witness))
     with pytest.raises(M2ParseError, match="witness of component"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
-    monkeypatch.setattr(fibers, "run_package", doctor(lambda rec: rec["components"][0].update(contains_point=1)))
+    monkeypatch.setattr(Macaulay2, "run", doctor(lambda rec: rec["components"][0].update(contains_point=1)))
     with pytest.raises(M2ParseError, match="true/false"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
 
@@ -205,13 +234,14 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
 # ---- rendering: numbers, the package path, one call -------------------------------------------
 
 def test_package_scripts_are_numbers_then_the_package_path_then_one_call():
-    from lightning_cas.backends.m2 import head_counts, package_params
+    from lightning_cas.macaulay2.network import head_counts, package_params
 
     arch = Architecture((3, 3, 3), (2, 2), 2)
     assert head_counts(arch) == [1, 1]
     text = render("dimension_jacobian", **package_params(arch), charP=101, seed=0, columns=1)
     lines = text.splitlines()
-    assert lines[1:5] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
+    assert lines[1] == SEARCH_PATH_LINE
+    assert lines[2:6] == ["widths = {3, 3, 3};", "attention = {2, 2};", "tokens = 2;", "heads = {1, 1};"]
     assert f'lcasPackage = "{package_file().as_posix()}";' in lines
     assert "lcasNetwork" not in text and "printRecord dimensionRecord(" in text
 
@@ -236,6 +266,6 @@ def test_multi_head_dimension_m2_package_equals_modp(m2):
 
     for heads, expected in (((1,), 4), ((2,), 6)):
         arch = Architecture((2, 1), (1,), 2, heads=heads)
-        assert dimension_jacobian(arch, m2=m2).dimension == dimension_modp(arch).dimension == expected
+        assert dimension_jacobian(arch, Macaulay2(m2)).dimension == dimension_modp(arch).dimension == expected
     mixed = Architecture((2, 2, 1), (1, 1), 2, heads=(2, 1))
-    assert dimension_jacobian(mixed, m2=m2).dimension == dimension_modp(mixed).dimension
+    assert dimension_jacobian(mixed, Macaulay2(m2)).dimension == dimension_modp(mixed).dimension

@@ -21,6 +21,7 @@ from lightning_cas.errors import (LightningError, M2CrashError, M2Error, M2NotFo
                                   M2ScriptError, M2TimeoutError)
 from lightning_cas.macaulay2.parse import (parse_int, parse_int_list, parse_polynomial, parse_polynomial_list, records,
                                    require)
+from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.runner import M2Session, run_script
 
 def survived(name: str) -> None:
@@ -217,11 +218,12 @@ def test_session_is_faster_and_gives_the_same_answers(m2):
     arch = Architecture((2, 2), (1,), 2)
     n = 8
     t0 = time.perf_counter()
-    batch = [dimension_jacobian(arch, seed=s, prime=32003, m2=m2).dimension for s in range(n)]
+    batch = [dimension_jacobian(arch, Macaulay2(m2), seed=s, prime=32003).dimension for s in range(n)]
     per_script = (time.perf_counter() - t0) / n
     with M2Session(m2=m2, timeout=60) as session:
         t0 = time.perf_counter()
-        persistent = [dimension_jacobian(arch, seed=s, prime=32003, session=session).dimension for s in range(n)]
+        connection = Macaulay2(session=session)
+        persistent = [dimension_jacobian(arch, connection, seed=s, prime=32003).dimension for s in range(n)]
         per_session = (time.perf_counter() - t0) / n
         assert session.restarts == 0
     assert batch == persistent

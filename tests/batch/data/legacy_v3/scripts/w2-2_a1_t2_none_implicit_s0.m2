@@ -1,3 +1,13 @@
+-- rendered by lightning_cas from m2/dimension_implicit.m2
+widths = {2, 2};
+attention = {1};
+tokens = 2;
+heads = {1};
+charP = 0;
+seed = 0;
+columns = 1;
+emitGenerators = 0;
+lcasPackage = "/work/main/m2/LightningCAS.m2";
 -- lightning_cas: the implicit ideal of the neurovariety as the kernel of the coefficient ring map
 -- (exact over QQ when charP = 0). The computation is dimensionRecord in the LightningCAS package.
 -- Inputs (rendered header): widths, attention, tokens, heads, charP, seed, columns, emitGenerators,

@@ -1,0 +1,55 @@
+"""Tables of job records: one typed row per job, and the one CSV writer.
+
+A row is typed (lists as lists, numbers as numbers, ``None`` for "not there"), which is what
+``report --json`` prints; only the CSV form turns it into text, in :func:`to_csv`, the single
+place CSV is written (the store's ``results.csv``, ``report --csv``, the heads tables).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from lightning_cas.batch.records import JobResult, Origin
+from lightning_cas.core.network import Network
+
+CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
+CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",
+               "parameters", "dimension", "predicted", "agreement", "certainty", "elapsed_s", "message", "source",
+               "host", "recheck", "network")
+
+
+def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
+    """One job as a typed row (the CSV columns, in order)."""
+    arch, res = rec.architecture, rec.result
+    recheck = None if rec.recheck is None else ("reproduced" if rec.recheck.reproduced else "differs")
+    return {"label": rec.label, "status": str(rec.status), "widths": list(arch.widths),
+            "attention": list(arch.attention), "heads": list(arch.heads), "tokens": arch.tokens,
+            "normalization": arch.normalization, "method": rec.method, "seed": rec.job.seed,
+            "parameters": arch.parameters, "dimension": None if res is None else res.dimension,
+            "predicted": rec.predicted, "agreement": str(rec.agreement),
+            "certainty": None if res is None else res.certainty, "elapsed_s": round(rec.elapsed_s, 3),
+            "message": rec.message, "source": str(source), "host": rec.host, "recheck": recheck,
+            "network": arch.label() if isinstance(arch, Network) else None}
+
+
+def cell(value) -> str:
+    """A typed value as CSV text: lists as ``2-2`` (as the labels write them), None as empty,
+    seconds with three decimals."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return "-".join(map(str, value))
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def to_csv(rows: list[dict], columns) -> str:
+    """CSV text of typed rows (keys outside ``columns`` are left out)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: cell(row.get(k)) for k in columns})
+    return buf.getvalue()

@@ -1,0 +1,132 @@
+-- hand checks: one layer of width one, one and two heads
+TEST ///
+F = lightningNetwork({1,1}, {1}, 2)
+R = ring F
+(qq, kk, vv, x1, x2) = toSequence gens R;
+assert(entries F == {{qq*kk*vv*(x1^2 + x2^2)*x1, qq*kk*vv*(x1^2 + x2^2)*x2}})
+///
+
+TEST ///
+assert(apply(lightningWeights({1,1}, {1}, Heads => {2}), toString)
+    == {"q_(1,1,1,1)", "k_(1,1,1,1)", "v_(1,1,1,1)", "q_(1,2,1,1)", "k_(1,2,1,1)", "v_(1,2,1,1)"})
+F = lightningNetwork({1,1}, {1}, 2, Heads => {2})
+R = ring F
+(q1, k1, v1, q2, k2, v2, x1, x2) = toSequence gens R;
+assert(entries F == {{(q1*k1*v1 + q2*k2*v2)*(x1^2 + x2^2)*x1, (q1*k1*v1 + q2*k2*v2)*(x1^2 + x2^2)*x2}})
+///
+
+TEST ///
+-- two layers of width one, heads {2,1}, one token: layer 1 gives c x^3 with c = sum_h q_h k_h v_h,
+-- layer 2 gives q k v (c x^3)^3
+assert(apply(lightningWeights({1,1,1}, {1,1}, Heads => {2,1}), toString) == {"q_(1,1,1,1)", "k_(1,1,1,1)",
+    "v_(1,1,1,1)", "q_(1,2,1,1)", "k_(1,2,1,1)", "v_(1,2,1,1)", "q_(2,1,1)", "k_(2,1,1)", "v_(2,1,1)"})
+F = lightningNetwork({1,1,1}, {1,1}, 1, Heads => {2,1})
+R = ring F
+w = gens R;
+c = w#0*w#1*w#2 + w#3*w#4*w#5;
+assert(entries F == {{w#6*w#7*w#8 * c^3 * w#9^9}})
+///
+
+TEST ///
+-- a 1x1 attention layer on one width-2 token: (v.x)(k.x)(q.x), one column per weight ordering
+F = lightningNetwork({2,1}, {1}, 1)
+R = ring F
+(q1, q2, k1, k2, v1, v2, x1, x2) = toSequence gens R;
+assert(entries F == {{(v1*x1 + v2*x2)*(k1*x1 + k2*x2)*(q1*x1 + q2*x2)}})
+///
+
+TEST ///
+-- the dimension from the Jacobian and from the implicit ideal agree, with one and two heads
+setRandomSeed 1
+assert(neurovarietyDimension({2,1}, {1}, 2) == 4)
+assert(neurovarietyDimension({2,1}, {1}, 2, Strategy => "Implicit") == 4)
+assert(neurovarietyDimension({2,2}, {1}, 2) == neurovarietyDimension({2,2}, {1}, 2, Strategy => "Implicit"))
+-- first output column: (q.x_1) S(x_1, x_2) with S = sum_l (v.x_l)(k.x_l), a linear form times a
+-- quadratic form from a rank-one matrix v k^T: dimension 2 + 3 - 1 = 4 with one head; two heads
+-- give every element of (linear forms) (x) (the 3-dimensional span of such S): 2 * 3 = 6
+assert(neurovarietyDimension({2,1}, {1}, 2, Heads => {2}) == 6)
+assert(neurovarietyDimension({2,1}, {1}, 2, Heads => {2}, Strategy => "Implicit") == 6)
+-- products of three linear forms in three variables: 9 parameters, 2 scalings
+assert(neurovarietyDimension({3,1}, {1}, 1) == 7)
+///
+
+TEST ///
+setRandomSeed 0
+assert(neurovarietyDimension({3,3,3}, {2,2}, 2) == 23)
+r = dimensionRecord({3,3,3}, {2,2}, 2, CoefficientRing => ZZ/32003)
+assert(r#"prime" == 32003 and r#"rank" == 23 and r#"parameters" == 42)
+///
+
+TEST ///
+-- the fiber through a point of a 2 -> 1 layer on two tokens
+setRandomSeed 0
+F = parametrizationFiber({2,1}, {1}, 2, {1,2,3,-1,1,1})
+assert(F#"parameters" == 6)
+assert(any(F#"components", c -> c#"contains_point"))
+assert(F#"fiber_dimension" == 6 - neurovarietyDimension({2,1}, {1}, 2))
+I = fiberIdeal({2,1}, {1}, 2, {1,2,3,-1,1,1})
+assert(sub(I, matrix {{1,2,3,-1,1,1}}) == 0)
+///
+
+TEST ///
+-- bad input is refused
+assert(try (lightningNetwork({2,0}, {1}, 1); false) else true)
+assert(try (neurovarietyDimension({2,2}, {1,1}, 1); false) else true)
+assert(try (neurovarietyDimension({2,2}, {1}, 2, Columns => 3); false) else true)
+assert(try (neurovarietyDimension({2,2}, {1}, 2, Strategy => "nope"); false) else true)
+assert(try (lightningNetwork({2,2}, {1}, 1, Heads => {1,1}); false) else true)
+assert(try (fiberIdeal({2,1}, {1}, 2, {1,2}); false) else true)
+///
+
+-- the implicit ideal: dimension against the Jacobian rank, the reparametrized ideal against the
+-- ideal eliminated from the weights themselves
+TEST ///
+setRandomSeed 0
+M = implicitModel({2,1}, {1}, 2)
+I = implicitIdeal M
+assert(dim I == neurovarietyDimension({2,1}, {1}, 2) and degree I == 3)
+assert(apply(flatten entries gens I, g -> first degree g) == {2,2,2})
+-- every coordinate of phi at a random point satisfies the equations
+Rw = M#"weight ring";
+pt = map(QQ, Rw, apply(numgens Rw, i -> random(-9, 9)));
+assert(sub(I, matrix {apply(M#"weight coordinates", f -> pt f)}) == 0)
+assert(isWellDefined M)
+I2 = implicitIdeal implicitModel({2,1}, {2}, 2)
+J2 = implicitIdeal implicitModel({2,1}, {2}, 2, Reparametrize => false)
+assert(sub(J2, ring I2) == I2 and dim I2 == neurovarietyDimension({2,1}, {2}, 2))
+r = implicitRecord(M, Generators => false)
+assert(r#"dimension" == 4 and r#"linear_span" == 6 and not r#?"generators")
+///
+
+-- the singular locus two ways, the critical image two ways
+TEST ///
+setRandomSeed 0
+M = implicitModel({2,1}, {1}, 2)
+S = singularStrata M
+assert(S#"unresolved" == {} and S#"singular" =!= null)
+assert(radical ideal S#"singular"#"generators" == radical singularLocus M)
+C = criticalLocus M
+assert(C#"base_locus_V_or_A" and C#"critical_image" =!= null)
+assert(radical ideal C#"critical_image"#"generators" == radical criticalImage M)
+assert(all(C#"pieces", p -> p#"matches" == "parallel"))
+-- the sample points lie on their pieces: phi there satisfies the parallel stratum's equations
+P = (weightStrata M)#"parallel"
+scan(C#"pieces", p -> scan(p#"points", w -> (
+    (Q, K, V) = toSequence apply(w, m -> matrix(QQ, m));
+    assert(sub(P, matrix {implicitCoordinates(M, V, transpose K * Q)}) == 0))))
+///
+
+-- verdict data at a smooth point with regular preimages, and at the vertex; bad input refused
+TEST ///
+setRandomSeed 0
+M = implicitModel({2,1}, {1}, 2)
+r = pointVerdict(M, {{1,2}}, {{1,0}}, {{1,1}})
+assert(not r#"vertex" and r#"tangent_rank" == r#"codimension" and r#"regular_preimages" >= 1)
+assert((pointVerdict(M, {{0,0}}, {{1,0}}, {{1,1}}))#"vertex")
+assert(try (pointVerdict(M, {{1,2,3}}, {{1,0}}, {{1,1}}); false) else true)
+assert(try (implicitModel({2,2,2}, {1,1}, 2); false) else true)
+assert(try (implicitModel({2,1}, {1}, 2, OneCoordinate => 1); false) else true)
+assert(try (singularStrata(M, MinorBudget => 0); false) else true)
+assert(try (criticalLocus implicitModel({2,1}, {1}, 2, OneCoordinate => true); false) else true)
+assert(try (implicitIdeal(M, OneCoordinate => true); false) else true)
+///
