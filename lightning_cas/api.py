@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import os
-import stat
 
 from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
                                           rank_at_point_softmax)
 from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
-from lightning_cas.backends.modp import dimension_modp
+from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.backends.numeric import dimension_numeric
 from lightning_cas.core.architecture import Architecture, as_network, from_network
+from lightning_cas.core.checks import check_path
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import InputData, as_point, inputs_from_array
+from lightning_cas.core.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
 from lightning_cas.core.verdict import Verdict, VerifyResult, describe, judge
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.options import DIMENSION_METHODS, MAX_FAILURE_BOUND, resolve
+from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, resolve, weight_numerator
 
 MAX_RESULT_BYTES = 64 * 2 ** 20
 METHODS = DIMENSION_METHODS
@@ -74,32 +74,44 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
     elif exact:
         result = rank_at_point_exact(arch, point, inputs=data, seed=opts.seed)
     else:
+        if opts.prime is not None and data is None:  # random inputs: the prime must make their bound small
+            check_modp_prime(opts.prime)
+            check_failure_bound(opts.prime, failure_numerator(net, random_weights=False), "modp", repetitions=2,
+                                limit=MODULUS_LIMIT)
         result = rank_at_point_modp(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
     if spectrum and not result.spectrum:
         result = dataclasses.replace(result, spectrum=float_spectrum(arch, point, data, opts.seed))
     return result
 
 
+def _concrete(arch: Architecture | Network, method: str) -> str:
+    if method == "auto":
+        return "modp" if arch.normalization == "none" else "numeric"
+    return method
+
+
+def _check_prime(arch: Architecture | Network, prime: int, method: str) -> None:
+    """Before any work: the largest failure bound the method can state with this prime must pass
+    options' one rule (each method's bound grows with the rank it finds, so no run states more)."""
+    if method == "modp":
+        check_modp_prime(prime)
+        check_failure_bound(prime, failure_numerator(arch), method, repetitions=2, limit=MODULUS_LIMIT)
+    elif method == "jacobian":
+        check_failure_bound(prime, weight_numerator(arch), method)
+
+
 def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
+    if opts.prime is not None:
+        _check_prime(arch, opts.prime, _concrete(arch, opts.method))
     plain = from_network(arch) if isinstance(arch, Network) else None
     if plain is not None:
         # the paper's network written as blocks: every method of the old flags, the same numbers
-        result = dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
-    else:
-        result = _compute_dimension(arch, opts, deadline)
-    bound = result.failure_bound
-    if opts.prime is not None and bound is not None and bound >= MAX_FAILURE_BOUND:
-        # the up-front check uses the largest rank; the backend's stated bound also counts what it sampled
-        raise InputError(f"the prime {opts.prime} is too small for the {result.method} method on this architecture: "
-                         f"the stated failure bound {bound:.3g} is not below {MAX_FAILURE_BOUND:g}; "
-                         "use a larger prime.")
-    return result
+        return dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
+    return _compute_dimension(arch, opts, deadline)
 
 
 def _compute_dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
-    method = opts.method
-    if method == "auto":
-        method = "modp" if arch.normalization == "none" else "numeric"
+    method = _concrete(arch, opts.method)
     if isinstance(arch, Network) and method == "implicit":
         raise UnsupportedError("the implicit method eliminates one plain attention layer; for a network of blocks "
                                "use --method modp or --method jacobian.")
@@ -244,22 +256,7 @@ def result_from_dict(data) -> JsonResult:
 
 
 def load_result(path: str | os.PathLike) -> JsonResult:
-    """Read a result written with ``--json`` (or ``to_json``) back as its class."""
-    path = os.fspath(path)
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"the result {path!r} is not a regular file.")
-    if info.st_size > MAX_RESULT_BYTES:
-        raise InputError(f"the result {path!r} is larger than {MAX_RESULT_BYTES // 2**20} MiB.")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(MAX_RESULT_BYTES + 1)
-        data = json.loads(text)
-    except OSError as exc:
-        raise InputError(f"cannot read the result {path!r}: {exc.strerror or exc}.") from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"the result {path!r} is not valid JSON: {exc}.") from None
-    return result_from_dict(data)
+    """Read a result written with ``--json`` (or ``to_json``) back as its class, through the bounded
+    reader (a FIFO, a device or a huge file is refused at once); its numbers are checked by its class."""
+    path = check_path(path, "result")
+    return result_from_dict(read_json(path, "result", max_bytes=MAX_RESULT_BYTES))

@@ -23,6 +23,12 @@ class TooLargeError(InputError):
     """The request is valid but the chosen method would not finish; names a method that would."""
 
 
+class ResultError(LightningError, ValueError):
+    """A result whose numbers contradict each other or its architecture (a dimension above the
+    parameters, a negative rank, a failure bound of 1 or more): from a faulty backend, a worker or a
+    damaged file, refused before anyone reads it."""
+
+
 class OutputError(LightningError):
     """A file or standard output could not be written (disk full, file too large, no permission);
     nothing half written is left behind."""

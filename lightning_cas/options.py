@@ -12,12 +12,11 @@ import os
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.core.architecture import Architecture, as_network
-from lightning_cas.core.network import Network
+from lightning_cas.core.architecture import check_architecture
 from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value  # noqa: F401
 from lightning_cas.core.deadline import time_limit
 from lightning_cas.core.primes import check_prime as check_modulus
-from lightning_cas.core.primes import second_primes
+from lightning_cas.core.primes import PRIME_LIMIT, is_prime, second_primes
 from lightning_cas.core.weights import MultiHead, point_from_dict
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.connection import Macaulay2
@@ -48,33 +47,54 @@ def check_prime(p, name: str = "prime") -> int:
     return check_modulus(value)
 
 
-def check_failure_bound(prime: int, degree: int, method: str) -> float:
-    """Refuse a prime whose Schwartz-Zippel bound degree/p is not below MAX_FAILURE_BOUND.
+def _shown_bound(value: float) -> str:
+    """The bound with as many digits as it takes to tell it from MAX_FAILURE_BOUND (never "0.001 is not
+    below 0.001" unless it is exactly 0.001)."""
+    for digits in range(3, 18):
+        text = f"{value:.{digits}g}"
+        if float(text) != MAX_FAILURE_BOUND or value == MAX_FAILURE_BOUND:
+            return text
+    return repr(value)
 
-    modp repeats with the prime just below the given one, so that smaller prime must pass too.
+
+def smallest_prime_above(n: int) -> int:
+    n = max(int(n), 2) + 1
+    while not is_prime(n):
+        n += 1
+    return n
+
+
+def check_failure_bound(prime: int, numerator: int, method: str, *, repetitions: int = 1,
+                        limit: int = PRIME_LIMIT) -> float:
+    """The one rule for a given prime: the failure bound ``numerator / q`` of every prime q the method
+    uses (``prime`` and, with ``repetitions`` > 1, the primes just below it) must be below
+    MAX_FAILURE_BOUND, or the prime is refused, with the prime from which on it would pass.
+
+    ``numerator`` is the largest the method can state on this architecture (with the largest rank),
+    so a prime that passes here is never refused by the bound a run states.
     """
-    smallest = min(second_primes(prime, 2)) if method == "modp" else prime
-    bound = degree / smallest
-    if bound >= MAX_FAILURE_BOUND:
-        need = math.ceil(degree / MAX_FAILURE_BOUND)
-        used = f"{prime}" + (f" (and {smallest}, its repetition)" if smallest != prime else "")
-        raise InputError(f"the prime {used} is too small for the {method} method on this architecture: the failure "
-                         f"bound {degree}/{smallest} is not below {MAX_FAILURE_BOUND:g}; use a prime above {need}.")
-    return bound
+    primes = second_primes(prime, repetitions)
+    smallest = min(primes)
+    bound = numerator / smallest
+    floor = math.floor(numerator / Fraction(str(MAX_FAILURE_BOUND)))  # q passes exactly when q > floor
+    if smallest > floor:
+        return bound
+    need = floor if repetitions == 1 else smallest_prime_above(floor)
+    for _ in range(repetitions - 2):
+        need = smallest_prime_above(need)
+    used = f"{prime}" + (f" (and {smallest}, its repetition)" if smallest != prime else "")
+    advice = (f"use a prime above {need}" if need + 1 < limit else
+              f"no prime the {method} method takes (below {limit}) makes it small enough here; without a prime "
+              "the default one is used and the result states its bound")
+    raise InputError(f"the prime {used} is too small for the {method} method on this architecture: the failure bound "
+                     f"{numerator}/{smallest} = {_shown_bound(bound)} is not below {MAX_FAILURE_BOUND:g}; {advice}.")
 
 
-def prime_degree(arch, method: str) -> int:
-    """The numerator of the Schwartz-Zippel bound a method states, with the largest rank it could find.
-
-    modp draws weights and tokens at random and sketches rows; the Macaulay2 jacobian draws only
-    the weights (D_w - 1 per rank). The rank is at most min(parameters, ambient dimension).
-    """
-    net = as_network(arch)
-    rank = min(net.parameters, net.ambient_dimension or net.parameters)
-    if method != "modp":
-        return rank * (net.weight_degree - 1)
-    # modp also draws the tokens (the token degree per rank) and sketches the rows (about 2 P + 16 of them)
-    return rank * (net.weight_degree - 1 + net.degree) + 2 * net.parameters + 16
+def weight_numerator(arch) -> int:
+    """The failure bound's numerator when only the weights are random (the Macaulay2 Jacobian, the
+    tangent rank of a fiber): an r x r minor of entries of degree D_w - 1, r at most
+    min(parameters, ambient dimension)."""
+    return min(arch.parameters, arch.ambient_dimension or arch.parameters) * (arch.weight_degree - 1)
 
 
 def check_method(method, verb: str) -> str | None:
@@ -131,13 +151,6 @@ def check_jobs(jobs) -> int:
     return value
 
 
-def check_architecture(arch, verb: str):
-    """An Architecture (the paper's network, the old flags) or a Network of blocks."""
-    if not isinstance(arch, (Architecture, Network)):
-        raise InputError(f"{verb}() needs an Architecture or a Network first, got {type(arch).__name__}.")
-    return arch
-
-
 @dataclass(frozen=True)
 class Options:
     """Validated options of one call; built by :func:`resolve`, never by hand.
@@ -152,6 +165,7 @@ class Options:
     method: str | None = None
     macaulay2: Macaulay2 = Macaulay2()
     jobs: int = 1
+    failure_bound: float | None = None  # of the given prime, where the verb states one up front
 
     def deadline(self):
         """A context manager bounding the whole call by ``timeout`` (see lightning_cas.core.deadline)."""
@@ -172,6 +186,7 @@ def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=No
     m2 = check_m2(m2)
     session = check_session(session)
     jobs = check_jobs(jobs)
+    bound = None
     if prime is not None:
         prime = check_prime(prime)
         if verb not in PRIME_METHODS:
@@ -182,12 +197,13 @@ def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=No
         if concrete not in PRIME_METHODS[verb]:
             raise InputError(f"a prime applies to the {' and '.join(PRIME_METHODS[verb])} methods only, "
                              f"not to {concrete}.")
-        if verb in ("dimension", "verify"):
-            check_failure_bound(prime, prime_degree(arch, concrete), concrete)
-        # fibers over ZZ/p state no probability (the point is given, not random): the result says
-        # "probabilistic" and that the components agree with QQ except for finitely many primes
+        if verb == "fiber":
+            # the point is given, so no bound is proved: this one is that of the tangent rank at a
+            # random point, and it keeps out the small primes where the fiber mod p most often differs
+            bound = check_failure_bound(prime, weight_numerator(arch), "fiber")
+        # dimensions: the api applies the same rule with the bound of the method that runs (the backends state it)
     return Options(seed=seed, timeout=timeout, prime=prime, method=method,
-                   macaulay2=connection(m2, session), jobs=jobs)
+                   macaulay2=connection(m2, session), jobs=jobs, failure_bound=bound)
 
 
 

@@ -26,7 +26,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.backends.modp import check_memory, check_modp_prime, dimension_modp, sample_rank
+from lightning_cas.backends.modp import (check_memory, check_modp_prime, dimension_modp, failure_numerator,
+                                         sample_rank)
 from lightning_cas.backends.numeric import arb_bytes, check_numeric_memory, float_bytes
 from lightning_cas.core import deadline
 from lightning_cas.core.architecture import Architecture, as_network
@@ -111,8 +112,7 @@ def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, 
     if rank > generic:
         notes.append(f"the rank at the point ({rank}) is above the generic rank ({generic}): the generic run was "
                      "unlucky; its failure bound covers this")
-    bound = None if inputs is not None else min(1.0, (rank + rows // net.rows_per_sample) * net.degree
-                                                 / min(primes))
+    bound = None if inputs is not None else min(1.0, failure_numerator(net, rank, random_weights=False) / min(primes))
     at, data = _sources(point, inputs, seed, net)
     detail = ("rank of the Jacobian at the given weights mod "
               + " and ".join(map(str, primes)) + (" on the given inputs" if inputs is not None else

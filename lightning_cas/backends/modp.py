@@ -12,11 +12,14 @@ d phi_W; it is the generic rank unless an r x r minor of the coefficient Jacobia
 degree D - 1 in the weights) vanishes at W: probability <= r (D - 1) / p (Schwartz-Zippel). A
 block adds no rank while the samples so far miss some tangent direction f only if f (of the
 network's degree in the tokens, 3^L for L attention layers) vanishes at the block's first token
-matrix: <= 3^L / p per block. So one run under-estimates with probability at most
-(r (D - 1) + blocks * 3^L + sketch rows) / p (the sketches of ``sample_rank`` add their row
-count). Two repetitions with different primes and seeds guard against that; a disagreement is
-reported, never averaged away. A prime for which the generic rank itself drops (it divides every
-maximal minor) is not covered by the bound; it would show up as a disagreement between the primes.
+matrix, or, for a sketched block, if a random combination of its rows falls into the span so far:
+<= (3^L + 1) / p per block. Every block but the last adds rank, so there are at most r + 1
+blocks, and one run under-estimates with probability at most (r (D - 1) + (r + 1) (3^L + 1)) / p:
+a function of the rank alone, so the largest rank gives, before the run, the largest bound a run
+can state (``failure_numerator``, what a given prime is checked against). Two repetitions with
+different primes and seeds guard against that; a disagreement is reported, never averaged away.
+A prime for which the generic rank itself drops (it divides every maximal minor) is not covered
+by the bound; it would show up as a disagreement between the primes.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import time
 
 import numpy as np
 
-from lightning_cas.core import deadline
+from lightning_cas.core import deadline, progress
 from lightning_cas.core import rank_modp
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP
@@ -147,6 +150,7 @@ def _stream(net, wc, ar, rng, first, ech) -> tuple[int, int]:
                 gained += ech.add(B)
         else:
             gained = ech.add(B)
+        progress.report(done=drawn * net.rows_per_sample, unit="rows", detail=f"rank {ech.rank} of at most {P}")
         if not gained:
             break  # a whole block added nothing: the samples before it already see every direction
         last = gained
@@ -179,13 +183,19 @@ def rank_at_random_point(arch: Architecture | Network, prime: int, seed: int,
     return jacobian_rank(net, w, prime, rng, samples)
 
 
-def failure_bound(arch: Architecture | Network, rank: int, rows: int, prime: int) -> float:
-    """Schwartz-Zippel bound on one run under-estimating (module docstring): rank (D - 1) for the
-    weights, the token degree per stopping check (at most one per token matrix), and the sketches'
-    rows (fewer than the rows streamed)."""
+def failure_numerator(arch: Architecture | Network, rank: int | None = None, *, random_weights: bool = True) -> int:
+    """The numerator of the failure bound (module docstring) of a run that finds ``rank``; without a
+    rank, the largest one (min(parameters, ambient dimension)): the most any run can state. At given
+    weights (``random_weights=False``) only the token part remains."""
     net = as_network(arch)
-    samples = rows // net.rows_per_sample
-    return min(1.0, (rank * (net.weight_degree - 1) + samples * net.degree + rows) / prime)
+    if rank is None:
+        rank = min(net.parameters, net.ambient_dimension or net.parameters)
+    return (rank * (net.weight_degree - 1) if random_weights else 0) + (rank + 1) * (net.degree + 1)
+
+
+def failure_bound(arch: Architecture | Network, rank: int, prime: int) -> float:
+    """Schwartz-Zippel bound on one run under-estimating (module docstring), at most 1."""
+    return min(1.0, failure_numerator(arch, rank) / prime)
 
 
 def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | None = None, repetitions: int = 2,
@@ -203,6 +213,7 @@ def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | Non
     for k, q in enumerate(primes):
         deadline.check()
         run_seed = derived_seed(seed, k)
+        progress.report(f"exact rank mod {q}, run {k + 1} of {len(primes)}")
         rank, rows = deadline.stoppable(rank_at_random_point, net, q, run_seed, samples)
         runs.append({"prime": q, "seed": run_seed, "rank": rank, "rows": rows})
     ranks = {r["rank"] for r in runs}
@@ -216,4 +227,4 @@ def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | Non
         architecture=arch, dimension=dim, parameters=net.parameters, ambient_dimension=net.ambient_dimension,
         method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
         primes=tuple(primes), samples=rows // net.rows_per_sample, runs=tuple(runs), consistent=len(ranks) == 1,
-        failure_bound=failure_bound(net, dim, rows, min(primes)), notes=tuple(notes))
+        failure_bound=failure_bound(net, dim, min(primes)), notes=tuple(notes))

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from lightning_cas.backends.modp import available_bytes
-from lightning_cas.core import deadline
+from lightning_cas.core import deadline, progress
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.checks import derived_seed
@@ -108,6 +108,7 @@ def dimension_numeric(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
         return dimension_softmax(arch, seed=seed, samples=samples, **options)
     check_numeric_memory(float_bytes(net, samples), net, "the numeric method")
     start = time.perf_counter()
+    progress.report("float64 Jacobian spectrum")
     s = deadline.stoppable(singular_values, net, seed, samples)
     info = analyze_spectrum(s, samples * net.rows_per_sample, net.parameters)
     rank, gap_rank = info["rank"], info["gap_rank"]
@@ -193,6 +194,7 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     runs = []
     for k in range(repetitions):
         run_seed = derived_seed(seed, k)
+        progress.report("float64 Jacobian spectra", done=k, total=repetitions, unit="runs")
         w, X = random_point(arch, run_seed, samples, scale)
         s = deadline.stoppable(_float_spectrum, softmax_jacobian, arch, w, X)
         runs.append({"seed": run_seed, "precision": "float64", "samples": samples, "rows": rows,
@@ -207,6 +209,7 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     if confirm == "always" or (confirm == "auto" and not all_clear):
         unclear = [r for r in runs if not r["clear"]]
         hp_seed = (unclear[0] if unclear else runs[0])["seed"]
+        progress.report(f"high-precision spectra ({dps} and {2 * dps} digits)")
         hp = deadline.stoppable(high_precision_run, arch, hp_seed, hp_samples or high_precision_samples(arch), dps,
                                 scale)
         runs.append(hp)

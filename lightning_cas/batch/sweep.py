@@ -23,6 +23,7 @@ from lightning_cas.batch.records import RECORD_VERSION, STATUSES, Agreement, Job
 from lightning_cas.batch.spec import METHODS, M2_METHODS, SPEC_KEYS, TOP_KEYS, Job, Sweep, load_spec, parse_spec
 from lightning_cas.batch.store import ResultStore, load_record, record_checksum, verify_record
 from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME
+from lightning_cas.core.checks import string_sequence
 from lightning_cas.errors import InputError
 from lightning_cas.core.display import printable
 from lightning_cas.options import resolve
@@ -264,6 +265,8 @@ def sweep(spec, *, out: str | os.PathLike, executor: str = "local", jobs: int = 
         raise InputError(f"out must be a directory path, got {out!r}.")
     if executor not in ("local", "dask"):
         raise InputError(f"executor must be local or dask, got {executor!r}.")
+    if only is not None:
+        only = string_sequence(only, "only")
     return run_sweep(spec, out, executor=executor, jobs=opts.jobs, scheduler=scheduler, force=bool(force),
                      retry_failed=bool(retry_failed), recheck=bool(recheck), timeout=opts.timeout, only=only,
                      aggregate=bool(aggregate), m2=opts.macaulay2.binary, spec_name=name)

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from lightning_cas.batch.spec import MAX_JOBS_CEILING
-from lightning_cas.cli.common import M2_OPTION, clean_errors
+from lightning_cas.cli.common import M2_OPTION, Number, clean_errors
 from lightning_cas.core.display import printable
 from lightning_cas.core.files import write_file
 from lightning_cas.errors import InputError
@@ -43,7 +43,7 @@ def _progress(quiet: bool):
 @click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--out", default=None, help="Results directory (default: results/<spec name>).")
-@click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=click.IntRange(1, 256),
+@click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=Number(low=1, high=256),
               help="Jobs run in parallel.")
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "dask"]))
 @click.option("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
@@ -52,7 +52,7 @@ def _progress(quiet: bool):
 @click.option("--retry-failed", is_flag=True, help="Recompute stored timeouts and errors.")
 @click.option("--recheck", is_flag=True, help="Recompute the jobs whose records came from elsewhere (claims, not "
               "signed with your key) and say which were reproduced.")
-@click.option("--timeout", default=None, type=click.FloatRange(min=0, min_open=True),
+@click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True),
               help="Seconds per job (overrides the spec).")
 @click.option("--only", multiple=True, help="Run only this job label (repeatable); see --list.")
 @click.option("--no-aggregate", is_flag=True, help="Do not rewrite results.csv / results.jsonl.")
@@ -60,7 +60,7 @@ def _progress(quiet: bool):
 @click.option("--make-rules", is_flag=True, help="Print a makefile with one target per result file, and stop.")
 @click.option("--command", default="lightning-cas", show_default=True,
               help="How the --make-rules recipes call lightning-cas.")
-@click.option("--max-jobs", default=None, type=click.IntRange(1, MAX_JOBS_CEILING),
+@click.option("--max-jobs", default=None, type=Number(low=1, high=MAX_JOBS_CEILING),
               help=f"Accept a spec of more jobs than the default limit of 10000 (at most {MAX_JOBS_CEILING}).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @M2_OPTION
@@ -190,7 +190,7 @@ def heads_command(results, out, no_plot):
               "executed notebook and check each cell against the stored result (exit 0 only if all reproduced).")
 @click.option("--json", "as_json", is_flag=True, help="With --execute: one JSON object on stdout.")
 @click.option("--kernel", default="m2", show_default=True, help="Jupyter kernel name (with --execute).")
-@click.option("--timeout", default=None, type=click.FloatRange(min=0, min_open=True, max=86400),
+@click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True, high=86400),
               help="Seconds per cell (default: each job's own time limit).")
 @click.option("--install-package", is_flag=True, help="Copy the Macaulay2 package LightningCAS into "
               "~/.Macaulay2/code/, where Macaulay2 and its Jupyter kernel load it by name.")

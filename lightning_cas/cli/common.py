@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import errno
 import functools
+import io
 import os
 import sys
+import threading
+import time
 
 import click
 
 from lightning_cas import api
+from lightning_cas.core import progress
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
-from lightning_cas.core.checks import as_int
+from lightning_cas.core.checks import as_int, integer_value, real_value
 from lightning_cas.core.deadline import exit_on_terminate
-from lightning_cas.core.network import Network
 from lightning_cas.core.display import printable
+from lightning_cas.core.network import Network
+from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
 from lightning_cas.errors import InputError, LightningError, UnsupportedError
 
 EXIT_DISCREPANCY = 3
@@ -81,6 +87,11 @@ def clean_errors(fn):
             _fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted.", 130)
+        except MemoryError as exc:  # an allocation no size guard foresaw: the machine's limit, said as such
+            if os.environ.get("LIGHTNING_CAS_DEBUG"):
+                raise
+            _fail(f"out of memory ({exc or 'MemoryError'}); this computation does not fit on this machine: choose a "
+                  "smaller architecture.", 1)
         except Exception as exc:  # a bug: still one line, never a silent number
             if isinstance(exc, StdoutError):
                 _stdout_gone(exc)
@@ -91,9 +102,48 @@ def clean_errors(fn):
     return wrapper
 
 
+class Number(click.ParamType):
+    """The type of every numeric option: ASCII digits only, read by ``core.numbers``.
+
+    click's own int and float accept what Python's ``int()`` and ``float()`` do: Arabic-Indic and
+    fullwidth digits, ``1_000``, and for floats ``nan`` and ``inf``. Integers come back as int,
+    decimals (``integer=False``) as float, or as int when written as one, so that a 400-digit
+    timeout is refused by its range check rather than overflowing a float.
+    """
+
+    def __init__(self, integer: bool = True, low=None, high=None, low_open: bool = False):
+        self.integer, self.low, self.high, self.low_open = integer, low, high, low_open
+        self.name = "integer" if integer else "number"
+
+    def convert(self, value, param, ctx):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            number = integer_text(value)
+            if number is None and not self.integer:
+                number = decimal_text(value)
+        else:  # a default given in code
+            number = integer_value(value) if self.integer else real_value(value)
+        if number is None:
+            text = value if isinstance(value, str) else ""
+            hint = " (ASCII digits only)" if not text.isascii() else " (no underscores)" if "_" in text else ""
+            self.fail(f"{printable(repr(value))[:80]} is not a valid {'integer' if self.integer else 'number'}{hint}.",
+                      param, ctx)
+        too_low = self.low is not None and (number <= self.low if self.low_open else number < self.low)
+        if too_low or (self.high is not None and number > self.high):
+            low = "" if self.low is None else f"{self.low}{'<' if self.low_open else '<='}"
+            high = "" if self.high is None else f"<={self.high}"
+            self.fail(f"{printable(str(value))[:80]} is not in the range {low}x{high}.", param, ctx)
+        return number
+
+
+INTEGER = Number()
+SECONDS = Number(integer=False)
+
 # Options every command spells the same way (commands add their own --method / --prime).
-SEED_OPTION = click.option("--seed", default=0, show_default=True, type=int, help="Random seed (reported).")
-TIMEOUT_OPTION = click.option("--timeout", default=None, type=float, help="Seconds before Macaulay2 is stopped.")
+SEED_OPTION = click.option("--seed", default=0, show_default=True, type=INTEGER, help="Random seed (reported).")
+TIMEOUT_OPTION = click.option("--timeout", default=None, type=SECONDS,
+                              help="Seconds the whole command may take (every computation and Macaulay2 run in it).")
 M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 FORMATS = ("text", "json", "m2", "latex")
@@ -110,6 +160,9 @@ def format_option(fn):
     return click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
                         help="text for people; json (= --json); m2: Macaulay2 input defining R and I; "
                              "latex: the ideals typeset.")(wrapper)
+
+
+QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
 
 
 def apply_options(fn, options):
@@ -175,10 +228,116 @@ def method_options(fn):
                      help="auto = modp; jacobian/implicit run Macaulay2; numeric = float baseline."),
         SEED_OPTION,
         TIMEOUT_OPTION,
-        click.option("--prime", default=None, type=int, help="Prime modulus for modp / jacobian."),
+        click.option("--prime", default=None, type=INTEGER, help="Prime modulus for modp / jacobian."),
         M2_OPTION,
+        QUIET_OPTION,
     ]
     return apply_options(fn, options)
+
+
+# ---- progress of a long single run ------------------------------------------------------------
+
+SHOW_AFTER_S = 0.5  # runs shorter than this show nothing
+REFRESH_S = 0.25
+
+
+def _stderr_terminal_width() -> int | None:
+    """The width of the terminal on stderr, or None when stderr is not a terminal."""
+    try:
+        if not os.isatty(2):
+            return None
+        return os.get_terminal_size(2).columns
+    except (OSError, ValueError):
+        return None
+
+
+def describe_progress(label: str, snap: progress.Snapshot | None, elapsed: float) -> str:
+    """One line: what runs, how far it is and for how long."""
+    parts = [label]
+    if snap is not None and snap.task:
+        parts.append(snap.task)
+    line = ": ".join(parts)
+    if snap is not None:
+        count = ""
+        if snap.done is not None:
+            count = f"{snap.done:,}" + (f" of {snap.total:,}" if snap.total is not None else "")
+            count += f" {snap.unit}" if snap.unit else ""
+        extra = ", ".join(x for x in (count, snap.detail) if x)
+        if extra:
+            line += f": {extra}"
+    return f"{line}  ({elapsed:.0f} s)"
+
+
+class _ProgressLine(threading.Thread):
+    """Redraws one line on stderr from the shared state until stopped.
+
+    It writes with os.write on the descriptor and renders with a console of its own: the
+    computation may fork (deadline.stoppable) while this thread runs, and a child must never
+    inherit a lock of sys.stderr or of a shared console held by this thread.
+    """
+
+    def __init__(self, label: str, state: progress.Progress, width: int):
+        super().__init__(name="lightning-cas progress", daemon=True)
+        self.label, self.state, self.width = label, state, max(20, width - 1)
+        self.finished = threading.Event()
+        self.shown = False
+
+    def run(self) -> None:
+        from rich.console import Console
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        start = time.monotonic()
+        spinner = Spinner("dots")
+        while not self.finished.wait(REFRESH_S):
+            elapsed = time.monotonic() - start
+            if elapsed < SHOW_AFTER_S:
+                continue
+            text = printable(describe_progress(self.label, self.state.snapshot(), elapsed))
+            spinner.update(text=Text(text, no_wrap=True, overflow="ellipsis"))
+            buffer = io.StringIO()
+            Console(file=buffer, width=self.width, force_terminal=True, highlight=False).print(spinner, end="")
+            line = buffer.getvalue().split("\n", 1)[0]
+            try:
+                os.write(2, ("\r" + line + "\x1b[K").encode("utf-8", "replace"))
+                self.shown = True
+            except OSError:
+                return
+
+    def stop(self) -> None:
+        self.finished.set()
+        self.join(2 * REFRESH_S + 1)
+        if self.shown:
+            try:
+                os.write(2, b"\r\x1b[K")  # the line goes: stderr keeps only messages
+            except OSError:
+                pass
+
+
+def run_label(command: str, method: str | None) -> str:
+    """How the progress line names a run: the command, and the method when it is not the default."""
+    if method in ("jacobian", "implicit", "m2"):
+        return f"{command} (Macaulay2, {method})"
+    return command if method in (None, "auto") else f"{command} ({method})"
+
+
+@contextlib.contextmanager
+def progress_display(label: str, *, quiet: bool = False):
+    """While the body runs, a rich spinner on stderr says what the computation reports
+    (core.progress) and for how long; on a terminal only, never with --json or --quiet, and not
+    for runs shorter than half a second. The line is cleared when the body ends."""
+    width = None if quiet else _stderr_terminal_width()
+    if width is None:
+        yield None
+        return
+    state = progress.Progress()
+    line = _ProgressLine(label, state, width)
+    with progress.watching(state):
+        line.start()
+        try:
+            yield state
+        finally:
+            line.stop()
 
 
 def parse_architecture(widths, attention, tokens, normalization) -> Architecture | Network:
@@ -254,6 +413,7 @@ class OneLineErrors(click.Group):
 
     def main(self, *args, **kwargs):
         kwargs["standalone_mode"] = False
+        allow_long_integers()  # the numbers of the largest architectures, printed as text
         stdout = sys.stdout
         sys.stdout = GuardedStdout(stdout)
         try:

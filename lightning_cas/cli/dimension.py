@@ -11,7 +11,8 @@ from lightning_cas import api
 from lightning_cas.backends.local import spectrum_bands
 from lightning_cas.core.points import load_inputs, load_weights
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      describe_provenance, method_options, parse_architecture)
+                                      describe_provenance, method_options, parse_architecture, progress_display,
+                                      run_label)
 
 
 @click.command("dim")
@@ -24,14 +25,15 @@ from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architec
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
 @clean_errors
-def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, at, inputs,
-                exact, spectrum):
+def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet, at,
+                inputs, exact, spectrum):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     arch = parse_architecture(widths, attention, tokens, normalization)
     point = None if at is None else load_weights(arch, at)
     data = None if inputs is None else load_inputs(arch, inputs)
-    result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
-                           inputs=data, exact=exact, spectrum=spectrum)
+    with progress_display(run_label("dim", method), quiet=quiet or as_json):
+        result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
+                               inputs=data, exact=exact, spectrum=spectrum)
     if as_json:
         click.echo(result.to_json())
     else:
@@ -102,10 +104,12 @@ def predict_command(widths, attention, tokens, normalization, as_json, timeout):
 @method_options
 @click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
 @clean_errors
-def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, compare):
+def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet,
+                   compare):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
-    result = api.verify(parse_architecture(widths, attention, tokens, normalization), method=method, seed=seed,
-                        timeout=timeout, m2=m2, prime=prime, compare=compare)
+    arch = parse_architecture(widths, attention, tokens, normalization)
+    with progress_display(run_label("verify", method), quiet=quiet or as_json):
+        result = api.verify(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare)
     click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      format_option, parse_architecture, plain_architecture)
+from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
+                                      architecture_options, clean_errors, format_option, parse_architecture,
+                                      plain_architecture, progress_display, run_label)
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core import weights
 from lightning_cas.core.architecture import from_network
@@ -25,23 +26,28 @@ from lightning_cas.errors import InputError
               help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
 @SEED_OPTION
 @TIMEOUT_OPTION
-@click.option("--prime", default=None, type=int, help="Decompose over ZZ/prime instead of QQ (faster).")
+@click.option("--prime", default=None, type=INTEGER, help="Decompose over ZZ/prime instead of QQ (faster).")
 @M2_OPTION
+@QUIET_OPTION
 @clean_errors
 def fiber_command(widths, attention, tokens, normalization, output, at, save_point, method, seed, timeout, prime,
-                  m2):
+                  m2, quiet):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
     if isinstance(arch, Network) and from_network(arch) is None:
         if output in ("m2", "latex"):  # tangent ranks only: there is no ideal to write
             raise InputError(f"--format {output} writes rings and ideals, and the fiber of a network of blocks is "
                              "computed by tangent ranks, without one; use --format text or json.")
-        return _network_fiber_command(arch, output == "json", at, save_point, method, seed, timeout, prime, m2)
+        return _network_fiber_command(arch, output == "json", at, save_point, method, seed, timeout, prime, m2,
+                                      quiet)
     arch = plain_architecture(arch, "fiber")
-    point = load_point(arch, at) if at is not None else random_point(arch, seed)
+    point = load_point(arch, at) if at is not None else None
     if save_point is not None:
+        if point is None:  # the verb draws the same point; drawn here only when it is to be saved
+            point = random_point(arch, seed)
         weights.save_point(point, save_point)
-    result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
+    with progress_display(run_label("fiber", method), quiet=quiet or output != "text"):
+        result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if output == "json":
         click.echo(result.to_json())
         return
@@ -71,12 +77,17 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
         click.echo(f"note: {note}")
 
 
-def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2):
+def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2, quiet):
     """A network of blocks: the tangent ranks of geometry.network_fibers."""
+    from lightning_cas.core.files import check_output_target
+
     point = load_weights(net, at) if at is not None else None
-    result = fiber(net, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if save_point is not None:
-        save_weights_file(result.point, net, save_point)
+        check_output_target(save_point, "weight file")  # a device or a directory is refused before any work
+    with progress_display(run_label("fiber", method), quiet=quiet or as_json):
+        result = fiber(net, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
+    if save_point is not None:  # the result holds the point frozen (tuples); its JSON form is the file's
+        save_weights_file(result.to_dict()["point"], net, save_point)
     if as_json:
         click.echo(result.to_json())
         return
@@ -95,12 +106,8 @@ def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, 
 
 def save_weights_file(point_dict, net, path) -> None:
     from lightning_cas.core.points import point_from_data, save_weights
-    from lightning_cas.errors import InputError
 
-    try:
-        save_weights(point_from_data(net, point_dict), path)
-    except OSError as exc:
-        raise InputError(f"cannot write the point to {str(path)!r}: {exc.strerror or exc}.") from None
+    save_weights(point_from_data(net, point_dict), path)
 
 
 def _compact(point: dict) -> str:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import click
 
-from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options,
+from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
                                       clean_errors, format_option, network_options, parse_architecture,
                                       plain_architecture)
 from lightning_cas.core.architecture import Architecture
@@ -152,7 +152,7 @@ def _how(result) -> str:
 @click.command("implicit")
 @_ideal_formats
 @click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (one output coordinate).")
-@click.option("--numerical-degree", "runs", default=0, show_default=True, type=int,
+@click.option("--numerical-degree", "runs", default=0, show_default=True, type=Number(low=0, high=50),
               help="Also run numericalImageDegree this many times and report the consensus (numeric).")
 @click.option("--no-ideal", is_flag=True, help="Skip elimination (use with --numerical-degree for large cases).")
 @COORDINATES_OPTION

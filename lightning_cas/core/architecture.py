@@ -9,10 +9,9 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Iterable
 
 from lightning_cas.core.checks import as_int as _as_int
-from lightning_cas.core.checks import parse_int_list
+from lightning_cas.core.checks import int_sequence, parse_int_list
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.errors import InputError
 
@@ -82,13 +81,7 @@ class Architecture:
 
     @staticmethod
     def _int_tuple(values, name: str) -> tuple[int, ...]:
-        if isinstance(values, str):
-            return parse_int_list(values, name)
-        if isinstance(values, (bytes, bytearray)):
-            raise InputError(f"{name} must be a list of integers, got bytes.")
-        if not isinstance(values, Iterable):
-            raise InputError(f"{name} must be a list of integers, got {values!r}.")
-        return tuple(_as_int(v, name) for v in values)
+        return int_sequence(values, name)
 
     @classmethod
     def from_cli(cls, widths: str, attention: str, tokens: str | int, normalization: str = "none",
@@ -203,3 +196,13 @@ def from_network(net: Network) -> "Architecture | None":
         return None
     widths, attention, heads, normalization = stack
     return Architecture(widths, attention, net.tokens, normalization, heads)
+
+
+def check_architecture(arch, verb: str, *, networks: bool = True) -> "Architecture | Network":
+    """``arch`` itself when it is an Architecture (the paper's network, the old flags) or, unless
+    ``networks`` is False, a Network of blocks; else one InputError naming the verb."""
+    kinds = (Architecture, Network) if networks else (Architecture,)
+    if not isinstance(arch, kinds):
+        what = "an Architecture or a Network" if networks else "an Architecture"
+        raise InputError(f"{verb}() needs {what} first, got {type(arch).__name__}.")
+    return arch

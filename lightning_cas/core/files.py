@@ -30,6 +30,7 @@ import tomllib
 import uuid
 from pathlib import Path
 
+from lightning_cas.core.numbers import allow_long_integers
 from lightning_cas.errors import InputError, OutputError
 
 MAX_BYTES = 8 * 1024 * 1024  # default cap: far above any spec, weight file or record we write
@@ -120,7 +121,9 @@ def _no_constant(name: str):
 
 
 def parse_json(text: str, what: str = "document", max_depth: int = MAX_NESTING):
-    """Decode JSON text with the depth cap; NaN/Infinity and over-long integers are refused."""
+    """Decode JSON text with the depth cap; NaN/Infinity and integers beyond the long-integer limit
+    (core.numbers) are refused."""
+    allow_long_integers()
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
@@ -164,6 +167,16 @@ def _refuse_target(name: str, what: str, replace_entries: bool) -> None:
     raise InputError(f"the {what} {name!r} is {kind}, not a regular file; refusing to replace it.")
 
 
+def check_output_target(path: str | os.PathLike, what: str = "output file", *, replace_entries: bool = False) -> str:
+    """The name ``path`` as str, if :func:`write_file` may write there; else the same one-line
+    refusal, now (so a command can refuse a bad target before any work)."""
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(name, str) or not name or "\x00" in name:
+        raise InputError(f"the {what} must be a file name, got {path!r}.")
+    _refuse_target(name, what, replace_entries)
+    return name
+
+
 def write_file(path: str | os.PathLike, data: str | bytes, what: str = "output file", *,
                replace_entries: bool = False) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` atomically: a temp file beside it, fsync, rename.
@@ -175,11 +188,8 @@ def write_file(path: str | os.PathLike, data: str | bytes, what: str = "output f
     a directory is still refused. Write errors (ENOSPC, EFBIG, EACCES, ...) are one OutputError,
     and the temp file is removed, so the old file, or nothing, stays.
     """
-    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
-    if not isinstance(name, str) or not name or "\x00" in name:
-        raise InputError(f"the {what} must be a file name, got {path!r}.")
+    name = check_output_target(path, what, replace_entries=replace_entries)
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    _refuse_target(name, what, replace_entries)
     head, tail = os.path.split(name)
     if not tail:
         raise InputError(f"the {what} {name!r} names a directory, not a file.")

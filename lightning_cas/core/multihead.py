@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import math
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.architecture import MAX_HEADS, MAX_TOKENS, MAX_WIDTH, Architecture, check_architecture
+from lightning_cas.core.checks import as_int
+from lightning_cas.errors import InputError
 from lightning_cas.core.predictions import Prediction, rho
 from lightning_cas.core.symmetry import generic_extended_orbit_dimension, generic_orbit_dimension
 
@@ -32,6 +34,18 @@ def one_head_bound(a: int, d: int, e: int, tokens: int) -> tuple[int, str]:
     return e * d + symmetric_rank_dimension(2 * a, d) - 1, "d'd + sigma(min(2a,d),d) - 1 (t = 1: only sym(A))"
 
 
+def _sizes(**sizes) -> list[int]:
+    """The integer sizes a public helper takes, each positive and within the Architecture caps."""
+    caps = {"tokens": MAX_TOKENS, "heads": MAX_HEADS}
+    out = []
+    for name, value in sizes.items():
+        number, cap = as_int(value, name), caps.get(name, MAX_WIDTH)
+        if not 1 <= number <= cap:
+            raise InputError(f"{name} must be an integer between 1 and {cap}, got {number}.")
+        out.append(number)
+    return out
+
+
 def span_dimension(d: int, e: int, tokens: int) -> int:
     """Exact dimension of the linear span of one-layer functions X -> V X (X^T A X).
 
@@ -42,12 +56,14 @@ def span_dimension(d: int, e: int, tokens: int) -> int:
     ({q, r}, s), so the d^2 (d + 1) / 2 of them are independent; with one token f_qrs = x_q x_r x_s,
     symmetric in all three: C(d + 2, 3). (The exact rank of the linear map agrees: a test.)
     """
+    d, e, tokens = _sizes(d=d, e=e, tokens=tokens)
     per_output = d * d * (d + 1) // 2 if tokens >= 2 else math.comb(d + 2, 3)
     return e * per_output
 
 
 def multihead_bound(arch: Architecture):
     """The least justified upper bound on the dimension, with every bound it is the least of."""
+    check_architecture(arch, "multihead_bound", networks=False)
     orbit = generic_orbit_dimension(arch)
     bounds = [("parameters - orbit", arch.parameters - orbit,
                "the named group's orbit (rank of its action mod p at a random integer point) lies in the fiber")]
@@ -106,6 +122,7 @@ def head_mixing_bound(a: int, d: int, e: int, heads: int, tokens: int) -> int:
     For d' = 1 and t >= 2 the sum sum_h v_h o A_h (v o a = v a^T + a v^T per column of A) lies in
     (W o K^d) (x) K^d for W = span(v_h): d (H d - H(H-1)/2) + H (d - H). Each term is proved;
     that the minimum with min(H one-head, span) is the dimension is what the table observes."""
+    a, d, e, heads, tokens = _sizes(a=a, d=d, e=e, heads=heads, tokens=tokens)
     n = d * d if tokens >= 2 else d * (d + 1) // 2
     bounds = [_rank_variety(e * d, n, heads)]
     if e == 1 and tokens >= 2 and heads <= d:

@@ -22,8 +22,11 @@ import typing
 from dataclasses import dataclass, field, fields
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.checks import integer_value, real_value
+from lightning_cas.core.numbers import allow_long_integers
 from lightning_cas.core.network import Network
-from lightning_cas.errors import InputError
+from lightning_cas.core.primes import is_prime
+from lightning_cas.errors import InputError, ResultError
 
 CERTAINTIES = ("exact", "probabilistic", "numeric")
 
@@ -154,7 +157,7 @@ class Record:
         try:
             return cls(**kwargs)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"not a valid {cls.__name__}: {exc}.") from None
+            raise InputError(f"not a valid {cls.__name__}: {str(exc).rstrip('.')}.") from None
 
 
 class JsonResult(Record):
@@ -190,7 +193,11 @@ class JsonResult(Record):
                                      ("provenance", made)])
 
     def to_json(self, **kwargs) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
+        allow_long_integers()
+        try:
+            return json.dumps(self.to_dict(), **kwargs)
+        except ValueError as exc:  # an integer beyond even the raised limit
+            raise ResultError(f"the {type(self).__name__} holds a number too long to write ({exc})") from None
 
     @classmethod
     def from_dict(cls, data: dict):
@@ -210,6 +217,9 @@ class JsonResult(Record):
 
     @classmethod
     def from_json(cls, text: str):
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InputError(f"a {cls.__name__} is read from JSON text, got {type(text).__name__}.")
+        allow_long_integers()
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -271,6 +281,10 @@ class DimensionResult(Provenance, JsonResult):
     spectrum: tuple[float, ...] = optional(())  # singular values (float64 or high precision), descending
     implicit: "ImplicitSummary | None" = optional()  # the ideal's numbers (method implicit only)
 
+    def __post_init__(self):
+        Provenance.__post_init__(self)
+        check_dimension_numbers(self)
+
     @property
     def fiber_dimension(self) -> int:
         return self.parameters - self.dimension
@@ -279,6 +293,61 @@ class DimensionResult(Provenance, JsonResult):
     def drop(self) -> int | None:
         """How far the rank at the point falls below the generic rank (None without a point)."""
         return None if self.generic_dimension is None else self.generic_dimension - self.dimension
+
+
+def _count(result, name: str, low: int, high: int | None = None) -> int:
+    """The field ``name`` as an int in [low, high], else a ResultError naming the field."""
+    value = integer_value(getattr(result, name))
+    kind = type(result).__name__
+    if value is None:
+        raise ResultError(f"the {kind}'s {name} must be an integer, got {getattr(result, name)!r}")
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ResultError(f"the {kind}'s {name} {value} is not {bound}")
+    object.__setattr__(result, name, value)
+    return value
+
+
+def check_dimension_numbers(result: "DimensionResult") -> None:
+    """Numbers that contradict each other or the architecture are refused, wherever the result comes
+    from (a backend, Macaulay2's record, a worker, a file): the parameters and the ambient dimension
+    are the architecture's, 0 <= dimension <= min(parameters, ambient), every run's rank too, the
+    failure bound in [0, 1) (1 would guarantee nothing), the primes prime."""
+    arch = result.architecture
+    if not isinstance(arch, (Architecture, Network)):
+        raise ResultError(f"a DimensionResult needs an Architecture or a Network, got {type(arch).__name__}")
+    parameters = _count(result, "parameters", arch.parameters, arch.parameters)
+    if arch.ambient_dimension is None:  # not polynomial: there is no ambient space of coefficients
+        if result.ambient_dimension is not None:
+            raise ResultError(f"the DimensionResult's ambient_dimension {result.ambient_dimension!r} should be "
+                              "null: the network is not polynomial")
+        top = parameters
+    else:
+        top = min(parameters, _count(result, "ambient_dimension", arch.ambient_dimension, arch.ambient_dimension))
+    _count(result, "dimension", 0, top)
+    if result.samples is not None:
+        _count(result, "samples", 0)
+    for run in result.runs:
+        for key in ("rank", "gap_rank"):
+            if isinstance(run, dict) and key in run:
+                rank = integer_value(run[key])
+                if rank is None or not 0 <= rank <= top:
+                    raise ResultError(f"a run's {key} {run[key]!r} is not between 0 and {top}")
+    for prime in result.primes:
+        value = integer_value(prime)
+        if value is None or value < 3 or not is_prime(value):
+            raise ResultError(f"the DimensionResult's prime {prime!r} is not a prime")
+    if result.failure_bound is not None:
+        bound = real_value(result.failure_bound)
+        if bound is None or not 0 <= bound < 1:
+            raise ResultError(f"the failure bound {result.failure_bound!r} is not in [0, 1): a bound of 1 or "
+                              "more guarantees nothing")
+    if result.generic_dimension is not None:
+        _count(result, "generic_dimension", 0, top)
+    cert = result.certificate
+    if cert is not None and not 0 <= cert.lower <= cert.upper <= top:
+        raise ResultError(f"the rank certificate's bounds {cert.lower} <= rank <= {cert.upper} are not within "
+                          f"0 and {top}")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.checks import check_seed
+from lightning_cas.core.checks import check_path, check_seed
 from lightning_cas.errors import InputError
 from lightning_cas.core.files import atomic_write_text, read_json
 from lightning_cas.core.numbers import rational_text
@@ -99,6 +99,9 @@ def point_from_dict(arch: Architecture, data) -> Point:
     """Validate a decoded JSON point against the architecture's shapes."""
     if not isinstance(data, dict) or "layers" not in data:
         raise InputError('a weight point must be a JSON object {"layers": [{"Q": ..., "K": ..., "V": ...}, ...]}.')
+    unknown = sorted(map(str, set(data) - {"layers"}))
+    if unknown:
+        raise InputError(f"unknown weight point key(s) {', '.join(map(repr, unknown))}: a point has only \"layers\".")
     layers = data["layers"]
     if not isinstance(layers, list) or len(layers) != arch.depth:
         got = len(layers) if isinstance(layers, list) else type(layers).__name__
@@ -130,7 +133,7 @@ def point_from_dict(arch: Architecture, data) -> Point:
 def load_point(arch: Architecture, path: str | os.PathLike) -> Point:
     """Read and validate a weight file through the bounded reader (no FIFOs, devices or huge or
     deeply nested files); every problem is one clear InputError."""
-    data = read_json(path, "weight file", max_bytes=MAX_WEIGHT_BYTES)
+    data = read_json(check_path(path, "weight file"), "weight file", max_bytes=MAX_WEIGHT_BYTES)
     return point_from_dict(arch, data)
 
 

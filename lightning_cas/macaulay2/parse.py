@@ -52,12 +52,25 @@ def parse_int(text: str, script: str | None = None) -> int:
     return _to_int(text, script)
 
 
+# Our records carry ranks, degrees and counts: far below this. A cap of our own, not Python's
+# int <-> str limit, which lightning_cas raises for the long numbers of large architectures.
+MAX_DIGITS = 4300
+
+
 def _to_int(text: str, script: str | None) -> int:
+    if len(text.strip().lstrip("+-")) > MAX_DIGITS:
+        raise M2ParseError(f"integer from Macaulay2 too long ({len(text)} characters): {text[:60]!r}...", script)
     try:
         return int(text)
-    except ValueError:  # beyond Python's 4300-digit conversion limit
+    except ValueError:
         raise M2ParseError(f"integer from Macaulay2 too long ({len(text)} characters): {text[:60]!r}...",
                            script) from None
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
 
 
 def parse_int_list(text: str, script: str | None = None) -> list[int]:
@@ -101,7 +114,7 @@ def json_record(output: str, script: str | None = None) -> dict:
     if len(lines) != 1:
         raise M2ParseError(f"expected one JSON record from Macaulay2, got {len(lines)}", script)
     try:
-        value = json.loads(lines[0], parse_float=_no_floats, parse_constant=_no_floats)
+        value = json.loads(lines[0], parse_float=_no_floats, parse_constant=_no_floats, parse_int=_json_int)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is a too-long int
         raise M2ParseError(f"malformed JSON record from Macaulay2 ({str(exc)[:100]}): {lines[0][:200]!r}",
                            script) from None
@@ -174,7 +187,8 @@ def json_rationals(rec: dict, key: str, script: str | None = None) -> list[Fract
     values = json_get(rec, key, script)
     if values is None:
         return None
-    if not isinstance(values, list) or not all(is_exact_rational(v) for v in values):
+    if not isinstance(values, list) or not all(is_exact_rational(v) for v in values) \
+            or any(isinstance(v, str) and max(map(len, v.lstrip("-").split("/"))) > MAX_DIGITS for v in values):
         raise M2ParseError(f"expected a list of rationals for {key!r} from Macaulay2, got {str(values)[:200]!r}",
                            script)
     try:

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lightning_cas.core.checks import check_timeout
 from lightning_cas.core.deadline import die_with_parent
 from lightning_cas.core.files import private_dir
 from lightning_cas.errors import (M2CrashError, M2Error, M2NotFoundError, M2OutputError, M2ScriptError,
@@ -212,9 +213,9 @@ class M2Session:
     """
 
     def __init__(self, m2: str | None = None, heap: str = DEFAULT_HEAP, timeout: float = DEFAULT_TIMEOUT):
+        self.timeout = check_timeout(timeout, "the session timeout")
         self.binary = find_m2(m2)
         self.heap = heap
-        self.timeout = timeout
         self.token = "@@LCAS-PROMPT-" + secrets.token_hex(8) + "@@"
         self.child = None
         self.starts = 0

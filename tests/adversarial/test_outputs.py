@@ -132,3 +132,18 @@ def test_bare_command_prints_its_usage_as_lines():
     text = proc.stdout + proc.stderr
     assert "\\x0a" not in text and "Usage:" in text
     assert len(text.splitlines()) > 5 and any(line.strip().startswith("dim") for line in text.splitlines())
+
+
+def test_a_network_fibers_save_point_onto_a_device_is_refused_before_any_work(device, tmp_path):
+    net = tmp_path / "net.toml"
+    net.write_text('input = 2\ntokens = 2\n[[block]]\nkind = "attention"\nattention = 1\ncausal = true\n')
+    before = os.lstat(device)
+    proc = cli("fiber", "--arch", net, "--save-point", device)
+    one_line(proc, 2, "is a device", "refusing to replace it")
+    assert proc.stdout == "" and os.lstat(device).st_rdev == before.st_rdev
+    saved = tmp_path / "w.json"
+    ok = cli("fiber", "--arch", net, "--save-point", saved, "--json")
+    assert ok.returncode == 0, ok.stderr
+    again = cli("fiber", "--arch", net, "--at", saved, "--json")  # the saved point is the one used
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["point"] == json.loads(ok.stdout)["point"]

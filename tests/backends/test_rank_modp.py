@@ -13,7 +13,7 @@ from lightning_cas.backends import modp
 from lightning_cas.core import rank_modp
 from lightning_cas.core import gfp, primes
 from lightning_cas.core.arithmetic import ModP
-from lightning_cas.errors import InputError, TooLargeError
+from lightning_cas.errors import InputError, LightningError, TooLargeError
 from tests.support import Field, jacobian
 from lightning_cas.core.theory import predict_dimension
 
@@ -205,8 +205,7 @@ def test_dimension_reports_an_honest_failure_bound():
     arch = Architecture((3, 3, 3), (2, 2), 2)
     res = dimension(arch, method="modp", seed=4)
     assert res.primes == (primes.DEFAULT_PRIME, primes.previous_prime(primes.DEFAULT_PRIME))
-    rows = max(r["rows"] for r in res.runs)
-    expected = (23 * (12 - 1) + rows // 6 * 9 + rows) / min(res.primes)
+    expected = (23 * (12 - 1) + (23 + 1) * (9 + 1)) / min(res.primes)  # weights, and 3^L + 1 per block
     assert res.dimension == 23 and res.failure_bound == pytest.approx(expected) and res.failure_bound < 1e-3
 
 
@@ -221,8 +220,11 @@ def test_largest_prime_and_small_primes_give_the_dimension():
     assert dimension_modp(arch, prime=65521).dimension == 23
     with pytest.raises(InputError, match="too small"):
         dimension(arch, method="modp", prime=65521)
-    res = dimension_modp(Architecture((2, 2), (1,), 2), prime=3)
-    assert len(set(res.primes)) == 2 and all(q < gfp.MODULUS_LIMIT for q in res.primes)
+    small = Architecture((2, 2), (1,), 2)
+    assert primes.second_primes(3, 2) == [3, 5]
+    assert all(0 < modp.rank_at_random_point(small, q, 0)[0] <= 6 for q in (3, 5))
+    with pytest.raises(LightningError, match="failure bound"):  # a bound of 1 guarantees nothing: no result states it
+        dimension_modp(small, prime=3)
 
 
 def test_size_guard_refuses_what_does_not_fit_with_the_figure():

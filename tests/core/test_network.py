@@ -118,6 +118,6 @@ def test_the_pytorch_shorthand_counts_like_pytorch_without_biases():
 def test_results_carry_either_kind_of_architecture_through_json():
     net = Network(3, 2, (Attention(2, causal=True, residual=True), Linear(1)))
     for arch in (net, Architecture((2, 2), (1,), 2)):
-        r = DimensionResult(architecture=arch, dimension=1, parameters=1, ambient_dimension=1, method="modp",
-                            certainty="probabilistic")
+        r = DimensionResult(architecture=arch, dimension=1, parameters=arch.parameters,
+                            ambient_dimension=arch.ambient_dimension, method="modp", certainty="probabilistic")
         assert DimensionResult.from_json(r.to_json()) == r

@@ -259,10 +259,10 @@ def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
     orbit's dimension, yet it has a second component. With a_1 = 1 all tokens collapse onto a line
     u after layer 1, so layer 2 only sees u^T K_2^T Q_2 u, which is symmetric in Q_2 <-> K_2: the
     swapped point gives the same function (checked exactly here) and lies on the other component.
-    Decomposed over ZZ/32003 to keep the test short (about 10 s; 38 s over QQ)."""
+    Decomposed over QQ (about 40 s): at depth two no prime below 2^15, where Macaulay2's arithmetic is
+    fastest, makes the failure bound of the weights small (options' one rule refuses ZZ/32003 here)."""
     arch = Architecture((2, 2, 2), (1, 1), tokens=2)
-    p = 32003
-    r = fiber(arch, seed=0, m2=m2, method="m2", prime=p)
+    r = fiber(arch, seed=0, m2=m2, method="m2")
     assert r.verdict == VERDICT_COMPONENTS
     assert r.fiber_dimension == r.symmetry_orbit_dimension == r.symmetry_group_dimension == 8
     assert sorted(c.contains_point for c in r.components) == [False, True]
@@ -274,7 +274,7 @@ def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
     names = [f"{n}_({i},{r_ + 1},{c + 1})" for i, (a, d, e) in enumerate(arch.layer_shapes, 1)
              for n, rows in (("q", a), ("k", a), ("v", e)) for r_ in range(rows) for c in range(d)]
     subs = {sympy.Symbol(n): int(v) for n, v in zip(names, values)}
-    on = [all(int(g.subs(subs)) % p == 0 for g in r.component_ideal(i)) for i in range(2)]
+    on = [all(g.subs(subs) == 0 for g in r.component_ideal(i)) for i in range(2)]
     other = [not c.contains_point for c in r.components]
     assert on == other
 

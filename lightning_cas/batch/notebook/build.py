@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lightning_cas.core.checks import check_path
 from lightning_cas.backends.m2 import M2_PRIME, check_implicit_size, jacobian_size
 from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers, judged, upgrade_result
 from lightning_cas.batch.report import scan
@@ -244,7 +245,7 @@ def _job_markdown(c: JobCell) -> str:
 def build_notebook(path: str | os.PathLike, limit_s: float | None = None):
     """(notebook node, job cells) for a results directory or one result JSON."""
     nbformat, v4 = nbformat_modules()
-    root, checks = load_checks(Path(path))
+    root, checks = load_checks(Path(check_path(path, "results directory or result file")))
     checks.sort(key=lambda c: c.record.label)
     store = ResultStore(root, create=False)
     cells = [job_cell(c, store, limit_s) for c in checks]

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lightning_cas.core.checks import check_path
 from lightning_cas.batch.notebook.build import KERNELSPEC, META, JobCell, build_notebook, md, nbformat_modules
 from lightning_cas.batch.notebook.judge import INCOMPLETE, CellOutcome, cell_text, clean_outputs, judge, safe_records
 from lightning_cas.batch.notebook.kernel import ATTEMPTS, STARTUP_S, Kernel, kernel_spec
@@ -59,7 +60,7 @@ class NotebookRun:
 def write_notebook_file(nb, output: str | os.PathLike) -> None:
     """Write a notebook; an existing target that is not a regular file is refused, never replaced."""
     nbformat, _ = nbformat_modules()
-    output = Path(output)
+    output = Path(check_path(output, "notebook"))
     if not output.parent.is_dir():
         raise InputError(f"the directory of the notebook {printable(output)} does not exist.")
     write_file(output, nbformat.writes(nb), "notebook")
