@@ -54,7 +54,7 @@ def one_line_refusal(res, code=2, word=None):
         assert word in lines[0], lines[0]
 
 
-# ---------------------------------------------------------------- item 1: one validation
+# ---------------------------------------------------------------- one validation
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -159,7 +159,7 @@ def test_a_fake_m2_printing_non_utf8_is_an_m2_error_not_a_crash(tmp_path):
     one_line_refusal(res, res.exit_code)
 
 
-# ---------------------------------------------------------------- item 2: the time limit bounds the whole command
+# ---------------------------------------------------------------- the time limit bounds the whole command
 
 
 def _cli(args, timeout):
@@ -219,7 +219,7 @@ def test_a_sweep_job_records_a_python_timeout(tmp_path):
     assert rec["status"] == "timeout"
 
 
-# ---------------------------------------------------------------- issue 14 item 3: one API
+# ---------------------------------------------------------------- one API
 
 VERBS = ["dimension", "predict", "verify", "fiber", "implicit", "singular_locus", "is_singular", "boundary",
          "check_claims", "sweep"]
@@ -269,7 +269,7 @@ def test_a_session_is_threaded_to_every_macaulay2_run(m2):
         assert session.restarts == 0  # one process for all of it
 
 
-# ---------------------------------------------------------------- issue 14 item 2: one result contract
+# ---------------------------------------------------------------- one result contract
 
 
 def test_every_json_output_carries_the_provenance_keys(m2):

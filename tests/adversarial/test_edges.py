@@ -1,4 +1,4 @@
-"""The trust boundary, tried as an attacker would (issue 13 items 3-6): planted scripts, unbounded
+"""The trust boundary, tried as an attacker would: planted scripts, unbounded
 and non-regular inputs, names escaping --out, make injection, forged records, terminal escapes.
 
 Every test uses real files, FIFOs, symlinks and the real command line; each one failed on the
@@ -55,7 +55,7 @@ def one_line_refusal(proc, *phrases):
     return lines[0]
 
 
-# ---- item 3: scripts are private and never trusted from disk ----------------------------------
+# ---- scripts are private and never trusted from disk ----------------------------------
 
 def test_a_planted_script_at_the_content_address_is_replaced_not_run(m2, tmp_path):
     arch = Architecture((2, 2), (1,), 2)
@@ -112,7 +112,7 @@ def test_default_script_dir_and_m2_home_are_private_not_shared_tmp(tmp_path, mon
     assert script_dir() == tmp_path / "home" / ".cache" / "lightning_cas" / "scripts"
 
 
-# ---- item 5: bounded inputs through one reader ---------------------------------------------------
+# ---- bounded inputs through one reader ---------------------------------------------------
 
 @pytest.fixture
 def fifo(tmp_path):
@@ -278,7 +278,7 @@ def test_deeply_nested_json_in_a_results_dir_does_not_crash(tmp_path):
     assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 2, proc.stderr
 
 
-# ---- item 6: names stay inside --out, make fragments are escaped ---------------------------------
+# ---- names stay inside --out, make fragments are escaped ---------------------------------
 
 @pytest.mark.parametrize("name", ["../../x", "/tmp/abs", "a/b", "..", "x\ny", "x\u0000y", "a\\b", "", "~x$(y)"])
 def test_spec_names_that_would_leave_the_results_directory_are_refused(name, tmp_path):
