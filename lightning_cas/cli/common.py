@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import errno
 import functools
-import io
 import os
 import sys
-import threading
-import time
 
 import click
 
 from lightning_cas import api
-from lightning_cas.core import progress
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
 from lightning_cas.core.checks import as_int, integer_value, real_value
 from lightning_cas.core.deadline import exit_on_terminate
@@ -233,111 +228,6 @@ def method_options(fn):
         QUIET_OPTION,
     ]
     return apply_options(fn, options)
-
-
-# ---- progress of a long single run ------------------------------------------------------------
-
-SHOW_AFTER_S = 0.5  # runs shorter than this show nothing
-REFRESH_S = 0.25
-
-
-def _stderr_terminal_width() -> int | None:
-    """The width of the terminal on stderr, or None when stderr is not a terminal."""
-    try:
-        if not os.isatty(2):
-            return None
-        return os.get_terminal_size(2).columns
-    except (OSError, ValueError):
-        return None
-
-
-def describe_progress(label: str, snap: progress.Snapshot | None, elapsed: float) -> str:
-    """One line: what runs, how far it is and for how long."""
-    parts = [label]
-    if snap is not None and snap.task:
-        parts.append(snap.task)
-    line = ": ".join(parts)
-    if snap is not None:
-        count = ""
-        if snap.done is not None:
-            count = f"{snap.done:,}" + (f" of {snap.total:,}" if snap.total is not None else "")
-            count += f" {snap.unit}" if snap.unit else ""
-        extra = ", ".join(x for x in (count, snap.detail) if x)
-        if extra:
-            line += f": {extra}"
-    return f"{line}  ({elapsed:.0f} s)"
-
-
-class _ProgressLine(threading.Thread):
-    """Redraws one line on stderr from the shared state until stopped.
-
-    It writes with os.write on the descriptor and renders with a console of its own: the
-    computation may fork (deadline.stoppable) while this thread runs, and a child must never
-    inherit a lock of sys.stderr or of a shared console held by this thread.
-    """
-
-    def __init__(self, label: str, state: progress.Progress, width: int):
-        super().__init__(name="lightning-cas progress", daemon=True)
-        self.label, self.state, self.width = label, state, max(20, width - 1)
-        self.finished = threading.Event()
-        self.shown = False
-
-    def run(self) -> None:
-        from rich.console import Console
-        from rich.spinner import Spinner
-        from rich.text import Text
-
-        start = time.monotonic()
-        spinner = Spinner("dots")
-        while not self.finished.wait(REFRESH_S):
-            elapsed = time.monotonic() - start
-            if elapsed < SHOW_AFTER_S:
-                continue
-            text = printable(describe_progress(self.label, self.state.snapshot(), elapsed))
-            spinner.update(text=Text(text, no_wrap=True, overflow="ellipsis"))
-            buffer = io.StringIO()
-            Console(file=buffer, width=self.width, force_terminal=True, highlight=False).print(spinner, end="")
-            line = buffer.getvalue().split("\n", 1)[0]
-            try:
-                os.write(2, ("\r" + line + "\x1b[K").encode("utf-8", "replace"))
-                self.shown = True
-            except OSError:
-                return
-
-    def stop(self) -> None:
-        self.finished.set()
-        self.join(2 * REFRESH_S + 1)
-        if self.shown:
-            try:
-                os.write(2, b"\r\x1b[K")  # the line goes: stderr keeps only messages
-            except OSError:
-                pass
-
-
-def run_label(command: str, method: str | None) -> str:
-    """How the progress line names a run: the command, and the method when it is not the default."""
-    if method in ("jacobian", "implicit", "m2"):
-        return f"{command} (Macaulay2, {method})"
-    return command if method in (None, "auto") else f"{command} ({method})"
-
-
-@contextlib.contextmanager
-def progress_display(label: str, *, quiet: bool = False):
-    """While the body runs, a rich spinner on stderr says what the computation reports
-    (core.progress) and for how long; on a terminal only, never with --json or --quiet, and not
-    for runs shorter than half a second. The line is cleared when the body ends."""
-    width = None if quiet else _stderr_terminal_width()
-    if width is None:
-        yield None
-        return
-    state = progress.Progress()
-    line = _ProgressLine(label, state, width)
-    with progress.watching(state):
-        line.start()
-        try:
-            yield state
-        finally:
-            line.stop()
 
 
 def parse_architecture(widths, attention, tokens, normalization) -> Architecture | Network:

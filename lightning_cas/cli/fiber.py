@@ -6,7 +6,8 @@ import click
 
 from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
                                       architecture_options, clean_errors, format_option, parse_architecture,
-                                      plain_architecture, progress_display, run_label)
+                                      plain_architecture)
+from lightning_cas.cli.progress import progress_display, run_label
 from lightning_cas.geometry.fibers import METHODS, fiber
 from lightning_cas.core import weights
 from lightning_cas.core.architecture import from_network

@@ -3,7 +3,7 @@
 The backends say what they do at their natural steps, with :func:`report`: the exact rank streams
 rows and knows its rank so far, the numeric backend counts its runs, a Macaulay2 run has only its
 elapsed time (the watcher keeps that). Nothing here draws and nothing imports rich: the command line
-shows the state on a terminal (``cli.common.progress_display``), and without a watcher ``report``
+shows the state on a terminal (``cli.progress.progress_display``), and without a watcher ``report``
 costs one context-variable lookup.
 
 The state lives in a small shared memory page, not in Python objects: ``deadline.stoppable`` runs

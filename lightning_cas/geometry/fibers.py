@@ -16,7 +16,9 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.architecture import Architecture, as_network, from_network
+from lightning_cas.core.arithmetic import Rationals
+from lightning_cas.core.forward import evaluate
 from lightning_cas.core.deadline import Deadline
 from lightning_cas.core.network import Network
 from lightning_cas.core.points import as_point
@@ -46,7 +48,6 @@ M2_MAX_PARAMETERS = {1: 21, 2: 16}
 M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
-
 
 
 @dataclass(frozen=True)
@@ -123,22 +124,11 @@ def unflatten(arch: Architecture, values) -> Point:
 
 
 def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
-    """phi_W(X) over QQ (python-flint fmpq_mat): exact, for checking witnesses independently of M2."""
-    import flint
-
-    def mat(rows):
-        rows = [list(r) for r in rows]
-        return flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(v.numerator, v.denominator) for r in rows
-                                                          for v in r])
-    Z = mat(X)
-    for layer in point:
-        out = None
-        for Q, K, V in layer_heads(layer):
-            Qm, Km, Vm = mat(Q), mat(K), mat(V)
-            term = Vm * Z * (Z.transpose() * Km.transpose() * Qm * Z)
-            out = term if out is None else out + term
-        Z = out
-    return [[Fraction(int(Z[r, c].p), int(Z[r, c].q)) for c in range(Z.ncols())] for r in range(Z.nrows())]
+    """phi_W(X) over QQ by the one forward definition (core.forward on python-flint's fmpq): exact,
+    for checking witnesses independently of Macaulay2."""
+    ar = Rationals()
+    out = evaluate(as_network(arch), ar, ar.array(flat(point)), ar.array([[list(row) for row in X]]))[0]
+    return [[Fraction(int(v.p), int(v.q)) for v in row] for row in out]
 
 
 def same_function(arch: Architecture, p1: Point, p2: Point, seed: int = 0, trials: int = 3) -> bool:
@@ -150,10 +140,6 @@ def same_function(arch: Architecture, p1: Point, p2: Point, seed: int = 0, trial
         if evaluate_exact(arch, p1, X) != evaluate_exact(arch, p2, X):
             return False
     return True
-
-
-# ---------------------------------------------------------------- symmetry orbit
-# The group and its infinitesimal action live in core.symmetry (the theory bounds use them too).
 
 
 # ---------------------------------------------------------------- Jacobian rank at W (mod p)

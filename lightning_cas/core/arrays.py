@@ -1,0 +1,82 @@
+"""Numeric arrays from the bytes of a file (.npz, .npy, .safetensors), read by the formats' own rules
+with numpy's pickle loading off and every size a header claims checked against the bytes there are."""
+
+from __future__ import annotations
+
+import io
+import math
+import struct
+
+import numpy as np
+
+from lightning_cas.core.files import parse_json
+from lightning_cas.errors import InputError
+
+MAX_HEADER_BYTES = 16 * 1024 * 1024
+SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "bf16", "I64": "<i8", "I32": "<i4",
+                      "I16": "<i2", "I8": "i1", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8"}
+
+
+def npz_arrays(data: bytes, source: str) -> dict:
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except (ValueError, OSError, EOFError, KeyError) as exc:
+        raise InputError(f"{source}: not a readable .npz archive of numeric arrays ({exc}).") from None
+
+
+def npy_array(data: bytes, source: str) -> np.ndarray:
+    try:
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise InputError(f"{source}: not a readable .npy array of numbers ({exc}).") from None
+
+
+def safetensors_arrays(data: bytes, source: str) -> dict:
+    """The arrays of a .safetensors file, read by its own rules: an 8-byte header length, a JSON header
+    naming dtype, shape and byte range of each tensor, the bytes; a header that lies about sizes or
+    ranges is refused (never trusted to index memory)."""
+    if len(data) < 8:
+        raise InputError(f"{source}: too short to be a .safetensors file.")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > MAX_HEADER_BYTES or 8 + n > len(data):
+        raise InputError(f"{source}: the .safetensors header claims {n} bytes; the file has {len(data) - 8}.")
+    try:
+        header = parse_json(data[8:8 + n].decode("utf-8"), f"{source} header")
+    except UnicodeDecodeError:
+        raise InputError(f"{source}: the .safetensors header is not UTF-8.") from None
+    if not isinstance(header, dict):
+        raise InputError(f"{source}: the .safetensors header is not an object.")
+    body = memoryview(data)[8 + n:]
+    out, spans = {}, []
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
+            raise InputError(f"{source}: the tensor {name!r} has no valid dtype, shape and data_offsets.")
+        dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        if dtype not in SAFETENSORS_DTYPES:
+            raise InputError(f"{source}: the tensor {name!r} has dtype {dtype!r}, not a number type.")
+        if (not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                                   for s in shape)):
+            raise InputError(f"{source}: the tensor {name!r} has an invalid shape {shape!r}.")
+        if (not isinstance(offsets, list) or len(offsets) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in offsets)):
+            raise InputError(f"{source}: the tensor {name!r} has invalid data_offsets {offsets!r}.")
+        begin, end = offsets
+        item = 2 if dtype == "BF16" else np.dtype(SAFETENSORS_DTYPES[dtype]).itemsize
+        if not 0 <= begin <= end <= len(body) or end - begin != math.prod(shape) * item:
+            raise InputError(f"{source}: the tensor {name!r} claims bytes {begin}..{end} for shape {shape} of "
+                             f"{dtype}; the data has {len(body)} bytes.")
+        spans.append((begin, end, name))
+        raw = bytes(body[begin:end])
+        if dtype == "BF16":
+            arr = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            arr = np.frombuffer(raw, dtype=SAFETENSORS_DTYPES[dtype])
+        out[name] = arr.reshape(shape)
+    spans.sort()
+    for (_, e0, n0), (b1, _, n1) in zip(spans, spans[1:]):
+        if b1 < e0:
+            raise InputError(f"{source}: the tensors {n0!r} and {n1!r} overlap.")
+    return out
