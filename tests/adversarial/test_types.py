@@ -65,7 +65,8 @@ def test_no_command_uses_clicks_own_number_types():
 @pytest.mark.parametrize("text", ["٣", "３", "1_0", "٣٣", "𝟑", "nan", "inf", "-inf", "1e999", "0x10", " ", "3 4"])
 def test_every_numeric_option_reads_ascii_digits_only(name, option, text):
     res = CliRunner().invoke(main, [name, *BASE[name], option, text, "--m2", "/nonexistent/M2"]
-                             if name not in ("sweep", "report", "notebook") else [name, *BASE[name], option, text])
+                             if name not in ("predict", "sweep", "report", "notebook")
+                             else [name, *BASE[name], option, text])
     assert res.exit_code == 2, (res.exit_code, res.stdout, res.stderr)
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("lightning-cas: error:") and option in lines[0], res.stderr
