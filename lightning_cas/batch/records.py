@@ -28,9 +28,9 @@ from lightning_cas import api
 from lightning_cas.batch.spec import Job
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import DimensionResult, ImplicitSummary, JsonResult, Record
+from lightning_cas.core.results import DimensionResult, ImplicitSummary, JsonResult, Record, check_dimension_numbers
 from lightning_cas.core.verdict import judge
-from lightning_cas.errors import InputError
+from lightning_cas.errors import InputError, ResultError
 
 RECORD_VERSION = 4
 READABLE_VERSIONS = (2, 3, 4)
@@ -144,20 +144,11 @@ def check_numbers(rec: JobResult) -> None:
         raise InputError(f"its result is for {r.architecture.label()}, not for its job's {arch.label()}")
     if rec.job.method != "auto" and r.method != rec.job.method:
         raise InputError(f"its result was computed by {r.method}, not by its job's method {rec.job.method}")
-    if r.parameters != arch.parameters:
-        raise InputError(f"it counts {r.parameters} parameters; the architecture has {arch.parameters}")
-    if r.ambient_dimension != arch.ambient_dimension:
-        raise InputError(f"it gives ambient dimension {r.ambient_dimension}; the architecture's is "
-                         f"{arch.ambient_dimension}")
+    try:  # the result contract's own check: a worker's unpickled result never ran its constructor
+        check_dimension_numbers(r)
+    except ResultError as exc:
+        raise InputError(str(exc).removeprefix("the DimensionResult's ")) from None
     ambient = arch.ambient_dimension  # None for softmax networks (not polynomial)
-    top = arch.parameters if ambient is None else min(arch.parameters, ambient)
-    if not 0 <= r.dimension <= top:
-        raise InputError(f"dimension {r.dimension} is impossible: it must lie between 0 and {top} ("
-                         + (f"{arch.parameters} parameters" if ambient is None else
-                            f"min of {arch.parameters} parameters and ambient dimension {ambient}") + ")")
-    bound = r.failure_bound
-    if bound is not None and not (math.isfinite(bound) and 0 <= bound < 1):
-        raise InputError(f"failure bound {bound!r} is not a probability below 1")
     s = r.implicit
     if s is not None and not (s.degree >= 1 and r.dimension <= s.linear_span <= (ambient or 0)
                               and all(g >= 1 for g in s.generator_degrees)):

@@ -3,8 +3,10 @@ the versions written before (a results directory of record version 3 kept in tes
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -83,28 +85,37 @@ def _ok():
     return rec
 
 
+def _forged(result, **change):
+    """The result with fields changed and no constructor run: what an unpickled lie from a worker is."""
+    bad = copy.copy(result)
+    for key, value in change.items():
+        object.__setattr__(bad, key, value)
+    return bad
+
+
 @pytest.mark.parametrize("change, words", [
-    (dict(dimension=99), "dimension 99 is impossible"),
-    (dict(dimension=-5), "dimension -5 is impossible"),
-    (dict(parameters=13), "13 parameters"),
-    (dict(ambient_dimension=5), "ambient dimension 5"),
+    (dict(dimension=99), "dimension 99 is not between 0 and 12"),
+    (dict(dimension=-5), "dimension -5 is not between 0 and 12"),
+    (dict(parameters=13), "parameters 13 is not between 12 and 12"),
+    (dict(ambient_dimension=5), "ambient_dimension 5 is not between"),
     (dict(failure_bound=1.0), "failure bound 1.0"),
     (dict(failure_bound=-1e-5), "failure bound"),
-    (dict(architecture=Architecture((2, 2), (1,), 2)), "not for its job's"),
+    (dict(architecture=Architecture((2, 2), (1,), 2)), "not for its job's|parameters 12 is not between 8 and 8"),
 ])
 def test_impossible_numbers_are_refused_wherever_they_enter(change, words, tmp_path):
     rec = _ok()
-    bad = replace(rec, result=replace(rec.result, **change))
+    bad = replace(rec, result=_forged(rec.result, **change))
     with pytest.raises(InputError, match=words):
         check_numbers(bad)
     # from a worker: an error record saying why, never the number
     got = admit(rec.job, bad, "here")
-    assert got.status is Status.ERROR and got.result is None and "refused" in got.message and words in got.message
+    assert got.status is Status.ERROR and got.result is None and "refused" in got.message
+    assert re.search(words, got.message)
     # from a file: not a record at all
     path = tmp_path / f"{rec.label}.json"
     path.write_text(json.dumps({**bad.to_dict()}))
     check = verify_record(path)
-    assert check.status == "invalid" and words in check.reason
+    assert check.status == "invalid" and re.search(words, check.reason)
 
 
 def test_verdicts_are_recomputed_never_believed():

@@ -290,6 +290,7 @@ def test_dask_executor_connects_to_the_scheduler_it_is_given(tmp_path, monkeypat
 PRELOAD = '''
 """A hostile Dask worker: its run_job reports dimension 999 for (2,2), one less than the truth otherwise,
 and calls every answer "agree"."""
+import copy
 from dataclasses import replace
 
 import lightning_cas.batch.executors as executors
@@ -302,7 +303,9 @@ def forged(job, m2=None, judge=True):
     if rec.result is None:
         return rec
     dim = 999 if job.architecture.widths == (2, 2) else rec.result.dimension - 1
-    return replace(rec, result=replace(rec.result, dimension=dim), predicted=dim, agreement="agree")
+    lie = copy.copy(rec.result)  # no constructor runs, so the result's own check never sees the lie
+    object.__setattr__(lie, "dimension", dim)
+    return replace(rec, result=lie, predicted=dim, agreement="agree")
 
 
 def dask_setup(worker):
@@ -323,10 +326,10 @@ def test_a_dask_worker_that_lies_gets_neither_agree_nor_a_signed_result(tmp_path
     assert summary.agree == 0 and summary.refused == 1 and summary.error == 1 and summary.disagree == 1
     store = ResultStore(tmp_path / "r")
     small = store.load("w2-2_a2_t2_none_modp_s0")
-    assert small.status == "error" and small.result is None and "dimension 999 is impossible" in small.message
+    assert small.status == "error" and small.result is None and "dimension 999 is not between" in small.message
     big = store.load("w3-3_a2_t2_none_modp_s0")
     assert big.result.dimension == 15 and big.predicted == 16 and big.agreement == "disagree"
-    assert "999" not in (tmp_path / "r" / "results.csv").read_text().replace("dimension 999 is impossible", "")
+    assert "999" not in (tmp_path / "r" / "results.csv").read_text().replace("dimension 999 is not between", "")
 
 
 @pytest.mark.parametrize("address", ["garbage!!", "inproc://x", "tcp://host", "tcp://host:99999", "http://h:1"])
