@@ -82,7 +82,7 @@ def test_one_coordinate_option(m2):
 
 def test_singular_locus_of_212_is_the_rank_one_stratum(m2):
     res = singular_locus(A212, m2=m2, timeout=120)
-    assert res.variety["codimension"] == 1 and res.singular_dimension == 4
+    assert res.variety.codimension == 1 and res.singular_dimension == 4
     assert len(res.pieces) == 1 and "rank V = rank A = 1" in res.pieces[0].contained_in
 
 
