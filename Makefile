@@ -41,6 +41,8 @@ demo: setup
 	$(VENV)/bin/lightning-cas claims --widths 2,1 --attention 1 --tokens 2
 	$(VENV)/bin/lightning-cas boundary --widths 2,1 --attention 2 --tokens 2
 	$(VENV)/bin/lightning-cas verify --widths 3,3 --attention 3 --heads 2 --tokens 2
+	$(VENV)/bin/lightning-cas verify --arch examples/transformer.toml
+	$(VENV)/bin/lightning-cas dim --widths 2,1 --attention 1 --at examples/critical_point.json
 
 test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider
