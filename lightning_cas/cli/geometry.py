@@ -280,6 +280,7 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, at, v
                                              closure=not verdict_only), timeout)
     if _emit(res, output):
         return
+    click.echo(f"{arch}")  # first, as implicit and singular do: the coordinate table follows
     if point is not None:
         verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
         click.echo(f"boundary: {verdict}   ({res.evidence})")
