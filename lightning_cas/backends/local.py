@@ -166,9 +166,7 @@ def rank_at_point_exact(arch: Architecture | Network, point: WeightPoint | None,
                 break
             rank = grown
         samples = sum(len(b) for b in blocks)
-    # the generic rank for comparison: one run of the same engine (two runs checked the point; a generic
-    # rank below the point's is caught by the note below and covered by the failure bound)
-    generic = dimension_modp(net, seed=seed, repetitions=1).dimension
+    generic = dimension_modp(net, seed=seed).dimension
     at, data = _sources(point, inputs, seed, net)
     certainty = "exact" if inputs is not None else "probabilistic"
     detail = ("the rank over QQ of the Jacobian at the given weights on "
