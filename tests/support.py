@@ -1,7 +1,10 @@
 """Test helpers: the forward definition on a chosen arithmetic, with the arithmetic picked from the
-arrays the way the tests write them (object arrays of Python numbers are exact)."""
+arrays the way the tests write them (object arrays of Python numbers are exact); polling for what
+another process or thread does."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -44,3 +47,13 @@ def jacobian(arch, w, X, field=None):
 def evaluate(arch, w, X, field=None):
     ar = _arith(w, X, field)
     return forward.evaluate(as_network(arch), ar, ar.array(w), ar.array(X))
+
+
+def wait_until(predicate, seconds: float = 10.0, step: float = 0.05) -> bool:
+    """True as soon as ``predicate()`` holds, False when it has not within ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step)
+    return False

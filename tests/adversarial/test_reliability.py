@@ -35,6 +35,7 @@ from lightning_cas.errors import InputError, LightningError, TooLargeError
 from lightning_cas.macaulay2.render import (LOAD_LINE, SEARCH_PATH_LINE, SEED_LINE, m2_literal, package_file, render,
                                            template_dir)
 from lightning_cas.core.weights import load_point
+from tests.support import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -582,7 +583,7 @@ def test_interrupted_sweep_resumes(m2, tmp_path):
         before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.json")}
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its pool workers; M2 (own group) dies with them
         proc.wait(10)
-        gone = _wait(lambda: not any(str(scripts) in cmd for cmd in _cmdlines()), 15)
+        gone = wait_until(lambda: not any(str(scripts) in cmd for cmd in _cmdlines()), 15)
     finally:
         _kill_group_quietly(proc.pid)
     assert gone, "a Macaulay2 of the killed sweep survived"
@@ -614,10 +615,10 @@ def test_killing_only_the_sweep_process_leaves_no_m2(m2, tmp_path):
                             env={**os.environ, "LIGHTNING_CAS_SCRIPT_DIR": str(scripts)}, start_new_session=True)
     survivors = []
     try:
-        assert _wait(lambda: any(str(scripts) in cmd for cmd in _cmdlines()), 30), "M2 never started"
+        assert wait_until(lambda: any(str(scripts) in cmd for cmd in _cmdlines()), 30), "M2 never started"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
-        if not _wait(lambda: not any(str(scripts) in cmd for cmd in _cmdlines()), 4):
+        if not wait_until(lambda: not any(str(scripts) in cmd for cmd in _cmdlines()), 4):
             survivors = [cmd for cmd in _cmdlines() if str(scripts) in cmd]
     finally:
         _kill_group_quietly(proc.pid)
@@ -644,15 +645,6 @@ def _cmdlines() -> list[str]:
             except OSError:
                 pass
     return found
-
-
-def _wait(predicate, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from lightning_cas.cli.geometry import run_with_progress, spinner
 from lightning_cas.core.deadline import time_limit
 from lightning_cas.errors import TimeLimitError
+from tests.support import wait_until
 
 
 def test_the_work_runs_in_the_main_thread_so_the_one_deadline_stops_python_work():
@@ -30,10 +31,7 @@ def test_the_work_runs_in_the_main_thread_so_the_one_deadline_stops_python_work(
         run_with_progress("busy", busy, 0.5, Console(file=buf, force_terminal=True))
     assert seen["main"] and time.monotonic() - start < 5
     # nothing left spinning behind the error (rich's refresh thread ends on its own, unjoined: wait for it)
-    give_up = time.monotonic() + 2
-    while threading.active_count() != before and time.monotonic() < give_up:
-        time.sleep(0.01)
-    assert threading.active_count() == before, threading.enumerate()
+    assert wait_until(lambda: threading.active_count() == before, 2, step=0.01), threading.enumerate()
     assert "busy" in buf.getvalue() and "stopped after" in buf.getvalue()
 
 

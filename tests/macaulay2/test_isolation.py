@@ -24,6 +24,7 @@ from lightning_cas.geometry.fibers import fiber
 from lightning_cas.geometry.implicit import implicit
 from lightning_cas.macaulay2.render import package_file
 from lightning_cas.macaulay2.runner import MAX_OUTPUT_BYTES, M2Session, find_m2, run_script, work_dir
+from tests.support import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 # what the package and its commands load by name, and what those load in turn (the test adds whatever
@@ -231,24 +232,15 @@ def alive(pids) -> set[int]:
     return set(pids) & set(_parents())
 
 
-def wait_for(predicate, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def kill_and_look_for_orphans(args, cwd, sig, what):
     proc = subprocess.Popen([sys.executable, "-m", "lightning_cas", *args], cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        assert wait_for(lambda: what(descendants(proc.pid)), 120), "the command never started its child"
+        assert wait_until(lambda: what(descendants(proc.pid)), 120), "the command never started its child"
         children = descendants(proc.pid)
         os.kill(proc.pid, sig)
         proc.wait(30)
-        gone = wait_for(lambda: not alive(children), 15)
+        gone = wait_until(lambda: not alive(children), 15)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # only this test's own command and what it left

@@ -23,6 +23,7 @@ from lightning_cas.macaulay2.parse import (parse_int, parse_int_list, parse_poly
                                    require)
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.runner import M2Session, run_script
+from tests.support import wait_until
 
 def survived(name: str) -> None:
     print(f"fault survived: {name}")
@@ -49,15 +50,6 @@ def processes_with(marker: str) -> list[int]:
         if marker in cmdline and state != "Z":
             found.append(int(entry))
     return found
-
-
-def wait_until(predicate, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # ---- run_script -----------------------------------------------------------------------------
