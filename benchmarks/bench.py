@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from lightning_cas.core.files import atomic_write_text
+from lightning_cas.system.files import atomic_write_text
 
 SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks")
 METHODS = ("modp", "numeric", "paper", "jacobian")
@@ -84,7 +84,7 @@ def _worker(spec: dict) -> dict:
 
     from lightning_cas.core.architecture import Architecture
     from lightning_cas.backends.m2 import dimension_jacobian
-    from lightning_cas.core.deadline import Deadline
+    from lightning_cas.system.deadline import Deadline
     from lightning_cas.macaulay2.connection import Macaulay2
     from lightning_cas.backends.modp import dimension_modp
     from lightning_cas.backends.numeric import dimension_numeric

@@ -47,7 +47,7 @@ def _worker(kind: str) -> dict:
         r = api.dimension(arch, at=w)
         out = {"parameters": arch.parameters, "dimension": r.dimension, "generic": r.generic_dimension}
     elif kind == "konda":
-        from lightning_cas.core.examples import konda_point
+        from lightning_cas.system.examples import konda_point
         from lightning_cas.core.softmax import jacobian
 
         point, inputs = konda_point()

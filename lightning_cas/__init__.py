@@ -36,6 +36,9 @@ _EXPORTS = {
     "head_mixing_bound": "lightning_cas.core.multihead",
     "execute_notebook": "lightning_cas.batch.notebook", "write_notebook": "lightning_cas.batch.notebook",
     "NotebookRun": "lightning_cas.batch.notebook",
+    "Network": "lightning_cas.core.network", "Attention": "lightning_cas.core.network",
+    "MLP": "lightning_cas.core.network", "Linear": "lightning_cas.core.network", "Power": "lightning_cas.core.network",
+    "load_network": "lightning_cas.system.networks",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -1,7 +1,7 @@
 """The public dimension verbs and the reader of any result file: architecture first, keyword-only options.
 
 Every verb validates all its options through ``lightning_cas.options.resolve`` before any work
-and bounds the whole call by ``timeout`` (``lightning_cas.core.deadline``).
+and bounds the whole call by ``timeout`` (``lightning_cas.system.deadline``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.backends.numeric import dimension_numeric
 from lightning_cas.core.architecture import Architecture, as_network, from_network
-from lightning_cas.core.checks import check_path
+from lightning_cas.system.files import check_path
 from lightning_cas.core.network import Network
-from lightning_cas.core.points import InputData, as_point, inputs_from_array
-from lightning_cas.core.files import read_json
+from lightning_cas.system.points import InputData, as_point, inputs_from_array
+from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict

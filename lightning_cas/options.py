@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from lightning_cas.core.architecture import check_architecture
 from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value  # noqa: F401
-from lightning_cas.core.deadline import time_limit
+from lightning_cas.system.deadline import time_limit
 from lightning_cas.core.primes import check_prime as check_modulus
 from lightning_cas.core.primes import PRIME_LIMIT, is_prime, second_primes
 from lightning_cas.core.weights import MultiHead, point_from_dict
@@ -168,7 +168,7 @@ class Options:
     failure_bound: float | None = None  # of the given prime, where the verb states one up front
 
     def deadline(self):
-        """A context manager bounding the whole call by ``timeout`` (see lightning_cas.core.deadline)."""
+        """A context manager bounding the whole call by ``timeout`` (see lightning_cas.system.deadline)."""
         return time_limit(self.timeout)
 
 

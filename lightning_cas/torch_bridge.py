@@ -7,7 +7,7 @@ S = (K Y)^T (Q Y)), the causal mask keeps key i <= query j, softmax over the key
 on the outside: ``forward(x)`` takes x of shape (batch, tokens, d_0) and returns (batch, tokens, d_out)
 (our token matrices are the transposes: tokens are columns). Parameters are named
 ``blocks.{i}.{letter}`` (i from 0; q, k, v or w, o for attention, stacked over heads as (H, rows,
-cols); u, d for an mlp; p for a linear block): the same names ``core.points`` reads from .npz and
+cols); u, d for an mlp; p for a linear block): the same names ``system.points`` reads from .npz and
 .safetensors files, so ``torch.save(model.state_dict())`` can be converted with
 ``safetensors.torch.save_file`` and given to ``dim --at``.
 
@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
-from lightning_cas.core.points import WeightPoint, point_from_arrays, state_names
+from lightning_cas.system.points import WeightPoint, point_from_arrays, state_names
 from lightning_cas.errors import InputError
 
 

@@ -1,6 +1,6 @@
 """The rank of the parametrization's differential at given weights (functional dimension), exactly.
 
-A point's entries are exact rationals (a float is the binary rational it is, ``core.points``), so
+A point's entries are exact rationals (a float is the binary rational it is, ``system.points``), so
 for a polynomial network the rank at W is a question about exact numbers:
 
 * ``modp`` (default): the Jacobian at W on random token matrices (or on given ones), reduced mod two
@@ -29,13 +29,13 @@ import numpy as np
 from lightning_cas.backends.modp import (check_memory, check_modp_prime, dimension_modp, failure_numerator,
                                          sample_rank)
 from lightning_cas.backends.numeric import arb_bytes, check_numeric_memory, float_bytes
-from lightning_cas.core import deadline
+from lightning_cas.system import deadline
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Balls, Float64, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Network
-from lightning_cas.core.points import InputData, WeightPoint
+from lightning_cas.system.points import InputData, WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME, previous_prime
 from lightning_cas.core.results import DimensionResult, RankCertificate, Source
 from lightning_cas.core.symmetry import orbit_rank_modp

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from lightning_cas.core import deadline, progress
+from lightning_cas.system import deadline, progress
 from lightning_cas.core import rank_modp
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP

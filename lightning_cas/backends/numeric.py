@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from lightning_cas.backends.modp import available_bytes
-from lightning_cas.core import deadline, progress
+from lightning_cas.system import deadline, progress
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.checks import derived_seed

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from lightning_cas import api
 from lightning_cas.batch.tables import to_csv
-from lightning_cas.core.files import atomic_write_text
+from lightning_cas.system.files import atomic_write_text
 from lightning_cas.core.network import Attention, Linear, Network, Power
 from lightning_cas.core.verdict import Verdict, judge
 from lightning_cas.geometry.network_fibers import extra_directions

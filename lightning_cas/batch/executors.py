@@ -25,7 +25,7 @@ from lightning_cas.batch.spec import Job
 from lightning_cas.batch.records import Agreement, JobResult, Status, check_numbers, failed, judged
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES
 from lightning_cas.core.display import printable
-from lightning_cas.core.files import read_text
+from lightning_cas.system.files import read_text
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
 
@@ -35,7 +35,7 @@ def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
     prediction and verdict out (the executors ask that: the coordinator judges every answer itself,
     so a worker need not spend the prediction's time too).
 
-    The job's timeout is the verb's own deadline (lightning_cas.core.deadline): Macaulay2 runs get
+    The job's timeout is the verb's own deadline (lightning_cas.system.deadline): Macaulay2 runs get
     what is left of it, Python work is stopped by its alarm in a process's main thread (the local
     pool) and by its checks and killable children in any thread (Dask).
     """

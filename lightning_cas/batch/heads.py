@@ -19,7 +19,7 @@ from lightning_cas.batch.report import load_results, pyplot
 from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
-from lightning_cas.core.files import write_file
+from lightning_cas.system.files import write_file
 from lightning_cas.core.multihead import one_head_bound, refined_bound, span_dimension
 from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.theory import predict_dimension

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.core.files import parse_json, read_bytes
+from lightning_cas.system.files import parse_json, read_bytes
 from lightning_cas.errors import InputError
 
 MAX_LOCK_BYTES = 4096

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import check_seed, check_timeout
-from lightning_cas.core.files import parse_toml, read_text
+from lightning_cas.system.files import parse_toml, read_text
 from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import integer_text
 from lightning_cas.core.results import Record

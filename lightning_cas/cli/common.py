@@ -13,9 +13,10 @@ import click
 from lightning_cas import api
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
 from lightning_cas.core.checks import as_int, integer_value, real_value
-from lightning_cas.core.deadline import exit_on_terminate
+from lightning_cas.system.deadline import exit_on_terminate
 from lightning_cas.core.display import printable
 from lightning_cas.core.network import Network
+from lightning_cas.system.networks import load_network
 from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
 from lightning_cas.errors import InputError, LightningError, UnsupportedError
 
@@ -247,7 +248,7 @@ def parse_architecture(widths, attention, tokens, normalization) -> Architecture
         if normalization is not None:
             raise InputError("--normalization goes with --widths; in a network file each attention block has its "
                              "own normalization.")
-        net = Network.load(given["arch"])
+        net = load_network(given["arch"])
         if tokens is not None:
             net = Network(net.input, as_int(tokens, "--tokens"), net.blocks)
         return net

@@ -9,7 +9,7 @@ import click
 
 from lightning_cas import api
 from lightning_cas.backends.local import spectrum_bands
-from lightning_cas.core.points import load_inputs, load_weights
+from lightning_cas.system.points import load_inputs, load_weights
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, clean_errors,
                                       describe_provenance, method_options, parse_architecture)
 from lightning_cas.cli.progress import progress_display, run_label

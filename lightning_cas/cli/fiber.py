@@ -9,11 +9,12 @@ from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPT
                                       plain_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
 from lightning_cas.geometry.fibers import METHODS, fiber
-from lightning_cas.core import weights
+from lightning_cas.system import points
 from lightning_cas.core.architecture import from_network
 from lightning_cas.core.network import Network
-from lightning_cas.core.points import load_weights
-from lightning_cas.core.weights import load_point, random_point
+from lightning_cas.system.points import load_weights
+from lightning_cas.core.weights import random_point
+from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError
 
 
@@ -46,7 +47,7 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     if save_point is not None:
         if point is None:  # the verb draws the same point; drawn here only when it is to be saved
             point = random_point(arch, seed)
-        weights.save_point(point, save_point)
+        points.save_point(point, save_point)
     with progress_display(run_label("fiber", method), quiet=quiet or output != "text"):
         result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if output == "json":
@@ -80,7 +81,7 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
 
 def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2, quiet):
     """A network of blocks: the tangent ranks of geometry.network_fibers."""
-    from lightning_cas.core.files import check_output_target
+    from lightning_cas.system.files import check_output_target
 
     point = load_weights(net, at) if at is not None else None
     if save_point is not None:
@@ -106,7 +107,7 @@ def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, 
 
 
 def save_weights_file(point_dict, net, path) -> None:
-    from lightning_cas.core.points import point_from_data, save_weights
+    from lightning_cas.system.points import point_from_data, save_weights
 
     save_weights(point_from_data(net, point_dict), path)
 

@@ -17,7 +17,7 @@ from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEO
                                       plain_architecture)
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
-from lightning_cas.core.weights import load_point
+from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.geometry import claims
 from lightning_cas.geometry.boundary import boundary

@@ -1,5 +1,5 @@
 """The progress line of a long single run: a rich spinner on stderr, drawn from what the
-computation reports through core.progress (dim, verify and fiber use it)."""
+computation reports through system.progress (dim, verify and fiber use it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import threading
 import time
 
-from lightning_cas.core import progress
+from lightning_cas.system import progress
 from lightning_cas.core.display import printable
 
 SHOW_AFTER_S = 0.5  # runs shorter than this show nothing
@@ -99,7 +99,7 @@ def run_label(command: str, method: str | None) -> str:
 @contextlib.contextmanager
 def progress_display(label: str, *, quiet: bool = False):
     """While the body runs, a rich spinner on stderr says what the computation reports
-    (core.progress) and for how long; on a terminal only, never with --json or --quiet, and not
+    (system.progress) and for how long; on a terminal only, never with --json or --quiet, and not
     for runs shorter than half a second. The line is cleared when the body ends."""
     width = None if quiet else _stderr_terminal_width()
     if width is None:

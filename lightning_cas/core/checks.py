@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from collections.abc import Sequence
 
 from lightning_cas.core.numbers import integer_text
@@ -106,14 +105,6 @@ def string_sequence(values, name: str) -> tuple[str, ...]:
         if not isinstance(item, str):
             raise InputError(f"every entry of {name} must be a string, got {item!r}.")
     return tuple(items)
-
-
-def check_path(value, what: str) -> str:
-    """A path as str: a str or an os.PathLike, not empty, without NUL bytes."""
-    text = os.fspath(value) if isinstance(value, os.PathLike) else value
-    if not isinstance(text, str) or not text or "\x00" in text:
-        raise InputError(f"the {what} must be a path (a str or os.PathLike), got {shown(value)}.")
-    return text
 
 
 def check_seed(seed, name: str = "seed") -> int:

@@ -24,11 +24,10 @@ from __future__ import annotations
 __all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "WeightMatrix"]
 
 import math
-import os
 from dataclasses import dataclass, field, fields
 
 from lightning_cas.core.checks import as_int, integer_value
-from lightning_cas.core.blocks import (BLOCK_TYPES, KINDS, MAX_BLOCKS, MAX_NETWORK_BYTES, MAX_NETWORK_DEGREE,
+from lightning_cas.core.blocks import (BLOCK_TYPES, KINDS, MAX_BLOCKS, MAX_NETWORK_DEGREE,
                                        MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Attention, Block, Linear, Power,
                                        WeightMatrix, _KeyError)
 from lightning_cas.core.names import weight_name
@@ -113,24 +112,6 @@ class Network:
     def accepts(cls, data) -> bool:
         """A serialized network (has blocks), as opposed to an old-flag architecture (for union decoding)."""
         return isinstance(data, dict) and ("blocks" in data or "block" in data)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "Network":
-        """A network file (TOML, or JSON by its .json ending or leading brace), through the bounded reader."""
-        from lightning_cas.core.files import parse_json, parse_toml, read_text
-
-        name = os.fspath(path)
-        text = read_text(path, "network file", max_bytes=MAX_NETWORK_BYTES)
-        if name.endswith(".json") or text.lstrip().startswith("{"):
-            data = parse_json(text, f"network file {name!r}")
-        else:
-            try:
-                data = parse_toml(text, f"network file {name!r}")
-            except InputError:
-                raise
-            except Exception as exc:  # tomllib.TOMLDecodeError and friends
-                raise InputError(f"{name}: not valid TOML ({exc}).") from None
-        return cls.from_dict(data, source=name)
 
     def to_dict(self) -> dict:
         return {"input": self.input, "tokens": self.tokens, "blocks": [b.to_dict() for b in self.blocks]}

@@ -1,4 +1,5 @@
-"""Weight points: the JSON file format every command that takes a point uses, and random points.
+"""Weight points: the JSON format every command that takes a point uses, and random points
+(pure: reading and writing the files is system.points).
 
 Format: ``{"layers": [{"Q": [[...]], "K": [[...]], "V": [[...]]}, ...]}`` with integers, rationals as
 strings (``"3/4"``) or floats (read exactly: a float is the binary rational it is); a layer with
@@ -9,16 +10,13 @@ several heads is a ``MultiHead`` tuple of per-head (Q, K, V). Bad files are refu
 
 from __future__ import annotations
 
-import json
-import os
 from fractions import Fraction
 
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.checks import check_path, check_seed
+from lightning_cas.core.checks import check_seed
 from lightning_cas.errors import InputError
-from lightning_cas.core.files import atomic_write_text, read_json
 from lightning_cas.core.numbers import rational_text
 
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
@@ -130,13 +128,6 @@ def point_from_dict(arch: Architecture, data) -> Point:
     return tuple(point)
 
 
-def load_point(arch: Architecture, path: str | os.PathLike) -> Point:
-    """Read and validate a weight file through the bounded reader (no FIFOs, devices or huge or
-    deeply nested files); every problem is one clear InputError."""
-    data = read_json(check_path(path, "weight file"), "weight file", max_bytes=MAX_WEIGHT_BYTES)
-    return point_from_dict(arch, data)
-
-
 def point_to_dict(point: Point) -> dict:
     """JSON form; integers stay integers, other rationals become "p/q" strings."""
     def entry(q: Fraction):
@@ -146,11 +137,6 @@ def point_to_dict(point: Point) -> dict:
         return {name: [[entry(v) for v in row] for row in M] for name, M in zip("QKV", qkv)}
     return {"layers": [{"heads": [head(h) for h in layer]} if isinstance(layer, MultiHead) else head(layer)
                        for layer in point]}
-
-
-def save_point(point: Point, path: str | os.PathLike) -> None:
-    """Write atomically (temp file + rename); a target that is not a regular file is refused."""
-    atomic_write_text(path, json.dumps(point_to_dict(point)) + "\n", "weight file")
 
 
 def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:

@@ -19,9 +19,9 @@ import sympy
 from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.forward import evaluate
-from lightning_cas.core.deadline import Deadline
+from lightning_cas.system.deadline import Deadline
 from lightning_cas.core.network import Network
-from lightning_cas.core.points import as_point
+from lightning_cas.system.points import as_point
 from lightning_cas.geometry.network_fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
                                                   VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS,
                                                   network_fiber)

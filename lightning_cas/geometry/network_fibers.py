@@ -23,7 +23,7 @@ from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Attention, Network
-from lightning_cas.core.points import WeightPoint
+from lightning_cas.system.points import WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
 from lightning_cas.core.results import JsonResult, Provenance, Record, optional

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lightning_cas.core.deadline import Deadline, current, m2_limit
+from lightning_cas.system.deadline import Deadline, current, m2_limit
 from lightning_cas.macaulay2.parse import json_record
 from lightning_cas.macaulay2.render import write_script
 from lightning_cas.macaulay2.runner import DEFAULT_HEAP, DEFAULT_TIMEOUT, M2Session, run_script
@@ -24,7 +24,7 @@ class Macaulay2:
     ``binary``: a path or name (None: ``$LIGHTNING_CAS_M2``, else ``M2`` on PATH), looked up at the
     first run, so a command that never needs Macaulay2 never asks for it. ``session``: when given,
     every run is a ``load`` in that process (its own binary and heap apply). ``deadline``: None
-    means the command's current one (``lightning_cas.core.deadline.current()`` at the time of the
+    means the command's current one (``lightning_cas.system.deadline.current()`` at the time of the
     run), which is what a verb wants: it opens its time limit after building the connection.
     """
 

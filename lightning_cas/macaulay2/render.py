@@ -17,7 +17,7 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from lightning_cas.core.files import atomic_write_text, make_private, private_dir, read_bytes
+from lightning_cas.system.files import atomic_write_text, make_private, private_dir, read_bytes
 from lightning_cas.errors import InputError
 
 PACKAGE = "LightningCAS.m2"

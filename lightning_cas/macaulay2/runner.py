@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.core.checks import check_timeout
-from lightning_cas.core.deadline import die_with_parent
-from lightning_cas.core.files import private_dir
+from lightning_cas.system.deadline import die_with_parent
+from lightning_cas.system.files import private_dir
 from lightning_cas.errors import (M2CrashError, M2Error, M2NotFoundError, M2OutputError, M2ScriptError,
                                   M2TimeoutError)
 

@@ -185,7 +185,7 @@ def test_timeout_stops_python_side_work(args):
 
 
 def test_deadline_is_shared_by_nested_verbs():
-    from lightning_cas.core.deadline import current, time_limit
+    from lightning_cas.system.deadline import current, time_limit
 
     with time_limit(30) as outer:
         with time_limit(100) as inner:
@@ -196,7 +196,7 @@ def test_deadline_is_shared_by_nested_verbs():
 
 
 def test_deadline_alarm_interrupts_pure_python():
-    from lightning_cas.core.deadline import time_limit
+    from lightning_cas.system.deadline import time_limit
 
     start = time.monotonic()
     with pytest.raises(TimeLimitError):
@@ -462,7 +462,7 @@ def test_a_stoppable_computation_gives_the_same_answer_as_a_plain_one():
 
 
 def test_an_error_inside_a_stoppable_computation_reaches_the_caller():
-    from lightning_cas.core.deadline import stoppable, time_limit
+    from lightning_cas.system.deadline import stoppable, time_limit
 
     def refuse():
         raise InputError("refused in the child")

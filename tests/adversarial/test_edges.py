@@ -26,8 +26,8 @@ from lightning_cas.batch.makerules import make_rules
 from lightning_cas.batch.spec import parse_spec
 from lightning_cas.batch.store import ResultStore, record_checksum, verify_record
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.files import read_json, read_text
-from lightning_cas.core.weights import load_point
+from lightning_cas.system.files import read_json, read_text
+from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.render import script_dir
 

@@ -34,7 +34,7 @@ from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TooLargeError
 from lightning_cas.macaulay2.render import (LOAD_LINE, SEARCH_PATH_LINE, SEED_LINE, m2_literal, package_file, render,
                                            template_dir)
-from lightning_cas.core.weights import load_point
+from lightning_cas.system.points import load_point
 from tests.support import wait_until
 
 REPO = Path(__file__).resolve().parents[2]

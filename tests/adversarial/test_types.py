@@ -145,7 +145,7 @@ REFUSED = {
     "M2Session(timeout=nan)": lambda: lightning_cas.M2Session(timeout=float("nan")),
     "M2Session(timeout='5')": lambda: lightning_cas.M2Session(timeout="5"),
     "fiber(point with an unknown key)": lambda: lightning_cas.fiber(A22, {**POINT, "junk": 1}, method="modp"),
-    "load_point(None)": lambda: importlib.import_module("lightning_cas.core.weights").load_point(A22, None),
+    "load_point(None)": lambda: importlib.import_module("lightning_cas.system.points").load_point(A22, None),
     "sweep(only='abc')": lambda: sweep(only="abc"),
     "sweep(only={'abc'})": lambda: sweep(only={"w2-2_a1_t2_none"}),
     "sweep(only=[3])": lambda: sweep(only=[3]),

@@ -12,10 +12,10 @@ import sympy
 
 from lightning_cas import api
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.examples import konda_point
+from lightning_cas.system.examples import konda_point
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
-from lightning_cas.core.points import WeightPoint, as_point
+from lightning_cas.system.points import WeightPoint, as_point
 from lightning_cas.core.softmax import jacobian as float_jacobian
 from lightning_cas.errors import InputError, UnsupportedError
 

@@ -12,7 +12,7 @@ from lightning_cas import api  # noqa: E402
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
 from lightning_cas.core.network import MLP, Attention, Linear, Network  # noqa: E402
-from lightning_cas.core.points import load_weights  # noqa: E402
+from lightning_cas.system.points import load_weights  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.torch_bridge import TorchNetwork, point_from_state_dict  # noqa: E402
 

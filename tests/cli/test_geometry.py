@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from lightning_cas.cli.geometry import run_with_progress, spinner
-from lightning_cas.core.deadline import time_limit
+from lightning_cas.system.deadline import time_limit
 from lightning_cas.errors import TimeLimitError
 from tests.support import wait_until
 

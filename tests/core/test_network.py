@@ -8,6 +8,7 @@ import pytest
 from lightning_cas.core.architecture import Architecture, from_network
 from lightning_cas.core.model import flat_weight_symbols
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.system.networks import load_network
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.errors import InputError
 
@@ -39,7 +40,7 @@ degree = 2
 def test_the_documented_example_file_loads_with_its_defaults(tmp_path):
     path = tmp_path / "net.toml"
     path.write_text(EXAMPLE)
-    net = Network.load(path)
+    net = load_network(path)
     assert net.widths == (4, 4, 4, 1, 1)
     assert net.blocks[1] == MLP(hidden=8, degree=2, out=4, residual=False)
     # Q, K, W: 2 x 4 each, O: 4 x 2; U: 8 x 4, D: 4 x 8; P: 1 x 4
@@ -50,7 +51,7 @@ def test_the_documented_example_file_loads_with_its_defaults(tmp_path):
     again = tmp_path / "net.json"
     import json
     again.write_text(json.dumps(net.to_dict()))
-    assert Network.load(again) == net
+    assert load_network(again) == net
 
 
 @pytest.mark.parametrize("body, match", [
@@ -71,7 +72,7 @@ def test_a_bad_block_file_is_refused_naming_file_block_and_key(tmp_path, body, m
     path = tmp_path / "bad.toml"
     path.write_text("input = 4\ntokens = 3\n" + body + "\n")
     with pytest.raises(InputError, match=match) as info:
-        Network.load(path)
+        load_network(path)
     assert str(path) in str(info.value) and "\n" not in str(info.value)
 
 
@@ -80,11 +81,11 @@ def test_files_that_are_not_files_are_refused(tmp_path):
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="FIFO"):
-        Network.load(fifo)
+        load_network(fifo)
     big = tmp_path / "big.toml"
     big.write_text("# " + "x" * (2 * 1024 * 1024))
     with pytest.raises(InputError, match="larger|above|bytes|MiB"):
-        Network.load(big)
+        load_network(big)
     with pytest.raises(InputError, match="missing"):
         Network.from_dict({"tokens": 3, "blocks": []})
     with pytest.raises(InputError, match="degree .* above"):

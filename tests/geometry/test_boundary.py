@@ -25,10 +25,10 @@ from lightning_cas.geometry.records import Stratum
 from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.geometry.strata import candidate_record, critical_image_by_elimination, stratum_samples
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.deadline import Deadline
+from lightning_cas.system.deadline import Deadline
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.cli import main
-from lightning_cas.core.weights import save_point
+from lightning_cas.system.points import save_point
 
 PARALLEL, RANK11 = Stratum.PARALLEL, Stratum.RANK11
 CASES = [(2, 1, 1), (2, 1, 2), (3, 1, 1), (2, 2, 1), (2, 2, 2)]
@@ -218,11 +218,11 @@ def test_one_token_211_boundary_is_the_discriminant_of_binary_cubics(m2):
 
 
 def test_one_time_limit_for_the_whole_command(m2):
-    from lightning_cas.core.deadline import Deadline
+    from lightning_cas.system.deadline import Deadline
     from lightning_cas.errors import TimeLimitError
 
     assert Deadline(None).left() is None
-    with pytest.raises(TimeLimitError):  # the Deadline moved to lightning_cas.core.deadline; it bounds Python work too
+    with pytest.raises(TimeLimitError):  # system.deadline bounds Python work too
         Deadline(0.0).left()
     # (2,2,2): the slices run alone takes about a minute, so 3 s stop it, cleanly, with one line
     out = CliRunner().invoke(main, ["boundary", "--widths", "2,2", "--attention", "2", "--timeout", "3", "--m2", m2])

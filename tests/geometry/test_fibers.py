@@ -24,7 +24,8 @@ from lightning_cas.geometry.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION
                                           VERDICT_ORBIT,
                                   FiberResult, fiber, orbit_tangents, same_function)
 from tests.support import Field, jacobian
-from lightning_cas.core.weights import flat, point_from_dict, random_point, save_point
+from lightning_cas.core.weights import flat, point_from_dict, random_point
+from lightning_cas.system.points import save_point
 from lightning_cas.core.theory import predict_fiber_dimension
 
 

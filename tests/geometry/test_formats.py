@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.weights import save_point
+from lightning_cas.system.points import save_point
 from lightning_cas.macaulay2.render import package_file
 
 ONE_LAYER = {"211": ["--widths", "2,1", "--attention", "1"], "212": ["--widths", "2,1", "--attention", "2"]}

@@ -25,7 +25,8 @@ from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main
 from lightning_cas.errors import UnsupportedError
-from lightning_cas.core.weights import random_point, save_point
+from lightning_cas.core.weights import random_point
+from lightning_cas.system.points import save_point
 from lightning_cas.core.theory import predict_dimension
 
 A211 = Architecture((2, 1), (1,), 2)

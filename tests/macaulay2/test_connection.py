@@ -9,7 +9,7 @@ import pytest
 
 from lightning_cas.api import dimension
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.deadline import Deadline, time_limit
+from lightning_cas.system.deadline import Deadline, time_limit
 from lightning_cas.errors import InputError, M2TimeoutError, TimeLimitError
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import package_params

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.core.checks import check_path
+from lightning_cas.system.files import check_path
 from lightning_cas.backends.m2 import M2_PRIME, check_implicit_size, jacobian_size
 from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers, judged, upgrade_result
 from lightning_cas.batch.report import scan
@@ -31,7 +31,7 @@ from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
-from lightning_cas.core.files import read_json
+from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.errors import InputError, LightningError
 

@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.core.checks import check_path
+from lightning_cas.system.files import check_path
 from lightning_cas.batch.notebook.build import KERNELSPEC, META, JobCell, build_notebook, md, nbformat_modules
 from lightning_cas.batch.notebook.judge import INCOMPLETE, CellOutcome, cell_text, clean_outputs, judge, safe_records
 from lightning_cas.batch.notebook.kernel import ATTEMPTS, STARTUP_S, Kernel, kernel_spec
 from lightning_cas.batch.records import Status
 from lightning_cas.core.display import printable
-from lightning_cas.core.files import write_file
+from lightning_cas.system.files import write_file
 from lightning_cas.errors import InputError, LightningError, NotebookKernelError
 
 KERNEL = KERNELSPEC["name"]

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from lightning_cas.core.display import printable
-from lightning_cas.core.files import private_dir, read_bytes, write_file
+from lightning_cas.system.files import private_dir, read_bytes, write_file
 from lightning_cas.errors import InputError, NotebookKernelError
 from lightning_cas.macaulay2.render import PACKAGE, template_dir
 from lightning_cas.macaulay2.runner import kernel_environment as m2_kernel_environment

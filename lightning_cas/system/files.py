@@ -22,20 +22,27 @@ signs result records. A directory that fails those checks is refused, never used
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import tempfile
-import tomllib
 import uuid
 from pathlib import Path
 
-from lightning_cas.core.numbers import allow_long_integers
+# the readers decode what they read with the pure parsers (re-exported: one import for callers)
+from lightning_cas.core.documents import MAX_NESTING, check_depth, parse_json, parse_toml  # noqa: F401
+from lightning_cas.core.checks import shown
 from lightning_cas.errors import InputError, OutputError
 
 MAX_BYTES = 8 * 1024 * 1024  # default cap: far above any spec, weight file or record we write
-MAX_NESTING = 32  # nesting of JSON arrays/objects or TOML tables/arrays; our formats need < 8
 PRIVATE_ENV = "LIGHTNING_CAS_PRIVATE_DIR"
+
+
+def check_path(value, what: str) -> str:
+    """A path as str: a str or an os.PathLike, not empty, without NUL bytes."""
+    text = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(text, str) or not text or "\x00" in text:
+        raise InputError(f"the {what} must be a path (a str or os.PathLike), got {shown(value)}.")
+    return text
 
 
 def _kind(mode: int) -> str:
@@ -99,58 +106,11 @@ def read_text(path: str | os.PathLike, what: str = "file", *, max_bytes: int = M
         raise InputError(f"the {what} {os.fspath(path)!r} is not UTF-8 text.") from None
 
 
-def check_depth(value, what: str = "document", max_depth: int = MAX_NESTING) -> None:
-    """Refuse a decoded document nested deeper than ``max_depth`` (checked without recursion, so
-    later recursive code such as ``json.dumps`` or ``repr`` can never overflow the stack)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > max_depth:
-            raise InputError(f"the {what} is nested more than {max_depth} levels deep.")
-        stack.extend((child, depth + 1) for child in children)
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number")
-
-
-def parse_json(text: str, what: str = "document", max_depth: int = MAX_NESTING):
-    """Decode JSON text with the depth cap; NaN/Infinity and integers beyond the long-integer limit
-    (core.numbers) are refused."""
-    allow_long_integers()
-    try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise InputError(f"the {what} is nested more than {max_depth} levels deep.") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"the {what} is not valid JSON: {exc.msg} at line {exc.lineno}.") from None
-    except ValueError as exc:  # NaN/Infinity, or Python's limit on integer digits
-        raise InputError(f"the {what} holds a value lightning_cas does not accept ({exc}).") from None
-    check_depth(value, what, max_depth)
-    return value
-
-
 def read_json(path: str | os.PathLike, what: str = "JSON file", *, max_bytes: int = MAX_BYTES,
               max_depth: int = MAX_NESTING, follow_symlinks: bool = True):
     """A bounded JSON file, decoded; every problem is one InputError naming the file."""
     text = read_text(path, what, max_bytes=max_bytes, follow_symlinks=follow_symlinks)
     return parse_json(text, f"{what} {os.fspath(path)!r}", max_depth)
-
-
-def parse_toml(text: str, what: str = "TOML document", max_depth: int = MAX_NESTING) -> dict:
-    """Decode TOML with the depth cap (tomllib recurses on nested arrays and inline tables)."""
-    try:
-        value = tomllib.loads(text)
-    except RecursionError:
-        raise InputError(f"the {what} is nested more than {max_depth} levels deep.") from None
-    check_depth(value, what, max_depth)
-    return value
 
 
 def _refuse_target(name: str, what: str, replace_entries: bool) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import MLP, Attention, Linear, Network
-from lightning_cas.core.points import (WeightPoint, as_point, load_inputs, load_weights, point_from_data,
+from lightning_cas.system.points import (WeightPoint, as_point, load_inputs, load_weights, point_from_data,
                                        safetensors_arrays, save_weights, state_names)
 from lightning_cas.errors import InputError
 

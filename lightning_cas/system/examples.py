@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.points import InputData, WeightPoint
+from lightning_cas.system.points import InputData, WeightPoint
 
 KONDA = Architecture((4, 4, 4, 4), (2, 2, 2), 3, "softmax")
 

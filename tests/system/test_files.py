@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from lightning_cas.core import files
-from lightning_cas.core.files import atomic_write_text, write_file
+from lightning_cas.system import files
+from lightning_cas.system.files import atomic_write_text, write_file
 from lightning_cas.errors import InputError, OutputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,7 +145,7 @@ def test_a_file_size_limit_is_one_sentence_and_leaves_the_old_file(tmp_path):
     child = textwrap.dedent(f"""
         import resource, sys
         resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
-        from lightning_cas.core.files import write_file
+        from lightning_cas.system.files import write_file
         from lightning_cas.errors import OutputError
         try:
             write_file({str(target)!r}, "z" * (1 << 20), "result")

@@ -28,10 +28,11 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture, as_network
-from lightning_cas.core.files import parse_json, read_bytes
+from lightning_cas.core import weights
+from lightning_cas.system.files import atomic_write_text, check_path, parse_json, read_bytes, read_json
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.core.weights import SMALLEST_NORMAL, flat, parse_entry, point_from_dict
-from lightning_cas.core.arrays import npy_array, npz_arrays, safetensors_arrays
+from lightning_cas.system.arrays import npy_array, npz_arrays, safetensors_arrays
 from lightning_cas.errors import InputError
 
 MAX_POINT_BYTES = 512 * 1024 * 1024  # a trained model's weights; the engine refuses sizes it cannot finish
@@ -277,7 +278,7 @@ def load_weights(arch: Architecture | Network, path: str | os.PathLike) -> Weigh
 
 def save_weights(point: WeightPoint, path: str | os.PathLike) -> None:
     """The JSON blocks form, written atomically."""
-    from lightning_cas.core.files import atomic_write_text
+    from lightning_cas.system.files import atomic_write_text
 
     atomic_write_text(path, json.dumps(point.to_dict()) + "\n")
 
@@ -336,3 +337,16 @@ def load_inputs(arch: Architecture | Network, path: str | os.PathLike) -> InputD
         return InputData(np.array(nested, dtype=object), os.path.basename(name), _digest(data))
     out = inputs_from_array(arch, arr, name)
     return InputData(out.values, os.path.basename(name), _digest(data))
+
+
+# The old-flag weight file (core.weights has the format): read and written here, through the one door.
+def load_point(arch: Architecture, path: str | os.PathLike) -> tuple:
+    """Read and validate a weight file through the bounded reader (no FIFOs, devices or huge or
+    deeply nested files); every problem is one clear InputError."""
+    data = read_json(check_path(path, "weight file"), "weight file", max_bytes=weights.MAX_WEIGHT_BYTES)
+    return weights.point_from_dict(arch, data)
+
+
+def save_point(point: tuple, path: str | os.PathLike) -> None:
+    """Write atomically (temp file + rename); a target that is not a regular file is refused."""
+    atomic_write_text(path, json.dumps(weights.point_to_dict(point)) + "\n", "weight file")

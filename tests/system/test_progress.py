@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from lightning_cas.core import progress
-from lightning_cas.core.progress import Progress, Snapshot
+from lightning_cas.system import progress
+from lightning_cas.system.progress import Progress, Snapshot
 
 
 def test_reports_reach_the_watcher_and_a_new_task_clears_the_count():

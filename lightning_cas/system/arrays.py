@@ -9,7 +9,7 @@ import struct
 
 import numpy as np
 
-from lightning_cas.core.files import parse_json
+from lightning_cas.system.files import parse_json
 from lightning_cas.errors import InputError
 
 MAX_HEADER_BYTES = 16 * 1024 * 1024
