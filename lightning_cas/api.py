@@ -12,7 +12,6 @@ import os
 
 from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
                                           rank_at_point_softmax)
-from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.backends.numeric import dimension_numeric
 from lightning_cas.core.architecture import Architecture, as_network, from_network
@@ -117,6 +116,8 @@ def _compute_dimension(arch: Architecture | Network, opts, deadline) -> Dimensio
                                "use --method modp or --method jacobian.")
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
+    if method in ("jacobian", "implicit"):  # the Macaulay2 backend loads only for the runs that need it
+        from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
     if method == "jacobian":
         return dimension_jacobian(arch, opts.macaulay2, seed=opts.seed, prime=opts.prime)
     if method == "implicit":

@@ -17,15 +17,10 @@ from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEO
                                       plain_architecture)
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
-from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.geometry import claims
-from lightning_cas.geometry.boundary import boundary
-from lightning_cas.geometry.formats import latex_document, m2_script
-from lightning_cas.geometry.implicit import implicit
-from lightning_cas.geometry.pointwise import is_singular
-from lightning_cas.geometry.singular import SINGULAR_METHOD_SPELLINGS, singular_locus
-from lightning_cas.options import resolve
+from lightning_cas.core.methods import SINGULAR_METHOD_SPELLINGS
+
+# the geometry modules (sympy, Macaulay2) load inside each command, so --help needs neither
 
 SHORT_TABLE = 12  # coordinates listed in text output before "... (n more: --coordinates)"
 COORDINATES_OPTION = click.option("--coordinates", "all_coordinates", is_flag=True,
@@ -52,6 +47,8 @@ def _ideal_formats(fn):
 
 def _emit(res, output: str) -> bool:
     """Print ``res`` in a machine format; False for text (the command prints its own summary)."""
+    from lightning_cas.geometry.formats import latex_document, m2_script
+
     if output == "json":
         click.echo(res.to_json())
     elif output == "m2":
@@ -89,6 +86,8 @@ def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architectu
     if arch.multihead:
         raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
                                "for several heads use dim, verify or fiber.")
+    from lightning_cas.options import resolve
+
     resolve(verb, arch, seed=seed, timeout=timeout, m2=m2)
     return arch
 
@@ -160,6 +159,8 @@ def _how(result) -> str:
 def implicit_command(widths, attention, tokens, output, seed, timeout, m2, one_coordinate, runs, no_ideal,
                      all_coordinates):
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
+    from lightning_cas.geometry.implicit import implicit
+
     arch = _arch(widths, attention, tokens, "implicit", seed, timeout, m2)
     res = run_with_progress(
         "running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)",
@@ -207,6 +208,10 @@ def _count(values):
 def singular_command(widths, attention, tokens, output, seed, timeout, m2, at, one_coordinate, method,
                      all_coordinates):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
+    from lightning_cas.geometry.pointwise import is_singular
+    from lightning_cas.geometry.singular import singular_locus
+    from lightning_cas.system.points import load_point
+
     arch = _arch(widths, attention, tokens, "singular_locus", seed, timeout, m2)
     if at is not None:
         _no_ideals(output, "singular --at")
@@ -270,6 +275,9 @@ def _echo_strata(res) -> None:
 @clean_errors
 def boundary_command(widths, attention, tokens, output, seed, timeout, m2, at, verdict_only, all_coordinates):
     """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
+    from lightning_cas.geometry.boundary import boundary
+    from lightning_cas.system.points import load_point
+
     arch = _arch(widths, attention, tokens, "boundary", seed, timeout, m2)
     if verdict_only:
         _no_ideals(output, "boundary --verdict-only")
@@ -316,6 +324,8 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, at, v
 def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointwise_only):
     """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture;
     exit 3 on a disagreement."""
+    from lightning_cas.geometry import claims
+
     arch = _arch(widths, attention, tokens, "check_claims", seed, timeout, m2)
     res = run_with_progress("running Macaulay2 (singular locus, critical image, strata)",
                             lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2,

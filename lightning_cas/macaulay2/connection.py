@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
+from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT
 from lightning_cas.system.deadline import Deadline, current, m2_limit
-from lightning_cas.macaulay2.parse import json_record
-from lightning_cas.macaulay2.render import write_script
-from lightning_cas.macaulay2.runner import DEFAULT_HEAP, DEFAULT_TIMEOUT, M2Session, run_script
+
+if TYPE_CHECKING:
+    from lightning_cas.macaulay2.runner import M2Session
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,11 @@ class Macaulay2:
         Without any limit a script still stops after ``DEFAULT_TIMEOUT`` seconds (a session after
         its own timeout): Macaulay2 never runs unbounded.
         """
+        # the renderer, the parser and the process machinery load at the first run, not with the connection
+        from lightning_cas.macaulay2.parse import json_record
+        from lightning_cas.macaulay2.render import write_script
+        from lightning_cas.macaulay2.runner import run_script
+
         deadline = self.limit()
         left = deadline.left("before the next Macaulay2 run")
         script = write_script(template, **params)
