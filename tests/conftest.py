@@ -92,10 +92,15 @@ def _private_script_dir(tmp_path_factory, monkeypatch):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every test that asks for the ``m2`` fixture is marked ``m2``, so the fast loop
-    ``pytest -m "not m2 and not slow"`` needs no Macaulay2 and no marker can be forgotten."""
+    """Every test that asks for the ``m2`` fixture (or names a fixture that does in a parameter) is marked
+    ``m2``, so the fast loop ``pytest -m "not m2 and not slow"`` needs no Macaulay2 and no marker can be
+    forgotten."""
+    fixtures = config.pluginmanager.get_plugin("funcmanage")
     for item in items:
-        if "m2" in getattr(item, "fixturenames", ()):
+        # a parameter that names a Macaulay2 fixture (``request.getfixturevalue(which)``) counts too
+        named = [v for v in getattr(getattr(item, "callspec", None), "params", {}).values() if isinstance(v, str)]
+        if "m2" in getattr(item, "fixturenames", ()) or any(
+                "m2" in d.argnames for v in named for d in (fixtures.getfixturedefs(v, item) or ())):
             item.add_marker(pytest.mark.m2)
 
 

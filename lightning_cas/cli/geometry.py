@@ -112,9 +112,9 @@ def _how(result) -> str:
 def implicit_command(widths, attention, tokens, output, seed, timeout, m2, quiet, one_coordinate, runs, no_ideal,
                      all_coordinates):
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
-    from lightning_cas.geometry.implicit import implicit
-
     arch = _arch(widths, attention, tokens, "implicit", seed, timeout, m2)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
+    from lightning_cas.geometry.implicit import implicit
     res = _run("implicit",
                "running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)",
                lambda: implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs,
@@ -162,11 +162,11 @@ def _count(values):
 def singular_command(widths, attention, tokens, output, seed, timeout, m2, quiet, at, one_coordinate, method,
                      all_coordinates):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
+    arch = _arch(widths, attention, tokens, "singular_locus", seed, timeout, m2)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
     from lightning_cas.geometry.pointwise import is_singular
     from lightning_cas.geometry.singular import singular_locus
     from lightning_cas.system.points import load_point
-
-    arch = _arch(widths, attention, tokens, "singular_locus", seed, timeout, m2)
     if at is not None:
         _no_ideals(output, "singular --at")
         point = load_point(arch, at)
@@ -231,10 +231,10 @@ def _echo_strata(res) -> None:
 def boundary_command(widths, attention, tokens, output, seed, timeout, m2, quiet, at, verdict_only,
                      all_coordinates):
     """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
+    arch = _arch(widths, attention, tokens, "boundary", seed, timeout, m2)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
     from lightning_cas.geometry.boundary import boundary
     from lightning_cas.system.points import load_point
-
-    arch = _arch(widths, attention, tokens, "boundary", seed, timeout, m2)
     if verdict_only:
         _no_ideals(output, "boundary --verdict-only")
     point = load_point(arch, at) if at is not None else None
@@ -280,9 +280,9 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, quiet
 def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, quiet, pointwise_only):
     """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture;
     exit 3 on a disagreement."""
-    from lightning_cas.geometry import claims
-
     arch = _arch(widths, attention, tokens, "check_claims", seed, timeout, m2)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
+    from lightning_cas.geometry import claims
     res = _run("claims", "running Macaulay2 (singular locus, critical image, strata)",
                lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2, full=not pointwise_only),
                timeout, quiet or as_json)
