@@ -26,12 +26,14 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
                 inputs, exact, spectrum):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     from lightning_cas import api
-    from lightning_cas.backends.local import spectrum_bands
-    from lightning_cas.system.points import load_inputs, load_weights
 
     arch = parse_architecture(widths, attention, tokens, normalization)
-    point = None if at is None else load_weights(arch, at)
-    data = None if inputs is None else load_inputs(arch, inputs)
+    point = data = None
+    if at is not None or inputs is not None:  # the file readers load only for the files
+        from lightning_cas.system.points import load_inputs, load_weights
+
+        point = None if at is None else load_weights(arch, at)
+        data = None if inputs is None else load_inputs(arch, inputs)
     with progress_display(run_label("dim", method), quiet=quiet or as_json):
         result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
                                inputs=data, exact=exact, spectrum=spectrum)
@@ -55,6 +57,8 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
         if result.failure_bound is not None:
             click.echo(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
         if result.spectrum:
+            from lightning_cas.backends.local import spectrum_bands
+
             click.echo("spectrum bands (count: largest .. smallest): " + "; ".join(
                 f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
         for note in result.notes:
