@@ -44,8 +44,11 @@ demo: setup
 	$(VENV)/bin/lightning-cas verify --arch examples/transformer.toml
 	$(VENV)/bin/lightning-cas dim --widths 2,1 --attention 1 --at examples/critical_point.json
 
+# two workers (the CI machine's two cores), each with its own temp dir and Macaulay2 session; a test
+# file stays on one worker, so its module fixtures (implicit ideals, boundary runs) are computed once
+WORKERS ?= 2
 test: setup lint
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --durations=10
 
 # ruff, and the layer order of pyproject.toml (a module imports only from its layer or below)
 lint: setup

@@ -14,6 +14,8 @@ Sections (``--only`` picks one):
 * ``softmax`` -- ``bench_softmax.run_softmax_bench`` (the paper's softmax sweep).
 * ``rank`` -- ``bench_rank.run_rank_bench`` (exact dimension at real sizes).
 * ``blocks`` -- ``bench_blocks.run_blocks_bench`` (networks of blocks, ranks at given weights, Konda).
+* ``ratios`` -- ``bench_ratios.run_ratio_bench`` (the 1536-weight CLI call against one naive python-flint
+  rank, the 6144-weight rank against the BLAS matmul, the start-up against bare imports: each pair in one run).
 
 The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
 table is printed at the end and written as Markdown next to the JSON. Disagreements between
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from lightning_cas.system.files import atomic_write_text
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks")
+SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
           "paper": "paper-protocol float (worker peak RSS, torch included)",
@@ -548,6 +550,10 @@ def render_markdown(results: dict) -> str:
         from benchmarks.bench_blocks import blocks_markdown
 
         out += ["", blocks_markdown(secs["blocks"]).rstrip()]
+    if secs.get("ratios"):
+        from benchmarks.bench_ratios import ratio_markdown
+
+        out += ["", ratio_markdown(secs["ratios"]).rstrip()]
     return "\n".join(out) + "\n"
 
 
@@ -639,6 +645,11 @@ def main(argv=None) -> int:
             from benchmarks.bench_rank import run_rank_bench
 
             rows.extend(run_rank_bench(quick=args.quick, seed=args.seed, progress=lambda m: print(m, flush=True)))
+            save(out, results)
+        elif section == "ratios":
+            from benchmarks.bench_ratios import run_ratio_bench
+
+            rows.extend(run_ratio_bench(quick=args.quick, seed=args.seed, progress=lambda m: print(m, flush=True)))
             save(out, results)
         elif section == "blocks":
             from benchmarks.bench_blocks import run_blocks_bench

@@ -10,15 +10,10 @@ import dataclasses
 import importlib
 import os
 
-from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
-                                          rank_at_point_softmax)
-from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
-from lightning_cas.backends.numeric import dimension_numeric
 from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.system.files import check_path
 from lightning_cas.core.network import Network
-from lightning_cas.system.points import InputData, as_point, inputs_from_array
 from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
@@ -51,9 +46,13 @@ def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int =
     for name, flag in (("exact", exact), ("spectrum", spectrum)):
         if not isinstance(flag, bool):
             raise InputError(f"{name} must be True or False, got {flag!r}.")
-    point = None if at is None else as_point(arch, at, "the point")
-    data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
-                                        inputs_from_array(arch, inputs, "the inputs"))
+    point = data = None
+    if at is not None or inputs is not None:  # the readers of points and inputs load only for them
+        from lightning_cas.system.points import InputData, as_point, inputs_from_array
+
+        point = None if at is None else as_point(arch, at, "the point")
+        data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
+                                            inputs_from_array(arch, inputs, "the inputs"))
     with opts.deadline() as deadline:
         if point is None and data is None and not exact and not spectrum:
             return _dimension(arch, opts, deadline)
@@ -62,6 +61,9 @@ def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int =
 
 def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionResult:
     """The rank at a point and/or on given inputs (backends.local), with the float spectrum when asked."""
+    from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
+                                              rank_at_point_softmax)
+
     net = as_network(arch)
     if opts.method not in ("auto", "modp") or (exact and opts.method == "modp"):
         raise UnsupportedError("the rank at given weights or inputs is computed by the default method (exact mod "
@@ -117,10 +119,14 @@ def _compute_dimension(arch: Architecture | Network, opts, deadline) -> Dimensio
                                "use --method modp or --method jacobian.")
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
+    if method in ("jacobian", "implicit"):  # the Macaulay2 backend loads only for the runs that need it
+        from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
     if method == "jacobian":
         return dimension_jacobian(arch, opts.macaulay2, seed=opts.seed, prime=opts.prime)
     if method == "implicit":
         return dimension_implicit(arch, opts.macaulay2, seed=opts.seed)
+    from lightning_cas.backends.numeric import dimension_numeric  # the float baseline loads only for its runs
+
     return dimension_numeric(arch, seed=opts.seed)
 
 
@@ -190,6 +196,8 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     """
     light = Architecture(arch.widths, arch.attention, arch.tokens, "none", arch.heads)
     soft = Architecture(arch.widths, arch.attention, arch.tokens, "softmax", arch.heads)
+    from lightning_cas.backends.numeric import dimension_numeric
+
     rl, rs = dimension_modp(light, seed=seed), dimension_numeric(soft, seed=seed)
     pl, ps = predict_dimension(light), predict_dimension(soft)
     diff = rs.dimension - rl.dimension

@@ -15,21 +15,17 @@ from fractions import Fraction
 from lightning_cas.core.architecture import check_architecture
 from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value  # noqa: F401
 from lightning_cas.system.deadline import time_limit
+from lightning_cas.core.methods import (DIMENSION_METHODS, FIBER_METHODS, METHOD_ALIASES,  # noqa: F401
+                                       SINGULAR_METHOD_SPELLINGS, SINGULAR_METHODS)
 from lightning_cas.core.primes import check_prime as check_modulus
 from lightning_cas.core.primes import PRIME_LIMIT, is_prime, second_primes
 from lightning_cas.core.weights import MultiHead, point_from_dict
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.connection import Macaulay2
-from lightning_cas.macaulay2.runner import M2Session
 
 MAX_FAILURE_BOUND = 1e-3  # a prime whose Schwartz-Zippel bound is not below this is refused
 MAX_PARALLEL_JOBS = 256
 
-# the methods each verb accepts; "jacobian" is the old spelling of the singular locus' "whole-ideal"
-DIMENSION_METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
-FIBER_METHODS = ("auto", "m2", "modp")
-SINGULAR_METHODS = ("strata", "whole-ideal")
-METHOD_ALIASES = {"singular_locus": {"jacobian": "whole-ideal"}}
 VERB_METHODS = {"dimension": DIMENSION_METHODS, "verify": DIMENSION_METHODS, "sweep": DIMENSION_METHODS,
                 "fiber": FIBER_METHODS, "singular_locus": SINGULAR_METHODS}
 DEFAULT_METHODS = {"dimension": "auto", "verify": "auto", "sweep": "auto", "fiber": "auto",
@@ -130,6 +126,8 @@ def check_session(session):
     """None or an ``M2Session`` (one Macaulay2 process reused by every run of the verb)."""
     if session is None:
         return None
+    from lightning_cas.macaulay2.runner import M2Session  # a session exists only when the runner was loaded
+
     if not isinstance(session, M2Session):
         raise InputError(f"session must be an M2Session, got {type(session).__name__}.")
     return session

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,30 +24,83 @@ def _m2_binary():
     return shutil.which(os.environ.get("LIGHTNING_CAS_M2") or "M2")
 
 
+# Tests of how one Macaulay2 process is started, limited, killed and isolated see a process per script;
+# every other test runs its Macaulay2 scripts in one session per worker (Macaulay2 and the package start
+# once). A single test opts out with @pytest.mark.fresh_m2.
+FRESH_M2 = ("tests/macaulay2/test_runner.py", "tests/macaulay2/test_isolation.py",
+            "tests/macaulay2/test_connection.py")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_session_dirs(tmp_path_factory):
+    """The private dir (M2's HOME, its working directory, the record key) and the rendered scripts of
+    this test process (one per xdist worker): under its own temp dir, never the user's, from the first
+    fixture on (the shared Macaulay2 session starts in a session fixture)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(tmp_path_factory.getbasetemp() / "scripts"))
+        mp.setenv("LIGHTNING_CAS_PRIVATE_DIR", str(tmp_path_factory.getbasetemp() / "private"))
+        yield
+
+
 @pytest.fixture(scope="session")
-def m2():
-    """Path of the real Macaulay2 binary."""
+def m2(_private_session_dirs):
+    """Path of the real Macaulay2 binary; from here on the scripts of this test process run in one
+    shared Macaulay2 session (``connection.share_session``), except where FRESH_M2 says otherwise."""
     binary = _m2_binary()
     if binary is None:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail("Macaulay2 is not installed, and CI=true: `make setup` must install it.")
         pytest.skip("Macaulay2 is not installed (run `make setup`)")
-    return binary
+    from lightning_cas.macaulay2.connection import share_session
+    from lightning_cas.macaulay2.runner import M2Session
+
+    session = M2Session(binary)
+    previous = share_session(session)
+    yield binary
+    share_session(previous)
+    session.close()
+
+
+def _wants_fresh_m2(item) -> bool:
+    where = Path(str(item.path)).resolve()
+    relative = where.relative_to(ROOT).as_posix() if where.is_relative_to(ROOT) else where.as_posix()
+    return item.get_closest_marker("fresh_m2") is not None or relative.startswith(FRESH_M2)
+
+
+@pytest.fixture(autouse=True)
+def _one_process_per_script_where_asked(request):
+    """The tests of FRESH_M2 (and those marked fresh_m2) run each script in a process of its own."""
+    if not _wants_fresh_m2(request.node):
+        yield
+        return
+    from lightning_cas.macaulay2.connection import share_session
+
+    previous = share_session(None)
+    try:
+        yield
+    finally:
+        share_session(previous)
 
 
 @pytest.fixture(autouse=True)
 def _private_script_dir(tmp_path_factory, monkeypatch):
     """Rendered scripts (and the private dir: M2's HOME, the record key) go to a per-session temp
-    dir, not the user's own."""
+    dir, not the user's own (set again for each test, so a test that changes them changes only its own)."""
     monkeypatch.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(tmp_path_factory.getbasetemp() / "scripts"))
     monkeypatch.setenv("LIGHTNING_CAS_PRIVATE_DIR", str(tmp_path_factory.getbasetemp() / "private"))
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every test that asks for the ``m2`` fixture is marked ``m2``, so the fast loop
-    ``pytest -m "not m2 and not slow"`` needs no Macaulay2 and no marker can be forgotten."""
+    """Every test that asks for the ``m2`` fixture (or names a fixture that does in a parameter) is marked
+    ``m2``, so the fast loop ``pytest -m "not m2 and not slow"`` needs no Macaulay2 and no marker can be
+    forgotten."""
+    fixtures = config.pluginmanager.get_plugin("funcmanage")
     for item in items:
-        if "m2" in getattr(item, "fixturenames", ()):
+        # a parameter that names a Macaulay2 fixture (``request.getfixturevalue(which)``) counts too
+        named = [v for v in getattr(getattr(item, "callspec", None), "params", {}).values() if isinstance(v, str)]
+        if "m2" in getattr(item, "fixturenames", ()) or any(
+                "m2" in d.argnames for v in named for d in (fixtures.getfixturedefs(v, item) or ())):
             item.add_marker(pytest.mark.m2)
 
 

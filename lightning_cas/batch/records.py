@@ -29,7 +29,7 @@ from lightning_cas.batch.spec import Job
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import DimensionResult, ImplicitSummary, JsonResult, Record, check_dimension_numbers
-from lightning_cas.core.verdict import judge
+from lightning_cas.core.verdict import Verdict, judge
 from lightning_cas.errors import InputError, ResultError
 
 RECORD_VERSION = 4
@@ -44,14 +44,11 @@ class Status(enum.StrEnum):
     ERROR = "error"
 
 
-class Agreement(enum.StrEnum):
-    """The verdict on a job's dimension (the values of ``core.verdict.Verdict``), or none."""
-
-    AGREE = "agree"
-    DISAGREE = "disagree"
-    DEFECT = "defect"  # below an upper bound: a finding, not a discrepancy
-    NO_PREDICTION = "no prediction"
-    NOT_COMPUTED = "not computed"
+# The verdict on a job's dimension: every value of core.verdict.Verdict (derived, so the two cannot
+# drift apart), and one more for a job that computed no dimension.
+Agreement = enum.StrEnum("Agreement", [(v.name, v.value) for v in Verdict] + [("NOT_COMPUTED", "not computed")],
+                         module=__name__)
+Agreement.__doc__ = "The verdict on a job's dimension (the values of ``core.verdict.Verdict``), or none."
 
 
 class Origin(enum.StrEnum):

@@ -14,30 +14,10 @@ import click
 
 from lightning_cas.batch.spec import MAX_JOBS_CEILING
 from lightning_cas.cli.common import M2_OPTION, Number, clean_errors
+from lightning_cas.cli.progress import progress_display
 from lightning_cas.core.display import printable
 from lightning_cas.system.files import write_file
 from lightning_cas.errors import InputError
-
-
-def _progress(quiet: bool):
-    """A rich progress bar on stderr, or nothing; returns (callback, close)."""
-    if quiet:
-        return None, lambda: None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("{task.description}"), console=Console(stderr=True), transient=False)
-    task = None
-
-    def update(done, total, label):
-        nonlocal task
-        if task is None:
-            bar.start()
-            task = bar.add_task("", total=total)
-        bar.update(task, completed=done, description=label)
-
-    return update, bar.stop
 
 
 @click.command("sweep")
@@ -62,7 +42,7 @@ def _progress(quiet: bool):
               help="How the --make-rules recipes call lightning-cas.")
 @click.option("--max-jobs", default=None, type=Number(low=1, high=MAX_JOBS_CEILING),
               help=f"Accept a spec of more jobs than the default limit of 10000 (at most {MAX_JOBS_CEILING}).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
 @M2_OPTION
 @clean_errors
 def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, recheck, timeout, only, no_aggregate,
@@ -91,13 +71,12 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, re
     if make_rules:
         click.echo(rules(sweep, spec, out, command, max_jobs), nl=False)
         return
-    update, close = _progress(quiet)
-    try:
+    with progress_display("sweep", quiet=quiet) as state:  # the one display: jobs done of all, the last label
+        update = None if state is None else (
+            lambda done, total, label: state.update(label, done=done, total=total, unit="jobs"))
         summary = run_sweep(sweep, out, executor=executor, jobs=njobs, scheduler=scheduler, force=force,
                             retry_failed=retry_failed, recheck=recheck, timeout=timeout, only=only or None,
                             aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
-    finally:
-        close()
     for line in summary.broken_locks:
         click.echo(f"lightning-cas: warning: broke a stale lock of {printable(line)}", err=True)
     for line in summary.notes:

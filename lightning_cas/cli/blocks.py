@@ -7,6 +7,7 @@ import json
 import click
 
 from lightning_cas.cli.common import JSON_OPTION, clean_errors
+from lightning_cas.cli.progress import progress_display
 
 
 @click.command("blocks")
@@ -19,10 +20,10 @@ def blocks_command(out, quick, as_json):
     """Dimensions and defects of networks of blocks, against the published formulas and proved bounds."""
     from lightning_cas.batch.blocks import build
 
-    def progress(done, total, label):
-        if not as_json and done % 25 == 0:
-            click.echo(f"lightning-cas: {done}/{total} networks ({label})", err=True)
-    summary = build(out, quick=quick, progress=progress)
+    # the one display: networks done of all (one line when stderr is not a terminal)
+    with progress_display("blocks", quiet=as_json, task="dimensions of networks of blocks", announce=True) as state:
+        summary = build(out, quick=quick, progress=None if state is None else (
+            lambda done, total, label: state.update(label, done=done, total=total, unit="networks")))
     if as_json:
         click.echo(json.dumps(summary))
         return

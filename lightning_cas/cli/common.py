@@ -10,11 +10,11 @@ import sys
 
 import click
 
-from lightning_cas import api
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
 from lightning_cas.core.checks import as_int, integer_value, real_value
 from lightning_cas.system.deadline import exit_on_terminate
 from lightning_cas.core.display import printable
+from lightning_cas.core.methods import DIMENSION_METHODS
 from lightning_cas.core.network import Network
 from lightning_cas.system.networks import load_network
 from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
@@ -220,7 +220,7 @@ def architecture_options(fn, widths_help: str = "Widths d_0,...,d_L, e.g. 3,3,3.
 
 def method_options(fn):
     options = [
-        click.option("--method", default="auto", show_default=True, type=click.Choice(api.METHODS),
+        click.option("--method", default="auto", show_default=True, type=click.Choice(DIMENSION_METHODS),
                      help="auto = modp; jacobian/implicit run Macaulay2; numeric = float baseline."),
         SEED_OPTION,
         TIMEOUT_OPTION,

@@ -7,9 +7,6 @@ import sys
 
 import click
 
-from lightning_cas import api
-from lightning_cas.backends.local import spectrum_bands
-from lightning_cas.system.points import load_inputs, load_weights
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, clean_errors,
                                       describe_provenance, method_options, parse_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
@@ -28,9 +25,15 @@ from lightning_cas.cli.progress import progress_display, run_label
 def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet, at,
                 inputs, exact, spectrum):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
+    from lightning_cas import api
+
     arch = parse_architecture(widths, attention, tokens, normalization)
-    point = None if at is None else load_weights(arch, at)
-    data = None if inputs is None else load_inputs(arch, inputs)
+    point = data = None
+    if at is not None or inputs is not None:  # the file readers load only for the files
+        from lightning_cas.system.points import load_inputs, load_weights
+
+        point = None if at is None else load_weights(arch, at)
+        data = None if inputs is None else load_inputs(arch, inputs)
     with progress_display(run_label("dim", method), quiet=quiet or as_json):
         result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
                                inputs=data, exact=exact, spectrum=spectrum)
@@ -54,6 +57,8 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
         if result.failure_bound is not None:
             click.echo(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
         if result.spectrum:
+            from lightning_cas.backends.local import spectrum_bands
+
             click.echo("spectrum bands (count: largest .. smallest): " + "; ".join(
                 f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
         for note in result.notes:
@@ -79,6 +84,8 @@ def _where(result) -> str:
 @clean_errors
 def predict_command(widths, attention, tokens, normalization, as_json, timeout):
     """Closed-form predictions from the theory, each with its regime."""
+    from lightning_cas import api
+
     report = api.predict(parse_architecture(widths, attention, tokens, normalization), timeout=timeout)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
@@ -107,6 +114,8 @@ def predict_command(widths, attention, tokens, normalization, as_json, timeout):
 def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet,
                    compare):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
+    from lightning_cas import api
+
     arch = parse_architecture(widths, attention, tokens, normalization)
     with progress_display(run_label("verify", method), quiet=quiet or as_json):
         result = api.verify(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare)

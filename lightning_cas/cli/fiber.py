@@ -8,13 +8,9 @@ from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPT
                                       architecture_options, clean_errors, format_option, parse_architecture,
                                       plain_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
-from lightning_cas.geometry.fibers import METHODS, fiber
-from lightning_cas.system import points
 from lightning_cas.core.architecture import from_network
+from lightning_cas.core.methods import FIBER_METHODS as METHODS
 from lightning_cas.core.network import Network
-from lightning_cas.system.points import load_weights
-from lightning_cas.core.weights import random_point
-from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError
 
 
@@ -35,6 +31,11 @@ from lightning_cas.errors import InputError
 def fiber_command(widths, attention, tokens, normalization, output, at, save_point, method, seed, timeout, prime,
                   m2, quiet):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
+    from lightning_cas.core.weights import random_point
+    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.system import points
+    from lightning_cas.system.points import load_point
+
     arch = parse_architecture(widths, attention, tokens, normalization)
     if isinstance(arch, Network) and from_network(arch) is None:
         if output in ("m2", "latex"):  # tangent ranks only: there is no ideal to write
@@ -81,7 +82,9 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
 
 def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2, quiet):
     """A network of blocks: the tangent ranks of geometry.network_fibers."""
+    from lightning_cas.geometry.fibers import fiber
     from lightning_cas.system.files import check_output_target
+    from lightning_cas.system.points import load_weights
 
     point = load_weights(net, at) if at is not None else None
     if save_point is not None:

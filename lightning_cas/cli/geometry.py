@@ -6,26 +6,19 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-import time
-from contextlib import contextmanager
 
 import click
 
 from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
-                                      clean_errors, format_option, network_options, parse_architecture,
-                                      plain_architecture)
+                                      QUIET_OPTION, clean_errors, format_option, network_options,
+                                      parse_architecture, plain_architecture)
+from lightning_cas.cli.progress import progress_display
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
-from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.geometry import claims
-from lightning_cas.geometry.boundary import boundary
-from lightning_cas.geometry.formats import latex_document, m2_script
-from lightning_cas.geometry.implicit import implicit
-from lightning_cas.geometry.pointwise import is_singular
-from lightning_cas.geometry.singular import SINGULAR_METHOD_SPELLINGS, singular_locus
-from lightning_cas.options import resolve
+from lightning_cas.core.methods import SINGULAR_METHOD_SPELLINGS
+
+# the geometry modules (sympy, Macaulay2) load inside each command, so --help needs neither
 
 SHORT_TABLE = 12  # coordinates listed in text output before "... (n more: --coordinates)"
 COORDINATES_OPTION = click.option("--coordinates", "all_coordinates", is_flag=True,
@@ -41,6 +34,7 @@ def _geometry_options(fn):
         SEED_OPTION,
         TIMEOUT_OPTION,
         M2_OPTION,
+        QUIET_OPTION,
     ]
     return network_options(apply_options(fn, options))
 
@@ -52,6 +46,8 @@ def _ideal_formats(fn):
 
 def _emit(res, output: str) -> bool:
     """Print ``res`` in a machine format; False for text (the command prints its own summary)."""
+    from lightning_cas.geometry.formats import latex_document, m2_script
+
     if output == "json":
         click.echo(res.to_json())
     elif output == "m2":
@@ -89,60 +85,16 @@ def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architectu
     if arch.multihead:
         raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
                                "for several heads use dim, verify or fiber.")
+    from lightning_cas.options import resolve
+
     resolve(verb, arch, seed=seed, timeout=timeout, m2=m2)
     return arch
 
 
-def _progress(message: str) -> None:
-    """Long M2 runs: say what is running on stderr (stdout stays clean for --json)."""
-    click.echo(f"lightning-cas: {message} ...", err=True)
-
-
-def run_with_progress(message: str, fn, timeout: float | None = None, console=None):
-    """Run ``fn()`` (an M2-backed call) in this thread and show what runs on stderr; stdout stays
-    clean for --json.
-
-    The work stays in the main thread, where the verb's deadline (its alarm) applies: ``--timeout``
-    has one mechanism. On a terminal (or with a given rich ``console``) a spinner with the elapsed
-    time and the limit is drawn by :func:`spinner`; otherwise one line, as logs want.
-    """
-    if console is None:
-        if not sys.stderr.isatty():
-            _progress(message)
-            return fn()
-        from rich.console import Console
-        console = Console(stderr=True)
-    with spinner(console, message, timeout):
+def _run(command: str, message: str, fn, timeout: float | None, quiet: bool):
+    """``fn()`` (Macaulay2-backed) under the one progress display; without a terminal, one line says what runs."""
+    with progress_display(f"{command} (Macaulay2)", quiet=quiet, task=message, limit=timeout, announce=True):
         return fn()
-
-
-@contextmanager
-def spinner(console, message: str, timeout: float | None = None, every_s: float = 0.25):
-    """A rich status line ``message: N s (limit T s)`` while the body runs, then one closing line.
-
-    Display only: a daemon thread redraws the elapsed time; the body runs undisturbed in the caller's
-    thread, and an exception from it (a time limit, Ctrl-C) ends the display and goes on up.
-    """
-    start = time.monotonic()
-    limit = f" (limit {timeout:g} s)" if timeout else ""
-    stop = threading.Event()
-    outcome = "stopped after"
-    try:
-        with console.status(f"{message}: 0 s{limit}") as status:
-            def redraw():
-                while not stop.wait(every_s):
-                    status.update(f"{message}: {time.monotonic() - start:.0f} s{limit}")
-
-            drawer = threading.Thread(target=redraw, daemon=True)
-            drawer.start()
-            try:
-                yield
-                outcome = "done in"
-            finally:
-                stop.set()
-                drawer.join()
-    finally:
-        console.print(f"lightning-cas: {message}: {outcome} {time.monotonic() - start:.1f} s")
 
 
 def _how(result) -> str:
@@ -157,14 +109,17 @@ def _how(result) -> str:
 @click.option("--no-ideal", is_flag=True, help="Skip elimination (use with --numerical-degree for large cases).")
 @COORDINATES_OPTION
 @clean_errors
-def implicit_command(widths, attention, tokens, output, seed, timeout, m2, one_coordinate, runs, no_ideal,
+def implicit_command(widths, attention, tokens, output, seed, timeout, m2, quiet, one_coordinate, runs, no_ideal,
                      all_coordinates):
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
     arch = _arch(widths, attention, tokens, "implicit", seed, timeout, m2)
-    res = run_with_progress(
-        "running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)",
-        lambda: implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs,
-                         ideal=not no_ideal, seed=seed, timeout=timeout, m2=m2), timeout)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
+    from lightning_cas.geometry.implicit import implicit
+    res = _run("implicit",
+               "running Macaulay2 (elimination)" if not no_ideal else "running Macaulay2 (numerical degree)",
+               lambda: implicit(arch, one_coordinate=one_coordinate, numerical_degree_runs=runs,
+                                ideal=not no_ideal, seed=seed, timeout=timeout, m2=m2), timeout,
+               quiet or output != "text")
     if _emit(res, output):
         return
     click.echo(f"{arch}{'  (one output coordinate)' if one_coordinate else ''}")
@@ -204,15 +159,20 @@ def _count(values):
                    "whole-ideal (also spelled jacobian): minors of the whole implicit ideal.")
 @COORDINATES_OPTION
 @clean_errors
-def singular_command(widths, attention, tokens, output, seed, timeout, m2, at, one_coordinate, method,
+def singular_command(widths, attention, tokens, output, seed, timeout, m2, quiet, at, one_coordinate, method,
                      all_coordinates):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
     arch = _arch(widths, attention, tokens, "singular_locus", seed, timeout, m2)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
+    from lightning_cas.geometry.pointwise import is_singular
+    from lightning_cas.geometry.singular import singular_locus
+    from lightning_cas.system.points import load_point
     if at is not None:
         _no_ideals(output, "singular --at")
         point = load_point(arch, at)
-        res = run_with_progress("running Macaulay2 (implicit ideal)",
-                                lambda: is_singular(arch, point, seed=seed, timeout=timeout, m2=m2), timeout)
+        res = _run("singular", "running Macaulay2 (implicit ideal)",
+                   lambda: is_singular(arch, point, seed=seed, timeout=timeout, m2=m2), timeout,
+                   quiet or output != "text")
         if _emit(res, output):
             return
         click.echo(f"singular: {str(res.singular).lower()}   (tangent rank {res.tangent_rank} vs codimension "
@@ -222,9 +182,9 @@ def singular_command(widths, attention, tokens, output, seed, timeout, m2, at, o
         for note in res.notes:
             click.echo(f"note: {note}")
         return
-    res = run_with_progress("running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
-                            lambda: singular_locus(arch, one_coordinate=one_coordinate, seed=seed,
-                                                   timeout=timeout, m2=m2, method=method), timeout)
+    res = _run("singular", "running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
+               lambda: singular_locus(arch, one_coordinate=one_coordinate, seed=seed, timeout=timeout, m2=m2,
+                                      method=method), timeout, quiet or output != "text")
     if _emit(res, output):
         return
     v = res.variety
@@ -268,16 +228,20 @@ def _echo_strata(res) -> None:
               help="With --at: skip the Zariski closure of the boundary (the singular locus takes ~1 min for d=d'=2).")
 @COORDINATES_OPTION
 @clean_errors
-def boundary_command(widths, attention, tokens, output, seed, timeout, m2, at, verdict_only, all_coordinates):
+def boundary_command(widths, attention, tokens, output, seed, timeout, m2, quiet, at, verdict_only,
+                     all_coordinates):
     """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
     arch = _arch(widths, attention, tokens, "boundary", seed, timeout, m2)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
+    from lightning_cas.geometry.boundary import boundary
+    from lightning_cas.system.points import load_point
     if verdict_only:
         _no_ideals(output, "boundary --verdict-only")
     point = load_point(arch, at) if at is not None else None
-    res = run_with_progress("running Macaulay2 (singular and critical loci on G-orbit slices, real verdicts)"
-                            if not verdict_only else "running Macaulay2 (fiber and witness curves at the point)",
-                            lambda: boundary(arch, point, seed=seed, timeout=timeout, m2=m2,
-                                             closure=not verdict_only), timeout)
+    res = _run("boundary", "running Macaulay2 (singular and critical loci on G-orbit slices, real verdicts)"
+               if not verdict_only else "running Macaulay2 (fiber and witness curves at the point)",
+               lambda: boundary(arch, point, seed=seed, timeout=timeout, m2=m2, closure=not verdict_only), timeout,
+               quiet or output != "text")
     if _emit(res, output):
         return
     click.echo(f"{arch}")  # first, as implicit and singular do: the coordinate table follows
@@ -313,13 +277,15 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, at, v
 @_geometry_options
 @click.option("--pointwise-only", is_flag=True, help="Skip the whole singular locus / critical image (fast).")
 @clean_errors
-def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointwise_only):
+def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, quiet, pointwise_only):
     """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture;
     exit 3 on a disagreement."""
     arch = _arch(widths, attention, tokens, "check_claims", seed, timeout, m2)
-    res = run_with_progress("running Macaulay2 (singular locus, critical image, strata)",
-                            lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2,
-                                                          full=not pointwise_only), timeout)
+    # the geometry (sympy, Macaulay2) loads once the options are known to be good
+    from lightning_cas.geometry import claims
+    res = _run("claims", "running Macaulay2 (singular locus, critical image, strata)",
+               lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2, full=not pointwise_only),
+               timeout, quiet or as_json)
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:

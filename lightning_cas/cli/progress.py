@@ -1,5 +1,7 @@
-"""The progress line of a long single run: a rich spinner on stderr, drawn from what the
-computation reports through system.progress (dim, verify and fiber use it)."""
+"""The one progress display of every command: a rich spinner line on stderr, drawn from what the
+computation reports through system.progress (Macaulay2 stages, rows, ranks, digits) with the elapsed
+time and the command's limit; cleared when the run ends. Without a terminal, nothing, or (for the
+Macaulay2 commands, whose runs take minutes) one line saying what runs, as logs want."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import io
 import os
 import threading
 import time
+
+import click
 
 from lightning_cas.system import progress
 from lightning_cas.core.display import printable
@@ -26,8 +30,8 @@ def _stderr_terminal_width() -> int | None:
         return None
 
 
-def describe_progress(label: str, snap: progress.Snapshot | None, elapsed: float) -> str:
-    """One line: what runs, how far it is and for how long."""
+def describe_progress(label: str, snap: progress.Snapshot | None, elapsed: float, limit: float | None = None) -> str:
+    """One line: what runs, how far it is, for how long and (with a limit) for how long at most."""
     parts = [label]
     if snap is not None and snap.task:
         parts.append(snap.task)
@@ -40,7 +44,7 @@ def describe_progress(label: str, snap: progress.Snapshot | None, elapsed: float
         extra = ", ".join(x for x in (count, snap.detail) if x)
         if extra:
             line += f": {extra}"
-    return f"{line}  ({elapsed:.0f} s)"
+    return f"{line}  ({elapsed:.0f} s" + (f", limit {limit:g} s)" if limit else ")")
 
 
 class _ProgressLine(threading.Thread):
@@ -51,9 +55,9 @@ class _ProgressLine(threading.Thread):
     inherit a lock of sys.stderr or of a shared console held by this thread.
     """
 
-    def __init__(self, label: str, state: progress.Progress, width: int):
+    def __init__(self, label: str, state: progress.Progress, width: int, limit: float | None = None):
         super().__init__(name="lightning-cas progress", daemon=True)
-        self.label, self.state, self.width = label, state, max(20, width - 1)
+        self.label, self.state, self.width, self.limit = label, state, max(20, width - 1), limit
         self.finished = threading.Event()
         self.shown = False
 
@@ -68,7 +72,7 @@ class _ProgressLine(threading.Thread):
             elapsed = time.monotonic() - start
             if elapsed < SHOW_AFTER_S:
                 continue
-            text = printable(describe_progress(self.label, self.state.snapshot(), elapsed))
+            text = printable(describe_progress(self.label, self.state.snapshot(), elapsed, self.limit))
             spinner.update(text=Text(text, no_wrap=True, overflow="ellipsis"))
             buffer = io.StringIO()
             Console(file=buffer, width=self.width, force_terminal=True, highlight=False).print(spinner, end="")
@@ -97,16 +101,23 @@ def run_label(command: str, method: str | None) -> str:
 
 
 @contextlib.contextmanager
-def progress_display(label: str, *, quiet: bool = False):
-    """While the body runs, a rich spinner on stderr says what the computation reports
-    (system.progress) and for how long; on a terminal only, never with --json or --quiet, and not
-    for runs shorter than half a second. The line is cleared when the body ends."""
+def progress_display(label: str, *, quiet: bool = False, task: str | None = None, limit: float | None = None,
+                     announce: bool = False):
+    """While the body runs (in the caller's thread, where the command's deadline applies), a rich
+    spinner on stderr says what the computation reports (system.progress), for how long, and the
+    ``limit`` (seconds) when there is one; on a terminal only, never with --json or --quiet, and not
+    for runs shorter than half a second. The line is cleared when the body ends. ``task``: what
+    runs before the computation says more. ``announce``: without a terminal, print ``task`` once."""
     width = None if quiet else _stderr_terminal_width()
     if width is None:
+        if announce and not quiet and task:
+            click.echo(f"lightning-cas: {printable(task)} ...", err=True)
         yield None
         return
     state = progress.Progress()
-    line = _ProgressLine(label, state, width)
+    if task:
+        state.update(task)
+    line = _ProgressLine(label, state, width, limit)
     with progress.watching(state):
         line.start()
         try:

@@ -19,11 +19,11 @@ from lightning_cas.geometry.records import (SingularLocusResult, SingularPiece, 
 from lightning_cas.geometry.strata import MINOR_BUDGET, SliceRecord, read_slices, slice_text
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_object, json_str
+from lightning_cas.options import SINGULAR_METHOD_SPELLINGS  # noqa: F401 (the spellings, for callers)
 from lightning_cas.options import SINGULAR_METHODS as OPTION_SINGULAR_METHODS
 from lightning_cas.options import resolve
 
 SINGULAR_METHODS = OPTION_SINGULAR_METHODS
-SINGULAR_METHOD_SPELLINGS = OPTION_SINGULAR_METHODS + ("jacobian",)  # "jacobian": the former name of whole-ideal
 
 
 def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: str = "strata",

@@ -11,10 +11,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
+from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT
 from lightning_cas.system.deadline import Deadline, current, m2_limit
-from lightning_cas.macaulay2.parse import json_record
-from lightning_cas.macaulay2.render import write_script
-from lightning_cas.macaulay2.runner import DEFAULT_HEAP, DEFAULT_TIMEOUT, M2Session, run_script
+
+if TYPE_CHECKING:
+    from lightning_cas.macaulay2.runner import M2Session
+
+
+# the session every connection without its own runs in (see share_session); None: one process per script
+_SHARED: dict[str, M2Session | None] = {"session": None}
+
+
+def share_session(session: M2Session | None) -> M2Session | None:
+    """Let every connection that names no session of its own run in ``session``; None goes back to one
+    process per script. Returns the session shared before.
+
+    For a program that calls many verbs in one process (a test suite, a notebook, a long-lived
+    worker): Macaulay2 starts and loads the package once. Only connections to the session's own
+    binary with its heap cap use it; any other binary or heap still gets a process of its own.
+    """
+    previous, _SHARED["session"] = _SHARED["session"], session
+    return previous
+
+
+def shared_session() -> M2Session | None:
+    """The session :func:`share_session` installed, or None."""
+    return _SHARED["session"]
 
 
 @dataclass(frozen=True)
@@ -37,18 +61,39 @@ class Macaulay2:
         """The deadline the next run is bounded by."""
         return self.deadline if self.deadline is not None else current()
 
+    def session_to_use(self) -> M2Session | None:
+        """This connection's session, else the shared one when it runs this binary with this heap, else None."""
+        if self.session is not None:
+            return self.session
+        shared = _SHARED["session"]
+        if shared is None or shared.heap != self.heap:
+            return None
+        from lightning_cas.errors import M2Error
+        from lightning_cas.macaulay2.runner import find_m2
+
+        try:
+            return shared if find_m2(self.binary) == shared.binary else None
+        except M2Error:
+            return None
+
     def run(self, template: str, params: dict) -> tuple[str, dict]:
         """Render ``m2/templates/<template>.m2`` with ``params``, run it, and return (script path, its JSON record).
 
         Without any limit a script still stops after ``DEFAULT_TIMEOUT`` seconds (a session after
         its own timeout): Macaulay2 never runs unbounded.
         """
+        # the renderer, the parser and the process machinery load at the first run, not with the connection
+        from lightning_cas.macaulay2.parse import json_record
+        from lightning_cas.macaulay2.render import write_script
+        from lightning_cas.macaulay2.runner import run_script
+
         deadline = self.limit()
         left = deadline.left("before the next Macaulay2 run")
         script = write_script(template, **params)
+        session = self.session_to_use()
         with m2_limit(deadline):
-            if self.session is not None:
-                out = self.session.run(script, timeout=left)
+            if session is not None:
+                out = session.run(script, timeout=left)
             else:
                 out = run_script(script, timeout=DEFAULT_TIMEOUT if left is None else left, m2=self.binary,
                                  heap=self.heap)

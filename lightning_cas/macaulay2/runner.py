@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.core.checks import check_timeout
+from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import private_dir
 from lightning_cas.errors import (M2CrashError, M2Error, M2NotFoundError, M2OutputError, M2ScriptError,
                                   M2TimeoutError)
 
-DEFAULT_TIMEOUT = 600.0
-DEFAULT_HEAP = "8G"
 # Far above any record we read (the largest, an implicit ideal with its generators, is a few MB);
 # a program that is not Macaulay2 (`yes` given as --m2) is stopped here instead of filling memory.
 MAX_OUTPUT_BYTES = 64 * 2 ** 20

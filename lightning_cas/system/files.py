@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -229,6 +228,8 @@ def _default_private_base() -> Path:
         probe = home_cache if home_cache.exists() else home_cache.parent
         if os.access(probe, os.W_OK | os.X_OK):
             return home_cache / "lightning_cas"
+    import tempfile  # only for the private directory's default place
+
     return Path(tempfile.gettempdir()) / f"lightning_cas-{os.geteuid()}"
 
 

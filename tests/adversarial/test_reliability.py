@@ -658,6 +658,7 @@ def one_layer_fields(draw):
                  for name, value in (("widths", widths), ("attention", attention), ("tokens", tokens)))
 
 
+@pytest.mark.m2  # every valid example runs Macaulay2: not for the fast loop
 @settings(max_examples=30, **SETTINGS)
 @given(fields=one_layer_fields(), seed=seed_text,
        command=st.sampled_from(["implicit", "singular", "boundary", "claims"]))

@@ -155,3 +155,11 @@ def test_records_are_not_dicts():
         with pytest.raises(TypeError):
             value["label"]  # noqa: B018
     assert rec.result.dimension == 7 and rec.job.seed == 0
+
+
+def test_agreement_is_every_verdict_and_not_computed():
+    from lightning_cas.batch.records import Agreement
+    from lightning_cas.core.verdict import Verdict
+
+    assert [a.value for a in Agreement] == [v.value for v in Verdict] + ["not computed"]
+    assert all(Agreement(v) == v and Agreement[v.name] == v for v in Verdict)

@@ -1,48 +1,71 @@
-"""The geometry commands' progress display: work in the caller's thread, display on the side."""
+"""The one progress display, as the geometry commands (and every other) use it: the work runs in the
+caller's thread, the line is drawn on the side with the elapsed time and the limit, then cleared."""
 
 from __future__ import annotations
 
-import io
 import threading
 import time
 
 import pytest
-from rich.console import Console
 
-from lightning_cas.cli.geometry import run_with_progress, spinner
-from lightning_cas.system.deadline import time_limit
+from lightning_cas.cli import progress as display
+from lightning_cas.cli.progress import progress_display
 from lightning_cas.errors import TimeLimitError
+from lightning_cas.system import progress
+from lightning_cas.system.deadline import time_limit
 from tests.support import wait_until
 
 
-def test_the_work_runs_in_the_main_thread_so_the_one_deadline_stops_python_work():
-    buf = io.StringIO()
+@pytest.fixture
+def terminal(monkeypatch):
+    """stderr taken for a 100-column terminal (the line is written to descriptor 2: read it with capfd)."""
+    monkeypatch.setattr(display, "_stderr_terminal_width", lambda: 100)
+    monkeypatch.setattr(display, "SHOW_AFTER_S", 0.0)
+    monkeypatch.setattr(display, "REFRESH_S", 0.05)
+
+
+def drawn(capfd, text: str, seconds: float = 20.0) -> str:
+    """What the line wrote to stderr, read until it holds ``text`` (the first draw loads rich: slow when busy)."""
+    seen = []
+
+    def holds():
+        seen.append(capfd.readouterr().err)
+        return text in "".join(seen)
+    wait_until(holds, seconds)
+    return "".join(seen)
+
+
+def test_the_work_runs_in_the_main_thread_so_the_one_deadline_stops_python_work(terminal, capfd):
     seen = {}
-
-    def busy():
-        seen["main"] = threading.current_thread() is threading.main_thread()
-        with time_limit(0.5):
-            while True:  # pure Python: only the deadline's alarm (main thread only) can stop it
-                pass
-
     before = threading.active_count()
     start = time.monotonic()
     with pytest.raises(TimeLimitError):
-        run_with_progress("busy", busy, 0.5, Console(file=buf, force_terminal=True))
+        with progress_display("implicit (Macaulay2)", task="busy", limit=3):
+            seen["main"] = threading.current_thread() is threading.main_thread()
+            with time_limit(3):
+                while True:  # pure Python: only the deadline's alarm (main thread only) can stop it
+                    pass
     assert seen["main"] and time.monotonic() - start < 5
-    # nothing left spinning behind the error (rich's refresh thread ends on its own, unjoined: wait for it)
     assert wait_until(lambda: threading.active_count() == before, 2, step=0.01), threading.enumerate()
-    assert "busy" in buf.getvalue() and "stopped after" in buf.getvalue()
+    err = capfd.readouterr().err
+    assert "implicit (Macaulay2): busy" in err and "limit 3 s" in err
+    assert err.endswith("\r\x1b[K")  # the line is cleared, nothing stays behind on stderr
 
 
-def test_the_spinner_shows_the_elapsed_time_and_the_limit_and_a_closing_line():
-    buf = io.StringIO()
-    with spinner(Console(file=buf, force_terminal=True, width=100), "waiting", 9, every_s=0.05):
-        time.sleep(0.3)
-    text = buf.getvalue()
-    assert "waiting" in text and "(limit 9 s)" in text and "waiting: done in" in text
+def test_the_line_shows_what_the_computation_reports_the_elapsed_time_and_the_limit(terminal, capfd):
+    with progress_display("sweep", limit=9):
+        progress.report("job 3", done=3, total=10, unit="jobs")
+        err = drawn(capfd, "limit 9 s)")
+    assert "sweep: job 3: 3 of 10 jobs" in err and "s, limit 9 s)" in err
+    assert capfd.readouterr().err.endswith("\r\x1b[K")
 
 
-def test_without_a_terminal_one_line_and_the_plain_result(capsys):
-    assert run_with_progress("quiet work", lambda: 42) == 42
-    assert capsys.readouterr().err.strip() == "lightning-cas: quiet work ..."
+def test_without_a_terminal_one_line_when_announced_and_nothing_otherwise(capfd):
+    with progress_display("implicit (Macaulay2)", task="quiet work", announce=True):
+        pass
+    assert capfd.readouterr().err.strip() == "lightning-cas: quiet work ..."
+    with progress_display("dim", task="quiet work"):
+        pass
+    with progress_display("implicit (Macaulay2)", task="quiet work", announce=True, quiet=True):
+        pass
+    assert capfd.readouterr().err == ""

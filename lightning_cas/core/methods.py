@@ -1,0 +1,9 @@
+"""The methods each verb accepts, as plain data: the command line names them in its options without
+loading the options machinery (and with it Macaulay2's connection) just to print --help."""
+
+DIMENSION_METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
+FIBER_METHODS = ("auto", "m2", "modp")
+SINGULAR_METHODS = ("strata", "whole-ideal")
+# "jacobian" is the old spelling of the singular locus' "whole-ideal"
+METHOD_ALIASES = {"singular_locus": {"jacobian": "whole-ideal"}}
+SINGULAR_METHOD_SPELLINGS = SINGULAR_METHODS + tuple(METHOD_ALIASES["singular_locus"])  # what the command accepts

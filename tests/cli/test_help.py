@@ -1,0 +1,57 @@
+"""Help at once: ``lightning-cas --help`` and every command's ``--help`` load neither sympy nor the
+Macaulay2 layer nor the geometry modules; each command loads its implementation when it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lightning_cas.cli import COMMANDS
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("sympy", "lightning_cas.macaulay2", "lightning_cas.geometry", "lightning_cas.backends", "lightning_cas.api")
+
+# One fresh interpreter asks for every help in turn and says, after each, which heavy modules it holds.
+PROBE = r"""
+import contextlib, io, json, sys
+from lightning_cas.cli import COMMANDS, main
+heavy = tuple(sys.argv[1:])
+seen = {}
+for argv in [["--help"]] + [[name, "--help"] for name in COMMANDS]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main(argv, prog_name="lightning-cas")
+        except SystemExit as exc:
+            assert exc.code in (0, None), (argv, exc.code)
+    assert "Usage:" in out.getvalue(), (argv, out.getvalue()[:200])
+    seen[" ".join(argv)] = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))
+print(json.dumps(seen))
+"""
+
+
+def test_no_help_loads_sympy_macaulay2_or_geometry():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, *HEAVY], capture_output=True, text=True, env=env,
+                          cwd=str(REPO), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout)
+    assert set(seen) == {"--help"} | {f"{name} --help" for name in COMMANDS}
+    assert {argv: mods for argv, mods in seen.items() if mods} == {}
+
+
+def test_the_module_entry_point_lists_every_command_without_sympy():
+    """``python -m lightning_cas --help`` itself, checked with -X importtime (what the interpreter loaded)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "lightning_cas", "--help"], capture_output=True,
+                          text=True, env=env, cwd=str(REPO), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for name in COMMANDS:
+        assert f"  {name} " in proc.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "lightning_cas.cli" in loaded  # the probe reads what it should
+    assert not {m for m in loaded if m == "sympy" or m.startswith(("sympy.", "lightning_cas.macaulay2",
+                                                                   "lightning_cas.geometry"))}
