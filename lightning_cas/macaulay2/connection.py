@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lightning_cas.system.deadline import Deadline, current, m2_limit
 from lightning_cas.macaulay2.parse import json_record
 from lightning_cas.macaulay2.render import write_script
-from lightning_cas.macaulay2.runner import DEFAULT_HEAP, DEFAULT_TIMEOUT, M2Session, run_script
+from lightning_cas.macaulay2.runner import DEFAULT_HEAP, DEFAULT_TIMEOUT, M2Session, check_heap, run_script
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class Macaulay2:
     heap: str = DEFAULT_HEAP
     session: M2Session | None = None
     deadline: Deadline | None = None
+
+    def __post_init__(self):
+        check_heap(self.heap)  # an invalid cap would be ignored by Macaulay2's collector: no cap at all
 
     def limit(self) -> Deadline:
         """The deadline the next run is bounded by."""
