@@ -6,7 +6,7 @@ import json
 
 import click
 
-from lightning_cas.cli.common import JSON_OPTION, clean_errors
+from lightning_cas.cli.common import echo, JSON_OPTION, clean_errors
 
 
 @click.command("blocks")
@@ -21,10 +21,10 @@ def blocks_command(out, quick, as_json):
 
     def progress(done, total, label):
         if not as_json and done % 25 == 0:
-            click.echo(f"lightning-cas: {done}/{total} networks ({label})", err=True)
+            echo(f"lightning-cas: {done}/{total} networks ({label})", err=True)
     summary = build(out, quick=quick, progress=progress)
     if as_json:
-        click.echo(json.dumps(summary))
+        echo(json.dumps(summary))
         return
-    click.echo(f"{summary['networks']} networks: {summary['published']} inside a published formula's regime, "
+    echo(f"{summary['networks']} networks: {summary['published']} inside a published formula's regime, "
                f"{summary['defects']} defects, {summary['disagreements']} disagreements; written to {summary['out']}/")

@@ -14,7 +14,7 @@ from lightning_cas import api
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
 from lightning_cas.core.checks import as_int, check_timeout, integer_value, real_value
 from lightning_cas.system.deadline import exit_on_terminate, time_limit
-from lightning_cas.core.display import printable
+from lightning_cas.core.display import escape, printable
 from lightning_cas.core.network import Network
 from lightning_cas.system.networks import load_network
 from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
@@ -22,6 +22,12 @@ from lightning_cas.errors import InputError, LightningError, UnsupportedError
 
 EXIT_DISCREPANCY = 3
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a program stopped by SIGPIPE
+
+
+def echo(message="", **kwargs) -> None:
+    """The one door of command output: every line goes through the terminal escaping (file names, record
+    fields and Macaulay2's strings can hold escape sequences); newlines and tabs are kept."""
+    click.echo(escape(message, "terminal", "\n\t"), **kwargs)
 
 
 def _fail(message: str, code: int) -> None:
