@@ -354,8 +354,15 @@ def load_inputs(arch: Architecture | Network, path: str | os.PathLike) -> InputD
 # The old-flag weight file (core.weights has the format): read and written here, through the one door.
 def load_point(arch: Architecture, path: str | os.PathLike) -> tuple:
     """Read and validate a weight file through the bounded reader (no FIFOs, devices or huge or
-    deeply nested files); every problem is one clear InputError."""
-    data = read_json(check_path(path, "weight file"), "weight file", max_bytes=weights.MAX_WEIGHT_BYTES)
+    deeply nested files); every problem is one clear InputError. Every format ``load_weights`` reads is
+    accepted (the old layers JSON, the blocks or flat JSON, .npz, .safetensors): the same files for every
+    command."""
+    name = check_path(path, "weight file")
+    if name.endswith((".npz", ".safetensors")):
+        return weights.unflat(arch, load_weights(arch, name).values)
+    data = read_json(name, "weight file", max_bytes=weights.MAX_WEIGHT_BYTES)
+    if isinstance(data, dict) and set(data) != {"layers"}:
+        return weights.unflat(arch, point_from_data(arch, data, name).values)
     return weights.point_from_dict(arch, data)
 
 
