@@ -74,9 +74,10 @@ def test_every_example_runs_and_shows(m2, tmp_path):
 def test_every_type_shows_as_its_description(m2, tmp_path):
     """net, toString and print of NeuralNetwork, NetworkBlock and ImplicitModel: the one short text."""
     script = tmp_path / "types.m2"
-    script.write_text(SEARCH_PATH_LINE + "\n" + f'loadPackage("LightningCAS", FileName => "{package_file().as_posix()}");\n'
-                      + textwrap.dedent('''
-        N = neuralNetwork(2, 2, {attentionBlock(1, Causal => true), mlpBlock(2), linearBlock 1, powerBlock 2});
+    load = f'loadPackage("LightningCAS", FileName => "{package_file().as_posix()}");\n'
+    script.write_text(SEARCH_PATH_LINE + "\n" + load + textwrap.dedent('''
+        N = neuralNetwork(2, 2, {attentionBlock(1, Causal => true), mlpBlock(2), linearBlock 1,
+            powerBlock 2});
         M = implicitModel({1,1}, {1}, 1);
         for x in {N, first N#"blocks", M} do (print x; << "@@" << toString x << "@@" << toString net x << endl);
         '''))
