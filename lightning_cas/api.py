@@ -19,7 +19,7 @@ from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.core.theory import TheoryReport, predict_dimension
 from lightning_cas.core.theory import predict as _predict
 from lightning_cas.core.verdict import Verdict, VerifyResult, describe, judge
-from lightning_cas.errors import InputError, UnsupportedError
+from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, resolve, weight_numerator
 
 MAX_RESULT_BYTES = 64 * 2 ** 20
@@ -134,8 +134,24 @@ def predict(arch: Architecture | Network, *, timeout: float | None = None) -> Th
     """Closed-form predictions with their regimes, and the proved bounds (orbit ranks mod p: no dimension is
     computed); ``timeout`` bounds the call."""
     opts = resolve("predict", arch, timeout=timeout)
+    _check_theory_memory(arch)
     with opts.deadline():
         return _predict(arch)
+
+
+def _check_theory_memory(arch) -> None:
+    """A network of blocks is predicted from the rank of its symmetry group's action mod p: refused before
+    any allocation when that rank would not fit in the memory this process may use."""
+    from lightning_cas.backends.modp import available_bytes
+    from lightning_cas.core.symmetry import orbit_bytes
+
+    if not isinstance(arch, Network) or from_network(arch) is not None:
+        return  # the paper's network: closed forms only
+    need, free = orbit_bytes(arch), available_bytes()
+    if need > free:
+        raise TooLargeError(f"the bounds of predict (the symmetry group's orbit rank mod p) would need about "
+                            f"{need / 2**30:.1f} GiB for this network ({arch.parameters} weights) and "
+                            f"{free / 2**30:.1f} GiB are available; try smaller widths.")
 
 
 def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
@@ -148,6 +164,7 @@ def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
     opts = resolve("verify", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
     if not isinstance(compare, bool):
         raise InputError(f"compare must be True or False, got {compare!r}.")
+    _check_theory_memory(arch)
     with opts.deadline() as deadline:
         computed = _dimension(arch, opts, deadline)
         details = {}

@@ -11,6 +11,7 @@ import csv
 import io
 
 from lightning_cas.batch.records import JobResult, Origin
+from lightning_cas.core.display import escape
 from lightning_cas.core.network import Network
 
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
@@ -35,14 +36,16 @@ def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
 
 def cell(value) -> str:
     """A typed value as CSV text: lists as ``2-2`` (as the labels write them), None as empty,
-    seconds with three decimals."""
+    seconds with three decimals, text through the one escaping function (``core.display.escape``)."""
     if value is None:
         return ""
     if isinstance(value, (list, tuple)):
         return "-".join(map(str, value))
     if isinstance(value, float):
         return f"{value:.3f}"
-    return str(value)
+    if isinstance(value, int):
+        return str(value)
+    return escape(value, "csv")  # text from a record (a host, a message): never a live formula
 
 
 def to_csv(rows: list[dict], columns) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from lightning_cas.batch.spec import MAX_JOBS_CEILING
-from lightning_cas.cli.common import M2_OPTION, Number, clean_errors
+from lightning_cas.cli.common import M2_OPTION, Number, clean_errors, echo
 from lightning_cas.cli.progress import progress_display
 from lightning_cas.core.display import printable
 from lightning_cas.system.files import write_file
@@ -66,10 +66,10 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, re
     out = out or str(Path("results") / sweep.name)
     if list_only:
         for job in sweep.jobs:
-            click.echo(job.label)
+            echo(job.label)
         return
     if make_rules:
-        click.echo(rules(sweep, spec, out, command, max_jobs), nl=False)
+        echo(rules(sweep, spec, out, command, max_jobs), nl=False)
         return
     with progress_display("sweep", quiet=quiet) as state:  # the one display: jobs done of all, the last label
         update = None if state is None else (
@@ -78,10 +78,10 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, re
                             retry_failed=retry_failed, recheck=recheck, timeout=timeout, only=only or None,
                             aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
     for line in summary.broken_locks:
-        click.echo(f"lightning-cas: warning: broke a stale lock of {printable(line)}", err=True)
+        echo(f"lightning-cas: warning: broke a stale lock of {printable(line)}", err=True)
     for line in summary.notes:
-        click.echo(f"lightning-cas: note: {printable(line)}", err=True)
-    click.echo(json.dumps(summary.to_dict()))
+        echo(f"lightning-cas: note: {printable(line)}", err=True)
+    echo(json.dumps(summary.to_dict()))
 
 
 def _parent(path: str) -> None:
@@ -121,7 +121,7 @@ def report_command(results, plot_path, no_plot, csv_path, title, as_json):
         except InputError:
             if explicit:
                 raise
-            click.echo("lightning-cas: warning: no plot: matplotlib is not installed "
+            echo("lightning-cas: warning: no plot: matplotlib is not installed "
                        "(pip install 'lightning_cas[plot]').", err=True)
     checks, invalid = report.scan(results)
     rows = report.table_rows(checks)
@@ -138,13 +138,13 @@ def report_command(results, plot_path, no_plot, csv_path, title, as_json):
                                           for c in invalid]
     if as_json:
         for row in rows:
-            click.echo(json.dumps(row))
+            echo(json.dumps(row))
         for line in notes:
-            click.echo(f"lightning-cas: note: {printable(line)}", err=True)
+            echo(f"lightning-cas: note: {printable(line)}", err=True)
     else:
         report.print_table(rows, title=title or results, notes=notes)
     if written:
-        click.echo(printable("  ".join(written)), err=True)
+        echo(printable("  ".join(written)), err=True)
 
 
 @click.command("heads")
@@ -181,7 +181,7 @@ def notebook_command(results, output, execute, as_json, kernel, timeout, install
     from lightning_cas.batch import notebook
 
     if install_package:
-        click.echo(json.dumps({"installed": str(notebook.install_package())}))
+        echo(json.dumps({"installed": str(notebook.install_package())}))
         if results is None:
             return
     if results is None:
@@ -190,19 +190,19 @@ def notebook_command(results, output, execute, as_json, kernel, timeout, install
     output = output or str((path if path.is_dir() else path.parent) / "scripts.ipynb")
     if not execute:
         count = notebook.write_notebook(path, output)
-        click.echo(json.dumps({"notebook": output, "scripts": count}))
+        echo(json.dumps({"notebook": output, "scripts": count}))
         for label, reason in notebook.refused_cells(path):
-            click.echo(f"lightning-cas: note: {printable(label)}: no Macaulay2 cell: {printable(reason)}.", err=True)
+            echo(f"lightning-cas: note: {printable(label)}: no Macaulay2 cell: {printable(reason)}.", err=True)
         sys.stdout.flush()
         return
     run = notebook.execute_notebook(path, output, kernel=kernel, limit_s=timeout)
     summary = run.to_dict()
     if as_json:
-        click.echo(json.dumps(summary))
+        echo(json.dumps(summary))
     else:
         for o in run.outcomes:
-            click.echo(f"{o.verdict:<11} {printable(o.label)}" + (f"  {printable(o.message)}" if o.message else ""))
-        click.echo(f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
+            echo(f"{o.verdict:<11} {printable(o.label)}" + (f"  {printable(o.message)}" if o.message else ""))
+        echo(f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
                    f"{printable(kernel)} (Macaulay2 {printable(run.kernel.get('m2_version'))}), "
                    f"{summary['elapsed_s']:.1f} s; notebook: {printable(output)}")
     sys.stdout.flush()

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from lightning_cas.cli.common import JSON_OPTION, clean_errors
+from lightning_cas.cli.common import JSON_OPTION, clean_errors, echo
 from lightning_cas.cli.progress import progress_display
 
 
@@ -25,7 +25,7 @@ def blocks_command(out, quick, as_json):
         summary = build(out, quick=quick, progress=None if state is None else (
             lambda done, total, label: state.update(label, done=done, total=total, unit="networks")))
     if as_json:
-        click.echo(json.dumps(summary))
+        echo(json.dumps(summary))
         return
-    click.echo(f"{summary['networks']} networks: {summary['published']} inside a published formula's regime, "
+    echo(f"{summary['networks']} networks: {summary['published']} inside a published formula's regime, "
                f"{summary['defects']} defects, {summary['disagreements']} disagreements; written to {summary['out']}/")

@@ -11,9 +11,9 @@ import sys
 import click
 
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
-from lightning_cas.core.checks import as_int, integer_value, real_value
-from lightning_cas.system.deadline import exit_on_terminate
-from lightning_cas.core.display import printable
+from lightning_cas.core.checks import as_int, check_timeout, integer_value, real_value
+from lightning_cas.system.deadline import exit_on_terminate, time_limit
+from lightning_cas.core.display import escape, printable
 from lightning_cas.core.methods import DIMENSION_METHODS
 from lightning_cas.core.network import Network
 from lightning_cas.system.networks import load_network
@@ -22,6 +22,12 @@ from lightning_cas.errors import InputError, LightningError, UnsupportedError
 
 EXIT_DISCREPANCY = 3
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a program stopped by SIGPIPE
+
+
+def echo(message="", **kwargs) -> None:
+    """The one door of command output: every line goes through the terminal escaping (file names, record
+    fields and Macaulay2's strings can hold escape sequences); newlines and tabs are kept."""
+    click.echo(escape(message, "terminal", "\n\t"), **kwargs)
 
 
 def _fail(message: str, code: int) -> None:
@@ -138,8 +144,24 @@ SECONDS = Number(integer=False)
 
 # Options every command spells the same way (commands add their own --method / --prime).
 SEED_OPTION = click.option("--seed", default=0, show_default=True, type=INTEGER, help="Random seed (reported).")
-TIMEOUT_OPTION = click.option("--timeout", default=None, type=SECONDS,
-                              help="Seconds the whole command may take (every computation and Macaulay2 run in it).")
+_TIMEOUT = click.option("--timeout", default=None, type=SECONDS,
+                        help="Seconds the whole command may take (reading its files, every computation and "
+                             "Macaulay2 run in it).")
+
+
+def TIMEOUT_OPTION(fn):  # noqa: N802 (spelled like the other shared options)
+    """``--timeout``, whose one limit starts before the command reads any file (the network, --at, --inputs)
+    and covers every stage; the verbs' own limits nest inside it. An invalid value sets no limit here and
+    is refused in one line by the verb's validation."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            limit = check_timeout(kwargs.get("timeout"), "--timeout")
+        except InputError:
+            limit = None
+        with time_limit(limit):
+            return fn(*args, **kwargs)
+    return _TIMEOUT(wrapper)
 M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 FORMATS = ("text", "json", "m2", "latex")
@@ -248,6 +270,10 @@ def parse_architecture(widths, attention, tokens, normalization) -> Architecture
         if normalization is not None:
             raise InputError("--normalization goes with --widths; in a network file each attention block has its "
                              "own normalization.")
+        decided = [f"--{'' if given[k] else 'no-'}{k}" for k in ("causal", "residual") if given.get(k) is not None]
+        if decided:
+            raise InputError(f"{' and '.join(decided)} go with the transformer shorthand; in a network file each "
+                             "block sets its own causal and residual keys.")
         net = load_network(given["arch"])
         if tokens is not None:
             net = Network(net.input, as_int(tokens, "--tokens"), net.blocks)

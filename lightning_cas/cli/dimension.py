@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, clean_errors,
+from lightning_cas.cli.common import (EXIT_DISCREPANCY, echo, TIMEOUT_OPTION, architecture_options, clean_errors,
                                       describe_provenance, method_options, parse_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
 
@@ -38,33 +38,33 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
         result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
                                inputs=data, exact=exact, spectrum=spectrum)
     if as_json:
-        click.echo(result.to_json())
+        echo(result.to_json())
     else:
-        click.echo(f"{arch}")
+        echo(f"{arch}")
         where = _where(result)
-        click.echo(f"dimension {result.dimension}{where}   ({describe_provenance(result)})")
+        echo(f"dimension {result.dimension}{where}   ({describe_provenance(result)})")
         if result.generic_dimension is not None:
-            click.echo(f"generic dimension {result.generic_dimension}, drop {result.drop}")
+            echo(f"generic dimension {result.generic_dimension}, drop {result.drop}")
         if result.certificate is not None:
             c = result.certificate
-            click.echo(f"certified: rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by})"
+            echo(f"certified: rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by})"
                        if c.certified else f"rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by}): "
                        "not certified equal")
         fiber = ("tangent space of the fiber at the point" if result.generic_dimension is not None
                  else "generic fiber dimension")
-        click.echo(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, "
+        echo(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, "
                    f"ambient dimension {result.ambient_dimension}")
         if result.failure_bound is not None:
-            click.echo(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
+            echo(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
         if result.spectrum:
             from lightning_cas.backends.local import spectrum_bands
 
-            click.echo("spectrum bands (count: largest .. smallest): " + "; ".join(
+            echo("spectrum bands (count: largest .. smallest): " + "; ".join(
                 f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
         for note in result.notes:
-            click.echo(f"note: {note}")
+            echo(f"note: {note}")
     if not result.consistent:
-        click.echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
+        echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
 
 
 def _where(result) -> str:
@@ -88,22 +88,22 @@ def predict_command(widths, attention, tokens, normalization, as_json, timeout):
 
     report = api.predict(parse_architecture(widths, attention, tokens, normalization), timeout=timeout)
     if as_json:
-        click.echo(json.dumps(report.to_dict()))
+        echo(json.dumps(report.to_dict()))
         return
-    click.echo(f"{report.architecture}")
+    echo(f"{report.architecture}")
     for pred in (report.dimension, report.parameters, report.symmetry_group_dimension, report.fiber_dimension):
         if pred.value is None:
-            click.echo(f"{pred.quantity}: no prediction ({pred.reason})")
+            echo(f"{pred.quantity}: no prediction ({pred.reason})")
         elif pred.kind != "value":
-            click.echo(f"{pred.quantity}: {pred.kind} {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
+            echo(f"{pred.quantity}: {pred.kind} {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
             for name, value, why in pred.bounds:
-                click.echo(f"    {name}: {value}   ({why})")
+                echo(f"    {name}: {value}   ({why})")
             if pred.refined is not None:
-                click.echo(f"    head-mixing bound: {pred.refined}   (sharper, proved; with head mixing, see "
+                echo(f"    head-mixing bound: {pred.refined}   (sharper, proved; with head mixing, see "
                            "docs/multihead.md)")
         else:
-            click.echo(f"{pred.quantity}: {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
-    click.echo(f"ambient_dimension: {report.ambient_dimension}")
+            echo(f"{pred.quantity}: {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
+    echo(f"ambient_dimension: {report.ambient_dimension}")
 
 
 @click.command("verify")
@@ -119,6 +119,6 @@ def verify_command(widths, attention, tokens, normalization, as_json, method, se
     arch = parse_architecture(widths, attention, tokens, normalization)
     with progress_display(run_label("verify", method), quiet=quiet or as_json):
         result = api.verify(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare)
-    click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
+    echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
+from lightning_cas.cli.common import (echo, INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
                                       architecture_options, clean_errors, format_option, parse_architecture,
                                       plain_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
@@ -52,32 +52,32 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     with progress_display(run_label("fiber", method), quiet=quiet or output != "text"):
         result = fiber(arch, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if output == "json":
-        click.echo(result.to_json())
+        echo(result.to_json())
         return
     if output in ("m2", "latex"):
         from lightning_cas.geometry.formats import latex_document, m2_script
 
-        click.echo(m2_script(result) if output == "m2" else latex_document(result), nl=False)
+        echo(m2_script(result) if output == "m2" else latex_document(result), nl=False)
         return
-    click.echo(f"{arch}")
-    click.echo(f"point: {'file ' + at if at else f'random (seed {seed})'}")
+    echo(f"{arch}")
+    echo(f"point: {'file ' + at if at else f'random (seed {seed})'}")
     how = [result.method, result.certainty, f"field {result.field}", f"seed {result.seed}"]
     if result.m2_version:
         how.append(f"Macaulay2 {result.m2_version}")
     how.append(f"{result.elapsed_s:.3g} s")
-    click.echo(f"fiber dimension {result.fiber_dimension}   ({'; '.join(how)})")
-    click.echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
+    echo(f"fiber dimension {result.fiber_dimension}   ({'; '.join(how)})")
+    echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
                f"(named group dimension {result.symmetry_group_dimension})")
     for n, comp in enumerate(result.components, 1):
         mark = "contains W" if comp.contains_point else "does not contain W"
-        click.echo(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
+        echo(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
         for g in comp.generators:
-            click.echo(f"    {g}")
+            echo(f"    {g}")
         if comp.witness is not None:
-            click.echo(f"    witness point: {_compact(comp.witness)}")
-    click.echo(f"verdict: {result.verdict}: {result.message}")
+            echo(f"    witness point: {_compact(comp.witness)}")
+    echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2, quiet):
@@ -94,19 +94,19 @@ def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, 
     if save_point is not None:  # the result holds the point frozen (tuples); its JSON form is the file's
         save_weights_file(result.to_dict()["point"], net, save_point)
     if as_json:
-        click.echo(result.to_json())
+        echo(result.to_json())
         return
-    click.echo(f"{net}")
-    click.echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")
+    echo(f"{net}")
+    echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")
     how = f"{result.method}; {result.certainty}; primes {', '.join(map(str, result.primes))}; seed {result.seed}"
-    click.echo(f"generic fiber dimension {result.generic_fiber_dimension}   ({how}; {result.elapsed_s:.3g} s)")
-    click.echo(f"tangent space of the fiber at W {result.tangent_dimension}, named orbit at W "
+    echo(f"generic fiber dimension {result.generic_fiber_dimension}   ({how}; {result.elapsed_s:.3g} s)")
+    echo(f"tangent space of the fiber at W {result.tangent_dimension}, named orbit at W "
                f"{result.symmetry_orbit_dimension} (named group dimension {result.symmetry_group_dimension})")
     for d in result.extra:
-        click.echo(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
-    click.echo(f"verdict: {result.verdict}: {result.message}")
+        echo(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
+    echo(f"verdict: {result.verdict}: {result.message}")
     for note in result.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 def save_weights_file(point_dict, net, path) -> None:

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
+from lightning_cas.cli.common import (echo, JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
                                       QUIET_OPTION, clean_errors, format_option, network_options,
                                       parse_architecture, plain_architecture)
 from lightning_cas.cli.progress import progress_display
@@ -49,11 +49,11 @@ def _emit(res, output: str) -> bool:
     from lightning_cas.geometry.formats import latex_document, m2_script
 
     if output == "json":
-        click.echo(res.to_json())
+        echo(res.to_json())
     elif output == "m2":
-        click.echo(m2_script(res), nl=False)
+        echo(m2_script(res), nl=False)
     elif output == "latex":
-        click.echo(latex_document(res), nl=False)
+        echo(latex_document(res), nl=False)
     return output != "text"
 
 
@@ -68,14 +68,14 @@ def _echo_coordinates(res, everything: bool) -> None:
     table = res.coordinate_table()
     if not table:
         return
-    click.echo("  y_i = coefficient of the token monomial in output row p of output token 1"
+    echo("  y_i = coefficient of the token monomial in output row p of output token 1"
                + ("" if everything else " (--coordinates: as polynomials in the parameters)") + ":")
     width = max(len(name) for name, *_ in table)
     for name, row, monomial, poly in table[:None if everything else SHORT_TABLE]:
         tail = f"  = {poly}" if everything and poly else ""
-        click.echo(printable(f"  {name:<{width}}  row {row}  {monomial}{tail}"))
+        echo(printable(f"  {name:<{width}}  row {row}  {monomial}{tail}"))
     if not everything and len(table) > SHORT_TABLE:
-        click.echo(f"  ... ({len(table) - SHORT_TABLE} more: --coordinates)")
+        echo(f"  ... ({len(table) - SHORT_TABLE} more: --coordinates)")
 
 
 def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
@@ -122,24 +122,24 @@ def implicit_command(widths, attention, tokens, output, seed, timeout, m2, quiet
                quiet or output != "text")
     if _emit(res, output):
         return
-    click.echo(f"{arch}{'  (one output coordinate)' if one_coordinate else ''}")
-    click.echo(f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
+    echo(f"{arch}{'  (one output coordinate)' if one_coordinate else ''}")
+    echo(f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
                f"{res.parametrization} with {res.parameter_variables} variables")
     _echo_coordinates(res, all_coordinates)
     if res.dimension is not None:
-        click.echo(f"dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}   ({_how(res)})")
+        echo(f"dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}   ({_how(res)})")
         degs = ", ".join(f"{n} of degree {d}" for d, n in sorted(_count(res.generator_degrees).items()))
-        click.echo(f"{len(res.generator_degrees)} minimal generators: {degs or 'none (linear space)'}")
+        echo(f"{len(res.generator_degrees)} minimal generators: {degs or 'none (linear space)'}")
         for g in res.generators[:20]:
-            click.echo(f"  {g}")
+            echo(f"  {g}")
         if len(res.generators) > 20:
-            click.echo(f"  ... ({len(res.generators) - 20} more; use --json or --format m2)")
+            echo(f"  ... ({len(res.generators) - 20} more; use --json or --format m2)")
     if res.numerical_degree:
         nd = res.numerical_degree
-        click.echo(f"numerical degree {nd.value} (numeric; consensus {nd.consensus}: "
+        echo(f"numerical degree {nd.value} (numeric; consensus {nd.consensus}: "
                    f"{[r.degree for r in nd.runs]})")
     for note in res.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 def _count(values):
@@ -175,12 +175,12 @@ def singular_command(widths, attention, tokens, output, seed, timeout, m2, quiet
                    quiet or output != "text")
         if _emit(res, output):
             return
-        click.echo(f"singular: {str(res.singular).lower()}   (tangent rank {res.tangent_rank} vs codimension "
+        echo(f"singular: {str(res.singular).lower()}   (tangent rank {res.tangent_rank} vs codimension "
                    f"{res.codimension})")
-        click.echo(f"critical point of the parametrization: {str(res.critical).lower()}   (differential rank "
+        echo(f"critical point of the parametrization: {str(res.critical).lower()}   (differential rank "
                    f"{res.differential_rank}, generic {res.generic_rank})")
         for note in res.notes:
-            click.echo(f"note: {note}")
+            echo(f"note: {note}")
         return
     res = _run("singular", "running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
                lambda: singular_locus(arch, one_coordinate=one_coordinate, seed=seed, timeout=timeout, m2=m2,
@@ -188,36 +188,36 @@ def singular_command(widths, attention, tokens, output, seed, timeout, m2, quiet
     if _emit(res, output):
         return
     v = res.variety
-    click.echo(f"{arch}: variety of dimension {v.dimension}, degree {v.degree}   ({_how(res)})")
-    click.echo(f"coordinates y_1..y_{v.dimension + v.codimension} (basis of the coefficient span)")
+    echo(f"{arch}: variety of dimension {v.dimension}, degree {v.degree}   ({_how(res)})")
+    echo(f"coordinates y_1..y_{v.dimension + v.codimension} (basis of the coefficient span)")
     _echo_coordinates(res, all_coordinates)
     if res.singular_dimension is not None and res.singular_dimension < 0:
-        click.echo("smooth everywhere (the singular ideal is the unit ideal)")
+        echo("smooth everywhere (the singular ideal is the unit ideal)")
     if res.method == "strata":
         _echo_strata(res)
         return
     for i, c in enumerate(res.components, start=1):
         inside = "; ".join(c.contained_in) or "no listed stratum"
-        click.echo(f"component {i}: dimension {c.dimension}, degree {c.degree}, inside: {inside}")
-        click.echo("  " + " ; ".join(c.generators[:8]) + (" ..." if len(c.generators) > 8 else ""))
+        echo(f"component {i}: dimension {c.dimension}, degree {c.degree}, inside: {inside}")
+        echo("  " + " ; ".join(c.generators[:8]) + (" ..." if len(c.generators) > 8 else ""))
 
 
 def _echo_strata(res) -> None:
     if res.variety.codimension > 0:
-        click.echo("singular: the vertex 0 (a cone that is not a linear space)")
+        echo("singular: the vertex 0 (a cone that is not a linear space)")
     for i, c in enumerate(res.pieces, start=1):
         inside = "; ".join(c.contained_in) or "NO listed stratum"
         eqs = " ; ".join(c.slice_generators) or "the whole slice"
-        click.echo(f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
+        echo(f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
                    f"{c.jacobian_rank} < {c.codimension}; closure of dimension {c.image_dimension} = {inside}")
     for c in res.unresolved:
-        click.echo(f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'}"
+        echo(f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'}"
                    f" ({c.reason})")
     if res.complete and res.singular_dimension >= 0:
-        click.echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
-        click.echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
+        echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
+        echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
     for note in res.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 @click.command("boundary")
@@ -244,33 +244,33 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, quiet
                quiet or output != "text")
     if _emit(res, output):
         return
-    click.echo(f"{arch}")  # first, as implicit and singular do: the coordinate table follows
+    echo(f"{arch}")  # first, as implicit and singular do: the coordinate table follows
     if point is not None:
         verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
-        click.echo(f"boundary: {verdict}   ({res.evidence})")
+        echo(f"boundary: {verdict}   ({res.evidence})")
         if res.in_critical_image is not None:
-            click.echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
+            echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
     if res.coordinate_labels:
-        click.echo(f"coordinates y_1..y_{len(res.coordinate_labels)} (basis of the coefficient span)")
+        echo(f"coordinates y_1..y_{len(res.coordinate_labels)} (basis of the coefficient span)")
         _echo_coordinates(res, all_coordinates)
     if res.critical_image_dimension is not None:
-        click.echo(f"image of the critical points: dimension {res.critical_image_dimension}")
+        echo(f"image of the critical points: dimension {res.critical_image_dimension}")
     for i, c in enumerate(res.components, start=1):
         flags = ", ".join(str(s.boundary).lower() for s in c.samples)
-        click.echo(f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
+        echo(f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
                    f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})")
     if res.closure_complete is not None:
         if res.boundary_closure:
             gens = res.boundary_closure
-            click.echo(f"Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"
+            echo(f"Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"
                        + ("" if res.closure_complete else " (INCOMPLETE: undecided candidates)"))
-            click.echo("  " + " ; ".join(gens[:8]) + (" ..." if len(gens) > 8 else ""))
+            echo("  " + " ; ".join(gens[:8]) + (" ..." if len(gens) > 8 else ""))
         else:
-            click.echo("Zariski closure of the boundary: " + ("at most the vertex" if res.closure_complete
+            echo("Zariski closure of the boundary: " + ("at most the vertex" if res.closure_complete
                                                                else "not determined (undecided candidates)"))
-    click.echo(f"({_how(res)})")
+    echo(f"({_how(res)})")
     for note in res.notes:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
 
 
 @click.command("claims")
@@ -287,10 +287,10 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, quiet,
                lambda: claims.check_claims(arch, seed=seed, timeout=timeout, m2=m2, full=not pointwise_only),
                timeout, quiet or as_json)
     if as_json:
-        click.echo(json.dumps(res.to_dict()))
+        echo(json.dumps(res.to_dict()))
     else:
-        click.echo(f"{arch}   ({_how(res)})")
+        echo(f"{arch}   ({_how(res)})")
         for c in res.claims:
-            click.echo(f"{c.verdict:>14}: {c.claim}\n{'':>16}{c.evidence}")
+            echo(f"{c.verdict:>14}: {c.claim}\n{'':>16}{c.evidence}")
     if not res.all_agree:
         sys.exit(3)

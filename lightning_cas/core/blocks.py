@@ -82,11 +82,17 @@ class Block:
 
 
 def _sums(degrees: frozenset[int], count: int) -> frozenset[int]:
-    """Degrees of products of ``count`` entries whose degrees lie in ``degrees``."""
-    out = frozenset({0})
+    """Degrees of products of ``count`` entries whose degrees lie in ``degrees`` (sumsets as bit masks:
+    linear in the largest degree, which the network caps before asking)."""
+    if not degrees:
+        return frozenset()
+    out = 1  # bit k set: degree k occurs
     for _ in range(count):
-        out = frozenset(a + b for a in out for b in degrees)
-    return out
+        step = 0
+        for b in degrees:
+            step |= out << b
+        out = step
+    return frozenset(k for k in range(out.bit_length()) if out >> k & 1)
 
 
 @dataclass(frozen=True)

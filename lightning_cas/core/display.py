@@ -1,16 +1,31 @@
-"""Text shown to a person: one helper that makes any string safe to print on a terminal.
+"""Text from outside, shown: one escaping function, :func:`escape`, with a mode per destination.
 
-Record fields, messages, file names and labels can come from files a stranger wrote. Printed
-raw, an escape sequence can retitle the terminal, hide lines or fake output, and bidirectional
-overrides can reorder what is seen. :func:`printable` escapes every control and format
-character (``\\x1b`` becomes the four characters ``\\x1b``), so what is printed is what is there.
+Record fields, messages, file names, labels and Macaulay2's own strings can come from files a
+stranger wrote. Printed raw, an escape sequence can retitle the terminal, hide lines or fake
+output; bidirectional overrides reorder what is seen; a cell starting with ``=`` is a live
+spreadsheet formula; ``<script>`` or ``|`` rewrites an HTML or Markdown page; ``\\input`` runs in
+LaTeX. Every mode first escapes control and format characters (``\\x1b`` becomes the four
+characters ``\\x1b``), so what is shown is what is there, then neutralises its destination's syntax:
+
+* ``terminal``: only that (:func:`printable` is this mode);
+* ``csv``: a cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``;
+* ``html``: ``& < > " '`` as entities; ``markdown``: HTML-inert, ``|`` escaped and a backtick made a quote;
+* ``latex``: the ten special characters as their LaTeX commands.
 """
 
 from __future__ import annotations
 
+import html as _html
+import re
 import unicodedata
 
 _UNSAFE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
+_ASCII_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+MODES = ("terminal", "csv", "html", "markdown", "latex")
+CSV_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+_LATEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+          "^": r"\^{}", "_": r"\_", "%": r"\%", "~": r"\~{}"}
+_LATEX_RE = re.compile("|".join(map(re.escape, _LATEX)))
 
 
 def _escape(char: str) -> str:
@@ -18,14 +33,36 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else (f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
 
 
-def printable(text, keep_newlines: bool = False) -> str:
-    """``text`` (anything, via ``str``) with control/format characters escaped; backslashes are
-    left alone. ``keep_newlines`` keeps ``\\n`` for multi-line output."""
+def _keep(c: str, keep: str) -> bool:
+    return c in keep or c == " " or unicodedata.category(c) not in _UNSAFE
+
+
+def escape(text, mode: str = "terminal", keep: str = "") -> str:
+    """``text`` (anything, via ``str``) made inert for ``mode`` (see the module docstring); control and
+    format characters are escaped except those in ``keep`` (``"\\n"`` for multi-line output)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown escaping mode {mode!r}")
     text = str(text)
-    if text.isprintable() and "\x1b" not in text:
-        return text
-    return "".join(c if (c == "\n" and keep_newlines) or unicodedata.category(c) not in _UNSAFE or c == " "
-                   else _escape(c) for c in text)
+    if text.isascii():
+        if _ASCII_UNSAFE.search(text):
+            text = _ASCII_UNSAFE.sub(lambda m: m.group(0) if m.group(0) in keep else _escape(m.group(0)), text)
+    elif not (text.isprintable() and not keep):
+        text = "".join(c if _keep(c, keep) else _escape(c) for c in text)
+    if mode == "csv":
+        return "'" + text if text.startswith(CSV_FORMULA) else text
+    if mode == "html":
+        return _html.escape(text)
+    if mode == "markdown":  # HTML-inert; no table cell or code span can be closed from inside
+        return _html.escape(text).replace("|", "\\|").replace("`", "'")
+    if mode == "latex":
+        return _LATEX_RE.sub(lambda m: _LATEX[m.group(0)], text)
+    return text
+
+
+def printable(text, keep_newlines: bool = False) -> str:
+    """``text`` safe on a terminal (:func:`escape` in mode ``terminal``); backslashes are left alone.
+    ``keep_newlines`` keeps ``\\n`` for multi-line output."""
+    return escape(text, "terminal", "\n" if keep_newlines else "")
 
 
 # ---------------------------------------------------------------- Jupyter: results as HTML
@@ -42,18 +79,17 @@ def html_value(value) -> str:
     """One value as HTML, every string escaped (a note or a label may come from a file a stranger wrote):
     records and dicts as small tables, lists as numbered lists (at most MAX_ITEMS entries)."""
     import dataclasses
-    import html
 
     if value is None:
         return "&mdash;"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return html.escape(f"{value:.4g}")
+        return escape(f"{value:.4g}", "html")
     if hasattr(value, "html_fields") and not isinstance(value, type):  # a record: a small table
         return html_table(value.html_fields())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):  # an architecture or a network: its text
-        return f"<code>{html.escape(_short(str(value)))}</code>"
+        return f"<code>{escape(_short(str(value)), 'html')}</code>"
     if isinstance(value, dict):
         return html_table(list(value.items()))
     if isinstance(value, (list, tuple)):
@@ -61,25 +97,21 @@ def html_value(value) -> str:
             return "(none)"
         if all(isinstance(v, (int, float, str, bool)) or v is None for v in value) and len(value) <= 8 \
                 and sum(len(str(v)) for v in value) <= 80:
-            return "<code>" + html.escape(", ".join(map(str, value))) + "</code>"
+            return "<code>" + escape(", ".join(map(str, value)), "html") + "</code>"
         items = "".join(f"<li>{html_value(v)}</li>" for v in value[:MAX_ITEMS])
         more = f"<li>... ({len(value) - MAX_ITEMS} more)</li>" if len(value) > MAX_ITEMS else ""
         return f"<ol>{items}{more}</ol>"
-    return html.escape(_short(str(value)))
+    return escape(_short(str(value)), "html")
 
 
 def html_table(pairs) -> str:
-    import html
-
-    rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
+    rows = "".join(f"<tr><th style='text-align:left'>{escape(k, 'html')}</th>"
                    f"<td style='text-align:left'>{html_value(v)}</td></tr>" for k, v in pairs)
     return f"<table>{rows}</table>"
 
 
 def html_document(title: str, sections) -> str:
     """A result as HTML: a title and (heading, [(name, value), ...]) sections."""
-    import html
-
-    body = "".join(f"<details open><summary><b>{html.escape(heading)}</b></summary>{html_table(pairs)}</details>"
+    body = "".join(f"<details open><summary><b>{escape(heading, 'html')}</b></summary>{html_table(pairs)}</details>"
                    for heading, pairs in sections if pairs)
-    return f"<div class='lightning-cas-result'><p><b>{html.escape(title)}</b></p>{body}</div>"
+    return f"<div class='lightning-cas-result'><p><b>{escape(title, 'html')}</b></p>{body}</div>"

@@ -24,9 +24,9 @@ from __future__ import annotations
 __all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "WeightMatrix"]
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
-from lightning_cas.core.checks import as_int, integer_value
+from lightning_cas.core.checks import as_int, integer_value, shown
 from lightning_cas.core.blocks import (BLOCK_TYPES, KINDS, MAX_BLOCKS, MAX_NETWORK_DEGREE,
                                        MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Attention, Block, Linear, Power,
                                        WeightMatrix, _KeyError)
@@ -69,7 +69,7 @@ class Network:
                 raise InputError(f"{source}: block {i} must be an Attention, MLP, Linear or Power block, got "
                                  f"{type(block).__name__}.")
             try:
-                block = block.resolve(width)
+                block = _plain_numbers(block).resolve(width)
             except _KeyError as exc:
                 raise InputError(f"{source}: block {i} ({block.kind}): {exc.key} {exc.problem}.") from None
             resolved.append(block)
@@ -80,9 +80,14 @@ class Network:
         if not self.parameters:
             raise InputError(f"{source}: the network has no weights (only power blocks); there is nothing to "
                              "compute.")
-        if self.polynomial and self.degree > MAX_NETWORK_DEGREE:
-            raise InputError(f"{source}: the network has degree {self.degree} in the tokens, above the supported "
-                             f"maximum of {MAX_NETWORK_DEGREE}.")
+        # the largest degree by arithmetic (one degree through every block), before any degree set is built
+        top: frozenset[int] = frozenset({1})
+        for i, block in enumerate(self.blocks, start=1):
+            top = block.token_degrees(top)
+            top = frozenset({max(top)}) if top else top
+            if top and max(top) > MAX_NETWORK_DEGREE:
+                raise InputError(f"{source}: the network has degree {max(top)} in the tokens after block {i}, above "
+                                 f"the supported maximum of {MAX_NETWORK_DEGREE}.")
 
     # ---- reading and writing -------------------------------------------------------------
     @classmethod
@@ -247,8 +252,15 @@ class Network:
         query/key/value dim d_head and an output projection (value dim d_head), then an mlp block
         (x -> W_2 (W_1 x)^{mlp_degree}) when d_mlp is given; no biases, no LayerNorm. Its parameter count is
         PyTorch's bias-free count: 4 d_model n_heads d_head + 2 d_model d_mlp per layer."""
+        layers = as_int(n_layers, "n_layers")
+        per_layer = 1 if d_mlp is None else 2
+        if layers <= 0:
+            raise InputError(f"n_layers must be a positive integer, got {layers}.")
+        if layers * per_layer > MAX_BLOCKS:  # before building: 10**12 layers are refused, not made
+            raise InputError(f"{layers} layers make {layers * per_layer} blocks, above the supported maximum of "
+                             f"{MAX_BLOCKS}.")
         blocks: list[Block] = []
-        for _ in range(as_int(n_layers, "n_layers")):
+        for _ in range(layers):
             blocks.append(Attention(attention=d_head, heads=n_heads, value=d_head, out=d_model, causal=causal,
                                     residual=residual, normalization=normalization))
             if d_mlp is not None:
@@ -267,9 +279,21 @@ class Network:
         return self.widths, tuple(b.attention for b in self.blocks), tuple(b.heads for b in self.blocks), norms.pop()
 
 
+def _plain_numbers(block: Block) -> Block:
+    """The block with numpy integers and bools as Python ints and bools (sizes never wrap or overflow)."""
+    changes = {}
+    for f in fields(block):
+        value = getattr(block, f.name)
+        if type(value).__module__ == "numpy" and type(value).__name__.startswith("bool"):
+            changes[f.name] = bool(value)
+        elif integer_value(value) is not None and type(value) is not int:
+            changes[f.name] = integer_value(value)
+    return replace(block, **changes) if changes else block
+
+
 def _describe(b: Block) -> str:
-    shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")]
-    parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
+    given = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")]
+    parts = [f"{f.name}={getattr(b, f.name)}" for f in given]
     return f"{b.kind}(" + ", ".join(parts) + ")"
 
 
@@ -290,8 +314,8 @@ def _block_from_dict(entry, index: int, source: str) -> Block:
     kind = entry.get("kind")
     if kind is None:
         raise InputError(f"{source}: block {index}: the key `kind` is missing (one of {', '.join(KINDS)}).")
-    if kind not in BLOCK_TYPES:
-        raise InputError(f"{source}: block {index}: kind {kind!r} is unknown (one of {', '.join(KINDS)}).")
+    if not isinstance(kind, str) or kind not in BLOCK_TYPES:
+        raise InputError(f"{source}: block {index}: kind {shown(kind)} is unknown (one of {', '.join(KINDS)}).")
     cls = BLOCK_TYPES[kind]
     allowed = {f.name for f in fields(cls)}
     unknown = sorted(set(entry) - allowed - {"kind"})

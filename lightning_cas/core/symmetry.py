@@ -18,6 +18,8 @@ bounds stay valid at any point and any prime; a special point only weakens them.
 
 from __future__ import annotations
 
+import itertools
+
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -237,6 +239,15 @@ def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic):
         yield T
 
 
+def orbit_bytes(arch: Architecture | Network) -> int:
+    """Peak memory of :func:`orbit_rank_modp`: the echelon form (at most P^2 / 4 entries, three copies while
+    it is updated) and the tangents pending (a chunk and the largest block, a GL of the widest dimension),
+    8 bytes each: what a caller checks against the machine before asking."""
+    net = as_network(arch)
+    P = net.parameters
+    return 8 * (3 * P * P // 4 + 2 * (TANGENT_CHUNK + net.widest ** 2) * P) + 64 * 2 ** 20
+
+
 def orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME, extra=()) -> int:
     """Rank mod p of the action's tangents at W (any representatives; and ``extra`` tangent arrays)."""
     net = as_network(arch)
@@ -245,7 +256,7 @@ def orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME,
     ech = RowEchelon(net.parameters, prime)
     pending, rows = [], 0
     with blas_threads():
-        for T in list(tangent_blocks(net, wc, ar)) + list(extra):
+        for T in itertools.chain(tangent_blocks(net, wc, ar), extra):  # streamed, never all at once
             pending.append(T)
             rows += len(T)
             if rows >= TANGENT_CHUNK:  # few large blocks: the echelon form's products stay thick

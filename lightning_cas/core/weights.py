@@ -161,3 +161,19 @@ def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
 def flat(point: Point) -> list[Fraction]:
     """All entries in the canonical weight order (layer by layer, head by head, Q, K, V row-major)."""
     return [v for layer in point for head in layer_heads(layer) for M in head for row in M for v in row]
+
+
+def unflat(arch: Architecture, values) -> Point:
+    """The point of the flat weights ``values`` (the canonical order of :func:`flat`, which it inverts)."""
+    values = list(values)
+    if len(values) != arch.parameters:
+        raise InputError(f"the point has {len(values)} weights, the architecture {arch.parameters}.")
+    layers: list[list] = [[] for _ in range(arch.depth)]
+    at = 0
+    for i, _, a, d, e in arch.head_blocks:
+        mats = []
+        for rows in (a, a, e):
+            mats.append(tuple(tuple(values[at + r * d:at + (r + 1) * d]) for r in range(rows)))
+            at += rows * d
+        layers[i].append(tuple(mats))
+    return tuple(make_layer(heads) for heads in layers)

@@ -18,7 +18,7 @@ import json
 import re
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.display import printable
+from lightning_cas.core.display import escape, printable
 from lightning_cas.core.names import (coordinate_names, indexed_name, latex_name, parse_polynomial,
                                       polynomial_latex, polynomial_text)
 from lightning_cas.geometry.fibers import FiberResult
@@ -28,7 +28,8 @@ FORMATS = ("text", "json", "m2", "latex")
 
 
 def _comment(text: str, mark: str = "--") -> str:
-    return "\n".join(f"{mark} {printable(line)}" for line in str(text).splitlines() or [""])
+    mode = "latex" if mark == "%" else "terminal"  # a record's fields stay inert in either file
+    return "\n".join(f"{mark} {escape(line, mode)}" for line in str(text).splitlines() or [""])
 
 
 def _header(res, mark: str = "--") -> list[str]:

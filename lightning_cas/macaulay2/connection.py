@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
-from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT
+from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT, check_heap
 from lightning_cas.system.deadline import Deadline, current, m2_limit
 
 if TYPE_CHECKING:
@@ -56,6 +56,9 @@ class Macaulay2:
     heap: str = DEFAULT_HEAP
     session: M2Session | None = None
     deadline: Deadline | None = None
+
+    def __post_init__(self):
+        check_heap(self.heap)  # an invalid cap would be ignored by Macaulay2's collector: no cap at all
 
     def limit(self) -> Deadline:
         """The deadline the next run is bounded by."""

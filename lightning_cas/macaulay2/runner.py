@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.core.checks import check_timeout
-from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT
+from lightning_cas.core.checks import check_timeout, shown
+from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT, MIN_HEAP_BYTES, check_heap  # noqa: F401
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import private_dir
-from lightning_cas.errors import (M2CrashError, M2Error, M2NotFoundError, M2OutputError, M2ScriptError,
+from lightning_cas.errors import (InputError, M2CrashError, M2Error, M2NotFoundError, M2OutputError, M2ScriptError,
                                   M2TimeoutError)
 
 # Far above any record we read (the largest, an implicit ideal with its generators, is a few MB);
@@ -44,6 +44,10 @@ _OOM = re.compile(r"out of memory|GC Warning: Out of Memory|Too many heap sectio
 
 def find_m2(m2: str | None = None) -> str:
     """The M2 binary: explicit argument, else $LIGHTNING_CAS_M2, else `M2` on PATH."""
+    if isinstance(m2, os.PathLike):
+        m2 = os.fspath(m2)
+    if m2 is not None and (not isinstance(m2, str) or "\x00" in m2):
+        raise InputError(f"m2 must be the path or name of the Macaulay2 binary, got {shown(m2)}.")
     name = m2 or os.environ.get("LIGHTNING_CAS_M2") or "M2"
     if os.sep in name:  # a path: say what is there, not only that it is no program
         if os.path.isdir(name):
@@ -68,7 +72,7 @@ def m2_environment(heap: str = DEFAULT_HEAP, home: str | os.PathLike | None = No
     env = dict(os.environ)
     # never a shared /tmp path: M2 reads and writes its HOME (init.m2, packages by name)
     env["HOME"] = str(private_dir("m2home") if home is None else home)
-    env["GC_MAXIMUM_HEAP_SIZE"] = heap
+    env["GC_MAXIMUM_HEAP_SIZE"] = check_heap(heap)
     env.pop("PWD", None)  # the caller's directory is nothing M2 should know about
     return env
 
@@ -214,7 +218,7 @@ class M2Session:
     def __init__(self, m2: str | None = None, heap: str = DEFAULT_HEAP, timeout: float = DEFAULT_TIMEOUT):
         self.timeout = check_timeout(timeout, "the session timeout")
         self.binary = find_m2(m2)
-        self.heap = heap
+        self.heap = check_heap(heap)
         self.token = "@@LCAS-PROMPT-" + secrets.token_hex(8) + "@@"
         self.child = None
         self.starts = 0

@@ -6,9 +6,11 @@ from __future__ import annotations
 import io
 import math
 import struct
+import zipfile
 
 import numpy as np
 
+from lightning_cas.core.checks import shown
 from lightning_cas.system.files import parse_json
 from lightning_cas.errors import InputError
 
@@ -17,12 +19,66 @@ SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "bf16", 
                       "I16": "<i2", "I8": "i1", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8"}
 
 
-def npz_arrays(data: bytes, source: str) -> dict:
+MAX_ARRAY_BYTES = 512 * 1024 * 1024  # the uncompressed bytes of every array of one file together
+NUMBER_KINDS = "iuf"  # integers and floats; bools, complex numbers, strings and objects are refused
+
+
+def _member_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str):
+    """The shape and dtype an .npz member's .npy header declares (its first bytes only)."""
+    with archive.open(info) as fp:
+        try:
+            version = np.lib.format.read_magic(fp)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read(fp)
+        except (ValueError, OSError, EOFError, SyntaxError) as exc:
+            raise InputError(f"{source}: the member {info.filename!r} is not a readable .npy array ({exc}).") from None
+    return tuple(shape), dtype
+
+
+def npz_arrays(data: bytes, source: str, expected: dict | None = None, what: str = "expected here",
+               max_bytes: int = MAX_ARRAY_BYTES) -> dict:
+    """The arrays of an .npz archive. Before anything is decompressed, the zip directory's names and sizes
+    and each member's .npy header are checked: only the names in ``expected`` (name -> shape, or an int for
+    a flat array of that many entries, or None for any shape), numbers only, the declared sizes within
+    ``max_bytes`` and equal to what the headers claim; then each member is read by its header."""
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
-    except (ValueError, OSError, EOFError, KeyError) as exc:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise InputError(f"{source}: not a readable .npz archive of numeric arrays ({exc}).") from None
+    with archive:
+        infos = archive.infolist()
+        names = [info.filename[:-4] if info.filename.endswith(".npy") else info.filename for info in infos]
+        if len(set(names)) != len(names) or not all(info.filename.endswith(".npy") for info in infos):
+            raise InputError(f"{source}: an .npz archive holds distinct .npy members only, got "
+                             f"{', '.join(shown(i.filename, 40) for i in infos[:5])}.")
+        if expected is not None:
+            extra = [n for n in names if n not in expected]
+            if extra:
+                raise InputError(f"{source}: the array {shown(extra[0], 60)} is not {what} (expected "
+                                 f"{', '.join(expected)}).")
+        total = sum(info.file_size for info in infos)
+        if total > max_bytes:
+            raise InputError(f"{source}: the arrays would take {total} bytes uncompressed, above the supported "
+                             f"maximum of {max_bytes}.")
+        out = {}
+        for name, info in zip(names, infos):
+            shape, dtype = _member_header(archive, info, source)
+            if dtype.kind not in NUMBER_KINDS or dtype.hasobject:
+                raise InputError(f"{source}: the array {name!r} holds {dtype} values, not numbers.")
+            want = None if expected is None else expected[name]
+            if isinstance(want, tuple) and shape != want:
+                raise InputError(f"{source}: the array {name!r} has shape {shape}, expected {want}.")
+            if isinstance(want, int) and math.prod(shape) != want:
+                raise InputError(f"{source}: {name} has {math.prod(shape)} entries, the network {want}.")
+            if math.prod(shape) * dtype.itemsize > info.file_size:
+                raise InputError(f"{source}: the array {name!r} claims shape {shape} of {dtype}; the member has "
+                                 f"{info.file_size} bytes.")
+            try:
+                with archive.open(info) as fp:
+                    out[name] = np.lib.format.read_array(fp, allow_pickle=False)
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise InputError(f"{source}: the array {name!r} is not readable ({exc}).") from None
+        return out
 
 
 def npy_array(data: bytes, source: str) -> np.ndarray:
@@ -55,8 +111,8 @@ def safetensors_arrays(data: bytes, source: str) -> dict:
         if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
             raise InputError(f"{source}: the tensor {name!r} has no valid dtype, shape and data_offsets.")
         dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
-        if dtype not in SAFETENSORS_DTYPES:
-            raise InputError(f"{source}: the tensor {name!r} has dtype {dtype!r}, not a number type.")
+        if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPES:
+            raise InputError(f"{source}: the tensor {name!r} has dtype {shown(dtype)}, not a number type.")
         if (not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
                                                    for s in shape)):
             raise InputError(f"{source}: the tensor {name!r} has an invalid shape {shape!r}.")

@@ -8,13 +8,13 @@ import os
 from lightning_cas.core.blocks import MAX_NETWORK_BYTES
 from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError
-from lightning_cas.system.files import parse_json, parse_toml, read_text
+from lightning_cas.system.files import check_path, parse_json, parse_toml, read_text
 
 
 def load_network(path: str | os.PathLike) -> Network:
     """The network a file describes; every problem is one InputError naming the file."""
-    name = os.fspath(path)
-    text = read_text(path, "network file", max_bytes=MAX_NETWORK_BYTES)
+    name = check_path(path, "network file")
+    text = read_text(name, "network file", max_bytes=MAX_NETWORK_BYTES)
     if name.endswith(".json") or text.lstrip().startswith("{"):
         data = parse_json(text, f"network file {name!r}")
     else:

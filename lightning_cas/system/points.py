@@ -37,6 +37,7 @@ from lightning_cas.errors import InputError
 
 MAX_POINT_BYTES = 512 * 1024 * 1024  # a trained model's weights; the engine refuses sizes it cannot finish
 MAX_INPUT_BYTES = 256 * 1024 * 1024
+MAX_INPUT_ENTRIES = 4_000_000  # entries of all token matrices together (each becomes an exact rational)
 LETTERS = {"q": "Q", "k": "K", "v": "V", "w": "W", "o": "O", "u": "U", "d": "D", "p": "P"}
 
 
@@ -85,17 +86,21 @@ def _blocks_dict(net: Network, values: list) -> list[dict]:
 
 
 def exact_values(array: np.ndarray, where: str) -> list[Fraction]:
-    """The entries of a numeric array as exact rationals (floats exactly; NaN, inf, subnormals refused)."""
+    """The entries of a numeric array as exact rationals: every float dtype (float16, bfloat16 read as
+    float32, float32, float64, longdouble) as the binary rational it holds, never rounded through a
+    narrower type; NaN, inf, subnormals refused."""
     if array.dtype.kind == "b" or array.dtype.kind not in "iuf":
         raise InputError(f"{where}: the array holds {array.dtype} values, not numbers.")
     flat_values = array.reshape(-1)
     if array.dtype.kind == "f":
-        wide = flat_values.astype(np.float64)
+        wide = flat_values if array.dtype.itemsize > 8 else flat_values.astype(np.float64)  # widening is exact
         if not np.all(np.isfinite(wide)):
             raise InputError(f"{where}: the array holds a NaN or an infinite entry.")
         tiny = (wide != 0) & (np.abs(wide) < SMALLEST_NORMAL)
         if tiny.any():
             raise InputError(f"{where}: the array holds a subnormal float ({wide[tiny][0]!r}).")
+        if wide.dtype.itemsize > 8:
+            return [Fraction(*v.as_integer_ratio()) for v in wide]
         return [Fraction(float(v)) for v in wide]
     return [Fraction(int(v)) for v in flat_values]
 
@@ -175,9 +180,9 @@ def as_point(arch: Architecture | Network, value, name: str = "the point") -> We
         return point_from_data(arch, value, name)
     if isinstance(value, np.ndarray) or (isinstance(value, list) and value and not isinstance(value[0], (list, tuple))):
         arr = np.asarray(value)
+        if arr.size != net.parameters:  # before any entry is converted
+            raise InputError(f"{name} has {arr.size} weights, the network {net.parameters}.")
         vals = exact_values(arr, name) if arr.dtype != object else [parse_entry(v, name) for v in arr.reshape(-1)]
-        if len(vals) != net.parameters:
-            raise InputError(f"{name} has {len(vals)} weights, the network {net.parameters}.")
         return WeightPoint(net, tuple(vals))
     if isinstance(value, (tuple, list)):
         from lightning_cas.core.architecture import from_network
@@ -225,10 +230,10 @@ def point_from_arrays(arch: Architecture | Network, arrays: dict, source: str = 
     """A point from named arrays (a state_dict as numpy arrays, an .npz, a .safetensors file)."""
     net = as_network(arch)
     if set(arrays) == {"weights"}:
-        vals = exact_values(np.asarray(arrays["weights"]), f"{source} weights")
-        if len(vals) != net.parameters:
-            raise InputError(f"{source}: weights has {len(vals)} entries, the network {net.parameters}.")
-        return WeightPoint(net, tuple(vals))
+        flat_array = np.asarray(arrays["weights"])
+        if flat_array.size != net.parameters:  # before any entry is converted
+            raise InputError(f"{source}: weights has {flat_array.size} entries, the network {net.parameters}.")
+        return WeightPoint(net, tuple(exact_values(flat_array, f"{source} weights")))
     names = state_names(net)
     missing = sorted(set(names) - set(arrays))
     extra = sorted(set(arrays) - set(names))
@@ -259,11 +264,14 @@ def _digest(data: bytes) -> str:
 
 def load_weights(arch: Architecture | Network, path: str | os.PathLike) -> WeightPoint:
     """A weight file (JSON, .npz or .safetensors, by its ending), with its name and sha256."""
-    name = os.fspath(path)
-    data = read_bytes(path, "weight file", max_bytes=MAX_POINT_BYTES)
+    name = check_path(path, "weight file")
+    arrays = name.endswith((".npz", ".safetensors"))
+    data = read_bytes(name, "weight file", max_bytes=MAX_POINT_BYTES if arrays else weights.MAX_WEIGHT_BYTES)
     source = name
     if name.endswith(".npz"):
-        point = point_from_arrays(arch, npz_arrays(data, source), source)
+        net = as_network(arch)
+        expected = {**state_names(net), "weights": net.parameters}
+        point = point_from_arrays(arch, npz_arrays(data, source, expected, "a weight of this network"), source)
     elif name.endswith(".safetensors"):
         point = point_from_arrays(arch, safetensors_arrays(data, source), source)
     else:
@@ -308,18 +316,22 @@ def inputs_from_array(arch: Architecture | Network, array, source: str = "the in
     if arr.ndim != 3 or tuple(arr.shape[1:]) != expected or arr.shape[0] < 1:
         raise InputError(f"{source}: inputs must be an array of shape (N, {net.input}, {net.tokens}) (token "
                          f"matrices, tokens as columns), got shape {tuple(arr.shape)}.")
+    if arr.size > MAX_INPUT_ENTRIES:  # before any entry is converted
+        raise InputError(f"{source}: {arr.shape[0]} token matrices ({arr.size} entries) are above the supported "
+                         f"maximum of {MAX_INPUT_ENTRIES} entries.")
     values = np.array(exact_values(arr, source), dtype=object).reshape(arr.shape)
     return InputData(values, source)
 
 
 def load_inputs(arch: Architecture | Network, path: str | os.PathLike) -> InputData:
     """Input data: .npy, .npz (key ``inputs``) or JSON (a nested list), with its name and sha256."""
-    name = os.fspath(path)
-    data = read_bytes(path, "input file", max_bytes=MAX_INPUT_BYTES)
+    name = check_path(path, "input file")
+    arrays = name.endswith((".npy", ".npz"))
+    data = read_bytes(name, "input file", max_bytes=MAX_INPUT_BYTES if arrays else weights.MAX_WEIGHT_BYTES)
     if name.endswith(".npy"):
         arr = npy_array(data, name)
     elif name.endswith(".npz"):
-        arrays = npz_arrays(data, name)
+        arrays = npz_arrays(data, name, {"inputs": None}, "the inputs")
         if set(arrays) != {"inputs"}:
             raise InputError(f"{name}: an .npz of inputs holds one array named 'inputs', got "
                              f"{', '.join(sorted(arrays)) or 'none'}.")
@@ -342,8 +354,15 @@ def load_inputs(arch: Architecture | Network, path: str | os.PathLike) -> InputD
 # The old-flag weight file (core.weights has the format): read and written here, through the one door.
 def load_point(arch: Architecture, path: str | os.PathLike) -> tuple:
     """Read and validate a weight file through the bounded reader (no FIFOs, devices or huge or
-    deeply nested files); every problem is one clear InputError."""
-    data = read_json(check_path(path, "weight file"), "weight file", max_bytes=weights.MAX_WEIGHT_BYTES)
+    deeply nested files); every problem is one clear InputError. Every format ``load_weights`` reads is
+    accepted (the old layers JSON, the blocks or flat JSON, .npz, .safetensors): the same files for every
+    command."""
+    name = check_path(path, "weight file")
+    if name.endswith((".npz", ".safetensors")):
+        return weights.unflat(arch, load_weights(arch, name).values)
+    data = read_json(name, "weight file", max_bytes=weights.MAX_WEIGHT_BYTES)
+    if isinstance(data, dict) and set(data) != {"layers"}:
+        return weights.unflat(arch, point_from_data(arch, data, name).values)
     return weights.point_from_dict(arch, data)
 
 

@@ -22,8 +22,9 @@
 
 ImplicitModel = new Type of HashTable
 ImplicitModel.synonym = "implicit model"
-net ImplicitModel := M -> net("an implicit model of widths " | toString M#"widths" | ", attention "
+toString ImplicitModel := M -> ("an implicit model of widths " | toString M#"widths" | ", attention "
     | toString M#"attention" | ", " | toString M#"tokens" | " token(s), in " | toString M#"ambient" | " coordinates")
+net ImplicitModel := M -> net toString M
 isWellDefined ImplicitModel := M -> (
     all({"widths", "attention", "tokens", "parametrization", "ring", "coordinates",
         "labels", "weight ring", "weight coordinates", "chosen", "monomials", "rows used", "cache"}, k -> M#?k)

@@ -2,6 +2,7 @@ doc ///
     Key
         ImplicitModel
         (net, ImplicitModel)
+        (toString, ImplicitModel)
         (isWellDefined, ImplicitModel)
     Headline
         the coordinates of a one-layer neurovariety, ready for implicitization

@@ -35,7 +35,9 @@ lcasPositiveInteger = (what, n) -> if not instance(n, ZZ) or n < 1 then
 
 NetworkBlock = new Type of HashTable
 NetworkBlock.synonym = "network block"
-net NetworkBlock := B -> net(B#"kind" | "(" | demark(", ", lcasBlockFields B) | ")")
+-- toString, net and print all give the short description (the hash table itself is not for reading)
+toString NetworkBlock := B -> toString B#"kind" | "(" | demark(", ", lcasBlockFields B) | ")"
+net NetworkBlock := B -> net toString B
 
 lcasBlockFields = B -> (
     shown := {"heads", "attention", "value", "hidden", "degree", "out"};
@@ -133,8 +135,9 @@ lcasBlockMatrices = B -> (
 
 NeuralNetwork = new Type of HashTable
 NeuralNetwork.synonym = "neural network"
-net NeuralNetwork := N -> net("a network on " | toString N#"tokens" | " token(s) of width " | toString N#"input"
-    | ": " | demark(" -> ", apply(N#"blocks", net)) | " (" | toString N#"parameters" | " weights)")
+toString NeuralNetwork := N -> ("a network on " | toString N#"tokens" | " token(s) of width " | toString N#"input"
+    | ": " | demark(" -> ", apply(N#"blocks", toString)) | " (" | toString N#"parameters" | " weights)")
+net NeuralNetwork := N -> net toString N
 
 isWellDefined NeuralNetwork := N -> (
     blocks := N#"blocks";

@@ -98,6 +98,7 @@ doc ///
     Key
         NeuralNetwork
         (net, NeuralNetwork)
+        (toString, NeuralNetwork)
         (isWellDefined, NeuralNetwork)
     Headline
         a network as a stack of blocks
@@ -188,6 +189,7 @@ doc ///
     Key
         NetworkBlock
         (net, NetworkBlock)
+        (toString, NetworkBlock)
         (isWellDefined, NetworkBlock)
     Headline
         one block of a network

@@ -12,8 +12,9 @@
 -- sample points per piece, the strata closures and whether the d' = a = 1 factor route applies.
 OrbitSlices = new Type of HashTable
 OrbitSlices.synonym = "family of orbit slices"
-net OrbitSlices := S -> net("the orbit slices of " | toString S#"model"#"widths" | ", attention "
+toString OrbitSlices := S -> ("the orbit slices of " | toString S#"model"#"widths" | ", attention "
     | toString S#"model"#"attention" | (if S#"factor route" then ", on the factor route" else ""))
+net OrbitSlices := S -> net toString S
 isWellDefined OrbitSlices := S -> (
     instance(S#"model", ImplicitModel) and instance(S#"budget", ZZ) and S#"budget" >= 1
     and instance(S#"samples", ZZ) and S#"samples" >= 0 and instance(S#"factor route", Boolean)
@@ -24,8 +25,9 @@ isWellDefined OrbitSlices := S -> (
 -- the infinitesimal G-action on the coordinates, the ideal used and the differential of phi there.
 OrbitSlice = new Type of HashTable
 OrbitSlice.synonym = "orbit slice"
-net OrbitSlice := s -> net("the orbit slice rank V = " | toString s#"rank V" | " in "
+toString OrbitSlice := s -> ("the orbit slice rank V = " | toString s#"rank V" | " in "
     | toString numgens s#"ring" | " variables, codimension " | toString s#"codimension")
+net OrbitSlice := s -> net toString s
 isWellDefined OrbitSlice := s -> (
     Rs := s#"ring";
     instance(Rs, PolynomialRing) and all({"V", "A", "jacobian", "action", "differential"},

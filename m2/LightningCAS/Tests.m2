@@ -202,3 +202,16 @@ assert(try (neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 2, 0}}); false) else true)
 assert(try (neuralNetwork(2, 2, {powerBlock 2}); false) else true)
 assert(try (mlpBlock(0); false) else true)
 ///
+
+TEST ///
+-- every type of the package shows as a short description through net, toString and print (the
+-- hash tables behind them are not for reading)
+N = neuralNetwork(2, 2, {attentionBlock(1, Causal => true), mlpBlock(2), linearBlock 1, powerBlock 2})
+B = first N#"blocks"
+M = implicitModel({1,1}, {1}, 1)
+assert(toString B == "attention(heads 1, attention 1, out 2, causal)")
+assert(toString N == "a network on 2 token(s) of width 2: attention(heads 1, attention 1, out 2, causal) -> "
+    | "mlp(hidden 2, degree 2, out 2) -> linear(out 1) -> power(degree 2, out 1) (18 weights)")
+assert(toString M == "an implicit model of widths {1, 1}, attention {1}, 1 token(s), in 1 coordinates")
+for x in {N, B, M} do (assert(net x == net toString x); print x)
+///

@@ -16,7 +16,6 @@ outputs of the notebook it writes.
 
 from __future__ import annotations
 
-import html
 import math
 import os
 import re
@@ -30,7 +29,7 @@ from lightning_cas.batch.report import scan
 from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.display import printable
+from lightning_cas.core.display import escape, printable
 from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.errors import InputError, LightningError
@@ -46,7 +45,7 @@ _LABEL = re.compile(r"[A-Za-z0-9._-]+", re.ASCII)
 
 def md(text) -> str:
     """Record text inside markdown: printable and HTML-inert."""
-    return html.escape(printable(text)).replace("|", "\\|").replace("`", "'")
+    return escape(text, "markdown")
 
 
 @dataclass
