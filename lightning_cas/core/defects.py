@@ -32,7 +32,7 @@ import numpy as np
 
 from lightning_cas.core import gfp
 from lightning_cas.core.arithmetic import ModP
-from lightning_cas.core.block_theory import block_alone, block_space, published
+from lightning_cas.core.block_theory import block_alone, block_space, expected, published
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import RULES, jacobian, split
 from lightning_cas.core.network import Network, Power
@@ -139,18 +139,75 @@ def explain(net: Network, dimension: int, prime: int = DEFAULT_PRIME, seed: int 
             if gain:
                 causes.append(Cause(i, "invisibility", gain, f"these directions change block {i}'s output but not "
                                     "what the blocks after it make of it"))
+        if P - dimension > ech.rank:
+            causes += _prefix_causes(net, ar, wc, ech, P - dimension, rng)
         _check_kernel(net, ar, wc, ech, rng)
     unexplained = P - dimension - ech.rank
     if unexplained < 0:
         raise ResultError(f"internal error: the defect split of {net.label()} does not add up: {ech.rank} kernel "
                           f"directions found at the point, but parameters - dimension = {P - dimension}")
     if unexplained:
-        claim = published(net)
-        if claim is not None and claim.status == "proved" and claim.value == dimension:
-            causes.append(Cause(None, "secant defect", unexplained, f"{claim.regime} (proved)"))
+        cause = _counted(net, dimension, unexplained, seed)
+        if cause is not None:
+            causes.append(cause)
             unexplained = 0
     return Explained(named_group=named, causes=tuple(causes), unexplained=unexplained, prime=prime,
                      notes=tuple(notes))
+
+
+def _prefix_causes(net: Network, ar, wc, ech: RowEchelon, kernel: int, rng) -> list[Cause]:
+    """The own kernels of the first blocks together (blocks 0..k as a network: directions that do not change
+    their output on any input), stacked until nothing is left; filling when the first blocks give every
+    tuple of maps with their degrees, else their own defect."""
+    from lightning_cas.core.block_theory import _row_space
+
+    out = []
+    for k in range(1, len(net.blocks) - 1):
+        if ech.rank >= kernel:
+            break
+        if isinstance(net.blocks[k], Power) and isinstance(net.blocks[k + 1], Power):
+            continue
+        prefix = Network(net.input, net.tokens, net.blocks[:k + 1])
+        n = _samples(net, prefix.parameters, prefix.rows_per_sample, net.input)
+        K = _kernel(prefix.parameters, lambda g: jacobian(prefix, ar, wc[:prefix.parameters], ar.random(
+            g, (n, net.input, net.tokens))), rng, ar.prime)
+        gain = ech.add(_embed(K, 0, net.parameters)) if len(K) else 0
+        if not gain:
+            continue
+        space = prefix.output * _row_space(net, net.blocks[:k + 1])
+        if prefix.parameters - len(K) == space:
+            out.append(Cause(k, "filling", gain, f"blocks 0..{k} together give every tuple of {prefix.output} maps "
+                             f"with their degrees (dimension {space}) from {prefix.parameters} weights: the "
+                             "directions that do not change their output"))
+        else:
+            out.append(Cause(k, "own defect", gain, f"blocks 0..{k} together, on any input, have these kernel "
+                             "directions beyond the named group and the blocks' own kernels"))
+    return out
+
+
+def _counted(net: Network, dimension: int, rest: int, seed: int) -> Cause | None:
+    """The rest, when a proved count forces it: the dimension is a proved published value (the
+    Alexander-Hirschowitz secant defect) or equals a proved upper bound other than parameters - orbit
+    (the network, its first blocks or some of its blocks have more weights than their map spaces can
+    hold, so at least that many directions are in the kernel)."""
+    claim = published(net)
+    if claim is not None and claim.status == "proved" and claim.value == dimension:
+        return Cause(None, "secant defect", rest, f"{claim.regime} (proved)")
+    for name, value, why in expected(net, seed).bounds:
+        if value != dimension or name == "parameters - orbit":
+            continue
+        if name == "ambient":
+            return Cause(None, "filling", rest, f"the network's maps fill the whole space of maps with its degrees "
+                         f"(dimension {value}): every weight beyond it lies in the fiber")
+        if name.startswith("split after block "):
+            k = int(name.rsplit(" ", 1)[1])
+            return Cause(k, "filling", rest, f"blocks 0..{k} have more weights than the maps they give can hold, "
+                         f"with the group at the interface ({name} attained: {why})")
+        if name.startswith("filling of block"):
+            blocks = name.split("block", 1)[1].lstrip("s ").split(", ")
+            return Cause(int(blocks[0]) if len(blocks) == 1 else None, "filling", rest,
+                         f"{name} attained ({why})")
+    return None
 
 
 def _own_causes(net: Network, i: int, gain: int, alone_rank: int, wi, prime: int) -> list[Cause]:
