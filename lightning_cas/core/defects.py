@@ -35,7 +35,7 @@ from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.block_theory import block_alone, block_space, expected, published
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import RULES, jacobian, split
-from lightning_cas.core.network import Network, Power
+from lightning_cas.core.network import Attention, Network, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
 from lightning_cas.core.results import Cause, Explained
@@ -220,6 +220,12 @@ def _own_causes(net: Network, i: int, gain: int, alone_rank: int, wi, prime: int
     forced = max(0, size - own_orbit - space)
     filling = min(gain, forced) if alone_rank == space else 0
     out = []
+    mixing = min(gain - filling, _head_mixing(b, width))
+    if mixing:
+        out.append(Cause(i, "head mixing", mixing, f"block {i} is linear in the pairs (V_h, A_h = K_h^T Q_h) and "
+                         f"every A_h ranges over all {width} x {width} matrices (a >= d), every V_h over all "
+                         "matrices: GL(heads) mixes the pairs, H^2 - H directions beyond the per-head scalings"))
+        gain -= mixing
     if filling:
         out.append(Cause(i, "filling", filling, f"block {i} alone fills its map space, of dimension {space} ({why}), "
                          f"with {size} weights and an orbit of {own_orbit}"))
@@ -229,6 +235,16 @@ def _own_causes(net: Network, i: int, gain: int, alone_rank: int, wi, prime: int
                          f"({why}) and {size} - {own_orbit}" if alone_rank < space else
                          f"block {i} alone has a kernel beyond its named symmetries and the count forced by filling"))
     return out
+
+
+def _head_mixing(b, width: int) -> int:
+    """H^2 - H for a lightning attention block whose heads can be mixed (every A_h and V_h ranges over all
+    matrices: a >= d, and a value dim b >= min(d, out) when the value map is factored), else 0."""
+    if not isinstance(b, Attention) or b.normalization != "none" or b.heads < 2 or b.attention < width:
+        return 0
+    if b.value is not None and b.value < min(width, b.out):
+        return 0
+    return b.heads * (b.heads - 1)
 
 
 def _check_kernel(net: Network, ar, wc, ech: RowEchelon, rng) -> None:

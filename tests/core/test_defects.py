@@ -123,3 +123,12 @@ def test_a_split_that_does_not_add_up_is_refused():
         DimensionResult.from_dict({**r.to_dict(), "explained": bad.to_dict()})
     with pytest.raises(ResultError):
         Explained(0, (), -1)
+
+
+def test_head_mixing_is_named():
+    # two heads with a = d = 2 and value dim 2: every A_h and V_h is any 2 x 2 matrix, so GL(2) mixes the
+    # pairs: 2^2 - 2 directions beyond the per-head scalings (the table's "own defect 2" before)
+    net = Network(2, 3, (Attention(2, heads=2, value=2),))
+    r = api.dimension(net)
+    assert [(c.block, c.mechanism, c.count) for c in r.explained.causes] == [(0, "head mixing", 2)]
+    assert r.explained.unexplained == 0 and r.explained.total == r.parameters - r.dimension
