@@ -122,6 +122,8 @@ def explain(net: Network, dimension: int, prime: int = DEFAULT_PRIME, seed: int 
             ech.add(T)
         named = ech.rank
         for i, b in enumerate(net.blocks):
+            if ech.rank >= P - dimension:
+                break  # the named group (and what is stacked so far) already fills the fiber
             if isinstance(b, Power):
                 continue
             lo = next(m.offset for m in net.weight_matrices if m.block == i)
