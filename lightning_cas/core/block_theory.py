@@ -32,7 +32,12 @@ from dataclasses import replace
 
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.core.predictions import Prediction
-from lightning_cas.core.symmetry import generic_orbit_dimension
+import numpy as np
+
+from lightning_cas.core.arithmetic import ModP
+from lightning_cas.core.primes import DEFAULT_PRIME
+from lightning_cas.core.rank_modp import RowEchelon, blas_threads
+from lightning_cas.core.symmetry import generic_orbit_dimension, random_weights, tangent_blocks
 
 # (d_0, r, m): the Alexander-Hirschowitz exceptions beyond r = 2, where m generic r-th powers of linear
 # forms in d_0 variables span one dimension less than expected
@@ -171,8 +176,6 @@ def filling_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
     the other weights, a lower bound of the orbit's dimension there). dim B_i <= its ambient
     dimension, and for an mlp with one output the Alexander-Hirschowitz value (sums of m r-th powers
     of linear forms). The same holds for several such blocks at once (their map spaces together)."""
-    from lightning_cas.core.symmetry import projected_orbit_rank
-
     out, losses = [], {}
     for i, (b, width) in enumerate(zip(net.blocks, net.widths)):
         space = block_space(b, width, net.tokens)
@@ -242,3 +245,22 @@ def predict_network_dimension(net: Network, seed: int = 0) -> Prediction:
     if claim is None:
         return bound
     return Prediction(claim.quantity, claim.value, claim.formula, claim.regime, claim.status, bounds=bound.bounds)
+
+
+def projected_orbit_rank(net: Network, blocks: tuple[int, ...], seed: int = 0,
+                         prime: int = DEFAULT_PRIME) -> int:
+    """Rank mod p, at a random point, of the named group's tangents with the coordinates of ``blocks``
+    deleted (their projection onto the other blocks' weights): a lower bound of the orbit dimension of
+    the group acting on (block's map space) x (the other weights), which the filling bound subtracts."""
+    ar = ModP(prime)
+    wc = ar.array(random_weights(net, seed))
+    keep = np.ones(net.parameters, dtype=bool)
+    for m in net.weight_matrices:
+        if m.block in blocks:
+            keep[m.offset:m.stop] = False
+    cols = np.flatnonzero(keep)
+    ech = RowEchelon(len(cols), prime)
+    with blas_threads():
+        for T in tangent_blocks(net, wc, ar):
+            ech.add(np.take(T, cols, axis=1))
+    return ech.rank

@@ -116,7 +116,6 @@ def explain(net: Network, dimension: int, prime: int = DEFAULT_PRIME, seed: int 
     wc = ar.array(rng.integers(0, prime, size=P, dtype=np.int64))
     ech = RowEchelon(P, prime)
     causes: list[Cause] = []
-    notes: list[str] = []
     with blas_threads():
         for T in tangent_blocks(net, wc, ar):
             ech.add(T)
@@ -153,8 +152,7 @@ def explain(net: Network, dimension: int, prime: int = DEFAULT_PRIME, seed: int 
         if cause is not None:
             causes.append(cause)
             unexplained = 0
-    return Explained(named_group=named, causes=tuple(causes), unexplained=unexplained, prime=prime,
-                     notes=tuple(notes))
+    return Explained(named_group=named, causes=tuple(causes), unexplained=unexplained, prime=prime)
 
 
 def _prefix_causes(net: Network, ar, wc, ech: RowEchelon, kernel: int, rng) -> list[Cause]:

@@ -380,22 +380,3 @@ def generic_extended_orbit_dimension(arch: Architecture | Network, seed: int = 0
     return max(extended_orbit_rank_modp(arch, random_weights(arch, derived_seed(seed, k)))
                for k in range(tries))
 
-
-def projected_orbit_rank(arch: Architecture | Network, blocks: tuple[int, ...], seed: int = 0,
-                         prime: int = DEFAULT_PRIME) -> int:
-    """Rank mod p, at a random point, of the named group's tangents with the coordinates of ``blocks``
-    deleted (their projection onto the other blocks' weights): a lower bound of the orbit dimension of
-    the group acting on (block's map space) x (the other weights), which the filling bound subtracts."""
-    net = as_network(arch)
-    ar = ModP(prime)
-    wc = ar.array(random_weights(net, seed))
-    keep = np.ones(net.parameters, dtype=bool)
-    for m in net.weight_matrices:
-        if m.block in blocks:
-            keep[m.offset:m.stop] = False
-    cols = np.flatnonzero(keep)
-    ech = RowEchelon(len(cols), prime)
-    with blas_threads():
-        for T in tangent_blocks(net, wc, ar):
-            ech.add(np.take(T, cols, axis=1))
-    return ech.rank
