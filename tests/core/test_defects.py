@@ -104,14 +104,14 @@ def test_only_block_jacobian_is_the_full_jacobians_columns():
 
 
 def test_a_direction_outside_the_kernel_is_an_error(monkeypatch):
-    net = Network(2, 2, (Attention(1), Linear(1)))
+    net = Network(3, 2, (Attention(2, residual=True), Linear(2)))  # a defect: the split stacks block kernels
     real = defects.block_kernels
 
     def planted(net_, ar, wc, i, rng):
         a, b, c = real(net_, ar, wc, i, rng)
         return a, b, np.eye(c.shape[1])  # every direction: most are not in the kernel
     monkeypatch.setattr(defects, "block_kernels", planted)
-    with pytest.raises(ResultError, match="net_d2_t2_A1x1o2-L1"):
+    with pytest.raises(ResultError, match="net_d3_t2_A1x2o3r-L2"):
         explain(net, api.dimension(net).dimension)
 
 
