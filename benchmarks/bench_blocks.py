@@ -5,7 +5,9 @@
 * ``cli_1536``: the whole ``lightning-cas dim`` call on a 1536-weight transformer layer (target < 2 s);
 * ``local_6144``: the rank at a float point of the plain 6144-weight network (widths 32 x 5,
   attention 8 x 4, t = 3), generic rank included (target < 60 s);
-* ``konda``: the certified softmax rank at Konda's point (96 weights; target < 30 s), with float64's rank.
+* ``konda``: the certified softmax rank at Konda's point (96 weights; target < 30 s), with float64's rank;
+* ``explain_6144``: the defect split (``core.defects``) of the 6144-weight transformer stack, against the
+  time of its dimension by the exact engine (target: under twice that time).
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-TARGETS = {"transformer_6144": 60.0, "cli_1536": 2.0, "local_6144": 60.0, "konda": 30.0}
+TARGETS = {"transformer_6144": 60.0, "cli_1536": 2.0, "local_6144": 60.0, "konda": 30.0, "explain_6144": 120.0}
 MEMORY_TARGET_BYTES = 2 * 2 ** 30
 WORKER_TIMEOUT = 1800.0
-CASES = ("transformer_6144", "cli_1536", "local_6144", "konda")
+CASES = ("transformer_6144", "cli_1536", "local_6144", "konda", "explain_6144")
 
 
 def _peak_rss() -> int:
@@ -56,9 +58,30 @@ def _worker(kind: str) -> dict:
         r = api.dimension(point.network, at=point, inputs=inputs)
         out = {"parameters": point.network.parameters, "dimension": r.dimension, "float64_rank": float_rank,
                "certified": r.certificate.certified, "digits": r.certificate.digits}
+    elif kind == "explain_6144":
+        out = explain_6144()
     else:
         raise ValueError(kind)
     return {**out, "seconds": round(time.perf_counter() - start, 3), "peak_rss_bytes": _peak_rss()}
+
+
+def explain_6144() -> dict:
+    """The defect split of the 6144-weight stack next to its dimension (both timed, same process)."""
+    from lightning_cas.backends.modp import dimension_modp
+    from lightning_cas.core.defects import explain
+    from lightning_cas.core.network import Network
+
+    net = Network.transformer(16, 4, 4, 3, d_mlp=32, causal=True, residual=True, tokens=3)
+    start = time.perf_counter()
+    dim = dimension_modp(net)
+    dim_s = time.perf_counter() - start
+    start = time.perf_counter()
+    split = explain(net, dim.dimension, prime=dim.primes[0])
+    split_s = time.perf_counter() - start
+    return {"parameters": net.parameters, "dimension": dim.dimension, "dim_seconds": round(dim_s, 3),
+            "explain_seconds": round(split_s, 3), "ratio": round(split_s / dim_s, 3),
+            "named_group": split.named_group, "causes": [[c.block, c.mechanism, c.count] for c in split.causes],
+            "unexplained": split.unexplained}
 
 
 def _cli_1536() -> dict:
@@ -108,6 +131,8 @@ def blocks_findings(rows: list[dict]) -> list[str]:
             out.append(f"blocks {r['case']}: {r['seconds']} s, above the target {r['target_s']:g} s")
         elif r.get("peak_rss_bytes", 0) > MEMORY_TARGET_BYTES:
             out.append(f"blocks {r['case']}: peak {r['peak_rss_bytes'] / 2 ** 30:.2f} GiB, above 2 GiB")
+        if r["case"] == "explain_6144" and r.get("status") == "ok" and r["ratio"] >= 2:
+            out.append(f"blocks explain_6144: the split took {r['ratio']} times the dimension's time (target < 2)")
         if r["case"] == "konda" and r.get("status") == "ok" and (r["dimension"], r["float64_rank"]) != (52, 40):
             out.append(f"blocks konda: certified {r['dimension']}, float64 {r['float64_rank']} (expected 52, 40)")
     return out
@@ -122,6 +147,9 @@ def blocks_markdown(rows: list[dict]) -> str:
             notes = f"float64 rank {r['float64_rank']}; certified at {r['digits']} digits"
         elif r["case"] == "local_6144" and r.get("status") == "ok":
             notes = f"generic {r['generic']}"
+        elif r["case"] == "explain_6144" and r.get("status") == "ok":
+            notes = (f"split {r['explain_seconds']} s against dim {r['dim_seconds']} s (ratio {r['ratio']}, target "
+                     f"< 2); unexplained {r['unexplained']}")
         elif r["case"] == "cli_1536" and r.get("status") == "ok":
             notes = f"median of {r['all_seconds']}"
         peak = f"{r['peak_rss_bytes'] / 2 ** 20:.0f} MiB" if r.get("peak_rss_bytes") else ""

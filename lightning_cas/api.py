@@ -13,6 +13,7 @@ import os
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.system.files import check_path
+from lightning_cas.core.defects import explain
 from lightning_cas.core.network import Network
 from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
@@ -108,8 +109,21 @@ def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
     plain = from_network(arch) if isinstance(arch, Network) else None
     if plain is not None:
         # the paper's network written as blocks: every method of the old flags, the same numbers
-        return dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
-    return _compute_dimension(arch, opts, deadline)
+        result = dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
+    else:
+        result = _compute_dimension(arch, opts, deadline)
+    return _with_split(result)
+
+
+def _with_split(result: DimensionResult) -> DimensionResult:
+    """A network of blocks' dimension with its defect split (core.defects), at the first run's prime."""
+    net = result.architecture
+    if not isinstance(net, Network) or not net.polynomial or result.method != "modp" or not result.primes:
+        return result
+    from lightning_cas.system.deadline import stoppable
+
+    split = stoppable(explain, net, result.dimension, prime=result.primes[0], seed=result.seed or 0)
+    return dataclasses.replace(result, explained=split)
 
 
 def _compute_dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
@@ -180,8 +194,12 @@ def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
         message += "; WARNING: " + "; ".join(computed.notes)
     if compare:
         message += "; lightning vs softmax: " + details["normalizations"]["explanation"]
+    split = computed.explained
+    if split is not None:
+        computed = dataclasses.replace(computed, explained=None)  # carried once, at the top
     return VerifyResult(arch, computed, pred.value, pred.status, pred.regime, pred.reason, verdict, message,
-                        details, method=computed.method, certainty=computed.certainty, seed=computed.seed,
+                        details, explained=split,
+                        method=computed.method, certainty=computed.certainty, seed=computed.seed,
                         elapsed_s=computed.elapsed_s, m2_version=computed.m2_version,
                         method_detail="the dimension by " + computed.method + ", compared with the closed forms")
 

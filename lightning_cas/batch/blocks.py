@@ -26,7 +26,7 @@ from lightning_cas.geometry.network_fibers import extra_directions
 from lightning_cas.core.symmetry import random_weights
 
 COLUMNS = ("family", "network", "parameters", "computed", "predicted", "kind", "status", "formula", "verdict",
-           "defect", "tight", "published", "method", "seconds")
+           "defect", "tight", "published", "named", "causes", "unexplained", "method", "seconds")
 MAX_FINDINGS = 40
 
 
@@ -86,21 +86,45 @@ def run_case(case: Case) -> dict:
             "computed": result.dimension, "predicted": pred.value, "kind": pred.kind, "status": pred.status,
             "formula": pred.formula if pred.kind == "value" else "", "verdict": str(j.verdict),
             "defect": "" if j.defect is None else j.defect, "tight": tight,
-            "published": pred.regime if pred.kind == "value" else "", "method": result.method,
+            "published": pred.regime if pred.kind == "value" else "", **_split_columns(result),
+            "method": result.method,
             "seconds": round(time.perf_counter() - start, 3), "_net": net}
 
 
+def _split_columns(result) -> dict:
+    """The defect split (core.defects) as table cells: the named orbit, the causes, the unexplained rest."""
+    split = result.explained
+    if split is None:
+        return {"named": "", "causes": "", "unexplained": ""}
+    causes = "; ".join(f"{c.mechanism} {c.count}" + ("" if c.block is None else f" (block {c.block})")
+                       for c in split.causes)
+    return {"named": split.named_group, "causes": causes, "unexplained": split.unexplained}
+
+
+def split_counts(rows: list[dict]) -> dict:
+    """How many defects the split explains fully, and how many keep an unexplained part."""
+    defects = [r for r in rows if r["verdict"] == str(Verdict.DEFECT)]
+    unexplained = [r for r in rows if r.get("unexplained") not in ("", None, 0)]
+    return {"explained_defects": sum(r.get("unexplained") == 0 for r in defects),
+            "unexplained_defects": sum(r.get("unexplained") not in ("", None, 0) for r in defects),
+            "unexplained_networks": len(unexplained),
+            "split_networks": sum(r.get("unexplained") not in ("", None) for r in rows)}
+
+
 def findings(rows: list[dict]) -> list[str]:
-    """The defects no formula predicts, with the weights the fiber's extra directions move."""
+    """The networks whose split keeps an unexplained part, with what is known: the causes found and the
+    weights the fiber's extra directions move."""
     lines = []
     for r in rows:
-        if r["verdict"] != str(Verdict.DEFECT) or len(lines) >= MAX_FINDINGS:
+        if r.get("unexplained") in ("", None, 0) or len(lines) >= MAX_FINDINGS:
             continue
         net = r["_net"]
         moved = "; ".join(f"{d.count} moving {', '.join(d.matrices)}"
                           for d in extra_directions(net, random_weights(net, 0)))
         lines.append(f"- `{r['network']}`: computed {r['computed']}, bound {r['predicted']} ({r['tight']}); "
-                     f"extra fiber directions: {moved or 'none found at the sample point'}")
+                     f"named orbit {r['named']}, explained: {r['causes'] or 'nothing'}; unexplained "
+                     f"{r['unexplained']}; extra fiber directions beyond the orbit: "
+                     f"{moved or 'none found at the sample point'}")
     return lines
 
 
@@ -162,8 +186,24 @@ def build(out: str | Path, quick: bool = False, progress=None) -> dict:
     text += [f"- {len(shallow)} shallow polynomial networks with one output (Alexander-Hirschowitz, proved): "
              f"{sum(r['verdict'] == 'agree' for r in shallow)} agree; the defective ones among them:"]
     text += [f"  - `{r['network']}`: {r['computed']} ({r['published']})" for r in exceptions]
-    text += ["", "## Defects no formula predicts", ""] + findings(rows)
+    counts = split_counts(rows)
+    text += ["", "## Defects split into their causes", "",
+             f"{counts['split_networks']} networks carry a defect split (parameters - dimension = named orbit + "
+             f"mechanisms + unexplained); of the {len(defects)} defects, {counts['explained_defects']} are fully "
+             f"explained and {counts['unexplained_defects']} keep an unexplained part "
+             f"({counts['unexplained_networks']} networks in all keep one). Mechanisms found: "
+             + (", ".join(f"{name} in {n}" for name, n in _mechanism_counts(rows)) or "none") + ".", "",
+             "## What stays unexplained", ""] + (findings(rows) or ["- nothing: every split adds up with no "
+                                                                   "unexplained part"])
     atomic_write_text(out / "findings.md", "\n".join(text) + "\n")
     plot(rows, out / "blocks.png")
     return {"networks": len(rows), "published": len(published), "defects": len(defects),
-            "disagreements": sum(r["verdict"] == "disagree" for r in rows), "out": str(out)}
+            "disagreements": sum(r["verdict"] == "disagree" for r in rows), **counts, "out": str(out)}
+
+
+def _mechanism_counts(rows: list[dict]) -> list[tuple[str, int]]:
+    seen: dict[str, int] = {}
+    for r in rows:
+        for name in {part.split(" (")[0].rsplit(" ", 1)[0] for part in (r.get("causes") or "").split("; ") if part}:
+            seen[name] = seen.get(name, 0) + 1
+    return sorted(seen.items(), key=lambda kv: -kv[1])

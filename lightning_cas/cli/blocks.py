@@ -28,4 +28,6 @@ def blocks_command(out, quick, as_json):
         echo(json.dumps(summary))
         return
     echo(f"{summary['networks']} networks: {summary['published']} inside a published formula's regime, "
-               f"{summary['defects']} defects, {summary['disagreements']} disagreements; written to {summary['out']}/")
+               f"{summary['defects']} defects ({summary['explained_defects']} explained, "
+               f"{summary['unexplained_defects']} with an unexplained part), {summary['disagreements']} "
+               f"disagreements; written to {summary['out']}/")

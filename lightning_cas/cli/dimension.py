@@ -63,6 +63,8 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
                 f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
         for note in result.notes:
             echo(f"note: {note}")
+        if result.explained is not None:
+            echo("\n".join(result.explained.lines()))
     if not result.consistent:
         echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
 
@@ -120,5 +122,7 @@ def verify_command(widths, attention, tokens, normalization, as_json, method, se
     with progress_display(run_label("verify", method), quiet=quiet or as_json):
         result = api.verify(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare)
     echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
+    if not as_json and result.explained is not None:
+        echo("\n".join(result.explained.lines()))
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)

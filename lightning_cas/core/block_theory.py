@@ -7,11 +7,15 @@ Every network's dimension is at most
   sharper applies;
 * the ambient dimension (polynomial maps with the network's degrees; for a network without
   attention one token's maps, since every token goes through the same map);
-* for every interface k a network without residual across splits into prefix and suffix, phi =
-  g o f: f lies in the space A_k of maps with the prefix's degrees, GL (or the torus) at k acts on
-  it, so dim <= dim A_k + params(suffix) - (orbit of that group on a generic F in A_k) - (orbit of
-  the suffix's own group). It catches prefixes that fill their space (a polynomial network whose
-  first layers already give every tuple of quadrics, say).
+* for every interface k the network splits into prefix and suffix, phi = g o f: f lies in the
+  space A_k of maps with the prefix's degrees, and a group acts on A_k x (suffix weights) keeping
+  g o f only when the suffix absorbs it: GL(width) when block k is linear in its input and not
+  residual, the diagonal torus across a power chain ending in such a block, nothing before a
+  residual block (Y + b(Y) absorbs no change of Y). So dim <= dim A_k + params(suffix) - (orbit of
+  that group on a generic F in A_k) - (orbit of the suffix's own group). It catches prefixes that
+  fill their space (a polynomial network whose first layers already give every tuple of quadrics);
+* for every block whose own map space is smaller than its weights (an mlp of degree r, hidden m on
+  width w gives at most out C(w + r - 1, r) dimensions), the filling bound (``filling_bounds``).
 
 Inside their regimes the published formulas give the value (claims until a computation confirms
 them; a disagreement is a finding): Henry (2026) for causal softmax attention with merged weights
@@ -24,10 +28,16 @@ their exceptions).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.core.predictions import Prediction
-from lightning_cas.core.symmetry import generic_orbit_dimension
+import numpy as np
+
+from lightning_cas.core.arithmetic import ModP
+from lightning_cas.core.primes import DEFAULT_PRIME
+from lightning_cas.core.rank_modp import RowEchelon, blas_threads
+from lightning_cas.core.symmetry import generic_orbit_dimension, random_weights, tangent_blocks
 
 # (d_0, r, m): the Alexander-Hirschowitz exceptions beyond r = 2, where m generic r-th powers of linear
 # forms in d_0 variables span one dimension less than expected
@@ -98,33 +108,112 @@ def published(net: Network) -> Prediction | None:
     return None
 
 
-def _ambient_per_row(net: Network, prefix: Network) -> int:
-    """The dimension of one output row's space of the prefix network (for the split bounds)."""
-    return prefix.ambient_dimension // prefix.output
+def _degrees(blocks) -> frozenset[int]:
+    degrees = frozenset({1})
+    for b in blocks:
+        degrees = b.token_degrees(degrees)
+    return degrees
+
+
+def _row_space(net: Network, blocks) -> int:
+    """The dimension of one output row's space of maps of the first blocks (polynomial): all maps with
+    their degrees, on one token when they contain no attention (every token goes through the same map)."""
+    degrees = _degrees(blocks)
+    if not any(isinstance(b, Attention) for b in blocks):
+        return sum(math.comb(net.input + k - 1, k) for k in degrees)
+    n = net.input * net.tokens
+    return net.tokens * sum(math.comb(n + k - 1, k) for k in degrees)
+
+
+def _weights(net: Network, blocks) -> int:
+    width, total = net.input, 0
+    for b in blocks:
+        total += sum(r * c for _, _, r, c in b.matrices(width))
+        width = b.output_width(width)
+    return total
+
+
+def interface_acting(blocks, k: int, w: int, m: int) -> int:
+    """The orbit dimension, on a generic tuple F of w maps in a space of dimension m each, of the group
+    that acts at interface k with the rest absorbing it: GL(w) (orbit w min(w, m)) when block k is linear
+    in its input and not residual; the diagonal torus (orbit w) when a chain of power blocks starts there
+    and a non-residual block linear in its input absorbs it (diag(c) F -> diag(c^R) F^R); else nothing (a
+    residual block Y + b(Y) absorbs no change of Y)."""
+    j = k
+    while j < len(blocks) and isinstance(blocks[j], Power):
+        j += 1
+    if j == len(blocks) or getattr(blocks[j], "residual", False):
+        return 0
+    return w * min(w, m) if j == k else w
 
 
 def split_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
-    """The split bounds of the module docstring, one per interface where the network splits."""
+    """The split bounds of the module docstring, one per interface with weights on both sides."""
     out = []
     blocks = net.blocks
     for k in range(1, len(blocks)):
-        if getattr(blocks[k - 1], "residual", False) or getattr(blocks[k], "residual", False):
+        prefix, rest = blocks[:k], blocks[k:]
+        if not _weights(net, prefix) or not _weights(net, rest):
             continue
-        prefix = Network(net.input, net.tokens, blocks[:k])
-        suffix = Network(prefix.output, net.tokens, blocks[k:])
-        if not prefix.polynomial or suffix.parameters == 0:
+        if any(getattr(b, "normalization", "none") != "none" for b in prefix):
             continue
-        m, w = _ambient_per_row(net, prefix), prefix.output
-        producer, consumer = blocks[k - 1], blocks[k]
-        if isinstance(producer, Power) or isinstance(consumer, Power):
-            acting = w if not isinstance(producer, Power) and isinstance(consumer, Power) else 0
-        else:
-            acting = w * min(w, m)
+        w = net.widths[k]
+        m = _row_space(net, prefix)
+        suffix = Network(w, net.tokens, rest)
+        acting = interface_acting(blocks, k, w, m)
         bound = w * m + suffix.parameters - acting - generic_orbit_dimension(suffix, seed)
-        out.append((f"split after block {k}", bound,
-                    f"the first {k} block(s) give {w} polynomials in a space of dimension {m} each; the rest has "
-                    f"{suffix.parameters} weights"))
+        out.append((f"split after block {k - 1}", bound,
+                    f"blocks 0..{k - 1} give {w} polynomials in a space of dimension {m} each; the rest has "
+                    f"{suffix.parameters} weights and a group of orbit {acting} acts at the interface"))
     return out
+
+
+def filling_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
+    """Per block i whose own map space B_i (the maps the block alone gives) has dimension below its
+    weights: the network factors through B_i x (the other blocks' weights), on which the named group
+    still acts (GL at an interface composes with B_i on either side); so dim <= P - |theta_i| + dim B_i -
+    (rank of the named tangents with block i's coordinates deleted: the projection of the orbit onto
+    the other weights, a lower bound of the orbit's dimension there). dim B_i <= its ambient
+    dimension, and for an mlp with one output the Alexander-Hirschowitz value (sums of m r-th powers
+    of linear forms). The same holds for several such blocks at once (their map spaces together)."""
+    out, losses = [], {}
+    for i, (b, width) in enumerate(zip(net.blocks, net.widths)):
+        space = block_space(b, width, net.tokens)
+        if space is None or space[0] >= space[1]:
+            continue
+        space, own, why = space
+        losses[i] = own - space
+        bound = net.parameters - losses[i] - projected_orbit_rank(net, (i,), seed)
+        out.append((f"filling of block {i}", bound,
+                    f"block {i} alone gives maps in a space of dimension {space} ({why}) from {own} weights"))
+    if len(losses) > 1:
+        names = ", ".join(map(str, losses))
+        bound = net.parameters - sum(losses.values()) - projected_orbit_rank(net, tuple(losses), seed)
+        out.append((f"filling of blocks {names}", bound,
+                    f"the network factors through the map spaces of blocks {names} and the other weights"))
+    return out
+
+
+def block_space(b, width: int, tokens: int) -> tuple[int, int, str] | None:
+    """(a proved upper bound on the dimension of block b's own map space, its weights, why), for a
+    polynomial block with weights; None otherwise."""
+    if isinstance(b, Power) or getattr(b, "normalization", "none") != "none":
+        return None
+    alone = block_alone(b, width, tokens)
+    space, why = alone.ambient_dimension, "its ambient dimension"
+    if isinstance(b, MLP) and b.out == 1:
+        ah, _ = alexander_hirschowitz(width, b.degree, b.hidden)
+        if ah < space:
+            space, why = ah, "sums of m r-th powers of linear forms (Alexander-Hirschowitz)"
+    return space, alone.parameters, why
+
+
+def block_alone(block, width: int, tokens: int) -> Network:
+    """``block`` as a one-block network on width ``width``, without its residual connection (Y + b(Y) is
+    determined by b, so the two have the same kernels)."""
+    if getattr(block, "residual", False):
+        block = replace(block, residual=False)
+    return Network(width, tokens, (block,))
 
 
 def expected(net: Network, seed: int = 0) -> Prediction:
@@ -135,6 +224,7 @@ def expected(net: Network, seed: int = 0) -> Prediction:
     if net.ambient_dimension is not None:
         bounds.append(("ambient", net.ambient_dimension, "all polynomial maps with the network's degrees"))
         bounds += split_bounds(net, seed)
+        bounds += filling_bounds(net, seed)
     value = min(b[1] for b in bounds)
     tight = [b[0] for b in bounds if b[1] == value]
     polynomial_stack = all(isinstance(b, (Linear, Power)) or (isinstance(b, MLP) and not b.residual)
@@ -155,3 +245,22 @@ def predict_network_dimension(net: Network, seed: int = 0) -> Prediction:
     if claim is None:
         return bound
     return Prediction(claim.quantity, claim.value, claim.formula, claim.regime, claim.status, bounds=bound.bounds)
+
+
+def projected_orbit_rank(net: Network, blocks: tuple[int, ...], seed: int = 0,
+                         prime: int = DEFAULT_PRIME) -> int:
+    """Rank mod p, at a random point, of the named group's tangents with the coordinates of ``blocks``
+    deleted (their projection onto the other blocks' weights): a lower bound of the orbit dimension of
+    the group acting on (block's map space) x (the other weights), which the filling bound subtracts."""
+    ar = ModP(prime)
+    wc = ar.array(random_weights(net, seed))
+    keep = np.ones(net.parameters, dtype=bool)
+    for m in net.weight_matrices:
+        if m.block in blocks:
+            keep[m.offset:m.stop] = False
+    cols = np.flatnonzero(keep)
+    ech = RowEchelon(len(cols), prime)
+    with blas_threads():
+        for T in tangent_blocks(net, wc, ar):
+            ech.add(np.take(T, cols, axis=1))
+    return ech.rank

@@ -47,11 +47,14 @@ def split(net: Network, ar: Arithmetic, w) -> list[list[dict]]:
     return out
 
 
-def forward(net: Network, ar: Arithmetic, w, X, tangents: bool = False):
-    """(phi_W(X), d phi_W(X) / dW or None); X is (N, d_0, t), both in the arithmetic ``ar``."""
+def forward(net: Network, ar: Arithmetic, w, X, tangents: bool = False, only: int | None = None):
+    """(phi_W(X), d phi_W(X) / dW or None); X is (N, d_0, t), both in the arithmetic ``ar``. With
+    ``only`` (a block index) and ``tangents``, the derivative by that block's weights alone: the blocks
+    before it run without tangents, the blocks after it carry its tangents without adding their own."""
     Y, dY = X, None
-    for block, heads in zip(net.blocks, split(net, ar, w)):
-        Y, dY = RULES[type(block)](ar, block, heads, Y, dY, tangents)
+    for i, (block, heads) in enumerate(zip(net.blocks, split(net, ar, w))):
+        mode = tangents if only is None or not tangents else (False if i < only else True if i == only else CARRY)
+        Y, dY = RULES[type(block)](ar, block, heads, Y, dY, mode)
     return Y, dY
 
 
@@ -60,10 +63,14 @@ def evaluate(net: Network, ar: Arithmetic, w, X):
     return forward(net, ar, w, X)[0]
 
 
-def jacobian(net: Network, ar: Arithmetic, w, X):
-    """d phi_W(X_n)/dW as a matrix (N * d_out * t, P), rows ordered (n, output row, token)."""
-    _, dY = forward(net, ar, w, X, tangents=True)
+def jacobian(net: Network, ar: Arithmetic, w, X, only: int | None = None):
+    """d phi_W(X_n)/dW as a matrix (N * d_out * t, P), rows ordered (n, output row, token); with ``only``,
+    the columns of that block's weights (computed alone, see ``forward``)."""
+    _, dY = forward(net, ar, w, X, tangents=True, only=only)
     return dY.reshape(-1, dY.shape[-1])
+
+
+CARRY = "carry"  # the tangents mode of a block that pushes earlier tangents through without its own
 
 
 # ---------------------------------------------------------------- tangent helpers
@@ -144,7 +151,7 @@ def _attention(ar, block: Attention, heads, Y, dY, tangents):
                 through_v = _left(ar, h["o"], _right(ar, _left(ar, h["w"], dY), A))
             term = ar.add(through_v, ar.matmul(VY, dA.reshape(n, t, -1)).reshape(n, -1, t, dA.shape[-1]))
             dout = term if dout is None else ar.add(dout, term)
-        if tangents:
+        if tangents is True:
             e, a = VY.shape[1], QY.shape[1]
             Aprime = A if softmax else M
             YA = ar.matmul(Y, A)
@@ -177,7 +184,8 @@ def _mlp(ar, block: MLP, heads, Y, dY, tangents):
         Dr = ar.scale(ar.power(H, r - 1), r) if r > 1 else ar.ones(H.shape)  # d (h^r) / dh
         if dY is not None:
             dout = _left(ar, D, ar.mul(Dr[..., None], _left(ar, U, dY)))
-        own = [_outer(ar, ar.mul(D[None, :, :, None], Dr[:, None, :, :]), Y), _delta(ar, G, block.out)]
+        if tangents is True:
+            own = [_outer(ar, ar.mul(D[None, :, :, None], Dr[:, None, :, :]), Y), _delta(ar, G, block.out)]
     out, dout = _residual(ar, block, Y, dY, out, dout)
     return out, (_join([dout] + own) if tangents else None)
 
@@ -187,7 +195,8 @@ def _linear(ar, block: Linear, heads, Y, dY, tangents):
     out = ar.matmul(P, Y)
     if not tangents:
         return out, None
-    return out, _join([None if dY is None else _left(ar, P, dY), _delta(ar, Y, block.out)])
+    own = _delta(ar, Y, block.out) if tangents is True else None
+    return out, _join([None if dY is None else _left(ar, P, dY), own])
 
 
 def _power(ar, block: Power, heads, Y, dY, tangents):

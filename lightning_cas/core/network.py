@@ -64,7 +64,7 @@ class Network:
         if len(blocks) > MAX_BLOCKS:
             raise InputError(f"{source}: {len(blocks)} blocks is above the supported maximum of {MAX_BLOCKS}.")
         resolved = []
-        for i, block in enumerate(blocks, start=1):
+        for i, block in enumerate(blocks):
             if not isinstance(block, Block):
                 raise InputError(f"{source}: block {i} must be an Attention, MLP, Linear or Power block, got "
                                  f"{type(block).__name__}.")
@@ -105,7 +105,7 @@ class Network:
         raw = data.get("block", data.get("blocks"))
         if not isinstance(raw, list) or not raw:
             raise InputError(f"{source}: a network needs at least one [[block]] table.")
-        blocks = [_block_from_dict(entry, i, source) for i, entry in enumerate(raw, start=1)]
+        blocks = [_block_from_dict(entry, i, source) for i, entry in enumerate(raw)]
         net = cls.__new__(cls)
         object.__setattr__(net, "input", data["input"])
         object.__setattr__(net, "tokens", data.get("tokens", 2))

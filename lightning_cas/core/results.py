@@ -280,6 +280,7 @@ class DimensionResult(Provenance, JsonResult):
     certificate: "RankCertificate | None" = optional()  # softmax at a point: what was proved
     spectrum: tuple[float, ...] = optional(())  # singular values (float64 or high precision), descending
     implicit: "ImplicitSummary | None" = optional()  # the ideal's numbers (method implicit only)
+    explained: "Explained | None" = optional()  # parameters - dimension split into its causes (core.defects)
 
     def __post_init__(self):
         Provenance.__post_init__(self)
@@ -344,10 +345,57 @@ def check_dimension_numbers(result: "DimensionResult") -> None:
                               "more guarantees nothing")
     if result.generic_dimension is not None:
         _count(result, "generic_dimension", 0, top)
+    split = result.explained
+    if split is not None and split.total != parameters - result.dimension:
+        raise ResultError(f"the defect split of {arch} adds up to {split.total}, not parameters - dimension = "
+                          f"{parameters - result.dimension}")
     cert = result.certificate
     if cert is not None and not 0 <= cert.lower <= cert.upper <= top:
         raise ResultError(f"the rank certificate's bounds {cert.lower} <= rank <= {cert.upper} are not within "
                           f"0 and {top}")
+
+
+@dataclass(frozen=True)
+class Cause(Record):
+    """Kernel directions of one mechanism in one block (None: the whole network) and how many."""
+
+    block: int | None
+    mechanism: str  # filling, own defect, bottleneck, invisibility, secant defect
+    count: int
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Explained(Record):
+    """parameters - dimension = named_group + sum of the causes' counts + unexplained (core.defects)."""
+
+    named_group: int  # the named group's orbit (rank of its tangents at the point)
+    causes: tuple[Cause, ...]
+    unexplained: int
+    prime: int | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        Record.__post_init__(self)
+        if self.unexplained < 0 or self.named_group < 0 or any(c.count <= 0 for c in self.causes):
+            raise ResultError(f"a defect split with negative or empty parts: named {self.named_group}, "
+                              f"unexplained {self.unexplained}")
+
+    @property
+    def total(self) -> int:
+        return self.named_group + sum(c.count for c in self.causes) + self.unexplained
+
+    def lines(self) -> list[str]:
+        """The split in words, one line per part (the text output of dim and verify)."""
+        out = [f"parameters - dimension = {self.total}: named group {self.named_group}"
+               + "".join(f" + {c.mechanism} {c.count}" for c in self.causes) + f" + unexplained {self.unexplained}"]
+        for c in self.causes:
+            where = "the whole network" if c.block is None else f"block {c.block}"
+            out.append(f"  {c.mechanism} {c.count} ({where}): {c.detail}")
+        if self.unexplained:
+            out.append(f"  unexplained {self.unexplained}: kernel directions no mechanism names (they move "
+                       "several blocks at once and are not tangent to the named group)")
+        return out
 
 
 @dataclass(frozen=True)

@@ -93,9 +93,9 @@ def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
     """Every continuous factor of the named group (module docstring), in a fixed order."""
     net = as_network(arch)
     widths, out = net.widths, []
-    for i, b in enumerate(net.blocks, start=1):
+    for i, b in enumerate(net.blocks):
         if isinstance(b, Attention):
-            for h in range(1, b.heads + 1):
+            for h in range(b.heads):
                 where = f"block {i}" + (f" head {h}" if b.heads > 1 else "")
                 out.append(GroupFactor("GL(a)", where, b.attention ** 2))
                 if b.value is not None:
@@ -107,7 +107,7 @@ def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
             out.append(GroupFactor(name, f"block {i}", dim))
     for kind, s, e, _, degree in _interface_actions(net):
         w = widths[s]
-        where = f"width {w} after block {s}" + (f" through block {e}" if e > s else "")
+        where = f"width {w} after block {s - 1}" + (f" through block {e - 1}" if e > s else "")
         if kind == "gl":
             out.append(GroupFactor("GL(width)", where, w * w))
         else:
@@ -390,3 +390,4 @@ def generic_extended_orbit_dimension(arch: Architecture | Network, seed: int = 0
         return generic_orbit_dimension(arch, seed)
     return max(extended_orbit_rank_modp(arch, random_weights(arch, derived_seed(seed, k)))
                for k in range(tries))
+

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
 from lightning_cas.core.predictions import Prediction
-from lightning_cas.core.results import DimensionResult, JsonResult, Provenance
+from lightning_cas.core.results import DimensionResult, Explained, JsonResult, Provenance, optional
 
 
 class Verdict(enum.StrEnum):
@@ -102,3 +102,4 @@ class VerifyResult(Provenance, JsonResult):
     verdict: Verdict  # agree | disagree | defect (below an upper bound) | no prediction
     message: str = ""
     details: dict = field(default_factory=dict)
+    explained: "Explained | None" = optional()  # parameters - dimension split into its causes (core.defects)

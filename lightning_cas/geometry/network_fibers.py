@@ -52,8 +52,8 @@ def _matrix_names(net: Network) -> list[str]:
     out = []
     for m in net.weight_matrices:
         b = net.blocks[m.block]
-        head = f" head {m.head + 1}" if isinstance(b, Attention) and b.heads > 1 else ""
-        out.append(f"{m.letter.upper()} (block {m.block + 1}{head})")
+        head = f" head {m.head}" if isinstance(b, Attention) and b.heads > 1 else ""
+        out.append(f"{m.letter.upper()} (block {m.block}{head})")
     return out
 
 

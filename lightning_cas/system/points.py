@@ -142,9 +142,9 @@ def point_from_data(arch: Architecture | Network, data, source: str = "the point
         got = len(blocks) if isinstance(blocks, list) else type(blocks).__name__
         raise InputError(f"{source}: the network has {len(net.blocks)} blocks, the point {got}.")
     values: list[Fraction | None] = [None] * net.parameters
-    for i, (b, entry) in enumerate(zip(net.blocks, blocks), start=1):
+    for i, (b, entry) in enumerate(zip(net.blocks, blocks)):
         where = f"{source} block {i} ({b.kind})"
-        mats = [m for m in net.weight_matrices if m.block == i - 1]
+        mats = [m for m in net.weight_matrices if m.block == i]
         if not isinstance(entry, dict):
             raise InputError(f"{where} must be an object.")
         if isinstance(b, Attention):
@@ -154,10 +154,10 @@ def point_from_data(arch: Architecture | Network, data, source: str = "the point
             for h, head in enumerate(heads):
                 names = {LETTERS[m.letter] for m in mats if m.head == h}
                 if not isinstance(head, dict) or set(head) != names:
-                    raise InputError(f"{where} head {h + 1} must have exactly the keys {', '.join(sorted(names))}.")
+                    raise InputError(f"{where} head {h} must have exactly the keys {', '.join(sorted(names))}.")
                 for m in (m for m in mats if m.head == h):
                     values[m.offset:m.stop] = _matrix_values(head[LETTERS[m.letter]], m.rows, m.cols,
-                                                             f"{where} head {h + 1} {LETTERS[m.letter]}")
+                                                             f"{where} head {h} {LETTERS[m.letter]}")
         else:
             names = {LETTERS[m.letter] for m in mats}
             if set(entry) != names:

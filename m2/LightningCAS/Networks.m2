@@ -154,8 +154,8 @@ neuralNetwork(ZZ, ZZ, List) := (inputWidth, tokens, blocks) -> (
     lcasTokensCheck tokens;
     if #blocks == 0 then error "LightningCAS: a network needs at least one block";
     d := inputWidth;
-    resolved := for i from 1 to #blocks list (
-        B := blocks#(i-1);
+    resolved := for i from 0 to #blocks - 1 list (
+        B := blocks#i;
         if instance(B, List) then B = lcasBlockFromList(B, i);
         if not instance(B, NetworkBlock) or not isWellDefined B then
             error("LightningCAS: block " | toString i | " must be a network block or its integer list");

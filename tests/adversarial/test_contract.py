@@ -28,7 +28,7 @@ from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.api import load_result, result_class
 from lightning_cas.core.network import MLP, Attention, Linear, Network
-from lightning_cas.core.results import CERTAINTIES, JsonResult, Provenance, RankCertificate, Record
+from lightning_cas.core.results import CERTAINTIES, Cause, Explained, JsonResult, Provenance, RankCertificate, Record
 
 A211 = Architecture((2, 1), (1,), 2)
 ONE_LAYER = ["--widths", "2,1", "--attention", "1", "--tokens", "2"]
@@ -368,6 +368,8 @@ def strategy_for(tp, depth=0):
         return architectures
     if tp is Network:
         return networks
+    if tp is Explained:
+        return splits()
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(list(tp))
     if isinstance(tp, type) and issubclass(tp, Record):
@@ -379,7 +381,21 @@ def strategy_for(tp, depth=0):
 
 
 consistent_dimension_numbers_keys = ("architecture", "parameters", "ambient_dimension", "dimension", "runs", "primes",
-                                     "samples", "failure_bound", "generic_dimension", "certificate")
+                                     "samples", "failure_bound", "generic_dimension", "certificate", "explained")
+
+
+@st.composite
+def splits(draw, total=None):
+    """A defect split whose parts are >= 0 (causes > 0), adding up to ``total`` when given."""
+    causes = tuple(draw(st.lists(st.builds(Cause, st.one_of(st.none(), st.integers(0, 5)), st.text(max_size=8),
+                                           st.integers(1, 5), st.text(max_size=8)), max_size=2)))
+    used = sum(c.count for c in causes)
+    if total is not None and used > total:
+        causes, used = (), 0
+    named = draw(st.integers(0, 20 if total is None else total - used))
+    rest = draw(st.integers(0, 20)) if total is None else total - used - named
+    return Explained(named, causes, rest, draw(st.one_of(st.none(), st.just(16777213))),
+                     tuple(draw(st.lists(st.text(max_size=5), max_size=2))))
 
 
 @st.composite
@@ -391,8 +407,9 @@ def consistent_dimension_numbers(draw):
     runs = draw(st.lists(st.fixed_dictionaries({"rank": st.integers(0, top)},
                                                optional={"rows": st.integers(0, 10 ** 6), "note": json_value}),
                          max_size=2).map(tuple))
+    dim = draw(st.integers(0, top))
     return {"architecture": arch, "parameters": arch.parameters, "ambient_dimension": arch.ambient_dimension,
-            "dimension": draw(st.integers(0, top)), "runs": runs,
+            "dimension": dim, "runs": runs, "explained": draw(st.one_of(st.none(), splits(arch.parameters - dim))),
             "primes": draw(st.lists(st.sampled_from([3, 32003, 16777213, 2 ** 31 - 1]), max_size=2).map(tuple)),
             "samples": draw(st.one_of(st.none(), st.integers(0, 10 ** 6))),
             "failure_bound": draw(st.one_of(st.none(), st.floats(0, 1, exclude_max=True))),

@@ -373,5 +373,5 @@ def test_a_spec_accepts_networks_of_blocks_and_writes_them_back(tmp_path):
     (job,) = sweep.jobs
     assert isinstance(job.architecture, Network) and job.architecture.blocks[1] == Linear(1)
     assert parse_spec(spec_toml("nets", sweep.jobs)).jobs == sweep.jobs
-    with pytest.raises(InputError, match=r"\[\[network\]\] #1.*block 2 \(linear\): unknown key 'hiden'"):
+    with pytest.raises(InputError, match=r"\[\[network\]\] #1.*block 1 \(linear\): unknown key 'hiden'"):
         parse_spec(text.replace("out = 1", "hiden = 1"))
