@@ -10,8 +10,8 @@ import dataclasses
 import importlib
 import os
 
-from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
-                                          rank_at_point_softmax)
+from lightning_cas.backends.certified import rank_at_point_softmax
+from lightning_cas.backends.local import float_spectrum, rank_at_point_exact, rank_at_point_modp
 from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.backends.numeric import dimension_numeric
@@ -79,7 +79,7 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
             check_failure_bound(opts.prime, failure_numerator(net, random_weights=False), "modp", repetitions=2,
                                 limit=MODULUS_LIMIT)
         result = rank_at_point_modp(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
-    if spectrum and not result.spectrum:
+    if spectrum and not result.spectrum and result.certificate is None:
         result = dataclasses.replace(result, spectrum=float_spectrum(arch, point, data, opts.seed))
     return result
 
@@ -106,7 +106,9 @@ def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
     plain = from_network(arch) if isinstance(arch, Network) else None
     if plain is not None:
         # the paper's network written as blocks: every method of the old flags, the same numbers
-        return dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
+        # (a softmax stack has no ambient space of coefficients as a network; the old flags give it one)
+        return dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch,
+                                   ambient_dimension=arch.ambient_dimension)
     return _compute_dimension(arch, opts, deadline)
 
 

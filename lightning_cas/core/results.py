@@ -279,6 +279,8 @@ class DimensionResult(Provenance, JsonResult):
     generic_dimension: int | None = optional()  # the generic rank, next to the rank at the point
     certificate: "RankCertificate | None" = optional()  # softmax at a point: what was proved
     spectrum: tuple[float, ...] = optional(())  # singular values (float64 or high precision), descending
+    bands: "tuple[SpectrumBand, ...]" = optional(())  # the singular values in proved bands, largest first
+    near_ranks: "tuple[NearRank, ...]" = optional(())  # the lower ranks the Jacobian at W is close to
     implicit: "ImplicitSummary | None" = optional()  # the ideal's numbers (method implicit only)
 
     def __post_init__(self):
@@ -371,6 +373,40 @@ class RankCertificate(Record):
     upper_by: str
     digits: int  # the working precision that certified the lower bound
 
+    stopped: str | None = optional()  # why the precision stopped rising before the bounds met (a time limit)
+
     @property
     def certified(self) -> bool:
         return self.lower == self.upper
+
+
+BAND_KINDS = ("certified", "exact zeros", "unresolved")
+
+
+@dataclass(frozen=True)
+class SpectrumBand(Record):
+    """``count`` singular values of the Jacobian: proved to lie in [smallest, largest] ("certified"), exactly 0
+    ("exact zeros": exact kernel vectors or the exact rank), or at most ``largest`` ("unresolved")."""
+
+    count: int
+    largest: float
+    smallest: float
+    kind: str = "certified"
+
+    def __post_init__(self):
+        if self.kind not in BAND_KINDS:
+            raise ValueError(f"a spectrum band's kind must be one of {BAND_KINDS}, got {self.kind!r}")
+        Record.__post_init__(self)
+
+
+@dataclass(frozen=True)
+class NearRank(Record):
+    """The Jacobian at W is within relative distance ``within`` (proved: σ_{rank+1}/σ_1) of a matrix of rank
+    ``rank``: ``directions`` of the rank at W live at about ``scale``; ``blocks`` are the weight blocks
+    (0-based block and head) those directions move, with their share."""
+
+    rank: int
+    directions: int
+    scale: float
+    within: float
+    blocks: tuple[dict, ...] = ()
