@@ -37,6 +37,7 @@ DEFAULT_DIGITS = 30
 MAX_DIGITS = 480  # without a time limit; under one the precision rises until the limit
 LIMITED_MAX_DIGITS = 7680
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for a certified rank
+PASS_GROWTH = 3.0  # a pass at twice the digits takes about this much longer (arb products: 2.2-2.8x measured)
 NEAR_MAX_PARAMETERS = 400  # near-drops of a polynomial network: the arb Gram matrix is P x P
 NEAR_DIGITS = (60, 120, 240)  # the Gram matrix squares the spread of the singular values
 
@@ -81,6 +82,14 @@ def block_name(block: int, head: int, net: Network) -> str:
     return f"block {block} ({b.kind})" + (f" head {head}" if getattr(b, "heads", 1) > 1 else "")
 
 
+def _value(log10: float, up: bool = True) -> float:
+    """10^log10 as a float that stays a bound: an upper bound below float range becomes the smallest normal
+    float (not 0, which would claim a zero), a lower bound there becomes 0."""
+    if log10 < -300:
+        return 1e-300 if up else 0.0
+    return 10.0 ** log10
+
+
 class Spectrum:
     """The bands and near-drops at one precision: what ``certified_bands`` proved, in the result's records."""
 
@@ -103,10 +112,10 @@ class Spectrum:
         with flint.ctx.workdps(self.digits):
             bands, bounds = certified_bands(self.G, self.pivoting, self.rank)
             top = largest_lower(self.G)
-        out = [SpectrumBand(b.count, 10.0 ** b.log_upper, 10.0 ** b.log_lower) for b in bands]
+        out = [SpectrumBand(b.count, _value(b.log_upper), _value(b.log_lower, up=False)) for b in bands]
         rest = P - self.rank - zeros
         if rest > 0:
-            out.append(SpectrumBand(rest, 10.0 ** bounds[self.rank].log_upper if self.rank in bounds else
+            out.append(SpectrumBand(rest, _value(bounds[self.rank].log_upper) if self.rank in bounds else
                                     math.inf, 0.0, "unresolved"))
         if zeros:
             out.append(SpectrumBand(zeros, 0.0, 0.0, "exact zeros"))
@@ -182,9 +191,13 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
         prec = digits
         while True:
             deadline.check()
+            began = time.perf_counter()
             spec = Spectrum(net, _gram(net, values, X, prec), prec, upper)
             if spec.rank >= upper or prec * 2 > cap:
                 break
+            left = deadline.current().left()
+            if left is not None and left < PASS_GROWTH * (time.perf_counter() - began):
+                raise TimeLimitError("the next precision would not finish in time")  # stop now, on time
             prec *= 2
     except TimeLimitError:
         stopped = f"the {deadline.current().timeout:g} s time limit"
