@@ -97,7 +97,7 @@ class Spectrum:
         import flint
 
         with flint.ctx.workdps(prec):
-            self.pivoting = pivoted_cholesky(G, limit, prec)
+            self.pivoting = pivoted_cholesky(G, limit, prec, deadline.check)
             k = len(self.pivoting.columns)
             while k and not gram_minor_positive(G, self.pivoting.columns[:k]):
                 k -= 1
@@ -110,7 +110,7 @@ class Spectrum:
 
         net, P = self.net, self.net.parameters
         with flint.ctx.workdps(self.digits):
-            bands, bounds = certified_bands(self.G, self.pivoting, self.rank)
+            bands, bounds = certified_bands(self.G, self.pivoting, self.rank, deadline.check)
             top = largest_lower(self.G)
         out = [SpectrumBand(b.count, _value(b.log_upper), _value(b.log_lower, up=False)) for b in bands]
         rest = P - self.rank - zeros
@@ -184,7 +184,8 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
         Jf = jacobian(net, f64, f64.array([float(v) for v in values]),
                       f64.array(np.vectorize(float, otypes=[float])(X)))
         s = np.linalg.svd(Jf, compute_uv=False)
-        float_note = (f"float64: numpy's matrix_rank gives {int(np.linalg.matrix_rank(Jf))}; singular values "
+        float_rank = int((s > s[0] * max(Jf.shape) * np.finfo(float).eps).sum()) if len(s) else 0  # numpy's rule
+        float_note = (f"float64: numpy's matrix_rank gives {float_rank}; singular values "
                       f"from {s[0]:.3g} to {s[-1]:.3g}")
         kernel, steps, skipped = kernel_count(net, values)
         upper = min(P - kernel, rows)
@@ -208,8 +209,13 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
                 if kernel else "the rows and columns of the Jacobian")
     cert = RankCertificate(lower=lower, upper=upper, lower_by=lower_by, upper_by=upper_by,
                            digits=spec.digits if spec is not None else 0, stopped=stopped)
-    bands, near = spec.records(P - upper, None) if spec is not None else ((), ())
     notes = [float_note] if float_note else []
+    bands, near = (), ()
+    if spec is not None and not stopped:
+        try:
+            bands, near = spec.records(P - upper, None)
+        except TimeLimitError:
+            notes.append("the time limit ended the singular-value bands; the certificate stands")
     notes += [f"no exact local kernel for {', '.join(skipped)} (too large to compute exactly)"] if skipped else []
     if stopped:
         notes.append(f"{stopped} ended the certificate at {cert.digits} digits: the rank is at least {lower} "

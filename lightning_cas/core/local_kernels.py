@@ -68,15 +68,45 @@ def _integer_rows(rows):
     return out
 
 
-def nullspace(rows, cols: int) -> list[list]:
-    """A basis of {v : r·v = 0 for every row r}, exactly (fraction-free, over ZZ)."""
+def nullspace(rows, cols: int, prime: int = DEFAULT_PRIME) -> list[list]:
+    """Exact vectors v with r·v = 0 for every row r, one per free column: the pivots are found mod p, the
+    pivot block solved over QQ (p-adic lifting, fast at large heights), and every vector checked exactly
+    against all the rows; a vector that fails (p hid a pivot) is dropped, so each one returned is exact."""
     import flint
 
     if not rows:
         return _identity(cols)
-    Z = flint.fmpz_mat(len(rows), cols, [x for r in _integer_rows(rows) for x in r])
-    N, nullity = Z.nullspace()
-    return [[flint.fmpq(N[i, j]) for i in range(cols)] for j in range(nullity)]
+    ints = _integer_rows(rows)
+    red = flint.nmod_mat(len(ints), cols, [int(x % prime) for r in ints for x in r], prime)
+    R, rank = red.rref()
+    pivots = _pivots(R, rank)
+    free = [c for c in range(cols) if c not in set(pivots)]
+    if not free:
+        return []
+    if not rank:
+        return [[flint.fmpq(int(i == f)) for i in range(cols)] for f in free]
+    Rt, _ = red.transpose().rref()
+    chosen = _pivots(Rt, rank)  # rank independent rows
+    A = flint.fmpq_mat(rank, rank, [ints[i][c] for i in chosen for c in pivots])
+    B = flint.fmpq_mat(rank, len(free), [-ints[i][c] for i in chosen for c in free])
+    X = A.solve(B, algorithm="dixon")
+    V = flint.fmpq_mat(cols, len(free))
+    for k, f in enumerate(free):
+        V[f, k] = 1
+        for pos, c in enumerate(pivots):
+            V[c, k] = X[pos, k]
+    check = flint.fmpq_mat(len(ints), cols, [x for r in ints for x in r]) * V
+    good = [k for k in range(len(free)) if all(check[i, k] == 0 for i in range(len(ints)))]
+    return [[V[i, k] for i in range(cols)] for k in good]
+
+
+def _pivots(R, rank: int) -> list[int]:
+    out, col = [], 0
+    for i in range(rank):
+        while R[i, col] == 0:
+            col += 1
+        out.append(col)
+    return out
 
 
 def rank_qq(rows, cols: int, prime: int = DEFAULT_PRIME) -> int:
@@ -172,11 +202,13 @@ def invisible(net: Network, mats) -> list[list]:
 
 @dataclass(frozen=True)
 class KernelVectors:
-    """Exact kernel vectors at W by mechanism (each a list of length-P fmpq lists)."""
+    """Exact kernel vectors at W by mechanism (each a list of length-P fmpq lists), and the polynomial blocks'
+    local maps as exact Jacobian rows (first weight, stop, integer rows): their kernels are kernel vectors."""
 
     bottleneck: list
     invisible: list
-    local: list
+    local: list  # kernel vectors of blocks that see nothing (all their weights)
+    maps: list  # (first, stop, rows) per polynomial block
     skipped: tuple[str, ...]  # blocks whose local kernel was too large to compute exactly
 
 
@@ -189,8 +221,10 @@ def _unit(P: int, entries) -> list:
     return v
 
 
-def _local(net: Network, j: int, w, S, C, P: int) -> list | None:
-    """The exact kernel of block j's map z -> C f(Bz), embedded in the weights (None: above the budget)."""
+def _local(net: Network, j: int, w, S, C, P: int):
+    """Block j's map z -> C f(Bz) at the unisolvent points: (first, stop, its exact Jacobian rows), or a list
+    of kernel vectors when the block sees nothing (every weight is then in the kernel), or None above the
+    budget."""
     import flint
 
     b = net.blocks[j]
@@ -224,7 +258,7 @@ def _local(net: Network, j: int, w, S, C, P: int) -> list | None:
     for n in range(points):
         for t in range(tokens):
             rows += _rows(ar.matmul(Cm, dY[n, :, t, :]))
-    return [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0]) for v in nullspace(rows, stop - first)]
+    return first, stop, _integer_rows(rows)
 
 
 def kernel_vectors(net: Network, values) -> KernelVectors:
@@ -235,7 +269,7 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
     P = net.parameters
     S, N = reachable(net, mats), invisible(net, mats)
     where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
-    bottleneck, hidden, local, skipped = [], [], [], []
+    bottleneck, hidden, local, maps, skipped = [], [], [], [], []
     for j, b in enumerate(net.blocks):
         if isinstance(b, Power):
             continue
@@ -256,9 +290,17 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
             got = _local(net, j, w, S[j], C, P)
             if got is None:
                 skipped.append(f"block {j}")
-            else:
+            elif isinstance(got, list):
                 local += got
-    return KernelVectors(bottleneck, hidden, local, tuple(skipped))
+            else:
+                maps.append(got)
+    return KernelVectors(bottleneck, hidden, local, maps, tuple(skipped))
+
+
+def local_kernel_vectors(kv: KernelVectors, P: int) -> list:
+    """The local maps' kernels as exact vectors (slow at large heights: ``kernel_count`` avoids them)."""
+    return [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0])
+            for first, stop, rows in kv.maps for v in nullspace(rows, stop - first)]
 
 
 def named_tangents(net: Network, values) -> list:
@@ -269,18 +311,48 @@ def named_tangents(net: Network, values) -> list:
     return [list(r) for T in tangent_blocks(net, ar.array(list(values)), ar) for r in T]
 
 
-def kernel_count(net: Network, values) -> tuple[int, list[tuple[str, int]], tuple[str, ...]]:
-    """The number of independent exact kernel vectors at W, and how many each mechanism adds in turn."""
+def kernel_count(net: Network, values, prime: int = DEFAULT_PRIME) -> tuple[int, list[tuple[str, int]],
+                                                                          tuple[str, ...]]:
+    """The number of independent exact kernel vectors at W (a proved lower bound), and what each mechanism
+    adds in turn.
+
+    A local map L_j of full row rank (mod p, hence over QQ) has a kernel K_j of dimension cols - rows exactly;
+    then dim(A + Σ K_j) = Σ dim K_j + rank Φ(A), Φ(v) = (v off those blocks, L_j v_j), whose kernel is
+    Σ K_j; rank Φ(A) mod p is at most its rank over QQ. Other local maps give their kernel vectors exactly
+    (``nullspace``), which join A."""
+    import flint
+
     P = net.parameters
     kv = kernel_vectors(net, values)
-    rows, steps, rank = [], [], 0
+    A, steps, rank = [], [], 0
     for name, vecs in (("the named group's tangents", named_tangents(net, values)), ("bottleneck", kv.bottleneck),
                        ("invisibility", kv.invisible), ("block-local kernels", kv.local)):
         if not vecs:
             continue
-        rows += vecs
-        new = rank_qq(rows, P)
+        A += vecs
+        new = rank_qq(A, P, prime)
         if new > rank:
             steps.append((name, new - rank))
         rank = new
-    return rank, steps, kv.skipped
+    filled = []
+    for first, stop, rows in kv.maps:
+        red = flint.nmod_mat(len(rows), stop - first, [int(x % prime) for r in rows for x in r], prime)
+        if red.rank() == len(rows):
+            filled.append((first, stop, red))
+        else:
+            A += [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0]) for v in nullspace(rows, stop - first)]
+    off = [i for i in range(P) if not any(first <= i < stop for first, stop, _ in filled)]
+    images = []
+    for a in _integer_rows(A):
+        res = [int(x % prime) for x in a]
+        image = [res[i] for i in off]
+        for first, stop, red in filled:
+            image += [int(x) for x in (red * flint.nmod_mat(stop - first, 1, res[first:stop], prime)).entries()]
+        images.append(image)
+    width = len(off) + sum(red.nrows() for _, _, red in filled)
+    phi = flint.nmod_mat(len(images), width, [x for r in images for x in r], prime).rank() if images else 0
+    total = sum(stop - first - red.nrows() for first, stop, red in filled) + phi
+    if total > rank:
+        steps.append(("block-local kernels", total - rank) if not steps or steps[-1][0] != "block-local kernels"
+                     else ("block-local kernels", steps.pop()[1] + total - rank))
+    return total, steps, kv.skipped

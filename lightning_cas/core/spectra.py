@@ -46,9 +46,10 @@ class Pivoting:
     log_sigma: tuple[float, ...]
 
 
-def pivoted_cholesky(G, limit: int, digits: int) -> Pivoting:
+def pivoted_cholesky(G, limit: int, digits: int, check=None) -> Pivoting:
     """At most ``limit`` columns of the arb Gram matrix G, largest remaining diagonal first, while the pivot
-    stays above the precision's noise. Left-looking, one arb matrix-vector product per step (C speed)."""
+    stays above the precision's noise. Left-looking, one arb matrix-vector product per step (C speed);
+    ``check()`` is called at every step (a caller's deadline)."""
     import flint
 
     P = G.nrows()
@@ -63,6 +64,8 @@ def pivoted_cholesky(G, limit: int, digits: int) -> Pivoting:
     logs: list[float] = []
     free = set(range(P))
     while len(chosen) < limit and free:
+        if check is not None:
+            check()
         p = max(free, key=lambda i: diag[i])
         pivot = diag[p]
         if not pivot > floor:
@@ -156,12 +159,16 @@ def band_boundaries(piv: Pivoting, rank: int) -> list[int]:
     return ends + ([len(logs)] if logs else [])
 
 
-def certified_bands(G, piv: Pivoting, rank: int) -> tuple[list[CertifiedBand], dict[int, Boundary]]:
+def certified_bands(G, piv: Pivoting, rank: int, check=None) -> tuple[list[CertifiedBand], dict[int, Boundary]]:
     """The bands of the first ``rank`` singular values (rank: proved by ``gram_minor_positive``), each
     boundary proved; a boundary whose two bounds overlap is dropped (its bands merge)."""
     ends = band_boundaries(piv, rank)
-    bounds = {k: boundary(G, piv.columns, k) for k in ends}
-    top = boundary(G, piv.columns, 0)
+    bounds = {}
+    for k in ends + [0]:
+        if check is not None:
+            check()
+        bounds[k] = boundary(G, piv.columns, k)
+    top = bounds[0]
     ends = [k for k in ends if k == rank or bounds[k].log_lower > bounds[k].log_upper]
     bands, start, upper = [], 0, top.log_upper
     for k in ends:

@@ -23,7 +23,7 @@ from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.forward import jacobian
-from lightning_cas.core.local_kernels import kernel_count, kernel_vectors, named_tangents
+from lightning_cas.core.local_kernels import kernel_count, kernel_vectors, local_kernel_vectors, named_tangents
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.core.predictions import rho
 from lightning_cas.core.softmax import jacobian as float_jacobian
@@ -124,7 +124,8 @@ def test_every_kernel_vector_is_exactly_in_the_kernel(net):
     ar = Rationals()
     X = ar.array(rng.integers(-9, 10, (6, net.input, net.tokens)))
     J = jacobian(net, ar, ar.array(values), X)
-    for v in kv.bottleneck + kv.invisible + kv.local + named_tangents(net, values):
+    for v in kv.bottleneck + kv.invisible + kv.local + local_kernel_vectors(kv, net.parameters) + \
+            named_tangents(net, values):
         assert all(x == 0 for x in J.dot(np.array(v, dtype=object)))
     count, _, _ = kernel_count(net, values)
     assert net.parameters - count >= api.dimension(net, at=WeightPoint(net, tuple(values))).dimension
