@@ -38,14 +38,15 @@ MAX_DIGITS = 480  # without a time limit; under one the precision rises until th
 LIMITED_MAX_DIGITS = 7680
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for a certified rank
 PASS_GROWTH = 3.0  # a pass at twice the digits takes about this much longer (arb products: 2.2-2.8x measured)
-NEAR_MAX_PARAMETERS = 400  # near-drops of a polynomial network: the arb Gram matrix is P x P
-NEAR_DIGITS = (60, 120, 240)  # the Gram matrix squares the spread of the singular values
+NEAR_MAX_PARAMETERS = 160  # near-drops of a polynomial network: the arb Gram matrix is P x P (~1 s at 144)
+NEAR_DIGITS = (60, 120)  # the Gram matrix squares the spread of the singular values
 
 
-def gaussian_inputs(net: Network, seed: int):
-    """Gaussian token matrices (floats read exactly), enough rows for rank P, reproducible from ``seed``."""
+def gaussian_inputs(net: Network, seed: int, factor: int = 1):
+    """Gaussian token matrices (floats read exactly), ``factor`` times enough rows for rank P, reproducible
+    from ``seed``."""
     rng = np.random.default_rng(derived_seed(seed, 3))
-    samples = max(1, math.ceil((net.parameters + CERTIFY_MARGIN) / net.rows_per_sample))
+    samples = factor * max(1, math.ceil((net.parameters + CERTIFY_MARGIN) / net.rows_per_sample))
     return np.array([Fraction(float(v)) for v in rng.standard_normal(samples * net.input * net.tokens)],
                     dtype=object).reshape(samples, net.input, net.tokens)
 
@@ -129,8 +130,9 @@ class Spectrum:
             bd = bounds[k]
             shares = block_shares(bd.residual, labels)
             logs = self.pivoting.log_sigma
-            near.append(NearRank(rank=k, directions=full - k, scale=10.0 ** (logs[k] - logs[0]),
-                                 within=10.0 ** (bd.log_upper - top),
+            nxt = logs[k] if k < len(logs) else bd.log_upper  # beyond the pivots: below the precision's noise
+            near.append(NearRank(rank=k, directions=full - k, scale=_value(nxt - logs[0]),
+                                 within=_value(bd.log_upper - top),
                                  blocks=tuple({"block": blk, "head": h, "share": round(s, 3)}
                                               for (blk, h), s in shares)))
         return tuple(out), tuple(near)
@@ -141,7 +143,15 @@ def near_drops(net: Network, values, rank: int, seed: int):
     if net.parameters > NEAR_MAX_PARAMETERS:
         return (), (), [f"near-drops are computed up to {NEAR_MAX_PARAMETERS} weights (this network has "
                         f"{net.parameters})"]
-    X = gaussian_inputs(net, derived_seed(seed, 7))
+    # inputs whose float Jacobian reaches the rank at W: P rows are not always enough (few inputs can see
+    # less than the differential), so the inputs double while float64 sees less (at most twice)
+    f64 = Float64()
+    for factor in (1, 2, 4):
+        X = gaussian_inputs(net, derived_seed(seed, 7), factor)
+        Jf = jacobian(net, f64, f64.array([float(v) for v in values]), f64.array(np.vectorize(float)(X)))
+        s = np.linalg.svd(Jf, compute_uv=False)
+        if int((s > s[0] * max(Jf.shape) * np.finfo(float).eps).sum()) >= rank:
+            break
     check_numeric_memory(arb_bytes(net, len(X)), net, "the certified bands at the point")
     spec = None
     for prec in NEAR_DIGITS:
