@@ -67,8 +67,9 @@ def dimension_lines(result, spectrum: bool = False) -> list[str]:
     fiber = ("tangent space of the fiber at the point" if result.generic_dimension is not None
              else "kernel of the differential at the point" if result.at is not None or result.inputs is not None
              else "generic fiber dimension")
-    lines.append(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, "
-                 f"ambient dimension {result.ambient_dimension}")
+    ambient = ("no ambient space of coefficients (not polynomial)" if result.ambient_dimension is None
+               else f"ambient dimension {result.ambient_dimension}")
+    lines.append(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, {ambient}")
     if result.failure_bound is not None:
         lines.append(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
     if spectrum and result.bands:

@@ -146,6 +146,21 @@ def test_the_transformers_kernel_by_mechanism_matches_the_closed_forms():
     assert count == 100
 
 
+def test_the_kernel_vectors_of_a_softmax_network_are_in_its_float_kernel():
+    """Softmax has no exact Jacobian: in float64 every vector must still be killed to rounding."""
+    w = np.random.default_rng(0).standard_normal(TRANSFORMER.parameters) / 2
+    values = _point(TRANSFORMER, w).values
+    kv = kernel_vectors(TRANSFORMER, values)
+    X = np.random.default_rng(4).standard_normal((30, 2, 3))
+    J = float_jacobian(TRANSFORMER, w, X)
+    vectors = kv.bottleneck + kv.invisible + local_kernel_vectors(kv, TRANSFORMER.parameters)
+    assert len(kv.bottleneck) == 24 and len(kv.invisible) == 16 and vectors
+    scale = np.abs(J).max()
+    for v in vectors:
+        f = np.array([float(x) for x in v])
+        assert np.abs(J @ f).max() <= 1e-10 * scale * np.abs(f).sum()
+
+
 # ---------------------------------------------------------------- softmax certificates
 
 
