@@ -77,12 +77,6 @@ def _labels(net: Network) -> list[tuple[int, int]]:
     return out
 
 
-def block_name(block: int, head: int, net: Network) -> str:
-    """How a weight block is named in text: as in the weight files (blocks.{i}, 0-based), with its head."""
-    b = net.blocks[block]
-    return f"block {block} ({b.kind})" + (f" head {head}" if getattr(b, "heads", 1) > 1 else "")
-
-
 def _value(log10: float, up: bool = True) -> float:
     """10^log10 as a float that stays a bound: an upper bound below float range becomes the smallest normal
     float (not 0, which would claim a zero), a lower bound there becomes 0."""

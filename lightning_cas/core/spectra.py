@@ -11,7 +11,8 @@ rank; arb balls can, with two inequalities that need no eigenvectors:
 The columns come from a greedy pivoted Cholesky on G's midpoints: its pivots (the largest remaining
 Schur-complement diagonal) fall in the same bands as the singular values, so a gap of BAND_DECADES
 between consecutive pivots is where a band ends; the two inequalities at that boundary prove it (the
-lower end of one band above the upper end of the next). Every number here is a proved bound (log10).
+lower end of one band above the upper end of the next). The bounds (log10) are proved; the pivots only
+choose the columns and say where to look.
 """
 
 from __future__ import annotations
@@ -33,11 +34,6 @@ def _log10(x) -> float:
     return float((x.log() / flint.arb(10).log()).mid())
 
 
-def _upper(x):
-    """The upper end of a ball, as an exact arb."""
-    return x.upper()
-
-
 @dataclass(frozen=True)
 class Pivoting:
     """Greedy pivoted Cholesky on G's midpoints: the chosen columns and log10 of sqrt(pivot) (≈ σ)."""
@@ -55,8 +51,8 @@ def pivoted_cholesky(G, limit: int, digits: int, check=None) -> Pivoting:
     P = G.nrows()
     M = G.mid()
     diag = [M[i, i] for i in range(P)]
-    top = max(diag, key=lambda d: d, default=flint.arb(0)) if P else flint.arb(0)
-    if P == 0 or not top > 0 or limit <= 0:
+    top = max(diag, default=flint.arb(0))
+    if not top > 0 or limit <= 0:
         return Pivoting((), ())
     floor = top * flint.arb(10) ** (NOISE_DIGITS - digits)
     L = flint.arb_mat(P, limit)
@@ -125,8 +121,9 @@ def boundary(G, columns, k: int) -> Boundary:
             inv = GCC.inv()
         except ZeroDivisionError:
             return Boundary(k, -math.inf, math.inf, ())
-        norm = max(sum((abs(inv[i, j]) for j in range(k)), flint.arb(0)) for i in range(k))
-        log_lower = -_log10(_upper(norm)) / 2
+        # the largest row sum's upper end (max over upper ends: overlapping balls do not compare)
+        norm = max(sum((abs(inv[i, j]) for j in range(k)), flint.arb(0)).upper() for i in range(k))
+        log_lower = -_log10(norm) / 2
         if not R:
             return Boundary(k, log_lower, -math.inf, tuple(0.0 for _ in range(P)))
         GRC = flint.arb_mat([[G[i, j] for j in C] for i in R])
@@ -135,8 +132,8 @@ def boundary(G, columns, k: int) -> Boundary:
         Ri = R
     n = S.nrows()
     trace = sum((S[i, i] for i in range(n)), flint.arb(0))
-    row = max(sum((abs(S[i, j]) for j in range(n)), flint.arb(0)) for i in range(n))
-    bound = min(_upper(trace), _upper(row))
+    row = max(sum((abs(S[i, j]) for j in range(n)), flint.arb(0)).upper() for i in range(n))
+    bound = min(trace.upper(), row)
     residual = [0.0] * P
     for pos, i in enumerate(Ri):
         residual[i] = max(float(S[pos, pos].mid()), 0.0) if S[pos, pos].mid() > 0 else 0.0
