@@ -132,6 +132,15 @@ class Spectrum:
         return tuple(out), tuple(near)
 
 
+def float_rank_at(net: Network, values, X):
+    """numpy's matrix_rank of the float64 Jacobian (its rule: s > s_max max(shape) eps), and its singular
+    values."""
+    f64 = Float64()
+    Jf = jacobian(net, f64, f64.array([float(v) for v in values]), f64.array(np.vectorize(float, otypes=[float])(X)))
+    s = np.linalg.svd(Jf, compute_uv=False)
+    return (int((s > s[0] * max(Jf.shape) * np.finfo(float).eps).sum()) if len(s) and s[0] > 0 else 0), s
+
+
 def near_drops(net: Network, values, rank: int, seed: int):
     """(bands, near_ranks, notes) beside an exact rank at W of a polynomial network (None above the size)."""
     if net.parameters > NEAR_MAX_PARAMETERS:
@@ -139,12 +148,9 @@ def near_drops(net: Network, values, rank: int, seed: int):
                         f"{net.parameters})"]
     # inputs whose float Jacobian reaches the rank at W: P rows are not always enough (few inputs can see
     # less than the differential), so the inputs double while float64 sees less (at most twice)
-    f64 = Float64()
     for factor in (1, 2, 4):
         X = gaussian_inputs(net, derived_seed(seed, 7), factor)
-        Jf = jacobian(net, f64, f64.array([float(v) for v in values]), f64.array(np.vectorize(float)(X)))
-        s = np.linalg.svd(Jf, compute_uv=False)
-        if int((s > s[0] * max(Jf.shape) * np.finfo(float).eps).sum()) >= rank:
+        if float_rank_at(net, values, X)[0] >= rank:
             break
     check_numeric_memory(arb_bytes(net, len(X)), net, "the certified bands at the point")
     spec = None
@@ -175,24 +181,31 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
         rng = np.random.default_rng(derived_seed(seed, 99))
         values = np.array([Fraction(float(v)) for v in rng.standard_normal(P) / 2], dtype=object)
     X = inputs.values if inputs is not None else gaussian_inputs(net, seed)
-    check_numeric_memory(float_bytes(net, len(X)), net, "the float spectrum at the point")
+    check_numeric_memory(float_bytes(net, 4 * len(X)), net, "the float spectrum at the point")
     check_numeric_memory(arb_bytes(net, len(X)), net, "the certified rank at the point")
     limited = deadline.current().end is not None
     cap = max_digits if max_digits is not None else (LIMITED_MAX_DIGITS if limited else MAX_DIGITS)
-    rows = len(X) * net.rows_per_sample
     kernel, steps, skipped = 0, [], ()
-    upper, spec, stopped = min(P, rows), None, None
+    upper, spec, stopped = min(P, len(X) * net.rows_per_sample), None, None
     float_note = None
     try:
-        f64 = Float64()
-        Jf = jacobian(net, f64, f64.array([float(v) for v in values]),
-                      f64.array(np.vectorize(float, otypes=[float])(X)))
-        s = np.linalg.svd(Jf, compute_uv=False)
-        float_rank = int((s > s[0] * max(Jf.shape) * np.finfo(float).eps).sum()) if len(s) else 0  # numpy's rule
+        kernel, steps, skipped = kernel_count(net, values)
+        float_rank, s = float_rank_at(net, values, X)
+        # drawn inputs: P rows are not always enough (a few inputs can see less than the differential), so
+        # they double while float64 sees less than the upper bound (at most twice; float64 can also miss
+        # genuine tiny singular values, which more inputs do not bring)
+        for factor in ((2, 4) if inputs is None else ()):
+            if float_rank >= P - kernel:
+                break
+            more = gaussian_inputs(net, seed, factor)
+            check_numeric_memory(arb_bytes(net, len(more)), net, "the certified rank at the point")
+            rank_more, s_more = float_rank_at(net, values, more)
+            if rank_more <= float_rank:
+                break
+            X, float_rank, s = more, rank_more, s_more
         float_note = (f"float64: numpy's matrix_rank gives {float_rank}; singular values "
                       f"from {s[0]:.3g} to {s[-1]:.3g}")
-        kernel, steps, skipped = kernel_count(net, values)
-        upper = min(P - kernel, rows)
+        upper = min(P - kernel, len(X) * net.rows_per_sample)
         prec = digits
         while True:
             deadline.check()

@@ -13,6 +13,8 @@ point, valid for softmax blocks too (a block is changed only where nothing can t
   (N = ker of the rest: ker P before a linear readout P, pulled back through linear blocks; for a
   block that reads the stream, N ∩ ker of its input matrices on a residual stream, ker of them
   otherwise). Changing a column of a block's output matrix (V/O, D, P) by n ∈ N changes nothing.
+* **polynomial tails** (``core.tail_kernels``): an output matrix moved where a nonlinear token-wise
+  polynomial tail (power, mlp, linear blocks) cannot tell.
 * **local kernel** of a polynomial block (mlp, linear, lightning attention): the block's own map
   z ↦ C·f(Bz; θ) (B a basis of S, C the rows that see modulo N) is a homogeneous polynomial of degree r
   in z, so it is zero iff it vanishes at the points α with |α| = r (a unisolvent set: on the
@@ -209,6 +211,7 @@ class KernelVectors:
     invisible: list
     local: list  # kernel vectors of blocks that see nothing (all their weights)
     maps: list  # (first, stop, rows) per polynomial block
+    tail: list  # output matrices moved unseen by a nonlinear polynomial tail (core.tail_kernels)
     skipped: tuple[str, ...]  # blocks whose local kernel was too large to compute exactly
 
 
@@ -294,7 +297,10 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
                 local += got
             else:
                 maps.append(got)
-    return KernelVectors(bottleneck, hidden, local, maps, tuple(skipped))
+    from lightning_cas.core.tail_kernels import tail_vectors  # it builds on this module's helpers
+
+    tail, too_large = tail_vectors(net, w, mats, S)
+    return KernelVectors(bottleneck, hidden, local, maps, tail, tuple(skipped + too_large))
 
 
 def local_kernel_vectors(kv: KernelVectors, P: int) -> list:
@@ -326,7 +332,8 @@ def kernel_count(net: Network, values, prime: int = DEFAULT_PRIME) -> tuple[int,
     kv = kernel_vectors(net, values)
     A, steps, rank = [], [], 0
     for name, vecs in (("the named group's tangents", named_tangents(net, values)), ("bottleneck", kv.bottleneck),
-                       ("invisibility", kv.invisible), ("block-local kernels", kv.local)):
+                       ("invisibility", kv.invisible), ("polynomial tails", kv.tail),
+                       ("block-local kernels", kv.local)):
         if not vecs:
             continue
         A += vecs

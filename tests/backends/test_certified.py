@@ -37,9 +37,12 @@ SCALE = 10 ** -2.5  # the head's Q, K, V scaled by this: its Jacobian columns (b
 # residual stream, and a readout: 8 + 64 + 64 + 8 = 144 weights
 TRANSFORMER = Network(2, 3, (Linear(4), Attention(2, heads=2, value=2, causal=True, residual=True, normalization=S),
                              MLP(8, residual=True), Linear(2)))
-# a quadratic readout after softmax attention: (Σ p_i y_i^2) is invariant under the orthogonal group of diag(p),
-# a kernel direction no mechanism here names, so its certificate stays open (11 <= rank <= 12)
-OPEN = Network(2, 3, (MLP(4, degree=3), Attention(2, normalization=S), Power(2), Linear(1)))
+# a quadratic readout after softmax attention: Σ p_i y_i^2 is invariant under the orthogonal group of diag(p),
+# which moves V unseen (a polynomial tail)
+QUADRATIC = Network(2, 3, (MLP(4, degree=3), Attention(2, normalization=S), Power(2), Linear(1)))
+# two kernel directions no mechanism here names: the certificate stays open (19 <= rank <= 21)
+OPEN = Network(3, 3, (Attention(1, heads=2, value=2, residual=True, normalization=S), Linear(1), Power(2),
+                      Linear(1)))
 
 
 def _point(net, w):
@@ -114,6 +117,8 @@ def test_near_drops_in_text_and_json_and_each_band_printed_once(tmp_path):
     Network(3, 2, (Linear(2), MLP(3), Power(2), Linear(1))),
     Network(2, 2, (Attention(1, residual=True), Linear(1))),
     Network(3, 2, (MLP(2, degree=3), Attention(1, value=1), Linear(2))),
+    Network(2, 3, (MLP(4, degree=3), Attention(2), Power(2), Linear(1))),
+    Network(3, 2, (Attention(1, value=1), MLP(3, residual=True), Power(2), Linear(2))),
 ], ids=lambda n: n.label())
 def test_every_kernel_vector_is_exactly_in_the_kernel(net):
     """On polynomial networks the Jacobian is exact over QQ: J v = 0 for every vector, and the count never
@@ -124,11 +129,25 @@ def test_every_kernel_vector_is_exactly_in_the_kernel(net):
     ar = Rationals()
     X = ar.array(rng.integers(-9, 10, (6, net.input, net.tokens)))
     J = jacobian(net, ar, ar.array(values), X)
-    for v in kv.bottleneck + kv.invisible + kv.local + local_kernel_vectors(kv, net.parameters) + \
+    for v in kv.bottleneck + kv.invisible + kv.local + kv.tail + local_kernel_vectors(kv, net.parameters) + \
             named_tangents(net, values):
         assert all(x == 0 for x in J.dot(np.array(v, dtype=object)))
     count, _, _ = kernel_count(net, values)
     assert net.parameters - count >= api.dimension(net, at=WeightPoint(net, tuple(values))).dimension
+
+
+def test_a_quadratic_readout_is_a_polynomial_tail():
+    """linear(2) -> power(2) -> linear(1) on 3 inputs is x -> x^T Q^T diag(p) Q x: the symmetric 3 x 3
+    matrices of rank <= 2, dimension 3 * 2 - 1 = 5; the torus (2) and the orthogonal group of diag(p) (1)
+    leave exactly that, and the softmax network with the same readout closes its certificate."""
+    net = Network(3, 1, (Linear(2), Power(2), Linear(1)))
+    values = [Fraction(int(v)) for v in np.random.default_rng(0).integers(-5, 6, net.parameters)]
+    count, steps, _ = kernel_count(net, values)
+    assert dict(steps) == {"the named group's tangents": 2, "polynomial tails": 1}
+    assert net.parameters - count == 5 == api.dimension(net).dimension
+    w = np.random.default_rng(3).standard_normal(QUADRATIC.parameters) / 2
+    r = api.dimension(QUADRATIC, at=_point(QUADRATIC, w))
+    assert r.certificate.certified and r.dimension == 11 and "1 polynomial tails" in r.certificate.upper_by
 
 
 def test_the_transformers_kernel_by_mechanism_matches_the_closed_forms():
@@ -202,15 +221,15 @@ def test_an_open_certificate_says_so_once_and_never_certified(tmp_path):
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"weights": list(np.random.default_rng(3).standard_normal(OPEN.parameters) / 2)}))
     arch = tmp_path / "open.toml"
-    arch.write_text("input = 2\ntokens = 3\n[[block]]\nkind = \"mlp\"\nhidden = 4\ndegree = 3\n[[block]]\n"
-                    "kind = \"attention\"\nattention = 2\nnormalization = \"softmax\"\n[[block]]\nkind = \"power\"\n"
-                    "[[block]]\nkind = \"linear\"\nout = 1\n")
+    arch.write_text("input = 3\ntokens = 3\n[[block]]\nkind = \"attention\"\nattention = 1\nheads = 2\nvalue = 2\n"
+                    "residual = true\nnormalization = \"softmax\"\n[[block]]\nkind = \"linear\"\nout = 1\n"
+                    "[[block]]\nkind = \"power\"\n[[block]]\nkind = \"linear\"\nout = 1\n")
     res = CliRunner().invoke(main, ["dim", "--arch", str(arch), "--at", str(path), "--spectrum"])
     assert res.exit_code == 0, res.output
     head = res.stdout.splitlines()[1]
-    assert head.startswith("rank between 11 and 12") and "certified" not in head
-    assert "not certified: rank >= 11" in res.stdout and res.stdout.count("exact zeros") == 1
-    assert "1 at most" in res.stdout and "not resolved" in res.stdout
+    assert head.startswith("rank between 19 and 21") and "certified" not in head
+    assert "not certified: rank >= 19" in res.stdout and res.stdout.count("exact zeros") == 1
+    assert "2 at most" in res.stdout and "not resolved" in res.stdout
 
 
 def test_the_time_limit_keeps_the_partial_certificate_and_stops_on_time():
@@ -220,8 +239,8 @@ def test_the_time_limit_keeps_the_partial_certificate_and_stops_on_time():
     took = time.perf_counter() - start
     assert took < 3.0, took
     c = r.certificate
-    assert (c.lower, c.upper) == (11, 12) and c.stopped == "the 2 s time limit" and not c.certified
-    assert r.dimension == 11 and r.certainty == "numeric" and any("time limit" in n for n in r.notes)
+    assert (c.lower, c.upper) == (19, 21) and c.stopped == "the 2 s time limit" and not c.certified
+    assert r.dimension == 19 and r.certainty == "numeric" and any("time limit" in n for n in r.notes)
     back = type(r).from_json(r.to_json())
     assert back.certificate.stopped == c.stopped and back.bands == r.bands
 
@@ -229,4 +248,4 @@ def test_the_time_limit_keeps_the_partial_certificate_and_stops_on_time():
 def test_without_a_limit_the_precision_stops_at_its_cap():
     w = np.random.default_rng(3).standard_normal(OPEN.parameters) / 2
     r = rank_at_point_softmax(OPEN, _point(OPEN, w), max_digits=120)
-    assert r.certificate.digits <= 120 and r.certificate.stopped is None and r.certificate.lower == 11
+    assert r.certificate.digits <= 120 and r.certificate.stopped is None and r.certificate.lower == 19
