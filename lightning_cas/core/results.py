@@ -380,22 +380,29 @@ class RankCertificate(Record):
         return self.lower == self.upper
 
 
-BAND_KINDS = ("certified", "exact zeros", "unresolved")
+class BandKind(enum.StrEnum):
+    """What a band of singular values is known to be."""
+
+    CERTIFIED = "certified"  # proved to lie in [smallest, largest]
+    ZEROS = "exact zeros"  # exactly 0: exact kernel vectors, or the exact rank
+    UNRESOLVED = "unresolved"  # at most largest, not proved zero
 
 
 @dataclass(frozen=True)
 class SpectrumBand(Record):
-    """``count`` singular values of the Jacobian: proved to lie in [smallest, largest] ("certified"), exactly 0
-    ("exact zeros": exact kernel vectors or the exact rank), or at most ``largest`` ("unresolved")."""
+    """``count`` singular values of the Jacobian, of the given kind (``BandKind``)."""
 
     count: int
     largest: float
     smallest: float
-    kind: str = "certified"
+    kind: BandKind = BandKind.CERTIFIED
 
     def __post_init__(self):
-        if self.kind not in BAND_KINDS:
-            raise ValueError(f"a spectrum band's kind must be one of {BAND_KINDS}, got {self.kind!r}")
+        try:
+            object.__setattr__(self, "kind", BandKind(self.kind))
+        except ValueError:
+            raise ValueError(f"a spectrum band's kind must be one of {', '.join(k.value for k in BandKind)}, got "
+                             f"{self.kind!r}") from None
         Record.__post_init__(self)
 
 
