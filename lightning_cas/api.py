@@ -62,8 +62,8 @@ def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int =
 
 def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionResult:
     """The rank at a point and/or on given inputs (backends.local), with the float spectrum when asked."""
-    from lightning_cas.backends.local import (float_spectrum, rank_at_point_exact, rank_at_point_modp,
-                                              rank_at_point_softmax)
+    from lightning_cas.backends.certified import rank_at_point_softmax
+    from lightning_cas.backends.local import float_spectrum, rank_at_point_exact, rank_at_point_modp
 
     net = as_network(arch)
     if opts.method not in ("auto", "modp") or (exact and opts.method == "modp"):
@@ -82,7 +82,7 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
             check_failure_bound(opts.prime, failure_numerator(net, random_weights=False), "modp", repetitions=2,
                                 limit=MODULUS_LIMIT)
         result = rank_at_point_modp(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
-    if spectrum and not result.spectrum:
+    if spectrum and not result.spectrum and result.certificate is None:
         result = dataclasses.replace(result, spectrum=float_spectrum(arch, point, data, opts.seed))
     return result
 
@@ -109,7 +109,9 @@ def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
     plain = from_network(arch) if isinstance(arch, Network) else None
     if plain is not None:
         # the paper's network written as blocks: every method of the old flags, the same numbers
-        result = dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch)
+        # (a softmax stack has no ambient space of coefficients as a network; the old flags give it one)
+        result = dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch,
+                                     ambient_dimension=arch.ambient_dimension)
     else:
         result = _compute_dimension(arch, opts, deadline)
     return _with_split(result)

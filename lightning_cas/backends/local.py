@@ -10,9 +10,10 @@ for a polynomial network the rank at W is a question about exact numbers:
   the rank over QQ is that of d phi_W unless the inputs are special (Schwartz-Zippel: the failure bound).
 * ``exact``: the same over QQ (python-flint fmpq), at small sizes.
 * softmax: not polynomial, so floating point can be badly wrong (its small singular values fall below
-  float64 resolution); the rank is *certified* with arb balls: rank >= r by an r x r Gram minor of
-  selected columns whose enclosure excludes 0, rank <= P - k by k exact kernel vectors (the named
-  group's tangents at W, which are exactly in the kernel), precision doubled until the two meet or a cap.
+  float64 resolution); the rank is *certified* with arb balls (``backends.certified``).
+
+Beside an exact rank the singular values of the Jacobian at W come in proved bands (arb balls), and a band
+far below the others is a near-drop: the Jacobian is that close to a lower rank (``backends.certified``).
 
 Batch functional dimension: with given inputs the rank is that of W -> (phi_W(X_n))_n on exactly those
 X_n, as the ML literature defines it; nothing about the inputs is then probabilistic.
@@ -28,23 +29,21 @@ import numpy as np
 
 from lightning_cas.backends.modp import (check_memory, check_modp_prime, dimension_modp, failure_numerator,
                                          sample_rank)
-from lightning_cas.backends.numeric import arb_bytes, check_numeric_memory, float_bytes
+from lightning_cas.backends.certified import near_drops
+from lightning_cas.backends.numeric import check_numeric_memory, float_bytes
 from lightning_cas.system import deadline
 from lightning_cas.core.architecture import Architecture, as_network
-from lightning_cas.core.arithmetic import Balls, Float64, Rationals
+from lightning_cas.core.arithmetic import Float64, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Network
 from lightning_cas.system.points import InputData, WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME, previous_prime
-from lightning_cas.core.results import DimensionResult, RankCertificate, Source
-from lightning_cas.core.symmetry import orbit_rank_modp
-from lightning_cas.errors import InputError, TooLargeError
+from lightning_cas.core.results import DimensionResult, Source
+from lightning_cas.errors import InputError, TimeLimitError, TooLargeError
 
 EXACT_RANGE = 10 ** 6  # random integer inputs of the QQ path: the failure bound falls with the range
 EXACT_MAX_PARAMETERS = 400  # the QQ path: fmpq entries grow with the depth; modp has no such limit
-DEFAULT_DIGITS = 30
-MAX_DIGITS = 480
 BAND_DECADES = 2.0  # a gap of this many decades between consecutive singular values starts a new band
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for a certified rank
 
@@ -115,6 +114,8 @@ def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, 
         notes.append(f"the rank at the point ({rank}) is above the generic rank ({generic}): the generic run was "
                      "unlucky; its failure bound covers this")
     bound = None if inputs is not None else min(1.0, failure_numerator(net, rank, random_weights=False) / min(primes))
+    bands, near, more = _near(net, values, rank, seed) if point is not None and inputs is None else ((), (), [])
+    notes += more
     at, data = _sources(point, inputs, seed, net)
     detail = ("rank of the Jacobian at the given weights mod "
               + " and ".join(map(str, primes)) + (" on the given inputs" if inputs is not None else
@@ -127,7 +128,16 @@ def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, 
         method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
         primes=tuple(primes), samples=rows // net.rows_per_sample, runs=tuple(runs), consistent=len(ranks) == 1,
         failure_bound=bound, notes=tuple(notes), at=at, inputs=data, generic_dimension=generic,
-        method_detail=detail, certainty_detail=certainty)
+        method_detail=detail, certainty_detail=certainty, bands=bands, near_ranks=near)
+
+
+def _near(net: Network, values, rank: int, seed: int):
+    """The proved bands and near-drops beside the rank at W (only at a given point: on given inputs the
+    rank is that of those inputs, not of the differential on generic ones)."""
+    try:
+        return near_drops(net, values, rank, seed)
+    except TimeLimitError:
+        return (), (), ["the time limit ended the singular-value bands; the rank stands"]
 
 
 def _qq_rank(J) -> int:
@@ -167,6 +177,8 @@ def rank_at_point_exact(arch: Architecture | Network, point: WeightPoint | None,
             rank = grown
         samples = sum(len(b) for b in blocks)
     generic = dimension_modp(net, seed=seed).dimension
+    bands, near, notes = (_near(net, _values(point, net, seed), rank, seed) if point is not None and inputs is None
+                          else ((), (), []))
     at, data = _sources(point, inputs, seed, net)
     certainty = "exact" if inputs is not None else "probabilistic"
     detail = ("the rank over QQ of the Jacobian at the given weights on "
@@ -176,8 +188,8 @@ def rank_at_point_exact(arch: Architecture | Network, point: WeightPoint | None,
         architecture=arch, dimension=rank, parameters=net.parameters, ambient_dimension=net.ambient_dimension,
         method="exact", certainty=certainty, seed=seed, elapsed_s=time.perf_counter() - start, samples=samples,
         failure_bound=None if inputs is not None else min(1.0, (rank + samples) * net.degree / (2 * EXACT_RANGE + 1)),
-        at=at, inputs=data, generic_dimension=generic, method_detail=detail,
-        certainty_detail=("exact arithmetic; " + ("on the given inputs" if inputs is not None else
+        at=at, inputs=data, generic_dimension=generic, method_detail=detail, bands=bands, near_ranks=near,
+        notes=tuple(notes), certainty_detail=("exact arithmetic; " + ("on the given inputs" if inputs is not None else
                                                   "the random inputs could miss rank with failure_bound")))
 
 
@@ -205,112 +217,9 @@ def spectrum_bands(s) -> list[tuple[int, float, float]]:
     """Groups of singular values separated by gaps of at least BAND_DECADES: (count, largest, smallest)."""
     s = [float(v) for v in s]
     bands, first = [], 0
-    for k in range(1, len(s) + 1):
-        if k == len(s) or (s[k] <= 0 or math.log10(max(s[k - 1], 1e-300)) - math.log10(max(s[k], 1e-300))
-                           >= BAND_DECADES):
+    for k in range(1, len(s) + 1):  # zeros (and values at the float floor) are one band, not one each
+        if k == len(s) or (s[k] > 1e-300 and math.log10(max(s[k - 1], 1e-300)) - math.log10(s[k]) >= BAND_DECADES) \
+                or (s[k] <= 1e-300 < s[k - 1]):
             bands.append((k - first, s[first], s[k - 1]))
             first = k
     return bands
-
-
-def _pivoted_columns(G, limit: int, digits: int) -> list[int]:
-    """Columns of a Gram matrix (arb) chosen by greedy pivoted Cholesky on its midpoints, at most ``limit``,
-    while the pivot stays above the working precision's noise (largest diagonal x 10^-(digits - 8))."""
-    P = len(G)
-    M = [[G[i][j].mid() for j in range(P)] for i in range(P)]
-    top = max((abs(M[i][i]) for i in range(P)), default=0)
-    if top == 0:
-        return []
-    floor = top * type(top)(10) ** (8 - digits)
-    chosen: list[int] = []
-    while len(chosen) < limit:
-        k = max((i for i in range(P) if i not in chosen), key=lambda i: abs(M[i][i]), default=None)
-        if k is None or abs(M[k][k]) <= floor:
-            break
-        chosen.append(k)
-        pivot, row_k = M[k][k], M[k]
-        for i in range(P):
-            if i == k or M[i][k] == 0:
-                continue
-            f = M[i][k] / pivot
-            Mi = M[i]
-            for j in range(P):
-                Mi[j] = Mi[j] - f * row_k[j]
-        M[k] = [0 * v for v in row_k]
-    return chosen
-
-
-def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | None, *,
-                          inputs: InputData | None = None, seed: int = 0, digits: int = DEFAULT_DIGITS,
-                          max_digits: int = MAX_DIGITS) -> DimensionResult:
-    """The certified rank at W of a softmax network (module docstring): lower bound by a Gram minor whose
-    ball excludes 0, upper bound by the named group's exact tangents at W (rank mod p, a valid lower bound
-    on their number); the precision doubles until the bounds meet or ``max_digits``."""
-    import flint
-
-    net = as_network(arch)
-    start = time.perf_counter()
-    values = _values(point, net, seed) if point is not None else None
-    if values is None:
-        rng = np.random.default_rng(derived_seed(seed, 99))
-        values = np.array([Fraction(float(v)) for v in rng.standard_normal(net.parameters) / 2], dtype=object)
-    if inputs is not None:
-        X = inputs.values
-    else:
-        rng = np.random.default_rng(derived_seed(seed, 3))
-        samples = max(1, math.ceil((net.parameters + CERTIFY_MARGIN) / net.rows_per_sample))
-        X = np.array([Fraction(float(v)) for v in rng.standard_normal(samples * net.input * net.tokens)],
-                     dtype=object).reshape(samples, net.input, net.tokens)
-    check_numeric_memory(float_bytes(net, len(X)), net, "the float spectrum at the point")
-    check_numeric_memory(arb_bytes(net, len(X)), net, "the certified rank at the point")
-    f64 = Float64()
-    Jf = jacobian(net, f64, f64.array([float(v) for v in values]),
-                  f64.array(np.vectorize(float, otypes=[float])(X)))
-    float_spectrum = np.linalg.svd(Jf, compute_uv=False)
-    float_rank = int(np.linalg.matrix_rank(Jf))
-    # exact kernel vectors: the named group's tangents at W (softmax: GL(a), GL(b), interface GLs)
-    kernel = orbit_rank_modp(net, values) if all(_usable([v], DEFAULT_PRIME) for v in values) else 0
-    upper = min(net.parameters - kernel, Jf.shape[0])
-    lower, used, lower_by = 0, digits, "none"
-    prec, G = digits, None
-    while True:
-        deadline.check()
-        with flint.ctx.workdps(prec):
-            ar = Balls(prec)
-            J = jacobian(net, ar, ar.array(values), ar.array(X))
-            M = flint.arb_mat(J.tolist())
-            G = M.transpose() * M
-            Gl = [[G[i, j] for j in range(G.ncols())] for i in range(G.nrows())]
-            cols = _pivoted_columns(Gl, upper, prec)
-            while cols and len(cols) > lower:  # certify the largest prefix of the pivots that is certain
-                minor = flint.arb_mat([[Gl[i][j] for j in cols] for i in cols]).det()
-                if minor > 0:
-                    lower, used = len(cols), prec
-                    lower_by = (f"the Gram determinant of {len(cols)} selected Jacobian columns is "
-                                f"{minor.str(4, radius=True)} > 0 at {prec} digits")
-                    break
-                cols = cols[:-1]
-        if lower >= upper or prec * 2 > max_digits:
-            break
-        prec *= 2
-    with flint.ctx.workdps(prec):
-        high = np.sort(np.sqrt(np.abs(np.array([float(e.real.mid()) for e in G.eig(algorithm="approx")]))))[::-1]
-    upper_by = (f"{kernel} independent exact kernel vectors (the named group's tangents at W, rank mod p)"
-                if kernel else "the rows and columns of the Jacobian")
-    cert = RankCertificate(lower=lower, upper=upper, lower_by=lower_by, upper_by=upper_by, digits=used)
-    bands = spectrum_bands(high)
-    notes = [f"float64: numpy's matrix_rank gives {float_rank}; singular values from {float_spectrum[0]:.3g} to "
-             f"{float_spectrum[-1]:.3g}",
-             "high-precision spectrum bands (count, largest, smallest): "
-             + ", ".join(f"({n}, {a:.2g}, {b:.2g})" for n, a, b in bands)]
-    if lower < upper:
-        notes.append(f"not certified within {max_digits} digits: the rank is at least {lower} and at most {upper}")
-    at, data = _sources(point, inputs, seed, net)
-    return DimensionResult(
-        architecture=arch, dimension=lower, parameters=net.parameters, ambient_dimension=net.ambient_dimension,
-        method="certified", certainty="exact" if lower == upper else "numeric", seed=seed,
-        elapsed_s=time.perf_counter() - start, samples=len(X), consistent=lower == upper, notes=tuple(notes),
-        at=at, inputs=data, certificate=cert, spectrum=tuple(float(v) for v in high),
-        method_detail="arb balls: a Gram minor certified nonzero, exact kernel vectors from the named group",
-        certainty_detail=("certified: lower and upper bounds meet" if lower == upper else
-                          "a certified lower bound only (the dimension field); see certificate.upper"))

@@ -10,6 +10,7 @@ import click
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, echo, TIMEOUT_OPTION, architecture_options, clean_errors,
                                       describe_provenance, method_options, parse_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
+from lightning_cas.core.architecture import as_network
 
 
 @click.command("dim")
@@ -41,32 +42,58 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
         echo(result.to_json())
     else:
         echo(f"{arch}")
-        where = _where(result)
-        echo(f"dimension {result.dimension}{where}   ({describe_provenance(result)})")
-        if result.generic_dimension is not None:
-            echo(f"generic dimension {result.generic_dimension}, drop {result.drop}")
-        if result.certificate is not None:
-            c = result.certificate
-            echo(f"certified: rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by})"
-                       if c.certified else f"rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by}): "
-                       "not certified equal")
-        fiber = ("tangent space of the fiber at the point" if result.generic_dimension is not None
-                 else "generic fiber dimension")
-        echo(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, "
-                   f"ambient dimension {result.ambient_dimension}")
-        if result.failure_bound is not None:
-            echo(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
-        if result.spectrum:
-            from lightning_cas.backends.local import spectrum_bands
-
-            echo("spectrum bands (count: largest .. smallest): " + "; ".join(
-                f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
+        for line in dimension_lines(result, spectrum):
+            echo(line)
         for note in result.notes:
             echo(f"note: {note}")
         if result.explained is not None:
             echo("\n".join(result.explained.lines()))
     if not result.consistent:
         echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
+
+
+def dimension_lines(result, spectrum: bool = False) -> list[str]:
+    """The text of a dimension or rank-at-a-point result, after the architecture line (notes excepted)."""
+    where, how, c = _where(result), describe_provenance(result), result.certificate
+    lines = [f"rank between {c.lower} and {c.upper}{where}   ({how})" if c is not None and not c.certified
+             else f"dimension {result.dimension}{where}   ({how})"]
+    if result.generic_dimension is not None:
+        lines.append(f"generic dimension {result.generic_dimension}, drop {result.drop}")
+    if c is not None:
+        lines.append(f"certified: rank {c.lower}: >= by {c.lower_by}; <= by {c.upper_by}" if c.certified else
+                     f"not certified: rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by})"
+                     + (f"; {c.stopped} stopped it at {c.digits} digits" if c.stopped else ""))
+    for near in result.near_ranks:
+        moved = ", ".join(f"block {b['block']}" + (f" head {b['head']}" if _has_heads(result, b['block']) else "")
+                          + f" {b['share']:.0%}" for b in near.blocks)
+        lines.append(f"near-drop: {near.directions} directions at scale {near.scale:.0e}"
+                     + (f" (moving {moved})" if moved else "")
+                     + f": within {near.within:.1e} of rank {near.rank} (relative distance, proved)")
+    fiber = ("tangent space of the fiber at the point" if result.generic_dimension is not None
+             else "kernel of the differential at the point" if result.at is not None or result.inputs is not None
+             else "generic fiber dimension")
+    ambient = ("no ambient space of coefficients (not polynomial)" if result.ambient_dimension is None
+               else f"ambient dimension {result.ambient_dimension}")
+    lines.append(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, {ambient}")
+    if result.failure_bound is not None:
+        lines.append(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
+    if spectrum and result.bands:
+        lines.append("singular values of the Jacobian at the point, in proved bands:")
+        for b in result.bands:
+            lines.append(f"  {b.count} exact zeros" if b.kind == "exact zeros" else
+                         f"  {b.count} at most {b.largest:.3g}, not resolved (not proved zero)"
+                         if b.kind == "unresolved" else f"  {b.count} in [{b.smallest:.3g}, {b.largest:.3g}]")
+    elif spectrum and result.spectrum:
+        from lightning_cas.backends.local import spectrum_bands
+
+        lines.append("spectrum bands (float64; count: largest .. smallest): " + "; ".join(
+            f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
+    return lines
+
+
+def _has_heads(result, block: int) -> bool:
+    blocks = as_network(result.architecture).blocks
+    return 0 <= block < len(blocks) and getattr(blocks[block], "heads", 1) > 1
 
 
 def _where(result) -> str:

@@ -279,6 +279,8 @@ class DimensionResult(Provenance, JsonResult):
     generic_dimension: int | None = optional()  # the generic rank, next to the rank at the point
     certificate: "RankCertificate | None" = optional()  # softmax at a point: what was proved
     spectrum: tuple[float, ...] = optional(())  # singular values (float64 or high precision), descending
+    bands: "tuple[SpectrumBand, ...]" = optional(())  # the singular values in proved bands, largest first
+    near_ranks: "tuple[NearRank, ...]" = optional(())  # the lower ranks the Jacobian at W is close to
     implicit: "ImplicitSummary | None" = optional()  # the ideal's numbers (method implicit only)
     explained: "Explained | None" = optional()  # parameters - dimension split into its causes (core.defects)
 
@@ -419,6 +421,47 @@ class RankCertificate(Record):
     upper_by: str
     digits: int  # the working precision that certified the lower bound
 
+    stopped: str | None = optional()  # why the precision stopped rising before the bounds met (a time limit)
+
     @property
     def certified(self) -> bool:
         return self.lower == self.upper
+
+
+class BandKind(enum.StrEnum):
+    """What a band of singular values is known to be."""
+
+    CERTIFIED = "certified"  # proved to lie in [smallest, largest]
+    ZEROS = "exact zeros"  # exactly 0: exact kernel vectors, or the exact rank
+    UNRESOLVED = "unresolved"  # at most largest, not proved zero
+
+
+@dataclass(frozen=True)
+class SpectrumBand(Record):
+    """``count`` singular values of the Jacobian, of the given kind (``BandKind``)."""
+
+    count: int
+    largest: float
+    smallest: float
+    kind: BandKind = BandKind.CERTIFIED
+
+    def __post_init__(self):
+        try:
+            object.__setattr__(self, "kind", BandKind(self.kind))
+        except ValueError:
+            raise ValueError(f"a spectrum band's kind must be one of {', '.join(k.value for k in BandKind)}, got "
+                             f"{self.kind!r}") from None
+        Record.__post_init__(self)
+
+
+@dataclass(frozen=True)
+class NearRank(Record):
+    """The Jacobian at W is within relative distance ``within`` (proved: σ_{rank+1}/σ_1) of a matrix of rank
+    ``rank``: ``directions`` of the rank at W live at about ``scale``; ``blocks`` are the weight blocks
+    (0-based block and head) those directions move, with their share."""
+
+    rank: int
+    directions: int
+    scale: float
+    within: float
+    blocks: tuple[dict, ...] = ()

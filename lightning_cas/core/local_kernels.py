@@ -1,0 +1,365 @@
+"""Exact kernel vectors of the differential at W beyond the named group: what no input can see.
+
+The upper bound of a certified rank needs vectors known to lie *exactly* in the kernel of d(W ↦ φ_W) at W.
+The named group's tangents are some (core.symmetry); these mechanisms give more, each exact over QQ at the
+point, valid for softmax blocks too (a block is changed only where nothing can tell):
+
+* **bottleneck**: every input a block ever sees lies in the *reachable* subspace S of its width (the
+  span of the previous block's possible outputs: im P after a linear block, Σ_h im(V_h|S) after
+  attention, im D after an mlp, plus S itself on a residual stream; all of K^d after a power block).
+  A block reads its input only through Q, K, V/W (attention), U (mlp), P (linear), so changing a row of
+  one of them by c with c ⊥ S changes nothing.
+* **invisibility**: a change of the stream in the *invisible* subspace N after a block reaches no output
+  (N = ker of the rest: ker P before a linear readout P, pulled back through linear blocks; for a
+  block that reads the stream, N ∩ ker of its input matrices on a residual stream, ker of them
+  otherwise). Changing a column of a block's output matrix (V/O, D, P) by n ∈ N changes nothing.
+* **polynomial tails** (``core.tail_kernels``): an output matrix moved where a nonlinear token-wise
+  polynomial tail (power, mlp, linear blocks) cannot tell.
+* **local kernel** of a polynomial block (mlp, linear, lightning attention): the block's own map
+  z ↦ C·f(Bz; θ) (B a basis of S, C the rows that see modulo N) is a homogeneous polynomial of degree r
+  in z, so it is zero iff it vanishes at the points α with |α| = r (a unisolvent set: on the
+  hyperplane Σz = r the homogeneous polynomials are all polynomials of degree ≤ r, and the principal
+  lattice is unisolvent for those). The exact kernel of its θ-Jacobian at those points is a set of
+  kernel vectors: the block's filling, and the invisibility and bottleneck seen through it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from lightning_cas.core.arithmetic import Rationals
+from lightning_cas.core.forward import forward, split
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.primes import DEFAULT_PRIME
+
+LOCAL_BUDGET = 400_000  # entries of a block's exact local Jacobian (rows x weights); larger blocks are skipped
+
+
+# ---------------------------------------------------------------- linear algebra over QQ (python-flint)
+
+
+def _mat(rows, cols: int):
+    import flint
+
+    return flint.fmpq_mat(len(rows), cols, [x for r in rows for x in r]) if rows else flint.fmpq_mat(0, cols)
+
+
+def row_basis(rows, cols: int) -> list[list]:
+    """A basis of the span of ``rows`` (lists of fmpq, length ``cols``)."""
+    if not rows:
+        return []
+    R, rank = _mat(rows, cols).rref()
+    return [[R[i, j] for j in range(cols)] for i in range(rank)]
+
+
+def _integer_rows(rows):
+    """Each row times the lcm of its denominators: the same span, integer entries (fmpz)."""
+    import flint
+
+    out = []
+    for r in rows:
+        q = flint.fmpz(1)
+        for x in r:
+            d = flint.fmpq(x).q
+            q = q * d // q.gcd(d)
+        out.append([(flint.fmpq(x) * q).p for x in r])
+    return out
+
+
+def nullspace(rows, cols: int, prime: int = DEFAULT_PRIME) -> list[list]:
+    """Exact vectors v with r·v = 0 for every row r, one per free column: the pivots are found mod p, the
+    pivot block solved over QQ (p-adic lifting, fast at large heights), and every vector checked exactly
+    against all the rows; a vector that fails (p hid a pivot) is dropped, so each one returned is exact."""
+    import flint
+
+    if not rows:
+        return _identity(cols)
+    ints = _integer_rows(rows)
+    red = flint.nmod_mat(len(ints), cols, [int(x % prime) for r in ints for x in r], prime)
+    R, rank = red.rref()
+    pivots = _pivots(R, rank)
+    free = [c for c in range(cols) if c not in set(pivots)]
+    if not free:
+        return []
+    if not rank:
+        return [[flint.fmpq(int(i == f)) for i in range(cols)] for f in free]
+    Rt, _ = red.transpose().rref()
+    chosen = _pivots(Rt, rank)  # rank independent rows
+    A = flint.fmpq_mat(rank, rank, [ints[i][c] for i in chosen for c in pivots])
+    B = flint.fmpq_mat(rank, len(free), [-ints[i][c] for i in chosen for c in free])
+    X = A.solve(B, algorithm="dixon")
+    V = flint.fmpq_mat(cols, len(free))
+    for k, f in enumerate(free):
+        V[f, k] = 1
+        for pos, c in enumerate(pivots):
+            V[c, k] = X[pos, k]
+    check = flint.fmpq_mat(len(ints), cols, [x for r in ints for x in r]) * V
+    good = [k for k in range(len(free)) if all(check[i, k] == 0 for i in range(len(ints)))]
+    return [[V[i, k] for i in range(cols)] for k in good]
+
+
+def _pivots(R, rank: int) -> list[int]:
+    out, col = [], 0
+    for i in range(rank):
+        while R[i, col] == 0:
+            col += 1
+        out.append(col)
+    return out
+
+
+def rank_qq(rows, cols: int, prime: int = DEFAULT_PRIME) -> int:
+    """A lower bound on the rank over QQ of exact rows: the rank mod p of the rows cleared of denominators
+    (a nonzero minor mod p is nonzero over QQ)."""
+    import flint
+
+    if not rows:
+        return 0
+    ints = _integer_rows(rows)  # integer rows: any prime reduces them, and no minor grows by it
+    return flint.nmod_mat(len(ints), cols, [int(x % prime) for r in ints for x in r], prime).rank()
+
+
+def _identity(n: int) -> list[list]:
+    import flint
+
+    return [[flint.fmpq(int(i == j)) for j in range(n)] for i in range(n)]
+
+
+def _rows(M) -> list[list]:
+    return [list(r) for r in M]
+
+
+# ---------------------------------------------------------------- reachable and invisible subspaces
+
+
+def _input_matrices(block, heads) -> list[str]:
+    if isinstance(block, Attention):
+        return ["q", "k", "v" if block.value is None else "w"]
+    return {MLP: ["u"], Linear: ["p"]}.get(type(block), [])
+
+
+def _output_matrix(block) -> str | None:
+    if isinstance(block, Attention):
+        return "v" if block.value is None else "o"
+    return {MLP: "d", Linear: "p"}.get(type(block))
+
+
+def reachable(net: Network, mats) -> list[list]:
+    """S_0..S_n: bases (rows) of subspaces holding every column the stream can take before block i."""
+    ar = Rationals()
+    widths = net.widths
+    S = [_identity(widths[0])]
+    for j, b in enumerate(net.blocks):
+        B = np.array(S[j], dtype=object).reshape(len(S[j]), widths[j])
+        out = widths[j + 1]
+        if isinstance(b, Power):
+            new = _identity(out)
+        else:
+            images = []
+            if isinstance(b, Linear):
+                images = [mats[j][0]["p"]]
+            elif isinstance(b, Attention):
+                images = [h["v"] if b.value is None else ar.matmul(h["o"], h["w"]) for h in mats[j]]
+            if isinstance(b, MLP):
+                new = _rows(mats[j][0]["d"].T)
+            else:
+                new = [r for M in images for r in _rows(ar.matmul(B, np.ascontiguousarray(M.T)))] if len(B) else []
+            if getattr(b, "residual", False):
+                new = new + S[j]
+        S.append(row_basis(new, out))
+    return S
+
+
+def annihilator(basis, cols: int) -> list[list]:
+    """Rows c with c·s = 0 for every s in the span of ``basis`` (all unit rows when the span is 0)."""
+    return nullspace(basis, cols)
+
+
+def invisible(net: Network, mats) -> list[list]:
+    """N_0..N_n: bases of stream changes at interface i that change no output (N_n = 0)."""
+    widths = net.widths
+    n = len(net.blocks)
+    N: list[list] = [[] for _ in range(n + 1)]
+    for j in range(n - 1, -1, -1):
+        b, d = net.blocks[j], widths[j]
+        if isinstance(b, Power):
+            continue
+        if isinstance(b, Linear):
+            A = np.array(annihilator(N[j + 1], widths[j + 1]), dtype=object).reshape(-1, widths[j + 1])
+            N[j] = nullspace(_rows(Rationals().matmul(A, mats[j][0]["p"])), d) if len(A) else \
+                nullspace([], d)
+            continue
+        reads = [r for h in mats[j] for letter in _input_matrices(b, h) for r in _rows(h[letter])]
+        if getattr(b, "residual", False):
+            reads += annihilator(N[j + 1], d)
+        N[j] = nullspace(reads, d)
+    return N
+
+
+# ---------------------------------------------------------------- the kernel vectors
+
+
+@dataclass(frozen=True)
+class KernelVectors:
+    """Exact kernel vectors at W by mechanism (each a list of length-P fmpq lists), and the polynomial blocks'
+    local maps as exact Jacobian rows (first weight, stop, integer rows): their kernels are kernel vectors."""
+
+    bottleneck: list
+    invisible: list
+    local: list  # kernel vectors of blocks that see nothing (all their weights)
+    maps: list  # (first, stop, rows) per polynomial block
+    tail: list  # output matrices moved unseen by a nonlinear polynomial tail (core.tail_kernels)
+    skipped: tuple[str, ...]  # blocks whose local kernel was too large to compute exactly
+
+
+def _unit(P: int, entries) -> list:
+    import flint
+
+    v = [flint.fmpq(0)] * P
+    for pos, x in entries:
+        v[pos] = x
+    return v
+
+
+def _local(net: Network, j: int, w, S, C, P: int):
+    """Block j's map z -> C f(Bz) at the unisolvent points: (first, stop, its exact Jacobian rows), or a list
+    of kernel vectors when the block sees nothing (every weight is then in the kernel), or None above the
+    budget."""
+    import flint
+
+    b = net.blocks[j]
+    ar = Rationals()
+    width = net.widths[j]
+    if isinstance(b, Attention):
+        degree, tokens = 3, net.tokens
+    else:
+        degree, tokens = (b.degree if isinstance(b, MLP) else 1), 1
+    s = len(S)
+    variables = s * tokens
+    mats = [m for m in net.weight_matrices if m.block == j]
+    first, stop = mats[0].offset, mats[-1].stop
+    if not C or not variables:
+        return [_unit(P, [(first + i, flint.fmpq(1))]) for i in range(stop - first)]
+    points = math.comb(variables + degree - 1, degree)
+    if points * len(C) * tokens * (stop - first) > LOCAL_BUDGET:
+        return None
+    one = Network(width, tokens, (replace(b, residual=False) if hasattr(b, "residual") else b,))
+    B = np.array(S, dtype=object).T  # width x s
+    Z = np.empty((points, s, tokens), dtype=object)
+    for n, combo in enumerate(itertools.combinations_with_replacement(range(variables), degree)):
+        alpha = [0] * variables
+        for c in combo:
+            alpha[c] += 1
+        Z[n] = np.array([flint.fmpq(a) for a in alpha], dtype=object).reshape(s, tokens)
+    X = np.stack([ar.matmul(B, Z[n]) for n in range(points)])
+    _, dY = forward(one, ar, w[first:stop], X, tangents=True)  # (points, out, tokens, P_j)
+    Cm = np.array(C, dtype=object)
+    rows = []
+    for n in range(points):
+        for t in range(tokens):
+            rows += _rows(ar.matmul(Cm, dY[n, :, t, :]))
+    return first, stop, _integer_rows(rows)
+
+
+def kernel_vectors(net: Network, values) -> KernelVectors:
+    """The bottleneck, invisibility and local-kernel vectors at W (module docstring), exactly."""
+    ar = Rationals()
+    w = ar.array(list(values))
+    mats = split(net, ar, w)
+    P = net.parameters
+    S, N = reachable(net, mats), invisible(net, mats)
+    where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
+    bottleneck, hidden, local, maps, skipped = [], [], [], [], []
+    for j, b in enumerate(net.blocks):
+        if isinstance(b, Power):
+            continue
+        width = net.widths[j]
+        perp = annihilator(S[j], width) if len(S[j]) < width else []
+        for h in range(getattr(b, "heads", 1)):
+            for letter in _input_matrices(b, mats[j][h]):
+                m = where[(j, h, letter)]
+                for r in range(m.rows):
+                    for c in perp:
+                        bottleneck.append(_unit(P, [(m.offset + r * m.cols + k, x) for k, x in enumerate(c)]))
+            m = where[(j, h, _output_matrix(b))]
+            for col in range(m.cols):
+                for nvec in N[j + 1]:
+                    hidden.append(_unit(P, [(m.offset + r * m.cols + col, x) for r, x in enumerate(nvec)]))
+        if not isinstance(b, Attention) or b.normalization == "none":  # polynomial: its local kernel
+            C = annihilator(N[j + 1], net.widths[j + 1])
+            got = _local(net, j, w, S[j], C, P)
+            if got is None:
+                skipped.append(f"block {j}")
+            elif isinstance(got, list):
+                local += got
+            else:
+                maps.append(got)
+    from lightning_cas.core.tail_kernels import tail_vectors  # it builds on this module's helpers
+
+    tail, too_large = tail_vectors(net, w, mats, S)
+    return KernelVectors(bottleneck, hidden, local, maps, tail, tuple(skipped + too_large))
+
+
+def local_kernel_vectors(kv: KernelVectors, P: int) -> list:
+    """The local maps' kernels as exact vectors (slow at large heights: ``kernel_count`` avoids them)."""
+    return [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0])
+            for first, stop, rows in kv.maps for v in nullspace(rows, stop - first)]
+
+
+def named_tangents(net: Network, values) -> list:
+    """The named group's tangents at W, exactly (rows of fmpq)."""
+    from lightning_cas.core.symmetry import tangent_blocks
+
+    ar = Rationals()
+    return [list(r) for T in tangent_blocks(net, ar.array(list(values)), ar) for r in T]
+
+
+def kernel_count(net: Network, values, prime: int = DEFAULT_PRIME) -> tuple[int, list[tuple[str, int]],
+                                                                          tuple[str, ...]]:
+    """The number of independent exact kernel vectors at W (a proved lower bound), and what each mechanism
+    adds in turn.
+
+    A local map L_j of full row rank (mod p, hence over QQ) has a kernel K_j of dimension cols - rows exactly;
+    then dim(A + Σ K_j) = Σ dim K_j + rank Φ(A), Φ(v) = (v off those blocks, L_j v_j), whose kernel is
+    Σ K_j; rank Φ(A) mod p is at most its rank over QQ. Other local maps give their kernel vectors exactly
+    (``nullspace``), which join A."""
+    import flint
+
+    P = net.parameters
+    kv = kernel_vectors(net, values)
+    A, steps, rank = [], [], 0
+    for name, vecs in (("the named group's tangents", named_tangents(net, values)), ("bottleneck", kv.bottleneck),
+                       ("invisibility", kv.invisible), ("polynomial tails", kv.tail),
+                       ("block-local kernels", kv.local)):
+        if not vecs:
+            continue
+        A += vecs
+        new = rank_qq(A, P, prime)
+        if new > rank:
+            steps.append((name, new - rank))
+        rank = new
+    filled = []
+    for first, stop, rows in kv.maps:
+        red = flint.nmod_mat(len(rows), stop - first, [int(x % prime) for r in rows for x in r], prime)
+        if red.rank() == len(rows):
+            filled.append((first, stop, red))
+        else:
+            A += [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0]) for v in nullspace(rows, stop - first)]
+    off = [i for i in range(P) if not any(first <= i < stop for first, stop, _ in filled)]
+    images = []
+    for a in _integer_rows(A):
+        res = [int(x % prime) for x in a]
+        image = [res[i] for i in off]
+        for first, stop, red in filled:
+            image += [int(x) for x in (red * flint.nmod_mat(stop - first, 1, res[first:stop], prime)).entries()]
+        images.append(image)
+    width = len(off) + sum(red.nrows() for _, _, red in filled)
+    phi = flint.nmod_mat(len(images), width, [x for r in images for x in r], prime).rank() if images else 0
+    total = sum(stop - first - red.nrows() for first, stop, red in filled) + phi
+    if total > rank:
+        steps.append(("block-local kernels", total - rank) if not steps or steps[-1][0] != "block-local kernels"
+                     else ("block-local kernels", steps.pop()[1] + total - rank))
+    return total, steps, kv.skipped

@@ -1,0 +1,119 @@
+"""Exact kernel vectors through a nonlinear polynomial tail: a block's output matrix moved where the rest of
+the network cannot tell, to first order.
+
+When every block after block j is a linear, power or mlp block (token-wise polynomials, no attention), the
+output at a token is g(y + M u): g the fixed tail; y the stream before block j when the block is residual
+(else 0); M = [M_1 .. M_H] the block's output matrices (V or O per head, D, P); u its internal vectors
+(Y A, or W_h Y A, per head; (U y)^r for an mlp; y for a linear block). Moving M by δM changes the output
+by Dg(y + M u) δM u, a polynomial of degree ≤ D (the tail's degree) in (y, u). It vanishes on all of
+S × U (y in the reachable subspace, u in the span its values can take) iff it vanishes at the points of
+the principal lattice {β : |β| ≤ D} in coordinates of S × U (a unisolvent set for polynomials of degree
+≤ D), so the exact kernel of δM ↦ those values is a set of kernel vectors. Example: after softmax
+attention, a power block of degree 2 and a readout of one row make Σ pᵢyᵢ², and the orthogonal group of
+diag(p) moves V unseen.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from lightning_cas.core.arithmetic import Rationals
+from lightning_cas.core.forward import forward
+from lightning_cas.core.local_kernels import LOCAL_BUDGET, _identity, _rows, _unit, nullspace, row_basis
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+
+
+def _internal(net: Network, j: int, mats, S) -> list[tuple[tuple, list]]:
+    """(key of an output matrix, basis rows of the span of the vectors it multiplies), per head."""
+    b, ar = net.blocks[j], Rationals()
+    if isinstance(b, Attention):
+        out = []
+        for h, heads in enumerate(mats[j]):
+            if b.value is None:
+                out.append(((j, h, "v"), S[j]))
+            else:
+                B = np.array(S[j], dtype=object).reshape(len(S[j]), net.widths[j])
+                image = _rows(ar.matmul(B, np.ascontiguousarray(heads["w"].T))) if len(B) else []
+                out.append(((j, h, "o"), row_basis(image, b.value)))
+        return out
+    if isinstance(b, MLP):
+        return [((j, 0, "d"), _identity(b.hidden))]
+    return [((j, 0, "p"), S[j])] if isinstance(b, Linear) else []
+
+
+def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
+    """The kernel vectors of the module docstring at W (flat weights ``w`` in Rationals), and the blocks
+    skipped for size."""
+    import flint
+
+    P, widths, out, skipped = net.parameters, net.widths, [], []
+    where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
+    for j, b in enumerate(net.blocks):
+        tail = net.blocks[j + 1:]
+        if (isinstance(b, Power) or not tail or any(isinstance(t, Attention) for t in tail)
+                or not any(isinstance(t, (Power, MLP)) for t in tail)):
+            continue
+        parts = _internal(net, j, mats, S)
+        residual = bool(getattr(b, "residual", False))
+        d, e = widths[j], widths[j + 1]
+        lead = d if residual else 0
+        cols = [where[key].cols for key, _ in parts]
+        width_in = lead + sum(cols)
+        bases = ([S[j]] if residual else []) + [basis for _, basis in parts]
+        nvars = sum(len(x) for x in bases)
+        degrees = frozenset({1})
+        for t in tail:
+            degrees = t.token_degrees(degrees)
+        degree = max(degrees)
+        points = math.comb(nvars + degree, degree)
+        if points * widths[-1] * e * sum(cols) > LOCAL_BUDGET:
+            skipped.append(f"block {j}")
+            continue
+        first = min((m.offset for m in net.weight_matrices if m.block > j), default=P)
+        small = Network(width_in, 1, (Linear(e), *tail))
+        lin = np.empty((e, width_in), dtype=object)
+        if residual:  # the stream passes through (e = d)
+            lin[:, :d] = np.array(_identity(d), dtype=object).reshape(d, d)
+        at = lead
+        for key, _ in parts:
+            M = mats[key[0]][key[1]][key[2]]
+            lin[:, at:at + M.shape[1]] = M
+            at += M.shape[1]
+        weights = np.concatenate([lin.reshape(-1), w[first:]])
+        X = np.empty((points, width_in, 1), dtype=object)
+        for n, combo in enumerate(itertools.combinations_with_replacement(range(nvars + 1), degree)):
+            beta = [0] * (nvars + 1)
+            for c in combo:
+                beta[c] += 1
+            x, pos, at = [], 0, 0
+            for k, basis in enumerate(bases):
+                z = beta[pos:pos + len(basis)]
+                size = d if (residual and k == 0) else cols[k - (1 if residual else 0)]
+                vec = [flint.fmpq(0)] * size
+                for coef, row in zip(z, basis):
+                    if coef:
+                        vec = [a + coef * r for a, r in zip(vec, row)]
+                x += vec
+                pos += len(basis)
+            X[n, :, 0] = x
+        _, dY = forward(small, Rationals(), weights, X, tangents=True)  # (points, out, 1, P_small)
+        moved = [r * width_in + c for r in range(e) for c in range(lead, width_in)]
+        rows = [[dY[n, o, 0, k] for k in moved] for n in range(points) for o in range(dY.shape[1])]
+        for v in nullspace(rows, len(moved)):
+            entries = []
+            for idx, x in zip(moved, v):
+                if x == 0:
+                    continue
+                r, c = divmod(idx, width_in)
+                c -= lead
+                for (key, _), ncol in zip(parts, cols):
+                    if c < ncol:
+                        m = where[key]
+                        entries.append((m.offset + r * m.cols + c, x))
+                        break
+                    c -= ncol
+            out.append(_unit(P, entries))
+    return out, skipped
