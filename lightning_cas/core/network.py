@@ -236,7 +236,7 @@ class Network:
         return f"net_d{self.input}_t{self.tokens}_" + "-".join(b.short() for b in self.blocks)
 
     def __str__(self) -> str:
-        return f"input={self.input} tokens={self.tokens} blocks=" + " | ".join(_describe(b) for b in self.blocks)
+        return f"input={self.input} tokens={self.tokens} blocks=" + " | ".join(describe_block(b) for b in self.blocks)
 
     # ---- shorthands ------------------------------------------------------------------------
     @classmethod
@@ -267,7 +267,8 @@ class Network:
         return self.widths, tuple(b.attention for b in self.blocks), tuple(b.heads for b in self.blocks), norms.pop()
 
 
-def _describe(b: Block) -> str:
+def describe_block(b: Block) -> str:
+    """One block in words, every field that is set: ``attention(attention=2, heads=1, out=4, causal=True)``."""
     shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")]
     parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
     return f"{b.kind}(" + ", ".join(parts) + ")"

@@ -235,7 +235,8 @@ def test_edited_cells_are_reported_not_passed(results, kernel):
     # a Macaulay2 error in the jacobian cell (the kernel still says "ok"); the implicit cell computes
     # another architecture (attention 2 instead of 1), so its records differ from the stored ones
     code[JAC].source += '\nerror "planted";'
-    code[IMP].source = code[IMP].source.replace("dimensionRecord({2, 2}, {1},", "dimensionRecord({2, 2}, {2},")
+    code[IMP].source = code[IMP].source.replace("neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 0, 0}})",
+                                              "neuralNetwork(2, 2, {{0, 1, 2, 0, 2, 0, 0}})")
     run = nbk.run_notebook(nb, cells)
     verdicts = {o.label: o for o in run.outcomes}
     assert verdicts[JAC].verdict == "error" and "planted" in verdicts[JAC].message

@@ -29,11 +29,11 @@ from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers
 from lightning_cas.batch.report import scan
 from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
 from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.errors import InputError, LightningError
+from lightning_cas.macaulay2.network import network_call, network_comments
 
 KERNEL = "m2"
 KERNELSPEC = {"name": KERNEL, "display_name": "M2", "language": "text/x-macaulay2"}
@@ -109,10 +109,12 @@ def load_checks(path: Path) -> tuple[Path, list[RecordCheck]]:
 
 
 def cell_code(rec: JobResult, limit_s: float | None = None) -> tuple[str | None, str | None]:
-    """(the Macaulay2 cell that computes this job's dimension, None) or (None, why there is none)."""
+    """(the Macaulay2 cell that computes this job's dimension, None) or (None, why there is none).
+
+    The cell builds the job's network with the package's ``neuralNetwork`` from the same integer
+    lists the backend's templates get (the old flags' plain stack is such a network too), so a
+    network of blocks is checked exactly as a plain stack is."""
     arch = rec.architecture
-    if not isinstance(arch, Architecture):
-        return None, "a network of blocks has no Macaulay2 cell yet (compute it with the jacobian method)"
     if arch.normalization != "none":
         return None, "softmax attention is not polynomial, so no Macaulay2 computation checks it"
     if not _LABEL.fullmatch(rec.label):
@@ -138,14 +140,10 @@ def cell_code(rec: JobResult, limit_s: float | None = None) -> tuple[str | None,
         ring = f"ZZ/{prime}"
         strategy = "Jacobian"
     limit = math.ceil(limit_s if limit_s is not None else float(rec.job.timeout or DEFAULT_CELL_LIMIT_S))
-    call = (f"r = dimensionRecord({_list(arch.widths)}, {_list(arch.attention)}, {arch.tokens}, "
-            f"Heads => {_list(arch.heads)}, Strategy => \"{strategy}\", CoefficientRing => {ring}, Columns => 1);")
-    return "\n".join([f"--%timeout={limit}", f"-- {rec.label}: {what}", f"setRandomSeed {rec.job.seed};", call,
+    call = f'r = dimensionRecord(N, Strategy => "{strategy}", CoefficientRing => {ring}, Columns => 1);'
+    return "\n".join([f"--%timeout={limit}", f"-- {rec.label}: {what}", *network_comments(arch),
+                      f"setRandomSeed {rec.job.seed};", f"N = {network_call(arch)};", call,
                       f'lcasCheck("{rec.label}", r);', "r"]), None
-
-
-def _list(values) -> str:
-    return "{" + ", ".join(str(int(v)) for v in values) + "}"
 
 
 def setup_source() -> str:
