@@ -10,13 +10,15 @@ import click
 from lightning_cas import api
 from lightning_cas.backends.local import spectrum_bands
 from lightning_cas.system.points import load_inputs, load_weights
-from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, clean_errors,
-                                      describe_provenance, method_options, parse_architecture)
+from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, check_m2_format,
+                                      clean_errors, describe_provenance, format_option, method_options,
+                                      parse_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
 
 
 @click.command("dim")
 @architecture_options
+@format_option
 @method_options
 @click.option("--at", "at", default=None, metavar="FILE",
               help="The rank at these weights (JSON, .npz or .safetensors; floats are read exactly).")
@@ -25,10 +27,12 @@ from lightning_cas.cli.progress import progress_display, run_label
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
 @clean_errors
-def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet, at,
+def dim_command(widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet, at,
                 inputs, exact, spectrum):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     arch = parse_architecture(widths, attention, tokens, normalization)
+    check_m2_format(output, arch, "dim")
+    as_json = output == "json"
     point = None if at is None else load_weights(arch, at)
     data = None if inputs is None else load_inputs(arch, inputs)
     with progress_display(run_label("dim", method), quiet=quiet or as_json):
@@ -36,6 +40,8 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
                                inputs=data, exact=exact, spectrum=spectrum)
     if as_json:
         click.echo(result.to_json())
+    elif output == "m2":
+        click.echo(m2_text(result), nl=False)
     else:
         click.echo(f"{arch}")
         where = _where(result)
@@ -60,6 +66,13 @@ def dim_command(widths, attention, tokens, normalization, as_json, method, seed,
             click.echo(f"note: {note}")
     if not result.consistent:
         click.echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
+
+
+def m2_text(result) -> str:
+    """``--format m2``: imported here only, so `dim` without it never loads the geometry code."""
+    from lightning_cas.geometry.formats import m2_script
+
+    return m2_script(result)
 
 
 def _where(result) -> str:
@@ -101,15 +114,21 @@ def predict_command(widths, attention, tokens, normalization, as_json, timeout):
 
 @click.command("verify")
 @architecture_options
+@format_option
 @method_options
 @click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
 @clean_errors
-def verify_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet,
+def verify_command(widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet,
                    compare):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
     arch = parse_architecture(widths, attention, tokens, normalization)
+    check_m2_format(output, arch, "verify")
+    as_json = output == "json"
     with progress_display(run_label("verify", method), quiet=quiet or as_json):
         result = api.verify(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare)
-    click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
+    if output == "m2":
+        click.echo(m2_text(result), nl=False)
+    else:
+        click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)

@@ -37,11 +37,13 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     arch = parse_architecture(widths, attention, tokens, normalization)
     if isinstance(arch, Network) and from_network(arch) is None:
-        if output in ("m2", "latex"):  # tangent ranks only: there is no ideal to write
-            raise InputError(f"--format {output} writes rings and ideals, and the fiber of a network of blocks is "
-                             "computed by tangent ranks, without one; use --format text or json.")
-        return _network_fiber_command(arch, output == "json", at, save_point, method, seed, timeout, prime, m2,
-                                      quiet)
+        if output == "latex":  # tangent ranks only: there is no ideal to write
+            raise InputError("--format latex writes ideals, and the fiber of a network of blocks is computed by "
+                             "tangent ranks, without one; use --format text, json or m2.")
+        if output == "m2" and arch.normalization != "none":
+            raise InputError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
+                             "this one has softmax attention (use --format text or json).")
+        return _network_fiber_command(arch, output, at, save_point, method, seed, timeout, prime, m2, quiet)
     arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else None
     if save_point is not None:
@@ -79,19 +81,24 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
         click.echo(f"note: {note}")
 
 
-def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2, quiet):
+def _network_fiber_command(net, output, at, save_point, method, seed, timeout, prime, m2, quiet):
     """A network of blocks: the tangent ranks of geometry.network_fibers."""
     from lightning_cas.system.files import check_output_target
 
     point = load_weights(net, at) if at is not None else None
     if save_point is not None:
         check_output_target(save_point, "weight file")  # a device or a directory is refused before any work
-    with progress_display(run_label("fiber", method), quiet=quiet or as_json):
+    with progress_display(run_label("fiber", method), quiet=quiet or output != "text"):
         result = fiber(net, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if save_point is not None:  # the result holds the point frozen (tuples); its JSON form is the file's
         save_weights_file(result.to_dict()["point"], net, save_point)
-    if as_json:
+    if output == "json":
         click.echo(result.to_json())
+        return
+    if output == "m2":
+        from lightning_cas.geometry.formats import m2_script
+
+        click.echo(m2_script(result), nl=False)
         return
     click.echo(f"{net}")
     click.echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")

@@ -65,7 +65,8 @@ class NotebookRun:
         return {"cells": len(self.checked), "reproduced": sum(o.verdict == "reproduced" for o in self.outcomes),
                 "differs": pick("differs"), "errors": pick("error"),
                 "skipped": [o.label for o in self.outcomes if o.verdict == "skipped"], "unchecked": pick("unchecked"),
-                "nothing_to_check": self.nothing_to_check, "kernel": self.kernel, "elapsed_s": round(self.elapsed_s, 3), "notebook": self.notebook}
+                "nothing_to_check": self.nothing_to_check, "kernel": self.kernel,
+                "elapsed_s": round(self.elapsed_s, 3), "notebook": self.notebook}
 
 
 def write_notebook_file(nb, output: str | os.PathLike) -> None:
