@@ -136,7 +136,7 @@ def test_singular_whole_ideal_m2_round_trip(m2, tmp_path):
                    [c["degree"] for c in data["components"]], data["variety"]["dimension"], data["variety"]["degree"]]
 
 
-def test_boundary_m2_round_trip(m2, tmp_path):
+def test_boundary_m2_round_trip(m2, tmp_path, implicit_json):
     point = tmp_path / "w.json"
     save_point(((((Fraction(1), Fraction(2)),), ((Fraction(3), Fraction(-1)),), ((Fraction(6), Fraction(-2)),)),),
                point)
@@ -147,7 +147,7 @@ def test_boundary_m2_round_trip(m2, tmp_path):
         "print toString {dim B, degree B, if B == J then 1 else 0, dim criticalImageIdeal, #boundaryCandidates, "
         "dim I, if isSubset(I, B) then 1 else 0};\n"))
     assert got[:3] == [3, 4, 1] and got[3] == 3 and got[4] >= 1
-    assert got[5:] == [json.loads(command(m2, "implicit", "211", "--json"))["dimension"], 1]
+    assert got[5:] == [implicit_json["dimension"], 1]
     latex = command(m2, "boundary", "211", "--format", "latex")
     assert r"I_{\partial} = \langle" in latex and "**" not in latex and "y_{1}" in latex
 
