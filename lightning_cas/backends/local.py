@@ -38,6 +38,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.system.points import InputData, WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME, previous_prime
 from lightning_cas.core.results import DimensionResult, RankCertificate, Source
+from lightning_cas.core.text import spectrum_bands
 from lightning_cas.core.symmetry import orbit_rank_modp
 from lightning_cas.errors import InputError, TooLargeError
 
@@ -45,7 +46,6 @@ EXACT_RANGE = 10 ** 6  # random integer inputs of the QQ path: the failure bound
 EXACT_MAX_PARAMETERS = 400  # the QQ path: fmpq entries grow with the depth; modp has no such limit
 DEFAULT_DIGITS = 30
 MAX_DIGITS = 480
-BAND_DECADES = 2.0  # a gap of this many decades between consecutive singular values starts a new band
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for a certified rank
 
 
@@ -199,18 +199,6 @@ def float_spectrum(arch: Architecture | Network, point: WeightPoint | None, inpu
     check_numeric_memory(float_bytes(net, len(X)), net, "the float spectrum at the point")
     J = jacobian(net, ar, ar.array([float(v) for v in values]), ar.array(X))
     return tuple(float(v) for v in np.linalg.svd(J, compute_uv=False))
-
-
-def spectrum_bands(s) -> list[tuple[int, float, float]]:
-    """Groups of singular values separated by gaps of at least BAND_DECADES: (count, largest, smallest)."""
-    s = [float(v) for v in s]
-    bands, first = [], 0
-    for k in range(1, len(s) + 1):
-        if k == len(s) or (s[k] <= 0 or math.log10(max(s[k - 1], 1e-300)) - math.log10(max(s[k], 1e-300))
-                           >= BAND_DECADES):
-            bands.append((k - first, s[first], s[k - 1]))
-            first = k
-    return bands
 
 
 def _pivoted_columns(G, limit: int, digits: int) -> list[int]:

@@ -297,19 +297,6 @@ def plain_architecture(arch, what: str) -> Architecture:
     return plain
 
 
-def describe_provenance(result) -> str:
-    how = [result.method, result.certainty]
-    if result.primes:
-        how.append("primes " + ", ".join(map(str, result.primes)))
-    if getattr(result, "failure_bound", None) is not None:  # what "probabilistic" risks, in numbers
-        how.append(f"failure bound {result.failure_bound:.2g} per run")
-    how.append(f"seed {result.seed}")
-    if result.m2_version:
-        how.append(f"Macaulay2 {result.m2_version}")
-    how.append(f"{result.elapsed_s:.3g} s")
-    return "; ".join(how)
-
-
 class OneLineErrors(click.Group):
     """Click's own refusals (a non-integer --seed, a missing --widths) as one line, like ours."""
 

@@ -8,11 +8,9 @@ import sys
 import click
 
 from lightning_cas import api
-from lightning_cas.backends.local import spectrum_bands
 from lightning_cas.system.points import load_inputs, load_weights
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, check_m2_format,
-                                      clean_errors, describe_provenance, format_option, method_options,
-                                      parse_architecture)
+                                      clean_errors, format_option, method_options, parse_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
 
 
@@ -43,27 +41,7 @@ def dim_command(widths, attention, tokens, normalization, output, method, seed, 
     elif output == "m2":
         click.echo(m2_text(result), nl=False)
     else:
-        click.echo(f"{arch}")
-        where = _where(result)
-        click.echo(f"dimension {result.dimension}{where}   ({describe_provenance(result)})")
-        if result.generic_dimension is not None:
-            click.echo(f"generic dimension {result.generic_dimension}, drop {result.drop}")
-        if result.certificate is not None:
-            c = result.certificate
-            click.echo(f"certified: rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by})"
-                       if c.certified else f"rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by}): "
-                       "not certified equal")
-        fiber = ("tangent space of the fiber at the point" if result.generic_dimension is not None
-                 else "generic fiber dimension")
-        click.echo(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, "
-                   f"ambient dimension {result.ambient_dimension}")
-        if result.failure_bound is not None:
-            click.echo(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
-        if result.spectrum:
-            click.echo("spectrum bands (count: largest .. smallest): " + "; ".join(
-                f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
-        for note in result.notes:
-            click.echo(f"note: {note}")
+        click.echo(str(result))
     if not result.consistent:
         click.echo("lightning-cas: warning: " + "; ".join(result.notes), err=True)
 
@@ -73,17 +51,6 @@ def m2_text(result) -> str:
     from lightning_cas.geometry.formats import m2_script
 
     return m2_script(result)
-
-
-def _where(result) -> str:
-    parts = []
-    if result.at is not None:
-        parts.append(f"at {result.at.source or 'the given point'}"
-                     + (f" (sha256 {result.at.sha256[:12]})" if result.at.sha256 else ""))
-    if result.inputs is not None:
-        parts.append(f"on {result.inputs.count} inputs from {result.inputs.source or 'Python'}"
-                     + (f" (sha256 {result.inputs.sha256[:12]})" if result.inputs.sha256 else ""))
-    return (" " + ", ".join(parts)) if parts else ""
 
 
 @click.command("predict")
@@ -96,20 +63,7 @@ def predict_command(widths, attention, tokens, normalization, as_json, timeout):
     if as_json:
         click.echo(json.dumps(report.to_dict()))
         return
-    click.echo(f"{report.architecture}")
-    for pred in (report.dimension, report.parameters, report.symmetry_group_dimension, report.fiber_dimension):
-        if pred.value is None:
-            click.echo(f"{pred.quantity}: no prediction ({pred.reason})")
-        elif pred.kind != "value":
-            click.echo(f"{pred.quantity}: {pred.kind} {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
-            for name, value, why in pred.bounds:
-                click.echo(f"    {name}: {value}   ({why})")
-            if pred.refined is not None:
-                click.echo(f"    head-mixing bound: {pred.refined}   (sharper, proved; with head mixing, see "
-                           "docs/multihead.md)")
-        else:
-            click.echo(f"{pred.quantity}: {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
-    click.echo(f"ambient_dimension: {report.ambient_dimension}")
+    click.echo(str(report))
 
 
 @click.command("verify")
@@ -129,6 +83,6 @@ def verify_command(widths, attention, tokens, normalization, output, method, see
     if output == "m2":
         click.echo(m2_text(result), nl=False)
     else:
-        click.echo(result.to_json() if as_json else f"{result.verdict}: {result.message}")
+        click.echo(result.to_json() if as_json else str(result))
     if result.verdict == "disagree":
         sys.exit(EXIT_DISCREPANCY)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from lightning_cas.cli.common import (INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
@@ -60,25 +62,7 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
 
         click.echo(m2_script(result) if output == "m2" else latex_document(result), nl=False)
         return
-    click.echo(f"{arch}")
-    click.echo(f"point: {'file ' + at if at else f'random (seed {seed})'}")
-    how = [result.method, result.certainty, f"field {result.field}", f"seed {result.seed}"]
-    if result.m2_version:
-        how.append(f"Macaulay2 {result.m2_version}")
-    how.append(f"{result.elapsed_s:.3g} s")
-    click.echo(f"fiber dimension {result.fiber_dimension}   ({'; '.join(how)})")
-    click.echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
-               f"(named group dimension {result.symmetry_group_dimension})")
-    for n, comp in enumerate(result.components, 1):
-        mark = "contains W" if comp.contains_point else "does not contain W"
-        click.echo(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
-        for g in comp.generators:
-            click.echo(f"    {g}")
-        if comp.witness is not None:
-            click.echo(f"    witness point: {_compact(comp.witness)}")
-    click.echo(f"verdict: {result.verdict}: {result.message}")
-    for note in result.notes:
-        click.echo(f"note: {note}")
+    click.echo(str(result if at is None else replace(result, point_source=f"file {at}")))
 
 
 def _network_fiber_command(net, output, at, save_point, method, seed, timeout, prime, m2, quiet):
@@ -100,27 +84,10 @@ def _network_fiber_command(net, output, at, save_point, method, seed, timeout, p
 
         click.echo(m2_script(result), nl=False)
         return
-    click.echo(f"{net}")
-    click.echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")
-    how = f"{result.method}; {result.certainty}; primes {', '.join(map(str, result.primes))}; seed {result.seed}"
-    click.echo(f"generic fiber dimension {result.generic_fiber_dimension}   ({how}; {result.elapsed_s:.3g} s)")
-    click.echo(f"tangent space of the fiber at W {result.tangent_dimension}, named orbit at W "
-               f"{result.symmetry_orbit_dimension} (named group dimension {result.symmetry_group_dimension})")
-    for d in result.extra:
-        click.echo(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
-    click.echo(f"verdict: {result.verdict}: {result.message}")
-    for note in result.notes:
-        click.echo(f"note: {note}")
+    click.echo(str(result))
 
 
 def save_weights_file(point_dict, net, path) -> None:
     from lightning_cas.system.points import point_from_data, save_weights
 
     save_weights(point_from_data(net, point_dict), path)
-
-
-def _compact(point: dict) -> str:
-    def mat(M):
-        return "[" + "; ".join(" ".join(str(v) for v in row) for row in M) + "]"
-    return "  ".join(f"{name}{i}={mat(layer[name])}" for i, layer in enumerate(point["layers"], 1)
-                     for name in ("Q", "K", "V"))

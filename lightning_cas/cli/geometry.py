@@ -16,7 +16,6 @@ from lightning_cas.cli.common import (JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEO
                                       clean_errors, format_option, network_options, parse_architecture,
                                       plain_architecture)
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.display import printable
 from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.geometry import claims
@@ -25,9 +24,9 @@ from lightning_cas.geometry.formats import latex_document, m2_script
 from lightning_cas.geometry.implicit import implicit
 from lightning_cas.geometry.pointwise import is_singular
 from lightning_cas.geometry.singular import SINGULAR_METHOD_SPELLINGS, singular_locus
+from lightning_cas.geometry.text import boundary_text, implicit_text, singular_text
 from lightning_cas.options import resolve
 
-SHORT_TABLE = 12  # coordinates listed in text output before "... (n more: --coordinates)"
 COORDINATES_OPTION = click.option("--coordinates", "all_coordinates", is_flag=True,
                                   help="List every coordinate y_i with its polynomial in the parameters.")
 
@@ -65,21 +64,6 @@ def _no_ideals(output: str, what: str) -> None:
     if output in ("m2", "latex"):
         raise InputError(f"--format {output} writes rings and ideals, and {what} computes none; use --format "
                          "text or json.")
-
-
-def _echo_coordinates(res, everything: bool) -> None:
-    """What each y_i is: the coefficient of which token monomial, in which output row (of output token 1)."""
-    table = res.coordinate_table()
-    if not table:
-        return
-    click.echo("  y_i = coefficient of the token monomial in output row p of output token 1"
-               + ("" if everything else " (--coordinates: as polynomials in the parameters)") + ":")
-    width = max(len(name) for name, *_ in table)
-    for name, row, monomial, poly in table[:None if everything else SHORT_TABLE]:
-        tail = f"  = {poly}" if everything and poly else ""
-        click.echo(printable(f"  {name:<{width}}  row {row}  {monomial}{tail}"))
-    if not everything and len(table) > SHORT_TABLE:
-        click.echo(f"  ... ({len(table) - SHORT_TABLE} more: --coordinates)")
 
 
 def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
@@ -145,10 +129,6 @@ def spinner(console, message: str, timeout: float | None = None, every_s: float 
         console.print(f"lightning-cas: {message}: {outcome} {time.monotonic() - start:.1f} s")
 
 
-def _how(result) -> str:
-    return f"{result.method}; {result.certainty}; Macaulay2 {result.m2_version}; {result.elapsed_s:.3g} s"
-
-
 @click.command("implicit")
 @_ideal_formats
 @click.option("--one-coordinate", is_flag=True, help="Only output row 1, token 1 (one output coordinate).")
@@ -167,31 +147,7 @@ def implicit_command(widths, attention, tokens, output, seed, timeout, m2, one_c
                          ideal=not no_ideal, seed=seed, timeout=timeout, m2=m2), timeout)
     if _emit(res, output):
         return
-    click.echo(f"{arch}{'  (one output coordinate)' if one_coordinate else ''}")
-    click.echo(f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
-               f"{res.parametrization} with {res.parameter_variables} variables")
-    _echo_coordinates(res, all_coordinates)
-    if res.dimension is not None:
-        click.echo(f"dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}   ({_how(res)})")
-        degs = ", ".join(f"{n} of degree {d}" for d, n in sorted(_count(res.generator_degrees).items()))
-        click.echo(f"{len(res.generator_degrees)} minimal generators: {degs or 'none (linear space)'}")
-        for g in res.generators[:20]:
-            click.echo(f"  {g}")
-        if len(res.generators) > 20:
-            click.echo(f"  ... ({len(res.generators) - 20} more; use --json or --format m2)")
-    if res.numerical_degree:
-        nd = res.numerical_degree
-        click.echo(f"numerical degree {nd.value} (numeric; consensus {nd.consensus}: "
-                   f"{[r.degree for r in nd.runs]})")
-    for note in res.notes:
-        click.echo(f"note: {note}")
-
-
-def _count(values):
-    out = {}
-    for v in values:
-        out[v] = out.get(v, 0) + 1
-    return out
+    click.echo(implicit_text(res, coordinates=all_coordinates))
 
 
 @click.command("singular")
@@ -213,51 +169,14 @@ def singular_command(widths, attention, tokens, output, seed, timeout, m2, at, o
         point = load_point(arch, at)
         res = run_with_progress("running Macaulay2 (implicit ideal)",
                                 lambda: is_singular(arch, point, seed=seed, timeout=timeout, m2=m2), timeout)
-        if _emit(res, output):
-            return
-        click.echo(f"singular: {str(res.singular).lower()}   (tangent rank {res.tangent_rank} vs codimension "
-                   f"{res.codimension})")
-        click.echo(f"critical point of the parametrization: {str(res.critical).lower()}   (differential rank "
-                   f"{res.differential_rank}, generic {res.generic_rank})")
-        for note in res.notes:
-            click.echo(f"note: {note}")
+        if not _emit(res, output):
+            click.echo(str(res))
         return
     res = run_with_progress("running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
                             lambda: singular_locus(arch, one_coordinate=one_coordinate, seed=seed,
                                                    timeout=timeout, m2=m2, method=method), timeout)
-    if _emit(res, output):
-        return
-    v = res.variety
-    click.echo(f"{arch}: variety of dimension {v.dimension}, degree {v.degree}   ({_how(res)})")
-    click.echo(f"coordinates y_1..y_{v.dimension + v.codimension} (basis of the coefficient span)")
-    _echo_coordinates(res, all_coordinates)
-    if res.singular_dimension is not None and res.singular_dimension < 0:
-        click.echo("smooth everywhere (the singular ideal is the unit ideal)")
-    if res.method == "strata":
-        _echo_strata(res)
-        return
-    for i, c in enumerate(res.components, start=1):
-        inside = "; ".join(c.contained_in) or "no listed stratum"
-        click.echo(f"component {i}: dimension {c.dimension}, degree {c.degree}, inside: {inside}")
-        click.echo("  " + " ; ".join(c.generators[:8]) + (" ..." if len(c.generators) > 8 else ""))
-
-
-def _echo_strata(res) -> None:
-    if res.variety.codimension > 0:
-        click.echo("singular: the vertex 0 (a cone that is not a linear space)")
-    for i, c in enumerate(res.pieces, start=1):
-        inside = "; ".join(c.contained_in) or "NO listed stratum"
-        eqs = " ; ".join(c.slice_generators) or "the whole slice"
-        click.echo(f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
-                   f"{c.jacobian_rank} < {c.codimension}; closure of dimension {c.image_dimension} = {inside}")
-    for c in res.unresolved:
-        click.echo(f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'}"
-                   f" ({c.reason})")
-    if res.complete and res.singular_dimension >= 0:
-        click.echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
-        click.echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
-    for note in res.notes:
-        click.echo(f"note: {note}")
+    if not _emit(res, output):
+        click.echo(singular_text(res, coordinates=all_coordinates))
 
 
 @click.command("boundary")
@@ -278,35 +197,8 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, at, v
                             if not verdict_only else "running Macaulay2 (fiber and witness curves at the point)",
                             lambda: boundary(arch, point, seed=seed, timeout=timeout, m2=m2,
                                              closure=not verdict_only), timeout)
-    if _emit(res, output):
-        return
-    click.echo(f"{arch}")  # first, as implicit and singular do: the coordinate table follows
-    if point is not None:
-        verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
-        click.echo(f"boundary: {verdict}   ({res.evidence})")
-        if res.in_critical_image is not None:
-            click.echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
-    if res.coordinate_labels:
-        click.echo(f"coordinates y_1..y_{len(res.coordinate_labels)} (basis of the coefficient span)")
-        _echo_coordinates(res, all_coordinates)
-    if res.critical_image_dimension is not None:
-        click.echo(f"image of the critical points: dimension {res.critical_image_dimension}")
-    for i, c in enumerate(res.components, start=1):
-        flags = ", ".join(str(s.boundary).lower() for s in c.samples)
-        click.echo(f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
-                   f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})")
-    if res.closure_complete is not None:
-        if res.boundary_closure:
-            gens = res.boundary_closure
-            click.echo(f"Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"
-                       + ("" if res.closure_complete else " (INCOMPLETE: undecided candidates)"))
-            click.echo("  " + " ; ".join(gens[:8]) + (" ..." if len(gens) > 8 else ""))
-        else:
-            click.echo("Zariski closure of the boundary: " + ("at most the vertex" if res.closure_complete
-                                                               else "not determined (undecided candidates)"))
-    click.echo(f"({_how(res)})")
-    for note in res.notes:
-        click.echo(f"note: {note}")
+    if not _emit(res, output):
+        click.echo(boundary_text(res, coordinates=all_coordinates))
 
 
 @click.command("claims")
@@ -323,8 +215,6 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, pointw
     if as_json:
         click.echo(json.dumps(res.to_dict()))
     else:
-        click.echo(f"{arch}   ({_how(res)})")
-        for c in res.claims:
-            click.echo(f"{c.verdict:>14}: {c.claim}\n{'':>16}{c.evidence}")
+        click.echo(str(res))
     if not res.all_agree:
         sys.exit(3)

@@ -76,10 +76,29 @@ def html_table(pairs) -> str:
     return f"<table>{rows}</table>"
 
 
-def html_document(title: str, sections) -> str:
-    """A result as HTML: a title and (heading, [(name, value), ...]) sections."""
+def html_document(title: str, sections, certainty: str | None = None) -> str:
+    """A result as HTML: a title, how certain it is (in words), and (heading, [(name, value), ...]) sections."""
     import html
 
     body = "".join(f"<details open><summary><b>{html.escape(heading)}</b></summary>{html_table(pairs)}</details>"
                    for heading, pairs in sections if pairs)
-    return f"<div class='lightning-cas-result'><p><b>{html.escape(title)}</b></p>{body}</div>"
+    sure = "" if certainty is None else f"<p>certainty: <b>{html.escape(printable(certainty))}</b></p>"
+    return f"<div class='lightning-cas-result'><p><b>{html.escape(printable(title))}</b></p>{sure}{body}</div>"
+
+
+def markdown_document(title: str, certainty: str | None, text: str) -> str:
+    """A result as Markdown: a bold title, the certainty, the text in a fenced block. Every string is
+    escaped, and the fence is longer than any run of backticks in the text, so nothing a file held
+    becomes markup."""
+    import html
+    import re
+
+    def inline(value: str) -> str:
+        return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", html.escape(printable(value), quote=False))
+
+    body = printable(text, keep_newlines=True)
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+    lines = [f"**{inline(title)}**", ""]
+    if certainty is not None:
+        lines += [f"certainty: **{inline(certainty)}**", ""]
+    return "\n".join(lines + [f"{fence}text", body, fence])

@@ -102,3 +102,8 @@ class VerifyResult(Provenance, JsonResult):
     verdict: Verdict  # agree | disagree | defect (below an upper bound) | no prediction
     message: str = ""
     details: dict = field(default_factory=dict)
+
+    def text(self) -> str:
+        from lightning_cas.core.text import verify_text
+
+        return verify_text(self)
