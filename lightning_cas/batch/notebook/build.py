@@ -1,11 +1,13 @@
 """Building the notebook of a run: a title, the comparison table, a setup cell, and per job a
-markdown cell with what was stored and a Macaulay2 cell that computes the same dimension.
+markdown cell with what was stored and a Macaulay2 cell that computes the same dimension: it builds
+the job's network with the package's ``neuralNetwork`` (``macaulay2.network.network_call``, the
+values the backend's templates get, so any network of blocks) and calls ``dimensionRecord`` on it.
 
 Why the cells are written from the jobs, not copied from the stored scripts: a stored script names
 the package by the absolute path of the machine that ran it, and its bytes are whatever is on disk.
-A cell built from the job is one call of the package's ``dimensionRecord``, loaded by name, so the
-notebook runs wherever the package is installed, and nothing read from the results directory is
-ever run. The stored script is still checked (read by descriptor, hashed against its signed
+A cell built from the job is the package's ``neuralNetwork`` and one call of its
+``dimensionRecord``, loaded by name, so the notebook runs wherever the package is installed, and
+nothing read from the results directory is ever run. The stored script is still checked (read by descriptor, hashed against its signed
 record) and the outcome is said in the job's markdown.
 
 What a cell prints is plain Macaulay2 (its last line is the record ``r``, shown as M2 shows a
