@@ -482,7 +482,7 @@ def test_a_sweep_of_networks_of_blocks_reproduces_in_the_kernel(tmp_path, kernel
     nb, cells = nbk.build_notebook(out)
     code = job_cells(nb)
     assert len(code) == 3 and BIG not in code
-    for label, cell in code.items():
+    for cell in code.values():
         assert "\nN = neuralNetwork(2, 2, {{" in cell.source and "dimensionRecord(N, Strategy => " in cell.source
     assert "N = neuralNetwork(2, 2, {{0, 1, 1, 1, 2, 1, 1}});" in code["net_d2_t2_A1x1v1o2cr_jacobian_s0"].source
     big = next(c.refused for c in cells if c.label == BIG)

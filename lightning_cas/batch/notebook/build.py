@@ -7,8 +7,8 @@ Why the cells are written from the jobs, not copied from the stored scripts: a s
 the package by the absolute path of the machine that ran it, and its bytes are whatever is on disk.
 A cell built from the job is the package's ``neuralNetwork`` and one call of its
 ``dimensionRecord``, loaded by name, so the notebook runs wherever the package is installed, and
-nothing read from the results directory is ever run. The stored script is still checked (read by descriptor, hashed against its signed
-record) and the outcome is said in the job's markdown.
+nothing read from the results directory is ever run. The stored script is still checked (read by
+descriptor, hashed against its signed record) and the outcome is said in the job's markdown.
 
 What a cell prints is plain Macaulay2 (its last line is the record ``r``, shown as M2 shows a
 HashTable); the begin/end markers and the JSON record that ``--execute`` judges are printed only
