@@ -55,13 +55,19 @@ def m2_text(result) -> str:
 
 @click.command("predict")
 @architecture_options
+@format_option
 @TIMEOUT_OPTION
 @clean_errors
-def predict_command(widths, attention, tokens, normalization, as_json, timeout):
+def predict_command(widths, attention, tokens, normalization, output, timeout):
     """Closed-form predictions from the theory, each with its regime."""
-    report = api.predict(parse_architecture(widths, attention, tokens, normalization), timeout=timeout)
-    if as_json:
+    arch = parse_architecture(widths, attention, tokens, normalization)
+    check_m2_format(output, arch, "predict")
+    report = api.predict(arch, timeout=timeout)
+    if output == "json":
         click.echo(json.dumps(report.to_dict()))
+        return
+    if output == "m2":
+        click.echo(m2_text(report), nl=False)
         return
     click.echo(str(report))
 

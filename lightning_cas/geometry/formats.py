@@ -29,6 +29,7 @@ from lightning_cas.backends.m2 import JACOBIAN_MAX_ENTRIES, jacobian_size
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
 from lightning_cas.core.results import DimensionResult
+from lightning_cas.core.theory import TheoryReport
 from lightning_cas.core.verdict import VerifyResult
 from lightning_cas.errors import UnsupportedError
 from lightning_cas.core.names import (coordinate_names, indexed_name, latex_name, parse_polynomial,
@@ -279,6 +280,15 @@ def _m2_verify(res: VerifyResult) -> list[str]:
             *_m2_dimension(res.computed)]
 
 
+def _m2_theory(res: TheoryReport) -> list[str]:
+    lines = []
+    for pred in (res.dimension, res.parameters, res.symmetry_group_dimension, res.fiber_dimension):
+        said = (f"no prediction ({pred.reason})" if pred.value is None else
+                f"{pred.kind if pred.kind != 'value' else 'predicted'} {pred.value} ({pred.formula}; {pred.status})")
+        lines.append(_comment(f"{pred.quantity}: {said}"))
+    return lines + ["-- compare: neurovarietyDimension N, N#\"parameters\""]
+
+
 def _m2_network_fiber(res: NetworkFiberResult) -> list[str]:
     return [f"-- the fiber through W: generic fiber dimension {res.generic_fiber_dimension}, tangent space at W "
             f"{res.tangent_dimension} ({res.method}: tangent ranks, no ideal)",
@@ -288,7 +298,7 @@ def _m2_network_fiber(res: NetworkFiberResult) -> list[str]:
 
 M2_FORMS = ((ImplicitResult, _m2_implicit), (SingularLocusResult, _m2_singular), (BoundaryResult, _m2_boundary),
             (FiberResult, _m2_fiber), (DimensionResult, _m2_dimension), (VerifyResult, _m2_verify),
-            (NetworkFiberResult, _m2_network_fiber))
+            (NetworkFiberResult, _m2_network_fiber), (TheoryReport, _m2_theory))
 
 
 def m2_script(res) -> str:

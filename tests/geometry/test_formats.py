@@ -250,7 +250,7 @@ def test_dim_m2_builds_the_same_network(session, tmp_path, name):
     assert got == [data["dimension"], data["parameters"]]
 
 
-def test_verify_m2_and_what_has_no_m2_form(session, tmp_path):
+def test_verify_and_predict_m2_and_what_has_no_m2_form(session, tmp_path):
     args = network_args(tmp_path, "causal-residual")
     out = cli("verify", *args, "--format", "m2")
     assert out.exit_code == 0, out.output
@@ -258,6 +258,10 @@ def test_verify_m2_and_what_has_no_m2_form(session, tmp_path):
     computed = json.loads(cli("verify", *args, "--json").stdout)["computed"]
     assert paste(session, "verify", out.stdout, "print toString {neurovarietyDimension N};\n") == \
         [computed["dimension"]]
+    theory = cli("predict", *args, "--format", "m2")
+    assert theory.exit_code == 0 and "-- parameters: predicted " in theory.stdout
+    weights = json.loads(cli("predict", *args, "--json").stdout)["parameters"]["value"]
+    assert paste(session, "predict", theory.stdout, 'print toString {N#"parameters"};\n') == [weights]
     # softmax cannot be built in Macaulay2, and dim has no ideal to typeset: refused before any work
     soft = cli("dim", "--widths", "2,2", "--attention", "1", "--normalization", "softmax", "--format", "m2")
     assert soft.exit_code == 2 and "softmax" in soft.output and "Traceback" not in soft.output
