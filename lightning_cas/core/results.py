@@ -194,11 +194,13 @@ class JsonResult(Record):
         return type(self).__name__ + (f": {arch}" if arch is not None else "")
 
     def _certainty(self) -> str | None:
-        if not hasattr(self, "certainty"):
-            return None
+        """The certainty in words: this result's, or that of the result it holds (a job record's)."""
         from lightning_cas.core.text import certainty_text
 
-        return certainty_text(self)
+        if hasattr(self, "certainty"):
+            return certainty_text(self)
+        inner = getattr(self, "result", None)
+        return certainty_text(inner) if hasattr(inner, "certainty") else None
 
     def _repr_html_(self) -> str:
         from lightning_cas.core.display import html_document
