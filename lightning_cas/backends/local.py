@@ -40,11 +40,11 @@ from lightning_cas.core.network import Network
 from lightning_cas.system.points import InputData, WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME, previous_prime
 from lightning_cas.core.results import DimensionResult, Source
+from lightning_cas.core.text import spectrum_bands  # noqa: F401 (the float bands, beside the spectrum)
 from lightning_cas.errors import InputError, TimeLimitError, TooLargeError
 
 EXACT_RANGE = 10 ** 6  # random integer inputs of the QQ path: the failure bound falls with the range
 EXACT_MAX_PARAMETERS = 400  # the QQ path: fmpq entries grow with the depth; modp has no such limit
-BAND_DECADES = 2.0  # a gap of this many decades between consecutive singular values starts a new band
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for a certified rank
 
 
@@ -213,13 +213,3 @@ def float_spectrum(arch: Architecture | Network, point: WeightPoint | None, inpu
     return tuple(float(v) for v in np.linalg.svd(J, compute_uv=False))
 
 
-def spectrum_bands(s) -> list[tuple[int, float, float]]:
-    """Groups of singular values separated by gaps of at least BAND_DECADES: (count, largest, smallest)."""
-    s = [float(v) for v in s]
-    bands, first = [], 0
-    for k in range(1, len(s) + 1):  # zeros (and values at the float floor) are one band, not one each
-        if k == len(s) or (s[k] > 1e-300 and math.log10(max(s[k - 1], 1e-300)) - math.log10(s[k]) >= BAND_DECADES) \
-                or (s[k] <= 1e-300 < s[k - 1]):
-            bands.append((k - first, s[first], s[k - 1]))
-            first = k
-    return bands

@@ -193,6 +193,9 @@ def notebook_command(results, output, execute, as_json, kernel, timeout, install
         echo(json.dumps({"notebook": output, "scripts": count}))
         for label, reason in notebook.refused_cells(path):
             echo(f"lightning-cas: note: {printable(label)}: no Macaulay2 cell: {printable(reason)}.", err=True)
+        if not count:
+            echo("lightning-cas: warning: the notebook has no Macaulay2 cell, so --execute has nothing to "
+                       "check.", err=True)
         sys.stdout.flush()
         return
     run = notebook.execute_notebook(path, output, kernel=kernel, limit_s=timeout)
@@ -202,9 +205,12 @@ def notebook_command(results, output, execute, as_json, kernel, timeout, install
     else:
         for o in run.outcomes:
             echo(f"{o.verdict:<11} {printable(o.label)}" + (f"  {printable(o.message)}" if o.message else ""))
-        echo(f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
-                   f"{printable(kernel)} (Macaulay2 {printable(run.kernel.get('m2_version'))}), "
-                   f"{summary['elapsed_s']:.1f} s; notebook: {printable(output)}")
+        if run.nothing_to_check:
+            echo(f"nothing to check: {printable(run.nothing_to_check)}; notebook: {printable(output)}")
+        else:
+            echo(f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
+                       f"{printable(kernel)} (Macaulay2 {printable(run.kernel.get('m2_version'))}), "
+                       f"{summary['elapsed_s']:.1f} s; notebook: {printable(output)}")
     sys.stdout.flush()
     if not run.ok:
         sys.exit(1)

@@ -176,8 +176,19 @@ def format_option(fn):
             raise click.UsageError(f"--json is --format json; give --json or --format {output_format}, not both.")
         return fn(*args, output="json" if as_json else output_format, **kwargs)
     return click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
-                        help="text for people; json (= --json); m2: Macaulay2 input defining R and I; "
+                        help="text for people; json (= --json); m2: Macaulay2 input that loads LightningCAS "
+                             "and defines the network N (and R, I, S, B, F where the result has them); "
                              "latex: the ideals typeset.")(wrapper)
+
+
+def check_m2_format(output: str, arch, verb: str) -> None:
+    """``--format m2``/``latex`` of a verb before any work: m2 needs a network Macaulay2 can build
+    (polynomial), latex an ideal (the dimension verbs compute none)."""
+    if output == "latex":
+        raise InputError(f"--format latex writes ideals, and {verb} computes none; use --format text, json or m2.")
+    if output == "m2" and arch.normalization != "none":
+        raise InputError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; this "
+                         "one has softmax attention (use --format text or json).")
 
 
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
@@ -310,19 +321,6 @@ def plain_architecture(arch, what: str) -> Architecture:
                                "causal, residual, factored, mlp, linear or power blocks: use dim, predict, verify "
                                "or fiber.")
     return plain
-
-
-def describe_provenance(result) -> str:
-    how = [result.method, result.certainty]
-    if result.primes:
-        how.append("primes " + ", ".join(map(str, result.primes)))
-    if getattr(result, "failure_bound", None) is not None:  # what "probabilistic" risks, in numbers
-        how.append(f"failure bound {result.failure_bound:.2g} per run")
-    how.append(f"seed {result.seed}")
-    if result.m2_version:
-        how.append(f"Macaulay2 {result.m2_version}")
-    how.append(f"{result.elapsed_s:.3g} s")
-    return "; ".join(how)
 
 
 class OneLineErrors(click.Group):

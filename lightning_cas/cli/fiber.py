@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from lightning_cas.cli.common import (echo, INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
@@ -38,11 +40,13 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
 
     arch = parse_architecture(widths, attention, tokens, normalization)
     if isinstance(arch, Network) and from_network(arch) is None:
-        if output in ("m2", "latex"):  # tangent ranks only: there is no ideal to write
-            raise InputError(f"--format {output} writes rings and ideals, and the fiber of a network of blocks is "
-                             "computed by tangent ranks, without one; use --format text or json.")
-        return _network_fiber_command(arch, output == "json", at, save_point, method, seed, timeout, prime, m2,
-                                      quiet)
+        if output == "latex":  # tangent ranks only: there is no ideal to write
+            raise InputError("--format latex writes ideals, and the fiber of a network of blocks is computed by "
+                             "tangent ranks, without one; use --format text, json or m2.")
+        if output == "m2" and arch.normalization != "none":
+            raise InputError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
+                             "this one has softmax attention (use --format text or json).")
+        return _network_fiber_command(arch, output, at, save_point, method, seed, timeout, prime, m2, quiet)
     arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else None
     if save_point is not None:
@@ -59,28 +63,10 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
 
         echo(m2_script(result) if output == "m2" else latex_document(result), nl=False)
         return
-    echo(f"{arch}")
-    echo(f"point: {'file ' + at if at else f'random (seed {seed})'}")
-    how = [result.method, result.certainty, f"field {result.field}", f"seed {result.seed}"]
-    if result.m2_version:
-        how.append(f"Macaulay2 {result.m2_version}")
-    how.append(f"{result.elapsed_s:.3g} s")
-    echo(f"fiber dimension {result.fiber_dimension}   ({'; '.join(how)})")
-    echo(f"symmetry orbit dimension {result.symmetry_orbit_dimension} "
-               f"(named group dimension {result.symmetry_group_dimension})")
-    for n, comp in enumerate(result.components, 1):
-        mark = "contains W" if comp.contains_point else "does not contain W"
-        echo(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
-        for g in comp.generators:
-            echo(f"    {g}")
-        if comp.witness is not None:
-            echo(f"    witness point: {_compact(comp.witness)}")
-    echo(f"verdict: {result.verdict}: {result.message}")
-    for note in result.notes:
-        echo(f"note: {note}")
+    echo(str(result if at is None else replace(result, point_source=f"file {at}")))
 
 
-def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, prime, m2, quiet):
+def _network_fiber_command(net, output, at, save_point, method, seed, timeout, prime, m2, quiet):
     """A network of blocks: the tangent ranks of geometry.network_fibers."""
     from lightning_cas.geometry.fibers import fiber
     from lightning_cas.system.files import check_output_target
@@ -89,34 +75,22 @@ def _network_fiber_command(net, as_json, at, save_point, method, seed, timeout, 
     point = load_weights(net, at) if at is not None else None
     if save_point is not None:
         check_output_target(save_point, "weight file")  # a device or a directory is refused before any work
-    with progress_display(run_label("fiber", method), quiet=quiet or as_json):
+    with progress_display(run_label("fiber", method), quiet=quiet or output != "text"):
         result = fiber(net, point=point, seed=seed, method=method, timeout=timeout, m2=m2, prime=prime)
     if save_point is not None:  # the result holds the point frozen (tuples); its JSON form is the file's
         save_weights_file(result.to_dict()["point"], net, save_point)
-    if as_json:
+    if output == "json":
         echo(result.to_json())
         return
-    echo(f"{net}")
-    echo(f"point: {'file ' + at if at else f'random integers (seed {seed})'}")
-    how = f"{result.method}; {result.certainty}; primes {', '.join(map(str, result.primes))}; seed {result.seed}"
-    echo(f"generic fiber dimension {result.generic_fiber_dimension}   ({how}; {result.elapsed_s:.3g} s)")
-    echo(f"tangent space of the fiber at W {result.tangent_dimension}, named orbit at W "
-               f"{result.symmetry_orbit_dimension} (named group dimension {result.symmetry_group_dimension})")
-    for d in result.extra:
-        echo(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
-    echo(f"verdict: {result.verdict}: {result.message}")
-    for note in result.notes:
-        echo(f"note: {note}")
+    if output == "m2":
+        from lightning_cas.geometry.formats import m2_script
+
+        echo(m2_script(result), nl=False)
+        return
+    echo(str(result))
 
 
 def save_weights_file(point_dict, net, path) -> None:
     from lightning_cas.system.points import point_from_data, save_weights
 
     save_weights(point_from_data(net, point_dict), path)
-
-
-def _compact(point: dict) -> str:
-    def mat(M):
-        return "[" + "; ".join(" ".join(str(v) for v in row) for row in M) + "]"
-    return "  ".join(f"{name}{i}={mat(layer[name])}" for i, layer in enumerate(point["layers"], 1)
-                     for name in ("Q", "K", "V"))

@@ -14,13 +14,11 @@ from lightning_cas.cli.common import (echo, JSON_OPTION, M2_OPTION, SEED_OPTION,
                                       parse_architecture, plain_architecture)
 from lightning_cas.cli.progress import progress_display
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.display import printable
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.core.methods import SINGULAR_METHOD_SPELLINGS
 
 # the geometry modules (sympy, Macaulay2) load inside each command, so --help needs neither
 
-SHORT_TABLE = 12  # coordinates listed in text output before "... (n more: --coordinates)"
 COORDINATES_OPTION = click.option("--coordinates", "all_coordinates", is_flag=True,
                                   help="List every coordinate y_i with its polynomial in the parameters.")
 
@@ -63,21 +61,6 @@ def _no_ideals(output: str, what: str) -> None:
                          "text or json.")
 
 
-def _echo_coordinates(res, everything: bool) -> None:
-    """What each y_i is: the coefficient of which token monomial, in which output row (of output token 1)."""
-    table = res.coordinate_table()
-    if not table:
-        return
-    echo("  y_i = coefficient of the token monomial in output row p of output token 1"
-               + ("" if everything else " (--coordinates: as polynomials in the parameters)") + ":")
-    width = max(len(name) for name, *_ in table)
-    for name, row, monomial, poly in table[:None if everything else SHORT_TABLE]:
-        tail = f"  = {poly}" if everything and poly else ""
-        echo(printable(f"  {name:<{width}}  row {row}  {monomial}{tail}"))
-    if not everything and len(table) > SHORT_TABLE:
-        echo(f"  ... ({len(table) - SHORT_TABLE} more: --coordinates)")
-
-
 def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
     """The architecture, with the common options validated before any progress line is printed."""
     arch = plain_architecture(parse_architecture(widths, attention, tokens, None),
@@ -95,10 +78,6 @@ def _run(command: str, message: str, fn, timeout: float | None, quiet: bool):
     """``fn()`` (Macaulay2-backed) under the one progress display; without a terminal, one line says what runs."""
     with progress_display(f"{command} (Macaulay2)", quiet=quiet, task=message, limit=timeout, announce=True):
         return fn()
-
-
-def _how(result) -> str:
-    return f"{result.method}; {result.certainty}; Macaulay2 {result.m2_version}; {result.elapsed_s:.3g} s"
 
 
 @click.command("implicit")
@@ -122,32 +101,9 @@ def implicit_command(widths, attention, tokens, output, seed, timeout, m2, quiet
                quiet or output != "text")
     if _emit(res, output):
         return
-    echo(f"{arch}{'  (one output coordinate)' if one_coordinate else ''}")
-    echo(f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
-               f"{res.parametrization} with {res.parameter_variables} variables")
-    _echo_coordinates(res, all_coordinates)
-    if res.dimension is not None:
-        echo(f"dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}   ({_how(res)})")
-        degs = ", ".join(f"{n} of degree {d}" for d, n in sorted(_count(res.generator_degrees).items()))
-        echo(f"{len(res.generator_degrees)} minimal generators: {degs or 'none (linear space)'}")
-        for g in res.generators[:20]:
-            echo(f"  {g}")
-        if len(res.generators) > 20:
-            echo(f"  ... ({len(res.generators) - 20} more; use --json or --format m2)")
-    if res.numerical_degree:
-        nd = res.numerical_degree
-        echo(f"numerical degree {nd.value} (numeric; consensus {nd.consensus}: "
-                   f"{[r.degree for r in nd.runs]})")
-    for note in res.notes:
-        echo(f"note: {note}")
+    from lightning_cas.geometry.text import implicit_text
 
-
-def _count(values):
-    out = {}
-    for v in values:
-        out[v] = out.get(v, 0) + 1
-    return out
-
+    echo(implicit_text(res, coordinates=all_coordinates))
 
 @click.command("singular")
 @_ideal_formats
@@ -173,51 +129,16 @@ def singular_command(widths, attention, tokens, output, seed, timeout, m2, quiet
         res = _run("singular", "running Macaulay2 (implicit ideal)",
                    lambda: is_singular(arch, point, seed=seed, timeout=timeout, m2=m2), timeout,
                    quiet or output != "text")
-        if _emit(res, output):
-            return
-        echo(f"singular: {str(res.singular).lower()}   (tangent rank {res.tangent_rank} vs codimension "
-                   f"{res.codimension})")
-        echo(f"critical point of the parametrization: {str(res.critical).lower()}   (differential rank "
-                   f"{res.differential_rank}, generic {res.generic_rank})")
-        for note in res.notes:
-            echo(f"note: {note}")
+        if not _emit(res, output):
+            echo(str(res))
         return
     res = _run("singular", "running Macaulay2 (implicit ideal, Jacobian criterion, minimal primes)",
                lambda: singular_locus(arch, one_coordinate=one_coordinate, seed=seed, timeout=timeout, m2=m2,
                                       method=method), timeout, quiet or output != "text")
-    if _emit(res, output):
-        return
-    v = res.variety
-    echo(f"{arch}: variety of dimension {v.dimension}, degree {v.degree}   ({_how(res)})")
-    echo(f"coordinates y_1..y_{v.dimension + v.codimension} (basis of the coefficient span)")
-    _echo_coordinates(res, all_coordinates)
-    if res.singular_dimension is not None and res.singular_dimension < 0:
-        echo("smooth everywhere (the singular ideal is the unit ideal)")
-    if res.method == "strata":
-        _echo_strata(res)
-        return
-    for i, c in enumerate(res.components, start=1):
-        inside = "; ".join(c.contained_in) or "no listed stratum"
-        echo(f"component {i}: dimension {c.dimension}, degree {c.degree}, inside: {inside}")
-        echo("  " + " ; ".join(c.generators[:8]) + (" ..." if len(c.generators) > 8 else ""))
+    if not _emit(res, output):
+        from lightning_cas.geometry.text import singular_text
 
-
-def _echo_strata(res) -> None:
-    if res.variety.codimension > 0:
-        echo("singular: the vertex 0 (a cone that is not a linear space)")
-    for i, c in enumerate(res.pieces, start=1):
-        inside = "; ".join(c.contained_in) or "NO listed stratum"
-        eqs = " ; ".join(c.slice_generators) or "the whole slice"
-        echo(f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
-                   f"{c.jacobian_rank} < {c.codimension}; closure of dimension {c.image_dimension} = {inside}")
-    for c in res.unresolved:
-        echo(f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'}"
-                   f" ({c.reason})")
-    if res.complete and res.singular_dimension >= 0:
-        echo(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
-        echo("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
-    for note in res.notes:
-        echo(f"note: {note}")
+        echo(singular_text(res, coordinates=all_coordinates))
 
 
 @click.command("boundary")
@@ -242,35 +163,10 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, quiet
                if not verdict_only else "running Macaulay2 (fiber and witness curves at the point)",
                lambda: boundary(arch, point, seed=seed, timeout=timeout, m2=m2, closure=not verdict_only), timeout,
                quiet or output != "text")
-    if _emit(res, output):
-        return
-    echo(f"{arch}")  # first, as implicit and singular do: the coordinate table follows
-    if point is not None:
-        verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
-        echo(f"boundary: {verdict}   ({res.evidence})")
-        if res.in_critical_image is not None:
-            echo(f"in the Zariski closure of the critical image: {str(res.in_critical_image).lower()}")
-    if res.coordinate_labels:
-        echo(f"coordinates y_1..y_{len(res.coordinate_labels)} (basis of the coefficient span)")
-        _echo_coordinates(res, all_coordinates)
-    if res.critical_image_dimension is not None:
-        echo(f"image of the critical points: dimension {res.critical_image_dimension}")
-    for i, c in enumerate(res.components, start=1):
-        flags = ", ".join(str(s.boundary).lower() for s in c.samples)
-        echo(f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
-                   f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})")
-    if res.closure_complete is not None:
-        if res.boundary_closure:
-            gens = res.boundary_closure
-            echo(f"Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"
-                       + ("" if res.closure_complete else " (INCOMPLETE: undecided candidates)"))
-            echo("  " + " ; ".join(gens[:8]) + (" ..." if len(gens) > 8 else ""))
-        else:
-            echo("Zariski closure of the boundary: " + ("at most the vertex" if res.closure_complete
-                                                               else "not determined (undecided candidates)"))
-    echo(f"({_how(res)})")
-    for note in res.notes:
-        echo(f"note: {note}")
+    if not _emit(res, output):
+        from lightning_cas.geometry.text import boundary_text
+
+        echo(boundary_text(res, coordinates=all_coordinates))
 
 
 @click.command("claims")
@@ -289,8 +185,6 @@ def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, quiet,
     if as_json:
         echo(json.dumps(res.to_dict()))
     else:
-        echo(f"{arch}   ({_how(res)})")
-        for c in res.claims:
-            echo(f"{c.verdict:>14}: {c.claim}\n{'':>16}{c.evidence}")
+        echo(str(res))
     if not res.all_agree:
         sys.exit(3)

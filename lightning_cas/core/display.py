@@ -110,8 +110,26 @@ def html_table(pairs) -> str:
     return f"<table>{rows}</table>"
 
 
-def html_document(title: str, sections) -> str:
-    """A result as HTML: a title and (heading, [(name, value), ...]) sections."""
+def html_document(title: str, sections, certainty: str | None = None) -> str:
+    """A result as HTML: a title, how certain it is (in words), and (heading, [(name, value), ...]) sections."""
     body = "".join(f"<details open><summary><b>{escape(heading, 'html')}</b></summary>{html_table(pairs)}</details>"
                    for heading, pairs in sections if pairs)
-    return f"<div class='lightning-cas-result'><p><b>{escape(title, 'html')}</b></p>{body}</div>"
+    sure = "" if certainty is None else f"<p>certainty: <b>{escape(certainty, 'html')}</b></p>"
+    return f"<div class='lightning-cas-result'><p><b>{escape(title, 'html')}</b></p>{sure}{body}</div>"
+
+
+def markdown_document(title: str, certainty: str | None, text: str) -> str:
+    """A result as Markdown: a bold title, the certainty, the text in a fenced block. Every string is
+    escaped, and the fence is longer than any run of backticks in the text, so nothing a file held
+    becomes markup."""
+    import re
+
+    def inline(value: str) -> str:  # Markdown's own punctuation backslashed, then HTML-inert
+        return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", _html.escape(printable(value), quote=False))
+
+    body = printable(text, keep_newlines=True)
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+    lines = [f"**{inline(title)}**", ""]
+    if certainty is not None:
+        lines += [f"certainty: **{inline(certainty)}**", ""]
+    return "\n".join(lines + [f"{fence}text", body, fence])

@@ -241,7 +241,7 @@ class Network:
         return f"net_d{self.input}_t{self.tokens}_" + "-".join(b.short() for b in self.blocks)
 
     def __str__(self) -> str:
-        return f"input={self.input} tokens={self.tokens} blocks=" + " | ".join(_describe(b) for b in self.blocks)
+        return f"input={self.input} tokens={self.tokens} blocks=" + " | ".join(describe_block(b) for b in self.blocks)
 
     # ---- shorthands ------------------------------------------------------------------------
     @classmethod
@@ -291,9 +291,10 @@ def _plain_numbers(block: Block) -> Block:
     return replace(block, **changes) if changes else block
 
 
-def _describe(b: Block) -> str:
-    given = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")]
-    parts = [f"{f.name}={getattr(b, f.name)}" for f in given]
+def describe_block(b: Block) -> str:
+    """One block in words, every field that is set: ``attention(attention=2, heads=1, out=4, causal=True)``."""
+    shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")]
+    parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
     return f"{b.kind}(" + ", ".join(parts) + ")"
 
 

@@ -181,16 +181,45 @@ class JsonResult(Record):
         """``data`` (without ``kind`` and ``schema``) written in form ``schema``, in today's form."""
         return data
 
+    def text(self) -> str:
+        """What the CLI prints for this result (its type's renderer in core.text or geometry.text);
+        a type without one shows its fields."""
+        return repr(self)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _title(self) -> str:
+        arch = getattr(self, "architecture", None)
+        return type(self).__name__ + (f": {arch}" if arch is not None else "")
+
+    def _certainty(self) -> str | None:
+        """The certainty in words: this result's, or that of the result it holds (a job record's)."""
+        from lightning_cas.core.text import certainty_text
+
+        if hasattr(self, "certainty"):
+            return certainty_text(self)
+        inner = getattr(self, "result", None)
+        return certainty_text(inner) if hasattr(inner, "certainty") else None
+
     def _repr_html_(self) -> str:
         from lightning_cas.core.display import html_document
 
         provenance = {f.name for f in fields(Provenance)} | {"script"}
         own = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name not in provenance]
         made = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name in provenance]
-        arch = getattr(self, "architecture", None)
-        title = type(self).__name__ + (f": {arch}" if arch is not None else "")
-        return html_document(title, [("result", [(k, v) for k, v in own if k != "architecture"]),
-                                     ("provenance", made)])
+        return html_document(self._title(), [("result", [(k, v) for k, v in own if k != "architecture"]),
+                                             ("provenance", made)], certainty=self._certainty())
+
+    def _repr_markdown_(self) -> str:
+        """The title, the certainty in words, and the CLI's text as a code block (every text escaped)."""
+        from lightning_cas.core.display import markdown_document
+
+        try:
+            text = self.text()
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):  # a damaged record: its fields
+            text = repr(self)
+        return markdown_document(self._title(), self._certainty(), text)
 
     def to_json(self, **kwargs) -> str:
         allow_long_integers()
@@ -291,6 +320,11 @@ class DimensionResult(Provenance, JsonResult):
     @property
     def fiber_dimension(self) -> int:
         return self.parameters - self.dimension
+
+    def text(self) -> str:
+        from lightning_cas.core.text import dimension_text
+
+        return dimension_text(self)
 
     @property
     def drop(self) -> int | None:

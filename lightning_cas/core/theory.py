@@ -137,6 +137,11 @@ class TheoryReport(Provenance, JsonResult):
     method: str = field(default="theory", kw_only=True)
     certainty: str = field(default="exact", kw_only=True)
 
+    def text(self) -> str:
+        from lightning_cas.core.text import theory_text
+
+        return theory_text(self)
+
 
 def predict(arch: Architecture | Network) -> TheoryReport:
     """Every closed-form prediction for ``arch``, each with its regime."""

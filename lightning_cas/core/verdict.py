@@ -103,3 +103,8 @@ class VerifyResult(Provenance, JsonResult):
     message: str = ""
     details: dict = field(default_factory=dict)
     explained: "Explained | None" = optional()  # parameters - dimension split into its causes (core.defects)
+
+    def text(self) -> str:
+        from lightning_cas.core.text import verify_text
+
+        return verify_text(self)

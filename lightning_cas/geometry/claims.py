@@ -57,6 +57,11 @@ class ClaimsResult(Provenance, JsonResult):
     def all_agree(self) -> bool:
         return all(c.verdict is not ClaimVerdict.DISAGREE for c in self.claims)
 
+    def text(self) -> str:
+        from lightning_cas.geometry.text import claims_text
+
+        return claims_text(self)
+
 
 def stratum_points(arch: Architecture, seed: int) -> dict:
     """Random integer points on the weight strata docs/mathematics.md §5 names (and a generic one)."""

@@ -34,7 +34,7 @@ from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_p
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
-from lightning_cas.core.results import JsonResult, Provenance, Record, freeze
+from lightning_cas.core.results import JsonResult, Provenance, Record, freeze, optional
 from lightning_cas.core.names import legacy_polynomial_text, parse_polynomial, polynomial_text
 from lightning_cas.geometry.records import Polynomials
 
@@ -90,6 +90,12 @@ class FiberResult(Provenance, JsonResult):
     primes: tuple = ()
     script: str | None = None
     notes: tuple = ()
+    point_source: str | None = optional()  # where W came from, in words ("random (seed 0)", "file w.json")
+
+    def text(self) -> str:
+        from lightning_cas.geometry.text import fiber_text
+
+        return fiber_text(self)
 
     def component_ideal(self, index: int) -> list[sympy.Expr]:
         """Generators of component ``index`` (0-based) as sympy polynomials in q_(i,r,c), k_(i,r,c), v_(i,r,c)."""
@@ -199,7 +205,8 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
     if point is not None:
         point = check_point(arch, point)
     with opts.deadline() as deadline:
-        return _fiber(arch, point, opts.method, opts.seed, deadline, opts.macaulay2, opts.prime)
+        result = _fiber(arch, point, opts.method, opts.seed, deadline, opts.macaulay2, opts.prime)
+    return result if point is not None else replace(result, point_source=f"random (seed {opts.seed})")
 
 
 def _network_fiber(net: Network, point, opts):

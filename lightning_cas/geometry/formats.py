@@ -1,15 +1,23 @@
 """Results as Macaulay2 input and as LaTeX: what ``--format m2`` and ``--format latex`` print.
 
-The Macaulay2 form is a script that defines ``R`` (the ring, with the names of core.names) and ``I``
-(the ideal the command computed), plus the components or pieces as lists where the command has them,
-under names that neither Macaulay2 nor the LightningCAS package takes (so it also runs where the
-package is loaded); ``M2 --script`` of it followed by ``dim I, degree I`` gives the numbers the
-command printed. Where a command found no ideal (an incomplete locus, the fast path of ``fiber``)
-``I`` is ``null`` and a comment says why. Everything else (provenance, verdicts, what each y_i is)
-is in comments.
+The Macaulay2 form is a script that loads the LightningCAS package (by name: install it once with
+``lightning-cas notebook --install-package``) and defines, under names that say what they are:
+
+* ``N`` the network, built by the package's ``neuralNetwork(inputWidth, tokens, {blocks})`` from the
+  values the templates get (``macaulay2.network.network_call``), so ``neurovarietyDimension N`` and
+  every other package function recompute the result on the same network;
+* ``R`` the ring of the result's ideals (coordinates y_i, or the weights for a fiber);
+* ``I`` the variety's ideal, ``S`` the singular locus, ``B`` the Zariski closure of the boundary,
+  ``F`` the fiber's ideal, where the result has them;
+
+plus the components or pieces as lists where the command has them, under names that neither
+Macaulay2 nor the package takes. Where a command found no ideal (an incomplete locus, the fast path
+of ``fiber``) the name is ``null`` and a comment says why. Everything else (provenance, verdicts,
+what each y_i is) is in comments.
 
 Every polynomial is read back through the strict parser and written again before it is printed, so a
-result file that was tampered with cannot smuggle Macaulay2 code into the script.
+result file that was tampered with cannot smuggle Macaulay2 code into the script; the network is
+written from its validated integers only.
 """
 
 from __future__ import annotations
@@ -17,14 +25,22 @@ from __future__ import annotations
 import json
 import re
 
+from lightning_cas.backends.m2 import JACOBIAN_MAX_ENTRIES, jacobian_size
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import escape, printable
+from lightning_cas.core.results import DimensionResult
+from lightning_cas.core.theory import TheoryReport
+from lightning_cas.core.verdict import VerifyResult
+from lightning_cas.errors import UnsupportedError
 from lightning_cas.core.names import (coordinate_names, indexed_name, latex_name, parse_polynomial,
                                       polynomial_latex, polynomial_text)
 from lightning_cas.geometry.fibers import FiberResult
+from lightning_cas.geometry.network_fibers import NetworkFiberResult
 from lightning_cas.geometry.records import BoundaryResult, ImplicitResult, Parametrization, SingularLocusResult
+from lightning_cas.macaulay2.network import network_call, network_comments
 
 FORMATS = ("text", "json", "m2", "latex")
+LOAD_PACKAGE = 'needsPackage "LightningCAS"; -- installed once by: lightning-cas notebook --install-package'
 
 
 def _comment(text: str, mark: str = "--") -> str:
@@ -39,6 +55,24 @@ def _header(res, mark: str = "--") -> list[str]:
     how += [f"lightning_cas {res.lightning_cas_version}", f"seed {res.seed}"]
     return [_comment(f"lightning_cas {type(res).__name__}: {res.architecture}", mark),
             _comment("; ".join(map(str, how)), mark)]
+
+
+def _network(arch) -> list[str]:
+    """The lines that load the package and define ``N``, the result's network (softmax: refused)."""
+    try:
+        call = network_call(arch)
+    except UnsupportedError:
+        raise UnsupportedError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
+                               "this one has softmax attention (use --format text or json).") from None
+    return [LOAD_PACKAGE, *network_comments(arch), f"N = {call};"]
+
+
+def _one_layer_model(res) -> str:
+    """The package's call that recomputes the variety's ideal of a one-layer result, in R's coordinates."""
+    arch = res.architecture
+    one = ", OneCoordinate => true" if getattr(res, "one_coordinate", False) else ""
+    return (f"sub(implicitIdeal implicitModel({{{arch.widths[0]}, {arch.widths[1]}}}, {{{arch.attention[0]}}}, "
+            f"{arch.tokens}{one}), R)")
 
 
 def _text(poly: str) -> str:
@@ -125,11 +159,12 @@ def _m2_singular(res: SingularLocusResult) -> list[str]:
     v = res.variety
     lines = _coordinate_comments(res) + [f"R = {_y_ring(v.dimension + v.codimension)};",
                                          f"-- the variety: dimension {v.dimension}, codimension {v.codimension}, "
-                                         f"degree {v.degree}"]
+                                         f"degree {v.degree} (its ideal recomputed by the package)",
+                                         f"I = {_one_layer_model(res)};", "use R;"]
     if res.singular_dimension is None:
-        lines += ["I = null; -- the singular ideal was not assembled (see the pieces)"]
+        lines += ["S = null; -- the singular ideal was not assembled (see the pieces)"]
     else:
-        lines += [f"-- the singular locus: dimension {res.singular_dimension}", f"I = {_ideal(res.singular_ideal)};"]
+        lines += [f"-- the singular locus: dimension {res.singular_dimension}", f"S = {_ideal(res.singular_ideal)};"]
     if res.components:
         lines += ["singularComponents = {"]
         for i, c in enumerate(res.components, 1):
@@ -142,12 +177,13 @@ def _m2_singular(res: SingularLocusResult) -> list[str]:
     if pieces:
         names = _slice_variables(res.architecture)
         lines += ["-- pieces on weight slices V = [I_r 0; 0 0], in the slice coordinates",
-                  f"S = {_ring('QQ', names)};", "slicePieces = {"]
+                  f"sliceRing = {_ring('QQ', names)};", "slicePieces = {"]
         for i, p in enumerate(pieces, 1):
             comma = "," if i < len(pieces) else ""
             what = (f"closure of dimension {p.image_dimension} = {'; '.join(p.contained_in) or 'no listed stratum'}"
                     if hasattr(p, "image_dimension") else f"NOT EXAMINED ({p.reason})")
-            lines += [f"    {_ideal(p.slice_generators, 'S')}{comma} -- rank V = {p.rank_V}: {printable(what)}"]
+            lines += [f"    {_ideal(p.slice_generators, 'sliceRing')}{comma} -- rank V = {p.rank_V}: "
+                      f"{printable(what)}"]
         lines += ["    };", "use R;"]
     return lines
 
@@ -171,14 +207,15 @@ def _m2_boundary(res: BoundaryResult) -> list[str]:
     if res.point is not None:
         verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
         lines += [_comment(f"the point: boundary {verdict} ({res.evidence})")]
-    lines += [f"R = {_y_ring(_boundary_ambient(res))};"]
+    lines += [f"R = {_y_ring(_boundary_ambient(res))};",
+              "-- the variety (its ideal recomputed by the package)", f"I = {_one_layer_model(res)};", "use R;"]
     if res.boundary_closure:
         state = "" if res.closure_complete else " (INCOMPLETE: undecided candidates)"
         lines += [f"-- the Zariski closure of the boundary: dimension {res.boundary_closure_dimension}{state}",
-                  f"I = {_ideal(res.boundary_closure)};"]
+                  f"B = {_ideal(res.boundary_closure)};"]
     else:
         why = "at most the vertex" if res.closure_complete else "not determined (undecided candidates)"
-        lines += [f"I = null; -- the Zariski closure of the boundary: {why}"]
+        lines += [f"B = null; -- the Zariski closure of the boundary: {why}"]
     if res.critical_image_dimension is not None:
         lines += [f"-- the image of the critical points: dimension {res.critical_image_dimension}",
                   f"criticalImageIdeal = {_ideal(res.critical_image)};"]
@@ -203,7 +240,7 @@ def _m2_fiber(res: FiberResult) -> list[str]:
     values = [str(x) for x in flat(point_from_dict(arch, json.loads(json.dumps(res.point))))]
     lines = [f"R = {_ring(field, names)};", "weightPoint = {" + ", ".join(values) + "}; -- W, in the order of gens R"]
     if not res.components:
-        lines += [f"I = null; -- no decomposition ({res.method}): fiber dimension {res.fiber_dimension}"]
+        lines += [f"F = null; -- no decomposition ({res.method}): fiber dimension {res.fiber_dimension}"]
         return lines
     lines += ["fiberComponents = {"]
     for i, c in enumerate(res.components, 1):
@@ -211,16 +248,66 @@ def _m2_fiber(res: FiberResult) -> list[str]:
         mark = "contains W" if c.contains_point else "does not contain W"
         lines += [f"    {_ideal(c.generators)}{comma} -- dimension {c.dimension}, degree {c.degree}, {mark}"]
     lines += ["    };", f"-- the fiber (its radical): dimension {res.fiber_dimension}",
-              "I = intersect fiberComponents;", _comment(f"verdict: {res.verdict}: {res.message}")]
+              "F = intersect fiberComponents;", _comment(f"verdict: {res.verdict}: {res.message}")]
     return lines
 
 
+def _m2_dimension(res: DimensionResult) -> list[str]:
+    how = f"{res.method}, {res.certainty}" + (f", failure bound {res.failure_bound:.2g} per run"
+                                             if res.failure_bound is not None else "")
+    at_point = res.generic_dimension is not None or res.at is not None or res.inputs is not None
+    if at_point:
+        lines = [f"-- the rank at the given point or inputs: {res.dimension} ({how}); not a generic dimension"]
+        if res.generic_dimension is not None:
+            lines += [f"-- the generic dimension: {res.generic_dimension} (neurovarietyDimension N)"]
+    else:
+        lines = [f"-- the dimension of the neurovariety: {res.dimension} ({how}): neurovarietyDimension N"]
+    generic = res.generic_dimension if at_point else res.dimension
+    fiber = "" if generic is None else f", generic fiber dimension {res.parameters - generic}"
+    lines += [f"-- parameters {res.parameters} (N#\"parameters\"){fiber}, ambient dimension {res.ambient_dimension}"]
+    entries = jacobian_size(res.architecture)
+    if entries > JACOBIAN_MAX_ENTRIES:
+        lines += [f"-- note: the package's coefficient Jacobian of N has {entries:,} entries, beyond what Macaulay2 "
+                  "finishes; N is still the network (its weights, blocks and forward map)"]
+    elif res.method == "jacobian" and res.primes and not at_point:
+        lines += [f"-- the same computation (its prime and seed): setRandomSeed {res.seed or 0}; "
+                  f"neurovarietyDimension(N, CoefficientRing => ZZ/{res.primes[0]})"]
+    return lines
+
+
+def _m2_verify(res: VerifyResult) -> list[str]:
+    pred = "no prediction" if res.predicted is None else f"predicted {res.predicted} ({res.prediction_status})"
+    return [_comment(f"verdict: {res.verdict}: {res.message}"), f"-- {pred}",
+            *_m2_dimension(res.computed)]
+
+
+def _m2_theory(res: TheoryReport) -> list[str]:
+    lines = []
+    for pred in (res.dimension, res.parameters, res.symmetry_group_dimension, res.fiber_dimension):
+        said = (f"no prediction ({pred.reason})" if pred.value is None else
+                f"{pred.kind if pred.kind != 'value' else 'predicted'} {pred.value} ({pred.formula}; {pred.status})")
+        lines.append(_comment(f"{pred.quantity}: {said}"))
+    return lines + ["-- compare: neurovarietyDimension N, N#\"parameters\""]
+
+
+def _m2_network_fiber(res: NetworkFiberResult) -> list[str]:
+    return [f"-- the fiber through W: generic fiber dimension {res.generic_fiber_dimension}, tangent space at W "
+            f"{res.tangent_dimension} ({res.method}: tangent ranks, no ideal)",
+            "F = null; -- the fiber of a network of blocks is computed by tangent ranks, without an ideal",
+            _comment(f"verdict: {res.verdict}: {res.message}")]
+
+
+M2_FORMS = ((ImplicitResult, _m2_implicit), (SingularLocusResult, _m2_singular), (BoundaryResult, _m2_boundary),
+            (FiberResult, _m2_fiber), (DimensionResult, _m2_dimension), (VerifyResult, _m2_verify),
+            (NetworkFiberResult, _m2_network_fiber), (TheoryReport, _m2_theory))
+
+
 def m2_script(res) -> str:
-    """The result as Macaulay2 input (see the module docstring); ValueError for a result without ideals."""
-    for cls, body in ((ImplicitResult, _m2_implicit), (SingularLocusResult, _m2_singular),
-                      (BoundaryResult, _m2_boundary), (FiberResult, _m2_fiber)):
+    """The result as Macaulay2 input (see the module docstring); ValueError for a result without a
+    Macaulay2 form, UnsupportedError for a network Macaulay2 cannot build (softmax)."""
+    for cls, body in M2_FORMS:
         if isinstance(res, cls):
-            return "\n".join(_header(res) + body(res)) + "\n"
+            return "\n".join(_header(res) + _network(res.architecture) + body(res)) + "\n"
     raise ValueError(f"no Macaulay2 form for a {type(res).__name__}")
 
 

@@ -123,6 +123,12 @@ class NetworkFiberResult(Provenance, JsonResult):
     extra: tuple[ExtraDirection, ...] = ()
     notes: tuple[str, ...] = ()
     source: "dict | None" = optional()  # the point's file and sha256
+    point_source: str | None = optional()  # how W was drawn when no point was given
+
+    def text(self) -> str:
+        from lightning_cas.geometry.text import network_fiber_text
+
+        return network_fiber_text(self)
 
     @property
     def fiber_dimension(self) -> int:
@@ -171,5 +177,6 @@ def network_fiber(net: Network, point: WeightPoint | None, seed: int = 0) -> Net
         architecture=net, point=wp.to_dict(), generic_fiber_dimension=generic_fiber, tangent_dimension=tangent,
         symmetry_orbit_dimension=orbit, symmetry_group_dimension=group_dimension(net), verdict=verdict,
         message=message, parameters=net.parameters, primes=local.primes, extra=tuple(extra), notes=tuple(notes),
-        source=source, method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
+        source=source, point_source=None if point is not None else f"random integers (seed {seed})",
+        method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
         method_detail="tangent ranks mod p: the Jacobian's kernel at W against the named group's tangents")

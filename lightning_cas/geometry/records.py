@@ -216,6 +216,11 @@ class ImplicitResult(Coordinates, Polynomials, Provenance, JsonResult):
     def upgrade(cls, data: dict, schema: int) -> dict:
         return {**data, **{k: _legacy(data[k]) for k in ("generators", "coordinates") if k in data}}
 
+    def text(self) -> str:
+        from lightning_cas.geometry.text import implicit_text
+
+        return implicit_text(self)
+
 
 # ---------------------------------------------------------------- singular locus
 
@@ -291,6 +296,11 @@ class SingularLocusResult(Coordinates, Polynomials, Provenance, JsonResult):
                 out[key] = _legacy_items(out[key], field)
         return out
 
+    def text(self) -> str:
+        from lightning_cas.geometry.text import singular_text
+
+        return singular_text(self)
+
 
 @dataclass(frozen=True)
 class PointSingularityResult(Provenance, JsonResult):
@@ -306,6 +316,11 @@ class PointSingularityResult(Provenance, JsonResult):
     differential_rank: int
     generic_rank: int
     notes: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        from lightning_cas.geometry.text import point_singularity_text
+
+        return point_singularity_text(self)
 
 
 # ---------------------------------------------------------------- boundary
@@ -372,3 +387,8 @@ class BoundaryResult(Coordinates, Polynomials, Provenance, JsonResult):
         if isinstance(out.get("certificate"), dict):
             out["certificate"] = legacy_certificate(out["certificate"])
         return out
+
+    def text(self) -> str:
+        from lightning_cas.geometry.text import boundary_text
+
+        return boundary_text(self)

@@ -12,9 +12,10 @@ independent check that both sides mean the same network.
 from __future__ import annotations
 
 from lightning_cas.core.architecture import Architecture, as_network
-from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power, describe_block
 from lightning_cas.errors import M2ParseError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_int
+from lightning_cas.macaulay2.render import m2_literal
 
 ATTENTION, MLP_CODE, LINEAR, POWER = 0, 1, 2, 3
 
@@ -40,6 +41,28 @@ def package_params(arch: Architecture | Network) -> dict:
     """Template parameters of the package templates: the network as its blocks."""
     net = as_network(arch)
     return {"inputWidth": net.input, "tokens": net.tokens, "blocks": [block_list(b) for b in net.blocks]}
+
+
+def network_call(arch: Architecture | Network) -> str:
+    """The package call that builds this network, ``neuralNetwork(inputWidth, tokens, {blocks})``, from
+    the same values the templates get: the one way a network becomes Macaulay2 code a reader runs."""
+    p = package_params(arch)
+    return f"neuralNetwork({m2_literal(p['inputWidth'])}, {m2_literal(p['tokens'])}, {m2_literal(p['blocks'])})"
+
+
+def network_comments(arch: Architecture | Network, mark: str = "--") -> list[str]:
+    """What each integer list of :func:`network_call` is, one comment line per block (the block's own
+    description, so every field it has is named)."""
+    net = as_network(arch)
+    lines = [f"{mark} N: {net.tokens} token(s) of width {net.input}, {net.parameters} weights; its blocks:"]
+    for i, (block, code) in enumerate(zip(net.blocks, package_params(net)["blocks"]), start=1):
+        lines.append(f"{mark}   block {i} {m2_literal(code)}: {_safe(describe_block(block))}")
+    return lines
+
+
+def _safe(text) -> str:
+    """One comment line: no line breaks or control characters (a description holds only numbers and names)."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
 

@@ -235,7 +235,8 @@ def test_edited_cells_are_reported_not_passed(results, kernel):
     # a Macaulay2 error in the jacobian cell (the kernel still says "ok"); the implicit cell computes
     # another architecture (attention 2 instead of 1), so its records differ from the stored ones
     code[JAC].source += '\nerror "planted";'
-    code[IMP].source = code[IMP].source.replace("dimensionRecord({2, 2}, {1},", "dimensionRecord({2, 2}, {2},")
+    code[IMP].source = code[IMP].source.replace("neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 0, 0}})",
+                                              "neuralNetwork(2, 2, {{0, 1, 2, 0, 2, 0, 0}})")
     run = nbk.run_notebook(nb, cells)
     verdicts = {o.label: o for o in run.outcomes}
     assert verdicts[JAC].verdict == "error" and "planted" in verdicts[JAC].message
@@ -413,3 +414,101 @@ def test_unfinished_jobs_are_shown_and_skipped(tmp_path, kernel):
     d = run.to_dict()
     assert run.ok and d["cells"] == 1 and d["reproduced"] == 1 and d["unchecked"] == []
     assert sorted(d["skipped"]) == sorted([slow, "w3-3-3_a2-2_t2_none_implicit_s0"])
+
+
+# ---- networks of blocks -------------------------------------------------------------------------
+
+NETWORK_SPEC = textwrap.dedent("""\
+    name = "blocks"
+    timeout = 60
+    [[network]]
+    input = 2
+    tokens = 2
+    method = "jacobian"
+    [[network.block]]
+    kind = "attention"
+    attention = 1
+    value = 1
+    causal = true
+    residual = true
+    [[network]]
+    input = 2
+    tokens = 2
+    method = "modp"
+    [[network.block]]
+    kind = "linear"
+    out = 2
+    [[network.block]]
+    kind = "power"
+    degree = 2
+    [[network.block]]
+    kind = "mlp"
+    hidden = 2
+    out = 1
+    [[network]]
+    input = 2
+    tokens = 2
+    method = "implicit"
+    [[network.block]]
+    kind = "attention"
+    attention = 1
+    out = 1
+    [[network]]
+    input = 4
+    tokens = 3
+    method = "modp"
+    [[network.block]]
+    kind = "attention"
+    heads = 2
+    attention = 2
+    value = 2
+    causal = true
+    residual = true
+    [[network.block]]
+    kind = "mlp"
+    hidden = 8
+    residual = true
+    """)
+BIG = "net_d4_t3_A2x2v2o4cr-M8p2o4r_modp_s0"
+
+
+def test_a_sweep_of_networks_of_blocks_reproduces_in_the_kernel(tmp_path, kernel, m2):
+    """Every Macaulay2 job of a network of blocks (jacobian, implicit) and every modp one whose Jacobian
+    fits gets a cell that builds the network with the package's neuralNetwork; executed in the kernel,
+    each reproduces its stored numbers (the modp job's by a second, independent computation)."""
+    out = tmp_path / "blocks"
+    summary = run_sweep(parse_spec(NETWORK_SPEC, "blocks.toml"), out)
+    assert summary.ok == 4 and summary.error == 0
+    nb, cells = nbk.build_notebook(out)
+    code = job_cells(nb)
+    assert len(code) == 3 and BIG not in code
+    for cell in code.values():
+        assert "\nN = neuralNetwork(2, 2, {{" in cell.source and "dimensionRecord(N, Strategy => " in cell.source
+    assert "N = neuralNetwork(2, 2, {{0, 1, 1, 1, 2, 1, 1}});" in code["net_d2_t2_A1x1v1o2cr_jacobian_s0"].source
+    big = next(c.refused for c in cells if c.label == BIG)
+    assert "entries, above the notebook's cap" in big and "No Macaulay2 cell" in markdown_of(nb, BIG)
+    target = tmp_path / "blocks.ipynb"
+    proc = cli("notebook", out, "-o", target, "--execute", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["cells"] == 3 and report["reproduced"] == 3 and report["nothing_to_check"] is None
+    assert [u["label"] for u in report["unchecked"]] == [BIG] and report["errors"] == []
+    # the numbers the kernel printed, against the stored ones (Python mod p for the modp job)
+    text = {label: nbk.cell_text(c) for label, c in job_cells(nbformat.read(str(target), as_version=4)).items()}
+    for label in code:
+        stored = load_record(out / f"{label}.json").result.dimension
+        assert f"dimension => {stored}" in text[label]
+
+
+def test_a_notebook_with_nothing_to_check_says_so_and_fails(tmp_path, kernel):
+    spec = "[[architecture]]\nwidths = [2, 2]\nattention = [1]\nnormalization = \"softmax\"\nmethod = \"numeric\"\n"
+    out = tmp_path / "soft"
+    assert run_sweep(parse_spec(spec, "soft.toml"), out).ok == 1
+    export = cli("notebook", out, "-o", tmp_path / "soft.ipynb")
+    assert export.returncode == 0 and "has no Macaulay2 cell, so --execute has nothing to check" in export.stderr
+    proc = cli("notebook", out, "-o", tmp_path / "soft.ipynb", "--execute")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "nothing to check: none of its 1 job(s)" in proc.stdout and "0 of 0" not in proc.stdout
+    assert "None" not in proc.stdout.splitlines()[-1]
+    summary = nbformat.read(str(tmp_path / "soft.ipynb"), as_version=4).cells[-1].source
+    assert "**Nothing to check**" in summary and "reproduced their stored result" not in summary

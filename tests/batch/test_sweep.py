@@ -199,7 +199,9 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
     code = {c.metadata["lightning_cas"]["label"]: c.source for c in nb.cells
             if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"}
     assert len(code) == 5
-    assert 'dimensionRecord({2, 2}, {2}, 2, Heads => {1}, Strategy => "Jacobian"' in code["w2-2_a2_t2_none_jacobian_s0"]
+    jac = code["w2-2_a2_t2_none_jacobian_s0"]
+    assert "N = neuralNetwork(2, 2, {{0, 1, 2, 0, 2, 0, 0}});" in jac
+    assert 'dimensionRecord(N, Strategy => "Jacobian"' in jac
 
 
 def test_concurrent_sweeps_into_one_directory(tmp_path):

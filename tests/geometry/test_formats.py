@@ -1,7 +1,10 @@
-"""`--format m2` and `--format latex` against the real Macaulay2: the printed script defines R and I, and
-`M2 --script` of it followed by `dim I, degree I` gives the numbers the command printed; the ideals are
-equal, in Macaulay2, to the ones the package computes on its own (implicitIdeal, singularLocus,
-singularStrata, weightStrata, fiberIdeal): the round trip goes through our parser and printer and back.
+"""`--format m2` and `--format latex` against the real Macaulay2: the printed script loads the package and
+defines the network N, the ring R and, under their own names, the variety's ideal I, the singular locus S,
+the boundary's closure B and the fiber's ideal F; `M2 --script` of it followed by `dim I, degree I` (and
+so on) gives the numbers the command printed; the ideals are equal, in Macaulay2, to the ones the package
+computes on its own (implicitIdeal, singularLocus, singularStrata, weightStrata, fiberIdeal): the round
+trip goes through our parser and printer and back. `dim --format m2` and `verify --format m2` of networks
+of blocks, pasted into one Macaulay2 session, give the same dimension through `neurovarietyDimension N`.
 
 Also the text output that explains itself: which coefficient each y_i is, and the failure bound.
 """
@@ -57,8 +60,9 @@ def test_scripts_take_no_name_of_macaulay2_or_the_package():
     assigned = set()
     for name in ("implicit_222.json", "singular_whole_211.json", "singular_strata_212.json", "fiber_211_m2.json"):
         assigned |= set(re.findall(r"^(\w+) = ", m2_script(load_result(legacy / name)), re.M))
-    assert {"R", "I", "P", "phi", "singularComponents", "slicePieces", "fiberComponents", "weightPoint"} <= assigned
-    assigned |= {"criticalImageIdeal", "boundaryCandidates", "Rphi", "S"}  # the boundary's, and the rings
+    assert {"N", "R", "I", "S", "F", "P", "phi", "singularComponents", "slicePieces", "fiberComponents",
+            "weightPoint", "sliceRing"} <= assigned
+    assigned |= {"B", "criticalImageIdeal", "boundaryCandidates", "Rphi"}  # the boundary's, and the rings
     assert all(f"\n{name} = " in source or f"{name} = " in source for name in assigned - {"R", "I", "P", "phi", "S"})
     assert not assigned & exported and not assigned & {"components", "variety", "point", "ideal", "ring"}
 
@@ -115,8 +119,10 @@ def test_singular_strata_m2_round_trip(m2, tmp_path):
     got = m2_values(m2, tmp_path, script, (
         'S0 = (singularStrata implicitModel({2,1}, {2}, 2))#"singular";\n'
         'J = sub(ideal S0#"generators", R);\n'
-        "print toString {dim I, if I == J then 1 else 0, #slicePieces};\n"))
-    assert got == [data["singular_dimension"], 1, len(data["pieces"])]
+        "print toString {dim S, if S == J then 1 else 0, #slicePieces, dim I, degree I, "
+        "if isSubset(I, S) then 1 else 0};\n"))
+    variety = data["variety"]
+    assert got == [data["singular_dimension"], 1, len(data["pieces"]), variety["dimension"], variety["degree"], 1]
 
 
 def test_singular_whole_ideal_m2_round_trip(m2, tmp_path):
@@ -124,13 +130,13 @@ def test_singular_whole_ideal_m2_round_trip(m2, tmp_path):
     data = json.loads(command(m2, "singular", "211", "--method", "whole-ideal", "--json"))
     got = m2_values(m2, tmp_path, script, (
         "J = sub(singularLocus implicitModel({2,1}, {1}, 2), R);\n"
-        "print toString {dim I, if I == J then 1 else 0, apply(singularComponents, dim), "
-        "apply(singularComponents, degree)};\n"))
+        "print toString {dim S, if S == J then 1 else 0, apply(singularComponents, dim), "
+        "apply(singularComponents, degree), dim I, degree I};\n"))
     assert got == [data["singular_dimension"], 1, [c["dimension"] for c in data["components"]],
-                   [c["degree"] for c in data["components"]]]
+                   [c["degree"] for c in data["components"]], data["variety"]["dimension"], data["variety"]["degree"]]
 
 
-def test_boundary_m2_round_trip(m2, tmp_path):
+def test_boundary_m2_round_trip(m2, tmp_path, implicit_json):
     point = tmp_path / "w.json"
     save_point(((((Fraction(1), Fraction(2)),), ((Fraction(3), Fraction(-1)),), ((Fraction(6), Fraction(-2)),)),),
                point)
@@ -138,8 +144,10 @@ def test_boundary_m2_round_trip(m2, tmp_path):
     assert "-- the point: boundary true" in script and "criticalImageIdeal = ideal(" in script
     got = m2_values(m2, tmp_path, script, (
         'J = sub((weightStrata implicitModel({2,1}, {1}, 2))#"parallel", R);\n'
-        "print toString {dim I, degree I, if I == J then 1 else 0, dim criticalImageIdeal, #boundaryCandidates};\n"))
+        "print toString {dim B, degree B, if B == J then 1 else 0, dim criticalImageIdeal, #boundaryCandidates, "
+        "dim I, if isSubset(I, B) then 1 else 0};\n"))
     assert got[:3] == [3, 4, 1] and got[3] == 3 and got[4] >= 1
+    assert got[5:] == [implicit_json["dimension"], 1]
     latex = command(m2, "boundary", "211", "--format", "latex")
     assert r"I_{\partial} = \langle" in latex and "**" not in latex and "y_{1}" in latex
 
@@ -149,14 +157,14 @@ def test_fiber_m2_round_trip(m2, tmp_path):
     assert out.exit_code == 0, out.output
     data = json.loads(cli("fiber", *ONE_LAYER["211"], "--m2", m2, "--method", "m2", "--seed", "1", "--json").stdout)
     got = m2_values(m2, tmp_path, out.stdout, (
-        "F = fiberIdeal({2,1}, {1}, 2, weightPoint);\n"
-        "J = sub(intersect minimalPrimes F, R);\n"
+        "F0 = fiberIdeal({2,1}, {1}, 2, weightPoint);\n"
+        "J = sub(intersect minimalPrimes F0, R);\n"
         "W = map(QQ, R, weightPoint);\n"
-        "print toString {dim I, if I == J then 1 else 0, "
+        "print toString {dim F, if F == J then 1 else 0, "
         "apply(fiberComponents, P -> if W P == 0 then 1 else 0)};\n"))
     assert got == [data["fiber_dimension"], 1, [int(c["contains_point"]) for c in data["components"]]]
     modp = cli("fiber", *ONE_LAYER["211"], "--method", "modp", "--format", "m2")
-    assert modp.exit_code == 0 and "I = null; -- no decomposition" in modp.stdout
+    assert modp.exit_code == 0 and "F = null; -- no decomposition" in modp.stdout
 
 
 def test_formats_that_have_no_ideal_are_refused_before_any_work(tmp_path):
@@ -183,3 +191,79 @@ def test_text_shows_the_failure_bound():
     assert out.exit_code == 0 and "failure bound" in out.stdout
     data = json.loads(cli("dim", *ONE_LAYER["211"], "--json").stdout)
     assert f"failure bound {data['failure_bound']:.2g}" in out.stdout
+
+
+# ---- dim and verify --format m2 of networks of blocks, pasted into one Macaulay2 session ----------
+
+NETWORKS = {
+    "plain": ["--widths", "2,2", "--attention", "2"],
+    "causal-residual": {"input": 2, "tokens": 2, "blocks": [
+        {"kind": "attention", "attention": 1, "value": 1, "out": 2, "causal": True, "residual": True}]},
+    "linear-power-mlp": {"input": 2, "tokens": 2, "blocks": [
+        {"kind": "linear", "out": 2}, {"kind": "power", "degree": 2}, {"kind": "mlp", "hidden": 2, "out": 1}]},
+}
+
+
+@pytest.fixture(scope="module")
+def session(m2, tmp_path_factory):
+    """One Macaulay2 process for the pastes of this module, with the package loaded (as a user who ran
+    `lightning-cas notebook --install-package` has it by name)."""
+    from lightning_cas.macaulay2.runner import M2Session
+
+    where = tmp_path_factory.mktemp("pastes")
+    loader = where / "load.m2"
+    loader.write_text(load_package())
+    with M2Session(m2, timeout=300) as s:
+        s.run(loader)
+        yield s, where
+
+
+def paste(session, name: str, script: str, tail: str) -> list:
+    s, where = session
+    path = where / f"{name}.m2"
+    path.write_text(script + tail)
+    line = [x for x in s.run(path).stdout.splitlines() if x.strip()][-1]
+    return json.loads(line.replace("{", "[").replace("}", "]"))
+
+
+def network_args(tmp_path, name) -> list[str]:
+    given = NETWORKS[name]
+    if isinstance(given, list):
+        return given
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(given))
+    return ["--arch", str(path)]
+
+
+@pytest.mark.parametrize("name", list(NETWORKS))
+def test_dim_m2_builds_the_same_network(session, tmp_path, name):
+    """The pasted N is the input network: the package counts the same weights and, by its own Jacobian
+    over ZZ/p, finds the dimension the Python mod-p backend printed (two independent computations)."""
+    args = network_args(tmp_path, name)
+    data = json.loads(cli("dim", *args, "--json").stdout)
+    out = cli("dim", *args, "--format", "m2")
+    assert out.exit_code == 0, out.output
+    script = out.stdout
+    assert 'needsPackage "LightningCAS";' in script and "\nN = neuralNetwork(" in script
+    assert f"the dimension of the neurovariety: {data['dimension']}" in script
+    got = paste(session, f"dim-{name}", script, 'print toString {neurovarietyDimension N, N#"parameters"};\n')
+    assert got == [data["dimension"], data["parameters"]]
+
+
+def test_verify_and_predict_m2_and_what_has_no_m2_form(session, tmp_path):
+    args = network_args(tmp_path, "causal-residual")
+    out = cli("verify", *args, "--format", "m2")
+    assert out.exit_code == 0, out.output
+    assert "-- verdict: " in out.stdout and "N = neuralNetwork(2, 2, {{0, 1, 1, 1, 2, 1, 1}});" in out.stdout
+    computed = json.loads(cli("verify", *args, "--json").stdout)["computed"]
+    assert paste(session, "verify", out.stdout, "print toString {neurovarietyDimension N};\n") == \
+        [computed["dimension"]]
+    theory = cli("predict", *args, "--format", "m2")
+    assert theory.exit_code == 0 and "-- parameters: predicted " in theory.stdout
+    weights = json.loads(cli("predict", *args, "--json").stdout)["parameters"]["value"]
+    assert paste(session, "predict", theory.stdout, 'print toString {N#"parameters"};\n') == [weights]
+    # softmax cannot be built in Macaulay2, and dim has no ideal to typeset: refused before any work
+    soft = cli("dim", "--widths", "2,2", "--attention", "1", "--normalization", "softmax", "--format", "m2")
+    assert soft.exit_code == 2 and "softmax" in soft.output and "Traceback" not in soft.output
+    latex = cli("verify", *args, "--format", "latex")
+    assert latex.exit_code == 2 and "computes none" in latex.output

@@ -1,12 +1,14 @@
 """Building the notebook of a run: a title, the comparison table, a setup cell, and per job a
-markdown cell with what was stored and a Macaulay2 cell that computes the same dimension.
+markdown cell with what was stored and a Macaulay2 cell that computes the same dimension: it builds
+the job's network with the package's ``neuralNetwork`` (``macaulay2.network.network_call``, the
+values the backend's templates get, so any network of blocks) and calls ``dimensionRecord`` on it.
 
 Why the cells are written from the jobs, not copied from the stored scripts: a stored script names
 the package by the absolute path of the machine that ran it, and its bytes are whatever is on disk.
-A cell built from the job is one call of the package's ``dimensionRecord``, loaded by name, so the
-notebook runs wherever the package is installed, and nothing read from the results directory is
-ever run. The stored script is still checked (read by descriptor, hashed against its signed
-record) and the outcome is said in the job's markdown.
+A cell built from the job is the package's ``neuralNetwork`` and one call of its
+``dimensionRecord``, loaded by name, so the notebook runs wherever the package is installed, and
+nothing read from the results directory is ever run. The stored script is still checked (read by
+descriptor, hashed against its signed record) and the outcome is said in the job's markdown.
 
 What a cell prints is plain Macaulay2 (its last line is the record ``r``, shown as M2 shows a
 HashTable); the begin/end markers and the JSON record that ``--execute`` judges are printed only
@@ -28,11 +30,11 @@ from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers
 from lightning_cas.batch.report import scan
 from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import escape, printable
 from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.errors import InputError, LightningError
+from lightning_cas.macaulay2.network import network_call, network_comments
 
 KERNEL = "m2"
 KERNELSPEC = {"name": KERNEL, "display_name": "M2", "language": "text/x-macaulay2"}
@@ -108,10 +110,12 @@ def load_checks(path: Path) -> tuple[Path, list[RecordCheck]]:
 
 
 def cell_code(rec: JobResult, limit_s: float | None = None) -> tuple[str | None, str | None]:
-    """(the Macaulay2 cell that computes this job's dimension, None) or (None, why there is none)."""
+    """(the Macaulay2 cell that computes this job's dimension, None) or (None, why there is none).
+
+    The cell builds the job's network with the package's ``neuralNetwork`` from the same integer
+    lists the backend's templates get (the old flags' plain stack is such a network too), so a
+    network of blocks is checked exactly as a plain stack is."""
     arch = rec.architecture
-    if not isinstance(arch, Architecture):
-        return None, "a network of blocks has no Macaulay2 cell yet (compute it with the jacobian method)"
     if arch.normalization != "none":
         return None, "softmax attention is not polynomial, so no Macaulay2 computation checks it"
     if not _LABEL.fullmatch(rec.label):
@@ -137,14 +141,10 @@ def cell_code(rec: JobResult, limit_s: float | None = None) -> tuple[str | None,
         ring = f"ZZ/{prime}"
         strategy = "Jacobian"
     limit = math.ceil(limit_s if limit_s is not None else float(rec.job.timeout or DEFAULT_CELL_LIMIT_S))
-    call = (f"r = dimensionRecord({_list(arch.widths)}, {_list(arch.attention)}, {arch.tokens}, "
-            f"Heads => {_list(arch.heads)}, Strategy => \"{strategy}\", CoefficientRing => {ring}, Columns => 1);")
-    return "\n".join([f"--%timeout={limit}", f"-- {rec.label}: {what}", f"setRandomSeed {rec.job.seed};", call,
+    call = f'r = dimensionRecord(N, Strategy => "{strategy}", CoefficientRing => {ring}, Columns => 1);'
+    return "\n".join([f"--%timeout={limit}", f"-- {rec.label}: {what}", *network_comments(arch),
+                      f"setRandomSeed {rec.job.seed};", f"N = {network_call(arch)};", call,
                       f'lcasCheck("{rec.label}", r);', "r"]), None
-
-
-def _list(values) -> str:
-    return "{" + ", ".join(str(int(v)) for v in values) + "}"
 
 
 def setup_source() -> str:

@@ -43,6 +43,17 @@ class NotebookRun:
         return [o for o in self.outcomes if o.verdict not in ("skipped", "unchecked")]
 
     @property
+    def nothing_to_check(self) -> str | None:
+        """Why no cell was checked (never a success), or None when some cell was."""
+        if self.checked:
+            return None
+        if not self.outcomes:
+            return "the notebook holds no job"
+        return (f"none of its {len(self.outcomes)} job(s) has a Macaulay2 cell that could run "
+                f"({len([o for o in self.outcomes if o.verdict == 'unchecked'])} without a cell, "
+                f"{len([o for o in self.outcomes if o.verdict == 'skipped'])} not finished by the sweep)")
+
+    @property
     def ok(self) -> bool:
         """True when there was something to check and every checked cell reproduced."""
         return bool(self.checked) and all(o.verdict == "reproduced" for o in self.checked)
@@ -54,7 +65,8 @@ class NotebookRun:
         return {"cells": len(self.checked), "reproduced": sum(o.verdict == "reproduced" for o in self.outcomes),
                 "differs": pick("differs"), "errors": pick("error"),
                 "skipped": [o.label for o in self.outcomes if o.verdict == "skipped"], "unchecked": pick("unchecked"),
-                "kernel": self.kernel, "elapsed_s": round(self.elapsed_s, 3), "notebook": self.notebook}
+                "nothing_to_check": self.nothing_to_check, "kernel": self.kernel,
+                "elapsed_s": round(self.elapsed_s, 3), "notebook": self.notebook}
 
 
 def write_notebook_file(nb, output: str | os.PathLike) -> None:
@@ -191,9 +203,13 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
 def _summary(run: NotebookRun, cells: dict) -> str:
     d = run.to_dict()
     claims = [o for o in run.checked if o.label in cells and cells[o.label].source == "claim"]
-    lines = [f"## Re-execution in the `{md(run.kernel.get('name'))}` kernel", "",
-             f"{d['reproduced']} of {d['cells']} cells reproduced their stored result "
-             f"(kernel Macaulay2 {md(run.kernel.get('m2_version'))}, {run.elapsed_s:.1f} s)."]
+    lines = [f"## Re-execution in the `{md(run.kernel.get('name'))}` kernel", ""]
+    if run.nothing_to_check:
+        lines.append(f"**Nothing to check**: {md(run.nothing_to_check)}; the kernel was not started, and nothing "
+                     "was reproduced.")
+    else:
+        lines.append(f"{d['reproduced']} of {d['cells']} cells reproduced their stored result "
+                     f"(kernel Macaulay2 {md(run.kernel.get('m2_version'))}, {run.elapsed_s:.1f} s).")
     if claims:
         lines.append(f"Of {len(claims)} claims from elsewhere, {sum(o.verdict == 'reproduced' for o in claims)} "
                      "reproduced.")
