@@ -102,7 +102,7 @@ def test_the_html_of_a_softmax_rank_says_whether_it_is_certified():
     data["certificate"]["lower"] = 6
     open_gap = DimensionResult.from_dict(data)
     assert "NOT certified: 6 &lt;= rank &lt;= 7" in open_gap._repr_html_()
-    assert "NOT certified" in open_gap._repr_markdown_() and "not certified equal" in str(open_gap)
+    assert "NOT certified" in open_gap._repr_markdown_() and "not certified: rank >= 6" in str(open_gap)
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in LEGACY.glob("*.json")))
