@@ -6,8 +6,9 @@
 * ``local_6144``: the rank at a float point of the plain 6144-weight network (widths 32 x 5,
   attention 8 x 4, t = 3), generic rank included (target < 60 s);
 * ``konda``: the certified softmax rank at Konda's point (96 weights; target < 30 s), with float64's rank;
-* ``explain_6144``: the defect split (``core.defects``) of the 6144-weight transformer stack, against the
-  time of its dimension by the exact engine (target: under twice that time).
+* ``explain_6144``: the defect split (``core.defects``) of a 6144-weight transformer stack with an
+  embedding and a readout, against the time of its dimension by the exact engine (target: under twice
+  that time).
 * ``softmax_transformer_144``: the certified rank at a trained point of a softmax transformer with an mlp
   (embedding, two factored causal heads, an mlp on the residual stream, a readout: 144 weights; trained by
   40 steps of plain gradient descent on the squared loss to random targets on 64 random inputs; target < 30 s).
@@ -76,13 +77,22 @@ def _worker(kind: str) -> dict:
     return {**out, "seconds": round(time.perf_counter() - start, 3), "peak_rss_bytes": _peak_rss()}
 
 
+def defective_6144():
+    """A 6144-weight stack with a defect to split: an embedding 8 -> 16 (a bottleneck for the first block),
+    three residual layers of causal attention (4 heads of 4, value dim 4) and an mlp (hidden 30), a readout
+    16 -> 4 (the last block's output is partly invisible)."""
+    from lightning_cas.core.network import MLP, Attention, Linear, Network
+
+    layers = [Attention(4, heads=4, value=4, causal=True, residual=True), MLP(30, residual=True)] * 3
+    return Network(8, 3, (Linear(16), *layers, Linear(4)))
+
+
 def explain_6144() -> dict:
     """The defect split of the 6144-weight stack next to its dimension (both timed, same process)."""
     from lightning_cas.backends.modp import dimension_modp
     from lightning_cas.core.defects import explain
-    from lightning_cas.core.network import Network
 
-    net = Network.transformer(16, 4, 4, 3, d_mlp=32, causal=True, residual=True, tokens=3)
+    net = defective_6144()
     start = time.perf_counter()
     dim = dimension_modp(net)
     dim_s = time.perf_counter() - start
