@@ -105,6 +105,8 @@ class Network:
         raw = data.get("block", data.get("blocks"))
         if not isinstance(raw, list) or not raw:
             raise InputError(f"{source}: a network needs at least one [[block]] table.")
+        if len(raw) > MAX_BLOCKS:  # before any block is read
+            raise InputError(f"{source}: {len(raw)} blocks is above the supported maximum of {MAX_BLOCKS}.")
         blocks = [_block_from_dict(entry, i, source) for i, entry in enumerate(raw)]
         net = cls.__new__(cls)
         object.__setattr__(net, "input", data["input"])
