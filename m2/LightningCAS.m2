@@ -44,6 +44,12 @@ export {
     "criticalImage",
     "criticalLocus",
     "pointVerdict",
+    -- degree and ED degree
+    "degreeRecord",
+    "neurovarietyDegree",
+    "edDegreeRecord",
+    "edDegree",
+    "lagrangeIdeal",
     -- records
     "printRecord",
     "idealRecord",
@@ -68,7 +74,9 @@ export {
     "Directions",
     "SingularMethod",
     "CriticalLocus",
-    "StrataClosures"
+    "StrataClosures",
+    "Metric",
+    "MonodromyRepeats"
     }
 
 -- The default prime of the Jacobian strategy: large, so that a random point is unlucky
@@ -86,6 +94,7 @@ load "./LightningCAS/Singular.m2"
 load "./LightningCAS/Slices.m2"
 load "./LightningCAS/Verdicts.m2"
 load "./LightningCAS/Records.m2"
+load "./LightningCAS/Degrees.m2"
 
 ---------------------------------------------------------------------------------------------
 -- DOCUMENTATION
