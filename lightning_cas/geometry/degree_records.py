@@ -36,7 +36,8 @@ class DegreeResult(Provenance, JsonResult):
             return f"degree: unknown   ({self.method}; {self.certainty})"
         how = f"{self.method}; {self.certainty}"
         if self.trace_residual is not None:
-            how += f"; trace test residual {self.trace_residual:.3g} ({'passed' if self.trace_test_passed else 'FAILED'})"
+            verdict = "passed" if self.trace_test_passed else "FAILED"
+            how += f"; trace test residual {self.trace_residual:.3g} ({verdict})"
         head = f"degree >= {self.degree} (a lower bound)" if self.lower_bound else f"degree {self.degree}"
         return f"{head}, dimension {self.dimension}, in {self.coordinates} coordinates   ({how})"
 

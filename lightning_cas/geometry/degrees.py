@@ -18,6 +18,7 @@ from lightning_cas.core.results import Source
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult
 from lightning_cas.macaulay2.network import check_parameters, package_params
+from lightning_cas.macaulay2.render import m2_literal
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_str
 from lightning_cas.options import resolve
 
@@ -43,7 +44,8 @@ def coefficient_count(arch: Architecture | Network) -> int:
     return net.output * sum(math.comb(n + k - 1, k) for k in net.token_degrees)
 
 
-def _polynomial(arch, verb: str) -> None:
+def refuse_softmax(arch, verb: str) -> None:
+    """Softmax networks have no degree: refused in one line."""
     if arch.normalization != "none":
         raise UnsupportedError(f"{verb} needs a polynomial network: softmax attention is not algebraic, so its "
                                "function space has no degree.")
@@ -71,17 +73,33 @@ def _method(method, choices, verb: str) -> str:
     return method
 
 
+def plan_degree(arch, method: str) -> str:
+    """The method that will run (``auto`` resolved), or the refusal, before any work."""
+    method = _method(method, DEGREE_METHODS, "degree")
+    refuse_softmax(arch, "degree")
+    if method == "auto":
+        method = "implicit" if _fits(arch, IMPLICIT_MAX_WEIGHTS) else "numerical"
+    _guard(arch, IMPLICIT_MAX_WEIGHTS if method == "implicit" else NUMERICAL_MAX_WEIGHTS, method)
+    return method
+
+
+def plan_ed(arch, method: str) -> str:
+    """The ED method that will run (``auto`` resolved), or the refusal, before any work."""
+    method = _method(method, ED_METHODS, "ed_degree")
+    refuse_softmax(arch, "ed")
+    if method == "auto":
+        method = "lagrange" if _fits(arch, LAGRANGE_MAX_WEIGHTS) else "monodromy"
+    _guard(arch, LAGRANGE_MAX_WEIGHTS if method == "lagrange" else NUMERICAL_MAX_WEIGHTS, method)
+    return method
+
+
 def degree(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
            m2=None, session=None) -> DegreeResult:
     """The degree of the neurovariety: ``implicit`` (exact, the ideal over QQ), ``numerical`` (a
     pseudo-witness set and the trace test; failing it, the count is a lower bound) or ``auto``
     (implicit within its size guard, numerical beyond)."""
     opts = resolve("degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
-    method = _method(method, DEGREE_METHODS, "degree")
-    _polynomial(arch, "degree")
-    if method == "auto":
-        method = "implicit" if _fits(arch, IMPLICIT_MAX_WEIGHTS) else "numerical"
-    _guard(arch, IMPLICIT_MAX_WEIGHTS if method == "implicit" else NUMERICAL_MAX_WEIGHTS, method)
+    method = plan_degree(arch, method)
     with opts.deadline():
         start = time.perf_counter()
         script, rec = opts.macaulay2.run("degree", {**package_params(arch), "strategyCode": int(method == "numerical"),
@@ -145,17 +163,13 @@ def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=N
     lagrange within its size guard, monodromy beyond.
     """
     opts = resolve("ed_degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
-    method = _method(method, ED_METHODS, "ed_degree")
     if metric not in ED_METRICS:
         raise InputError(f"ed_degree: metric must be one of {', '.join(ED_METRICS)}, got {metric!r}.")
     if (metric == "data") != (inputs is not None):
         raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 1000:
         raise InputError(f"ed_degree: repeats must be an integer between 1 and 1000, got {repeats!r}.")
-    _polynomial(arch, "ed")
-    if method == "auto":
-        method = "lagrange" if _fits(arch, LAGRANGE_MAX_WEIGHTS) else "monodromy"
-    _guard(arch, LAGRANGE_MAX_WEIGHTS if method == "lagrange" else NUMERICAL_MAX_WEIGHTS, method)
+    method = plan_ed(arch, method)
     values, source = _inputs_param(arch, inputs) if metric == "data" else ([], None)
     with opts.deadline():
         start = time.perf_counter()
@@ -209,3 +223,28 @@ def _ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegr
                           m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
                           elapsed_s=time.perf_counter() - start)
 
+
+
+def m2_text(res: DegreeResult | EDDegreeResult) -> str:
+    """Macaulay2 code that recomputes the result with the LightningCAS package (loaded first)."""
+    params = package_params(res.architecture)
+    net = f"N = neuralNetwork({params['inputWidth']}, {params['tokens']}, {m2_literal(params['blocks'])});"
+    head = [f"-- lightning-cas: {res.architecture}; {res.method}, {res.certainty}, seed {res.seed}",
+            "-- load the package first:",
+            "--   loadPackage(\"LightningCAS\", FileName => \"<lightning_cas>/m2/LightningCAS.m2\")",
+            "needsPackage \"LightningCAS\";", f"setRandomSeed {res.seed};", net]
+    if isinstance(res, DegreeResult):
+        strategy = "Implicit" if res.method == "implicit" else "Numerical"
+        call = f'r = degreeRecord(N, Strategy => "{strategy}");'
+        check = (f'assert(r#"degree" == {res.degree})' if res.certainty == "exact"
+                 else f'print r#"degree" -- {res.degree}')
+        return "\n".join(head + [call, check]) + "\n"
+    if res.metric == "data":
+        raise InputError("--format m2 writes the generic and standard ED degrees; the data metric's inputs are not "
+                         "kept in the result.")
+    strategy = "Lagrange" if res.method == "lagrange" else "Monodromy"
+    ring = f", CoefficientRing => ZZ/{res.prime}" if res.prime else ""
+    call = f'r = edDegreeRecord(N, Metric => "{res.metric}", Strategy => "{strategy}"{ring});'
+    check = (f'assert(r#"ed_degree" == {res.ed_degree})' if res.method == "lagrange" and res.ed_degree is not None
+             else f'print r#"ed_degree" -- {res.ed_degree}')
+    return "\n".join(head + [call, check]) + "\n"

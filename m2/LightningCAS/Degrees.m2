@@ -91,6 +91,17 @@ lcasLagrangeED = (N, metric, p, columns) -> (
         "ed_degree" => (if dim E == 0 then degree E else null), "critical_dimension" => dim E,
         "implicit_cpu_ms" => floor(1000 * (t1 - t0)), "critical_cpu_ms" => floor(1000 * (cpuTime() - t1))})
 
+-- m weights in a random order whose columns of the Jacobian at a random rational point have rank m
+lcasFreeWeights = (B, m) -> (
+    R := ring first B;
+    pt := apply(numgens R, k -> random(-1000, 1000) / random(1, 1000));
+    J := sub(jacobian matrix {B}, matrix {pt / (c -> c * 1_(coefficientRing R))});  -- P x n
+    chosen := {};
+    scan(random toList(0 .. numgens R - 1), k -> if #chosen < m and rank J^(append(chosen, k)) > #chosen then
+        chosen = append(chosen, k));
+    if #chosen < m then error "LightningCAS: no gauge of free weights found";
+    sort chosen)
+
 -- numerical ED degree: critical points of s -> q(F(w0 + L s) - u) on a random affine m-slice of
 -- the weights (transversal to the fibers), by monodromy in the data point u; regular critical
 -- points whose image is distinct are counted (a lower bound unless confirmed)
@@ -107,7 +118,11 @@ lcasMonodromyED = (N, metric, columns, repeats) -> (
     uSym := getSymbol "u"; sSym := getSymbol "s";
     Cu := CC[uSym_1 .. uSym_n];
     Cs := Cu[sSym_1 .. sSym_m];
-    w0 := random(CC^P, CC^1); L := random(CC^P, CC^m);
+    -- the gauge: m of the weights free (chosen so that the differential is onto the tangent space), the
+    -- others fixed at random values; the symmetry orbits then meet the slice in few points
+    free := lcasFreeWeights(B, m);
+    w0 := random(CC^P, CC^1);
+    L := map(CC^P, CC^m, flatten apply(m, j -> {(free#j, j) => 1_CC}));
     slice := flatten entries (sub(w0, Cs) + sub(L, Cs) * transpose vars Cs);
     RC := CC(monoid R);
     toSlice := map(Cs, RC, slice);
@@ -127,7 +142,7 @@ lcasMonodromyED = (N, metric, columns, repeats) -> (
     u0 := F0 - (va || vb);
     t0 := cpuTime();
     (V, npaths) := (value "monodromySolve")(PS, (value "point") {flatten entries u0}, {(value "point") s0},
-        (value "NumberOfRepeats") => repeats, (value "NumberOfNodes") => 4, Verbose => false);
+        (value "NumberOfRepeats") => repeats, (value "NumberOfNodes") => 5, (value "NumberOfEdges") => 4, Verbose => false);
     sols := (value "points") V#(value "PartialSols");
     -- images of the regular critical points, told apart to 1e-6 relative to their size
     images := new MutableHashTable;
