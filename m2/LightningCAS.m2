@@ -184,6 +184,12 @@ doc ///
         criticalImage
         criticalLocus
         pointVerdict
+        :Degree and ED degree
+        degreeRecord
+        neurovarietyDegree
+        edDegreeRecord
+        edDegree
+        lagrangeIdeal
         :Records
         printRecord
         idealRecord
@@ -201,6 +207,8 @@ doc ///
         MinorBudget
         SamplesPerPiece
         Directions
+        Metric
+        MonodromyRepeats
 ///
 
 load "./LightningCAS/NetworksDocumentation.m2"
@@ -211,6 +219,7 @@ load "./LightningCAS/SingularDocumentation.m2"
 load "./LightningCAS/SlicesDocumentation.m2"
 load "./LightningCAS/VerdictsDocumentation.m2"
 load "./LightningCAS/RecordsDocumentation.m2"
+load "./LightningCAS/DegreesDocumentation.m2"
 
 ---------------------------------------------------------------------------------------------
 -- TESTS
