@@ -142,7 +142,7 @@ lcasMonodromyED = (N, metric, columns, repeats) -> (
     u0 := F0 - (va || vb);
     t0 := cpuTime();
     (V, npaths) := (value "monodromySolve")(PS, (value "point") {flatten entries u0}, {(value "point") s0},
-        (value "NumberOfRepeats") => repeats, (value "NumberOfNodes") => 5, (value "NumberOfEdges") => 4, Verbose => false);
+        (value "NumberOfRepeats") => repeats, (value "NumberOfNodes") => 4, Verbose => false);
     sols := (value "points") V#(value "PartialSols");
     -- images of the regular critical points, told apart to 1e-6 relative to their size
     images := new MutableHashTable;
