@@ -120,3 +120,15 @@ def test_the_whole_command_timeout_stops_the_run(m2):
     out = CliRunner().invoke(main, ["degree", "--widths", "3,1", "--attention", "1", "--method", "numerical",
                                     "--timeout", "1"])
     assert out.exit_code != 0 and "time" in out.output.lower()
+
+
+def test_a_network_of_blocks_has_its_degree_too(session):
+    """Linear, square, linear from 3 inputs through 2: the quadrics of rank <= 2 in 3 variables, i.e.
+    the symmetric 3 x 3 matrices of zero determinant, a cubic hypersurface (degree 3, dimension 5)."""
+    from lightning_cas import Linear, Network, Power
+
+    net = Network(3, 1, (Linear(2), Power(2), Linear(1)))
+    exact = degree(net, method="implicit", session=session)
+    numeric = degree(net, method="numerical", session=session)
+    assert (exact.degree, exact.dimension, exact.coordinates) == (3, 5, 6)
+    assert numeric.degree == 3 and numeric.trace_test_passed
