@@ -213,11 +213,11 @@ def _ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegr
     else:
         extra = dict(solutions=json_int(rec, "solutions", script), stable_loops=json_int(rec, "repeats", script))
         notes.append(f"monodromy found {value} distinct regular critical images ({extra['solutions']} critical "
-                     f"points on the gauge slice) and no new one in {extra['stable_loops']} further loops; a lower "
-                     "bound until an exact method confirms it")
+                     f"points on the gauge slice) and no new one in {extra['stable_loops']} successive monodromy "
+                     "steps; a lower bound until an exact method confirms it")
         common = dict(method="monodromy", certainty="numeric", lower_bound=True,
-                      method_detail="MonodromySolver on the critical equations of q(F(w0 + L s) - u) on a random "
-                                    "affine slice of the weights (dimension m, transversal to the fibers)")
+                      method_detail="MonodromySolver on the critical equations of q(F(w0 + L s) - u), s the m free "
+                                    "weights of a gauge (the others fixed at random values)")
     return EDDegreeResult(architecture=arch, metric=metric, ed_degree=value, dimension=dim, coordinates=n,
                           degenerate=degenerate, span=span, inputs=source, **extra, **common, seed=seed,
                           m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),

@@ -102,9 +102,9 @@ lcasFreeWeights = (B, m) -> (
     if #chosen < m then error "LightningCAS: no gauge of free weights found";
     sort chosen)
 
--- numerical ED degree: critical points of s -> q(F(w0 + L s) - u) on a random affine m-slice of
--- the weights (transversal to the fibers), by monodromy in the data point u; regular critical
--- points whose image is distinct are counted (a lower bound unless confirmed)
+-- numerical ED degree: critical points of s -> q(F(w0 + L s) - u), s the m free weights of a gauge
+-- (the others fixed at random values w0), by monodromy in the data point u; regular critical
+-- points off the vertex whose images are distinct are counted (a lower bound unless confirmed)
 lcasMonodromyED = (N, metric, columns, repeats) -> (
     needsPackage "MonodromySolver";
     (R, B, G) := if instance(metric, List) then lcasDataCoordinates(N, QQ, metric)
@@ -113,6 +113,9 @@ lcasMonodromyED = (N, metric, columns, repeats) -> (
     m := lcasImageDimension B;
     Gc := if G =!= null then sub(G, CC) else if metric === "standard" then id_(CC^n) else (
         M := random(CC^n, CC^n); transpose M * M);
+    -- the image fills its space: the one critical point y = u
+    if m == n then return {"coordinates" => n, "dimension" => m, "ed_degree" => 1, "solutions" => 1,
+        "regular_solutions" => 1, "paths" => 0, "repeats" => repeats, "monodromy_cpu_ms" => 0};
     P := numgens R;
     homogeneous := all(B, isHomogeneous);
     uSym := getSymbol "u"; sSym := getSymbol "s";
