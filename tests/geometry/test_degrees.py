@@ -132,3 +132,13 @@ def test_a_network_of_blocks_has_its_degree_too(session):
     numeric = degree(net, method="numerical", session=session)
     assert (exact.degree, exact.dimension, exact.coordinates) == (3, 5, 6)
     assert numeric.degree == 3 and numeric.trace_test_passed
+
+
+@pytest.mark.parametrize("command", ["degree", "ed"])
+@pytest.mark.parametrize("option, value", [("--timeout", "nan"), ("--timeout", "-1"), ("--seed", "-1"),
+                                           ("--seed", "4294967296")])
+def test_bad_seeds_and_timeouts_are_refused_before_macaulay2(command, option, value):
+    out = CliRunner().invoke(main, [command, "--widths", "2,1", "--attention", "1", option, value,
+                                    "--m2", "/nonexistent/M2"])
+    lines = [line for line in out.output.splitlines() if line.strip() and "running" not in line]
+    assert out.exit_code == 2 and len(lines) == 1 and option[2:] in lines[0], out.output
