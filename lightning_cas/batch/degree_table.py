@@ -21,7 +21,8 @@ COLUMNS = ("d", "d_out", "a", "tokens", "dimension", "degree", "degree_method", 
            "ed_method", "seconds", "status")
 
 
-def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: float = 120.0, seed: int = 0):
+def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: float = 120.0, seed: int = 0,
+                session=None):
     """One row per (d, d', a): the degree (auto) and the generic ED degree (auto), each bounded by ``timeout``."""
     for d, e, a in itertools.product(ds, outs, attentions):
         if a > d:
@@ -31,10 +32,10 @@ def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: fl
         row.update(d=d, d_out=e, a=a, tokens=tokens, status="ok")
         start = time.perf_counter()
         try:
-            deg = degree(arch, timeout=timeout, seed=seed)
+            deg = degree(arch, timeout=timeout, seed=seed, session=session)
             row.update(dimension=deg.dimension, degree=f">={deg.degree}" if deg.lower_bound else deg.degree,
                        degree_method=deg.method, trace_residual=deg.trace_residual or "")
-            ed = ed_degree(arch, timeout=timeout, seed=seed)
+            ed = ed_degree(arch, timeout=timeout, seed=seed, session=session)
             row.update(ed_degree=f">={ed.ed_degree}" if ed.lower_bound else ed.ed_degree, ed_method=ed.method)
         except LightningError as exc:
             row["status"] = f"{type(exc).__name__}: {exc}"[:200]

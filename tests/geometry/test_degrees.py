@@ -142,3 +142,13 @@ def test_bad_seeds_and_timeouts_are_refused_before_macaulay2(command, option, va
                                     "--m2", "/nonexistent/M2"])
     lines = [line for line in out.output.splitlines() if line.strip() and "running" not in line]
     assert out.exit_code == 2 and len(lines) == 1 and option[2:] in lines[0], out.output
+
+
+def test_the_degree_table_has_a_row_per_case_with_its_methods(session, tmp_path):
+    from lightning_cas.batch.degree_table import degree_rows, write_table
+
+    write_table(degree_rows(ds=(2,), outs=(1,), attentions=(1,), session=session), str(tmp_path))
+    rows = (tmp_path / "degrees.csv").read_text().splitlines()
+    assert rows[0].startswith("d,d_out,a") and len(rows) == 2
+    assert rows[1].startswith("2,1,1,2,4,3,implicit,") and ",10,lagrange," in rows[1]
+    assert (tmp_path / "degrees.md").read_text().count("\n") == 3
