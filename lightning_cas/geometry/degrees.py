@@ -118,8 +118,11 @@ def degree(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
                                        "of M2 CPU time",))
         residual = _float(json_str(rec, "trace", script), script)
         passed = json_bool(rec, "trace_test_passed", script)
-        notes = () if passed else (f"the trace test failed (residual {residual:.3g}): {value} points were found on "
-                                   "the linear section, so the degree is at least that",)
+        if math.isinf(residual):  # the test's paths failed: no residual to report
+            residual, passed = None, False
+        shown = "no residual: its paths failed" if residual is None else f"residual {residual:.3g}"
+        notes = () if passed else (f"the trace test failed ({shown}): {value} points were found on the linear "
+                                   "section, so the degree is at least that",)
         return DegreeResult(**common, method="numerical", certainty="numeric", lower_bound=not passed,
                             trace_residual=residual, trace_test_passed=passed, notes=notes,
                             method_detail="NumericalImplicitization pseudoWitnessSet: monodromy on a linear "
