@@ -17,6 +17,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.core.results import Source
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult
+from lightning_cas.geometry.implicit import check_one_layer, implicit
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.render import m2_literal
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_str
@@ -79,8 +80,15 @@ def plan_degree(arch, method: str) -> str:
     refuse_softmax(arch, "degree")
     if method == "auto":
         method = "implicit" if _fits(arch, IMPLICIT_MAX_WEIGHTS) else "numerical"
-    _guard(arch, IMPLICIT_MAX_WEIGHTS if method == "implicit" else NUMERICAL_MAX_WEIGHTS, method)
+    if method == "implicit" and _one_layer(arch):
+        check_one_layer(arch)  # the one-layer ideal's own guard: it eliminates from (V, A), far fewer variables
+    else:
+        _guard(arch, IMPLICIT_MAX_WEIGHTS if method == "implicit" else NUMERICAL_MAX_WEIGHTS, method)
     return method
+
+
+def _one_layer(arch) -> bool:
+    return isinstance(arch, Architecture) and arch.depth == 1 and not arch.multihead
 
 
 def plan_ed(arch, method: str) -> str:
@@ -100,6 +108,8 @@ def degree(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
     (implicit within its size guard, numerical beyond)."""
     opts = resolve("degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     method = plan_degree(arch, method)
+    if method == "implicit" and _one_layer(arch):
+        return _one_layer_degree(arch, opts)
     with opts.deadline():
         start = time.perf_counter()
         script, rec = opts.macaulay2.run("degree", {**package_params(arch), "strategyCode": int(method == "numerical"),
@@ -127,6 +137,17 @@ def degree(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
                             trace_residual=residual, trace_test_passed=passed, notes=notes,
                             method_detail="NumericalImplicitization pseudoWitnessSet: monodromy on a linear "
                                           "section, confirmed by the trace test")
+
+
+def _one_layer_degree(arch: Architecture, opts) -> DegreeResult:
+    """One layer: the degree of the ideal ``implicit`` computes (from (V, A), or (V, A) modulo the rank
+    minors of A, or (V, sym A) at one token: the same closure, far fewer variables)."""
+    res = implicit(arch, generators=False, seed=opts.seed, timeout=opts.timeout, m2=opts.macaulay2)
+    return DegreeResult(architecture=arch, degree=res.degree, dimension=res.dimension, coordinates=res.ambient,
+                        method="implicit", certainty="exact", seed=opts.seed, m2_version=res.m2_version,
+                        elapsed_s=res.elapsed_s, script=res.script,
+                        method_detail=f"degree of the one-layer implicit ideal, eliminated from {res.parametrization}",
+                        notes=res.notes)
 
 
 def _float(text: str, script: str) -> float:
