@@ -32,6 +32,7 @@ ED_PRIME = 32003  # the Lagrange ideal's characteristic: Groebner bases mod p ar
 # entries x token monomials) and the weights. Beyond them the computation does not finish in minutes.
 IMPLICIT_MAX_WEIGHTS = 14
 LAGRANGE_MAX_WEIGHTS = 12
+LAGRANGE_MAX_SPAN = 10  # (2,1,a,2) has 6 coordinates and takes 1 s; (2,2,1,2) with 12 does not finish in 4 min
 NUMERICAL_MAX_WEIGHTS = 40
 MAX_EXPANSION = 200_000
 MAX_SAMPLES = 200
@@ -91,13 +92,27 @@ def _one_layer(arch) -> bool:
     return isinstance(arch, Architecture) and arch.depth == 1 and not arch.multihead
 
 
+def span_estimate(arch) -> int:
+    """The coordinates the Lagrange ideal lives in: exactly for one plain layer (the span of the coefficients
+    of output token 1), else the coefficient count, an upper bound."""
+    if _one_layer(arch):
+        d, e = arch.widths
+        return e * d * d * (d + 1) // 2 if arch.tokens >= 2 else e * math.comb(d + 2, 3)
+    return coefficient_count(arch)
+
+
 def plan_ed(arch, method: str) -> str:
     """The ED method that will run (``auto`` resolved), or the refusal, before any work."""
     method = _method(method, ED_METHODS, "ed_degree")
     refuse_softmax(arch, "ed")
     if method == "auto":
-        method = "lagrange" if _fits(arch, LAGRANGE_MAX_WEIGHTS) else "monodromy"
+        method = ("lagrange" if _fits(arch, LAGRANGE_MAX_WEIGHTS) and span_estimate(arch) <= LAGRANGE_MAX_SPAN
+                  else "monodromy")
     _guard(arch, LAGRANGE_MAX_WEIGHTS if method == "lagrange" else NUMERICAL_MAX_WEIGHTS, method)
+    if method == "lagrange" and span_estimate(arch) > LAGRANGE_MAX_SPAN:
+        raise TooLargeError(f"the lagrange method would take the minors of a Jacobian in up to {span_estimate(arch)} "
+                            f"coordinates (limit {LAGRANGE_MAX_SPAN}: beyond, the saturation does not finish in "
+                            "minutes); use --method monodromy (a lower bound).")
     return method
 
 

@@ -152,3 +152,12 @@ def test_the_degree_table_has_a_row_per_case_with_its_methods(session, tmp_path)
     assert rows[0].startswith("d,d_out,a") and len(rows) == 2
     assert rows[1].startswith("2,1,1,2,4,3,implicit,") and ",10,lagrange," in rows[1]
     assert (tmp_path / "degrees.md").read_text().count("\n") == 3
+
+
+def test_the_lagrange_guard_names_the_coordinates_and_auto_goes_numerical():
+    from lightning_cas.geometry.degrees import plan_ed
+
+    with pytest.raises(TooLargeError, match="12 coordinates"):
+        plan_ed(Architecture((2, 2), (1,), tokens=2), "lagrange")
+    assert plan_ed(Architecture((2, 2), (1,), tokens=2), "auto") == "monodromy"
+    assert plan_ed(SEGRE, "auto") == "lagrange"
