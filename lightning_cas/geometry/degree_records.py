@@ -6,13 +6,21 @@ exact method confirmed) says so in ``lower_bound``; its text never presents it a
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import JsonResult, Provenance, Source, optional
 
-METRICS = ("generic", "standard", "data")
+
+
+class Metric(enum.StrEnum):
+    """The quadratic form of an ED degree."""
+
+    GENERIC = "generic"  # a random linear change of coordinates, then Euclidean: an invariant
+    STANDARD = "standard"  # Euclidean in the coordinates y_i of the coefficient span
+    DATA = "data"  # sum_n |f(X_n)|^2 of given inputs
 
 
 @dataclass(frozen=True)
@@ -48,7 +56,7 @@ class EDDegreeResult(Provenance, JsonResult):
     """The ED degree: complex critical points of q(f - u) on the smooth locus, for generic data u."""
 
     architecture: Architecture | Network
-    metric: str  # generic | standard | data
+    metric: Metric
     ed_degree: int | None
     dimension: int | None  # of the variety the count was taken on
     coordinates: int  # its ambient coordinates (for the data metric: a basis of the evaluations' span)
@@ -62,16 +70,11 @@ class EDDegreeResult(Provenance, JsonResult):
     script: str | None = None
     notes: tuple[str, ...] = ()
 
-    def __post_init__(self):
-        Provenance.__post_init__(self)
-        if self.metric not in METRICS:
-            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
-
     def text(self) -> str:
         how = f"{self.method}; {self.certainty}" + (f"; mod {self.prime}" if self.prime else "")
         if self.ed_degree is None:
-            return f"ED degree ({self.metric} metric): unknown   ({how})"
+            return f"ED degree ({self.metric.value} metric): unknown   ({how})"
         head = (f"ED degree >= {self.ed_degree} (found and stable, a lower bound)" if self.lower_bound
                 else f"ED degree {self.ed_degree}")
         where = f"variety of dimension {self.dimension} in {self.coordinates} coordinates"
-        return f"{head} ({self.metric} metric), {where}   ({how})"
+        return f"{head} ({self.metric.value} metric), {where}   ({how})"

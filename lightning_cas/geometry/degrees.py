@@ -16,7 +16,7 @@ from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import Source
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult
+from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult, Metric
 from lightning_cas.geometry.implicit import check_one_layer, implicit
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.render import m2_literal
@@ -257,7 +257,7 @@ def _ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegr
         common = dict(method="monodromy", certainty="numeric", lower_bound=True,
                       method_detail="MonodromySolver on the critical equations of q(F(w0 + L s) - u), s the m free "
                                     "weights of a gauge (the others fixed at random values)")
-    return EDDegreeResult(architecture=arch, metric=metric, ed_degree=value, dimension=dim, coordinates=n,
+    return EDDegreeResult(architecture=arch, metric=Metric(metric), ed_degree=value, dimension=dim, coordinates=n,
                           degenerate=degenerate, span=span, inputs=source, **extra, **common, seed=seed,
                           m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
                           elapsed_s=time.perf_counter() - start)
