@@ -16,6 +16,7 @@ Sections (``--only`` picks one):
 * ``blocks`` -- ``bench_blocks.run_blocks_bench`` (networks of blocks, ranks at given weights, Konda).
 * ``ratios`` -- ``bench_ratios.run_ratio_bench`` (the 1536-weight CLI call against one naive python-flint
   rank, the 6144-weight rank against the BLAS matmul, the start-up against bare imports: each pair in one run).
+* ``critical`` -- ``bench_critical.run_critical_bench`` (degree and ED degree).
 
 The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
 table is printed at the end and written as Markdown next to the JSON. Disagreements between
@@ -36,7 +37,7 @@ from pathlib import Path
 
 from lightning_cas.system.files import atomic_write_text
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios")
+SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
           "paper": "paper-protocol float (worker peak RSS, torch included)",
@@ -655,6 +656,11 @@ def main(argv=None) -> int:
             from benchmarks.bench_blocks import run_blocks_bench
 
             rows.extend(run_blocks_bench(progress=lambda m: print(m, flush=True)))
+            save(out, results)
+        elif section == "critical":
+            from benchmarks.bench_critical import run_critical_bench
+
+            rows.extend(run_critical_bench(quick=args.quick, progress=lambda m: print(m, flush=True)))
             save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench

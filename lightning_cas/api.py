@@ -284,6 +284,7 @@ RESULT_MODULES = {
     "ImplicitResult": "lightning_cas.geometry.records", "SingularLocusResult": "lightning_cas.geometry.records",
     "PointSingularityResult": "lightning_cas.geometry.records",
     "BoundaryResult": "lightning_cas.geometry.records", "ClaimsResult": "lightning_cas.geometry.claims",
+    "DegreeResult": "lightning_cas.geometry.degree_records", "EDDegreeResult": "lightning_cas.geometry.degree_records",
 }
 
 

@@ -44,6 +44,12 @@ export {
     "criticalImage",
     "criticalLocus",
     "pointVerdict",
+    -- degree and ED degree
+    "degreeRecord",
+    "neurovarietyDegree",
+    "edDegreeRecord",
+    "edDegree",
+    "lagrangeIdeal",
     -- records
     "printRecord",
     "idealRecord",
@@ -68,7 +74,9 @@ export {
     "Directions",
     "SingularMethod",
     "CriticalLocus",
-    "StrataClosures"
+    "StrataClosures",
+    "Metric",
+    "MonodromyRepeats"
     }
 
 -- The default prime of the Jacobian strategy: large, so that a random point is unlucky
@@ -86,6 +94,7 @@ load "./LightningCAS/Singular.m2"
 load "./LightningCAS/Slices.m2"
 load "./LightningCAS/Verdicts.m2"
 load "./LightningCAS/Records.m2"
+load "./LightningCAS/Degrees.m2"
 
 ---------------------------------------------------------------------------------------------
 -- DOCUMENTATION
@@ -175,6 +184,12 @@ doc ///
         criticalImage
         criticalLocus
         pointVerdict
+        :Degree and ED degree
+        degreeRecord
+        neurovarietyDegree
+        edDegreeRecord
+        edDegree
+        lagrangeIdeal
         :Records
         printRecord
         idealRecord
@@ -192,6 +207,8 @@ doc ///
         MinorBudget
         SamplesPerPiece
         Directions
+        Metric
+        MonodromyRepeats
 ///
 
 load "./LightningCAS/NetworksDocumentation.m2"
@@ -202,6 +219,7 @@ load "./LightningCAS/SingularDocumentation.m2"
 load "./LightningCAS/SlicesDocumentation.m2"
 load "./LightningCAS/VerdictsDocumentation.m2"
 load "./LightningCAS/RecordsDocumentation.m2"
+load "./LightningCAS/DegreesDocumentation.m2"
 
 ---------------------------------------------------------------------------------------------
 -- TESTS

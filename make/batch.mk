@@ -57,3 +57,9 @@ BLOCKS_DIR ?= blocks
 .PHONY: blocks
 blocks: setup
 	$(LCAS) blocks --out $(call lcas_q,$(BLOCKS_DIR))
+
+# Degrees and generic ED degrees of a grid of small one-layer networks: degrees/degrees.csv and .md
+DEGREES_OUT ?= degrees
+.PHONY: degrees
+degrees: setup
+	$(PY) -m lightning_cas.batch.degree_table --out $(call lcas_q,$(DEGREES_OUT))

@@ -24,6 +24,8 @@ COMMANDS = {
     "singular": ("lightning_cas.cli.geometry", "singular_command"),
     "boundary": ("lightning_cas.cli.geometry", "boundary_command"),
     "claims": ("lightning_cas.cli.geometry", "claims_command"),
+    "degree": ("lightning_cas.cli.critical", "degree_command"),
+    "ed": ("lightning_cas.cli.critical", "ed_command"),
     "sweep": ("lightning_cas.cli.batch", "sweep_command"),
     "report": ("lightning_cas.cli.batch", "report_command"),
     "heads": ("lightning_cas.cli.batch", "heads_command"),

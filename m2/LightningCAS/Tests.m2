@@ -215,3 +215,21 @@ assert(toString N == "a network on 2 token(s) of width 2: attention(heads 1, att
 assert(toString M == "an implicit model of widths {1, 1}, attention {1}, 1 token(s), in 1 coordinates")
 for x in {N, B, M} do (assert(net x == net toString x); print x)
 ///
+
+TEST ///
+-- degree: exact and numerical agree on the Segre cone (one layer d = 2, d' = 1, a = 1): degree 3
+setRandomSeed 0
+assert(neurovarietyDegree({2,1}, {1}, 2) == 3)
+W = degreeRecord({2,1}, {1}, 2, Strategy => "Numerical")
+assert(W#"degree" == 3 and W#"trace_test_passed" and W#"dimension" == 4)
+-- ED degree: Eckart-Young (2 for the Frobenius form of 2 x 3 matrices), 10 for a generic form, and the
+-- neurovariety, the same variety in other coordinates, gives 10 too
+S = ZZ/32003[a..f]; I = minors(2, genericMatrix(S, 2, 3))
+assert(edDegree(I, Metric => "standard") == 2 and edDegree I == 10)
+assert(edDegree({2,1}, {1}, 2) == 10)
+-- one input: the data form is degenerate, the projection fills the plane, one critical point
+R = edDegreeRecord({2,1}, {1}, 2, Metric => {{{1,2},{3,-1}}})
+assert(R#"ed_degree" == 1 and R#"coordinates" == 2 and R#"span" == 6)
+assert(try (edDegreeRecord({2,1}, {1}, 2, Metric => "euclid"); false) else true)
+assert(try (degreeRecord({2,1}, {1}, 2, Strategy => "Guess"); false) else true)
+///

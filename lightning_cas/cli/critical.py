@@ -1,0 +1,164 @@
+"""CLI commands `degree` and `ed`: how complex the function space is, and how many critical points the
+squared loss has on it (registered in lightning_cas.cli). `ed` also reaches the decision boundary's ED
+degree (--boundary) and the critical points of training on given data (--inputs with --targets)."""
+
+from __future__ import annotations
+
+import click
+
+from lightning_cas.cli.common import (echo, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
+                                      network_options, parse_architecture)
+from lightning_cas.core.architecture import NORMALIZATIONS
+from lightning_cas.core.display import printable
+from lightning_cas.errors import InputError
+
+OUTPUTS = ("text", "json", "m2")
+
+
+def _common(fn):
+    options = [
+        click.option("--widths", default=None, help="Widths d_0,...,d_L, e.g. 2,1."),
+        click.option("--attention", default=None, help="Attention dims a_1,...,a_L, e.g. 1."),
+        click.option("--tokens", default=None, help="Number of tokens t (default 2; a network file's own)."),
+        click.option("--normalization", default=None, type=click.Choice(NORMALIZATIONS),
+                     help="none (lightning, default); softmax is refused (not algebraic)."),
+        click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout (= --format json)."),
+        click.option("--format", "output_format", type=click.Choice(OUTPUTS), default="text", show_default=True,
+                     help="text; json; m2: Macaulay2 code that recomputes the number."),
+        SEED_OPTION,
+        TIMEOUT_OPTION,
+        M2_OPTION,
+    ]
+    return network_options(apply_options(fn, options))
+
+
+def _output(as_json: bool, output_format: str) -> str:
+    if as_json and output_format not in ("text", "json"):
+        raise InputError(f"--json is --format json; give --json or --format {output_format}, not both.")
+    return "json" if as_json else output_format
+
+
+def _run(message: str, fn, timeout):
+    from lightning_cas.cli.geometry import run_with_progress
+
+    return run_with_progress(message, fn, timeout)
+
+
+def _emit(res, output: str) -> None:
+    if output == "json":
+        echo(res.to_json())
+        return
+    if output == "m2":
+        from lightning_cas.geometry.degrees import m2_text
+
+        echo(m2_text(res), nl=False)
+        return
+    echo(printable(str(res.architecture)))
+    text = getattr(res, "text", None)
+    if callable(text):
+        echo(printable(text()))
+    else:  # a result of another verb without a text form: its own fields, one a line
+        for key, value in res.to_dict().items():
+            if key not in ("kind", "architecture", "script", "notes"):
+                echo(printable(f"{key}: {value}"))
+    for note in getattr(res, "notes", ()):
+        echo(printable(f"note: {note}"))
+
+
+@click.command("degree")
+@_common
+@click.option("--method", default="auto", show_default=True, type=click.Choice(("auto", "implicit", "numerical")),
+              help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
+                   "auto: implicit where elimination finishes, numerical beyond.")
+@clean_errors
+def degree_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, method):
+    """Degree of the neurovariety (its projectivization's), in coordinates of the coefficient span."""
+    from lightning_cas.geometry.degrees import degree, plan_degree
+
+    output = _output(as_json, output_format)
+    arch = parse_architecture(widths, attention, tokens, normalization)
+    plan_degree(arch, method)  # refusals before the progress line
+    res = _run(f"running Macaulay2 (degree, {method})",
+               lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2), timeout)
+    _emit(res, output)
+
+
+def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output) -> str:
+    """The option combinations of `ed`, refused in one line each; the metric that applies."""
+    if targets is not None and inputs is None:
+        raise InputError("--targets needs --inputs (the data the targets belong to).")
+    if boundary and (targets is not None or inputs is not None or metric is not None):
+        raise InputError("--boundary computes the ED degree of the decision boundary in the input coordinates; it "
+                         "takes no --metric, --inputs or --targets.")
+    if not boundary and (readout is not None or point is not None):
+        raise InputError(f"--{'readout' if readout is not None else 'point'} goes with --boundary.")
+    if at is not None and not (boundary or targets is not None):
+        raise InputError("--at goes with --boundary or --targets (the ED degree of the variety needs no weights).")
+    if (boundary or targets is not None) and (method != "auto" or output == "m2"):
+        raise InputError("--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary "
+                         "or --targets.")
+    if targets is not None:
+        if metric not in (None, "data"):
+            raise InputError("--targets trains on the data: its metric is the data's, not --metric " + metric + ".")
+        return "data"
+    if inputs is not None:
+        if metric not in (None, "data"):
+            raise InputError(f"--inputs gives the data metric; --metric {metric} takes no inputs.")
+        return "data"
+    if metric == "data":
+        raise InputError("--metric data needs --inputs (token matrices, shape (N, d_0, t)).")
+    return metric or "generic"
+
+
+@click.command("ed")
+@_common
+@click.option("--metric", default=None, type=click.Choice(("generic", "standard", "data")),
+              help="generic (default): a generic quadratic form, an invariant; standard: the Euclidean form in the "
+                   "coordinates y_i; data: sum_n |f(X_n)|^2 of --inputs.")
+@click.option("--inputs", default=None, metavar="PATH", help="Token matrices (N, d_0, t): .npy, .npz or JSON.")
+@click.option("--method", default="auto", show_default=True, type=click.Choice(("auto", "lagrange", "monodromy")),
+              help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
+                   "auto: lagrange within its size guard.")
+@click.option("--repeats", default=10, show_default=True, type=click.IntRange(1, 1000),
+              help="Monodromy: stop after this many loops without a new solution.")
+@click.option("--boundary", is_flag=True, help="The ED degree of the decision boundary {X : <w, f(X)> = 0}.")
+@click.option("--readout", default=None, metavar="PATH", help="With --boundary: the readout w (d_L x t array).")
+@click.option("--point", default=None, metavar="PATH", help="With --boundary: an input X0 (d_0 x t): its real "
+              "critical points on the boundary and its robustness radius.")
+@click.option("--at", "at", default=None, metavar="PATH", help="The weights (default: random, from --seed).")
+@click.option("--targets", default=None, metavar="PATH", help="With --inputs: targets; the real critical points "
+              "of the squared loss on the function space.")
+@clean_errors
+def ed_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, metric, inputs,
+               method, repeats, boundary, readout, point, at, targets):
+    """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
+    output = _output(as_json, output_format)
+    metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output)
+    arch = parse_architecture(widths, attention, tokens, normalization)
+    from lightning_cas.geometry.degrees import refuse_softmax
+
+    refuse_softmax(arch, "ed")  # before any work, the decision helpers' too
+    if boundary:
+        from lightning_cas.geometry.decision import boundary_ed
+
+        res = _run("running Macaulay2 (decision boundary ED degree)",
+                   lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
+                   timeout)
+    elif targets is not None:
+        from lightning_cas.geometry.training import training_critical_points
+
+        res = _run("running Macaulay2 (critical points of training)",
+                   lambda: training_critical_points(arch, inputs=inputs, targets=targets, at=at, seed=seed,
+                                                    timeout=timeout, m2=m2), timeout)
+    else:
+        from lightning_cas.geometry.degrees import ed_degree, plan_ed
+
+        plan_ed(arch, method)
+        if inputs is not None:  # read and checked (shape, numbers) before the progress line
+            from lightning_cas.system.points import load_inputs
+
+            inputs = load_inputs(arch, inputs)
+        res = _run(f"running Macaulay2 (ED degree, {metric} metric, {method})",
+                   lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
+                                     m2=m2, repeats=repeats), timeout)
+    _emit(res, output)

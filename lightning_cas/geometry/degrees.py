@@ -1,0 +1,289 @@
+"""The degree and the Euclidean-distance degree of a neurovariety, for every polynomial network.
+
+Everything runs in Macaulay2 (``degreeRecord`` and ``edDegreeRecord`` in m2/LightningCAS/Degrees.m2) on
+the coordinates the implicit dimension uses: a basis y_1..y_n of the linear span of the coefficients of
+the output columns (an injective linear image of the neurovariety: degree and generic ED degree are
+those of the neurovariety). Exact where elimination finishes; numerical beyond, and then a count that is
+not confirmed is a lower bound, said so in the result (docs/critical.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.network import Network
+from lightning_cas.core.results import Source
+from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
+from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult, Metric
+from lightning_cas.geometry.implicit import check_one_layer, implicit
+from lightning_cas.macaulay2.network import check_parameters, package_params
+from lightning_cas.macaulay2.render import m2_literal
+from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_str
+from lightning_cas.options import resolve
+
+DEGREE_METHODS = ("auto", "implicit", "numerical")
+ED_METHODS = ("auto", "lagrange", "monodromy")
+ED_METRICS = ("generic", "standard", "data")
+ED_PRIME = 32003  # the Lagrange ideal's characteristic: Groebner bases mod p are fast, u and the form random
+
+# Size guards, measured on the one-layer cases (bench_critical): the coefficient expansion (output
+# entries x token monomials) and the weights. Beyond them the computation does not finish in minutes.
+IMPLICIT_MAX_WEIGHTS = 14
+LAGRANGE_MAX_WEIGHTS = 12
+LAGRANGE_MAX_SPAN = 10  # (2,1,a,2) has 6 coordinates and takes 1 s; (2,2,1,2) with 12 does not finish in 4 min
+NUMERICAL_MAX_WEIGHTS = 40
+MAX_EXPANSION = 200_000
+MAX_SAMPLES = 200
+MONODROMY_REPEATS = 10
+
+
+def coefficient_count(arch: Architecture | Network) -> int:
+    """Coefficients M2 expands: one output column's entries times its token monomials."""
+    net = as_network(arch)
+    n = net.input * net.tokens
+    return net.output * sum(math.comb(n + k - 1, k) for k in net.token_degrees)
+
+
+def refuse_softmax(arch, verb: str) -> None:
+    """Softmax networks have no degree: refused in one line."""
+    if arch.normalization != "none":
+        raise UnsupportedError(f"{verb} needs a polynomial network: softmax attention is not algebraic, so its "
+                               "function space has no degree.")
+
+
+def _guard(arch, limit: int, method: str) -> None:
+    weights, coefficients = arch.parameters, coefficient_count(arch)
+    if weights > limit or weights * coefficients > MAX_EXPANSION:
+        raise TooLargeError(f"the {method} method would work on {weights} weights and {coefficients:,} "
+                            f"coefficients ({weights * coefficients:,} entries; limits {limit} weights, "
+                            f"{MAX_EXPANSION:,} entries); choose a smaller architecture.")
+
+
+def _fits(arch, limit: int) -> bool:
+    try:
+        _guard(arch, limit, "")
+    except TooLargeError:
+        return False
+    return True
+
+
+def _method(method, choices, verb: str) -> str:
+    if not isinstance(method, str) or method not in choices:
+        raise InputError(f"{verb}: method must be one of {', '.join(choices)}, got {method!r}.")
+    return method
+
+
+def plan_degree(arch, method: str) -> str:
+    """The method that will run (``auto`` resolved), or the refusal, before any work."""
+    method = _method(method, DEGREE_METHODS, "degree")
+    refuse_softmax(arch, "degree")
+    if method == "auto":
+        method = "implicit" if _fits(arch, IMPLICIT_MAX_WEIGHTS) else "numerical"
+    if method == "implicit" and _one_layer(arch):
+        check_one_layer(arch)  # the one-layer ideal's own guard: it eliminates from (V, A), far fewer variables
+    else:
+        _guard(arch, IMPLICIT_MAX_WEIGHTS if method == "implicit" else NUMERICAL_MAX_WEIGHTS, method)
+    return method
+
+
+def _one_layer(arch) -> bool:
+    return isinstance(arch, Architecture) and arch.depth == 1 and not arch.multihead
+
+
+def span_estimate(arch) -> int:
+    """The coordinates the Lagrange ideal lives in: exactly for one plain layer (the span of the coefficients
+    of output token 1), else the coefficient count, an upper bound."""
+    if _one_layer(arch):
+        d, e = arch.widths
+        return e * d * d * (d + 1) // 2 if arch.tokens >= 2 else e * math.comb(d + 2, 3)
+    return coefficient_count(arch)
+
+
+def plan_ed(arch, method: str) -> str:
+    """The ED method that will run (``auto`` resolved), or the refusal, before any work."""
+    method = _method(method, ED_METHODS, "ed_degree")
+    refuse_softmax(arch, "ed")
+    if method == "auto":
+        method = ("lagrange" if _fits(arch, LAGRANGE_MAX_WEIGHTS) and span_estimate(arch) <= LAGRANGE_MAX_SPAN
+                  else "monodromy")
+    _guard(arch, LAGRANGE_MAX_WEIGHTS if method == "lagrange" else NUMERICAL_MAX_WEIGHTS, method)
+    if method == "lagrange" and span_estimate(arch) > LAGRANGE_MAX_SPAN:
+        raise TooLargeError(f"the lagrange method would take the minors of a Jacobian in up to {span_estimate(arch)} "
+                            f"coordinates (limit {LAGRANGE_MAX_SPAN}: beyond, the saturation does not finish in "
+                            "minutes); use --method monodromy (a lower bound).")
+    return method
+
+
+def degree(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+           m2=None, session=None) -> DegreeResult:
+    """The degree of the neurovariety: ``implicit`` (exact, the ideal over QQ), ``numerical`` (a
+    pseudo-witness set and the trace test; failing it, the count is a lower bound) or ``auto``
+    (implicit within its size guard, numerical beyond)."""
+    opts = resolve("degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    method = plan_degree(arch, method)
+    if method == "implicit" and _one_layer(arch):
+        return _one_layer_degree(arch, opts)
+    with opts.deadline():
+        start = time.perf_counter()
+        script, rec = opts.macaulay2.run("degree", {**package_params(arch), "strategyCode": int(method == "numerical"),
+                                                    "columns": 1, "seed": opts.seed})
+        check_parameters(arch, rec, script)
+        value, dim, n = (json_int(rec, k, script) for k in ("degree", "dimension", "coordinates"))
+        if value < 1 or not 0 <= dim <= n:
+            raise M2ParseError(f"Macaulay2 reported degree {value} and dimension {dim} in {n} coordinates", script)
+        common = dict(architecture=arch, degree=value, dimension=dim, coordinates=n, seed=opts.seed,
+                      m2_version=json_str(rec, "m2_version", script), script=script,
+                      elapsed_s=time.perf_counter() - start)
+        if method == "implicit":
+            return DegreeResult(**common, method="implicit", certainty="exact",
+                                method_detail="degree of the implicit ideal (kernel of the coefficient map over QQ)",
+                                notes=(f"elimination took {json_int(rec, 'implicit_cpu_ms', script) / 1000:.3g} s "
+                                       "of M2 CPU time",))
+        residual = _float(json_str(rec, "trace", script), script)
+        passed = json_bool(rec, "trace_test_passed", script)
+        if math.isinf(residual):  # the test's paths failed: no residual to report
+            residual, passed = None, False
+        shown = "no residual: its paths failed" if residual is None else f"residual {residual:.3g}"
+        notes = () if passed else (f"the trace test failed ({shown}): {value} points were found on the linear "
+                                   "section, so the degree is at least that",)
+        return DegreeResult(**common, method="numerical", certainty="numeric", lower_bound=not passed,
+                            trace_residual=residual, trace_test_passed=passed, notes=notes,
+                            method_detail="NumericalImplicitization pseudoWitnessSet: monodromy on a linear "
+                                          "section, confirmed by the trace test")
+
+
+def _one_layer_degree(arch: Architecture, opts) -> DegreeResult:
+    """One layer: the degree of the ideal ``implicit`` computes (from (V, A), or (V, A) modulo the rank
+    minors of A, or (V, sym A) at one token: the same closure, far fewer variables)."""
+    res = implicit(arch, generators=False, seed=opts.seed, timeout=opts.timeout, m2=opts.macaulay2)
+    return DegreeResult(architecture=arch, degree=res.degree, dimension=res.dimension, coordinates=res.ambient,
+                        method="implicit", certainty="exact", seed=opts.seed, m2_version=res.m2_version,
+                        elapsed_s=res.elapsed_s, script=res.script,
+                        method_detail=f"degree of the one-layer implicit ideal, eliminated from {res.parametrization}",
+                        notes=res.notes)
+
+
+def _float(text: str, script: str) -> float:
+    try:
+        return float(text.replace("*10^", "e"))
+    except ValueError:
+        if text == "infinity":
+            return math.inf
+        raise M2ParseError(f"not a number from Macaulay2: {text[:40]!r}", script) from None
+
+
+def _inputs_param(arch, inputs) -> tuple[list, Source]:
+    """The data metric's inputs (an InputData, a path, or an array) as exact nested lists for M2."""
+    from lightning_cas.system.points import InputData, inputs_from_array, load_inputs
+
+    if isinstance(inputs, InputData):
+        data = inputs
+    elif isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__"):
+        data = load_inputs(arch, inputs)
+    else:
+        data = inputs_from_array(arch, inputs)
+    if data.count > MAX_SAMPLES:
+        raise TooLargeError(f"{data.count} inputs: the data metric takes at most {MAX_SAMPLES} (it expands every "
+                            "evaluation as a polynomial in the weights).")
+    values = [[[v for v in row] for row in mat] for mat in data.values.tolist()]
+    return values, Source(data.source, data.sha256, data.count)
+
+
+def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=None, method: str = "auto",
+              seed: int = 0, timeout: float | None = None, m2=None, session=None,
+              repeats: int = MONODROMY_REPEATS) -> EDDegreeResult:
+    """The ED degree of the neurovariety for the ``generic`` form (an invariant), the ``standard`` form
+    (Euclidean in the coordinates y_i) or the ``data`` form sum_n |f(X_n)|^2 of ``inputs``.
+
+    ``lagrange``: the critical ideal mod p at a random data point (probabilistic); ``monodromy``: critical
+    points of a gauge-fixed parametrization found by monodromy (numeric, a lower bound); ``auto``:
+    lagrange within its size guard, monodromy beyond.
+    """
+    opts = resolve("ed_degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    if metric not in ED_METRICS:
+        raise InputError(f"ed_degree: metric must be one of {', '.join(ED_METRICS)}, got {metric!r}.")
+    if (metric == "data") != (inputs is not None):
+        raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 1000:
+        raise InputError(f"ed_degree: repeats must be an integer between 1 and 1000, got {repeats!r}.")
+    method = plan_ed(arch, method)
+    values, source = _inputs_param(arch, inputs) if metric == "data" else ([], None)
+    with opts.deadline():
+        start = time.perf_counter()
+        script, rec = opts.macaulay2.run("ed_degree", {
+            **package_params(arch), "metricCode": ED_METRICS.index(metric), "inputs": values,
+            "strategyCode": int(method == "monodromy"), "charP": ED_PRIME, "columns": 1, "repeats": repeats,
+            "seed": opts.seed})
+        return _ed_result(arch, metric, method, rec, script, opts.seed, source, start)
+
+
+def _ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegreeResult:
+    check_parameters(arch, rec, script)
+    n, dim = json_int(rec, "coordinates", script), json_int(rec, "dimension", script)
+    value = json_get(rec, "ed_degree", script)
+    value = None if value is None else json_int(rec, "ed_degree", script)
+    notes, extra = [], {}
+    span = degenerate = None
+    if metric == "data":
+        span = json_int(rec, "span", script)
+        degenerate = n < span
+        notes.append(f"the data metric of {source.count} inputs " + (
+            f"is degenerate: the evaluation map has a {span - n}-dimensional kernel on the {span}-dimensional "
+            f"coefficient span, so the critical points are counted on the projection of the neurovariety "
+            f"(dimension {dim} in {n} coordinates)" if degenerate else
+            "is non-degenerate on the coefficient span (the count is that of the neurovariety for this form)"))
+        if dim == n:
+            notes.append("the projection fills its space: every data point is reached with zero loss (a zero-loss "
+                         "fiber), one critical point")
+    if metric == "standard":
+        notes.append("standard form: the Euclidean form in the coordinates y_i, a basis of the coefficient span "
+                     "(coefficients of token monomials of output token 1, chosen first come first kept; "
+                     "`lightning-cas implicit --coordinates` lists them)")
+    if method == "lagrange":
+        if value is None:
+            notes.append(f"the critical ideal has dimension {json_int(rec, 'critical_dimension', script)}, not 0: "
+                         "the data point was not generic; rerun with another seed")
+        common = dict(method="lagrange", certainty="probabilistic", prime=json_int(rec, "prime", script),
+                      method_detail="degree of the Lagrange ideal I + minors(c+1, [Jac I | G(y - u)]) saturated by "
+                                    "the singular locus, over ZZ/p at a random data point u",
+                      certainty_detail="mod p with a random form and data point: wrong only for unlucky choices")
+    else:
+        extra = dict(solutions=json_int(rec, "solutions", script), stable_loops=json_int(rec, "repeats", script))
+        notes.append(f"monodromy found {value} distinct regular critical images ({extra['solutions']} critical "
+                     f"points on the gauge slice) and no new one in {extra['stable_loops']} successive monodromy "
+                     "steps; a lower bound until an exact method confirms it")
+        common = dict(method="monodromy", certainty="numeric", lower_bound=True,
+                      method_detail="MonodromySolver on the critical equations of q(F(w0 + L s) - u), s the m free "
+                                    "weights of a gauge (the others fixed at random values)")
+    return EDDegreeResult(architecture=arch, metric=Metric(metric), ed_degree=value, dimension=dim, coordinates=n,
+                          degenerate=degenerate, span=span, inputs=source, **extra, **common, seed=seed,
+                          m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
+                          elapsed_s=time.perf_counter() - start)
+
+
+
+def m2_text(res: DegreeResult | EDDegreeResult) -> str:
+    """Macaulay2 code that recomputes the result with the LightningCAS package (loaded first)."""
+    params = package_params(res.architecture)
+    net = f"N = neuralNetwork({params['inputWidth']}, {params['tokens']}, {m2_literal(params['blocks'])});"
+    head = [f"-- lightning-cas: {res.architecture}; {res.method}, {res.certainty}, seed {res.seed}",
+            "-- load the package first:",
+            "--   loadPackage(\"LightningCAS\", FileName => \"<lightning_cas>/m2/LightningCAS.m2\")",
+            "needsPackage \"LightningCAS\";", f"setRandomSeed {res.seed};", net]
+    if isinstance(res, DegreeResult):
+        strategy = "Implicit" if res.method == "implicit" else "Numerical"
+        call = f'r = degreeRecord(N, Strategy => "{strategy}");'
+        check = (f'assert(r#"degree" == {res.degree})' if res.certainty == "exact"
+                 else f'print r#"degree" -- {res.degree}')
+        return "\n".join(head + [call, check]) + "\n"
+    if res.metric == "data":
+        raise InputError("--format m2 writes the generic and standard ED degrees; the data metric's inputs are not "
+                         "kept in the result.")
+    strategy = "Lagrange" if res.method == "lagrange" else "Monodromy"
+    ring = f", CoefficientRing => ZZ/{res.prime}" if res.prime else ""
+    call = f'r = edDegreeRecord(N, Metric => "{res.metric}", Strategy => "{strategy}"{ring});'
+    check = (f'assert(r#"ed_degree" == {res.ed_degree})' if res.method == "lagrange" and res.ed_degree is not None
+             else f'print r#"ed_degree" -- {res.ed_degree}')
+    return "\n".join(head + [call, check]) + "\n"

@@ -1,0 +1,2 @@
+-- the ED degree of a neurovariety: metricCode 0 generic, 1 standard, 2 the data metric of the inputs; strategyCode 0 Lagrange mod charP, 1 monodromy
+printRecord edDegreeRecord(neuralNetwork(inputWidth, tokens, blocks), Metric => (if metricCode == 0 then "generic" else if metricCode == 1 then "standard" else inputs), Strategy => {"Lagrange", "Monodromy"}#strategyCode, CoefficientRing => ZZ/charP, Columns => columns, MonodromyRepeats => repeats)
