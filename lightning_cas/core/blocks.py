@@ -1,12 +1,13 @@
 """The blocks a network is made of (``core.network`` stacks them): their keys, weights and degrees.
 
-Each block validates its own keys (``_KeyError`` names the key; the network turns it into one line
-naming the file and the block) and says which weight matrices it owns, in the canonical order.
+Each kind has a key table (``Block.KEYS``): every key is checked from it, in one place
+(``Block.resolve``; ``_KeyError`` names the key, the network turns it into one line naming the file
+and the block). Each block says which weight matrices it owns, in the canonical order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import ClassVar
 
 from lightning_cas.core.checks import integer_value
@@ -45,18 +46,61 @@ class WeightMatrix:
         return self.offset + self.size
 
 
+# ---------------------------------------------------------------- the key table
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a block kind: its check ("positive" with a cap, "flag", or "choice" of ``choices``).
+    A key whose dataclass field has no default is required; ``optional`` keys may be None."""
+
+    name: str
+    check: str
+    cap: int = 0
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+
+def _check(key: Key, value) -> None:
+    if value is None and key.optional:
+        return
+    if key.check == "positive":
+        _positive(value, key.name, key.cap)
+    elif key.check == "flag":
+        _flag(value, key.name)
+    elif value not in key.choices:
+        raise _KeyError(key.name, f"must be one of {', '.join(key.choices)}, got {value!r}")
+
+
 # ---------------------------------------------------------------- blocks
 
 
 @dataclass(frozen=True)
 class Block:
-    """Common shape of every block; concrete kinds below."""
+    """Common shape of every block; concrete kinds below. ``KEYS`` is the block's key table: every key
+    is checked from it, once, by ``resolve``."""
 
     kind: ClassVar[str] = ""
+    KEYS: ClassVar[tuple[Key, ...]] = ()
 
     def resolve(self, width: int) -> "Block":
         """This block with its defaults filled in for input width ``width`` (checked)."""
-        raise NotImplementedError
+        block = replace(self, out=width) if getattr(self, "out", 0) is None and "out" in self.defaults() else self
+        for key in self.KEYS:
+            _check(key, getattr(block, key.name))
+        if getattr(block, "residual", False) and block.output_width(width) != width:
+            raise _KeyError("residual", f"a residual block needs out = its input width {width}, got out = "
+                                        f"{block.output_width(width)}")
+        return block
+
+    @classmethod
+    def required_keys(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING)
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """The keys that have a default, and the default."""
+        return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
     def output_width(self, width: int) -> int:
         return getattr(self, "out", None) or width
@@ -89,6 +133,10 @@ def _sums(degrees: frozenset[int], count: int) -> frozenset[int]:
     return out
 
 
+_OUT = Key("out", "positive", MAX_WIDTH)
+_RESIDUAL = Key("residual", "flag")
+
+
 @dataclass(frozen=True)
 class Attention(Block):
     attention: int
@@ -99,20 +147,10 @@ class Attention(Block):
     residual: bool = False
     normalization: str = "none"
     kind: ClassVar[str] = "attention"
-
-    def resolve(self, width: int) -> "Attention":
-        out = self.out if self.out is not None else width
-        _positive(self.attention, "attention", MAX_WIDTH)
-        _positive(self.heads, "heads", MAX_HEADS)
-        _positive(out, "out", MAX_WIDTH)
-        if self.value is not None:
-            _positive(self.value, "value", MAX_WIDTH)
-        _flag(self.causal, "causal")
-        _flag(self.residual, "residual")
-        if self.normalization not in NORMALIZATIONS:
-            raise _KeyError("normalization", f"must be one of {', '.join(NORMALIZATIONS)}, got {self.normalization!r}")
-        _residual_width(self.residual, out, width)
-        return replace(self, out=out)
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("attention", "positive", MAX_WIDTH), Key("heads", "positive", MAX_HEADS),
+                                       _OUT, Key("value", "positive", MAX_WIDTH, optional=True),
+                                       Key("causal", "flag"), _RESIDUAL,
+                                       Key("normalization", "choice", choices=NORMALIZATIONS))
 
     def matrices(self, width: int):
         out = []
@@ -147,15 +185,8 @@ class MLP(Block):
     out: int | None = None
     residual: bool = False
     kind: ClassVar[str] = "mlp"
-
-    def resolve(self, width: int) -> "MLP":
-        out = self.out if self.out is not None else width
-        _positive(self.hidden, "hidden", MAX_WIDTH)
-        _positive(self.degree, "degree", MAX_DEGREE)
-        _positive(out, "out", MAX_WIDTH)
-        _flag(self.residual, "residual")
-        _residual_width(self.residual, out, width)
-        return replace(self, out=out)
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("hidden", "positive", MAX_WIDTH), Key("degree", "positive", MAX_DEGREE),
+                                       _OUT, _RESIDUAL)
 
     def matrices(self, width: int):
         return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)]
@@ -175,10 +206,7 @@ class MLP(Block):
 class Linear(Block):
     out: int
     kind: ClassVar[str] = "linear"
-
-    def resolve(self, width: int) -> "Linear":
-        _positive(self.out, "out", MAX_WIDTH)
-        return self
+    KEYS: ClassVar[tuple[Key, ...]] = (_OUT,)
 
     def matrices(self, width: int):
         return [(0, "p", self.out, width)]
@@ -197,10 +225,7 @@ class Linear(Block):
 class Power(Block):
     degree: int = 2
     kind: ClassVar[str] = "power"
-
-    def resolve(self, width: int) -> "Power":
-        _positive(self.degree, "degree", MAX_DEGREE)
-        return self
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("degree", "positive", MAX_DEGREE),)
 
     def token_degrees(self, degrees):
         return _sums(degrees, self.degree)
@@ -213,7 +238,7 @@ class Power(Block):
 
 
 BLOCK_TYPES: dict[str, type[Block]] = {"attention": Attention, "mlp": MLP, "linear": Linear, "power": Power}
-REQUIRED_KEYS = {"attention": ("attention",), "mlp": ("hidden",), "linear": ("out",), "power": ()}
+REQUIRED_KEYS = {kind: cls.required_keys() for kind, cls in BLOCK_TYPES.items()}
 
 
 class _KeyError(Exception):
@@ -236,8 +261,3 @@ def _positive(value, key: str, cap: int) -> None:
 def _flag(value, key: str) -> None:
     if not isinstance(value, bool):
         raise _KeyError(key, f"must be true or false, got {value!r}")
-
-
-def _residual_width(residual: bool, out: int, width: int) -> None:
-    if residual and out != width:
-        raise _KeyError("residual", f"a residual block needs out = its input width {width}, got out = {out}")

@@ -301,9 +301,8 @@ def _block_from_dict(entry, index: int, source: str) -> Block:
     for key in REQUIRED_KEYS[kind]:
         if key not in entry:
             raise InputError(f"{source}: block {index} ({kind}): the key `{key}` is missing.")
-    values = {k: v for k, v in entry.items() if k != "kind"}
-    if kind in ("attention", "mlp") and values.get("out", 0) is None:
-        del values["out"]
-    if kind == "attention" and "value" in values and values["value"] is None:
-        del values["value"]
+    defaults = cls.defaults()
+    # a key written as null means its default where the default is null (out, value)
+    values = {k: v for k, v in entry.items() if k != "kind" and not (v is None and k in defaults
+                                                                      and defaults[k] is None)}
     return cls(**values)
