@@ -2,14 +2,16 @@
 and its ``state_dict`` read back as a weight point.
 
 ``TorchNetwork(net)`` is an ``nn.Module`` computing the same function as ``core.forward`` on a
-``Network``: bias-free, no LayerNorm, no 1/sqrt(d_head) scaling of the logits (the attention matrix is
-S = (K Y)^T (Q Y)), the causal mask keeps key i <= query j, softmax over the keys. PyTorch convention
-on the outside: ``forward(x)`` takes x of shape (batch, tokens, d_0) and returns (batch, tokens, d_out)
-(our token matrices are the transposes: tokens are columns). Parameters are named
-``blocks.{i}.{letter}`` (i from 0; q, k, v or w, o for attention, stacked over heads as (H, rows,
-cols); u, d for an mlp; p for a linear block): the same names ``system.points`` reads from .npz and
-.safetensors files, so ``torch.save(model.state_dict())`` can be converted with
-``safetensors.torch.save_file`` and given to ``dim --at``.
+``Network``: biases where the blocks have them, no LayerNorm, no 1/sqrt(d_head) scaling of the logits
+(the attention matrix is S = (K Y)^T (Q Y)), the causal mask keeps key i <= query j, softmax over the
+keys. PyTorch convention on the outside: ``forward(x)`` takes x of shape (batch, tokens, d_0) and
+returns (batch, tokens, d_out) (our token matrices are the transposes: tokens are columns). Parameters
+are named ``blocks.{i}.{letter}`` (i from 0; q, k, v or w, o for attention, stacked over heads as (H,
+rows, cols); u, d for an mlp; p for a linear block; biases b + the letter, bo for the output bias): the
+same names ``system.points`` reads from .npz and .safetensors files, so
+``torch.save(model.state_dict())`` can be converted with ``safetensors.torch.save_file`` and given to
+``dim --at``.
+
 
 Nothing else in lightning_cas imports torch.
 """
@@ -72,10 +74,15 @@ class _Block(nn.Module):
     def forward(self, Y: torch.Tensor) -> torch.Tensor:
         b = self.spec
         p = dict(self.named_parameters())
+        bias = getattr(b, "bias", False)
+
+        def affine(letter: str):
+            M = torch.einsum("had,ndt->nhat", p[letter], Y)
+            return M + p["b" + letter][None, :, :, None] if bias else M
+
         if isinstance(b, Attention):
-            V = p["v"] if b.value is None else p["o"] @ p["w"]  # (H, out, d)
-            QY = torch.einsum("had,ndt->nhat", p["q"], Y)
-            KY = torch.einsum("had,ndt->nhat", p["k"], Y)
+            QY, KY = affine("q"), affine("k")
+            VY = affine("v") if b.value is None else torch.einsum("heb,nhbt->nhet", p["o"], affine("w"))
             S = torch.einsum("nhai,nhaj->nhij", KY, QY)  # key i, query j
             t = Y.shape[-1]
             keep = torch.ones(t, t, dtype=torch.bool)
@@ -85,11 +92,16 @@ class _Block(nn.Module):
                 A = torch.softmax(S.masked_fill(~keep, float("-inf")), dim=-2)
             else:
                 A = S * keep
-            out = torch.einsum("hed,ndi,nhij->nej", V, Y, A)
+            out = torch.einsum("nhei,nhij->nej", VY, A)
+            if bias and b.value is not None:
+                out = out + p["bo"][None, :, None]
         elif isinstance(b, MLP):
-            out = p["d"] @ (p["u"] @ Y) ** b.degree
+            if bias:
+                out = p["d"] @ (p["u"] @ Y + p["bu"][:, None]) ** b.degree + p["bd"][:, None]
+            else:
+                out = p["d"] @ (p["u"] @ Y) ** b.degree
         elif isinstance(b, Linear):
-            out = p["p"] @ Y
+            out = p["p"] @ Y + (p["bp"][:, None] if bias else 0)
         elif isinstance(b, Power):
             out = Y ** b.degree
         else:  # pragma: no cover - Network validates the kinds

@@ -55,6 +55,7 @@ export {
     "Out",
     "Causal",
     "Residual",
+    "Bias",
     "Normalization",
     "Columns",
     "Generators",

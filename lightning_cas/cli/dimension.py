@@ -9,6 +9,7 @@ import click
 
 from lightning_cas import api
 from lightning_cas.backends.local import spectrum_bands
+from lightning_cas.errors import InputError
 from lightning_cas.system.points import load_inputs, load_weights
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, clean_errors,
                                       describe_provenance, method_options, parse_architecture)
@@ -22,15 +23,20 @@ from lightning_cas.cli.progress import progress_display, run_label
               help="The rank at these weights (JSON, .npz or .safetensors; floats are read exactly).")
 @click.option("--inputs", default=None, metavar="FILE",
               help="The rank on these token matrices (N, d_0, t): .npy, .npz (key inputs) or JSON.")
+@click.option("--layout", default=None, type=click.Choice(["features-tokens", "tokens-features"]),
+              help="How --inputs is laid out: (N, d_0, t) features-tokens, or (N, t, d_0) tokens-features "
+                   "(PyTorch's); default: from the shape (refused when t = d_0) or what the file records.")
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
 @clean_errors
 def dim_command(widths, attention, tokens, normalization, as_json, method, seed, timeout, prime, m2, quiet, at,
-                inputs, exact, spectrum):
+                inputs, layout, exact, spectrum):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     arch = parse_architecture(widths, attention, tokens, normalization)
     point = None if at is None else load_weights(arch, at)
-    data = None if inputs is None else load_inputs(arch, inputs)
+    if layout is not None and inputs is None:
+        raise InputError("--layout says how --inputs is laid out; give --inputs FILE with it.")
+    data = None if inputs is None else load_inputs(arch, inputs, layout)
     with progress_display(run_label("dim", method), quiet=quiet or as_json):
         result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
                                inputs=data, exact=exact, spectrum=spectrum)

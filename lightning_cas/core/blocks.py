@@ -32,10 +32,14 @@ class WeightMatrix:
 
     block: int  # 0-based block index
     head: int  # 0-based head index (0 for blocks without heads)
-    letter: str  # q k v w o (attention), u d (mlp), p (linear)
+    letter: str  # q k v w o (attention), u d (mlp), p (linear); biases b + that letter (bq, ..., bo, bu, bd, bp)
     rows: int
-    cols: int
+    cols: int  # 1 for a bias vector
     offset: int
+
+    @property
+    def bias(self) -> bool:
+        return is_bias(self.letter)
 
     @property
     def size(self) -> int:
@@ -44,6 +48,20 @@ class WeightMatrix:
     @property
     def stop(self) -> int:
         return self.offset + self.size
+
+
+def is_bias(letter: str) -> bool:
+    """A bias vector's letter: b followed by the letter of the matrix it goes with (bo: the output bias)."""
+    return letter.startswith("b")
+
+
+# letters that belong to an attention block rather than to one of its heads (the output bias after the sum)
+BLOCK_LETTERS = frozenset({"bo"})
+
+
+def _affine(degrees: frozenset[int], bias: bool) -> frozenset[int]:
+    """Degrees after adding a bias (a constant) to entries of the given degrees."""
+    return degrees | {0} if bias else degrees
 
 
 # ---------------------------------------------------------------- the key table
@@ -135,6 +153,7 @@ def _sums(degrees: frozenset[int], count: int) -> frozenset[int]:
 
 _OUT = Key("out", "positive", MAX_WIDTH)
 _RESIDUAL = Key("residual", "flag")
+_BIAS = Key("bias", "flag")
 
 
 @dataclass(frozen=True)
@@ -146,11 +165,12 @@ class Attention(Block):
     causal: bool = False
     residual: bool = False
     normalization: str = "none"
+    bias: bool = False
     kind: ClassVar[str] = "attention"
     KEYS: ClassVar[tuple[Key, ...]] = (Key("attention", "positive", MAX_WIDTH), Key("heads", "positive", MAX_HEADS),
                                        _OUT, Key("value", "positive", MAX_WIDTH, optional=True),
                                        Key("causal", "flag"), _RESIDUAL,
-                                       Key("normalization", "choice", choices=NORMALIZATIONS))
+                                       Key("normalization", "choice", choices=NORMALIZATIONS), _BIAS)
 
     def matrices(self, width: int):
         out = []
@@ -160,10 +180,16 @@ class Attention(Block):
                 out.append((h, "v", self.out, width))
             else:
                 out += [(h, "w", self.value, width), (h, "o", self.out, self.value)]
+            if self.bias:  # Q y + b_q, K y + b_k, V y + b_v (or W y + b_w)
+                out += [(h, "bq", self.attention, 1), (h, "bk", self.attention, 1)]
+                out.append((h, "bv", self.out, 1) if self.value is None else (h, "bw", self.value, 1))
+        if self.bias and self.value is not None:  # one output bias after the head sum, as PyTorch has
+            out.append((0, "bo", self.out, 1))
         return out
 
     def token_degrees(self, degrees):
-        products = _sums(degrees, 3)
+        products = _sums(_affine(degrees, self.bias), 3)
+        products = _affine(products, self.bias and self.value is not None)
         if self.normalization != "none":
             products = frozenset()  # not polynomial
         return products | degrees if self.residual else products
@@ -175,7 +201,7 @@ class Attention(Block):
     def short(self) -> str:
         tag = f"A{self.heads}x{self.attention}" + (f"v{self.value}" if self.value is not None else "") + f"o{self.out}"
         return tag + ("c" if self.causal else "") + ("r" if self.residual else "") + \
-            ("s" if self.normalization == "softmax" else "")
+            ("s" if self.normalization == "softmax" else "") + ("b" if self.bias else "")
 
 
 @dataclass(frozen=True)
@@ -184,41 +210,44 @@ class MLP(Block):
     degree: int = 2
     out: int | None = None
     residual: bool = False
+    bias: bool = False
     kind: ClassVar[str] = "mlp"
     KEYS: ClassVar[tuple[Key, ...]] = (Key("hidden", "positive", MAX_WIDTH), Key("degree", "positive", MAX_DEGREE),
-                                       _OUT, _RESIDUAL)
+                                       _OUT, _RESIDUAL, _BIAS)
 
     def matrices(self, width: int):
-        return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)]
+        bias = [(0, "bu", self.hidden, 1), (0, "bd", self.out, 1)] if self.bias else []
+        return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)] + bias
 
     def token_degrees(self, degrees):
-        products = _sums(degrees, self.degree)
+        products = _affine(_sums(_affine(degrees, self.bias), self.degree), self.bias)
         return products | degrees if self.residual else products
 
     def weight_degree(self, degree: int) -> int:
         return max(self.degree * (degree + 1) + 1, degree if self.residual else 0)
 
     def short(self) -> str:
-        return f"M{self.hidden}p{self.degree}o{self.out}" + ("r" if self.residual else "")
+        return f"M{self.hidden}p{self.degree}o{self.out}" + ("r" if self.residual else "") + ("b" if self.bias else "")
 
 
 @dataclass(frozen=True)
 class Linear(Block):
     out: int
+    bias: bool = False
     kind: ClassVar[str] = "linear"
-    KEYS: ClassVar[tuple[Key, ...]] = (_OUT,)
+    KEYS: ClassVar[tuple[Key, ...]] = (_OUT, _BIAS)
 
     def matrices(self, width: int):
-        return [(0, "p", self.out, width)]
+        return [(0, "p", self.out, width)] + ([(0, "bp", self.out, 1)] if self.bias else [])
 
     def token_degrees(self, degrees):
-        return degrees
+        return _affine(degrees, self.bias)
 
     def weight_degree(self, degree: int) -> int:
         return degree + 1
 
     def short(self) -> str:
-        return f"L{self.out}"
+        return f"L{self.out}" + ("b" if self.bias else "")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,10 @@ from lightning_cas.torch_bridge import TorchNetwork, point_from_state_dict  # no
 NETS = [
     Network(3, 3, (Attention(2, causal=True, residual=True), MLP(3, residual=True), Linear(1))),
     Network(4, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, normalization="softmax"), Linear(2))),
+    # biases: torch's own broadcasting is an independent check of the forward definition's
+    Network(3, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, bias=True), MLP(3, bias=True),
+                   Linear(1, bias=True))),
+    Network(3, 3, (Attention(2, heads=2, bias=True, normalization="softmax"), Linear(2, bias=True))),
 ]
 
 
