@@ -33,7 +33,8 @@ class TorchNetwork(nn.Module):
     """A network of blocks as an nn.Module (module docstring); float64 by default, so the weights a test
     trains are the exact binary rationals the rank is computed at."""
 
-    def __init__(self, network: Network, dtype: torch.dtype = torch.float64, seed: int = 0):
+    def __init__(self, network: Network, dtype: torch.dtype = torch.float64, seed: int = 0,
+                 calibrate: bool = True):
         super().__init__()
         self.network = network
         generator = torch.Generator().manual_seed(seed)
@@ -48,6 +49,28 @@ class TorchNetwork(nn.Module):
                     module.register_parameter(letter, nn.Parameter(torch.randn(shape, generator=generator,
                                                                                dtype=dtype) * scale))
             self.blocks.append(module)
+        if calibrate:
+            self._calibrate(generator, dtype)
+
+    @torch.no_grad()
+    def _calibrate(self, generator: torch.Generator, dtype: torch.dtype, batch: int = 64) -> None:
+        """Scale each block's output matrices (and output biases) so that, on standard Gaussian inputs, the
+        block's output has root mean square 1 (a residual branch 1/sqrt(number of residual blocks)): the
+        maps are polynomial of degree 3^L, so a fan-in scaling alone lets the output grow or vanish
+        doubly exponentially with depth."""
+        residual = sum(bool(getattr(b, "residual", False)) for b in self.network.blocks) or 1
+        x = torch.randn(batch, self.network.input, self.network.tokens, generator=generator, dtype=dtype)
+        Y = x
+        for block in self.blocks:
+            spec = block.spec
+            out = block.branch(Y)
+            rms = float(out.pow(2).mean().sqrt())
+            target = 1.0 / math.sqrt(residual) if getattr(spec, "residual", False) else 1.0
+            if rms > 0 and math.isfinite(rms):
+                for name, param in block.named_parameters():
+                    if name in _OUTPUT_LETTERS:
+                        param.mul_(target / rms)
+            Y = block(Y)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         Y = x.transpose(-1, -2)  # (batch, d, t): tokens as columns
@@ -64,6 +87,10 @@ class TorchNetwork(nn.Module):
         self.load_state_dict(state_dict_from_point(point, next(self.parameters()).dtype))
 
 
+# the parameters that multiply a block's output (scaling them scales the block's output exactly)
+_OUTPUT_LETTERS = {"v", "bv", "o", "bo", "d", "bd", "p", "bp"}
+
+
 class _Block(nn.Module):
     """One block; its weights are registered as parameters named by their letters (blocks.{i}.{letter})."""
 
@@ -72,6 +99,11 @@ class _Block(nn.Module):
         self.spec = block
 
     def forward(self, Y: torch.Tensor) -> torch.Tensor:
+        out = self.branch(Y)
+        return Y + out if getattr(self.spec, "residual", False) else out
+
+    def branch(self, Y: torch.Tensor) -> torch.Tensor:
+        """The block without its residual connection."""
         b = self.spec
         p = dict(self.named_parameters())
         bias = getattr(b, "bias", False)
@@ -106,7 +138,7 @@ class _Block(nn.Module):
             out = Y ** b.degree
         else:  # pragma: no cover - Network validates the kinds
             raise InputError(f"unknown block {b!r}")
-        return Y + out if getattr(b, "residual", False) else out
+        return out
 
 
 def point_from_state_dict(network: Network, state: dict) -> WeightPoint:

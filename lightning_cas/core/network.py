@@ -119,6 +119,25 @@ class Network:
     def to_dict(self) -> dict:
         return {"input": self.input, "tokens": self.tokens, "blocks": [b.to_dict() for b in self.blocks]}
 
+    def to_json(self) -> str:
+        """The JSON form (``Network.from_dict(json.loads(...))`` gives this network back)."""
+        import json
+
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def to_toml(self) -> str:
+        """The TOML form of a network file (``load_network`` reads it back to an equal network)."""
+        lines = [f"input = {self.input}", f"tokens = {self.tokens}"]
+        for b in self.blocks:
+            lines += ["", "[[block]]", f'kind = "{b.kind}"']
+            for key, value in b.to_dict().items():
+                if key == "kind" or value is None or value == b.defaults().get(key, object()):
+                    continue
+                text = ("true" if value else "false") if isinstance(value, bool) else \
+                    (f'"{value}"' if isinstance(value, str) else str(int(value)))
+                lines.append(f"{key} = {text}")
+        return "\n".join(lines) + "\n"
+
     # ---- derived quantities --------------------------------------------------------------
     @property
     def widths(self) -> tuple[int, ...]:
