@@ -14,6 +14,7 @@ Sections (``--only`` picks one):
 * ``softmax`` -- ``bench_softmax.run_softmax_bench`` (the paper's softmax sweep).
 * ``rank`` -- ``bench_rank.run_rank_bench`` (exact dimension at real sizes).
 * ``blocks`` -- ``bench_blocks.run_blocks_bench`` (networks of blocks, ranks at given weights, Konda).
+* ``models`` -- ``bench_models.run_models_bench`` (biased transformer at trained weights, from_torch).
 
 The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
 table is printed at the end and written as Markdown next to the JSON. Disagreements between
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from lightning_cas.system.files import atomic_write_text
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks")
+SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "models")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
           "paper": "paper-protocol float (worker peak RSS, torch included)",
@@ -370,6 +371,10 @@ def summarize(results: dict) -> dict:
         from benchmarks.bench_blocks import blocks_findings
 
         findings += blocks_findings(results["sections"]["blocks"])
+    if results.get("sections", {}).get("models"):
+        from benchmarks.bench_models import models_findings
+
+        findings += models_findings(results["sections"]["models"])
     summary["findings"] = findings
     return summary
 
@@ -548,6 +553,10 @@ def render_markdown(results: dict) -> str:
         from benchmarks.bench_blocks import blocks_markdown
 
         out += ["", blocks_markdown(secs["blocks"]).rstrip()]
+    if secs.get("models"):
+        from benchmarks.bench_models import models_markdown
+
+        out += ["", models_markdown(secs["models"]).rstrip()]
     return "\n".join(out) + "\n"
 
 
@@ -644,6 +653,11 @@ def main(argv=None) -> int:
             from benchmarks.bench_blocks import run_blocks_bench
 
             rows.extend(run_blocks_bench(progress=lambda m: print(m, flush=True)))
+            save(out, results)
+        elif section == "models":
+            from benchmarks.bench_models import run_models_bench
+
+            rows.extend(run_models_bench(progress=lambda m: print(m, flush=True)))
             save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench
