@@ -17,6 +17,7 @@ Sections (``--only`` picks one):
 * ``ratios`` -- ``bench_ratios.run_ratio_bench`` (the 1536-weight CLI call against one naive python-flint
   rank, the 6144-weight rank against the BLAS matmul, the start-up against bare imports: each pair in one run).
 * ``critical`` -- ``bench_critical.run_critical_bench`` (degree and ED degree).
+* ``models`` -- ``bench_models.run_models_bench`` (biased transformer at trained weights, from_torch).
 
 The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
 table is printed at the end and written as Markdown next to the JSON. Disagreements between
@@ -37,7 +38,7 @@ from pathlib import Path
 
 from lightning_cas.system.files import atomic_write_text
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical")
+SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
           "paper": "paper-protocol float (worker peak RSS, torch included)",
@@ -373,6 +374,10 @@ def summarize(results: dict) -> dict:
         from benchmarks.bench_blocks import blocks_findings
 
         findings += blocks_findings(results["sections"]["blocks"])
+    if results.get("sections", {}).get("models"):
+        from benchmarks.bench_models import models_findings
+
+        findings += models_findings(results["sections"]["models"])
     summary["findings"] = findings
     return summary
 
@@ -555,6 +560,10 @@ def render_markdown(results: dict) -> str:
         from benchmarks.bench_ratios import ratio_markdown
 
         out += ["", ratio_markdown(secs["ratios"]).rstrip()]
+    if secs.get("models"):
+        from benchmarks.bench_models import models_markdown
+
+        out += ["", models_markdown(secs["models"]).rstrip()]
     return "\n".join(out) + "\n"
 
 
@@ -661,6 +670,10 @@ def main(argv=None) -> int:
             from benchmarks.bench_critical import run_critical_bench
 
             rows.extend(run_critical_bench(quick=args.quick, progress=lambda m: print(m, flush=True)))
+        elif section == "models":
+            from benchmarks.bench_models import run_models_bench
+
+            rows.extend(run_models_bench(progress=lambda m: print(m, flush=True)))
             save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench

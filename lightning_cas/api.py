@@ -29,7 +29,7 @@ METHODS = DIMENSION_METHODS
 
 def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
               m2: str | None = None, prime: int | None = None, session=None, at=None, inputs=None,
-              exact: bool = False, spectrum: bool = False) -> DimensionResult:
+              exact: bool = False, spectrum: bool = False, layout: str | None = None) -> DimensionResult:
     """Dimension of the neurovariety of ``arch``, or the rank of the differential at given weights.
 
     ``auto`` is ``modp`` for lightning networks (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
@@ -38,7 +38,8 @@ def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int =
 
     ``at`` (a ``WeightPoint``, the JSON form, flat weights): the rank at those weights (floats read exactly),
     next to the generic rank; ``inputs`` (token matrices (N, d_0, t)): the rank on exactly those inputs (the
-    batch functional dimension), at ``at`` or at a random point; ``exact``: over QQ instead of mod two primes
+    batch functional dimension), at ``at`` or at a random point; ``layout``: "tokens-features" for PyTorch's
+    (N, t, d_0) (default: the shape decides, refused when t = d_0); ``exact``: over QQ instead of mod two primes
     (small sizes); a softmax network's rank at a point is certified (arb balls). ``spectrum``: the float64
     singular values there too.
     """
@@ -48,12 +49,15 @@ def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int =
         if not isinstance(flag, bool):
             raise InputError(f"{name} must be True or False, got {flag!r}.")
     point = data = None
-    if at is not None or inputs is not None:  # the readers of points and inputs load only for them
+    if at is not None or inputs is not None or layout is not None:  # the readers load only for them
         from lightning_cas.system.points import InputData, as_point, inputs_from_array
+
+        if layout is not None and (inputs is None or isinstance(inputs, InputData)):
+            raise InputError("layout says how an inputs array is laid out; give inputs as an array with it.")
 
         point = None if at is None else as_point(arch, at, "the point")
         data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
-                                            inputs_from_array(arch, inputs, "the inputs"))
+                                            inputs_from_array(arch, inputs, "the inputs", layout))
     with opts.deadline() as deadline:
         if point is None and data is None and not exact and not spectrum:
             return _dimension(arch, opts, deadline)

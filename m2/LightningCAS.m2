@@ -61,6 +61,7 @@ export {
     "Out",
     "Causal",
     "Residual",
+    "Bias",
     "Normalization",
     "Columns",
     "Generators",

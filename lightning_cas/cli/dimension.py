@@ -9,6 +9,7 @@ import click
 
 from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, check_m2_format,
                                       clean_errors, echo, format_option, method_options, parse_architecture)
+from lightning_cas.errors import InputError
 from lightning_cas.cli.progress import progress_display, run_label
 
 
@@ -20,23 +21,28 @@ from lightning_cas.cli.progress import progress_display, run_label
               help="The rank at these weights (JSON, .npz or .safetensors; floats are read exactly).")
 @click.option("--inputs", default=None, metavar="FILE",
               help="The rank on these token matrices (N, d_0, t): .npy, .npz (key inputs) or JSON.")
+@click.option("--layout", default=None, type=click.Choice(["features-tokens", "tokens-features"]),
+              help="How --inputs is laid out: (N, d_0, t) features-tokens, or (N, t, d_0) tokens-features "
+                   "(PyTorch's); default: from the shape (refused when t = d_0) or what the file records.")
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
 @clean_errors
 def dim_command(widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet, at,
-                inputs, exact, spectrum):
+                inputs, layout, exact, spectrum):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     from lightning_cas import api
 
     arch = parse_architecture(widths, attention, tokens, normalization)
     check_m2_format(output, arch, "dim")
     as_json = output == "json"
+    if layout is not None and inputs is None:
+        raise InputError("--layout says how --inputs is laid out; give --inputs FILE with it.")
     point = data = None
     if at is not None or inputs is not None:  # the file readers load only for the files
         from lightning_cas.system.points import load_inputs, load_weights
 
         point = None if at is None else load_weights(arch, at)
-        data = None if inputs is None else load_inputs(arch, inputs)
+        data = None if inputs is None else load_inputs(arch, inputs, layout)
     with progress_display(run_label("dim", method), quiet=quiet or as_json):
         result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
                                inputs=data, exact=exact, spectrum=spectrum)

@@ -61,10 +61,20 @@ def alexander_hirschowitz(d0: int, r: int, m: int) -> tuple[int, str]:
 def _shallow_one_output(net: Network) -> tuple[int, int, int] | None:
     """(d_0, r, m) for a network x -> c . (W x)^{o r} with one output, else None."""
     b = net.blocks
-    if len(b) == 1 and isinstance(b[0], MLP) and not b[0].residual and b[0].out == 1:
+    if len(b) == 1 and isinstance(b[0], MLP) and not b[0].residual and b[0].out == 1 and not b[0].bias:
         return net.input, b[0].degree, b[0].hidden
     if (len(b) == 3 and isinstance(b[0], Linear) and isinstance(b[1], Power) and isinstance(b[2], Linear)
-            and b[2].out == 1):
+            and b[2].out == 1 and not b[2].bias):
+        # a first-layer bias: powers of affine forms, the Veronese in d_0 + 1 variables dehomogenized
+        return net.input + b[0].bias, b[1].degree, b[0].out
+    return None
+
+
+def _shallow_output_bias(net: Network) -> tuple[int, int, int] | None:
+    """(d_0, r, m) for x -> c . (W x)^{o r} + b (a bias on the output only), else None."""
+    b = net.blocks
+    if (len(b) == 3 and isinstance(b[0], Linear) and not b[0].bias and isinstance(b[1], Power)
+            and isinstance(b[2], Linear) and b[2].out == 1 and b[2].bias):
         return net.input, b[1].degree, b[0].out
     return None
 
@@ -79,8 +89,19 @@ def published(net: Network) -> Prediction | None:
     if shallow is not None:
         d0, r, m = shallow
         value, case = alexander_hirschowitz(d0, r, m)
+        affine = " (affine forms in the d_0 - 1 inputs: homogenized)" if net.biased else ""
         return Prediction("dimension", value, "dim of sums of m r-th powers of linear forms in d_0 variables",
-                          f"shallow polynomial network, one output: d_0 = {d0}, r = {r}, m = {m}; {case}", "proved")
+                          f"shallow polynomial network, one output{affine}: d_0 = {d0}, r = {r}, m = {m}; {case}",
+                          "proved")
+    shifted = _shallow_output_bias(net)
+    if shifted is not None:  # the constant is a coordinate of its own (degree 0, the powers have degree r)
+        d0, r, m = shifted
+        value, case = alexander_hirschowitz(d0, r, m)
+        return Prediction("dimension", value + 1, "dim of sums of m r-th powers of linear forms, + 1 (the bias)",
+                          f"shallow polynomial network, one output, output bias: d_0 = {d0}, r = {r}, m = {m}; "
+                          f"{case}", "proved")
+    if net.biased:
+        return None  # the published attention formulas are for bias-free weights
     if not _attention_only(net) or any(b.normalization != "softmax" for b in net.blocks):
         return None
     d, L, blocks = net.input, len(net.blocks), net.blocks

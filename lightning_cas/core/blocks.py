@@ -1,12 +1,13 @@
 """The blocks a network is made of (``core.network`` stacks them): their keys, weights and degrees.
 
-Each block validates its own keys (``_KeyError`` names the key; the network turns it into one line
-naming the file and the block) and says which weight matrices it owns, in the canonical order.
+Each kind has a key table (``Block.KEYS``): every key is checked from it, in one place
+(``Block.resolve``; ``_KeyError`` names the key, the network turns it into one line naming the file
+and the block). Each block says which weight matrices it owns, in the canonical order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import ClassVar
 
 from lightning_cas.core.checks import integer_value
@@ -31,10 +32,14 @@ class WeightMatrix:
 
     block: int  # 0-based block index
     head: int  # 0-based head index (0 for blocks without heads)
-    letter: str  # q k v w o (attention), u d (mlp), p (linear)
+    letter: str  # q k v w o (attention), u d (mlp), p (linear); biases b + that letter (bq, ..., bo, bu, bd, bp)
     rows: int
-    cols: int
+    cols: int  # 1 for a bias vector
     offset: int
+
+    @property
+    def bias(self) -> bool:
+        return is_bias(self.letter)
 
     @property
     def size(self) -> int:
@@ -45,18 +50,75 @@ class WeightMatrix:
         return self.offset + self.size
 
 
+def is_bias(letter: str) -> bool:
+    """A bias vector's letter: b followed by the letter of the matrix it goes with (bo: the output bias)."""
+    return letter.startswith("b")
+
+
+# letters that belong to an attention block rather than to one of its heads (the output bias after the sum)
+BLOCK_LETTERS = frozenset({"bo"})
+
+
+def _affine(degrees: frozenset[int], bias: bool) -> frozenset[int]:
+    """Degrees after adding a bias (a constant) to entries of the given degrees."""
+    return degrees | {0} if bias else degrees
+
+
+# ---------------------------------------------------------------- the key table
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a block kind: its check ("positive" with a cap, "flag", or "choice" of ``choices``).
+    A key whose dataclass field has no default is required; ``optional`` keys may be None."""
+
+    name: str
+    check: str
+    cap: int = 0
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+
+def _check(key: Key, value) -> None:
+    if value is None and key.optional:
+        return
+    if key.check == "positive":
+        _positive(value, key.name, key.cap)
+    elif key.check == "flag":
+        _flag(value, key.name)
+    elif value not in key.choices:
+        raise _KeyError(key.name, f"must be one of {', '.join(key.choices)}, got {value!r}")
+
+
 # ---------------------------------------------------------------- blocks
 
 
 @dataclass(frozen=True)
 class Block:
-    """Common shape of every block; concrete kinds below."""
+    """Common shape of every block; concrete kinds below. ``KEYS`` is the block's key table: every key
+    is checked from it, once, by ``resolve``."""
 
     kind: ClassVar[str] = ""
+    KEYS: ClassVar[tuple[Key, ...]] = ()
 
     def resolve(self, width: int) -> "Block":
         """This block with its defaults filled in for input width ``width`` (checked)."""
-        raise NotImplementedError
+        block = replace(self, out=width) if getattr(self, "out", 0) is None and "out" in self.defaults() else self
+        for key in self.KEYS:
+            _check(key, getattr(block, key.name))
+        if getattr(block, "residual", False) and block.output_width(width) != width:
+            raise _KeyError("residual", f"a residual block needs out = its input width {width}, got out = "
+                                        f"{block.output_width(width)}")
+        return block
+
+    @classmethod
+    def required_keys(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING)
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """The keys that have a default, and the default."""
+        return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
     def output_width(self, width: int) -> int:
         return getattr(self, "out", None) or width
@@ -95,6 +157,11 @@ def _sums(degrees: frozenset[int], count: int) -> frozenset[int]:
     return frozenset(k for k in range(out.bit_length()) if out >> k & 1)
 
 
+_OUT = Key("out", "positive", MAX_WIDTH)
+_RESIDUAL = Key("residual", "flag")
+_BIAS = Key("bias", "flag")
+
+
 @dataclass(frozen=True)
 class Attention(Block):
     attention: int
@@ -104,21 +171,12 @@ class Attention(Block):
     causal: bool = False
     residual: bool = False
     normalization: str = "none"
+    bias: bool = False
     kind: ClassVar[str] = "attention"
-
-    def resolve(self, width: int) -> "Attention":
-        out = self.out if self.out is not None else width
-        _positive(self.attention, "attention", MAX_WIDTH)
-        _positive(self.heads, "heads", MAX_HEADS)
-        _positive(out, "out", MAX_WIDTH)
-        if self.value is not None:
-            _positive(self.value, "value", MAX_WIDTH)
-        _flag(self.causal, "causal")
-        _flag(self.residual, "residual")
-        if self.normalization not in NORMALIZATIONS:
-            raise _KeyError("normalization", f"must be one of {', '.join(NORMALIZATIONS)}, got {self.normalization!r}")
-        _residual_width(self.residual, out, width)
-        return replace(self, out=out)
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("attention", "positive", MAX_WIDTH), Key("heads", "positive", MAX_HEADS),
+                                       _OUT, Key("value", "positive", MAX_WIDTH, optional=True),
+                                       Key("causal", "flag"), _RESIDUAL,
+                                       Key("normalization", "choice", choices=NORMALIZATIONS), _BIAS)
 
     def matrices(self, width: int):
         out = []
@@ -128,10 +186,16 @@ class Attention(Block):
                 out.append((h, "v", self.out, width))
             else:
                 out += [(h, "w", self.value, width), (h, "o", self.out, self.value)]
+            if self.bias:  # Q y + b_q, K y + b_k, V y + b_v (or W y + b_w)
+                out += [(h, "bq", self.attention, 1), (h, "bk", self.attention, 1)]
+                out.append((h, "bv", self.out, 1) if self.value is None else (h, "bw", self.value, 1))
+        if self.bias and self.value is not None:  # one output bias after the head sum, as PyTorch has
+            out.append((0, "bo", self.out, 1))
         return out
 
     def token_degrees(self, degrees):
-        products = _sums(degrees, 3)
+        products = _sums(_affine(degrees, self.bias), 3)
+        products = _affine(products, self.bias and self.value is not None)
         if self.normalization != "none":
             products = frozenset()  # not polynomial
         return products | degrees if self.residual else products
@@ -143,7 +207,7 @@ class Attention(Block):
     def short(self) -> str:
         tag = f"A{self.heads}x{self.attention}" + (f"v{self.value}" if self.value is not None else "") + f"o{self.out}"
         return tag + ("c" if self.causal else "") + ("r" if self.residual else "") + \
-            ("s" if self.normalization == "softmax" else "")
+            ("s" if self.normalization == "softmax" else "") + ("b" if self.bias else "")
 
 
 @dataclass(frozen=True)
@@ -152,61 +216,51 @@ class MLP(Block):
     degree: int = 2
     out: int | None = None
     residual: bool = False
+    bias: bool = False
     kind: ClassVar[str] = "mlp"
-
-    def resolve(self, width: int) -> "MLP":
-        out = self.out if self.out is not None else width
-        _positive(self.hidden, "hidden", MAX_WIDTH)
-        _positive(self.degree, "degree", MAX_DEGREE)
-        _positive(out, "out", MAX_WIDTH)
-        _flag(self.residual, "residual")
-        _residual_width(self.residual, out, width)
-        return replace(self, out=out)
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("hidden", "positive", MAX_WIDTH), Key("degree", "positive", MAX_DEGREE),
+                                       _OUT, _RESIDUAL, _BIAS)
 
     def matrices(self, width: int):
-        return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)]
+        bias = [(0, "bu", self.hidden, 1), (0, "bd", self.out, 1)] if self.bias else []
+        return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)] + bias
 
     def token_degrees(self, degrees):
-        products = _sums(degrees, self.degree)
+        products = _affine(_sums(_affine(degrees, self.bias), self.degree), self.bias)
         return products | degrees if self.residual else products
 
     def weight_degree(self, degree: int) -> int:
         return max(self.degree * (degree + 1) + 1, degree if self.residual else 0)
 
     def short(self) -> str:
-        return f"M{self.hidden}p{self.degree}o{self.out}" + ("r" if self.residual else "")
+        return f"M{self.hidden}p{self.degree}o{self.out}" + ("r" if self.residual else "") + ("b" if self.bias else "")
 
 
 @dataclass(frozen=True)
 class Linear(Block):
     out: int
+    bias: bool = False
     kind: ClassVar[str] = "linear"
-
-    def resolve(self, width: int) -> "Linear":
-        _positive(self.out, "out", MAX_WIDTH)
-        return self
+    KEYS: ClassVar[tuple[Key, ...]] = (_OUT, _BIAS)
 
     def matrices(self, width: int):
-        return [(0, "p", self.out, width)]
+        return [(0, "p", self.out, width)] + ([(0, "bp", self.out, 1)] if self.bias else [])
 
     def token_degrees(self, degrees):
-        return degrees
+        return _affine(degrees, self.bias)
 
     def weight_degree(self, degree: int) -> int:
         return degree + 1
 
     def short(self) -> str:
-        return f"L{self.out}"
+        return f"L{self.out}" + ("b" if self.bias else "")
 
 
 @dataclass(frozen=True)
 class Power(Block):
     degree: int = 2
     kind: ClassVar[str] = "power"
-
-    def resolve(self, width: int) -> "Power":
-        _positive(self.degree, "degree", MAX_DEGREE)
-        return self
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("degree", "positive", MAX_DEGREE),)
 
     def token_degrees(self, degrees):
         return _sums(degrees, self.degree)
@@ -219,7 +273,7 @@ class Power(Block):
 
 
 BLOCK_TYPES: dict[str, type[Block]] = {"attention": Attention, "mlp": MLP, "linear": Linear, "power": Power}
-REQUIRED_KEYS = {"attention": ("attention",), "mlp": ("hidden",), "linear": ("out",), "power": ()}
+REQUIRED_KEYS = {kind: cls.required_keys() for kind, cls in BLOCK_TYPES.items()}
 
 
 class _KeyError(Exception):
@@ -242,8 +296,3 @@ def _positive(value, key: str, cap: int) -> None:
 def _flag(value, key: str) -> None:
     if not isinstance(value, bool):
         raise _KeyError(key, f"must be true or false, got {value!r}")
-
-
-def _residual_width(residual: bool, out: int, width: int) -> None:
-    if residual and out != width:
-        raise _KeyError("residual", f"a residual block needs out = its input width {width}, got out = {out}")

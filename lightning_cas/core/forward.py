@@ -22,6 +22,13 @@ intermediate values), never through one-hot tensors. Attention, with A the atten
 
 (The softmax terms come from dA = A o (dS - sum_i A[i, j] dS[i, j]).) An mlp D (U Y)^r has
 dU_kc [o, j] = D[o, k] r (UY)[k, j]^(r-1) Y[c, j] and dD_ok = [o = o'] (UY)^r[k, j].
+
+Biases, b broadcast over the tokens: QY, KY and VY (or WY) above are the affine images Q Y + b_q 1^T,
+..., and a bias is the weight of a row of ones, so its tangent is its matrix's formula with Y[c, j]
+replaced by 1: d/db_q = G_Q, d/db_k [e, j] = sum_i VY[e, i] A'[i, j] QY[r, j] (minus out[e, j] QY[r, j]
+sum_i A[i, j] = out[e, j] QY[r, j] with softmax: zero, a key bias does not change a softmax),
+d/db_v = [e = r] sum_i A[i, j], d/db_w = O[e, b] sum_i A[i, j], d/db_o = [e = r]; an mlp's
+d/db_u [o, j] = D[o, k] r (UY + b_u)[k, j]^(r-1), d/db_d = d/db_p = [e = r].
 """
 
 from __future__ import annotations
@@ -112,6 +119,16 @@ def _join(parts):
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
 
 
+def _affine(ar, M, Y, b):
+    """M Y (+ b broadcast over the tokens)."""
+    out = ar.matmul(M, Y)
+    return out if b is None else ar.add(out, b)
+
+
+def _ones_row(ar, n: int, t: int):
+    return ar.ones((n, 1, t))
+
+
 def _residual(ar, block, Y, dY, out, dout):
     if not block.residual:
         return out, dout
@@ -131,8 +148,13 @@ def _attention(ar, block: Attention, heads, Y, dY, tangents):
     flat = None if dY is None else dY.reshape(n, d, -1)
     for h in heads:
         Q, K = h["q"], h["k"]
-        V = h["v"] if block.value is None else ar.matmul(h["o"], h["w"])
-        QY, KY, VY = ar.matmul(Q, Y), ar.matmul(K, Y), ar.matmul(V, Y)
+        QY, KY = _affine(ar, Q, Y, h.get("bq")), _affine(ar, K, Y, h.get("bk"))
+        if block.value is None:
+            V, WY = h["v"], None
+            VY = _affine(ar, V, Y, h.get("bv"))
+        else:
+            V, WY = ar.matmul(h["o"], h["w"]), _affine(ar, h["w"], Y, h.get("bw"))
+            VY = ar.matmul(h["o"], WY)
         S = ar.matmul(_T(KY), QY)  # (N, t, t): S[i, j] = <K y_i, Q y_j>, key i, query j
         A = ar.softmax(S, keep) if softmax else (ar.mul(S, M) if block.causal else S)
         head = ar.matmul(VY, A)
@@ -167,17 +189,33 @@ def _attention(ar, block: Attention, heads, Y, dY, tangents):
                 own.append(_delta(ar, YA, e))
             else:
                 own.append(_outer(ar, h["o"][None, :, :, None], YA))
-                own.append(_delta(ar, ar.matmul(h["w"], YA), e))
+                own.append(_delta(ar, ar.matmul(WY, A), e))
+            if block.bias:
+                colsum = ar.sum(A, axis=1, keepdims=True)  # (N, 1, t): sum_i A[i, j]
+                own.append(_outer(ar, GQ, _ones_row(ar, n, t)))
+                Gb = ar.matmul(VY, Aprime)  # sum_i VY[e, i] A'[i, j]
+                if softmax:
+                    Gb = ar.sub(Gb, ar.mul(head, colsum))
+                own.append(_outer(ar, Gb[:, :, None, :], QY, swap=True))
+                if block.value is None:
+                    own.append(_delta(ar, colsum, e))
+                else:
+                    own.append(_outer(ar, h["o"][None, :, :, None], colsum))
         out = head if out is None else ar.add(out, head)
+    if block.bias and block.value is not None:
+        bo = heads[0]["bo"]
+        out = ar.add(out, bo)
+        if tangents is True:
+            own.append(_delta(ar, _ones_row(ar, n, t), bo.shape[0]))
     out, dout = _residual(ar, block, Y, dY, out, dout)
     return out, (_join([dout] + own) if tangents else None)
 
 
 def _mlp(ar, block: MLP, heads, Y, dY, tangents):
     U, D = heads[0]["u"], heads[0]["d"]
-    H = ar.matmul(U, Y)
+    H = _affine(ar, U, Y, heads[0].get("bu"))
     G = ar.power(H, block.degree)
-    out = ar.matmul(D, G)
+    out = _affine(ar, D, G, heads[0].get("bd"))
     dout, own = None, []
     if tangents:
         r = block.degree
@@ -185,17 +223,25 @@ def _mlp(ar, block: MLP, heads, Y, dY, tangents):
         if dY is not None:
             dout = _left(ar, D, ar.mul(Dr[..., None], _left(ar, U, dY)))
         if tangents is True:
-            own = [_outer(ar, ar.mul(D[None, :, :, None], Dr[:, None, :, :]), Y), _delta(ar, G, block.out)]
+            DDr = ar.mul(D[None, :, :, None], Dr[:, None, :, :])
+            own = [_outer(ar, DDr, Y), _delta(ar, G, block.out)]
+            if block.bias:
+                n, t = Y.shape[0], Y.shape[2]
+                own += [_outer(ar, DDr, _ones_row(ar, n, t)), _delta(ar, _ones_row(ar, n, t), block.out)]
     out, dout = _residual(ar, block, Y, dY, out, dout)
     return out, (_join([dout] + own) if tangents else None)
 
 
 def _linear(ar, block: Linear, heads, Y, dY, tangents):
     P = heads[0]["p"]
-    out = ar.matmul(P, Y)
+    out = _affine(ar, P, Y, heads[0].get("bp"))
     if not tangents:
         return out, None
-    own = _delta(ar, Y, block.out) if tangents is True else None
+    own = None
+    if tangents is True:
+        own = _delta(ar, Y, block.out)
+        if block.bias:
+            own = _join([own, _delta(ar, _ones_row(ar, Y.shape[0], Y.shape[2]), block.out)])
     return out, _join([None if dY is None else _left(ar, P, dY), own])
 
 

@@ -4,12 +4,15 @@ A network acts on a d_0 x t token matrix Y (tokens are columns) through blocks i
 maps width d to ``out`` (default d). The kinds, their keys and their weights, in the canonical
 weight order (block by block; inside a block as listed; every matrix row-major):
 
-* ``attention`` (heads, attention a, value b, out, causal, residual, normalization): per head Q, K
-  (a x d), then V (out x d), or, with a value dim b, W (b x d) and O (out x b), V = O W. It maps Y
-  to sum_h V_h Y S_h with S_h = (K_h Y)^T (Q_h Y) (entry (i, j) = <K y_i, Q y_j>, key i, query j);
-  causal keeps i <= j; softmax normalizes each column of S_h over the kept keys.
-* ``mlp`` (hidden m, degree r, out, residual): U = W_1 (m x d), D = W_2 (out x m): D (U Y)^{o r}.
-* ``linear`` (out): P (out x d): P Y.
+* ``attention`` (heads, attention a, value b, out, causal, residual, normalization, bias): per head
+  Q, K (a x d), then V (out x d), or, with a value dim b, W (b x d) and O (out x b), V = O W. It maps
+  Y to sum_h V_h Y S_h with S_h = (K_h Y)^T (Q_h Y) (entry (i, j) = <K y_i, Q y_j>, key i, query j);
+  causal keeps i <= j; softmax normalizes each column of S_h over the kept keys. With ``bias`` each
+  projection is affine, b broadcast over the tokens: per head b_q, b_k (a), b_v (out) or b_w (b),
+  after the head's matrices; with a value dim one output bias b_o (out) after the head sum, last.
+* ``mlp`` (hidden m, degree r, out, residual, bias): U = W_1 (m x d), D = W_2 (out x m):
+  D (U Y)^{o r}; with bias D (U Y + b_u)^{o r} + b_d (b_u, b_d after U, D).
+* ``linear`` (out, bias): P (out x d): P Y (+ b_p).
 * ``power`` (degree r): Y^{o r}, entrywise, no weights.
 
 A residual block returns Y + block(Y) and needs out = d. The paper's network (the old flags
@@ -27,10 +30,10 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from lightning_cas.core.checks import as_int, integer_value, shown
-from lightning_cas.core.blocks import (BLOCK_TYPES, KINDS, MAX_BLOCKS, MAX_NETWORK_DEGREE,
+from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, KINDS, MAX_BLOCKS, MAX_NETWORK_DEGREE,
                                        MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Attention, Block, Linear, Power,
                                        WeightMatrix, _KeyError)
-from lightning_cas.core.names import weight_name
+from lightning_cas.core.names import indexed_name, weight_name
 from lightning_cas.errors import InputError
 
 # ---------------------------------------------------------------- the network
@@ -123,6 +126,25 @@ class Network:
     def to_dict(self) -> dict:
         return {"input": self.input, "tokens": self.tokens, "blocks": [b.to_dict() for b in self.blocks]}
 
+    def to_json(self) -> str:
+        """The JSON form (``Network.from_dict(json.loads(...))`` gives this network back)."""
+        import json
+
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def to_toml(self) -> str:
+        """The TOML form of a network file (``load_network`` reads it back to an equal network)."""
+        lines = [f"input = {self.input}", f"tokens = {self.tokens}"]
+        for b in self.blocks:
+            lines += ["", "[[block]]", f'kind = "{b.kind}"']
+            for key, value in b.to_dict().items():
+                if key == "kind" or value is None or value == b.defaults().get(key, object()):
+                    continue
+                text = ("true" if value else "false") if isinstance(value, bool) else \
+                    (f'"{value}"' if isinstance(value, str) else str(int(value)))
+                lines.append(f"{key} = {text}")
+        return "\n".join(lines) + "\n"
+
     # ---- derived quantities --------------------------------------------------------------
     @property
     def widths(self) -> tuple[int, ...]:
@@ -141,6 +163,11 @@ class Network:
     def polynomial(self) -> bool:
         """No softmax anywhere: the map is a polynomial and every exact method applies."""
         return all(getattr(b, "normalization", "none") == "none" for b in self.blocks)
+
+    @property
+    def biased(self) -> bool:
+        """Some block has biases: the map is affine-polynomial, not homogeneous (no cone)."""
+        return any(getattr(b, "bias", False) for b in self.blocks)
 
     @property
     def normalization(self) -> str:
@@ -230,12 +257,17 @@ class Network:
 
     def weight_names(self) -> list[str]:
         """The name of every weight in the canonical order (core.names, Macaulay2's indexed variables):
-        letter_(i,r,c) (block i, 1-based), or letter_(i,h,r,c) in an attention block with several heads."""
+        letter_(i,r,c) (block i, 1-based), or letter_(i,h,r,c) in an attention block with several heads;
+        a bias entry letter_(i,r) or letter_(i,h,r) (bq, bk, bv, bw per head; bo, bu, bd, bp)."""
         names = []
         for m in self.weight_matrices:
-            head = m.head + 1 if getattr(self.blocks[m.block], "heads", 1) > 1 else None
-            names += [weight_name(m.letter, m.block + 1, r + 1, c + 1, head) for r in range(m.rows)
-                      for c in range(m.cols)]
+            several = getattr(self.blocks[m.block], "heads", 1) > 1 and m.letter not in BLOCK_LETTERS
+            head = m.head + 1 if several else None
+            if m.bias:  # a bias vector: letter_(i,r) or letter_(i,h,r)
+                names += [indexed_name(m.letter, m.block + 1, *((head,) if head else ()), r + 1) for r in range(m.rows)]
+            else:
+                names += [weight_name(m.letter, m.block + 1, r + 1, c + 1, head) for r in range(m.rows)
+                          for c in range(m.cols)]
         return names
 
     def label(self) -> str:
@@ -249,11 +281,13 @@ class Network:
     @classmethod
     def transformer(cls, d_model: int, n_heads: int, d_head: int, n_layers: int, *, d_mlp: int | None = None,
                     mlp_degree: int = 2, causal: bool = True, residual: bool = True, tokens: int = 3,
-                    normalization: str = "none") -> "Network":
+                    normalization: str = "none", bias: bool = False) -> "Network":
         """A bias-free transformer stack in PyTorch's terms: per layer an attention block with n_heads heads,
         query/key/value dim d_head and an output projection (value dim d_head), then an mlp block
         (x -> W_2 (W_1 x)^{mlp_degree}) when d_mlp is given; no biases, no LayerNorm. Its parameter count is
-        PyTorch's bias-free count: 4 d_model n_heads d_head + 2 d_model d_mlp per layer."""
+        PyTorch's bias-free count: 4 d_model n_heads d_head + 2 d_model d_mlp per layer. With ``bias`` every
+        projection has its bias, as PyTorch's defaults do (3 n_heads d_head + d_model for the attention,
+        d_mlp + d_model for the mlp)."""
         layers = as_int(n_layers, "n_layers")
         per_layer = 1 if d_mlp is None else 2
         if layers <= 0:
@@ -264,16 +298,16 @@ class Network:
         blocks: list[Block] = []
         for _ in range(layers):
             blocks.append(Attention(attention=d_head, heads=n_heads, value=d_head, out=d_model, causal=causal,
-                                    residual=residual, normalization=normalization))
+                                    residual=residual, normalization=normalization, bias=bias))
             if d_mlp is not None:
-                blocks.append(MLP(hidden=d_mlp, degree=mlp_degree, out=d_model, residual=residual))
+                blocks.append(MLP(hidden=d_mlp, degree=mlp_degree, out=d_model, residual=residual, bias=bias))
         return cls(d_model, tokens, tuple(blocks))
 
     def plain_stack(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str] | None:
         """(widths, attention, heads, normalization) when this is the paper's network (only plain attention
-        blocks: full value map, not causal, not residual, one normalization), else None."""
+        blocks: full value map, not causal, not residual, no biases, one normalization), else None."""
         if not all(isinstance(b, Attention) and b.value is None and not b.causal and not b.residual
-                   for b in self.blocks):
+                   and not b.bias for b in self.blocks):
             return None
         norms = {b.normalization for b in self.blocks}
         if len(norms) != 1:
@@ -328,9 +362,8 @@ def _block_from_dict(entry, index: int, source: str) -> Block:
     for key in REQUIRED_KEYS[kind]:
         if key not in entry:
             raise InputError(f"{source}: block {index} ({kind}): the key `{key}` is missing.")
-    values = {k: v for k, v in entry.items() if k != "kind"}
-    if kind in ("attention", "mlp") and values.get("out", 0) is None:
-        del values["out"]
-    if kind == "attention" and "value" in values and values["value"] is None:
-        del values["value"]
+    defaults = cls.defaults()
+    # a key written as null means its default where the default is null (out, value)
+    values = {k: v for k, v in entry.items() if k != "kind" and not (v is None and k in defaults
+                                                                      and defaults[k] is None)}
     return cls(**values)

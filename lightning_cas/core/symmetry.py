@@ -10,6 +10,19 @@ the interfaces it runs through: one GL(width) acts on all of them together (ever
 stream conjugated), and only when the stream is bounded by linear blocks on both ends (a stream that
 starts at the input or ends at the output is fixed). Head and neuron permutations are finite.
 
+Biases ride along with their matrices: a bias is the column of its matrix that multiplies a row of ones,
+so whatever multiplies a matrix from the left multiplies its bias too (b_q with Q under GL(a), b_w with
+W under GL(b), b_v or b_o with the output side of an interface, b_u with U under the neuron scalings),
+and whatever acts from the right (the input side of an interface) leaves it alone. So biases break no
+factor of the group, and they add one: at an interface (no residual on either side) where the producer
+has an output bias and the consumer reads its input only through biased affine projections, shifting the
+producer's bias by v and every consumer bias b_X by -X v changes nothing, so GL(width) grows to the
+affine group (translations, dimension width). Softmax adds translations: a key bias changes every logit
+of a query by the same amount, which the softmax ignores (b_k is free: a per head), and the value biases
+pass through unchanged (columns of the softmax sum to 1), so only sum_h O_h b_w,h + b_o (or sum_h b_v,h)
+is seen: b per head with a factored value map, out per head but one with a full one.
+
+
 The orbit dimension at W is the rank of the infinitesimal action there. The orbit of W lies in the
 fiber of W and the generic fiber contains the generic orbit, so parameters - (orbit rank at any W)
 bounds the dimension from above, and so does a rank mod p (it is at most the rank over QQ): the
@@ -89,6 +102,36 @@ def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
     return actions
 
 
+def _output_bias(net: Network, block: int) -> tuple | None:
+    """The key of the bias added to the whole output of ``block`` (constant over the tokens), or None."""
+    b = net.blocks[block]
+    if not getattr(b, "bias", False):
+        return None
+    if isinstance(b, Attention):
+        if b.value is not None:
+            return (block, 0, "bo")
+        return (block, 0, "bv") if b.normalization == "softmax" else None  # sum_i A[i, j] = 1
+    return (block, 0, "bd" if isinstance(b, MLP) else "bp")
+
+
+def _input_projections(net: Network, block: int) -> list[tuple]:
+    """The matrices through which ``block`` reads its input, each with a bias of its own."""
+    b = net.blocks[block]
+    if not getattr(b, "bias", False):
+        return []
+    if isinstance(b, Attention):
+        return [(block, h, x) for h in range(b.heads) for x in ("q", "k", "v" if b.value is None else "w")]
+    return [(block, 0, "u" if isinstance(b, MLP) else "p")]
+
+
+def _translation_interfaces(net: Network) -> list[int]:
+    """Interfaces k (after block k, 1-based) where the producer's output bias can be shifted into the consumer's."""
+    blocks = net.blocks
+    return [k for k in range(1, len(blocks)) if not getattr(blocks[k - 1], "residual", False)
+            and not getattr(blocks[k], "residual", False) and _output_bias(net, k - 1) is not None
+            and _input_projections(net, k)]
+
+
 def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
     """Every continuous factor of the named group (module docstring), in a fixed order."""
     net = as_network(arch)
@@ -102,9 +145,17 @@ def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
                     out.append(GroupFactor("GL(b)", where, b.value ** 2))
                 if b.normalization == "none":
                     out.append(GroupFactor("scaling", where, 1))
+                elif b.bias:
+                    out.append(GroupFactor("key-bias translations", where, b.attention))
+                    if b.value is not None:
+                        out.append(GroupFactor("value-bias translations", where, b.value))
+                    elif h > 1:
+                        out.append(GroupFactor("value-bias translations", where, b.out))
         elif isinstance(b, MLP):
             name, dim = ("neuron scaling", b.hidden) if b.degree > 1 else ("GL(hidden)", b.hidden ** 2)
             out.append(GroupFactor(name, f"block {i}", dim))
+    for k in _translation_interfaces(net):
+        out.append(GroupFactor("translations", f"width {widths[k]} after block {k}", widths[k]))
     for kind, s, e, _, degree in _interface_actions(net):
         w = widths[s]
         where = f"width {w} after block {s - 1}" + (f" through block {e - 1}" if e > s else "")
@@ -141,7 +192,10 @@ class _Tangents:
         return self.ar.zeros((k, self.net.parameters))
 
     def left(self, T, key, basis_rows, basis_cols, sign: int = 1):
-        """d M = E_rc M for basis pairs (r, c): row r of dM is row c of M (times sign)."""
+        """d M = E_rc M for basis pairs (r, c): row r of dM is row c of M (times sign); M's bias with it."""
+        bias = (key[0], key[1], "b" + key[2])
+        if not key[2].startswith("b") and bias in self.where:
+            self.left(T, bias, basis_rows, basis_cols, sign)
         m = self.where[key]
         M = self.mats[key[0]][key[1]][key[2]]
         k = len(basis_rows)
@@ -160,7 +214,19 @@ class _Tangents:
         T[np.arange(k)[:, None], cols] = self.ar.add(T[np.arange(k)[:, None], cols],
                                                     vals if sign == 1 else self.ar.scale(vals, sign))
 
+    def has(self, key) -> bool:
+        return key in self.where
+
+    def unit(self, T, rows, key, entries, value=1):
+        """T[row, entry of key] = value for each (row, entry) pair."""
+        m = self.where[key]
+        T[np.asarray(rows), m.offset + np.asarray(entries)] = self.ar.array(np.full(len(rows), value, dtype=np.int64))
+
     def copy(self, T, row: int, key, sign: int = 1):
+        """dM = sign M, and the same for M's own bias (b_o is not O_h's own: the scaling of a head leaves it)."""
+        bias = (key[0], key[1], "b" + key[2])
+        if key[2] not in ("o",) and not key[2].startswith("b") and bias in self.where:
+            self.copy(T, row, bias, sign)
         m = self.where[key]
         M = self.mats[key[0]][key[1]][key[2]].reshape(-1)
         T[row, m.offset:m.stop] = M if sign == 1 else self.ar.scale(M, sign)
@@ -172,10 +238,10 @@ def _gl_pairs(n: int):
 
 
 def _output_side(net: Network, block: int) -> list[tuple]:
-    """The matrices a GL on the output of ``block`` multiplies from the left."""
+    """The matrices a GL on the output of ``block`` multiplies from the left (their biases with them)."""
     b = net.blocks[block]
     if isinstance(b, Attention):
-        return [(block, h, "v" if b.value is None else "o") for h in range(b.heads)]
+        return [(block, h, "v" if b.value is None else "o") for h in range(b.heads)]  # O of head 1 brings b_o
     if isinstance(b, MLP):
         return [(block, 0, "d")]
     return [(block, 0, "p")] if isinstance(b, Linear) else []
@@ -214,6 +280,8 @@ def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic):
                     tb.copy(T, 0, (i, h, "q"))
                     tb.copy(T, 0, (i, h, "v" if b.value is None else "o"), sign=-1)
                     yield T
+                elif b.bias:
+                    yield from _translations(net, tb, i, h)
         elif isinstance(b, MLP):
             if b.degree == 1:
                 rr, cc = _gl_pairs(b.hidden)
@@ -223,6 +291,15 @@ def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic):
             tb.left(T, (i, 0, "u"), rr, cc)
             tb.right(T, (i, 0, "d"), rr, cc, sign=-b.degree if b.degree > 1 else -1)
             yield T
+    for k in _translation_interfaces(net):  # d b_out = e_r, d b_X = -X e_r
+        n = net.widths[k]
+        T = tb.new(n)
+        tb.unit(T, range(n), _output_bias(net, k - 1), range(n))
+        for key in _input_projections(net, k):
+            bias = tb.where[(key[0], key[1], "b" + key[2])]
+            T[:, bias.offset:bias.stop] = tb.ar.sub(T[:, bias.offset:bias.stop],
+                                                   np.ascontiguousarray(tb.mats[key[0]][key[1]][key[2]].T))
+        yield T
     for kind, s, e, consumer, degree in _interface_actions(net):
         n = net.widths[s]
         rr, cc = _gl_pairs(n) if kind == "gl" else (np.arange(n), np.arange(n))
@@ -246,6 +323,27 @@ def orbit_bytes(arch: Architecture | Network) -> int:
     net = as_network(arch)
     P = net.parameters
     return 8 * (3 * P * P // 4 + 2 * (TANGENT_CHUNK + net.widest ** 2) * P) + 64 * 2 ** 20
+
+
+def _translations(net: Network, tb: _Tangents, i: int, h: int):
+    """Softmax with biases: d b_k = e_r (the softmax ignores a key bias); d b_w,h = e_r, d b_o = -O_h e_r
+    (or d b_v,h = e_r, d b_v,1 = -e_r for h > 1 with a full value map)."""
+    b = net.blocks[i]
+    T = tb.new(b.attention)
+    tb.unit(T, range(b.attention), (i, h, "bk"), range(b.attention))
+    yield T
+    if b.value is not None:
+        T = tb.new(b.value)
+        tb.unit(T, range(b.value), (i, h, "bw"), range(b.value))
+        out_proj = tb.mats[i][h]["o"]  # (out, value)
+        m = tb.where[(i, 0, "bo")]
+        T[:, m.offset:m.stop] = tb.ar.scale(np.ascontiguousarray(out_proj.T), -1)
+        yield T
+    elif h > 0:
+        T = tb.new(b.out)
+        tb.unit(T, range(b.out), (i, h, "bv"), range(b.out))
+        tb.unit(T, range(b.out), (i, 0, "bv"), range(b.out), value=-1)
+        yield T
 
 
 def orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME, extra=()) -> int:

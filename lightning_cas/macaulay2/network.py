@@ -4,7 +4,8 @@ The templates never see an object: only validated integers and lists of them (``
 Every network, the old flags' plain stack included, goes in as ``inputWidth``, ``tokens`` and one
 integer list per block (``neuralNetwork`` in the package reads them):
 ``{0, heads, a, b, out, causal, residual}`` for attention (b = 0: a full value map),
-``{1, hidden, degree, out, residual}`` for mlp, ``{2, out}`` for linear and ``{3, degree}`` for power.
+``{1, hidden, degree, out, residual}`` for mlp, ``{2, out}`` for linear and ``{3, degree}`` for power;
+a block with biases appends 1 to its list (a bias-free list keeps its old form).
 The package builds the network from these numbers itself, so the weight count it reports back is an
 independent check that both sides mean the same network.
 """
@@ -27,14 +28,18 @@ def block_list(block: Block) -> list[int]:
             raise UnsupportedError("Macaulay2 builds polynomial networks only; softmax attention is not "
                                    "polynomial, use --method numeric.")
         return [ATTENTION, block.heads, block.attention, block.value or 0, block.out, int(block.causal),
-                int(block.residual)]
+                int(block.residual)] + _bias(block)
     if isinstance(block, MLP):
-        return [MLP_CODE, block.hidden, block.degree, block.out, int(block.residual)]
+        return [MLP_CODE, block.hidden, block.degree, block.out, int(block.residual)] + _bias(block)
     if isinstance(block, Linear):
-        return [LINEAR, block.out]
+        return [LINEAR, block.out] + _bias(block)
     if isinstance(block, Power):
         return [POWER, block.degree]
     raise TypeError(f"no template form for a {type(block).__name__} block")
+
+
+def _bias(block: Block) -> list[int]:
+    return [1] if block.bias else []
 
 
 def package_params(arch: Architecture | Network) -> dict:

@@ -8,9 +8,12 @@ what they claim:
 * JSON: ``{"blocks": [{"heads": [{"Q": .., "K": .., "V": ..}]}, {"U": .., "D": ..}, {"P": ..}, {}]}``
   (a one-head attention block may give Q, K, V (or W, O) directly), the old ``{"layers": [...]}`` of
   the paper's network, or ``{"weights": [...]}`` flat. Entries: integers, rational strings, floats.
+  Biases are lists under their letters: ``bq``, ``bk``, ``bv`` or ``bw`` per head, ``bo`` beside
+  ``heads`` (one output bias per block), ``bu``, ``bd`` (mlp), ``bp`` (linear).
 * ``.npz`` and ``.safetensors``: one array per weight matrix, named as the PyTorch bridge names its
   parameters: ``blocks.{i}.{letter}`` (i from 0), attention matrices stacked over heads (H, rows,
-  cols), mlp ``u`` and ``d``, linear ``p``; or a single flat array ``weights``.
+  cols), mlp ``u`` and ``d``, linear ``p``; biases ``blocks.{i}.bq`` (H, a) and so on per head,
+  ``bo`` (out,), ``bu``, ``bd``, ``bp`` vectors; or a single flat array ``weights``.
 
 Input data (the batch functional dimension) is an array of token matrices (N, d_0, t): ``.npy``,
 ``.npz`` (key ``inputs``) or JSON; the same exactness and refusals.
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
@@ -30,6 +32,7 @@ import numpy as np
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core import weights
 from lightning_cas.system.files import atomic_write_text, check_path, parse_json, read_bytes, read_json
+from lightning_cas.core.blocks import BLOCK_LETTERS
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.core.weights import SMALLEST_NORMAL, flat, parse_entry, point_from_dict
 from lightning_cas.system.arrays import npy_array, npz_arrays, safetensors_arrays
@@ -38,7 +41,9 @@ from lightning_cas.errors import InputError
 MAX_POINT_BYTES = 512 * 1024 * 1024  # a trained model's weights; the engine refuses sizes it cannot finish
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 MAX_INPUT_ENTRIES = 4_000_000  # entries of all token matrices together (each becomes an exact rational)
-LETTERS = {"q": "Q", "k": "K", "v": "V", "w": "W", "o": "O", "u": "U", "d": "D", "p": "P"}
+LETTERS = {"q": "Q", "k": "K", "v": "V", "w": "W", "o": "O", "u": "U", "d": "D", "p": "P",
+           # biases keep their lower-case letters and are vectors (one list of numbers)
+           "bq": "bq", "bk": "bk", "bv": "bv", "bw": "bw", "bo": "bo", "bu": "bu", "bd": "bd", "bp": "bp"}
 
 
 @dataclass(frozen=True)
@@ -73,8 +78,12 @@ def _blocks_dict(net: Network, values: list) -> list[dict]:
     blocks: list[dict] = [{} for _ in net.blocks]
     for m in net.weight_matrices:
         rows = [[_entry_out(values[m.offset + r * m.cols + c]) for c in range(m.cols)] for r in range(m.rows)]
+        if m.bias:
+            rows = [row[0] for row in rows]
         b = net.blocks[m.block]
-        if isinstance(b, Attention):
+        if isinstance(b, Attention) and m.letter in BLOCK_LETTERS:
+            blocks[m.block][LETTERS[m.letter]] = rows
+        elif isinstance(b, Attention):
             heads = blocks[m.block].setdefault("heads", [{} for _ in range(b.heads)])
             heads[m.head][LETTERS[m.letter]] = rows
         else:
@@ -103,6 +112,16 @@ def exact_values(array: np.ndarray, where: str) -> list[Fraction]:
             return [Fraction(*v.as_integer_ratio()) for v in wide]
         return [Fraction(float(v)) for v in wide]
     return [Fraction(int(v)) for v in flat_values]
+
+
+def _vector_values(data, rows: int, where: str) -> list[Fraction]:
+    if not isinstance(data, list) or len(data) != rows or any(isinstance(v, (list, dict)) for v in data):
+        raise InputError(f"{where} must be a list of {rows} numbers (a bias vector).")
+    return [parse_entry(v, f"{where}[{r + 1}]") for r, v in enumerate(data)]
+
+
+def _values_of(m, data, where: str) -> list[Fraction]:
+    return _vector_values(data, m.rows, where) if m.bias else _matrix_values(data, m.rows, m.cols, where)
 
 
 def _matrix_values(data, rows: int, cols: int, where: str) -> list[Fraction]:
@@ -148,23 +167,30 @@ def point_from_data(arch: Architecture | Network, data, source: str = "the point
         if not isinstance(entry, dict):
             raise InputError(f"{where} must be an object.")
         if isinstance(b, Attention):
+            shared = [m for m in mats if m.letter in BLOCK_LETTERS]
+            outer = {LETTERS[m.letter] for m in shared}
+            entry = dict(entry)
+            given = {k: entry.pop(k) for k in outer if k in entry}
             heads = entry.get("heads") if set(entry) == {"heads"} else ([entry] if b.heads == 1 else None)
             if not isinstance(heads, list) or len(heads) != b.heads:
                 raise InputError(f"{where} has {b.heads} head(s): give {{\"heads\": [...]}} with one object each.")
+            if set(given) != outer:
+                raise InputError(f"{where} needs the key(s) {', '.join(sorted(outer))} beside its heads.")
+            for m in shared:
+                values[m.offset:m.stop] = _values_of(m, given[LETTERS[m.letter]], f"{where} {LETTERS[m.letter]}")
             for h, head in enumerate(heads):
-                names = {LETTERS[m.letter] for m in mats if m.head == h}
+                names = {LETTERS[m.letter] for m in mats if m.head == h and m.letter not in BLOCK_LETTERS}
                 if not isinstance(head, dict) or set(head) != names:
                     raise InputError(f"{where} head {h} must have exactly the keys {', '.join(sorted(names))}.")
-                for m in (m for m in mats if m.head == h):
-                    values[m.offset:m.stop] = _matrix_values(head[LETTERS[m.letter]], m.rows, m.cols,
-                                                             f"{where} head {h} {LETTERS[m.letter]}")
+                for m in (m for m in mats if m.head == h and m.letter not in BLOCK_LETTERS):
+                    values[m.offset:m.stop] = _values_of(m, head[LETTERS[m.letter]],
+                                                         f"{where} head {h} {LETTERS[m.letter]}")
         else:
             names = {LETTERS[m.letter] for m in mats}
             if set(entry) != names:
                 raise InputError(f"{where} must have exactly the keys {', '.join(sorted(names)) or '(none)'}.")
             for m in mats:
-                values[m.offset:m.stop] = _matrix_values(entry[LETTERS[m.letter]], m.rows, m.cols,
-                                                         f"{where} {LETTERS[m.letter]}")
+                values[m.offset:m.stop] = _values_of(m, entry[LETTERS[m.letter]], f"{where} {LETTERS[m.letter]}")
     return WeightPoint(net, tuple(values))
 
 
@@ -221,7 +247,9 @@ def state_names(net: Network) -> dict[str, tuple]:
         mats = [m for m in net.weight_matrices if m.block == i]
         for letter in dict.fromkeys(m.letter for m in mats):
             m = next(x for x in mats if x.letter == letter)
-            shape = (b.heads, m.rows, m.cols) if isinstance(b, Attention) else (m.rows, m.cols)
+            shape = (m.rows,) if m.bias else (m.rows, m.cols)
+            if isinstance(b, Attention) and letter not in BLOCK_LETTERS:
+                shape = (b.heads, *shape)
             out[f"blocks.{i}.{letter}"] = shape
     return out
 
@@ -249,8 +277,8 @@ def point_from_arrays(arch: Architecture | Network, arrays: dict, source: str = 
             raise InputError(f"{source}: the array {name!r} has shape {tuple(arr.shape)}, expected {shape}.")
         _, i, letter = name.split(".")
         vals = exact_values(arr, f"{source} {name}")
-        size = math.prod(shape[-2:])
         for m in (m for m in net.weight_matrices if m.block == int(i) and m.letter == letter):
+            size = m.size
             values[m.offset:m.stop] = vals[m.head * size:(m.head + 1) * size]
     return WeightPoint(net, tuple(values))
 
@@ -265,8 +293,10 @@ def _digest(data: bytes) -> str:
 def load_weights(arch: Architecture | Network, path: str | os.PathLike) -> WeightPoint:
     """A weight file (JSON, .npz or .safetensors, by its ending), with its name and sha256."""
     name = check_path(path, "weight file")
+    refuse_pickle(name, "weight file")
     arrays = name.endswith((".npz", ".safetensors"))
     data = read_bytes(name, "weight file", max_bytes=MAX_POINT_BYTES if arrays else weights.MAX_WEIGHT_BYTES)
+    refuse_pickle(name, "weight file", data)
     source = name
     if name.endswith(".npz"):
         net = as_network(arch)
@@ -307,15 +337,40 @@ class InputData:
         return {"source": self.source, "sha256": self.sha256, "samples": self.count}
 
 
-def inputs_from_array(arch: Architecture | Network, array, source: str = "the inputs") -> InputData:
+LAYOUTS = ("features-tokens", "tokens-features")
+
+
+def check_layout(layout) -> str | None:
+    """None (read it from the shape) or one of LAYOUTS; anything else refused in one line."""
+    if layout is not None and layout not in LAYOUTS:
+        raise InputError(f"the layout must be one of {', '.join(LAYOUTS)}, got {layout!r}.")
+    return layout
+
+
+def inputs_from_array(arch: Architecture | Network, array, source: str = "the inputs",
+                      layout: str | None = None) -> InputData:
+    """Token matrices from an array of shape (N, d_0, t) (``features-tokens``, ours: tokens are columns) or
+    (N, t, d_0) (``tokens-features``, PyTorch's batches). Without a stated layout the shape decides, and an
+    array that fits both (t = d_0) is refused rather than guessed."""
     net = as_network(arch)
+    layout = check_layout(layout)
     arr = np.asarray(array)
     if arr.ndim == 2 and net.tokens == 1:
-        arr = arr[:, :, None]
-    expected = (net.input, net.tokens)
-    if arr.ndim != 3 or tuple(arr.shape[1:]) != expected or arr.shape[0] < 1:
+        arr = arr[:, :, None] if layout != "tokens-features" else arr[:, None, :]
+    ours, torch_shape = (net.input, net.tokens), (net.tokens, net.input)
+    shape = tuple(arr.shape[1:]) if arr.ndim == 3 else None
+    if layout is None and shape == ours == torch_shape:
+        raise InputError(f"{source}: shape {tuple(arr.shape)} fits both layouts (t = d_0 = {net.input}); say which "
+                         "with --layout features-tokens (N, d_0, t) or tokens-features (N, t, d_0, PyTorch's).")
+    if layout is None:
+        layout = "tokens-features" if shape == torch_shape else "features-tokens"
+    want = ours if layout == "features-tokens" else torch_shape
+    if arr.ndim != 3 or shape != want or arr.shape[0] < 1:
         raise InputError(f"{source}: inputs must be an array of shape (N, {net.input}, {net.tokens}) (token "
-                         f"matrices, tokens as columns), got shape {tuple(arr.shape)}.")
+                         f"matrices, tokens as columns) or (N, {net.tokens}, {net.input}) (PyTorch's batches, "
+                         f"--layout tokens-features), got shape {tuple(arr.shape)}.")
+    if layout == "tokens-features":
+        arr = np.swapaxes(arr, 1, 2)
     if arr.size > MAX_INPUT_ENTRIES:  # before any entry is converted
         raise InputError(f"{source}: {arr.shape[0]} token matrices ({arr.size} entries) are above the supported "
                          f"maximum of {MAX_INPUT_ENTRIES} entries.")
@@ -323,18 +378,38 @@ def inputs_from_array(arch: Architecture | Network, array, source: str = "the in
     return InputData(values, source)
 
 
-def load_inputs(arch: Architecture | Network, path: str | os.PathLike) -> InputData:
-    """Input data: .npy, .npz (key ``inputs``) or JSON (a nested list), with its name and sha256."""
+def _stored_layout(arrays: dict, name: str) -> str | None:
+    """The layout an .npz records beside its inputs (the bridge writes one), or None."""
+    if "layout" not in arrays:
+        return None
+    value = arrays["layout"]
+    text = str(value.reshape(-1)[0]) if value.dtype.kind == "U" and value.size == 1 else None
+    if text not in LAYOUTS:
+        raise InputError(f"{name}: the array 'layout' must be one of {', '.join(LAYOUTS)}.")
+    return text
+
+
+def load_inputs(arch: Architecture | Network, path: str | os.PathLike, layout: str | None = None) -> InputData:
+    """Input data: .npy, .npz (key ``inputs``, and ``layout`` when it records one) or JSON (a nested list in
+    the features-tokens layout), with its name and sha256. ``layout`` as in ``inputs_from_array``; a stated
+    layout that contradicts the one the file records is refused."""
     name = check_path(path, "input file")
+    layout = check_layout(layout)
+    refuse_pickle(name, "input file")
     arrays = name.endswith((".npy", ".npz"))
     data = read_bytes(name, "input file", max_bytes=MAX_INPUT_BYTES if arrays else weights.MAX_WEIGHT_BYTES)
+    refuse_pickle(name, "input file", data)
     if name.endswith(".npy"):
         arr = npy_array(data, name)
     elif name.endswith(".npz"):
-        arrays = npz_arrays(data, name, {"inputs": None}, "the inputs")
-        if set(arrays) != {"inputs"}:
-            raise InputError(f"{name}: an .npz of inputs holds one array named 'inputs', got "
-                             f"{', '.join(sorted(arrays)) or 'none'}.")
+        arrays = npz_arrays(data, name, {"inputs": None, "layout": None}, "the inputs", text=("layout",))
+        if set(arrays) - {"layout"} != {"inputs"}:
+            raise InputError(f"{name}: an .npz of inputs holds one array named 'inputs' (and optionally 'layout'), "
+                             f"got {', '.join(sorted(arrays)) or 'none'}.")
+        stored = _stored_layout(arrays, name)
+        if stored is not None and layout is not None and stored != layout:
+            raise InputError(f"{name}: the file records the layout {stored}, not {layout}.")
+        layout = layout or stored
         arr = arrays["inputs"]
     else:
         net = as_network(arch)
@@ -347,8 +422,37 @@ def load_inputs(arch: Architecture | Network, path: str | os.PathLike) -> InputD
                              f"{net.tokens} numbers (tokens as columns).")
         nested = [[[parse_entry(v, f"{name} input {n + 1}") for v in row] for row in mat] for n, mat in enumerate(doc)]
         return InputData(np.array(nested, dtype=object), os.path.basename(name), _digest(data))
-    out = inputs_from_array(arch, arr, name)
+    out = inputs_from_array(arch, arr, name, layout)
     return InputData(out.values, os.path.basename(name), _digest(data))
+
+
+def save_inputs(values, path: str | os.PathLike, layout: str = "features-tokens") -> None:
+    """Token matrices as an .npz that records its layout, so it is never misread."""
+    check_layout(layout)
+    arr = np.asarray(values)
+    if arr.ndim != 3:
+        raise InputError(f"inputs must be a 3-dimensional array (N, d_0, t) or (N, t, d_0), got {arr.ndim} axes.")
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, inputs=arr, layout=np.array(layout))
+    from lightning_cas.system.files import write_file
+
+    write_file(path, buffer.getvalue(), "input file")
+
+
+PICKLE_ENDINGS = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")
+
+
+def refuse_pickle(name: str, what: str, data: bytes = b"") -> None:
+    """A pickle (torch.save's format, by its ending or its first bytes) is never unpickled: unpickling runs
+    code from the file."""
+    pickled = data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05") or \
+        data[:4] == b"PK\x03\x04" and b"data.pkl" in data[:4096]
+    if name.lower().endswith(PICKLE_ENDINGS) or pickled:
+        raise InputError(f"the {what} {name!r} is a pickle, which is never unpickled (it can run code); save a "
+                         "state_dict with safetensors instead: from safetensors.torch import save_file; "
+                         "save_file({k: v.contiguous() for k, v in model.state_dict().items()}, 'w.safetensors').")
 
 
 # The old-flag weight file (core.weights has the format): read and written here, through the one door.

@@ -18,6 +18,7 @@ lcasEntrywisePower(LcasDual, ZZ) := (A, r) -> (
     slope := r * lcasEntrywisePower(V, r - 1);  -- d(v^r) = r v^(r-1) dv, entry by entry
     lcasDual(lcasEntrywisePower(V, r), apply(A#"tangents", D -> lcasEntrywise(slope, D))))
 lcasCausalMask LcasDual := A -> lcasDual(lcasCausalMask A#"value", apply(A#"tangents", lcasCausalMask))
+lcasOnesRow LcasDual := A -> (O := lcasOnesRow A#"value"; lcasDual(O, apply(A#"tangents", D -> 0 * O)))
 
 -- the output columns at the point pt and their derivatives in every weight, as a list of P
 -- matrices over the token ring T

@@ -10,6 +10,10 @@
 --   mlp (hidden m, Degree r, Out, Residual): D (U Y)^{o r}, U (m x d), D (out x m), power entrywise;
 --   linear (out): P Y, P (out x d);
 --   power (degree r): Y^{o r} entrywise, no weights.
+-- Bias => true makes every projection of a block affine, the bias broadcast over the tokens:
+-- per head Q Y + bq, K Y + bk, V Y + bv (or W Y + bw, then one output bias bo after the head sum);
+-- U Y + bu and D (.) + bd in an mlp; P Y + bp. Biases come after their block's (head's) matrices and
+-- are named letter_(i,r) (letter_(i,h,r) per head with several heads; bo belongs to the block).
 -- The weights are ordered block by block, inside a block as listed, every matrix row by row. Their
 -- names are letter_(i,r,c) for block i, or letter_(i,h,r,c) in an attention block with several heads
 -- (q k v w o, u d, p): the names lightning_cas uses in Python. The old arguments (widths, attention,
@@ -42,13 +46,14 @@ net NetworkBlock := B -> net toString B
 lcasBlockFields = B -> (
     shown := {"heads", "attention", "value", "hidden", "degree", "out"};
     apply(select(shown, k -> B#?k and B#k =!= null), k -> k | " " | toString B#k)
-        | select({"causal", "residual"}, k -> B#?k and B#k))
+        | select({"causal", "residual", "bias"}, k -> B#?k and B#k))
 
 isWellDefined NetworkBlock := B -> (
     kind := if B#?"kind" then B#"kind";
     positive := k -> instance(B#k, ZZ) and B#k > 0;
     optional := k -> B#k === null or positive k;
-    if kind === "attention" then positive "heads" and positive "attention" and optional "value" and optional "out"
+    if B#?"bias" and not instance(B#"bias", Boolean) then false
+    else if kind === "attention" then positive "heads" and positive "attention" and optional "value" and optional "out"
         and instance(B#"causal", Boolean) and instance(B#"residual", Boolean)
     else if kind === "mlp" then positive "hidden" and positive "degree" and optional "out"
         and instance(B#"residual", Boolean)
@@ -57,7 +62,7 @@ isWellDefined NetworkBlock := B -> (
     else false)
 
 attentionBlock = method(Options => {Heads => 1, Value => null, Out => null, Causal => false, Residual => false,
-        Normalization => "none"})
+        Normalization => "none", Bias => false})
 attentionBlock ZZ := o -> a -> (
     if o.Normalization =!= "none" then
         error("LightningCAS: only polynomial blocks can be built; " | toString o.Normalization
@@ -68,22 +73,25 @@ attentionBlock ZZ := o -> a -> (
     if o.Out =!= null then lcasPositiveInteger("Out", o.Out);
     lcasBoolean("Causal", o.Causal);
     lcasBoolean("Residual", o.Residual);
+    lcasBoolean("Bias", o.Bias);
     new NetworkBlock from {"kind" => "attention", "heads" => o.Heads, "attention" => a, "value" => o.Value,
-        "out" => o.Out, "causal" => o.Causal, "residual" => o.Residual})
+        "out" => o.Out, "causal" => o.Causal, "residual" => o.Residual, "bias" => o.Bias})
 
-mlpBlock = method(Options => {Degree => 2, Out => null, Residual => false})
+mlpBlock = method(Options => {Degree => 2, Out => null, Residual => false, Bias => false})
 mlpBlock ZZ := o -> m -> (
     lcasPositiveInteger("hidden", m);
     lcasPositiveInteger("Degree", o.Degree);
     if o.Out =!= null then lcasPositiveInteger("Out", o.Out);
     lcasBoolean("Residual", o.Residual);
+    lcasBoolean("Bias", o.Bias);
     new NetworkBlock from {"kind" => "mlp", "hidden" => m, "degree" => o.Degree, "out" => o.Out,
-        "residual" => o.Residual})
+        "residual" => o.Residual, "bias" => o.Bias})
 
-linearBlock = method()
-linearBlock ZZ := out -> (
+linearBlock = method(Options => {Bias => false})
+linearBlock ZZ := o -> out -> (
     lcasPositiveInteger("out", out);
-    new NetworkBlock from {"kind" => "linear", "out" => out})
+    lcasBoolean("Bias", o.Bias);
+    new NetworkBlock from {"kind" => "linear", "out" => out, "bias" => o.Bias})
 
 powerBlock = method()
 powerBlock ZZ := r -> (
@@ -92,7 +100,8 @@ powerBlock ZZ := r -> (
 
 -- a block from its integer list, the form the Python side writes into scripts:
 -- {0, heads, a, b, out, causal, residual} (b = 0: full V), {1, hidden, degree, out, residual},
--- {2, out}, {3, degree}; causal and residual are 0 or 1
+-- {2, out}, {3, degree}; causal and residual are 0 or 1; a last 0 or 1 after attention, mlp and
+-- linear lists is the bias flag (absent: no biases)
 lcasFlag = (what, x) -> (if x === 0 then false else if x === 1 then true
     else error("LightningCAS: " | what | " must be 0 or 1 in a block list, got " | toString x));
 lcasBlockFromList = (L, i) -> (
@@ -102,12 +111,15 @@ lcasBlockFromList = (L, i) -> (
     code := L#0;
     size := {7, 5, 2, 2};
     if code < 0 or code > 3 then error("LightningCAS: " | where | " has the unknown kind code " | toString code);
-    if #L != size#code then
+    if #L != size#code and (code == 3 or #L != size#code + 1) then
         error("LightningCAS: " | where | " needs " | toString size#code | " integers, got " | toString L);
+    bias := #L > size#code and lcasFlag(where | " bias", last L);
     if code == 0 then attentionBlock(L#2, Heads => L#1, Value => (if L#3 == 0 then null else L#3),
-        Out => L#4, Causal => lcasFlag(where | " causal", L#5), Residual => lcasFlag(where | " residual", L#6))
-    else if code == 1 then mlpBlock(L#1, Degree => L#2, Out => L#3, Residual => lcasFlag(where | " residual", L#4))
-    else if code == 2 then linearBlock L#1
+        Out => L#4, Causal => lcasFlag(where | " causal", L#5), Residual => lcasFlag(where | " residual", L#6),
+        Bias => bias)
+    else if code == 1 then mlpBlock(L#1, Degree => L#2, Out => L#3, Residual => lcasFlag(where | " residual", L#4),
+        Bias => bias)
+    else if code == 2 then linearBlock(L#1, Bias => bias)
     else powerBlock L#1)
 
 -- the block with its out resolved for input width d (checked), and its weight matrices in order
@@ -120,13 +132,20 @@ lcasResolve = (B, d, i) -> (
     new NetworkBlock from merge(B, new HashTable from {"out" => out, "input" => d}, (x, y) -> y))
 
 -- (head, letter, rows, cols) of a resolved block's weight matrices, in canonical order
+-- (a bias is a matrix with one column, its letter b + the letter of its matrix)
+lcasBiased = B -> B#?"bias" and B#"bias";
 lcasBlockMatrices = B -> (
     (kind, d, out) := (B#"kind", B#"input", B#"out");
-    if kind === "attention" then flatten for h from 1 to B#"heads" list (
+    b := lcasBiased B;
+    if kind === "attention" then flatten (for h from 1 to B#"heads" list (
         {(h, "q", B#"attention", d), (h, "k", B#"attention", d)}
-        | (if B#"value" === null then {(h, "v", out, d)} else {(h, "w", B#"value", d), (h, "o", out, B#"value")}))
+        | (if B#"value" === null then {(h, "v", out, d)} else {(h, "w", B#"value", d), (h, "o", out, B#"value")})
+        | (if not b then {} else {(h, "bq", B#"attention", 1), (h, "bk", B#"attention", 1),
+                if B#"value" === null then (h, "bv", out, 1) else (h, "bw", B#"value", 1)})))
+        | (if b and B#"value" =!= null then {(1, "bo", out, 1)} else {})
     else if kind === "mlp" then {(1, "u", B#"hidden", d), (1, "d", out, B#"hidden")}
-    else if kind === "linear" then {(1, "p", out, d)}
+        | (if b then {(1, "bu", B#"hidden", 1), (1, "bd", out, 1)} else {})
+    else if kind === "linear" then {(1, "p", out, d)} | (if b then {(1, "bp", out, 1)} else {})
     else {})
 
 ---------------------------------------------------------------------------------------------
@@ -167,13 +186,16 @@ neuralNetwork(ZZ, ZZ, List) := (inputWidth, tokens, blocks) -> (
     several := i -> (resolved#(i-1))#"kind" === "attention" and (resolved#(i-1))#"heads" > 1;
     weights := flatten apply(matrices, m -> (
             (i, h, letter, rows, cols) := m;
-            flatten table(rows, cols, (r, c) -> if several i then (getSymbol letter)_(i, h, r+1, c+1)
+            perHead := several i and letter =!= "bo";
+            if letter#0 === "b" then apply(rows, r -> if perHead then (getSymbol letter)_(i, h, r+1)
+                else (getSymbol letter)_(i, r+1))
+            else flatten table(rows, cols, (r, c) -> if perHead then (getSymbol letter)_(i, h, r+1, c+1)
                 else (getSymbol letter)_(i, r+1, c+1))));
     if #weights == 0 then error "LightningCAS: the network has no weights (only power blocks)";
     new NeuralNetwork from {"input" => inputWidth, "tokens" => tokens, "blocks" => resolved,
         "widths" => {inputWidth} | apply(resolved, B -> B#"out"), "matrices" => matrices,
         "parameters" => #weights, "weights" => weights,
-        "causal" => any(resolved, B -> B#?"causal" and B#"causal")})
+        "causal" => any(resolved, B -> B#?"causal" and B#"causal"), "bias" => any(resolved, lcasBiased)})
 
 -- the paper's network: widths {d_0, ..., d_L}, attention {a_1, ..., a_L}, optional heads per layer
 neuralNetwork(List, List, ZZ) := (widths, attention, tokens) -> neuralNetwork(widths, attention, tokens, null)
@@ -191,12 +213,16 @@ neuralNetwork(List, List, ZZ, Nothing) := neuralNetwork(List, List, ZZ, List) :=
 
 -- the output columns a computation uses: the first `columns`; in a causal network the last ones (its
 -- last token sees every token, and zero tokens stay zero through every block, so the last column's
--- coefficients determine the function; the first column sees the first token only)
-lcasOutputColumns = (N, columns) -> (if N#"causal" then toList(N#"tokens" - columns .. N#"tokens" - 1)
+-- coefficients determine the function; the first column sees the first token only). With biases a
+-- zero token is not zero after a block, so a causal network with biases uses every column.
+lcasOutputColumns = (N, columns) -> (
+    if N#"causal" and N#"bias" then toList(0 .. N#"tokens" - 1)
+    else if N#"causal" then toList(N#"tokens" - columns .. N#"tokens" - 1)
     else toList(0 .. columns - 1))
 
 -- the flat weight values cut into blocks: per block a list of heads (Q, K, V) or (Q, K, W, O) for
--- attention, (U, D) for mlp, (P) for linear, () for power
+-- attention, (U, D) for mlp, (P) for linear, () for power; with biases each is followed by its bias
+-- columns in order (head 1 of a factored attention block carries the output bias bo last)
 lcasBlockWeights = (N, values) -> (
     pos := 0;
     lcasCutWeights(N, (m, n) -> (M := matrix table(m, n, (r, c) -> values#(pos + r*n + c)); pos = pos + m*n; M)))
@@ -204,13 +230,21 @@ lcasBlockWeights = (N, values) -> (
 -- the same cut with the next m x n weight matrix made by take1 (plain or dual matrices)
 lcasCutWeights = (N, take1) -> (
     for B in N#"blocks" list (
+        b := lcasBiased B;
         if B#"kind" === "attention" then (
-            for h from 1 to B#"heads" list (
+            heads := for h from 1 to B#"heads" list (
                 Q := take1(B#"attention", B#"input"); K := take1(B#"attention", B#"input");
-                if B#"value" === null then (Q, K, take1(B#"out", B#"input"))
-                else (W := take1(B#"value", B#"input"); (Q, K, W, take1(B#"out", B#"value")))))
-        else if B#"kind" === "mlp" then (U := take1(B#"hidden", B#"input"); (U, take1(B#"out", B#"hidden")))
-        else if B#"kind" === "linear" then 1 : take1(B#"out", B#"input")
+                main := if B#"value" === null then (Q, K, take1(B#"out", B#"input"))
+                    else (W := take1(B#"value", B#"input"); (Q, K, W, take1(B#"out", B#"value")));
+                if not b then main else (
+                    bq := take1(B#"attention", 1); bk := take1(B#"attention", 1);
+                    main | (bq, bk, take1(if B#"value" === null then B#"out" else B#"value", 1))));
+            if b and B#"value" =!= null then heads = {append(first heads, take1(B#"out", 1))} | drop(heads, 1);
+            heads)
+        else if B#"kind" === "mlp" then (U := take1(B#"hidden", B#"input"); D := take1(B#"out", B#"hidden");
+            if b then (bu := take1(B#"hidden", 1); (U, D, bu, take1(B#"out", 1))) else (U, D))
+        else if B#"kind" === "linear" then (P := take1(B#"out", B#"input");
+            if b then (P, take1(B#"out", 1)) else 1 : P)
         else ()))
 
 -- entrywise power and the causal mask, for matrices (and, in Dimension.m2, for dual matrices)
@@ -219,6 +253,10 @@ lcasEntrywisePower(Matrix, ZZ) := (M, r) -> matrix table(numrows M, numcols M, (
 lcasCausalMask = method()
 lcasCausalMask Matrix := S -> matrix table(numrows S, numcols S, (i, j) -> if i <= j then S_(i, j) else 0_(ring S))
 
+-- a row of t ones, of Y's kind (a matrix here; a dual matrix in Dimension.m2)
+lcasOnesRow = method()
+lcasOnesRow Matrix := Y -> map((ring Y)^1, (ring Y)^(numcols Y), (i, j) -> 1)
+
 -- the network on the token matrix X (d_0 x t), written once: matrices or dual matrices alike
 lcasForward = (N, blockWeights, X) -> (
     Z := X;
@@ -226,16 +264,24 @@ lcasForward = (N, blockWeights, X) -> (
         B := (N#"blocks")#i;
         W := blockWeights#i;
         Y := Z;
+        b := lcasBiased B;
+        ones := if b then lcasOnesRow Y;
+        affine := (M, Yin, c) -> if c === null then M * Yin else M * Yin + c * ones;
+        full := B#"kind" === "attention" and B#"value" === null;
         out := if B#"kind" === "attention" then (
-                G := transpose Y;
-                fold((A, C) -> A + C, apply(W, head -> (
+                sum1 := fold((A, C) -> A + C, apply(W, head -> (
                     (Q, K) := (head#0, head#1);
-                    S := (G * transpose K) * (Q * Y);
+                    nv := if full then 3 else 4;
+                    (bq, bk, bv) := if b then (head#nv, head#(nv+1), head#(nv+2)) else (null, null, null);
+                    S := transpose affine(K, Y, bk) * affine(Q, Y, bq);
                     if B#"causal" then S = lcasCausalMask S;
-                    VY := if #head == 3 then head#2 * Y else head#3 * (head#2 * Y);
-                    VY * S))))
-            else if B#"kind" === "mlp" then W#1 * lcasEntrywisePower(W#0 * Y, B#"degree")
-            else if B#"kind" === "linear" then W#0 * Y
+                    VY := if full then affine(head#2, Y, bv) else head#3 * affine(head#2, Y, bv);
+                    VY * S)));
+                if b and not full then sum1 + (first W)#7 * ones else sum1)
+            else if B#"kind" === "mlp" then (
+                if b then affine(W#1, lcasEntrywisePower(affine(W#0, Y, W#2), B#"degree"), W#3)
+                else W#1 * lcasEntrywisePower(W#0 * Y, B#"degree"))
+            else if B#"kind" === "linear" then (if b then affine(W#0, Y, W#1) else W#0 * Y)
             else lcasEntrywisePower(Y, B#"degree");
         Z = if B#?"residual" and B#"residual" then Y + out else out));
     Z)

@@ -144,7 +144,8 @@ doc ///
             of @TO NetworkBlock@s, applied in order, or of their integer lists:
             $\{0, h, a, b, out, causal, residual\}$ for attention ($b = 0$: a full value map),
             $\{1, m, r, out, residual\}$ for mlp, $\{2, out\}$ for linear, $\{3, r\}$ for power
-            (causal and residual 0 or 1)
+            (causal and residual 0 or 1); a last 1 after an attention, mlp or linear list gives the
+            block biases
         widths:List
             $d_0, \ldots, d_L$ of the paper's network: the stack of plain attention blocks
         attention:List
@@ -217,6 +218,8 @@ doc ///
         [attentionBlock, Causal]
         [attentionBlock, Residual]
         [attentionBlock, Normalization]
+        [attentionBlock, Bias]
+        Bias
         Value
         Out
         Causal
@@ -242,6 +245,10 @@ doc ///
             return $Y + $ block$(Y)$ (default false; needs out = the input width)
         Normalization => String
             only {\tt "none"}: softmax attention is not polynomial and is refused
+        Bias => Boolean
+            affine projections (default false): $K_h y + b_k$, $Q_h y + b_q$, $V_h y + b_v$ (or
+            $W_h y + b_w$ and one output bias $b_o$ after the head sum), each bias broadcast over the
+            tokens and named {\tt bq}, {\tt bk}, {\tt bv}, {\tt bw}, {\tt bo}
     Outputs
         :NetworkBlock
     Description
@@ -260,6 +267,7 @@ doc ///
         [mlpBlock, Degree]
         [mlpBlock, Out]
         [mlpBlock, Residual]
+        [mlpBlock, Bias]
     Headline
         a polynomial mlp block
     Usage
@@ -273,6 +281,8 @@ doc ///
             the output width (default @TO null@: the input width)
         Residual => Boolean
             return $Y + $ block$(Y)$ (default false)
+        Bias => Boolean
+            $W_2 (W_1 Y + b_u)^{\circ r} + b_d$ (default false)
     Outputs
         :NetworkBlock
     Description
@@ -289,6 +299,7 @@ doc ///
     Key
         linearBlock
         (linearBlock, ZZ)
+        [linearBlock, Bias]
     Headline
         a linear block
     Usage
@@ -296,6 +307,8 @@ doc ///
     Inputs
         out:ZZ
             the output width ($W$ is $out \times d$)
+        Bias => Boolean
+            $W Y + b_p$, an affine map (default false)
     Outputs
         :NetworkBlock
     Description
@@ -304,6 +317,7 @@ doc ///
             $out \times d$ matrices.
         Example
             neurovarietyDimension neuralNetwork(3, 2, {linearBlock 2})
+            neurovarietyDimension neuralNetwork(3, 2, {linearBlock(2, Bias => true)})
     SeeAlso
         neuralNetwork
 ///

@@ -233,3 +233,19 @@ assert(R#"ed_degree" == 1 and R#"coordinates" == 2 and R#"span" == 6)
 assert(try (edDegreeRecord({2,1}, {1}, 2, Metric => "euclid"); false) else true)
 assert(try (degreeRecord({2,1}, {1}, 2, Strategy => "Guess"); false) else true)
 ///
+
+TEST ///
+-- biases: an affine map K^2 -> K^3 has 9 free coefficients; one lightning head with biases loses only the
+-- GL(1) and the scaling (12 - 2); c (u y + b)^2 is one square of a linear form in three variables (y, 1)
+assert(neurovarietyDimension neuralNetwork(2, 1, {linearBlock(3, Bias => true)}) == 9)
+assert(neurovarietyDimension neuralNetwork(2, 2, {attentionBlock(1, Bias => true)}) == 10)
+M = neuralNetwork(2, 1, {linearBlock(1, Bias => true), powerBlock 2, linearBlock 1})
+assert(neurovarietyDimension M == 3 and neurovarietyDimension(M, Strategy => "Implicit") == 3)
+-- the integer list with a last 1 is the biased block; bias entries are named letter_(i,r) (per head: (i,h,r))
+N = neuralNetwork(2, 3, {{0, 2, 1, 1, 2, 1, 0, 1}, {2, 1, 1}})
+assert(N === neuralNetwork(2, 3, {attentionBlock(1, Heads => 2, Value => 1, Out => 2, Causal => true, Bias => true),
+    linearBlock(1, Bias => true)}))
+assert(N#"parameters" == 27 and member((getSymbol "bo")_(1, 2), N#"weights") and member((getSymbol "bq")_(1, 2, 1), N#"weights"))
+-- a causal network with biases uses every output column (zero tokens do not stay zero): 15 = 27 - 12
+assert(neurovarietyDimension N == 15)
+///

@@ -69,10 +69,10 @@ def test_a_dead_layer_and_random_points_against_the_symbolic_rank(net):
 def test_on_given_inputs_the_rank_is_that_of_those_inputs():
     net = Network(2, 2, (MLP(3), Linear(1)))
     one_input = np.ones((1, 2, 2))
-    r = api.dimension(net, inputs=one_input, exact=True)
+    r = api.dimension(net, inputs=one_input, exact=True, layout="features-tokens")  # t = d_0: say which
     assert r.certainty == "exact" and r.inputs.count == 1 and r.dimension <= net.output * net.tokens
     many = np.random.default_rng(0).standard_normal((40, 2, 2))
-    assert api.dimension(net, inputs=many).dimension == api.dimension(net).dimension
+    assert api.dimension(net, inputs=many, layout="features-tokens").dimension == api.dimension(net).dimension
 
 
 def test_a_prime_that_changes_the_point_is_refused():

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 from lightning_cas import api  # noqa: E402
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
-from lightning_cas.core.network import MLP, Attention, Linear, Network  # noqa: E402
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Power  # noqa: E402
 from lightning_cas.system.points import load_weights  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.torch_bridge import TorchNetwork, point_from_state_dict  # noqa: E402
@@ -19,6 +19,10 @@ from lightning_cas.torch_bridge import TorchNetwork, point_from_state_dict  # no
 NETS = [
     Network(3, 3, (Attention(2, causal=True, residual=True), MLP(3, residual=True), Linear(1))),
     Network(4, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, normalization="softmax"), Linear(2))),
+    # biases: torch's own broadcasting is an independent check of the forward definition's
+    Network(3, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, bias=True), MLP(3, bias=True),
+                   Linear(1, bias=True))),
+    Network(3, 3, (Attention(2, heads=2, bias=True, normalization="softmax"), Linear(2, bias=True))),
 ]
 
 
@@ -90,3 +94,19 @@ def test_rank_at_trained_weights_against_the_generic_rank_and_a_float_baseline()
         return torch.func.functional_call(model, dict(zip(names, ps)), (probe,)).reshape(-1)
     J = torch.cat([j.reshape(j.shape[0], -1) for j in torch.autograd.functional.jacobian(f, params)], dim=1)
     assert np.linalg.matrix_rank(J.numpy()) == generic.dimension
+
+
+@pytest.mark.parametrize("net", [
+    Network(4, 3, tuple(Attention(2) for _ in range(6))),  # degree 3^6 in the inputs
+    Network(4, 3, tuple(b for _ in range(4) for b in (Attention(2, heads=2, value=2, causal=True, residual=True,
+                                                                bias=True), MLP(8, residual=True, bias=True)))),
+    Network(3, 1, (Linear(4), Power(2), Linear(4), Power(2), Linear(4), Power(2), Linear(1))),
+], ids=lambda n: n.label())
+def test_the_initial_forward_pass_is_of_order_one_at_any_depth(net):
+    """On fresh Gaussian inputs (not the calibration batch) the output's root mean square is of order one."""
+    model = TorchNetwork(net, seed=3)
+    x = torch.randn(256, net.tokens, net.input, dtype=torch.float64, generator=torch.Generator().manual_seed(11))
+    rms = float(model(x).detach().pow(2).mean().sqrt())
+    assert 0.05 < rms < 20
+    raw = TorchNetwork(net, seed=3, calibrate=False)
+    assert float(raw(x).detach().pow(2).mean().sqrt()) != pytest.approx(rms)  # the calibration did something

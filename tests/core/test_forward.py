@@ -21,11 +21,17 @@ POLYNOMIAL = [
     Network(2, 2, (MLP(2, degree=3), Linear(1))),
     Network(2, 2, (Linear(2), Power(2), Linear(1))),
     Network(2, 2, (Attention(1, causal=True, residual=True), MLP(1, residual=True))),
+    # biases: affine projections, the output bias after the head sum, mlp and linear biases
+    Network(2, 3, (Attention(1, heads=2, causal=True, bias=True),)),
+    Network(2, 2, (Attention(1, heads=2, value=1, residual=True, bias=True), Linear(1, bias=True))),
+    Network(2, 2, (MLP(2, degree=3, bias=True), Linear(1, bias=True))),
 ]
 SOFTMAX = [
     Network(3, 4, (Attention(2, causal=True, normalization="softmax"),)),
     Network(3, 3, (Attention(2, heads=2, value=1, residual=True, normalization="softmax"), MLP(2), Linear(2))),
     Network(2, 3, (Linear(2), Attention(1, causal=True, residual=True, normalization="softmax"))),
+    Network(2, 3, (Attention(2, heads=2, value=1, causal=True, normalization="softmax", bias=True),
+                   MLP(2, bias=True), Linear(1, bias=True))),
 ]
 
 
