@@ -149,7 +149,7 @@ def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
                     out.append(GroupFactor("key-bias translations", where, b.attention))
                     if b.value is not None:
                         out.append(GroupFactor("value-bias translations", where, b.value))
-                    elif h > 1:
+                    elif h > 0:  # heads from 0: every head but the first moves its value bias against it
                         out.append(GroupFactor("value-bias translations", where, b.out))
         elif isinstance(b, MLP):
             name, dim = ("neuron scaling", b.hidden) if b.degree > 1 else ("GL(hidden)", b.hidden ** 2)
