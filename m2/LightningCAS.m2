@@ -44,6 +44,12 @@ export {
     "criticalImage",
     "criticalLocus",
     "pointVerdict",
+    -- decision boundaries
+    "decisionBoundary",
+    "boundaryEDDegree",
+    "boundaryCriticalPoints",
+    "robustnessRadius",
+    "boundaryEDRecord",
     -- records
     "printRecord",
     "idealRecord",
@@ -68,7 +74,10 @@ export {
     "Directions",
     "SingularMethod",
     "CriticalLocus",
-    "StrataClosures"
+    "StrataClosures",
+    "Modulus",
+    "Center",
+    "NumericalRuns"
     }
 
 -- The default prime of the Jacobian strategy: large, so that a random point is unlucky
@@ -86,6 +95,7 @@ load "./LightningCAS/Singular.m2"
 load "./LightningCAS/Slices.m2"
 load "./LightningCAS/Verdicts.m2"
 load "./LightningCAS/Records.m2"
+load "./LightningCAS/Decision.m2"
 
 ---------------------------------------------------------------------------------------------
 -- DOCUMENTATION
