@@ -50,6 +50,8 @@ export {
     "boundaryCriticalPoints",
     "robustnessRadius",
     "boundaryEDRecord",
+    "trainingCriticalPoints",
+    "trainingRecord",
     -- records
     "printRecord",
     "idealRecord",
@@ -77,7 +79,8 @@ export {
     "StrataClosures",
     "Modulus",
     "Center",
-    "NumericalRuns"
+    "NumericalRuns",
+    "MaxPaths"
     }
 
 -- The default prime of the Jacobian strategy: large, so that a random point is unlucky

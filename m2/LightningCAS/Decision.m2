@@ -198,7 +198,7 @@ boundaryEDRecord(NeuralNetwork, List, List, List) := o -> (N, values, readout, X
     counts := apply(o.NumericalRuns, i -> #boundaryCriticalPoints g);
     t2 := cpuTime();
     parts := base | {"degree" => first degree g, "reduced_degree" => first degree gr,
-        "squarefree" => gr == g or gr == -g, "factors" => #select(toList factor g, f -> first degree f#0 > 0),
+        "squarefree" => first degree gr == first degree g, "factors" => #select(toList factor g, f -> first degree f#0 > 0),
         "polynomial" => toString g, "prime" => o.Modulus,
         "ed_degree_exact" => exact, "ed_degree_numeric" => counts,
         "exact_cpu_ms" => round(1000 * (t1 - t0)), "numeric_cpu_ms" => round(1000 * (t2 - t1))};
@@ -206,3 +206,68 @@ boundaryEDRecord(NeuralNetwork, List, List, List) := o -> (N, values, readout, X
         t3 := cpuTime();
         parts = parts | {"radius" => robustnessRadius(g, X0), "radius_cpu_ms" => round(1000 * (cpuTime() - t3))});
     new HashTable from parts)
+
+---------------------------------------------------------------------------------------------
+-- critical points of training: the squared loss on the function space
+---------------------------------------------------------------------------------------------
+-- The loss sum_n |f(X_n) - Y_n|^2 depends on the function only through its values z = (f(X_n))_n,
+-- a linear image of the function space; so its critical points on the function space are those of
+-- |z - Y|^2 on the closure Z of {z(W)} (the projection of the neurovariety, when the data metric is
+-- degenerate). Z is parametrized by the weights with positive-dimensional fibers: on a random
+-- rational affine slice W = W0 + B s of the dimension r of Z (the rank of dz/dW at a random point),
+-- the critical equations dL/ds = 0 are square; their regular solutions (total-degree homotopy)
+-- with dz/ds of rank r map to the critical points of the smooth locus of Z. Per solution the
+-- record has z, dz/ds and the Hessian of L(s) (complex; lightning_cas takes the second-order test).
+
+lcasComplexRecord = z -> {lcasReal realPart z, lcasReal imaginaryPart z}
+
+trainingCriticalPoints = method(Options => {MaxPaths => infinity})
+trainingCriticalPoints(NeuralNetwork, List, List) := o -> (N, inputs, targets) -> (
+    (d0, t, dL) := (N#"input", N#"tokens", last N#"widths");
+    P := N#"parameters";
+    -- the values z(W) on every input, as polynomials in the weights over QQ
+    W := QQ[N#"weights"];
+    blocks := lcasBlockWeights(N, gens W);
+    z := flatten apply(inputs, X -> flatten entries lcasForward(N, blocks, matrix apply(X, r -> apply(r, v -> v / 1)))) ;
+    y := flatten apply(targets, Y -> flatten Y);
+    if #z != #y then error "LightningCAS: the targets do not match the outputs";
+    Jz := jacobian matrix{z};
+    w0 := apply(P, i -> random(-9, 9) / 1);
+    r := rank sub(Jz, matrix{w0});
+    -- the gauge slice
+    sSym := getSymbol "s";
+    Rs := QQ[sSym_1 .. sSym_r];
+    B := matrix table(P, r, (i, k) -> random(-9, 9));
+    shift := apply(P, i -> random(-9, 9));
+    Ws := apply(P, i -> shift#i + sum(r, k -> B_(i, k) * Rs_k));
+    zs := apply(z, f -> sub(f, matrix{Ws}));
+    L := sum(#zs, k -> (zs#k - y#k)^2);
+    crit := apply(r, k -> diff(Rs_k, L));
+    paths := product(crit, f -> first degree f);
+    if paths > o.MaxPaths then return new HashTable from {"rank" => r, "paths" => paths, "too_large" => true};
+    nag := lcasNumerics();
+    Rc := CC[gens Rs];
+    sols := select((nag#"solveSystem") apply(crit, f -> sub(f, Rc)), p -> (nag#"status") p === nag#"Regular");
+    Jzs := jacobian matrix{apply(zs, f -> sub(f, Rc))};
+    Lc := sub(L, Rc);
+    Hs := matrix table(r, r, (a, b) -> diff(Rc_a, diff(Rc_b, Lc)));
+    points := apply(sols, p -> (
+            c := (nag#"coordinates") p;
+            at := matrix{c};
+            zz := apply(zs, f -> sub(sub(f, Rc), at));
+            J := sub(Jzs, at);
+            H := sub(Hs, at);
+            new HashTable from {"s" => apply(c, lcasComplexRecord),
+                "weights" => apply(Ws, f -> lcasComplexRecord sub(sub(f, Rc), at)),
+                "values" => apply(zz, lcasComplexRecord),
+                "jacobian" => apply(entries J, row -> apply(row, lcasComplexRecord)),
+                "hessian" => apply(entries H, row -> apply(row, lcasComplexRecord))}));
+    new HashTable from {"rank" => r, "paths" => paths, "points" => points, "too_large" => false})
+
+trainingRecord = method(Options => {MaxPaths => infinity})
+trainingRecord(NeuralNetwork, List, List) := o -> (N, inputs, targets) -> (
+    t0 := cpuTime();
+    base := lcasRecordBase() | {"parameters" => N#"parameters", "dimension" => neurovarietyDimension N};
+    T := trainingCriticalPoints(N, inputs, targets, MaxPaths => o.MaxPaths);
+    merge(merge(new HashTable from base, T, (a, b) -> b), new HashTable from {"cpu_ms" => round(1000 * (cpuTime() - t0))},
+        (a, b) -> b))

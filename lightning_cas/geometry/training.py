@@ -1,0 +1,191 @@
+"""Critical points of training: the squared loss of a data set on the function space of a small network.
+
+The loss sum_n |f(X_n) - Y_n|^2 sees a function only through its values z = (f(X_n))_n, a linear image
+of the function space; its critical points on the function space are those of |z - Y|^2 on the closure Z
+of the values (the projection of the neurovariety by the data; Z is the neurovariety itself, up to a
+linear isomorphism, when the data metric is non-degenerate). Two independent computations:
+
+* **homotopy** (Macaulay2, ``trainingRecord`` in m2/LightningCAS/Decision.m2): on a random rational
+  affine slice W = W0 + B s of the weights of dimension r = dim Z (a gauge fixing: the slice meets every
+  generic fiber in finitely many points), the critical equations dL/ds = 0 are square and solved by
+  total-degree homotopy; solutions where dz/ds has rank r are the critical points of the smooth locus
+  of Z, counted once per distinct z. Real ones (z real) get the second-order test: the Hessian of L(s) at
+  a critical point is a bilinear form, carried to a real basis of the tangent space of Z(R);
+* **local search** (Python, float64): Levenberg-Marquardt from random real weights. Every local
+  minimum it reaches is a real critical point, so its losses must be among the homotopy's, and the
+  best of them cannot be below the smallest critical loss of a local minimum (it runs on real weights,
+  the homotopy on the whole variety).
+
+``at`` is not used: the slice and the searches start from points drawn from ``seed``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from lightning_cas.core.arithmetic import Float64
+from lightning_cas.core.forward import evaluate, jacobian
+from lightning_cas.core.results import Source
+from lightning_cas.errors import InputError, M2ParseError, TooLargeError
+from lightning_cas.geometry.critical_records import TrainingPoint, TrainingResult
+from lightning_cas.geometry.decision import polynomial_network
+from lightning_cas.macaulay2.network import check_parameters, package_params
+from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
+from lightning_cas.options import resolve
+from lightning_cas.system.matrices import exact_array
+
+MAX_PATHS = 20000  # total-degree homotopy paths (2 D - 1)^r; beyond, a run takes more than minutes
+MAX_SAMPLES = 64
+SEARCHES = 12
+RANK_TOL = 1e-7
+REAL_TOL = 1e-7
+
+
+def _complex(pair) -> complex:
+    return complex(float(pair[0]), float(pair[1]))
+
+
+def _carray(rows, script) -> np.ndarray:
+    try:
+        return np.array([[_complex(v) for v in row] for row in rows], dtype=complex)
+    except (TypeError, ValueError, IndexError):
+        raise M2ParseError(f"expected complex numbers from Macaulay2, got {str(rows)[:100]}", script) from None
+
+
+def second_order(J: np.ndarray, H: np.ndarray) -> tuple[str, tuple[float, ...]]:
+    """The kind of a real critical point from dz/ds (J, complex n x r) and the Hessian of L(s) (r x r): the
+    form carried to a real orthonormal basis T of the tangent space (colspan J = T (x) C)."""
+    r = J.shape[1]
+    U, _, _ = np.linalg.svd(np.hstack([J.real, J.imag]), full_matrices=False)
+    T = U[:, :r]
+    C = T.T @ J  # J = T C
+    Ci = np.linalg.inv(C)
+    Hr = Ci.T @ H @ Ci
+    Hr = (Hr + Hr.T) / 2
+    eig = np.linalg.eigvalsh(Hr.real)
+    scale = max(1.0, float(np.abs(eig).max(initial=0)))
+    tol = 1e-7 * scale
+    if np.all(eig > tol):
+        kind = "local minimum"
+    elif np.all(eig < -tol):
+        kind = "local maximum"
+    elif np.any(np.abs(eig) <= tol):
+        kind = "degenerate"
+    else:
+        kind = "saddle"
+    return kind, tuple(float(e) for e in eig)
+
+
+def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEARCHES) -> list[float]:
+    """Losses of Levenberg-Marquardt runs from random real weights (the local minima they reach)."""
+    ar = Float64()
+    rng = np.random.default_rng(seed)
+    target = Y.reshape(-1)
+    out = []
+    for _ in range(runs):
+        w = rng.standard_normal(net.parameters)
+        mu = 1e-2
+        loss = float(np.sum((evaluate(net, ar, w, X).reshape(-1) - target) ** 2))
+        for _ in range(400):
+            res = evaluate(net, ar, w, X).reshape(-1) - target
+            J = jacobian(net, ar, w, X)
+            g = J.T @ res
+            step = np.linalg.solve(J.T @ J + mu * np.eye(net.parameters), -g)
+            w2 = w + step
+            loss2 = float(np.sum((evaluate(net, ar, w2, X).reshape(-1) - target) ** 2))
+            if loss2 < loss:
+                w, loss, mu = w2, loss2, max(mu / 3, 1e-12)
+            else:
+                mu *= 4
+            if np.linalg.norm(g) < 1e-12 or mu > 1e12:
+                break
+        out.append(loss)
+    return out
+
+
+def training_critical_points(arch, *, inputs, targets, at=None, seed=0, timeout=None, m2=None,
+                             session=None) -> TrainingResult:
+    """The real critical points of the squared loss on the function space, their losses and kinds."""
+    net = polynomial_network(arch, "training_critical_points")
+    opts = resolve("training_critical_points", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    X, x_source = exact_array(inputs, (None, net.input, net.tokens), "inputs", key="inputs")
+    Y, y_source = exact_array(targets, (None, net.output, net.tokens), "targets", key="targets")
+    if X.shape[0] != Y.shape[0]:
+        raise InputError(f"the inputs hold {X.shape[0]} sample(s), the targets {Y.shape[0]}: one target per input.")
+    if X.shape[0] > MAX_SAMPLES:
+        raise TooLargeError(f"{X.shape[0]} samples: this command takes at most {MAX_SAMPLES} (the loss is built "
+                            "symbolically).")
+    bound = min(net.parameters, X.shape[0] * net.output * net.tokens, net.ambient_dimension)
+    paths = (2 * net.weight_degree - 1) ** bound
+    with opts.deadline():
+        start = time.perf_counter()
+        script, rec = opts.macaulay2.run("training_critical", {
+            **package_params(net), "inputs": [[list(r) for r in x] for x in X],
+            "targets": [[list(r) for r in y] for y in Y], "maxPaths": MAX_PATHS, "seed": opts.seed})
+        check_parameters(net, rec, script)
+        if json_get(rec, "too_large", script):
+            raise TooLargeError(f"the critical equations on the gauge slice have {json_int(rec, 'paths', script)} "
+                                f"homotopy paths (dimension {json_int(rec, 'rank', script)}, weight degree "
+                                f"{net.weight_degree}); this command stops at {MAX_PATHS}.")
+        Xf, Yf = X.astype(float), Y.astype(float)
+        searched = local_searches(net, Xf, Yf, opts.seed)
+        return _result(arch, net, rec, script, start, opts.seed, X, Y, x_source, y_source, searched, paths)
+
+
+def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searched, bound) -> TrainingResult:
+    r = json_int(rec, "rank", script)
+    target = Y.astype(float).reshape(-1)
+    seen: list[np.ndarray] = []
+    real_points, spurious = [], 0
+    for p in json_list(rec, "points", script):
+        z = np.array([_complex(v) for v in p["values"]])
+        J, H = _carray(p["jacobian"], script).T, _carray(p["hessian"], script)  # Macaulay2's jacobian is r x n
+        sv = np.linalg.svd(J, compute_uv=False)
+        if r and sv[-1] <= RANK_TOL * max(1.0, sv[0]):
+            spurious += 1  # a critical point of the slice parametrization, not of the loss on Z
+            continue
+        if any(np.linalg.norm(z - q) <= 1e-6 * (1 + np.linalg.norm(z)) for q in seen):
+            continue
+        seen.append(z)
+        if np.abs(z.imag).max(initial=0) > REAL_TOL * (1 + np.abs(z).max(initial=0)):
+            continue
+        kind, eig = second_order(J, H)
+        w = np.array([_complex(v) for v in p["weights"]])
+        real_points.append((float(np.sum((z.real - target) ** 2)), z.real, kind, eig,
+                            tuple(float(v) for v in w.real) if np.abs(w.imag).max(initial=0) < 1e-9 else ()))
+    real_points.sort(key=lambda q: q[0])
+    minima = [q[0] for q in real_points if q[2] == "local minimum"]
+    points = []
+    for loss, z, kind, eig, w in real_points:
+        hit = any(abs(s - loss) <= 1e-6 * (1 + loss) for s in searched)
+        points.append(TrainingPoint(loss=loss, values=tuple(float(v) for v in z), kind=kind, hessian_eigenvalues=eig,
+                                    weights=w, found_by=("homotopy",) + (("local search",) if hit else ())))
+    notes = [f"{spurious} slice solution(s) where the parametrization drops rank were set aside"] if spurious else []
+    dim = json_int(rec, "dimension", script)
+    best = min(searched) if searched else None
+    unexplained = sorted({round(s, 9) for s in searched if not any(abs(s - q.loss) <= 1e-6 * (1 + s) for q in points)})
+    if unexplained:
+        notes.append(f"local searches stopped at losses {unexplained[:5]} that no homotopy critical point has (a "
+                     "search that did not converge, or a critical point the homotopy lost, or one on the singular locus)")
+    if minima and best is not None and best < min(minima) - 1e-6 * (1 + best):
+        notes.append(f"a local search reached loss {best:.10g} below every local minimum found by the homotopy "
+                     f"({min(minima):.10g}): the homotopy missed a critical point")
+    if r < dim:
+        notes.append(f"the data metric is degenerate (rank {r} < {dim}): these are the critical points of the "
+                     "projection of the function space by the data, and each has a positive-dimensional fiber of "
+                     "functions with the same values")
+    return TrainingResult(
+        architecture=arch, samples=int(X.shape[0]),
+        inputs=Source(source=x_source, sha256=None, count=int(X.shape[0])),
+        targets=Source(source=y_source, sha256=None, count=int(Y.shape[0])),
+        function_dimension=dim, evaluation_rank=r, complex_critical_points=len(seen), critical_points=tuple(points),
+        minimum_loss=points[0].loss if points else None, local_search_minimum=best, local_searches=len(searched),
+        method="m2-homotopy+local-search",
+        method_detail=("critical equations on a random rational gauge slice of the weights, total-degree homotopy "
+                       f"(Macaulay2 solveSystem, {json_int(rec, 'paths', script)} paths); second-order test on the "
+                       f"tangent space; {len(searched)} Levenberg-Marquardt searches from random real weights"),
+        certainty="numeric", certainty_detail="homotopy solutions and float64 searches; the count is a lower bound",
+        seed=seed, elapsed_s=time.perf_counter() - start, m2_version=json_str(rec, "m2_version", script),
+        script=script, notes=tuple(notes))
