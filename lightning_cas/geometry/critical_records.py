@@ -60,7 +60,8 @@ class DecisionBoundaryResult(Provenance, JsonResult):
     ed_degree_exact: int  # degree of the saturated critical ideal mod prime at a random point
     prime: int
     ed_degree_numeric: tuple[int, ...]  # distinct regular homotopy solutions, one per run
-    generic_ed_degree: int  # e sum_{i<n} (e-1)^i, a generic hypersurface of the same degree
+    homogeneous: bool  # g homogeneous: B is a cone
+    generic_ed_degree: int  # a generic hypersurface of the same degree (a generic cone when g is homogeneous)
     point: tuple[str, ...] | None = None  # X0 row-major, exact rationals as text
     point_source: str | None = None
     readout_source: str | None = None
@@ -86,7 +87,8 @@ class DecisionBoundaryResult(Provenance, JsonResult):
                  f"coordinates ({self.factors} irreducible factor(s), reduced degree {self.reduced_degree})",
                  f"ED degree {self.ed_degree if self.ed_degree is not None else 'UNDECIDED'}: exact mod "
                  f"{self.prime} {self.ed_degree_exact}, homotopy {', '.join(map(str, self.ed_degree_numeric))} "
-                 f"(a generic hypersurface of degree {self.reduced_degree}: {self.generic_ed_degree})   "
+                 f"(a generic {'cone' if self.homogeneous else 'hypersurface'} of degree {self.reduced_degree}: "
+                 f"{self.generic_ed_degree})   "
                  f"({self.method}; {self.certainty}; {self.elapsed_s:.3g} s)"]
         if self.point is not None:
             lines.append(f"at X0 = ({', '.join(self.point)}): {self.complex_critical_points} complex critical "

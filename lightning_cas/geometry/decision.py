@@ -25,7 +25,7 @@ from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import Source
 from lightning_cas.core.weights import flat, random_point
-from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
+from lightning_cas.errors import InputError, M2ParseError, TooLargeError
 from lightning_cas.geometry.critical_records import CriticalPoint, DecisionBoundaryResult, SingularComponent
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
@@ -45,7 +45,7 @@ def polynomial_network(arch, verb: str) -> Network:
         raise InputError(f"{verb}() needs an Architecture or a Network first, got {type(arch).__name__}.")
     net = as_network(arch)
     if not net.polynomial:
-        raise UnsupportedError(f"{verb}: softmax networks are not polynomial, so their decision boundaries and "
+        raise InputError(f"{verb}: softmax networks are not polynomial, so their decision boundaries and "
                                "critical points are not algebraic; use a lightning (normalization none) network.")
     return net
 
@@ -78,9 +78,10 @@ def text(q: Fraction) -> str:
     return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
 
-def generic_ed_degree(e: int, n: int) -> int:
-    """The ED degree of a generic hypersurface of degree e in n variables: e sum_{i<n} (e-1)^i."""
-    return e * sum((e - 1) ** i for i in range(n))
+def generic_ed_degree(e: int, n: int, cone: bool = False) -> int:
+    """The ED degree of a generic hypersurface of degree e in K^n, e sum_{i<n} (e-1)^i, or, for a cone (g
+    homogeneous: a generic hypersurface of P^(n-1)), e sum_{i<n-1} (e-1)^i."""
+    return e * sum((e - 1) ** i for i in range(n - 1 if cone else n))
 
 
 def check_size(net: Network) -> None:
@@ -211,7 +212,8 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
         architecture=arch, weights=source, readout=tuple(tuple(text(v) for v in row) for row in w),
         polynomial=json_str(rec, "polynomial", script), variables=n, degree=json_int(rec, "degree", script),
         reduced_degree=reduced, factors=json_int(rec, "factors", script), ed_degree=agreed, ed_degree_exact=exact,
-        prime=json_int(rec, "prime", script), ed_degree_numeric=numeric, generic_ed_degree=generic_ed_degree(reduced, n),
+        prime=json_int(rec, "prime", script), ed_degree_numeric=numeric, homogeneous=bool(json_get(rec, "homogeneous", script)),
+        generic_ed_degree=generic_ed_degree(reduced, n, bool(json_get(rec, "homogeneous", script))),
         point=None if x0 is None else tuple(text(v) for row in x0 for v in row), point_source=x0_source,
         readout_source=w_source, **extra,
         method="m2-modp+homotopy" + ("+alpha" if x0 is not None else ""),

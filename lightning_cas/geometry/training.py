@@ -5,9 +5,10 @@ of the function space; its critical points on the function space are those of |z
 of the values (the projection of the neurovariety by the data; Z is the neurovariety itself, up to a
 linear isomorphism, when the data metric is non-degenerate). Two independent computations:
 
-* **homotopy** (Macaulay2, ``trainingRecord`` in m2/LightningCAS/Decision.m2): on a random rational
-  affine slice W = W0 + B s of the weights of dimension r = dim Z (a gauge fixing: the slice meets every
-  generic fiber in finitely many points), the critical equations dL/ds = 0 are square and solved by
+* **homotopy** (Macaulay2, ``trainingRecord`` in m2/LightningCAS/Decision.m2): on a coordinate slice of
+  the weights of dimension r = dim Z (the weights whose columns of dz/dW at a random rational point are
+  independent stay free, the others keep their random values: a gauge fixing that meets the generic
+  fibers in finitely many points; a random affine slice was tried and loses every path), the critical equations dL/ds = 0 are square and solved by
   total-degree homotopy; solutions where dz/ds has rank r are the critical points of the smooth locus
   of Z, counted once per distinct z. Real ones (z real) get the second-order test: the Hessian of L(s) at
   a critical point is a bilinear form, carried to a real basis of the tangent space of Z(R);
@@ -167,8 +168,9 @@ def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searc
     best = min(searched) if searched else None
     unexplained = sorted({round(s, 9) for s in searched if not any(abs(s - q.loss) <= 1e-6 * (1 + s) for q in points)})
     if unexplained:
-        notes.append(f"local searches stopped at losses {unexplained[:5]} that no homotopy critical point has (a "
-                     "search that did not converge, or a critical point the homotopy lost, or one on the singular locus)")
+        notes.append(f"local searches on real weights stopped at losses {unexplained[:5]} that no critical point of "
+                     "the smooth locus has: minima where the parametrization is critical (the edge of the real "
+                     "neuromanifold, or the singular locus), a search that did not converge, or a point the homotopy lost")
     if minima and best is not None and best < min(minima) - 1e-6 * (1 + best):
         notes.append(f"a local search reached loss {best:.10g} below every local minimum found by the homotopy "
                      f"({min(minima):.10g}): the homotopy missed a critical point")

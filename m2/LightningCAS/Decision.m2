@@ -75,10 +75,13 @@ lcasLagrange = (g, u, kk) -> (
     gR := sub(g, R);
     apply(n, i -> R_i - promote(u#i, R) - R_n * diff(R_i, gR)) | {gR})
 
+-- each polynomial scaled to largest coefficient 1 (large integer coefficients make the tracker fail)
+lcasNormalized = L -> apply(L, f -> f * (1 / max apply(flatten entries last coefficients f, a -> abs sub(a, CC))))
+
 -- distinct regular solutions of the Lagrange system at u (complex numbers), by total-degree homotopy
 lcasSolveLagrange = (g, u) -> (
     nag := lcasNumerics();
-    sols := select(nag#"solveSystem" lcasLagrange(g, u, CC), p -> (nag#"status") p === nag#"Regular");
+    sols := select(nag#"solveSystem" lcasNormalized lcasLagrange(g, u, CC), p -> (nag#"status") p === nag#"Regular");
     distinct := {};
     scan(sols, p -> if not any(distinct, q -> norm(matrix p - matrix q) < 1e-6 * (1 + norm matrix p))
         then distinct = append(distinct, p));
@@ -197,7 +200,7 @@ boundaryEDRecord(NeuralNetwork, List, List, List) := o -> (N, values, readout, X
     t1 := cpuTime();
     counts := apply(o.NumericalRuns, i -> #boundaryCriticalPoints g);
     t2 := cpuTime();
-    parts := base | {"degree" => first degree g, "reduced_degree" => first degree gr,
+    parts := base | {"degree" => first degree g, "homogeneous" => isHomogeneous g, "reduced_degree" => first degree gr,
         "squarefree" => first degree gr == first degree g, "factors" => #select(toList factor g, f -> first degree f#0 > 0),
         "polynomial" => toString g, "prime" => o.Modulus,
         "ed_degree_exact" => exact, "ed_degree_numeric" => counts,
@@ -232,14 +235,16 @@ trainingCriticalPoints(NeuralNetwork, List, List) := o -> (N, inputs, targets) -
     y := flatten apply(targets, Y -> flatten Y);
     if #z != #y then error "LightningCAS: the targets do not match the outputs";
     Jz := jacobian matrix{z};
-    w0 := apply(P, i -> random(-9, 9) / 1);
+    w0 := apply(P, i -> (random(1, 9) * (-1)^(random 2)) / 1);
     r := rank sub(Jz, matrix{w0});
-    -- the gauge slice
+    -- the gauge: the weights whose columns of dz/dW at w0 are independent stay free, the others are
+    -- fixed at their (random) values in w0 (a coordinate slice meets the generic fibers transversally)
+    J0 := sub(Jz, matrix{w0});
+    free := {};
+    scan(P, i -> if #free < r and rank J0^(free | {i}) > #free then free = append(free, i));
     sSym := getSymbol "s";
     Rs := QQ[sSym_1 .. sSym_r];
-    B := matrix table(P, r, (i, k) -> random(-9, 9));
-    shift := apply(P, i -> random(-9, 9));
-    Ws := apply(P, i -> shift#i + sum(r, k -> B_(i, k) * Rs_k));
+    Ws := apply(P, i -> (k := position(free, j -> j == i); if k === null then promote(w0#i, Rs) else Rs_k));
     zs := apply(z, f -> sub(f, matrix{Ws}));
     L := sum(#zs, k -> (zs#k - y#k)^2);
     crit := apply(r, k -> diff(Rs_k, L));
@@ -247,7 +252,7 @@ trainingCriticalPoints(NeuralNetwork, List, List) := o -> (N, inputs, targets) -
     if paths > o.MaxPaths then return new HashTable from {"rank" => r, "paths" => paths, "too_large" => true};
     nag := lcasNumerics();
     Rc := CC[gens Rs];
-    sols := select((nag#"solveSystem") apply(crit, f -> sub(f, Rc)), p -> (nag#"status") p === nag#"Regular");
+    sols := select((nag#"solveSystem") lcasNormalized apply(crit, f -> sub(f, Rc)), p -> (nag#"status") p === nag#"Regular");
     Jzs := jacobian matrix{apply(zs, f -> sub(f, Rc))};
     Lc := sub(L, Rc);
     Hs := matrix table(r, r, (a, b) -> diff(Rc_a, diff(Rc_b, Lc)));
