@@ -78,13 +78,15 @@ lcasLagrange = (g, u, kk) -> (
 -- each polynomial scaled to largest coefficient 1 (large integer coefficients make the tracker fail)
 lcasNormalized = L -> apply(L, f -> f * (1 / max apply(flatten entries last coefficients f, a -> abs sub(a, CC))))
 
--- distinct regular solutions of the Lagrange system at u (complex numbers), by total-degree homotopy
+-- distinct regular solutions of the Lagrange system at u (complex numbers), by total-degree homotopy:
+-- the union of two runs (each with its own random gamma), since a run can lose a path
 lcasSolveLagrange = (g, u) -> (
     nag := lcasNumerics();
-    sols := select(nag#"solveSystem" lcasNormalized lcasLagrange(g, u, CC), p -> (nag#"status") p === nag#"Regular");
+    system := lcasLagrange(g, u, CC);
     distinct := {};
-    scan(sols, p -> if not any(distinct, q -> norm(matrix p - matrix q) < 1e-6 * (1 + norm matrix p))
-        then distinct = append(distinct, p));
+    scan(2, run -> scan(select(nag#"solveSystem" system, p -> (nag#"status") p === nag#"Regular"), p ->
+            if not any(distinct, q -> norm(matrix p - matrix q) < 1e-6 * (1 + norm matrix p))
+            then distinct = append(distinct, p)));
     distinct)
 
 boundaryCriticalPoints = method(Options => {Center => null})
