@@ -188,6 +188,13 @@ doc ///
         criticalImage
         criticalLocus
         pointVerdict
+        :Decision boundaries and training
+        decisionBoundary
+        boundaryEDDegree
+        boundaryCriticalPoints
+        robustnessRadius
+        boundaryEDRecord
+        trainingCriticalPoints
         :Records
         printRecord
         idealRecord
@@ -215,6 +222,7 @@ load "./LightningCAS/SingularDocumentation.m2"
 load "./LightningCAS/SlicesDocumentation.m2"
 load "./LightningCAS/VerdictsDocumentation.m2"
 load "./LightningCAS/RecordsDocumentation.m2"
+load "./LightningCAS/DecisionDocumentation.m2"
 
 ---------------------------------------------------------------------------------------------
 -- TESTS

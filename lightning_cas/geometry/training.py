@@ -8,8 +8,8 @@ linear isomorphism, when the data metric is non-degenerate). Two independent com
 * **homotopy** (Macaulay2, ``trainingRecord`` in m2/LightningCAS/Decision.m2): on a coordinate slice of
   the weights of dimension r = dim Z (the weights whose columns of dz/dW at a random rational point are
   independent stay free, the others keep their random values: a gauge fixing that meets the generic
-  fibers in finitely many points; a random affine slice was tried and loses every path), the critical equations dL/ds = 0 are square and solved by
-  total-degree homotopy; solutions where dz/ds has rank r are the critical points of the smooth locus
+  fibers in finitely many points; a random affine slice lost every path), the critical equations
+  dL/ds = 0 are square and solved by total-degree homotopy; solutions where dz/ds has rank r are the critical points of the smooth locus
   of Z, counted once per distinct z. Real ones (z real) get the second-order test: the Hessian of L(s) at
   a critical point is a bilinear form, carried to a real basis of the tangent space of Z(R);
 * **local search** (Python, float64): Levenberg-Marquardt from random real weights. Every local
@@ -170,7 +170,8 @@ def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searc
     if unexplained:
         notes.append(f"local searches on real weights stopped at losses {unexplained[:5]} that no critical point of "
                      "the smooth locus has: minima where the parametrization is critical (the edge of the real "
-                     "neuromanifold, or the singular locus), a search that did not converge, or a point the homotopy lost")
+                     "neuromanifold, or the singular locus), a search that did not converge, or a point the "
+                     "homotopy lost")
     if minima and best is not None and best < min(minima) - 1e-6 * (1 + best):
         notes.append(f"a local search reached loss {best:.10g} below every local minimum found by the homotopy "
                      f"({min(minima):.10g}): the homotopy missed a critical point")

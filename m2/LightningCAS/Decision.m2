@@ -78,16 +78,23 @@ lcasLagrange = (g, u, kk) -> (
 -- each polynomial scaled to largest coefficient 1 (large integer coefficients make the tracker fail)
 lcasNormalized = L -> apply(L, f -> f * (1 / max apply(flatten entries last coefficients f, a -> abs sub(a, CC))))
 
--- distinct regular solutions of the Lagrange system at u (complex numbers), by total-degree homotopy:
--- the union of two runs (each with its own random gamma), since a run can lose a path
-lcasSolveLagrange = (g, u) -> (
+-- the distinct regular solutions of a square system by total-degree homotopy, as the union of runs
+-- (each with its own random gamma: a run can lose a path) until two runs in a row add nothing, at most six
+lcasUnionSolve = system -> (
     nag := lcasNumerics();
-    system := lcasLagrange(g, u, CC);
     distinct := {};
-    scan(2, run -> scan(select(nag#"solveSystem" system, p -> (nag#"status") p === nag#"Regular"), p ->
+    quiet := 0;
+    runs := 0;
+    while quiet < 2 and runs < 6 do (
+        before := #distinct;
+        scan(select(nag#"solveSystem" system, p -> (nag#"status") p === nag#"Regular"), p ->
             if not any(distinct, q -> norm(matrix p - matrix q) < 1e-6 * (1 + norm matrix p))
-            then distinct = append(distinct, p)));
+            then distinct = append(distinct, p));
+        runs = runs + 1;
+        quiet = if #distinct == before then quiet + 1 else 0);
     distinct)
+
+lcasSolveLagrange = (g, u) -> lcasUnionSolve lcasLagrange(g, u, CC)
 
 boundaryCriticalPoints = method(Options => {Center => null})
 boundaryCriticalPoints RingElement := o -> g -> (
@@ -254,7 +261,7 @@ trainingCriticalPoints(NeuralNetwork, List, List) := o -> (N, inputs, targets) -
     if paths > o.MaxPaths then return new HashTable from {"rank" => r, "paths" => paths, "too_large" => true};
     nag := lcasNumerics();
     Rc := CC[gens Rs];
-    sols := select((nag#"solveSystem") lcasNormalized apply(crit, f -> sub(f, Rc)), p -> (nag#"status") p === nag#"Regular");
+    sols := lcasUnionSolve lcasNormalized apply(crit, f -> sub(f, Rc));
     Jzs := jacobian matrix{apply(zs, f -> sub(f, Rc))};
     Lc := sub(L, Rc);
     Hs := matrix table(r, r, (a, b) -> diff(Rc_a, diff(Rc_b, Lc)));
