@@ -9,13 +9,13 @@ linear isomorphism, when the data metric is non-degenerate). Two independent com
   the weights of dimension r = dim Z (the weights whose columns of dz/dW at a random rational point are
   independent stay free, the others keep their random values: a gauge fixing that meets the generic
   fibers in finitely many points; a random affine slice lost every path), the critical equations
-  dL/ds = 0 are square and solved by total-degree homotopy; solutions where dz/ds has rank r are the critical points of the smooth locus
-  of Z, counted once per distinct z. Real ones (z real) get the second-order test: the Hessian of L(s) at
-  a critical point is a bilinear form, carried to a real basis of the tangent space of Z(R);
-* **local search** (Python, float64): Levenberg-Marquardt from random real weights. Every local
-  minimum it reaches is a real critical point, so its losses must be among the homotopy's, and the
-  best of them cannot be below the smallest critical loss of a local minimum (it runs on real weights,
-  the homotopy on the whole variety).
+  dL/ds = 0 are square and solved by total-degree homotopy; solutions where dz/ds has rank r are the
+  critical points of the smooth locus of Z, counted once per distinct z. Real ones (z real) get the
+  second-order test: the Hessian of L(s) at a critical point is a bilinear form, carried to a real basis
+  of the tangent space of Z(R);
+* **local search** (Python, float64): Levenberg-Marquardt from random real weights. A loss it reaches that
+  no critical point of the smooth locus has is reported: training on real weights can stop where the
+  parametrization is critical (the edge of the real neuromanifold), which the homotopy does not list.
 
 ``at`` is not used: the slice and the searches start from points drawn from ``seed``.
 """
@@ -41,6 +41,7 @@ MAX_PATHS = 20000  # total-degree homotopy paths (2 D - 1)^r; beyond, a run take
 MAX_SAMPLES = 64
 SEARCHES = 12
 RANK_TOL = 1e-7
+CRIT_TOL = 1e-8
 REAL_TOL = 1e-7
 
 
@@ -79,8 +80,10 @@ def second_order(J: np.ndarray, H: np.ndarray) -> tuple[str, tuple[float, ...]]:
     return kind, tuple(float(e) for e in eig)
 
 
-def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEARCHES) -> list[float]:
-    """Losses of Levenberg-Marquardt runs from random real weights (the local minima they reach)."""
+def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEARCHES) -> list[dict]:
+    """Levenberg-Marquardt runs from random real weights: per run the loss, the values, the gradient norm
+    and whether dz/dW has the rank of the function space there (then a converged run is a critical point
+    of the smooth locus, and a local minimum of it)."""
     ar = Float64()
     rng = np.random.default_rng(seed)
     target = Y.reshape(-1)
@@ -89,7 +92,7 @@ def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEA
         w = rng.standard_normal(net.parameters)
         mu = 1e-2
         loss = float(np.sum((evaluate(net, ar, w, X).reshape(-1) - target) ** 2))
-        for _ in range(400):
+        for _ in range(3000):
             res = evaluate(net, ar, w, X).reshape(-1) - target
             J = jacobian(net, ar, w, X)
             g = J.T @ res
@@ -102,7 +105,11 @@ def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEA
                 mu *= 4
             if np.linalg.norm(g) < 1e-12 or mu > 1e12:
                 break
-        out.append(loss)
+        z = evaluate(net, ar, w, X).reshape(-1)
+        J = jacobian(net, ar, w, X)
+        sv = np.linalg.svd(J, compute_uv=False)
+        out.append({"loss": loss, "values": z, "gradient": float(np.linalg.norm(J.T @ (z - target))),
+                    "singular_values": sv})
     return out
 
 
@@ -139,13 +146,16 @@ def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searc
     r = json_int(rec, "rank", script)
     target = Y.astype(float).reshape(-1)
     seen: list[np.ndarray] = []
-    real_points, spurious = [], 0
+    real_points, spurious, inaccurate = [], 0, 0
     for p in json_list(rec, "points", script):
         z = np.array([_complex(v) for v in p["values"]])
         J, H = _carray(p["jacobian"], script).T, _carray(p["hessian"], script)  # Macaulay2's jacobian is r x n
         sv = np.linalg.svd(J, compute_uv=False)
         if r and sv[-1] <= RANK_TOL * max(1.0, sv[0]):
             spurious += 1  # a critical point of the slice parametrization, not of the loss on Z
+            continue
+        if np.linalg.norm(J.T @ (z - target)) > CRIT_TOL * np.linalg.norm(J) * (1 + np.linalg.norm(z - target)):
+            inaccurate += 1  # not a critical point to working precision (an ill-conditioned end point)
             continue
         if any(np.linalg.norm(z - q) <= 1e-6 * (1 + np.linalg.norm(z)) for q in seen):
             continue
@@ -155,26 +165,40 @@ def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searc
         kind, eig = second_order(J, H)
         w = np.array([_complex(v) for v in p["weights"]])
         real_points.append((float(np.sum((z.real - target) ** 2)), z.real, kind, eig,
-                            tuple(float(v) for v in w.real) if np.abs(w.imag).max(initial=0) < 1e-9 else ()))
-    real_points.sort(key=lambda q: q[0])
-    minima = [q[0] for q in real_points if q[2] == "local minimum"]
-    points = []
-    for loss, z, kind, eig, w in real_points:
-        hit = any(abs(s - loss) <= 1e-6 * (1 + loss) for s in searched)
-        points.append(TrainingPoint(loss=loss, values=tuple(float(v) for v in z), kind=kind, hessian_eigenvalues=eig,
-                                    weights=w, found_by=("homotopy",) + (("local search",) if hit else ())))
-    notes = [f"{spurious} slice solution(s) where the parametrization drops rank were set aside"] if spurious else []
+                            tuple(float(v) for v in w.real) if np.abs(w.imag).max(initial=0) < 1e-9 else (),
+                            ("homotopy",)))
     dim = json_int(rec, "dimension", script)
-    best = min(searched) if searched else None
-    unexplained = sorted({round(s, 9) for s in searched if not any(abs(s - q.loss) <= 1e-6 * (1 + s) for q in points)})
-    if unexplained:
-        notes.append(f"local searches on real weights stopped at losses {unexplained[:5]} that no critical point of "
-                     "the smooth locus has: minima where the parametrization is critical (the edge of the real "
-                     "neuromanifold, or the singular locus), a search that did not converge, or a point the "
-                     "homotopy lost")
-    if minima and best is not None and best < min(minima) - 1e-6 * (1 + best):
-        notes.append(f"a local search reached loss {best:.10g} below every local minimum found by the homotopy "
-                     f"({min(minima):.10g}): the homotopy missed a critical point")
+    # converged local searches where dz/dW has full rank: critical points of the smooth locus (local minima)
+    found = []
+    for run in searched:
+        sv = run["singular_values"]
+        if run["gradient"] <= 1e-7 * (1 + run["loss"]) and len(sv) >= r and sv[r - 1] > 1e-6 * sv[0]:
+            found.append(run)
+    extra = 0
+    for run in found:
+        hit = [q for q in real_points if abs(q[0] - run["loss"]) <= 1e-6 * (1 + run["loss"])]
+        if not hit and not any(abs(q[0] - run["loss"]) <= 1e-6 * (1 + run["loss"]) for q in real_points
+                               if q[5] == ("local search",)):
+            real_points.append((run["loss"], run["values"], "local minimum", (), (), ("local search",)))
+            extra += 1
+    real_points = [q if len(q) == 6 else q + (("homotopy",),) for q in real_points]
+    real_points.sort(key=lambda q: q[0])
+    points = []
+    for loss, z, kind, eig, w, by in real_points:
+        hit = by == ("homotopy",) and any(abs(s["loss"] - loss) <= 1e-6 * (1 + loss) for s in found)
+        points.append(TrainingPoint(loss=loss, values=tuple(float(v) for v in z), kind=kind, hessian_eigenvalues=eig,
+                                    weights=w, found_by=by + (("local search",) if hit else ())))
+    notes = [f"{spurious} slice solution(s) where the parametrization drops rank were set aside"] if spurious else []
+    if inaccurate:
+        notes.append(f"{inaccurate} homotopy end point(s) that are not critical to working precision were set aside")
+    if extra:
+        notes.append(f"the homotopy MISSED {extra} real critical point(s) that converged local searches found (listed "
+                     "as found by local search; the homotopy count is a lower bound)")
+    best = min(s["loss"] for s in searched) if searched else None
+    unconverged = len(searched) - len(found)
+    if unconverged:
+        notes.append(f"{unconverged} local search(es) stopped where dz/dW drops rank or did not converge (training "
+                     "on real weights can stop where the parametrization is critical)")
     if r < dim:
         notes.append(f"the data metric is degenerate (rank {r} < {dim}): these are the critical points of the "
                      "projection of the function space by the data, and each has a positive-dimensional fiber of "
