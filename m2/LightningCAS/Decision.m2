@@ -158,14 +158,16 @@ lcasCertify = (g, X0, p, nag) -> (
     system := (nag#"polySystem") lcasLagrange(g, X0, K);
     i := K_0;
     c := (nag#"coordinates") p;
-    q := (nag#"point"){apply(c, z -> lcasRationalOf(realPart z) + i * lcasRationalOf(imaginaryPart z))};
+    -- a point within 1e-8 of the real space is rounded to a real one: if it certifies, the solution is real
+    nearReal := all(c, z -> abs imaginaryPart z < 1e-8 * (1 + abs z));
+    q := (nag#"point"){apply(c, z -> promote(lcasRationalOf realPart z, K) + (if nearReal then 0_K else i * lcasRationalOf(imaginaryPart z)))};
     consts := (nag#"computeConstants")(system, q);
     ok := (nag#"certifyRegularSolution")(system, q, consts);
     beta := sqrt(lcasGaussianReal consts#1 + 0.0);
     imag := sqrt sum(c, z -> (imaginaryPart z)^2);
     new HashTable from {"certified" => ok, "beta" => beta,
-        "real" => ok and all(c, z -> imaginaryPart z == 0 or abs imaginaryPart z < 2^-50),
-        "nonreal" => ok and imag > 2 * beta + 2^-40})
+        "real" => ok and nearReal,
+        "nonreal" => ok and not nearReal and imag > 2 * beta + 2^-40})
 
 robustnessRadius = method()
 robustnessRadius(RingElement, List) := (g, X0) -> (
