@@ -2,6 +2,7 @@ doc ///
     Key
         decisionBoundary
         (decisionBoundary, NeuralNetwork, List, List)
+        [decisionBoundary, CoefficientRing]
     Headline
         the polynomial of a decision boundary
     Usage
@@ -12,6 +13,8 @@ doc ///
             the flat weights (rationals), in the order of @TO lightningWeights@
         readout:List
             a $d_L \times t$ list of rationals $w$
+        CoefficientRing => Ring
+            the coefficients of the polynomial
     Outputs
         :RingElement
             $g(X) = \sum_{ij} w_{ij} f_W(X)_{ij}$ in the input coordinates $x_{(r,j)}$ over QQ; the decision
@@ -25,6 +28,7 @@ doc ///
     Key
         boundaryEDDegree
         (boundaryEDDegree, RingElement)
+        [boundaryEDDegree, Modulus]
         Modulus
     Headline
         the ED degree of a hypersurface, exactly mod a prime
@@ -51,6 +55,7 @@ doc ///
     Key
         boundaryCriticalPoints
         (boundaryCriticalPoints, RingElement)
+        [boundaryCriticalPoints, Center]
         Center
     Headline
         the critical points of the distance to a hypersurface, by homotopy
@@ -96,6 +101,8 @@ doc ///
     Key
         boundaryEDRecord
         (boundaryEDRecord, NeuralNetwork, List, List, List)
+        [boundaryEDRecord, Modulus]
+        [boundaryEDRecord, NumericalRuns]
         NumericalRuns
     Headline
         the record of a decision-boundary run
@@ -107,6 +114,10 @@ doc ///
         readout:List
         X0:List
             the input point, or the empty list
+        Modulus => ZZ
+            the prime of the exact count
+        NumericalRuns => ZZ
+            homotopy counts, each a union of runs
     Outputs
         :HashTable
             what lightning_cas reads: the polynomial, the exact and the homotopy counts, and with a point
@@ -119,6 +130,8 @@ doc ///
         (trainingCriticalPoints, NeuralNetwork, List, List)
         trainingRecord
         (trainingRecord, NeuralNetwork, List, List)
+        [trainingCriticalPoints, MaxPaths]
+        [trainingRecord, MaxPaths]
         MaxPaths
     Headline
         critical points of the squared loss of a data set on the function space
@@ -130,7 +143,7 @@ doc ///
             token matrices $X_n$ ($d_0 \times t$)
         targets:List
             matrices $Y_n$ ($d_L \times t$)
-        MaxPaths => ZZ
+        MaxPaths => Number
             refuse (the record says {\tt too_large}) beyond this many homotopy paths
     Outputs
         :HashTable
