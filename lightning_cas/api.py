@@ -239,6 +239,8 @@ RESULT_MODULES = {
     "ImplicitResult": "lightning_cas.geometry.records", "SingularLocusResult": "lightning_cas.geometry.records",
     "PointSingularityResult": "lightning_cas.geometry.records",
     "BoundaryResult": "lightning_cas.geometry.records", "ClaimsResult": "lightning_cas.geometry.claims",
+    "DecisionBoundaryResult": "lightning_cas.geometry.critical_records",
+    "TrainingResult": "lightning_cas.geometry.critical_records",
 }
 
 
