@@ -289,6 +289,8 @@ RESULT_MODULES = {
     "PointSingularityResult": "lightning_cas.geometry.records",
     "BoundaryResult": "lightning_cas.geometry.records", "ClaimsResult": "lightning_cas.geometry.claims",
     "DegreeResult": "lightning_cas.geometry.degree_records", "EDDegreeResult": "lightning_cas.geometry.degree_records",
+    "DecisionBoundaryResult": "lightning_cas.geometry.critical_records",
+    "TrainingResult": "lightning_cas.geometry.critical_records",
 }
 
 

@@ -50,6 +50,14 @@ export {
     "edDegreeRecord",
     "edDegree",
     "lagrangeIdeal",
+    -- decision boundaries
+    "decisionBoundary",
+    "boundaryEDDegree",
+    "boundaryCriticalPoints",
+    "robustnessRadius",
+    "boundaryEDRecord",
+    "trainingCriticalPoints",
+    "trainingRecord",
     -- records
     "printRecord",
     "idealRecord",
@@ -77,7 +85,11 @@ export {
     "CriticalLocus",
     "StrataClosures",
     "Metric",
-    "MonodromyRepeats"
+    "MonodromyRepeats",
+    "Modulus",
+    "Center",
+    "NumericalRuns",
+    "MaxPaths"
     }
 
 -- The default prime of the Jacobian strategy: large, so that a random point is unlucky
@@ -96,6 +108,7 @@ load "./LightningCAS/Slices.m2"
 load "./LightningCAS/Verdicts.m2"
 load "./LightningCAS/Records.m2"
 load "./LightningCAS/Degrees.m2"
+load "./LightningCAS/Decision.m2"
 
 ---------------------------------------------------------------------------------------------
 -- DOCUMENTATION
@@ -191,6 +204,13 @@ doc ///
         edDegreeRecord
         edDegree
         lagrangeIdeal
+        :Decision boundaries and training
+        decisionBoundary
+        boundaryEDDegree
+        boundaryCriticalPoints
+        robustnessRadius
+        boundaryEDRecord
+        trainingCriticalPoints
         :Records
         printRecord
         idealRecord
@@ -221,6 +241,7 @@ load "./LightningCAS/SlicesDocumentation.m2"
 load "./LightningCAS/VerdictsDocumentation.m2"
 load "./LightningCAS/RecordsDocumentation.m2"
 load "./LightningCAS/DegreesDocumentation.m2"
+load "./LightningCAS/DecisionDocumentation.m2"
 
 ---------------------------------------------------------------------------------------------
 -- TESTS

@@ -249,3 +249,28 @@ assert(N#"parameters" == 27 and member((getSymbol "bo")_(1, 2), N#"weights") and
 -- a causal network with biases uses every output column (zero tokens do not stay zero): 15 = 27 - 12
 assert(neurovarietyDimension N == 15)
 ///
+
+TEST ///
+-- decision boundaries: two lines (ED degree 2, both methods), a generic cubic cone in three variables
+-- (3 (1 + 2) = 9), the radius from (2, 1/2) to x^2 = y^2 is 1.5/sqrt 2
+setRandomSeed 0
+N = neuralNetwork(2, 1, {linearBlock 2, powerBlock 2, linearBlock 1})
+g = decisionBoundary(N, {1,0,0,1,1,-1}, {{1}})
+assert(boundaryEDDegree g == 2 and #boundaryCriticalPoints g == 2)
+R = QQ[a,b,c]
+h = a^3 + 2*b^3 - c^3 + a*b*c + a^2*c
+assert(boundaryEDDegree h == 9 and #boundaryCriticalPoints h == 9)
+r = robustnessRadius(g, {2, 1/2})
+assert(r#"exact_count" == 2)
+d = min apply(r#"numeric_points", p -> value p#"distance")
+assert(abs(d - 1.5 / sqrt 2) < 1e-10)
+assert(all(r#"numeric_points", p -> p#"certified" and p#"certified_real"))
+///
+
+TEST ///
+-- training a linear network 3 -> 1 -> 2 on e_1, e_2, e_3: Eckart-Young, two critical functions
+setRandomSeed 0
+T = trainingCriticalPoints(neuralNetwork(3, 1, {linearBlock 1, linearBlock 2}),
+    {{{1},{0},{0}}, {{0},{1},{0}}, {{0},{0},{1}}}, {{{3},{1}}, {{1},{2}}, {{0},{-1}}})
+assert(T#"rank" == 4 and #(T#"points") >= 2)
+///

@@ -1,0 +1,230 @@
+"""Decision boundaries of polynomial networks: their ED degree and the robustness radius of an input.
+
+A network f_W with a readout w (d_L x t) classifies X by the sign of g(X) = sum_ij w_ij f_W(X)_ij; the
+decision boundary B = {g = 0} is a hypersurface of degree deg f in the d_0 t input coordinates. Its
+ED degree (the Euclidean form of those coordinates) is the number of complex critical points of
+|X - u|^2 on the smooth locus of B for generic u, computed twice in Macaulay2 (``boundaryEDRecord`` in
+m2/LightningCAS/Decision.m2): the degree of the saturated Lagrange ideal mod a prime at a random u, and
+the distinct regular solutions of the square Lagrange system by total-degree homotopy. At an input X0
+the distance to B(R) (the robustness radius) is attained at a real critical point of the smooth locus
+or on the singular locus: the first are alpha-certified in exact arithmetic and checked against the
+exact eliminant of the squared distance (sign changes, in Python, with Fractions); the singular
+locus is split over QQ and its linear components give their nearest points exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.core.network import Network
+from lightning_cas.core.results import Source
+from lightning_cas.core.weights import flat, random_point
+from lightning_cas.errors import InputError, M2ParseError, TooLargeError
+from lightning_cas.geometry.critical_records import CriticalPoint, DecisionBoundaryResult, SingularComponent
+from lightning_cas.macaulay2.network import check_parameters, package_params
+from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
+from lightning_cas.options import resolve
+from lightning_cas.system.matrices import exact_array
+from lightning_cas.system.points import as_point, load_weights
+
+PRIME = 32003
+# total-degree homotopy: e^(n+1) paths; beyond this a run takes more than minutes (bench_decision)
+MAX_PATHS = 20000
+MAX_VARIABLES = 9
+
+
+def polynomial_network(arch, verb: str) -> Network:
+    """The network of ``arch`` when it is polynomial; softmax (not algebraic) refused in one line."""
+    if not isinstance(arch, (Architecture, Network)):
+        raise InputError(f"{verb}() needs an Architecture or a Network first, got {type(arch).__name__}.")
+    net = as_network(arch)
+    if not net.polynomial:
+        raise InputError(f"{verb}: softmax networks are not polynomial, so their decision boundaries and "
+                               "critical points are not algebraic; use a lightning (normalization none) network.")
+    return net
+
+
+def weight_values(arch, at, seed: int) -> tuple[list[Fraction], Source]:
+    """The weights as exact rationals: a file (read as ``--at`` is), a point value, or drawn from ``seed``."""
+    net = as_network(arch)
+    if at is None:
+        if isinstance(arch, Architecture):
+            values = flat(random_point(arch, seed))
+        else:
+            rng = np.random.default_rng(seed)
+            mags, signs = rng.integers(1, 10, net.parameters), rng.choice([-1, 1], net.parameters)
+            values = [Fraction(int(m * s)) for m, s in zip(mags, signs)]
+        return values, Source(source=None, sha256=None, count=len(values),
+                              drawn=f"random integers in +-[1, 9], seed {seed}")
+    point = load_weights(arch, at) if isinstance(at, str) or hasattr(at, "__fspath__") else as_point(arch, at)
+    return list(point.values), Source(source=point.source, sha256=point.sha256, count=len(point.values))
+
+
+def readout_values(net: Network, readout, seed: int) -> tuple[np.ndarray, str | None]:
+    if readout is None:
+        rng = np.random.default_rng(derived_seed(seed, 7))
+        w = rng.integers(1, 10, (net.output, net.tokens)) * rng.choice([-1, 1], (net.output, net.tokens))
+        return np.array([[Fraction(int(v)) for v in row] for row in w], dtype=object), None
+    return exact_array(readout, (net.output, net.tokens), "readout")
+
+
+def text(q: Fraction) -> str:
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+def generic_ed_degree(e: int, n: int, cone: bool = False) -> int:
+    """The ED degree of a generic hypersurface of degree e in K^n, e sum_{i<n} (e-1)^i, or, for a cone (g
+    homogeneous: a generic hypersurface of P^(n-1)), e sum_{i<n-1} (e-1)^i."""
+    return e * sum((e - 1) ** i for i in range(n - 1 if cone else n))
+
+
+def check_size(net: Network) -> None:
+    n, e = net.input * net.tokens, net.degree
+    paths = e ** (n + 1)
+    if n > MAX_VARIABLES or paths > MAX_PATHS:
+        raise TooLargeError(f"the decision boundary has degree {e} in {n} input coordinates: the homotopy would "
+                            f"track {e}^{n + 1} = {paths} paths and the exact ideal has up to "
+                            f"{generic_ed_degree(e, n)} points; this command stops at {MAX_PATHS} paths and "
+                            f"{MAX_VARIABLES} coordinates.")
+
+
+def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None, m2=None,
+                session=None, numerical_runs: int = 1) -> DecisionBoundaryResult:
+    """The ED degree of the decision boundary by two methods and, with ``point``, every real critical point of
+    the distance from it and the robustness radius. ``at``, ``readout``, ``point``: a file path or a value;
+    None draws the weights and the readout from ``seed``."""
+    net = polynomial_network(arch, "boundary_ed")
+    opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    if isinstance(numerical_runs, bool) or not isinstance(numerical_runs, int) or not 1 <= numerical_runs <= 10:
+        raise InputError("numerical_runs must be an integer between 1 and 10.")
+    values, source = weight_values(arch, at, opts.seed)
+    w, w_source = readout_values(net, readout, opts.seed)
+    x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
+    check_size(net)
+    with opts.deadline():
+        start = time.perf_counter()
+        script, rec = opts.macaulay2.run("boundary_ed", {
+            **package_params(net), "weights": values, "readout": [list(r) for r in w],
+            "center": [] if x0 is None else [v for row in x0 for v in row], "modulus": PRIME,
+            "numericalRuns": numerical_runs, "seed": opts.seed})
+        check_parameters(net, rec, script)
+        if json_get(rec, "zero", script):
+            raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
+                             "boundary (every input is on it).")
+        return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source)
+
+
+def _floats(items, script) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in items)
+    except (TypeError, ValueError):
+        raise M2ParseError(f"expected numbers from Macaulay2, got {str(items)[:100]}", script) from None
+
+
+def _sign_change(coeffs: list[int], lo: Fraction, hi: Fraction) -> bool:
+    def h(x):
+        return sum(Fraction(c) * x ** k for k, c in enumerate(coeffs))
+    return h(lo) * h(hi) <= 0
+
+
+def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
+    """The real critical points, the singular candidates and the radius, with what certifies it."""
+    rad = json_get(rec, "radius", script)
+    numeric = json_list(rad, "numeric_points", script)
+    exact_count = json_get(rad, "exact_count", script)
+    notes, points = [], []
+    for p in numeric:
+        re, im = _floats(p["real"], script), _floats(p["imag"], script)
+        real = p["certified_real"] or (not p["certified_nonreal"] and max(map(abs, im), default=0) < 1e-8)
+        if not real:
+            continue
+        beta = float(p["beta"])
+        points.append(CriticalPoint(coordinates=re, distance=float(p["distance"]), stratum="smooth",
+                                    certified=bool(p["certified"]), certified_real=bool(p["certified_real"]),
+                                    beta_bound=2 * beta if p["certified"] else None,
+                                    multiplier=float(p["lambda"][0])))
+    components, singular = [], []
+    for c in json_list(rad, "singular_components", script):
+        comp = SingularComponent(dimension=json_int(c, "dimension", script), degree=json_int(c, "degree", script),
+                                 linear=bool(c["linear"]), distance_squared=c.get("distance_squared"),
+                                 nearest=tuple(c.get("nearest", ())))
+        components.append(comp)
+        if comp.linear:
+            d2 = Fraction(comp.distance_squared)
+            singular.append(CriticalPoint(coordinates=tuple(float(Fraction(v)) for v in comp.nearest),
+                                          distance=math.sqrt(d2), stratum="singular", certified=True,
+                                          certified_real=True, beta_bound=0.0))
+    everything = sorted(points + singular, key=lambda q: q.distance)
+    eliminant = [int(c) for c in json_list(rad, "distance_eliminant", script)]
+    all_found = exact_count is not None and len(numeric) == exact_count and all(p["certified"] for p in numeric)
+    undecided = [p for p in numeric if not p["certified_real"] and not p["certified_nonreal"]]
+    evidence, certified = [], False
+    best = everything[0] if everything else None
+    if best is None:
+        evidence.append("no real critical point and no real singular point was found")
+    elif best.stratum == "smooth":
+        d2 = Fraction(best.distance) ** 2
+        slack = Fraction(2 * (best.beta_bound or 0) * best.distance + 1e-9 * (1 + best.distance ** 2))
+        root = bool(eliminant) and _sign_change(eliminant, d2 - slack, d2 + slack)
+        evidence.append(f"{len(numeric)} homotopy solutions at X0, {exact_count} by the exact ideal"
+                        + (", all alpha-certified" if all_found else ""))
+        evidence.append("the squared radius is a root of the exact distance eliminant (sign change)" if root else
+                        "the squared radius shows no sign change of the exact distance eliminant")
+        certified = all_found and root and best.certified_real and not undecided
+    else:
+        evidence.append("attained on the singular locus (exact: the nearest point of a linear component)")
+        certified = all_found and not undecided
+    if any(not c.linear for c in components):
+        certified = False
+        notes.append("a component of the singular locus is not a subspace and was not searched: the radius is an "
+                     "upper bound")
+    if undecided:
+        evidence.append(f"{len(undecided)} solution(s) neither certified real nor certified non-real")
+    return {"critical_points": tuple(everything), "complex_critical_points": len(numeric),
+            "exact_critical_points": exact_count, "singular_components": tuple(components),
+            "radius": best.distance if best else None, "radius_at": best.stratum if best else None,
+            "radius_certified": certified, "radius_evidence": "; ".join(evidence), "notes": notes}
+
+
+def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_source) -> DecisionBoundaryResult:
+    n = json_int(rec, "variables", script)
+    if n != net.input * net.tokens:
+        raise M2ParseError(f"Macaulay2 reports {n} input coordinates, expected {net.input * net.tokens}", script)
+    exact = json_int(rec, "ed_degree_exact", script)
+    numeric = tuple(int(c) for c in json_list(rec, "ed_degree_numeric", script))
+    reduced = json_int(rec, "reduced_degree", script)
+    notes = []
+    agreed = exact if all(c == exact for c in numeric) else None
+    if agreed is None:
+        notes.append(f"the methods DISAGREE: exact mod {PRIME} {exact}, homotopy {list(numeric)} (a homotopy count "
+                     "is a lower bound; an exact count mod p at a random point can only drop)")
+    if not json_get(rec, "squarefree", script):
+        notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
+    extra = _radius(rec, x0, script) if x0 is not None else {}
+    notes += extra.pop("notes", [])
+    return DecisionBoundaryResult(
+        architecture=arch, weights=source, readout=tuple(tuple(text(v) for v in row) for row in w),
+        polynomial=json_str(rec, "polynomial", script), variables=n, degree=json_int(rec, "degree", script),
+        reduced_degree=reduced, factors=json_int(rec, "factors", script), ed_degree=agreed, ed_degree_exact=exact,
+        prime=json_int(rec, "prime", script), ed_degree_numeric=numeric,
+        homogeneous=bool(json_get(rec, "homogeneous", script)),
+        generic_ed_degree=generic_ed_degree(reduced, n, bool(json_get(rec, "homogeneous", script))),
+        point=None if x0 is None else tuple(text(v) for row in x0 for v in row), point_source=x0_source,
+        readout_source=w_source, **extra,
+        method="m2-modp+homotopy" + ("+alpha" if x0 is not None else ""),
+        method_detail=("the saturated Lagrange ideal mod a prime at a random point (its degree), and the square "
+                       "Lagrange system by total-degree homotopy (distinct regular solutions)"
+                       + ("; at X0: homotopy solutions alpha-certified in exact arithmetic, the exact distance "
+                          "eliminant, the singular locus by components over QQ" if x0 is not None else "")),
+        certainty="numeric" if x0 is not None else "probabilistic",
+        certainty_detail=("the ED degree is probabilistic (exact mod a prime at a random point, confirmed by the "
+                          "homotopy count)" + ("; critical points and radius are numeric, certified ones flagged"
+                                               if x0 is not None else "")),
+        seed=seed, elapsed_s=time.perf_counter() - start, m2_version=json_str(rec, "m2_version", script),
+        script=script, notes=tuple(notes))
