@@ -3,6 +3,7 @@ run of a command goes through it under what is left of that command's one time l
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -95,6 +96,11 @@ def test_a_shared_session_serves_every_connection_of_its_binary_and_heap_and_no_
                 assert Macaulay2(binary=m2, session=own).session_to_use() is own  # a session given wins
             finally:
                 own.close()
+
+            pid = os.fork()  # a forked child (a pool worker) never talks to its parent's Macaulay2
+            if pid == 0:
+                os._exit(0 if Macaulay2(binary=m2).session_to_use() is None and shared_session() is None else 1)
+            assert os.waitpid(pid, 0)[1] == 0
 
             def no_script(*a, **k):
                 raise AssertionError("a script process was started although a session is shared")
