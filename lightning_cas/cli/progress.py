@@ -60,12 +60,18 @@ class _ProgressLine(threading.Thread):
         self.label, self.state, self.width, self.limit = label, state, max(20, width - 1), limit
         self.finished = threading.Event()
         self.shown = False
-
-    def run(self) -> None:
+        # rich is imported here, in the caller's thread: were this thread importing while the computation
+        # forks (deadline.stoppable), the child would inherit a held import lock and hang at its first import
         from rich.console import Console
         from rich.spinner import Spinner
         from rich.text import Text
 
+        self.rich = (Console, Spinner, Text)
+        # one render here too, so what rich imports on its first drawing is loaded in this thread as well
+        Console(file=io.StringIO(), width=40, force_terminal=True).print(Spinner("dots", text=Text("")), end="")
+
+    def run(self) -> None:
+        Console, Spinner, Text = self.rich  # imported by the caller: this thread never imports (see start)
         start = time.monotonic()
         spinner = Spinner("dots")
         while not self.finished.wait(REFRESH_S):

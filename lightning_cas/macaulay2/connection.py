@@ -9,6 +9,7 @@ verb takes a timeout, a binary or a session of its own, and there is one time li
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
     from lightning_cas.macaulay2.runner import M2Session
 
 
-# the session every connection without its own runs in (see share_session); None: one process per script
-_SHARED: dict[str, M2Session | None] = {"session": None}
+# the session every connection without its own runs in (see share_session), and the process that
+# shared it; None: one process per script
+_SHARED: dict = {"session": None, "pid": None}
 
 
 def share_session(session: M2Session | None) -> M2Session | None:
@@ -30,15 +32,17 @@ def share_session(session: M2Session | None) -> M2Session | None:
 
     For a program that calls many verbs in one process (a test suite, a notebook, a long-lived
     worker): Macaulay2 starts and loads the package once. Only connections to the session's own
-    binary with its heap cap use it; any other binary or heap still gets a process of its own.
+    binary with its heap cap use it; any other binary or heap still gets a process of its own, and
+    so does every forked child (a pool worker must never talk to its parent's Macaulay2).
     """
-    previous, _SHARED["session"] = _SHARED["session"], session
+    previous = _SHARED["session"]
+    _SHARED.update(session=session, pid=os.getpid())
     return previous
 
 
 def shared_session() -> M2Session | None:
-    """The session :func:`share_session` installed, or None."""
-    return _SHARED["session"]
+    """The session :func:`share_session` installed in this process, or None."""
+    return _SHARED["session"] if _SHARED["pid"] == os.getpid() else None
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class Macaulay2:
         if self.session is not None:
             return self.session
         shared = _SHARED["session"]
-        if shared is None or shared.heap != self.heap:
+        if shared is None or shared.heap != self.heap or _SHARED["pid"] != os.getpid():
             return None
         from lightning_cas.errors import M2Error
         from lightning_cas.macaulay2.runner import find_m2

@@ -3,6 +3,7 @@ run of a command goes through it under what is left of that command's one time l
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -76,3 +77,36 @@ def test_a_verb_given_a_connection_with_a_session_runs_in_that_session(m2):
         assert session.child.pid == pid and session.restarts == 0
         script, rec = connection.run("dimension_jacobian", JACOBIAN)
         assert rec["rank"] == 6 and rec["prime"] == 32003 and script.endswith(".m2")
+
+
+def test_a_shared_session_serves_every_connection_of_its_binary_and_heap_and_no_other(m2, tmp_path, monkeypatch):
+    from lightning_cas.macaulay2 import runner
+    from lightning_cas.macaulay2.connection import share_session, shared_session
+
+    with M2Session(m2) as session:
+        previous = share_session(session)
+        try:
+            assert shared_session() is session
+            assert Macaulay2(binary=m2).session_to_use() is session
+            assert Macaulay2().session_to_use() is session  # M2 on PATH is the same binary
+            assert Macaulay2(binary=m2, heap="1G").session_to_use() is None  # another heap cap: its own process
+            assert Macaulay2(binary=fake_binary(tmp_path, "exit 0")).session_to_use() is None
+            own = M2Session(m2)
+            try:
+                assert Macaulay2(binary=m2, session=own).session_to_use() is own  # a session given wins
+            finally:
+                own.close()
+
+            pid = os.fork()  # a forked child (a pool worker) never talks to its parent's Macaulay2
+            if pid == 0:
+                os._exit(0 if Macaulay2(binary=m2).session_to_use() is None and shared_session() is None else 1)
+            assert os.waitpid(pid, 0)[1] == 0
+
+            def no_script(*a, **k):
+                raise AssertionError("a script process was started although a session is shared")
+            monkeypatch.setattr(runner, "run_script", no_script)
+            _, record = Macaulay2(binary=m2).run("dimension_jacobian", JACOBIAN)
+            assert record["rank"] == dimension(A22, method="modp").dimension and session.starts == 1
+        finally:
+            share_session(previous)
+    assert shared_session() is previous
