@@ -38,10 +38,12 @@ def _output(as_json: bool, output_format: str) -> str:
     return "json" if as_json else output_format
 
 
-def _run(message: str, fn, timeout):
-    from lightning_cas.cli.geometry import run_with_progress
+def _run(message: str, fn, timeout, command: str = "degree", quiet: bool = False):
+    """``fn()`` under the one progress display (cli.progress); without a terminal, one line says what runs."""
+    from lightning_cas.cli.progress import progress_display
 
-    return run_with_progress(message, fn, timeout)
+    with progress_display(f"{command} (Macaulay2)", quiet=quiet, task=message, limit=timeout, announce=True):
+        return fn()
 
 
 def _emit(res, output: str) -> None:
@@ -79,7 +81,8 @@ def degree_command(widths, attention, tokens, normalization, as_json, output_for
     arch = parse_architecture(widths, attention, tokens, normalization)
     plan_degree(arch, method)  # refusals before the progress line
     res = _run(f"running Macaulay2 (degree, {method})",
-               lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2), timeout)
+               lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2), timeout,
+               "degree", output != "text")
     _emit(res, output)
 
 
@@ -143,13 +146,13 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
 
         res = _run("running Macaulay2 (decision boundary ED degree)",
                    lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
-                   timeout)
+                   timeout, "ed", output != "text")
     elif targets is not None:
         from lightning_cas.geometry.training import training_critical_points
 
         res = _run("running Macaulay2 (critical points of training)",
                    lambda: training_critical_points(arch, inputs=inputs, targets=targets, at=at, seed=seed,
-                                                    timeout=timeout, m2=m2), timeout)
+                                                    timeout=timeout, m2=m2), timeout, "ed", output != "text")
     else:
         from lightning_cas.geometry.degrees import ed_degree, plan_ed
 
@@ -160,5 +163,5 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
             inputs = load_inputs(arch, inputs)
         res = _run(f"running Macaulay2 (ED degree, {metric} metric, {method})",
                    lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
-                                     m2=m2, repeats=repeats), timeout)
+                                     m2=m2, repeats=repeats), timeout, "ed", output != "text")
     _emit(res, output)
