@@ -33,7 +33,7 @@ from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLa
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_polynomials, json_rationals, json_str
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
-from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point
+from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point, unflat
 from lightning_cas.core.results import JsonResult, Provenance, Record, freeze, optional
 from lightning_cas.core.names import legacy_polynomial_text, parse_polynomial, polynomial_text
 from lightning_cas.geometry.records import Polynomials
@@ -116,17 +116,7 @@ class FiberResult(Provenance, JsonResult):
 
 def unflatten(arch: Architecture, values) -> Point:
     """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions (per head)."""
-    values = [Fraction(v) for v in values]
-    if len(values) != arch.parameters:
-        raise ValueError(f"expected {arch.parameters} weights, got {len(values)}")
-    layers, pos = [[] for _ in range(arch.depth)], 0
-    for i, _, a, d, e in arch.head_blocks:
-        mats = []
-        for rows in (a, a, e):
-            mats.append(tuple(tuple(values[pos + r * d: pos + (r + 1) * d]) for r in range(rows)))
-            pos += rows * d
-        layers[i].append(tuple(mats))
-    return tuple(make_layer(heads) for heads in layers)
+    return unflat(arch, [Fraction(v) for v in values])
 
 
 def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
