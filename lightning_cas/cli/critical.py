@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (echo, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
+from lightning_cas.cli.common import (echo, M2_OPTION, Number, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
                                       network_options, parse_architecture)
 from lightning_cas.core.architecture import NORMALIZATIONS
 from lightning_cas.core.display import printable
@@ -119,10 +119,12 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
               help="generic (default): a generic quadratic form, an invariant; standard: the Euclidean form in the "
                    "coordinates y_i; data: sum_n |f(X_n)|^2 of --inputs.")
 @click.option("--inputs", default=None, metavar="PATH", help="Token matrices (N, d_0, t): .npy, .npz or JSON.")
+@click.option("--layout", default=None, type=click.Choice(["features-tokens", "tokens-features"]),
+              help="How --inputs is laid out: (N, d_0, t) or PyTorch's (N, t, d_0); needed when t = d_0.")
 @click.option("--method", default="auto", show_default=True, type=click.Choice(("auto", "lagrange", "monodromy")),
               help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
                    "auto: lagrange within its size guard.")
-@click.option("--repeats", default=10, show_default=True, type=click.IntRange(1, 1000),
+@click.option("--repeats", default=10, show_default=True, type=Number(low=1, high=1000),
               help="Monodromy: stop after this many loops without a new solution.")
 @click.option("--boundary", is_flag=True, help="The ED degree of the decision boundary {X : <w, f(X)> = 0}.")
 @click.option("--readout", default=None, metavar="PATH", help="With --boundary: the readout w (d_L x t array).")
@@ -133,7 +135,7 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
               "of the squared loss on the function space.")
 @clean_errors
 def ed_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, metric, inputs,
-               method, repeats, boundary, readout, point, at, targets):
+               method, repeats, boundary, readout, point, at, targets, layout):
     """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
     output = _output(as_json, output_format)
     metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output)
@@ -160,7 +162,7 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
         if inputs is not None:  # read and checked (shape, numbers) before the progress line
             from lightning_cas.system.points import load_inputs
 
-            inputs = load_inputs(arch, inputs)
+            inputs = load_inputs(arch, inputs, layout)
         res = _run(f"running Macaulay2 (ED degree, {metric} metric, {method})",
                    lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
                                      m2=m2, repeats=repeats), timeout, "ed", output != "text")

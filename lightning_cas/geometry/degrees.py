@@ -174,16 +174,16 @@ def _float(text: str, script: str) -> float:
         raise M2ParseError(f"not a number from Macaulay2: {text[:40]!r}", script) from None
 
 
-def _inputs_param(arch, inputs) -> tuple[list, Source]:
-    """The data metric's inputs (an InputData, a path, or an array) as exact nested lists for M2."""
+def _inputs_param(arch, inputs, layout: str | None = None) -> tuple[list, Source]:
+    """The data metric's inputs (an InputData, a path, or an array in ``layout``) as exact nested lists for M2."""
     from lightning_cas.system.points import InputData, inputs_from_array, load_inputs
 
     if isinstance(inputs, InputData):
         data = inputs
     elif isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__"):
-        data = load_inputs(arch, inputs)
+        data = load_inputs(arch, inputs, layout)
     else:
-        data = inputs_from_array(arch, inputs)
+        data = inputs_from_array(arch, inputs, "the inputs", layout)
     if data.count > MAX_SAMPLES:
         raise TooLargeError(f"{data.count} inputs: the data metric takes at most {MAX_SAMPLES} (it expands every "
                             "evaluation as a polynomial in the weights).")
@@ -193,13 +193,14 @@ def _inputs_param(arch, inputs) -> tuple[list, Source]:
 
 def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=None, method: str = "auto",
               seed: int = 0, timeout: float | None = None, m2=None, session=None,
-              repeats: int = MONODROMY_REPEATS) -> EDDegreeResult:
+              repeats: int = MONODROMY_REPEATS, layout: str | None = None) -> EDDegreeResult:
     """The ED degree of the neurovariety for the ``generic`` form (an invariant), the ``standard`` form
     (Euclidean in the coordinates y_i) or the ``data`` form sum_n |f(X_n)|^2 of ``inputs``.
 
     ``lagrange``: the critical ideal mod p at a random data point (probabilistic); ``monodromy``: critical
     points of a gauge-fixed parametrization found by monodromy (numeric, a lower bound); ``auto``:
-    lagrange within its size guard, monodromy beyond.
+    lagrange within its size guard, monodromy beyond. ``layout`` says how an inputs array is laid out
+    (as for ``dimension``: "features-tokens" (N, d_0, t) or "tokens-features" (N, t, d_0)).
     """
     opts = resolve("ed_degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     if metric not in ED_METRICS:
@@ -209,7 +210,7 @@ def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=N
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 1000:
         raise InputError(f"ed_degree: repeats must be an integer between 1 and 1000, got {repeats!r}.")
     method = plan_ed(arch, method)
-    values, source = _inputs_param(arch, inputs) if metric == "data" else ([], None)
+    values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
     with opts.deadline():
         start = time.perf_counter()
         script, rec = opts.macaulay2.run("ed_degree", {

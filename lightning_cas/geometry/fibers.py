@@ -319,7 +319,7 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
                              f"{vanished[0] + 1} first), so W mod {prime} is another point; choose another prime "
                              "or none (QQ).")
         values = [int(v) for v in reduced]
-    params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "point": values,
+    params = {**package_params(arch), "charP": prime or 0, "seed": seed, "columns": 1, "weightPoint": values,
               "witnessTries": WITNESS_TRIES}
     script, rec = m2.run("fiber", params)
     check_parameters(arch, rec, script)

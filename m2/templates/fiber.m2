@@ -1,2 +1,2 @@
--- the fiber {W' : phi_W' = phi_W} at W = point (the package's weight order; reduced mod charP when charP > 0), decomposed
-printRecord parametrizationFiber(neuralNetwork(inputWidth, tokens, blocks), point, CoefficientRing => (if charP == 0 then QQ else ZZ/charP), Columns => columns, WitnessTries => witnessTries)
+-- the fiber {W' : phi_W' = phi_W} at W = weightPoint (the package's weight order; reduced mod charP when charP > 0), decomposed
+printRecord parametrizationFiber(neuralNetwork(inputWidth, tokens, blocks), weightPoint, CoefficientRing => (if charP == 0 then QQ else ZZ/charP), Columns => columns, WitnessTries => witnessTries)

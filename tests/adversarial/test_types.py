@@ -50,7 +50,8 @@ BASE = {"dim": ["--widths", "2,2", "--attention", "1"], "predict": ["--widths", 
         "verify": ["--widths", "2,2", "--attention", "1"], "fiber": ["--widths", "2,1", "--attention", "1"],
         "implicit": ["--widths", "2,1", "--attention", "1"], "singular": ["--widths", "2,1", "--attention", "1"],
         "boundary": ["--widths", "2,1", "--attention", "1"], "claims": ["--widths", "2,1", "--attention", "1"],
-        "sweep": ["examples/sweep.toml", "--list"], "report": ["."], "notebook": ["."]}
+        "sweep": ["examples/sweep.toml", "--list"], "report": ["."], "notebook": ["."],
+        "degree": ["--widths", "2,1", "--attention", "1"], "ed": ["--widths", "2,1", "--attention", "1"]}
 
 
 def test_no_command_uses_clicks_own_number_types():

@@ -41,7 +41,7 @@ def test_generic_ed_degree_of_the_segre_cone_is_ten_and_a_rich_data_metric_agree
     assert (generic.ed_degree, generic.dimension, generic.certainty) == (10, 4, "probabilistic")
     # enough generic inputs: the data form is non-degenerate, and generic enough to give the same count
     inputs = np.random.default_rng(1).integers(-5, 6, size=(6, 2, 2))
-    data = ed_degree(SEGRE, metric="data", inputs=inputs, session=session)
+    data = ed_degree(SEGRE, metric="data", inputs=inputs, session=session, layout="features-tokens")
     assert (data.ed_degree, data.degenerate, data.span, data.coordinates) == (10, False, 6, 6)
 
 
@@ -51,11 +51,13 @@ def test_generic_ed_degree_of_the_full_attention_layer_is_fourteen(session):
 
 def test_a_few_inputs_give_a_degenerate_metric_counted_on_the_projection(session):
     rng = np.random.default_rng(2)
-    one = ed_degree(SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(1, 2, 2)), session=session)
+    one = ed_degree(SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(1, 2, 2)), session=session,
+                     layout="features-tokens")
     # one input: two output entries, and the projection fills the plane: one critical point, zero loss
     assert (one.degenerate, one.coordinates, one.dimension, one.ed_degree) == (True, 2, 2, 1)
     assert any("degenerate" in n for n in one.notes) and any("zero-loss" in n for n in one.notes)
-    two = ed_degree(SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(2, 2, 2)), session=session)
+    two = ed_degree(SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(2, 2, 2)), session=session,
+                     layout="features-tokens")
     assert two.degenerate and two.coordinates == 4 and two.dimension == 3 and two.ed_degree < 10
 
 
