@@ -63,7 +63,7 @@ def test_generic_cone_matches_the_formula(m2):
 def test_one_layer_212_is_12_by_both_methods(m2):
     r = boundary_ed(Architecture((2, 1), (2,), 2), seed=0, m2=m2)
     assert r.ed_degree == r.ed_degree_exact == 12 and r.ed_degree_numeric == (12,)
-    assert r.generic_ed_degree == 21  # a generic cubic cone in K^4; MATH.md's 45 is the affine count
+    assert r.generic_ed_degree == 21  # a generic cubic cone in K^4; 45 is the count of a generic affine cubic
 
 
 @pytest.mark.slow

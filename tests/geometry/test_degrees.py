@@ -1,4 +1,4 @@
-"""Degree and ED degree: two methods on every case both reach, the counts MATH.md §10 states, and the
+"""Degree and ED degree: two methods on every case both reach, the counts docs/critical.md states, and the
 refusals of `degree` and `ed` (one line each, before any work)."""
 
 from __future__ import annotations
