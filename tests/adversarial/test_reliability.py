@@ -450,7 +450,7 @@ def test_every_script_written_by_real_runs_is_template_plus_numbers(m2, tmp_path
     for path in written:
         assert_only_template_and_numbers(path.read_text(), path.name.rsplit("-", 1)[0])
     fiber_text = next(p for p in written if p.name.startswith("fiber-")).read_text()
-    assert "point = {(3/4), -2, 1, (-5/7), 2, 1};" in fiber_text  # the file's strings became Fractions
+    assert "weightPoint = {(3/4), -2, 1, (-5/7), 2, 1};" in fiber_text  # the file's strings became Fractions
 
 
 def test_package_never_formats_text_into_m2_code():

@@ -91,7 +91,7 @@ def test_the_fiber_template_takes_a_network(m2):
     u^2 d = 12, one dimension, containing the point."""
     net = Network(1, 1, (MLP(1),))
     script, rec = Macaulay2(m2).run("fiber", {**package_params(net), "charP": 0, "seed": 0, "columns": 1,
-                                              "point": [2, 3], "witnessTries": 6})
+                                              "weightPoint": [2, 3], "witnessTries": 6})
     assert rec["parameters"] == 2 and rec["fiber_dimension"] == 1
     assert net.parameters - dimension_modp(net).dimension == 1
     assert any(c["contains_point"] for c in rec["components"])
