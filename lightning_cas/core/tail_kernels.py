@@ -22,7 +22,7 @@ import numpy as np
 
 from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.forward import forward
-from lightning_cas.core.local_kernels import LOCAL_BUDGET, _identity, _rows, _unit, nullspace, row_basis
+from lightning_cas.core.exact_qq import LOCAL_BUDGET, _identity, _rows, _unit, nullspace, row_basis
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 
 
