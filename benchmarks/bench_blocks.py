@@ -140,21 +140,26 @@ def _cli_1536() -> dict:
             "all_seconds": [round(t, 3) for t in times]}
 
 
+def worker_row(module: str, kind: str, timeout: float) -> dict:
+    """One case run in a fresh ``python -m module --worker kind``: its last stdout line (JSON) as the row,
+    or the status (error with the last stderr line, timeout)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", module, "--worker", kind], capture_output=True, text=True,
+                             timeout=timeout, cwd=Path(__file__).resolve().parents[1])
+    except subprocess.TimeoutExpired:
+        return {"case": kind, "status": "timeout"}
+    if out.returncode == 0:
+        return {"case": kind, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
+    return {"case": kind, "status": "error", "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+
+
 def run_blocks_bench(progress=print) -> list[dict]:
     rows = []
     for kind in CASES:
         if kind == "cli_1536":
             row = {"case": kind, "status": "ok", **_cli_1536()}
         else:
-            try:
-                out = subprocess.run([sys.executable, "-m", "benchmarks.bench_blocks", "--worker", kind],
-                                     capture_output=True, text=True, timeout=WORKER_TIMEOUT,
-                                     cwd=Path(__file__).resolve().parents[1])
-                row = ({"case": kind, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
-                       if out.returncode == 0 else
-                       {"case": kind, "status": "error", "error": (out.stderr.strip().splitlines() or ["?"])[-1]})
-            except subprocess.TimeoutExpired:
-                row = {"case": kind, "status": "timeout"}
+            row = worker_row("benchmarks.bench_blocks", kind, WORKER_TIMEOUT)
         row["target_s"] = TARGETS[kind]
         rows.append(row)
         progress(f"[blocks] {kind}: {row.get('seconds')} s, dimension {row.get('dimension')}, "

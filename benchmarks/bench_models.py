@@ -12,10 +12,10 @@ The exact rank of a ReLU MLP on given inputs is not here: lightning_cas has no R
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
-from pathlib import Path
+
+from benchmarks.bench_blocks import worker_row
 
 TARGETS = {"biased_transformer": 60.0, "from_torch": 1.0}
 WORKER_TIMEOUT = 1800.0
@@ -72,15 +72,7 @@ def _worker(kind: str) -> dict:
 def run_models_bench(progress=print) -> list[dict]:
     rows = []
     for kind in TARGETS:
-        try:
-            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_models", "--worker", kind],
-                                 capture_output=True, text=True, timeout=WORKER_TIMEOUT,
-                                 cwd=Path(__file__).resolve().parents[1])
-            row = ({"case": kind, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
-                   if out.returncode == 0 else
-                   {"case": kind, "status": "error", "error": (out.stderr.strip().splitlines() or ["?"])[-1]})
-        except subprocess.TimeoutExpired:
-            row = {"case": kind, "status": "timeout"}
+        row = worker_row("benchmarks.bench_models", kind, WORKER_TIMEOUT)
         row["target_s"] = TARGETS[kind]
         rows.append(row)
         progress(f"[models] {kind}: {row.get('seconds')} s, dimension {row.get('dimension')} "
