@@ -58,6 +58,8 @@ def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int =
         point = None if at is None else as_point(arch, at, "the point")
         data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
                                             inputs_from_array(arch, inputs, "the inputs", layout))
+    if point is None and data is None and isinstance(arch, Network) and arch.functions:
+        raise UnsupportedError(given_weights_only(arch))
     with opts.deadline() as deadline:
         if point is None and data is None and not exact and not spectrum:
             return _dimension(arch, opts, deadline)
@@ -68,14 +70,18 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
     """The rank at a point and/or on given inputs (backends.local), with the float spectrum when asked."""
     from lightning_cas.backends.certified import rank_at_point_softmax
     from lightning_cas.backends.local import float_spectrum, rank_at_point_exact, rank_at_point_modp
+    from lightning_cas.backends.relu import rank_at_point_relu, relu_only
 
     net = as_network(arch)
     if opts.method not in ("auto", "modp") or (exact and opts.method == "modp"):
         raise UnsupportedError("the rank at given weights or inputs is computed by the default method (exact mod "
                                f"two primes, --exact over QQ; certified for softmax), not by {opts.method}.")
-    if not net.polynomial:
+    if net.functions and relu_only(net):
+        result = rank_at_point_relu(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
+    elif not net.polynomial:
         if exact:
-            raise UnsupportedError("softmax is not polynomial, so there is no exact QQ path: its rank at a point is "
+            what = "softmax" if not net.functions else " and ".join(net.functions)
+            raise UnsupportedError(f"{what} is not polynomial, so there is no exact QQ path: its rank at a point is "
                                    "certified with arb balls by default.")
         result = rank_at_point_softmax(arch, point, inputs=data, seed=opts.seed)
     elif exact:
@@ -89,6 +95,13 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
     if spectrum and not result.spectrum and result.certificate is None:
         result = dataclasses.replace(result, spectrum=float_spectrum(arch, point, data, opts.seed))
     return result
+
+
+def given_weights_only(net: Network) -> str:
+    """The one line that refuses a generic question about a network with activation functions or LayerNorm."""
+    return (f"a network with {' and '.join(net.functions)} has no generic dimension (its rank changes with the "
+            "weights, and it is not polynomial); give weights and inputs: --at FILE and --inputs FILE (at= and "
+            "inputs= in Python) for its rank there.")
 
 
 def _concrete(arch: Architecture | Network, method: str) -> str:

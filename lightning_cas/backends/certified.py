@@ -1,10 +1,12 @@
 """Proved statements about the Jacobian at W in arb balls: the certified rank of a softmax network, and the
 singular-value bands (near-drops) beside any rank at a point.
 
-* **Certified rank** (softmax is not polynomial, so floats can be badly wrong): rank ≥ r because the Gram
+* **Certified rank** (softmax, GELU, tanh and LayerNorm are not polynomial, so floats can be badly wrong):
+  rank ≥ r because the Gram
   determinant of r pivot columns is a ball that excludes 0; rank ≤ P − k because k independent vectors
   are *exactly* in the kernel: the named group's tangents at W and the bottleneck, invisibility and
-  block-local kernel vectors (``core.local_kernels``), all computed over QQ at the point. The precision
+  block-local kernel vectors (``core.local_kernels``; with activation functions or LayerNorm the junctions,
+  scalings and shifts of ``core.activation_kernels``), all computed over QQ at the point. The precision
   doubles until the two meet, up to MAX_DIGITS, or, under a time limit, until the limit ends it: then the
   partial certificate (≥ r, ≤ s) is the result, with the limit named in ``certificate.stopped``.
 * **Bands** (``core.spectra``): each band of singular values with proved ends, the exact zeros as one
@@ -24,6 +26,7 @@ from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Balls, Float64
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
+from lightning_cas.core.activation_kernels import kernel_count as function_kernel_count
 from lightning_cas.core.local_kernels import kernel_count
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
@@ -189,7 +192,8 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
     upper, spec, stopped = min(P, len(X) * net.rows_per_sample), None, None
     float_note = None
     try:
-        kernel, steps, skipped = kernel_count(net, values)
+        kernel, steps, skipped = (function_kernel_count(net, values) if net.functions else
+                                  kernel_count(net, values))
         float_rank, s = float_rank_at(net, values, X)
         # drawn inputs: P rows are not always enough (a few inputs can see less than the differential), so
         # they double while float64 sees less than the upper bound (at most twice; float64 can also miss

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from lightning_cas.core.checks import as_int as _as_int
 from lightning_cas.core.checks import int_sequence, parse_int_list
 from lightning_cas.core.network import Attention, Network
-from lightning_cas.errors import InputError
+from lightning_cas.errors import InputError, UnsupportedError
 
 NORMALIZATIONS = ("none", "softmax")
 
@@ -205,4 +205,8 @@ def check_architecture(arch, verb: str, *, networks: bool = True) -> "Architectu
     if not isinstance(arch, kinds):
         what = "an Architecture or a Network" if networks else "an Architecture"
         raise InputError(f"{verb}() needs {what} first, got {type(arch).__name__}.")
+    if isinstance(arch, Network) and arch.functions and verb != "dimension":
+        raise UnsupportedError(f"{verb}() needs a polynomial or softmax network: with "
+                               f"{' and '.join(arch.functions)} a network has no generic dimension, variety or "
+                               "ideal; its rank at given weights is `dim --at FILE --inputs FILE`.")
     return arch

@@ -12,7 +12,9 @@ over a leading axis); the arithmetic decides what an entry is:
 * ``Rationals()``: python-flint ``fmpq`` (object arrays): exact over QQ at small sizes;
 * ``Polynomials(ring)``: sympy ring elements (object arrays): the symbolic parametrization.
 
-Only the real arithmetics (``Float64``, ``Balls``) have ``softmax``; the others refuse it.
+Only the real arithmetics (``Float64``, ``Balls``) have ``softmax`` and the analytic functions (tanh, GELU,
+the inverse square root of LayerNorm); the others refuse them. ReLU needs only signs: ``Rationals`` and the
+real arithmetics decide them, ``ModP`` and ``Polynomials`` take them from an exact pass (``core.forward``).
 """
 
 from __future__ import annotations
@@ -73,8 +75,23 @@ class Arithmetic:
         """Column-wise softmax of S (..., t, t) over the key axis -2, restricted to mask (1 kept, 0 not)."""
         raise UnsupportedError(f"softmax is not defined over {self.name}: it is not polynomial.")
 
+    def signs(self, A) -> np.ndarray:
+        """The signs (-1, 0, 1, int array) of A's entries: what ReLU needs."""
+        raise UnsupportedError(f"ReLU needs the signs of its inputs, which {self.name} has not: they come from an "
+                               "exact pass over QQ.")
+
+    def analytic(self, name: str, A):
+        """(f(A), f'(A)) entrywise for f = tanh or gelu (x Phi(x), Phi the normal distribution), or
+        (A^(-1/2), None) for "rsqrt"."""
+        raise UnsupportedError(f"{name} is not defined over {self.name}: it is not polynomial.")
+
     def random(self, rng: np.random.Generator, shape) -> np.ndarray:
         raise NotImplementedError
+
+
+def _object_signs(A, sign) -> np.ndarray:
+    flat = np.asarray(A, dtype=object).reshape(-1)
+    return np.fromiter((sign(v) for v in flat), dtype=np.int64, count=flat.size).reshape(np.shape(A))
 
 
 class ModP(Arithmetic):
@@ -197,6 +214,22 @@ class Float64(Arithmetic):
         E = np.where(keep, np.exp(np.where(keep, S - shift, 0.0)), 0.0)
         return E / E.sum(axis=-2, keepdims=True)
 
+    def signs(self, A):
+        return np.sign(A).astype(np.int64)
+
+    def analytic(self, name, A):
+        import math
+
+        if name == "tanh":
+            T = np.tanh(A)
+            return T, 1.0 - T * T
+        if name == "gelu":
+            Phi = 0.5 * (1.0 + np.vectorize(math.erf, otypes=[float])(A / math.sqrt(2.0)))
+            return A * Phi, Phi + A * np.exp(-0.5 * A * A) / math.sqrt(2.0 * math.pi)
+        if name == "rsqrt":
+            return 1.0 / np.sqrt(A), None
+        return super().analytic(name, A)
+
     def random(self, rng, shape):
         return rng.standard_normal(shape)
 
@@ -255,6 +288,38 @@ class Balls(Arithmetic):
             flat_e[k] = flat_s[k].exp() if flat_k[k] else zero
         return E / E.sum(axis=-2, keepdims=True)
 
+    def signs(self, A):
+        """Decided only where the ball excludes 0 (else one line: more digits are needed)."""
+        def sign(v):
+            if v > 0:
+                return 1
+            if v < 0:
+                return -1
+            raise UnsupportedError(f"a ReLU input's ball {v.str(5, radius=True)} contains 0 at {self.dps} digits: "
+                                   "its side of the kink is not decided.")
+        return _object_signs(A, sign)
+
+    def analytic(self, name, A):
+        flint = self.flint
+        flat = np.asarray(A, dtype=object).reshape(-1)
+        F, dF = np.empty(flat.size, dtype=object), np.empty(flat.size, dtype=object)
+        if name == "tanh":
+            for k, x in enumerate(flat):
+                t = x.tanh()
+                F[k], dF[k] = t, 1 - t * t
+        elif name == "gelu":
+            root2, root2pi = flint.arb(2).sqrt(), (2 * flint.arb.pi()).sqrt()
+            for k, x in enumerate(flat):
+                phi = (1 + (x / root2).erf()) / 2
+                F[k], dF[k] = x * phi, phi + x * (-(x * x) / 2).exp() / root2pi
+        elif name == "rsqrt":
+            for k, x in enumerate(flat):
+                F[k] = 1 / x.sqrt()
+            return F.reshape(np.shape(A)), None
+        else:
+            return super().analytic(name, A)
+        return F.reshape(np.shape(A)), dF.reshape(np.shape(A))
+
     def random(self, rng, shape):
         return self.array(rng.standard_normal(shape))
 
@@ -285,6 +350,10 @@ class Rationals(Arithmetic):
         out = np.empty(shape, dtype=object)
         out.fill(self.flint.fmpq(0))
         return out
+
+    def signs(self, A):
+        zero = self.flint.fmpq(0)
+        return _object_signs(A, lambda v: (v > zero) - (v < zero))
 
     def random(self, rng, shape):
         return self.array(rng.integers(-1000, 1001, size=shape))

@@ -13,7 +13,10 @@ from typing import ClassVar
 from lightning_cas.core.checks import integer_value
 
 NORMALIZATIONS = ("none", "softmax")
-KINDS = ("attention", "mlp", "linear", "power")
+FUNCTIONS = ("relu", "gelu", "tanh")  # the non-polynomial activations (given weights only)
+ACTIVATIONS = ("power",) + FUNCTIONS  # an mlp's: the power of `degree`, or one of the functions
+KINDS = ("attention", "mlp", "linear", "power", "activation", "layernorm")
+DEFAULT_EPS = 1e-5  # LayerNorm's, as PyTorch's
 
 # Limits that keep every method's memory finite (far above what a backend can finish) and every
 # derived number printable.
@@ -32,7 +35,7 @@ class WeightMatrix:
 
     block: int  # 0-based block index
     head: int  # 0-based head index (0 for blocks without heads)
-    letter: str  # q k v w o (attention), u d (mlp), p (linear); biases b + that letter (bq, ..., bo, bu, bd, bp)
+    letter: str  # q k v w o (attention), u d (mlp), p (linear), g (layernorm gain); biases b + that letter
     rows: int
     cols: int  # 1 for a bias vector
     offset: int
@@ -40,6 +43,11 @@ class WeightMatrix:
     @property
     def bias(self) -> bool:
         return is_bias(self.letter)
+
+    @property
+    def vector(self) -> bool:
+        """Written as one list of numbers (a bias, or a LayerNorm gain), not as rows of a matrix."""
+        return self.bias or self.letter in VECTOR_LETTERS
 
     @property
     def size(self) -> int:
@@ -57,6 +65,7 @@ def is_bias(letter: str) -> bool:
 
 # letters that belong to an attention block rather than to one of its heads (the output bias after the sum)
 BLOCK_LETTERS = frozenset({"bo"})
+VECTOR_LETTERS = frozenset({"g"})  # weights that are vectors without being biases (a LayerNorm's gain)
 
 
 def _affine(degrees: frozenset[int], bias: bool) -> frozenset[int]:
@@ -69,7 +78,8 @@ def _affine(degrees: frozenset[int], bias: bool) -> frozenset[int]:
 
 @dataclass(frozen=True)
 class Key:
-    """One key of a block kind: its check ("positive" with a cap, "flag", or "choice" of ``choices``).
+    """One key of a block kind: its check ("positive" with a cap, "flag", "number" (positive and finite),
+    or "choice" of ``choices``).
     A key whose dataclass field has no default is required; ``optional`` keys may be None."""
 
     name: str
@@ -86,6 +96,8 @@ def _check(key: Key, value) -> None:
         _positive(value, key.name, key.cap)
     elif key.check == "flag":
         _flag(value, key.name)
+    elif key.check == "number":
+        _number(value, key.name)
     elif value not in key.choices:
         raise _KeyError(key.name, f"must be one of {', '.join(key.choices)}, got {value!r}")
 
@@ -100,6 +112,7 @@ class Block:
 
     kind: ClassVar[str] = ""
     KEYS: ClassVar[tuple[Key, ...]] = ()
+    polynomial: ClassVar[bool] = True  # its map is polynomial (every exact method applies)
 
     def resolve(self, width: int) -> "Block":
         """This block with its defaults filled in for input width ``width`` (checked)."""
@@ -178,6 +191,10 @@ class Attention(Block):
                                        Key("causal", "flag"), _RESIDUAL,
                                        Key("normalization", "choice", choices=NORMALIZATIONS), _BIAS)
 
+    @property
+    def polynomial(self) -> bool:
+        return self.normalization == "none"
+
     def matrices(self, width: int):
         out = []
         for h in range(self.heads):
@@ -217,15 +234,29 @@ class MLP(Block):
     out: int | None = None
     residual: bool = False
     bias: bool = False
+    activation: str = "power"
     kind: ClassVar[str] = "mlp"
     KEYS: ClassVar[tuple[Key, ...]] = (Key("hidden", "positive", MAX_WIDTH), Key("degree", "positive", MAX_DEGREE),
-                                       _OUT, _RESIDUAL, _BIAS)
+                                       _OUT, _RESIDUAL, _BIAS, Key("activation", "choice", choices=ACTIVATIONS))
+
+    def resolve(self, width: int) -> "Block":
+        block = super().resolve(width)
+        if block.activation != "power" and block.degree != 2:
+            raise _KeyError("degree", f"is the power of activation = \"power\"; with activation = "
+                                      f"\"{block.activation}\" leave it out")
+        return block
+
+    @property
+    def polynomial(self) -> bool:
+        return self.activation == "power"
 
     def matrices(self, width: int):
         bias = [(0, "bu", self.hidden, 1), (0, "bd", self.out, 1)] if self.bias else []
         return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)] + bias
 
     def token_degrees(self, degrees):
+        if not self.polynomial:
+            return frozenset()
         products = _affine(_sums(_affine(degrees, self.bias), self.degree), self.bias)
         return products | degrees if self.residual else products
 
@@ -233,7 +264,8 @@ class MLP(Block):
         return max(self.degree * (degree + 1) + 1, degree if self.residual else 0)
 
     def short(self) -> str:
-        return f"M{self.hidden}p{self.degree}o{self.out}" + ("r" if self.residual else "") + ("b" if self.bias else "")
+        act = f"p{self.degree}" if self.polynomial else self.activation
+        return f"M{self.hidden}{act}o{self.out}" + ("r" if self.residual else "") + ("b" if self.bias else "")
 
 
 @dataclass(frozen=True)
@@ -272,7 +304,66 @@ class Power(Block):
         return f"P{self.degree}"
 
 
-BLOCK_TYPES: dict[str, type[Block]] = {"attention": Attention, "mlp": MLP, "linear": Linear, "power": Power}
+@dataclass(frozen=True)
+class Activation(Block):
+    """relu, gelu or tanh entrywise, no weights: a network with one has a rank at given weights only."""
+
+    function: str
+    kind: ClassVar[str] = "activation"
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("function", "choice", choices=FUNCTIONS),)
+    polynomial: ClassVar[bool] = False
+
+    def token_degrees(self, degrees):
+        return frozenset()
+
+    def weight_degree(self, degree: int) -> int:
+        return degree
+
+    def short(self) -> str:
+        return f"F{self.function}"
+
+
+@dataclass(frozen=True)
+class LayerNorm(Block):
+    """PyTorch's LayerNorm over the features of each token: g o (y - mean) / sqrt(var + eps) + b_g (the gain
+    g and bias b_g with ``affine``, as elementwise_affine; ``bias`` defaults to ``affine``)."""
+
+    affine: bool = True
+    bias: bool | None = None
+    eps: float = DEFAULT_EPS
+    kind: ClassVar[str] = "layernorm"
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("affine", "flag"), _BIAS, Key("eps", "number"))
+    polynomial: ClassVar[bool] = False
+
+    def resolve(self, width: int) -> "Block":
+        block = replace(self, bias=self.affine) if self.bias is None else self
+        block = super(LayerNorm, block).resolve(width)
+        if block.bias and not block.affine:
+            raise _KeyError("bias", "needs affine = true (PyTorch has no bias without elementwise_affine)")
+        if width < 2:
+            raise _KeyError("affine", "a LayerNorm needs at least two features (one feature normalizes to 0)")
+        return block
+
+    @classmethod
+    def defaults(cls) -> dict:
+        return {**super().defaults(), "bias": True}
+
+    def matrices(self, width: int):
+        return ([(0, "g", width, 1)] if self.affine else []) + ([(0, "bg", width, 1)] if self.bias else [])
+
+    def token_degrees(self, degrees):
+        return frozenset()
+
+    def weight_degree(self, degree: int) -> int:
+        return degree + 1
+
+    def short(self) -> str:
+        eps = "" if self.eps == DEFAULT_EPS else f"e{self.eps:g}"
+        return "N" + ("g" if self.affine else "") + ("b" if self.bias else "") + eps
+
+
+BLOCK_TYPES: dict[str, type[Block]] = {"attention": Attention, "mlp": MLP, "linear": Linear, "power": Power,
+                                       "activation": Activation, "layernorm": LayerNorm}
 REQUIRED_KEYS = {kind: cls.required_keys() for kind, cls in BLOCK_TYPES.items()}
 
 
@@ -291,6 +382,13 @@ def _positive(value, key: str, cap: int) -> None:
         raise _KeyError(key, f"must be a positive integer, got {value}")
     if value > cap:
         raise _KeyError(key, f"{value} is above the supported maximum of {cap}")
+
+
+def _number(value, key: str) -> None:
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise _KeyError(key, f"must be a positive finite number, got {value!r}")
 
 
 def _flag(value, key: str) -> None:

@@ -29,6 +29,13 @@ replaced by 1: d/db_q = G_Q, d/db_k [e, j] = sum_i VY[e, i] A'[i, j] QY[r, j] (m
 sum_i A[i, j] = out[e, j] QY[r, j] with softmax: zero, a key bias does not change a softmax),
 d/db_v = [e = r] sum_i A[i, j], d/db_w = O[e, b] sum_i A[i, j], d/db_o = [e = r]; an mlp's
 d/db_u [o, j] = D[o, k] r (UY + b_u)[k, j]^(r-1), d/db_d = d/db_p = [e = r].
+
+Given weights only: an mlp's activation f (relu, gelu, tanh) replaces h^r and r h^(r-1) by f(h) and f'(h);
+ReLU's f'(h) is the 0/1 pattern of h > 0, decided from exact signs (``Rationals`` or balls) or, in an
+arithmetic without an order (GF(p)), read from ``patterns`` that an exact pass filled (an input with h = 0
+exactly is on a kink: ``Kink``, never a guess). LayerNorm, with c = y - mean(y), s = (mean(c^2) + eps)^(-1/2),
+z = s c (per token, over the features): out = g o z + b_g, dz = s (dc - z mean(z o dc)), d/dg = [e = r] z,
+d/db_g = [e = r].
 """
 
 from __future__ import annotations
@@ -36,7 +43,16 @@ from __future__ import annotations
 import numpy as np
 
 from lightning_cas.core.arithmetic import Arithmetic
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
+
+
+class Kink(ValueError):
+    """A ReLU input exactly 0: the map has no derivative there (block, input n, row, token; 0-based)."""
+
+    def __init__(self, block: int, n: int, row: int, token: int):
+        super().__init__(f"input {n} is on a kink of block {block}'s ReLU (row {row}, token {token}: its input is "
+                         "exactly 0, so the map has no derivative there)")
+        self.block, self.n, self.row, self.token = block, n, row, token
 
 
 def _T(M):
@@ -54,14 +70,20 @@ def split(net: Network, ar: Arithmetic, w) -> list[list[dict]]:
     return out
 
 
-def forward(net: Network, ar: Arithmetic, w, X, tangents: bool = False, only: int | None = None):
+def forward(net: Network, ar: Arithmetic, w, X, tangents: bool = False, only: int | None = None,
+            patterns: dict | None = None, streams: list | None = None):
     """(phi_W(X), d phi_W(X) / dW or None); X is (N, d_0, t), both in the arithmetic ``ar``. With
     ``only`` (a block index) and ``tangents``, the derivative by that block's weights alone: the blocks
-    before it run without tangents, the blocks after it carry its tangents without adding their own."""
+    before it run without tangents, the blocks after it carry its tangents without adding their own.
+    ``patterns`` ({block index: the signs of its ReLU's input}): read where a block's entry is there, filled
+    where it is not (an exact pass fills it, a pass mod p reads it); ``streams``: a list that receives each
+    block's input."""
     Y, dY = X, None
     for i, (block, heads) in enumerate(zip(net.blocks, split(net, ar, w))):
+        if streams is not None:
+            streams.append(Y)
         mode = tangents if only is None or not tangents else (False if i < only else True if i == only else CARRY)
-        Y, dY = RULES[type(block)](ar, block, heads, Y, dY, mode)
+        Y, dY = RULES[type(block)](ar, block, heads, Y, dY, mode, (i, patterns))
     return Y, dY
 
 
@@ -70,10 +92,10 @@ def evaluate(net: Network, ar: Arithmetic, w, X):
     return forward(net, ar, w, X)[0]
 
 
-def jacobian(net: Network, ar: Arithmetic, w, X, only: int | None = None):
+def jacobian(net: Network, ar: Arithmetic, w, X, only: int | None = None, patterns: dict | None = None):
     """d phi_W(X_n)/dW as a matrix (N * d_out * t, P), rows ordered (n, output row, token); with ``only``,
     the columns of that block's weights (computed alone, see ``forward``)."""
-    _, dY = forward(net, ar, w, X, tangents=True, only=only)
+    _, dY = forward(net, ar, w, X, tangents=True, only=only, patterns=patterns)
     return dY.reshape(-1, dY.shape[-1])
 
 
@@ -138,7 +160,7 @@ def _residual(ar, block, Y, dY, out, dout):
 # ---------------------------------------------------------------- the blocks
 
 
-def _attention(ar, block: Attention, heads, Y, dY, tangents):
+def _attention(ar, block: Attention, heads, Y, dY, tangents, site=None):
     n, d, t = Y.shape
     keep = np.triu(np.ones((t, t), dtype=np.int64)) if block.causal else np.ones((t, t), dtype=np.int64)
     M = ar.array(keep)
@@ -211,15 +233,45 @@ def _attention(ar, block: Attention, heads, Y, dY, tangents):
     return out, (_join([dout] + own) if tangents else None)
 
 
-def _mlp(ar, block: MLP, heads, Y, dY, tangents):
+def _signs(ar, H, site):
+    """The signs of a ReLU's input: from ``patterns`` when an exact pass put them there, else decided by the
+    arithmetic (and recorded); an exact 0 is a ``Kink``."""
+    block, patterns = site if site is not None else (0, None)
+    if patterns is not None and block in patterns:
+        signs = patterns[block]
+        if signs.shape != H.shape:
+            raise ValueError(f"the ReLU pattern of block {block} has shape {signs.shape}, its input {H.shape}")
+        return signs
+    signs = ar.signs(H)
+    zero = np.argwhere(signs == 0)
+    if len(zero):
+        raise Kink(block, *map(int, zero[0]))
+    if patterns is not None:
+        patterns[block] = signs
+    return signs
+
+
+def _activate(ar, function: str, H, site, derivative: bool):
+    """(f(H), f'(H) or None) for f = relu, gelu, tanh."""
+    if function == "relu":
+        mask = ar.array((_signs(ar, H, site) > 0).astype(np.int64))
+        return ar.mul(H, mask), (mask if derivative else None)
+    F, dF = ar.analytic(function, H)
+    return F, (dF if derivative else None)
+
+
+def _mlp(ar, block: MLP, heads, Y, dY, tangents, site=None):
     U, D = heads[0]["u"], heads[0]["d"]
     H = _affine(ar, U, Y, heads[0].get("bu"))
-    G = ar.power(H, block.degree)
+    r = block.degree
+    if block.polynomial:
+        G = ar.power(H, r)
+        Dr = (ar.scale(ar.power(H, r - 1), r) if r > 1 else ar.ones(H.shape)) if tangents else None  # (h^r)'
+    else:
+        G, Dr = _activate(ar, block.activation, H, site, bool(tangents))
     out = _affine(ar, D, G, heads[0].get("bd"))
     dout, own = None, []
     if tangents:
-        r = block.degree
-        Dr = ar.scale(ar.power(H, r - 1), r) if r > 1 else ar.ones(H.shape)  # d (h^r) / dh
         if dY is not None:
             dout = _left(ar, D, ar.mul(Dr[..., None], _left(ar, U, dY)))
         if tangents is True:
@@ -232,7 +284,7 @@ def _mlp(ar, block: MLP, heads, Y, dY, tangents):
     return out, (_join([dout] + own) if tangents else None)
 
 
-def _linear(ar, block: Linear, heads, Y, dY, tangents):
+def _linear(ar, block: Linear, heads, Y, dY, tangents, site=None):
     P = heads[0]["p"]
     out = _affine(ar, P, Y, heads[0].get("bp"))
     if not tangents:
@@ -245,7 +297,7 @@ def _linear(ar, block: Linear, heads, Y, dY, tangents):
     return out, _join([None if dY is None else _left(ar, P, dY), own])
 
 
-def _power(ar, block: Power, heads, Y, dY, tangents):
+def _power(ar, block: Power, heads, Y, dY, tangents, site=None):
     r = block.degree
     out = ar.power(Y, r)
     if not tangents or dY is None:
@@ -254,4 +306,48 @@ def _power(ar, block: Power, heads, Y, dY, tangents):
     return out, ar.mul(Dr[..., None], dY)
 
 
-RULES = {Attention: _attention, MLP: _mlp, Linear: _linear, Power: _power}
+def _function(ar, block: Activation, heads, Y, dY, tangents, site=None):
+    out, dF = _activate(ar, block.function, Y, site, bool(tangents) and dY is not None)
+    return out, (ar.mul(dF[..., None], dY) if dF is not None else None)
+
+
+def _diagonal(ar, F):
+    """[n, e, j, r] = [e = r] F[n, r, j]: the tangent of a gain g in g o F."""
+    n, d, t = F.shape
+    out = ar.zeros((n, d, t, d))
+    idx = np.arange(d)
+    out[:, idx, :, idx] = np.swapaxes(F, 0, 1)  # advanced indices first: (d, n, t) <- (n, d, t)
+    return out
+
+
+def _layernorm(ar, block: LayerNorm, heads, Y, dY, tangents, site=None):
+    from fractions import Fraction
+
+    n, d, t = Y.shape
+    inverse = ar.array([[[Fraction(1, d)]]])  # 1/d, exactly in every arithmetic that has LayerNorm
+    C = ar.sub(Y, ar.mul(ar.sum(Y, axis=1, keepdims=True), inverse))
+    var = ar.mul(ar.sum(ar.mul(C, C), axis=1, keepdims=True), inverse)
+    s, _ = ar.analytic("rsqrt", ar.add(var, ar.array([[[Fraction(block.eps)]]])))  # (N, 1, t)
+    Z = ar.mul(C, s)
+    g, bg = heads[0].get("g"), heads[0].get("bg")
+    out = ar.mul(Z, g) if g is not None else Z
+    out = ar.add(out, bg) if bg is not None else out
+    if not tangents:
+        return out, None
+    dout = None
+    if dY is not None:
+        dC = ar.sub(dY, ar.mul(ar.sum(dY, axis=1, keepdims=True), inverse[..., None]))
+        m = ar.mul(ar.sum(ar.mul(Z[..., None], dC), axis=1, keepdims=True), inverse[..., None])
+        dZ = ar.mul(s[..., None], ar.sub(dC, ar.mul(Z[..., None], m)))
+        dout = ar.mul(dZ, g[None, :, :, None]) if g is not None else dZ
+    own = []
+    if tangents is True:
+        if g is not None:
+            own.append(_diagonal(ar, Z))
+        if bg is not None:
+            own.append(_delta(ar, _ones_row(ar, n, t), d))
+    return out, (_join([dout] + own) if dout is not None or own else None)
+
+
+RULES = {Attention: _attention, MLP: _mlp, Linear: _linear, Power: _power, Activation: _function,
+         LayerNorm: _layernorm}

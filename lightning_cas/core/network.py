@@ -14,6 +14,11 @@ weight order (block by block; inside a block as listed; every matrix row-major):
   D (U Y)^{o r}; with bias D (U Y + b_u)^{o r} + b_d (b_u, b_d after U, D).
 * ``linear`` (out, bias): P (out x d): P Y (+ b_p).
 * ``power`` (degree r): Y^{o r}, entrywise, no weights.
+* given weights only (not polynomial, no generic dimension; their rank at given weights is exact for ReLU
+  and certified otherwise): an mlp's ``activation`` relu, gelu (the erf form) or tanh in place of the
+  power; ``activation`` (function): that function entrywise, no weights; ``layernorm`` (affine, bias,
+  eps): PyTorch's LayerNorm over each token's features, g o (y - mean) / sqrt(var + eps) + b_g, the
+  gain g and bias b_g (d each) with ``affine``.
 
 A residual block returns Y + block(Y) and needs out = d. The paper's network (the old flags
 ``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Architecture.network``
@@ -24,15 +29,15 @@ Validation happens here, once, before any work: a file names itself, the block a
 
 from __future__ import annotations
 
-__all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "WeightMatrix"]
+__all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "WeightMatrix"]
 
 import math
 from dataclasses import dataclass, field, fields, replace
 
 from lightning_cas.core.checks import as_int, integer_value, shown
-from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, KINDS, MAX_BLOCKS, MAX_NETWORK_DEGREE,
-                                       MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Attention, Block, Linear, Power,
-                                       WeightMatrix, _KeyError)
+from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, FUNCTIONS, KINDS, MAX_BLOCKS,
+                                       MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Activation,
+                                       Attention, Block, LayerNorm, Linear, Power, WeightMatrix, _KeyError)
 from lightning_cas.core.names import indexed_name, weight_name
 from lightning_cas.errors import InputError
 
@@ -69,7 +74,8 @@ class Network:
         resolved = []
         for i, block in enumerate(blocks):
             if not isinstance(block, Block):
-                raise InputError(f"{source}: block {i} must be an Attention, MLP, Linear or Power block, got "
+                raise InputError(f"{source}: block {i} must be an Attention, MLP, Linear, Power, Activation or "
+                                 "LayerNorm block, got "
                                  f"{type(block).__name__}.")
             try:
                 block = _plain_numbers(block).resolve(width)
@@ -141,7 +147,8 @@ class Network:
                 if key == "kind" or value is None or value == b.defaults().get(key, object()):
                     continue
                 text = ("true" if value else "false") if isinstance(value, bool) else \
-                    (f'"{value}"' if isinstance(value, str) else str(int(value)))
+                    (f'"{value}"' if isinstance(value, str) else repr(float(value)) if isinstance(value, float)
+                     else str(int(value)))
                 lines.append(f"{key} = {text}")
         return "\n".join(lines) + "\n"
 
@@ -161,8 +168,21 @@ class Network:
 
     @property
     def polynomial(self) -> bool:
-        """No softmax anywhere: the map is a polynomial and every exact method applies."""
-        return all(getattr(b, "normalization", "none") == "none" for b in self.blocks)
+        """No softmax, activation function or LayerNorm anywhere: the map is a polynomial and every exact
+        method applies."""
+        return all(b.polynomial for b in self.blocks)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The non-polynomial pieces other than softmax, in order, once each (relu, gelu, tanh, layernorm):
+        a network with any has a rank at given weights only (its rank changes with the weights)."""
+        found = []
+        for b in self.blocks:
+            name = getattr(b, "activation", getattr(b, "function", None))
+            name = "layernorm" if isinstance(b, LayerNorm) else name
+            if name in FUNCTIONS + ("layernorm",) and name not in found:
+                found.append(name)
+        return tuple(found)
 
     @property
     def biased(self) -> bool:
@@ -263,7 +283,7 @@ class Network:
         for m in self.weight_matrices:
             several = getattr(self.blocks[m.block], "heads", 1) > 1 and m.letter not in BLOCK_LETTERS
             head = m.head + 1 if several else None
-            if m.bias:  # a bias vector: letter_(i,r) or letter_(i,h,r)
+            if m.vector:  # a bias or gain vector: letter_(i,r) or letter_(i,h,r)
                 names += [indexed_name(m.letter, m.block + 1, *((head,) if head else ()), r + 1) for r in range(m.rows)]
             else:
                 names += [weight_name(m.letter, m.block + 1, r + 1, c + 1, head) for r in range(m.rows)
@@ -329,7 +349,9 @@ def _plain_numbers(block: Block) -> Block:
 
 def describe_block(b: Block) -> str:
     """One block in words, every field that is set: ``attention(attention=2, heads=1, out=4, causal=True)``."""
-    shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")]
+    shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")
+             and not (f.name == "activation" and getattr(b, f.name) == "power")
+             and not (f.name == "degree" and not b.polynomial and isinstance(b, MLP))]
     parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
     return f"{b.kind}(" + ", ".join(parts) + ")"
 

@@ -43,7 +43,8 @@ MAX_INPUT_BYTES = 256 * 1024 * 1024
 MAX_INPUT_ENTRIES = 4_000_000  # entries of all token matrices together (each becomes an exact rational)
 LETTERS = {"q": "Q", "k": "K", "v": "V", "w": "W", "o": "O", "u": "U", "d": "D", "p": "P",
            # biases keep their lower-case letters and are vectors (one list of numbers)
-           "bq": "bq", "bk": "bk", "bv": "bv", "bw": "bw", "bo": "bo", "bu": "bu", "bd": "bd", "bp": "bp"}
+           "bq": "bq", "bk": "bk", "bv": "bv", "bw": "bw", "bo": "bo", "bu": "bu", "bd": "bd", "bp": "bp",
+           "g": "g", "bg": "bg"}  # a LayerNorm's gain and bias: vectors
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def _blocks_dict(net: Network, values: list) -> list[dict]:
     blocks: list[dict] = [{} for _ in net.blocks]
     for m in net.weight_matrices:
         rows = [[_entry_out(values[m.offset + r * m.cols + c]) for c in range(m.cols)] for r in range(m.rows)]
-        if m.bias:
+        if m.vector:
             rows = [row[0] for row in rows]
         b = net.blocks[m.block]
         if isinstance(b, Attention) and m.letter in BLOCK_LETTERS:
@@ -121,7 +122,7 @@ def _vector_values(data, rows: int, where: str) -> list[Fraction]:
 
 
 def _values_of(m, data, where: str) -> list[Fraction]:
-    return _vector_values(data, m.rows, where) if m.bias else _matrix_values(data, m.rows, m.cols, where)
+    return _vector_values(data, m.rows, where) if m.vector else _matrix_values(data, m.rows, m.cols, where)
 
 
 def _matrix_values(data, rows: int, cols: int, where: str) -> list[Fraction]:
@@ -247,7 +248,7 @@ def state_names(net: Network) -> dict[str, tuple]:
         mats = [m for m in net.weight_matrices if m.block == i]
         for letter in dict.fromkeys(m.letter for m in mats):
             m = next(x for x in mats if x.letter == letter)
-            shape = (m.rows,) if m.bias else (m.rows, m.cols)
+            shape = (m.rows,) if m.vector else (m.rows, m.cols)
             if isinstance(b, Attention) and letter not in BLOCK_LETTERS:
                 shape = (b.heads, *shape)
             out[f"blocks.{i}.{letter}"] = shape

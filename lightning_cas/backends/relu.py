@@ -1,0 +1,168 @@
+"""The rank at given weights of a network with ReLU (and otherwise polynomial blocks), exactly.
+
+Off its kinks a ReLU network is, near W, the polynomial network whose ReLUs are replaced by their 0/1
+patterns on the inputs; a float is the binary rational it is, so the Jacobian is an exact rational matrix:
+
+* the **patterns** come from one exact pass over QQ (python-flint fmpq): the sign of every ReLU input on
+  every input and token. An input whose ReLU input is exactly 0 sits on a kink, where the map has no
+  derivative: it is reported (input, block, row, token), never guessed;
+* **rank >= r**: the Jacobian with those patterns mod two large primes (the BLAS engine); a minor nonzero
+  mod p is nonzero over QQ, so the rank mod p is a proved lower bound;
+* **rank <= P - k**: k independent exact kernel vectors (``core.activation_kernels``: ReLU scalings, dead
+  units, junctions, bias shifts), each checked to be in the kernel mod both primes.
+
+When the two meet the rank is exact; otherwise the result says both bounds (the certificate), and the
+two primes' agreement beside them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from lightning_cas.backends.local import _primes_for
+from lightning_cas.backends.numeric import check_numeric_memory
+from lightning_cas.core import rank_modp
+from lightning_cas.core.activation_kernels import kernel_vectors
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.arithmetic import ModP, Rationals
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.core.forward import Kink, forward, jacobian
+from lightning_cas.core.network import Network
+from lightning_cas.core.results import DimensionResult, RankCertificate, Source
+from lightning_cas.errors import InputError, ResultError
+from lightning_cas.system import deadline
+from lightning_cas.system.points import InputData, WeightPoint
+
+CERTIFY_MARGIN = 8  # extra rows beyond P drawn for the rank of the differential
+REDRAWS = 5  # drawn inputs on a kink are drawn again (probability zero for Gaussian floats)
+
+
+def relu_only(net: Network) -> bool:
+    """ReLU is the only piece that is not polynomial: the exact path applies."""
+    return set(net.functions) == {"relu"} and all(b.polynomial or getattr(b, "activation", None) == "relu"
+                                                   or getattr(b, "function", None) == "relu" for b in net.blocks)
+
+
+def _gaussian(rng, shape) -> np.ndarray:
+    return np.array([Fraction(float(v)) for v in rng.standard_normal(int(np.prod(shape)))],
+                    dtype=object).reshape(shape)
+
+
+def _patterns(net: Network, values, X) -> tuple[dict, list]:
+    """The signs of every ReLU input on X and every block's input, from one exact pass over QQ (``Kink`` on
+    an exact 0)."""
+    ar = Rationals()
+    patterns: dict = {}
+    streams: list = []
+    forward(net, ar, ar.array(values), ar.array(X), patterns=patterns, streams=streams)
+    return patterns, streams
+
+
+def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, *,
+                       inputs: InputData | None = None, seed: int = 0, prime: int | None = None) -> DimensionResult:
+    """The rank at W of a ReLU network on the given inputs (or on drawn Gaussian ones: the rank of the
+    differential), proved from both sides (module docstring)."""
+    net = as_network(arch)
+    start = time.perf_counter()
+    P = net.parameters
+    if point is not None:
+        values = np.array(point.values, dtype=object)
+    else:
+        rng = np.random.default_rng(derived_seed(seed, 99))
+        values = _gaussian(rng, (P,))
+    if inputs is not None:
+        X = inputs.values
+        check_numeric_memory(8 * len(X) * net.rows_per_sample * P, net, "the ReLU Jacobian on these inputs")
+        try:
+            patterns, streams = deadline.stoppable(_patterns, net, values, X)
+        except Kink as kink:
+            raise InputError(f"{kink}; drop or move that input (a rank needs a derivative at every input).") \
+                from None
+    else:
+        samples = max(1, math.ceil((P + CERTIFY_MARGIN) / net.rows_per_sample))
+        check_numeric_memory(8 * samples * net.rows_per_sample * P, net, "the ReLU Jacobian at the point")
+        for attempt in range(REDRAWS):
+            X = _gaussian(np.random.default_rng(derived_seed(seed, 3 + attempt)), (samples, net.input, net.tokens))
+            try:
+                patterns, streams = deadline.stoppable(_patterns, net, values, X)
+                break
+            except Kink:
+                if attempt == REDRAWS - 1:
+                    raise InputError("the weights put every drawn input on a kink of a ReLU (an input to it is 0 "
+                                     "whatever the tokens); give inputs with --inputs.") from None
+    primes = _primes_for(values, prime)
+    given = inputs is not None  # input-dependent kernel vectors only for the given inputs
+    kernel = kernel_vectors(net, values, patterns if given else None, streams if given else None)
+    runs, kernel_ranks = [], []
+    for k, q in enumerate(primes):
+        deadline.check()
+        ar = ModP(q)
+        with rank_modp.blas_threads():
+            J = deadline.stoppable(jacobian, net, ar, ar.array(values), ar.array(X), None, patterns)
+            rank = rank_modp.rank(J, q)
+            kr = 0
+            if kernel:
+                K = ar.array(np.array([v for _, v in kernel], dtype=object))
+                if np.any(ar.residues(ar.matmul(J, K.T)) != 0):
+                    bad = [name for (name, _), col in zip(kernel, ar.residues(ar.matmul(J, K.T)).T) if np.any(col)]
+                    raise ResultError(f"an exact kernel vector ({bad[0]}) is not in the kernel of the Jacobian mod "
+                                      f"{q}: a bug in lightning_cas, please report it with the network and point.")
+                kr = rank_modp.rank(K, q)
+        runs.append({"prime": q, "seed": derived_seed(seed, k), "rank": rank, "rows": J.shape[0]})
+        kernel_ranks.append(kr)
+    lower = max(r["rank"] for r in runs)
+    found = max(kernel_ranks, default=0)
+    rows = runs[0]["rows"]
+    upper = min(P - found, rows)
+    mechanisms: dict[str, int] = {}
+    for name, _ in kernel:
+        mechanisms[name] = mechanisms.get(name, 0) + 1
+    upper_by = (f"{found} independent exact kernel vectors (of {len(kernel)}: " +
+                ", ".join(f"{n} {name}" for name, n in mechanisms.items()) + ")" if found else
+                "the rows and columns of the Jacobian")
+    if upper == rows and rows < P - found:
+        upper_by = f"the {rows} rows of the Jacobian (fewer than the weights less the kernel vectors)"
+    cert = RankCertificate(lower=lower, upper=upper,
+                           lower_by=f"a nonzero minor of the Jacobian mod {runs[0]['prime']} (a minor nonzero mod p "
+                                    "is nonzero over QQ)",
+                           upper_by=upper_by, digits=0)
+    notes = []
+    if len({r["rank"] for r in runs}) > 1:
+        notes.append(f"the primes disagree: ranks {[r['rank'] for r in runs]}; the largest is proved")
+    if lower < upper:
+        agree = len({r["rank"] for r in runs}) == 1
+        notes.append(f"the bounds do not meet: the rank is at least {lower} and at most {upper}"
+                     + (f"; both primes give {lower}" if agree else ""))
+    active = _activity(net, patterns)
+    if active:
+        notes.append(active)
+    at = None if point is None else Source(point.source, point.sha256, len(point.values),
+                                           None if point.source else "given in Python")
+    data = None if inputs is None else Source(inputs.source, inputs.sha256, inputs.count)
+    exact = lower == upper
+    where = "the given inputs" if inputs is not None else "drawn Gaussian inputs"
+    return DimensionResult(
+        architecture=arch, dimension=lower, parameters=P, ambient_dimension=None, method="exact",
+        certainty="exact" if exact else "probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
+        primes=tuple(primes), samples=len(X), runs=tuple(runs), consistent=exact, notes=tuple(notes), at=at,
+        inputs=data, certificate=cert,
+        method_detail=(f"ReLU patterns on {where} from an exact pass over QQ; the rank of the Jacobian with those "
+                       "patterns mod " + " and ".join(map(str, primes)) + " below, exact kernel vectors above"),
+        certainty_detail=("exact: the proved bounds meet" if exact else
+                          "a proved lower bound (the dimension field); see certificate.upper"))
+
+
+def _activity(net: Network, patterns: dict) -> str:
+    """How many ReLU units are dead (never active) or always active on the inputs: a sentence, or ''."""
+    parts = []
+    for i, signs in sorted(patterns.items()):
+        s = np.asarray(signs)
+        dead = int((s < 0).all(axis=(0, 2)).sum())
+        live = int((s > 0).all(axis=(0, 2)).sum())
+        if dead or live:
+            parts.append(f"block {i}: {dead} of {s.shape[1]} ReLU units never active, {live} always active")
+    return "; ".join(parts) + " on these inputs" if parts else ""
