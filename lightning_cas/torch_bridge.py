@@ -2,7 +2,7 @@
 and its ``state_dict`` read back as a weight point.
 
 ``TorchNetwork(net)`` is an ``nn.Module`` computing the same function as ``core.forward`` on a
-``Network``: biases where the blocks have them, no LayerNorm, no 1/sqrt(d_head) scaling of the logits
+``Network``: biases where the blocks have them, LayerNorm and ReLU/GELU/tanh where it has them, no 1/sqrt(d_head) scaling of the logits
 (the attention matrix is S = (K Y)^T (Q Y)), the causal mask keeps key i <= query j, softmax over the
 keys. PyTorch convention on the outside: ``forward(x)`` takes x of shape (batch, tokens, d_0) and
 returns (batch, tokens, d_out) (our token matrices are the transposes: tokens are columns). Parameters
@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
 from lightning_cas.system.points import WeightPoint, exact_values, point_from_arrays, state_names
 from lightning_cas.errors import InputError
 
@@ -45,7 +45,10 @@ class TorchNetwork(nn.Module):
             module = _Block(block)
             for name, shape in shapes.items():
                 _, index, letter = name.split(".")
-                if int(index) == i:
+                if int(index) == i and letter in ("g", "bg"):  # LayerNorm: PyTorch's ones and zeros
+                    init = torch.ones(shape, dtype=dtype) if letter == "g" else torch.zeros(shape, dtype=dtype)
+                    module.register_parameter(letter, nn.Parameter(init))
+                elif int(index) == i:
                     scale = 1.0 / math.sqrt(shape[-1])  # fan-in: keeps attention logits O(1)
                     module.register_parameter(letter, nn.Parameter(torch.randn(shape, generator=generator,
                                                                                dtype=dtype) * scale))
@@ -90,6 +93,7 @@ class TorchNetwork(nn.Module):
 
 # the parameters that multiply a block's output (scaling them scales the block's output exactly)
 _OUTPUT_LETTERS = {"v", "bv", "o", "bo", "d", "bd", "p", "bp"}
+_FUNCTIONS = {"relu": torch.relu, "tanh": torch.tanh, "gelu": nn.functional.gelu}
 
 
 class _Block(nn.Module):
@@ -129,10 +133,15 @@ class _Block(nn.Module):
             if bias and b.value is not None:
                 out = out + p["bo"][None, :, None]
         elif isinstance(b, MLP):
-            if bias:
-                out = p["d"] @ (p["u"] @ Y + p["bu"][:, None]) ** b.degree + p["bd"][:, None]
-            else:
-                out = p["d"] @ (p["u"] @ Y) ** b.degree
+            H = p["u"] @ Y + (p["bu"][:, None] if bias else 0)
+            out = p["d"] @ (H ** b.degree if b.polynomial else _FUNCTIONS[b.activation](H))
+            out = out + (p["bd"][:, None] if bias else 0)
+        elif isinstance(b, Activation):
+            out = _FUNCTIONS[b.function](Y)
+        elif isinstance(b, LayerNorm):
+            C = Y - Y.mean(dim=-2, keepdim=True)
+            out = C / torch.sqrt((C * C).mean(dim=-2, keepdim=True) + b.eps)
+            out = out * (p["g"][:, None] if b.affine else 1) + (p["bg"][:, None] if b.bias else 0)
         elif isinstance(b, Linear):
             out = p["p"] @ Y + (p["bp"][:, None] if bias else 0)
         elif isinstance(b, Power):
@@ -285,12 +294,33 @@ def _convert(module, index: str, lightning: bool, causal: bool) -> tuple[list, l
     if isinstance(module, nn.Dropout):
         raise InputError(f"{index or 'the module'} (Dropout): p = {module.p} in training mode makes the map random; "
                          "call module.eval() first.")
+    where = index or "the module"
+    if isinstance(module, nn.ReLU):
+        return [Activation("relu")], [], None
+    if isinstance(module, nn.Tanh):
+        return [Activation("tanh")], [], None
+    if isinstance(module, nn.GELU):
+        if module.approximate != "none":
+            raise InputError(f"{where} (GELU): approximate = {module.approximate!r} is not supported; the erf form "
+                             "(approximate = 'none', the default) is.")
+        return [Activation("gelu")], [], None
+    if isinstance(module, nn.LayerNorm):
+        return _layernorm(module, where)
     kind = type(module).__name__
-    if isinstance(module, (nn.ReLU, nn.GELU, nn.Tanh, nn.LayerNorm)):
-        raise InputError(f"{index or 'the module'} ({kind}) has no block in lightning_cas yet (polynomial blocks, "
-                         "attention and linear maps only).")
-    raise InputError(f"{index or 'the module'} ({kind}) is not supported: nn.Linear, nn.Sequential of supported "
-                     "modules, nn.MultiheadAttention (self-attention) and TorchNetwork convert.")
+    raise InputError(f"{where} ({kind}) is not supported: nn.Linear, nn.MultiheadAttention (self-attention), "
+                     "nn.LayerNorm, nn.ReLU, nn.GELU, nn.Tanh, nn.Sequential of those and TorchNetwork convert.")
+
+
+def _layernorm(module, where: str):
+    shape = tuple(module.normalized_shape)
+    if len(shape) != 1:
+        raise InputError(f"{where} (LayerNorm): normalized_shape = {shape} normalizes over several axes; a LayerNorm "
+                         "block normalizes each token's features (normalized_shape = (d,)).")
+    affine = module.weight is not None
+    bias = getattr(module, "bias", None) is not None
+    values = (_exact(module.weight, f"{where}.weight") if affine else []) + \
+        (_exact(module.bias, f"{where}.bias") if bias else [])
+    return [LayerNorm(affine=affine, bias=bias, eps=float(module.eps))], values, shape[0]
 
 
 def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool = False):

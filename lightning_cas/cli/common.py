@@ -187,8 +187,9 @@ def check_m2_format(output: str, arch, verb: str) -> None:
     if output == "latex":
         raise InputError(f"--format latex writes ideals, and {verb} computes none; use --format text, json or m2.")
     if output == "m2" and arch.normalization != "none":
+        what = getattr(arch, "not_polynomial", "") or "softmax attention"
         raise InputError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; this "
-                         "one has softmax attention (use --format text or json).")
+                         f"one has {what} (use --format text or json).")
 
 
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")

@@ -276,6 +276,7 @@ def _unit_kernels(vs: _Vectors, patterns: dict, streams: list) -> set:
                 and isinstance(blocks[i - 1], Linear) and isinstance(blocks[i + 1], Linear):
             before, (P,) = blocks[i - 1], vs.mats(i + 1, "p")
             (Pb,), bp = vs.mats(i - 1, "p"), vs.mats(i - 1, "bp")
+            _always_active_stream(vs, i, (np.asarray(patterns[i]) > 0).all(axis=(0, 2)))
             Y, Hs = streams[i - 1], streams[i]
             matter = _matter(patterns, blocks, i + 1)
             for k in range(vs.net.widths[i]):
@@ -286,6 +287,26 @@ def _unit_kernels(vs: _Vectors, patterns: dict, streams: list) -> set:
                 if _unit_kernel(vs, rows, cols, a, H, Y, before.bias, matter):
                     done.add((i, k))
     return done
+
+
+def _always_active_stream(vs: _Vectors, i: int, live) -> None:
+    """GL of the always-active coordinates of a ReLU between two linear blocks (rows of the first, columns
+    of the second), and their bias shifts into the second's bias."""
+    S = [c for c in range(len(live)) if live[c]]
+    (Pa,), ba = vs.mats(i + 1, "p"), vs.mats(i + 1, "bp")
+    bb = vs.mats(i - 1, "bp")
+    for a in S:
+        for c in S:
+            if a != c:
+                vec: dict = {}
+                _left(vs, i - 1, {(a, c): 1}, 1, vec, out=True)
+                _left(vs, i + 1, {(a, c): 1}, -1, vec, out=False)
+                vs.add("always active", vec)
+        if bb and ba:
+            vec = {bb[0].offset + a: Fraction(1)}
+            for r in range(Pa.rows):
+                vec[ba[0].offset + r] = -vs.entry(Pa, r, a)
+            vs.add("always active", vec)
 
 
 def _relu_units(vs: _Vectors, patterns: dict | None, streams: list | None) -> None:

@@ -185,6 +185,14 @@ class Network:
         return tuple(found)
 
     @property
+    def not_polynomial(self) -> str:
+        """What makes the map not polynomial, in words ("softmax attention", "relu and layernorm"; "" if
+        nothing): the one phrase every refusal uses."""
+        parts = (["softmax attention"] if any(getattr(b, "normalization", "none") != "none" for b in self.blocks)
+                 else []) + list(self.functions)
+        return " and ".join(parts)
+
+    @property
     def biased(self) -> bool:
         """Some block has biases: the map is affine-polynomial, not homogeneous (no cone)."""
         return any(getattr(b, "bias", False) for b in self.blocks)

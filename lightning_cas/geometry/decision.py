@@ -45,8 +45,8 @@ def polynomial_network(arch, verb: str) -> Network:
         raise InputError(f"{verb}() needs an Architecture or a Network first, got {type(arch).__name__}.")
     net = as_network(arch)
     if not net.polynomial:
-        raise InputError(f"{verb}: softmax networks are not polynomial, so their decision boundaries and "
-                               "critical points are not algebraic; use a lightning (normalization none) network.")
+        raise InputError(f"{verb}: a network with {net.not_polynomial} is not polynomial, so its decision boundaries "
+                         "and critical points are not algebraic; use a polynomial (lightning) network.")
     return net
 
 

@@ -49,8 +49,9 @@ def coefficient_count(arch: Architecture | Network) -> int:
 def refuse_softmax(arch, verb: str) -> None:
     """Softmax networks have no degree: refused in one line."""
     if arch.normalization != "none":
-        raise UnsupportedError(f"{verb} needs a polynomial network: softmax attention is not algebraic, so its "
-                               "function space has no degree.")
+        what = getattr(arch, "not_polynomial", "") or "softmax attention"
+        raise UnsupportedError(f"{verb} needs a polynomial network: {what} is not polynomial, so its function space "
+                               "has no degree.")
 
 
 def _guard(arch, limit: int, method: str) -> None:

@@ -14,7 +14,7 @@ from torch import nn  # noqa: E402
 from lightning_cas import dimension  # noqa: E402
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
-from lightning_cas.core.network import MLP, Attention, Linear, Network  # noqa: E402
+from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.torch_bridge import TorchNetwork, from_torch  # noqa: E402
 
@@ -38,7 +38,29 @@ LAYERS = {
                                                                   bias=True), MLP(3, bias=True), Linear(2)))),
     "torchnetwork-in-sequential": lambda: nn.Sequential(nn.Linear(4, 3, dtype=torch.float64),
                                                         TorchNetwork(Network(3, 3, (Attention(1, bias=True),)))),
+    "relu-mlp": lambda: nn.Sequential(nn.Linear(4, 6, dtype=torch.float64), nn.ReLU(),
+                                      nn.Linear(6, 2, dtype=torch.float64)),
+    "gelu-tanh": lambda: nn.Sequential(nn.Linear(4, 5, dtype=torch.float64), nn.GELU(), nn.Tanh(),
+                                       nn.Linear(5, 3, bias=False, dtype=torch.float64)),
+    "layernorm": lambda: _trained_layernorm(nn.LayerNorm(4, dtype=torch.float64)),
+    "layernorm-no-affine": lambda: nn.Sequential(nn.Linear(4, 3, dtype=torch.float64),
+                                                 nn.LayerNorm(3, elementwise_affine=False, eps=1e-3,
+                                                              dtype=torch.float64)),
+    "layernorm-no-bias": lambda: nn.LayerNorm(4, bias=False, dtype=torch.float64),
+    "transformer-layer": lambda: nn.Sequential(nn.LayerNorm(4, dtype=torch.float64), nn.Linear(4, 8, dtype=torch.float64),
+                                               nn.GELU(), nn.Linear(8, 4, dtype=torch.float64)),
+    "torchnetwork-functions": lambda: TorchNetwork(Network(4, 3, (MLP(5, activation="relu", bias=True),
+                                                                  LayerNorm(), Activation("tanh"),
+                                                                  MLP(3, activation="gelu", out=2)))),
 }
+
+
+def _trained_layernorm(ln):
+    """A LayerNorm whose gain and bias are not PyTorch's ones and zeros (as after training)."""
+    with torch.no_grad():
+        ln.weight.copy_(torch.linspace(0.5, 2.0, ln.weight.numel(), dtype=ln.weight.dtype))
+        ln.bias.copy_(torch.linspace(-1.0, 1.0, ln.bias.numel(), dtype=ln.bias.dtype))
+    return ln
 
 
 @pytest.mark.parametrize("name", LAYERS)
@@ -106,6 +128,8 @@ def test_half_precision_weights_are_read_exactly():
     (lambda: nn.MultiheadAttention(4, 2, add_zero_attn=True), "add_zero_attn"),
     (lambda: nn.Conv1d(2, 2, 1), r"\(Conv1d\) is not supported"),
     (lambda: nn.Sequential(nn.Linear(2, 2), nn.Softplus()), r"1 \(Softplus\) is not supported"),
+    (lambda: nn.GELU(approximate="tanh"), "approximate = 'tanh' is not supported"),
+    (lambda: nn.Sequential(nn.Linear(4, 4), nn.LayerNorm((2, 2))), r"normalized_shape = \(2, 2\)"),
     (lambda: nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5)), r"Dropout\): p = 0.5 in training mode"),
     (lambda: nn.Linear(2, 2).to(torch.float8_e4m3fn), "float8_e4m3fn"),
     (lambda: nn.Linear(2, 2, device="meta"), "meta tensor"),
@@ -121,3 +145,28 @@ def test_a_sparse_weight_is_refused():
     lin.weight = nn.Parameter(lin.weight.detach().to_sparse(), requires_grad=False)
     with pytest.raises(InputError, match="sparse"):
         from_torch(lin)
+
+
+def test_a_relu_mlp_from_torch_gets_its_exact_batch_functional_dimension():
+    """The rank on given inputs, proved from both sides, agrees with float64 autograd on a well-conditioned
+    batch (numpy's tolerance), and the kernel is the hidden units' scalings."""
+    torch.manual_seed(3)
+    module = nn.Sequential(nn.Linear(3, 6, dtype=torch.float64), nn.ReLU(), nn.Linear(6, 2, dtype=torch.float64))
+    net, point = from_torch(module, tokens=1)
+    x = torch.randn(40, 1, 3, dtype=torch.float64)
+    result = dimension(net, at=point, inputs=x.numpy(), layout="tokens-features")
+    jac = torch.autograd.functional.jacobian(lambda *ps: torch.func.functional_call(
+        module, dict(zip([n for n, _ in module.named_parameters()], ps)), (x,)), tuple(module.parameters()))
+    J = np.concatenate([j.reshape(x.shape[0] * 2, -1).numpy() for j in jac], axis=1)
+    assert result.certainty == "exact" and result.certificate.lower == result.certificate.upper
+    assert result.dimension == np.linalg.matrix_rank(J) == net.parameters - 6
+
+
+def test_a_layernorm_gelu_block_from_torch_gets_a_certified_rank():
+    torch.manual_seed(4)
+    module = nn.Sequential(nn.Linear(3, 4, dtype=torch.float64), nn.LayerNorm(4, dtype=torch.float64),
+                           nn.Linear(4, 5, dtype=torch.float64), nn.GELU(), nn.Linear(5, 2, dtype=torch.float64))
+    net, point = from_torch(module, tokens=2)
+    result = dimension(net, at=point, inputs=np.random.default_rng(0).standard_normal((12, 3, 2)))
+    assert result.method == "arb" and result.certificate.lower == result.certificate.upper == result.dimension
+    assert result.dimension < net.parameters  # the LayerNorm's shift, plane and rotation kernel vectors

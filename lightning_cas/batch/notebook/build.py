@@ -117,7 +117,8 @@ def cell_code(rec: JobResult, limit_s: float | None = None) -> tuple[str | None,
     network of blocks is checked exactly as a plain stack is."""
     arch = rec.architecture
     if arch.normalization != "none":
-        return None, "softmax attention is not polynomial, so no Macaulay2 computation checks it"
+        what = getattr(arch, "not_polynomial", "") or "softmax attention"
+        return None, f"{what} is not polynomial, so no Macaulay2 computation checks it"
     if not _LABEL.fullmatch(rec.label):
         return None, "its label is not a plain name"
     method = rec.method
