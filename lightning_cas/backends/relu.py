@@ -38,6 +38,7 @@ from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint
 
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for the rank of the differential
+EXACT_KERNEL_BUDGET = 150_000  # entries of a Jacobian whose null space is solved over QQ when the bounds stay apart
 REDRAWS = 5  # drawn inputs on a kink are drawn again (probability zero for Gaussian floats)
 
 
@@ -121,6 +122,12 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
     mechanisms: dict[str, int] = {}
     for name, _ in kernel:
         mechanisms[name] = mechanisms.get(name, 0) + 1
+    if lower < upper and rows * P <= EXACT_KERNEL_BUDGET:
+        # small enough: the Jacobian's own null space over QQ (solved mod p, lifted, every vector checked exactly)
+        solved = deadline.stoppable(_exact_null_space, net, values, X, patterns)
+        if P - solved < upper:
+            found, upper, kernel = solved, P - solved, [("exact null space", None)] * solved
+            mechanisms = {"exact null space": solved}
     upper_by = (f"{found} independent exact kernel vectors (of {len(kernel)}: " +
                 ", ".join(f"{n} {name}" for name, n in mechanisms.items()) + ")" if found else
                 "the rows and columns of the Jacobian")
@@ -154,6 +161,15 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
                        "patterns mod " + " and ".join(map(str, primes)) + " below, exact kernel vectors above"),
         certainty_detail=("exact: the proved bounds meet" if exact else
                           "a proved lower bound (the dimension field); see certificate.upper"))
+
+
+def _exact_null_space(net: Network, values, X, patterns: dict) -> int:
+    """The number of exact kernel vectors of the Jacobian over QQ (each checked against every row)."""
+    from lightning_cas.core.exact_qq import nullspace
+
+    ar = Rationals()
+    J = jacobian(net, ar, ar.array(values), ar.array(X), None, dict(patterns))
+    return len(nullspace([list(r) for r in J], net.parameters))
 
 
 def _activity(net: Network, patterns: dict) -> str:
