@@ -5,11 +5,11 @@ and its ``state_dict`` read back as a weight point.
 ``Network``: biases where the blocks have them, LayerNorm and ReLU/GELU/tanh where it has them, no
 1/sqrt(d_head) scaling of the logits (the attention matrix is S = (K Y)^T (Q Y)), the causal mask keeps
 key i <= query j, softmax over the keys. PyTorch convention on the outside: ``forward(x)`` takes x of
-shape (batch, tokens, d_0) and returns (batch, tokens, d_out) (our token matrices are the transposes: tokens are columns). Parameters
-are named ``blocks.{i}.{letter}`` (i from 0; q, k, v or w, o for attention, stacked over heads as (H,
-rows, cols); u, d for an mlp; p for a linear block; biases b + the letter, bo for the output bias): the
-same names ``system.points`` reads from .npz and .safetensors files, so
-``torch.save(model.state_dict())`` can be converted with ``safetensors.torch.save_file`` and given to
+shape (batch, tokens, d_0) and returns (batch, tokens, d_out) (our token matrices are the transposes:
+tokens are columns). Parameters are named ``blocks.{i}.{letter}`` (i from 0; q, k, v or w, o for
+attention, stacked over heads as (H, rows, cols); u, d for an mlp; p for a linear block; biases b + the
+letter, bo for the output bias): the same names ``system.points`` reads from .npz and .safetensors files,
+so ``torch.save(model.state_dict())`` can be converted with ``safetensors.torch.save_file`` and given to
 ``dim --at``.
 
 
