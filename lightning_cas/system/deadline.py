@@ -88,6 +88,9 @@ def check() -> None:
     current().check()
 
 
+REFIRE_S = 0.05  # an expired alarm fires again this often until its exception gets through
+
+
 def _alarm_allowed() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -106,6 +109,9 @@ def time_limit(timeout: float | None):
     armed = deadline is not outer and deadline.end is not None and _alarm_allowed()
     if armed:
         def on_alarm(_signum, _frame):
+            # Python drops an exception raised where it cannot propagate (a gc callback, a __del__): the
+            # alarm is set again first, so a dropped one fires again until the limit reaches the body
+            signal.setitimer(signal.ITIMER_REAL, REFIRE_S)
             raise deadline.expired_error()
         old_handler = signal.signal(signal.SIGALRM, on_alarm)
         old_delay, _ = signal.setitimer(signal.ITIMER_REAL,

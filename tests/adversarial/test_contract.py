@@ -540,3 +540,22 @@ def test_geometry_commands_refuse_before_any_progress_line(command, option, valu
     rc, err, _ = _cli([command, "--widths", "2,1", "--attention", "1", option, value], 60)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and lines[0].startswith("lightning-cas: error:"), err
+
+
+def test_a_time_limit_whose_first_alarm_is_swallowed_fires_again():
+    """Python drops an exception raised in a gc callback or a __del__ (a hypothesis gc callback once ate the
+    alarm of `--timeout` while inputs were read); the alarm fires again until one gets through."""
+    from lightning_cas.system.deadline import time_limit
+
+    swallowed = 0
+    start = time.monotonic()
+    with pytest.raises(TimeLimitError):
+        with time_limit(0.01):
+            while time.monotonic() - start < 10:
+                try:
+                    time.sleep(0.001)
+                except TimeLimitError:
+                    swallowed += 1
+                    if swallowed > 1:
+                        raise
+    assert swallowed == 2 and time.monotonic() - start < 5
