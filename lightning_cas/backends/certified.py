@@ -135,6 +135,23 @@ class Spectrum:
         return tuple(out), tuple(near)
 
 
+def sources(point: WeightPoint | None, inputs: InputData | None) -> tuple[Source | None, Source | None]:
+    """Where the weights and the inputs of a rank at a point came from, as the result records them."""
+    at = None if point is None else Source(point.source, point.sha256, len(point.values),
+                                           None if point.source else "given in Python")
+    data = None if inputs is None else Source(inputs.source, inputs.sha256, inputs.count)
+    return at, data
+
+
+def point_or_drawn(point: WeightPoint | None, P: int, seed: int, scale: float = 0.5) -> np.ndarray:
+    """The point's weights, or P Gaussian weights times ``scale`` from the seed (floats read exactly), as
+    an object array of Fractions."""
+    if point is not None:
+        return np.array(point.values, dtype=object)
+    rng = np.random.default_rng(derived_seed(seed, 99))
+    return np.array([Fraction(float(v)) for v in rng.standard_normal(P) * scale], dtype=object)
+
+
 def float_rank_at(net: Network, values, X):
     """numpy's matrix_rank of the float64 Jacobian (its rule: s > s_max max(shape) eps), and its singular
     values."""
@@ -178,11 +195,7 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
     net = as_network(arch)
     start = time.perf_counter()
     P = net.parameters
-    if point is not None:
-        values = np.array(point.values, dtype=object)
-    else:
-        rng = np.random.default_rng(derived_seed(seed, 99))
-        values = np.array([Fraction(float(v)) for v in rng.standard_normal(P) / 2], dtype=object)
+    values = point_or_drawn(point, P, seed)
     X = inputs.values if inputs is not None else gaussian_inputs(net, seed)
     check_numeric_memory(float_bytes(net, 4 * len(X)), net, "the float spectrum at the point")
     check_numeric_memory(arb_bytes(net, len(X)), net, "the certified rank at the point")
@@ -243,9 +256,7 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
                      f"and at most {upper}")
     elif lower < upper:
         notes.append(f"not certified within {cap} digits: the rank is at least {lower} and at most {upper}")
-    at = None if point is None else Source(point.source, point.sha256, len(point.values),
-                                           None if point.source else "given in Python")
-    data = None if inputs is None else Source(inputs.source, inputs.sha256, inputs.count)
+    at, data = sources(point, inputs)
     spectrum = tuple(10.0 ** v for v in spec.pivoting.log_sigma[:lower]) if spec is not None else ()
     return DimensionResult(
         architecture=arch, dimension=lower, parameters=P, ambient_dimension=arch.ambient_dimension,

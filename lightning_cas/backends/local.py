@@ -29,7 +29,7 @@ import numpy as np
 
 from lightning_cas.backends.modp import (check_memory, check_modp_prime, dimension_modp, failure_numerator,
                                          sample_rank)
-from lightning_cas.backends.certified import near_drops
+from lightning_cas.backends.certified import near_drops, sources
 from lightning_cas.backends.numeric import check_numeric_memory, float_bytes
 from lightning_cas.system import deadline
 from lightning_cas.core.architecture import Architecture, as_network
@@ -39,20 +39,13 @@ from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Network
 from lightning_cas.system.points import InputData, WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME, previous_prime
-from lightning_cas.core.results import DimensionResult, Source
+from lightning_cas.core.results import DimensionResult
 from lightning_cas.core.text import spectrum_bands  # noqa: F401 (the float bands, beside the spectrum)
 from lightning_cas.errors import InputError, TimeLimitError, TooLargeError
 
 EXACT_RANGE = 10 ** 6  # random integer inputs of the QQ path: the failure bound falls with the range
 EXACT_MAX_PARAMETERS = 400  # the QQ path: fmpq entries grow with the depth; modp has no such limit
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for a certified rank
-
-
-def _sources(point: WeightPoint | None, inputs: InputData | None, seed: int, net: Network):
-    at = None if point is None else Source(point.source, point.sha256, len(point.values),
-                                           None if point.source else "given in Python")
-    data = None if inputs is None else Source(inputs.source, inputs.sha256, inputs.count)
-    return at, data
 
 
 def _values(point: WeightPoint | None, net: Network, seed: int) -> np.ndarray:
@@ -116,7 +109,7 @@ def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, 
     bound = None if inputs is not None else min(1.0, failure_numerator(net, rank, random_weights=False) / min(primes))
     bands, near, more = _near(net, values, rank, seed) if point is not None and inputs is None else ((), (), [])
     notes += more
-    at, data = _sources(point, inputs, seed, net)
+    at, data = sources(point, inputs)
     detail = ("rank of the Jacobian at the given weights mod "
               + " and ".join(map(str, primes)) + (" on the given inputs" if inputs is not None else
                                                   " on random token matrices"))
@@ -179,7 +172,7 @@ def rank_at_point_exact(arch: Architecture | Network, point: WeightPoint | None,
     generic = dimension_modp(net, seed=seed).dimension
     bands, near, notes = (_near(net, _values(point, net, seed), rank, seed) if point is not None and inputs is None
                           else ((), (), []))
-    at, data = _sources(point, inputs, seed, net)
+    at, data = sources(point, inputs)
     certainty = "exact" if inputs is not None else "probabilistic"
     detail = ("the rank over QQ of the Jacobian at the given weights on "
               + ("the given inputs" if inputs is not None else

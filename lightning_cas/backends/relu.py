@@ -23,6 +23,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from lightning_cas.backends.certified import point_or_drawn, sources
 from lightning_cas.backends.local import _primes_for
 from lightning_cas.backends.numeric import check_numeric_memory
 from lightning_cas.core import rank_modp
@@ -32,7 +33,7 @@ from lightning_cas.core.arithmetic import ModP, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import Kink, forward, jacobian
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import DimensionResult, RankCertificate, Source
+from lightning_cas.core.results import DimensionResult, RankCertificate
 from lightning_cas.errors import InputError, ResultError
 from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint
@@ -70,11 +71,7 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
     net = as_network(arch)
     start = time.perf_counter()
     P = net.parameters
-    if point is not None:
-        values = np.array(point.values, dtype=object)
-    else:
-        rng = np.random.default_rng(derived_seed(seed, 99))
-        values = _gaussian(rng, (P,))
+    values = point_or_drawn(point, P, seed, scale=1.0)
     if inputs is not None:
         X = inputs.values
         check_numeric_memory(8 * len(X) * net.rows_per_sample * P, net, "the ReLU Jacobian on these inputs")
@@ -147,9 +144,7 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
     active = _activity(net, patterns)
     if active:
         notes.append(active)
-    at = None if point is None else Source(point.source, point.sha256, len(point.values),
-                                           None if point.source else "given in Python")
-    data = None if inputs is None else Source(inputs.source, inputs.sha256, inputs.count)
+    at, data = sources(point, inputs)
     exact = lower == upper
     where = "the given inputs" if inputs is not None else "drawn Gaussian inputs"
     return DimensionResult(

@@ -185,21 +185,26 @@ def _blind_spots(vs: _Vectors, rows: list[int], signs, Y, bias: bool) -> None:
         vs.add("blind spot", {k: Fraction(int(x.p), int(x.q)) for k, x in zip(rows, v)})
 
 
+def _hidden_gl(vs: _Vectors, i: int, a: int, c: int) -> dict:
+    """The tangent of E = e_a e_c^T on the hidden units of mlp block i: row a of (U, b_u) moved by row c,
+    column c of D by minus column a (a = c: the unit's scaling)."""
+    (U,), (D,), bu = vs.mats(i, "u"), vs.mats(i, "d"), vs.mats(i, "bu")
+    vec = {U.offset + a * U.cols + col: vs.entry(U, c, col) for col in range(U.cols)}
+    for m in bu:
+        vec[m.offset + a] = vs.entry(m, c, 0)
+    for row in range(D.rows):
+        vec[D.offset + row * D.cols + c] = -vs.entry(D, row, a)
+    return vec
+
+
 def _always_active(vs: _Vectors, i: int, b, live) -> None:
     """GL of the always-active units of mlp block i, and their bias shifts into b_d."""
     S = [k for k in range(b.hidden) if live[k]]
-    (U,), (D,) = vs.mats(i, "u"), vs.mats(i, "d")
-    bu, bd = vs.mats(i, "bu"), vs.mats(i, "bd")
+    (D,), bu, bd = vs.mats(i, "d"), vs.mats(i, "bu"), vs.mats(i, "bd")
     for a in S:
         for c in S:
-            if a == c:
-                continue  # the scaling, already there
-            vec = {U.offset + a * U.cols + col: vs.entry(U, c, col) for col in range(U.cols)}
-            for m in bu:
-                vec[m.offset + a] = vs.entry(m, c, 0)
-            for row in range(D.rows):
-                vec[D.offset + row * D.cols + c] = -vs.entry(D, row, a)
-            vs.add("always active", vec)
+            if a != c:  # a == c: the scaling, already there
+                vs.add("always active", _hidden_gl(vs, i, a, c))
         if bu and bd:
             vec = {bu[0].offset + a: Fraction(1)}
             for row in range(D.rows):
@@ -239,6 +244,12 @@ def _unit_kernel(vs: _Vectors, rows: list[int], cols: list[int], a: list, H, Y, 
     return True
 
 
+def _fmpq(q: Fraction):
+    import flint
+
+    return flint.fmpq(q.numerator, q.denominator)
+
+
 def _matter(patterns: dict, blocks, i: int):
     """Which coordinates of block i's output matter: the active ones when a ReLU block reads them next."""
     nxt = blocks[i + 1] if i + 1 < len(blocks) else None
@@ -249,8 +260,6 @@ def _matter(patterns: dict, blocks, i: int):
 
 def _unit_kernels(vs: _Vectors, patterns: dict, streams: list) -> set:
     """Every unit kernel the network's ReLUs allow; returns the (block, unit) pairs done."""
-    import flint
-
     blocks, done = vs.net.blocks, set()
     for i, b in enumerate(blocks):
         if i not in patterns:
@@ -261,15 +270,11 @@ def _unit_kernels(vs: _Vectors, patterns: dict, streams: list) -> set:
             Y = streams[i]
             matter = _matter(patterns, blocks, i)
             for k in range(b.hidden):
-                u_row = [flint.fmpq(vs.entry(U, k, c).numerator, vs.entry(U, k, c).denominator)
-                         for c in range(U.cols)]
-                shift = vs.entry(bu[0], k, 0) if bu else Fraction(0)
-                H = np.array([[sum((u_row[c] * flint.fmpq(Y[n, c, j]) for c in range(U.cols)), flint.fmpq(0))
-                               + flint.fmpq(shift.numerator, shift.denominator) for j in range(Y.shape[2])]
-                              for n in range(Y.shape[0])], dtype=object)
+                H = np.tensordot(np.array([_fmpq(vs.entry(U, k, c)) for c in range(U.cols)], dtype=object), Y,
+                                 axes=(0, 1)) + _fmpq(vs.entry(bu[0], k, 0) if bu else Fraction(0))  # (N, t)
                 rows = [U.offset + k * U.cols + c for c in range(U.cols)] + [m.offset + k for m in bu]
                 cols = [D.offset + r * D.cols + k for r in range(D.rows)]
-                a = [flint.fmpq(vs.entry(D, r, k).numerator, vs.entry(D, r, k).denominator) for r in range(D.rows)]
+                a = [_fmpq(vs.entry(D, r, k)) for r in range(D.rows)]
                 if _unit_kernel(vs, rows, cols, a, H, Y, bool(bu), matter):
                     done.add((i, k))
         elif isinstance(b, Activation) and b.function == "relu" and 0 < i < len(blocks) - 1 \
@@ -282,7 +287,7 @@ def _unit_kernels(vs: _Vectors, patterns: dict, streams: list) -> set:
             for k in range(vs.net.widths[i]):
                 rows = [Pb.offset + k * Pb.cols + c for c in range(Pb.cols)] + [m.offset + k for m in bp]
                 cols = [P.offset + r * P.cols + k for r in range(P.rows)]
-                a = [flint.fmpq(vs.entry(P, r, k).numerator, vs.entry(P, r, k).denominator) for r in range(P.rows)]
+                a = [_fmpq(vs.entry(P, r, k)) for r in range(P.rows)]
                 H = Hs[:, k, :]
                 if _unit_kernel(vs, rows, cols, a, H, Y, before.bias, matter):
                     done.add((i, k))
@@ -337,12 +342,7 @@ def _relu_units(vs: _Vectors, patterns: dict | None, streams: list | None) -> No
                     for row in range(D.rows):
                         vs.add("dead unit", {D.offset + row * D.cols + k: Fraction(1)})
                     continue
-                vec = {U.offset + k * U.cols + col: vs.entry(U, k, col) for col in range(U.cols)}
-                for m in bu:
-                    vec[m.offset + k] = vs.entry(m, k, 0)
-                for row in range(D.rows):
-                    vec[D.offset + row * D.cols + k] = -vs.entry(D, row, k)
-                vs.add("ReLU scaling", vec)
+                vs.add("ReLU scaling", _hidden_gl(vs, i, k, k))
         elif isinstance(b, Activation) and b.function == "relu" and i > 0:
             before, after = blocks[i - 1], (blocks[i + 1] if i + 1 < len(blocks) else None)
             dead = _dead(patterns, i)
