@@ -97,15 +97,16 @@ lcasSlice = (S, r) -> lcasCached(S#"model", "slice " | toString r, () -> (
             "jacobian" => JS, "codimension" => cc, "action" => Act, "ideal" => Iused,
             "differential" => transpose jacobian matrix {coords}}))
 
--- N modulo P without its zero rows and columns: the same k-minors, formed on far smaller matrices (the
--- slice Jacobians are mostly zero: 12 x 15 with 8 x 6 nonzero for widths {2,2}, attention {2})
-lcasNonzeroPart = (N, P) -> (
-    Nb := sub(N, ring N / P);
+-- N over RP (the slice ring modulo a piece, or the slice ring itself) without its zero rows and columns:
+-- the same k-minors, formed on far smaller matrices (the slice Jacobians are mostly zero: 12 x 15 with
+-- 8 x 6 nonzero for widths {2,2}, attention {2})
+lcasNonzeroPart = (N, RP) -> (
+    Nb := sub(N, RP);
     Nb^(select(numrows Nb, i -> Nb^{i} != 0))_(select(numcols Nb, j -> Nb_{j} != 0)))
 
 lcasTooMany = (S, N, k) -> binomial(numrows N, k) * binomial(numcols N, k) > S#"budget"
 
--- P + the k-minors of N, N from lcasNonzeroPart(-, P): the minors are formed modulo P and lifted back
+-- P + the k-minors of N, N from lcasNonzeroPart(-, ring of P / P): the minors are formed modulo P and lifted back
 -- (by cofactors: twice as fast as Bareiss on these matrices of linear and quadratic forms)
 lcasMinorsOn = (N, k, P) -> P + ideal lift(gens minors(k, N, Strategy => Cofactor), ring P)
 
@@ -206,13 +207,13 @@ singularStrata ImplicitModel := o -> M -> (
                 return);
             ta := rank sub(Act, RP);
             if ta == lcasSliceImageRank(sl, P) then (
-                ActP := lcasNonzeroPart(Act, P);
+                ActP := lcasNonzeroPart(Act, RP);
                 if lcasTooMany(S, ActP, ta) then (unres = append(unres, lcasUnresolved(r, P, "orbit-dimension minors")); return);
                 scan(minimalPrimes lcasMinorsOn(ActP, ta, P), Q -> process Q))
             else (
                 e := min gdegs;
                 while rank sub(JS_(positions(gdegs, x -> x <= e)), RP) < cc do e = e + 1;
-                J1 := lcasNonzeroPart(JS_(positions(gdegs, x -> x <= e)), P);
+                J1 := lcasNonzeroPart(JS_(positions(gdegs, x -> x <= e)), RP);
                 if lcasTooMany(S, J1, cc) then (unres = append(unres, lcasUnresolved(r, P, "Jacobian minors")); return);
                 scan(minimalPrimes lcasMinorsOn(J1, cc, P), Q -> if Q != P then process Q)));
         process ideal 0_Rs));
@@ -260,7 +261,7 @@ criticalLocus ImplicitModel := o -> M -> (
         vals := if S#"factor route" then flatten entries Vs | take(gens Rs, {nD, 2*nD - 1})
             else if nAtt >= nD then flatten entries Vs | flatten entries As
             else take(gens Rs, 2*nAtt*nD) | flatten entries Vs;
-        Dfull := lcasNonzeroPart((map(Rs, Rw, vals)) wSubst, ideal 0_Rs);
+        Dfull := lcasNonzeroPart((map(Rs, Rw, vals)) wSubst, Rs);
         if lcasTooMany(S, Dfull, needRank) then (unres = append(unres, lcasUnresolved(r, ideal 0_Rs, "differential minors")); return);
         Cr := lcasMinorsOn(Dfull, needRank, ideal 0_Rs);
         if Cr == 1 then return;
