@@ -13,12 +13,11 @@ schema 1, so every result file ever written still loads.
 from __future__ import annotations
 
 import enum
-import functools
 import typing
 from dataclasses import dataclass
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.names import (coordinate_name, legacy_polynomial_text, parse_polynomial, polynomial_latex,
+from lightning_cas.core.names import (coordinate_name, legacy_polynomial_text, parse_polynomials, polynomial_latex,
                                       token_name)
 from lightning_cas.core.results import JsonResult, Provenance, Record
 from lightning_cas.geometry.certificates import Certificate, legacy_certificate
@@ -92,7 +91,7 @@ class Polynomials:
     @property
     def polynomials(self) -> tuple[sympy.Expr, ...]:
         """The generators as sympy expressions (symbols named as in Macaulay2: ``y_4``, ``q_(1,1,1)``)."""
-        return _parsed(tuple(getattr(self, self.GENERATORS)))
+        return parse_polynomials(tuple(getattr(self, self.GENERATORS)))
 
     def latex(self) -> str:
         return ideal_latex(getattr(self, self.GENERATORS))
@@ -104,14 +103,9 @@ class Polynomials:
             return None
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed(texts: tuple[str, ...]):
-    return tuple(parse_polynomial(t) for t in texts)
-
-
 def ideal_latex(texts) -> str:
     """``\\left\\langle g_1, \\dots \\right\\rangle`` of polynomial texts (ValueError if one is not a polynomial)."""
-    gens = ", ".join(polynomial_latex(g) for g in _parsed(tuple(texts))) or "0"
+    gens = ", ".join(polynomial_latex(g) for g in parse_polynomials(tuple(texts))) or "0"
     return rf"\left\langle {gens} \right\rangle"
 
 
@@ -210,7 +204,7 @@ class ImplicitResult(Coordinates, Polynomials, Provenance, JsonResult):
 
     @property
     def coordinate_polynomials(self) -> tuple[sympy.Expr, ...]:
-        return _parsed(tuple(self.coordinates))
+        return parse_polynomials(tuple(self.coordinates))
 
     @classmethod
     def upgrade(cls, data: dict, schema: int) -> dict:
@@ -374,7 +368,7 @@ class BoundaryResult(Coordinates, Polynomials, Provenance, JsonResult):
 
     @property
     def critical_image_polynomials(self) -> tuple[sympy.Expr, ...]:
-        return _parsed(tuple(self.critical_image))
+        return parse_polynomials(tuple(self.critical_image))
 
     @classmethod
     def upgrade(cls, data: dict, schema: int) -> dict:

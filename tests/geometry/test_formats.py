@@ -88,15 +88,14 @@ def test_implicit_m2_round_trip(m2, tmp_path, implicit_json):
 
 
 @pytest.mark.parametrize("arch,route", [(Architecture((2, 2), (2,), 2), "V,A"),
-                                        (Architecture((2, 1), (1,), 1), "V,Z"),
-                                        pytest.param(Architecture((3, 1), (2,), 2), "V,A with rank",
-                                                     marks=pytest.mark.slow)])
+                                        (Architecture((2, 1), (1,), 1), "V,Z")])
 def test_the_parametrization_in_the_script_is_the_one_eliminated(m2, tmp_path, arch, route):
-    """P (modulo the rank minors where the route has them) and phi: the kernel of phi is I on every route."""
+    """P and phi: the kernel of phi is I. The route modulo the rank minors ("V,A with rank") is checked in
+    test_implicit_va.py on the ideal that file computes anyway (its kernel over QQ took 47 s here)."""
     from lightning_cas.geometry.formats import m2_script
     from lightning_cas.geometry.implicit import implicit
 
-    res = implicit(arch, m2=m2, timeout=600, one_coordinate=arch.widths == (3, 1))
+    res = implicit(arch, m2=m2, timeout=600)
     assert res.parametrization.startswith(route)
     got = m2_values(m2, tmp_path, m2_script(res),
                     "print toString {dim I, degree I, if sub(ker phi, R) == I then 1 else 0};\n")

@@ -78,6 +78,36 @@ def test_neurovariety_dimension_333_22_2_is_23_in_plain_m2(m2, tmp_path):
     assert dimension_modp(Architecture((3, 3, 3), (2, 2), 2)).dimension == 23
 
 
+def examples() -> list[tuple[str, str]]:
+    """(doc file, statement) for every statement of every Example section of the package's docs; an
+    indented line continues the statement above it."""
+    out = []
+    for path in sorted((REPO / "m2" / "LightningCAS").glob("*Documentation.m2")):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if line.strip() != "Example":
+                continue
+            base = None
+            for body in lines[i + 1:]:
+                if not body.strip():
+                    continue
+                indent = len(body) - len(body.lstrip())
+                if indent <= len(line) - len(line.lstrip()) or body.strip() == "///":
+                    break
+                base = indent if base is None else base
+                if indent > base:
+                    out[-1] = (out[-1][0], out[-1][1] + "\n" + body.strip())
+                else:
+                    out.append((path.name, body.strip()))
+    return out
+
+
+def test_the_examples_are_found():
+    found = examples()
+    assert len(found) >= 30
+    assert any("neuralNetwork(4, 3" in s and "powerBlock 2" in s for _, s in found)  # a two-line statement
+
+
 def docs_recipe() -> tuple[str, str]:
     """The two Macaulay2 blocks under "Installing it" in docs/macaulay2.md: install, then load by name."""
     text = (REPO / "docs" / "macaulay2.md").read_text()
@@ -101,8 +131,13 @@ def test_the_install_recipe_of_the_docs_works_as_written(m2, tmp_path):
     both = out.stdout + out.stderr
     assert "LCAS-INSTALLED" in out.stdout
     assert "warning" not in both.lower() and "error" not in both.lower(), both[-2000:]
-    examples = list(prefix.rglob("LightningCAS/example-output/*.out"))
-    assert len(examples) >= 10, examples
+    outputs = list(prefix.rglob("LightningCAS/example-output/*.out"))
+    assert len(outputs) >= 10, outputs
+    # every statement of every Example section ran (installPackage stops on the first that fails, and shows
+    # each value with net, as a help page does): its first line is an input line of some output file
+    shown = "\n".join(p.read_text() for p in outputs)
+    missing = [(f, s) for f, s in examples() if f" : {s.splitlines()[0]}" not in shown]
+    assert not missing, missing[:5]
     fresh = tmp_path / "fresh.m2"
     fresh.write_text(load.replace("help LightningCAS", "h = toString help LightningCAS;") + textwrap.dedent('''
         << "@@LCAS@@ source " << LightningCAS#"source file" << endl;
