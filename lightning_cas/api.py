@@ -9,19 +9,23 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+from typing import TYPE_CHECKING
 
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
 from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.system.files import check_path
-from lightning_cas.core.defects import explain
 from lightning_cas.core.network import Network
 from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
-from lightning_cas.core.theory import TheoryReport, predict_dimension
-from lightning_cas.core.theory import predict as _predict
-from lightning_cas.core.verdict import Verdict, VerifyResult, describe, judge
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, resolve, weight_numerator
+
+if TYPE_CHECKING:
+    from lightning_cas.core.theory import TheoryReport
+    from lightning_cas.core.verdict import VerifyResult
+
+# The theory (closed forms, orbit ranks), the verdict and the defect split load only for the verbs that
+# use them: a `dim` call is a rank and its printout (a sweep of `dim` calls pays each import every call).
 
 MAX_RESULT_BYTES = 64 * 2 ** 20
 METHODS = DIMENSION_METHODS
@@ -139,6 +143,7 @@ def _with_split(result: DimensionResult) -> DimensionResult:
     net = result.architecture
     if not isinstance(net, Network) or not net.polynomial or result.method != "modp" or not result.primes:
         return result
+    from lightning_cas.core.defects import explain
     from lightning_cas.system.deadline import stoppable
 
     split = stoppable(explain, net, result.dimension, prime=result.primes[0], seed=result.seed or 0)
@@ -166,6 +171,8 @@ def _compute_dimension(arch: Architecture | Network, opts, deadline) -> Dimensio
 def predict(arch: Architecture | Network, *, timeout: float | None = None) -> TheoryReport:
     """Closed-form predictions with their regimes, and the proved bounds (orbit ranks mod p: no dimension is
     computed); ``timeout`` bounds the call."""
+    from lightning_cas.core.theory import predict as _predict
+
     opts = resolve("predict", arch, timeout=timeout)
     _check_theory_memory(arch)
     with opts.deadline():
@@ -194,6 +201,9 @@ def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
     ``compare=True`` also computes the other normalization (lightning exactly mod p, softmax
     numerically) and explains where the two differ beyond the scaling terms (e.g. token collapse).
     """
+    from lightning_cas.core.theory import predict as _predict
+    from lightning_cas.core.verdict import VerifyResult, describe, judge
+
     opts = resolve("verify", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
     if not isinstance(compare, bool):
         raise InputError(f"compare must be True or False, got {compare!r}.")
@@ -228,6 +238,8 @@ def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
 
 def _against_theory(name: str, pred, computed: int, with_status: bool = False) -> str | None:
     """How a computed dimension stands against its prediction (the one verdict); None when they agree."""
+    from lightning_cas.core.verdict import Verdict, judge
+
     verdict = judge(pred, computed).verdict
     if verdict is Verdict.NO_PREDICTION:
         return f"{name} has no closed form here ({pred.reason})"
@@ -251,6 +263,7 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     light = Architecture(arch.widths, arch.attention, arch.tokens, "none", arch.heads)
     soft = Architecture(arch.widths, arch.attention, arch.tokens, "softmax", arch.heads)
     from lightning_cas.backends.numeric import dimension_numeric
+    from lightning_cas.core.theory import predict_dimension
 
     rl, rs = dimension_modp(light, seed=seed), dimension_numeric(soft, seed=seed)
     pl, ps = predict_dimension(light), predict_dimension(soft)

@@ -55,3 +55,19 @@ def test_the_module_entry_point_lists_every_command_without_sympy():
     assert "lightning_cas.cli" in loaded  # the probe reads what it should
     assert not {m for m in loaded if m == "sympy" or m.startswith(("sympy.", "lightning_cas.macaulay2",
                                                                    "lightning_cas.geometry"))}
+
+
+def test_a_dim_call_loads_only_the_rank_and_its_printout():
+    """A `dim` call: the modp backend and the result, not the theory, the verdict, the defect split, sympy or
+    the Macaulay2 runner (each import is paid again by every call of a sweep of `dim` calls)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "lightning_cas", "dim", "--widths", "2,2",
+                           "--attention", "1"], capture_output=True, text=True, env=env, cwd=str(REPO), timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("widths=2,2"), proc.stderr[-2000:]
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert {"lightning_cas.backends.modp", "lightning_cas.core.results"} <= loaded
+    # the Macaulay2 options resolve (macaulay2.connection, a few names); no runner, process or temp file
+    assert not {m for m in loaded if m == "sympy" or m.startswith(("sympy.", "lightning_cas.geometry", "pexpect"))}
+    assert not loaded & {"lightning_cas.macaulay2.runner", "lightning_cas.macaulay2.render", "subprocess", "tempfile"}
+    assert not loaded & {"lightning_cas.core.theory", "lightning_cas.core.verdict", "lightning_cas.core.defects",
+                         "lightning_cas.core.symmetry"}
