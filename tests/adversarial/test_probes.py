@@ -116,7 +116,7 @@ def test_hostile_methods(method):
 @pytest.mark.parametrize("args", [
     ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
     ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
-    # the named group's tangents at 64 heads of 256 wide: an array of 6 TiB no guard foresaw, said in one line
+    # the named group's orbit rank at 64 heads of 256 wide: refused by the memory guard before any work
     ["predict", "--widths", "256,256", "--attention", "256", "--heads", "64", "--tokens", "64", "--json"],
     ["dim", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
     ["verify", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
