@@ -20,6 +20,17 @@ _CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _CI else "dev"))
 
 
+def pytest_configure(config):
+    """Compile the package's bytecode once, in the controller, before any worker starts: the tests start
+    hundreds of interpreters (the command line, kernels, workers), and where PYTHONDONTWRITEBYTECODE=1 (as
+    on the machine this project is built on) each of them compiled every module it imported from source."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "lightning_cas"), quiet=1)
+
+
 def _m2_binary():
     return shutil.which(os.environ.get("LIGHTNING_CAS_M2") or "M2")
 
