@@ -195,7 +195,9 @@ def from_network(net: Network) -> "Architecture | None":
     if stack is None:
         return None
     widths, attention, heads, normalization = stack
-    return Architecture(widths, attention, net.tokens, normalization, heads)
+    arch = Architecture(widths, attention, net.tokens, normalization, heads)
+    arch.__dict__.setdefault("network", net)  # the very network it came from: no second conversion back
+    return arch
 
 
 def check_architecture(arch, verb: str, *, networks: bool = True) -> "Architecture | Network":

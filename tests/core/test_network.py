@@ -104,6 +104,9 @@ def test_the_old_flags_are_the_plain_stack_with_the_same_weights_and_names():
             assert net.ambient_dimension == arch.ambient_dimension
         assert net.weight_names() == [str(s) for s in flat_weight_symbols(arch)]
         assert from_network(net) == arch
+        # climbing back keeps the very network (no second conversion), the one the flags would build
+        again = Architecture(arch.widths, arch.attention, arch.tokens, arch.normalization, arch.heads)
+        assert from_network(net).network is net and net == again.network and again.network is not net
     assert from_network(Network(3, 2, (Attention(2, causal=True),))) is None
 
 
