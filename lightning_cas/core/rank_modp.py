@@ -3,11 +3,12 @@
 The residues and their products are those of ``core.gfp`` (centred float64, delayed reduction), so
 the whole elimination stays on numpy's BLAS matrix product; nothing is converted to Python.
 
-The rank routine is a streaming reduced row echelon form: blocks of rows are reduced against the
-rows kept so far (one matrix product), echelonized by recursive halving (matrix products down to
-a few rows), and merged. Only the non-pivot columns of the kept rows are stored (their pivot
-columns are the identity), so the memory peak is about rank * (columns - rank) <= columns^2 / 4
-entries plus one block, however many rows are streamed through.
+The rank routine is a streaming row echelon form: blocks of rows are reduced against the rows kept
+so far (a matrix product per kept block), echelonized by recursive halving (matrix products down
+to a few rows), and kept as a new block; blocks are merged into the reduced form as they grow.
+Only the non-pivot columns of the kept rows are stored (their pivot columns are the identity), so
+the memory peak is about rank * (columns - rank) <= columns^2 / 4 entries (up to a third more between
+two compactions) plus one block, however many rows are streamed through.
 """
 
 from __future__ import annotations
@@ -124,13 +125,19 @@ def echelon(A: np.ndarray, p: int) -> tuple[np.ndarray, list[int]]:
 
 
 class RowEchelon:
-    """Rows streamed in blocks; keeps the RREF of everything seen, stored on non-pivot columns.
+    """Rows streamed in blocks; keeps an echelon form of everything seen, stored on non-pivot columns.
 
-    Columns that become pivots stay in storage (as the identity pattern they hold in an RREF,
-    which reduces every new row to zero there) until they are a quarter of it; only then is the
-    storage compacted. Rows go into a buffer that grows by doubling. Both avoid copying the
-    whole echelon form at every block, so its memory peak is one copy, not three (the time at
-    6144 columns was the same within the noise of the loaded machine, 7-8 s CPU per prime).
+    The kept rows are a few row blocks. Each block is reduced at its own pivots (the identity there)
+    and zero at the pivots of the blocks before it, but not yet cleared at the pivots of the blocks
+    after it: a new row is reduced block by block, in order, so the kept rows are not rewritten each
+    time a block comes in (that rank-k update of all of them, thin and memory-bound, was a third of a
+    6144-weight rank). Blocks of similar size are merged (the earlier one cleared at the later one's
+    pivots, in place), so there are few of them and their products are thick; all of them are merged
+    into one, the reduced row echelon form, before the storage is compacted and when ``basis`` is asked.
+
+    Columns that become pivots stay in storage until they are a quarter of it; only then is the
+    storage compacted. Rows go into a buffer that grows by doubling. So the memory peak is one copy of
+    the kept rows, as before the blocks.
     """
 
     def __init__(self, columns: int, p: int):
@@ -139,15 +146,13 @@ class RowEchelon:
         self.pivots = np.zeros(0, dtype=np.intp)  # pivot column of each kept row
         self.stored = np.arange(columns)  # the columns kept in storage
         self.alive = np.ones(columns, dtype=bool)  # stored column is not a pivot
+        self._where = np.arange(columns)  # position in storage of each column (-1: compacted away)
         self._buf = np.zeros((0, columns))  # kept rows on the stored columns, capacity rows
+        self._blocks: list[tuple[int, int]] = []  # row ranges of the blocks, in order
 
     @property
     def rank(self) -> int:
         return len(self.pivots)
-
-    @property
-    def F(self) -> np.ndarray:
-        return self._buf[:self.rank]
 
     def add(self, A: np.ndarray) -> int:
         """Add a block of rows (centred residues, any float64 array of shape (m, columns));
@@ -158,33 +163,59 @@ class RowEchelon:
         if self.rank == self.columns or not A.shape[0]:
             return 0
         R = columns(A, self.stored)
-        if self.rank:
-            R = submul(R, columns(A, self.pivots), self.F, self.p)
+        for j, (start, end) in enumerate(self._blocks):
+            # the first block's multipliers are A's own entries at its pivots (some may be compacted
+            # away); a later block's are R's, once the blocks before it have reduced R
+            M = columns(A, self.pivots[start:end]) if j == 0 else columns(R, self._where[self.pivots[start:end]])
+            if M.any():
+                R = submul(R, M, self._buf[start:end], self.p)
         if not R.any():
             return 0
         E, local = echelon(R, self.p)  # zero on pivot columns, so no old pivot is chosen again
         if not local:
             return 0
-        if self.rank:
-            submul(self.F, columns(self.F, local), E, self.p)
         r, k = self.rank, len(local)
         if r + k > self._buf.shape[0]:
             grown = np.empty((min(self.columns, max(2 * (r + k), 64)), self.stored.size))
-            grown[:r] = self.F
+            grown[:r] = self._buf[:r]
             self._buf = grown
         self._buf[r:r + k] = E
         self.pivots = np.concatenate([self.pivots, self.stored[local]])
         self.alive[local] = False
+        self._blocks.append((r, r + k))
+        while len(self._blocks) >= 2 and self._size(-2) <= 2 * self._size(-1):
+            self._merge_last_two()
         if (~self.alive).sum() * 4 > self.stored.size:
+            self._merge_all()
             keep = np.flatnonzero(self.alive)
             self._buf = columns(self._buf[:self.rank], keep)
             self.stored, self.alive = self.stored[keep], np.ones(keep.size, dtype=bool)
+            self._where = np.full(self.columns, -1)
+            self._where[self.stored] = np.arange(self.stored.size)
         return k
 
+    def _size(self, j: int) -> int:
+        start, end = self._blocks[j]
+        return end - start
+
+    def _merge_last_two(self) -> None:
+        """The earlier block cleared at the later one's pivots (in place): one block, reduced at both."""
+        (a0, a1), (b0, b1) = self._blocks[-2], self._blocks[-1]
+        Fa = self._buf[a0:a1]
+        M = columns(Fa, self._where[self.pivots[b0:b1]])
+        if M.any():
+            submul(Fa, M, self._buf[b0:b1], self.p)
+        self._blocks[-2:] = [(a0, b1)]
+
+    def _merge_all(self) -> None:
+        while len(self._blocks) >= 2:
+            self._merge_last_two()
+
     def basis(self) -> np.ndarray:
-        """The kept rows in full (rank x columns), identity at the pivots: for checks."""
+        """The kept rows in full (rank x columns), identity at the pivots (the reduced row echelon form)."""
+        self._merge_all()
         B = np.zeros((self.rank, self.columns))
-        B[:, self.stored] = self.F
+        B[:, self.stored] = self._buf[:self.rank]
         B[np.arange(self.rank), self.pivots] = 1.0
         return B
 

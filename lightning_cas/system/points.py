@@ -31,6 +31,7 @@ import numpy as np
 
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core import weights
+from lightning_cas.core.checks import shown
 from lightning_cas.system.files import atomic_write_text, check_path, parse_json, read_bytes, read_json
 from lightning_cas.core.blocks import BLOCK_LETTERS
 from lightning_cas.core.network import Attention, Network
@@ -156,7 +157,7 @@ def point_from_data(arch: Architecture | Network, data, source: str = "the point
         return WeightPoint(net, tuple(flat(point_from_dict(plain, data))))
     if keys != {"blocks"}:
         raise InputError(f"{source}: a weight point has exactly one of the keys blocks, layers, weights; got "
-                         f"{', '.join(sorted(map(str, keys))) or 'none'}.")
+                         f"{', '.join(shown(k, 40) for k in sorted(map(str, keys))) or 'none'}.")  # a key is any text
     blocks = data["blocks"]
     if not isinstance(blocks, list) or len(blocks) != len(net.blocks):
         got = len(blocks) if isinstance(blocks, list) else type(blocks).__name__

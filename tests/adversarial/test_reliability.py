@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis.errors import InvalidArgument
 from hypothesis import strategies as st
 
@@ -308,6 +308,7 @@ json_doc = st.one_of(
 @settings(max_examples=300, **SETTINGS)
 @given(doc=st.one_of(json_doc.map(str.encode), st.binary(max_size=60),
                      json_doc.map(lambda t: t.encode("utf-16")), json_doc.map(lambda t: b"\xff" + t.encode())))
+@example(doc=b'{"\\n": null}')  # a key that is a newline was echoed as one (found by a random local run)
 def test_weight_files_load_or_one_sentence(doc, tmp_path_factory):
     note_event("weight file")
     path = tmp_path_factory.mktemp("w") / "weights.json"

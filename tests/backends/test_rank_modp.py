@@ -87,6 +87,27 @@ def test_echelon_keeps_the_row_space_in_reduced_form():
     assert flint_rank(np.vstack([A, B]), p) == ech.rank == flint_rank(B, p)  # same row space
 
 
+@pytest.mark.parametrize("sizes", [(5, 7, 3, 40, 1, 9, 60), (64, 64, 64), (1,) * 30 + (200,)])
+def test_blocks_of_any_size_kept_lazily_give_the_rank_and_the_reduced_form(sizes):
+    """The echelon form keeps its rows as blocks cleared only when merged: streamed in uneven blocks (the
+    storage compacted on the way), with the basis asked half-way (every block merged) and rows added after
+    it, the rank and the row space are flint's, and the basis is reduced: the identity at the pivots."""
+    p = primes.DEFAULT_PRIME
+    rng = np.random.default_rng(sum(sizes))
+    A = known_rank(rng, sum(sizes), 150, 97, p)
+    ech = rank_modp.RowEchelon(150, p)
+    s = 0
+    for n, size in enumerate(sizes):
+        ech.add(gfp.centred(A[s:s + size], p))
+        s += size
+        if n == len(sizes) // 2:
+            half = gfp.residues(ech.basis(), p)
+            assert flint_rank(np.vstack([A[:s], half]), p) == ech.rank == flint_rank(A[:s], p)
+    B = gfp.residues(ech.basis(), p)
+    assert ech.rank == flint_rank(A, p) == flint_rank(np.vstack([A, B]), p) == flint_rank(B, p)
+    assert (B[:, ech.pivots] == np.eye(ech.rank, dtype=np.int64)).all()
+
+
 def test_modulus_bounds():
     with pytest.raises(ValueError):
         rank_modp.RowEchelon(3, gfp.MODULUS_LIMIT + 1)
