@@ -136,8 +136,8 @@ class RowEchelon:
     into one, the reduced row echelon form, before the storage is compacted and when ``basis`` is asked.
 
     Columns that become pivots stay in storage until they are a quarter of it; only then is the
-    storage compacted. Rows go into a buffer that grows by doubling. So the memory peak is one copy of
-    the kept rows, as before the blocks.
+    storage compacted. Rows go into a buffer that grows by doubling, and merges work in place: the
+    memory peak is one copy of the kept rows.
     """
 
     def __init__(self, columns: int, p: int):
