@@ -29,6 +29,7 @@ from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.api import load_result, result_class
 from lightning_cas.core.network import MLP, Attention, Linear, Network
 from lightning_cas.core.results import CERTAINTIES, Cause, Explained, JsonResult, Provenance, RankCertificate, Record
+from tests.support import examples
 
 A211 = Architecture((2, 1), (1,), 2)
 ONE_LAYER = ["--widths", "2,1", "--attention", "1", "--tokens", "2"]
@@ -444,7 +445,7 @@ def record_strategy(cls, depth=0):
 
 
 @pytest.mark.parametrize("cls", _all_result_classes(), ids=lambda c: c.__name__)
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(data=st.data())
 def test_every_result_type_is_equal_after_a_json_round_trip(cls, data):
     result = data.draw(record_strategy(cls))
@@ -498,7 +499,7 @@ NO_M2 = "/nonexistent/M2"  # every Macaulay2 run fails fast: the property is abo
 
 
 @pytest.mark.parametrize("name", [v for v in VERBS if v not in ("predict", "sweep")])
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(seed=junk, timeout=junk, extra=junk, which=st.sampled_from(["seed", "timeout", "method", "prime", "m2",
                                                                        "session"]))
 def test_any_option_value_gives_a_result_or_a_lightning_error(name, seed, timeout, extra, which):
@@ -518,7 +519,7 @@ def test_any_option_value_gives_a_result_or_a_lightning_error(name, seed, timeou
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(option=st.sampled_from(["--seed", "--timeout", "--prime"]),
        value=st.one_of(st.text(max_size=8).filter(lambda t: not t.startswith("-") or t[1:2].isdigit()),
                        st.sampled_from(["nan", "inf", "-0", "0", "1e309", "-5", "2147483647", "4294967296", "3"])))

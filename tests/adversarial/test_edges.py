@@ -408,6 +408,7 @@ def test_records_signed_by_another_users_key_are_claims(tmp_path, monkeypatch):
     assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600
 
 
+@pytest.mark.slow  # every command once: 4 s, so not in the fast loop
 def test_terminal_control_characters_are_escaped_in_everything_printed(tmp_path):
     spec = tmp_path / "fast.toml"
     spec.write_text(FAST)

@@ -36,6 +36,7 @@ from lightning_cas.macaulay2.render import (LOAD_LINE, SEARCH_PATH_LINE, SEED_LI
                                            template_dir)
 from lightning_cas.system.points import load_point
 from tests.support import wait_until
+from tests.support import examples
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -118,7 +119,7 @@ def add(args: list, name: str, value) -> None:
 
 # ---- 1. the command line ----------------------------------------------------------------------
 
-@settings(max_examples=160, **SETTINGS)
+@settings(max_examples=examples(160), **SETTINGS)
 @given(fields=arch_fields(), seed=seed_text, timeout=timeout_text, prime=prime_text,
        method=st.sampled_from(["modp", "auto"]))
 def test_cli_dim_any_text(fields, seed, timeout, prime, method):
@@ -132,7 +133,7 @@ def test_cli_dim_any_text(fields, seed, timeout, prime, method):
         assert f"parameters {arch.parameters}," in res.stdout
 
 
-@settings(max_examples=160, **SETTINGS)
+@settings(max_examples=examples(160), **SETTINGS)
 @given(fields=arch_fields())
 def test_cli_predict_any_text(fields):
     widths, attention, tokens = fields
@@ -141,7 +142,7 @@ def test_cli_predict_any_text(fields):
     check_outcome(invoke(args), "ambient_dimension:", "predict")
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=examples(100), **SETTINGS)
 @given(fields=arch_fields(), seed=seed_text, timeout=timeout_text, prime=prime_text)
 def test_cli_verify_any_text(fields, seed, timeout, prime):
     widths, attention, tokens = fields
@@ -153,7 +154,7 @@ def test_cli_verify_any_text(fields, seed, timeout, prime):
         assert re.match(r"^(agree|disagree|no prediction): ", res.stdout)
 
 
-@settings(max_examples=80, **SETTINGS)
+@settings(max_examples=examples(80), **SETTINGS)
 @given(fields=arch_fields(), seed=seed_text, timeout=timeout_text, prime=prime_text)
 def test_cli_fiber_any_text(fields, seed, timeout, prime):
     widths, attention, tokens = fields
@@ -222,7 +223,7 @@ def arch_args(draw):
     return widths, attention
 
 
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=examples(400), **SETTINGS)
 @given(pair=arch_args(), tokens=st.one_of(st.integers(1, 4), int_like, anything),
        normalization=st.one_of(st.sampled_from(["none", "softmax", "None", ""]), anything))
 def test_architecture_accepts_or_raises_input_error(pair, tokens, normalization):
@@ -240,7 +241,7 @@ def test_architecture_accepts_or_raises_input_error(pair, tokens, normalization)
     assert type(arch.tokens) is int and arch.normalization in ("none", "softmax")
 
 
-@settings(max_examples=120, **SETTINGS)
+@settings(max_examples=examples(120), **SETTINGS)
 @given(method=st.one_of(st.sampled_from(["auto", "modp", "auto", "modp", "MODP", "", "jacobian ", "numeric;"]),
                         anything),
        seed=st.one_of(st.integers(0, 9), st.integers(-5, 2 ** 32), anything),
@@ -305,7 +306,7 @@ json_doc = st.one_of(
 )
 
 
-@settings(max_examples=300, **SETTINGS)
+@settings(max_examples=examples(300), **SETTINGS)
 @given(doc=st.one_of(json_doc.map(str.encode), st.binary(max_size=60),
                      json_doc.map(lambda t: t.encode("utf-16")), json_doc.map(lambda t: b"\xff" + t.encode())))
 @example(doc=b'{"\\n": null}')  # a key that is a newline was echoed as one (found by a random local run)
@@ -660,7 +661,7 @@ def one_layer_fields(draw):
 
 
 @pytest.mark.m2  # every valid example runs Macaulay2: not for the fast loop
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=examples(30), **SETTINGS)
 @given(fields=one_layer_fields(), seed=seed_text,
        command=st.sampled_from(["implicit", "singular", "boundary", "claims"]))
 def test_cli_geometry_any_text(fields, seed, command):

@@ -111,6 +111,7 @@ def test_deterministic_with_a_seed_and_json_roundtrip():
     assert back.runs == a.runs and back.dimension == a.dimension
 
 
+@pytest.mark.slow  # high-precision balls: 5 s, so not in the fast loop
 def test_rank_decided_only_in_high_precision():
     """Depth 4, widths 3, a = 2, fan-in weights: softmax averages the tokens layer after layer,
     the Jacobian's genuine singular values sink into float64 noise and no run has a clear gap

@@ -84,6 +84,7 @@ def test_the_plot_shows_computed_and_predicted_where_they_coincide(results):
     assert all(p.get_zorder() < c.get_zorder() for p, c in zip(predicted, computed))
 
 
+@pytest.mark.slow  # three plot formats, each a CLI process: 4 s, so not in the fast loop
 def test_the_default_plot_and_its_formats(results, tmp_path):
     proc = cli("report", results)
     assert proc.returncode == 0 and (results / "dimensions.png").read_bytes()[:8] == PNG, proc.stderr
@@ -92,6 +93,7 @@ def test_the_default_plot_and_its_formats(results, tmp_path):
         assert (tmp_path / f"d{suffix}").read_bytes()[:4] == magic[:4]
 
 
+@pytest.mark.slow  # six CLI processes: 6 s, so not in the fast loop
 def test_output_targets_that_are_not_files_are_one_line_before_anything_is_printed(results, tmp_path):
     os.mkfifo(tmp_path / "fifo")
     os.mkfifo(tmp_path / "fifo.png")

@@ -35,6 +35,7 @@ def drawn(capfd, text: str, seconds: float = 20.0) -> str:
     return "".join(seen)
 
 
+@pytest.mark.slow  # waits for a deadline: 4 s, so not in the fast loop
 def test_the_work_runs_in_the_main_thread_so_the_one_deadline_stops_python_work(terminal, capfd):
     seen = {}
     before = threading.active_count()
