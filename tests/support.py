@@ -14,7 +14,7 @@ from lightning_cas.core.architecture import as_network
 from lightning_cas.core.arithmetic import Arithmetic, Float64, IntegersModP
 
 
-CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # the hypothesis profile and example counts
 
 
 def examples(n: int) -> int:
