@@ -214,6 +214,9 @@ def dimension_row(case: dict, seed: int, repeats: int, m2_timeout: float) -> dic
         if full.get("status") == "ok":
             findings.append(f"with the paper's {PAPER_TRIALS} trials (ranks {full['ranks']}) its protocol gives "
                             f"{full['dimension']}" + (" (recovers)" if full["dimension"] == exact else ""))
+    for m in measured:  # a refusal (too large for M2) is by design; an error or a time limit is a finding
+        if row[m].get("status") in ("error", "timeout"):
+            findings.append(f"{m}: {row[m].get('error') or row[m]['status']}")
     if row["modp"].get("status") == "ok" and not row["modp"]["consistent"]:
         findings.append(f"modp repetitions disagree: ranks {row['modp']['ranks']}")
     if row["numeric"].get("status") == "ok" and not row["numeric"]["reliable"]:
@@ -692,7 +695,30 @@ def main(argv=None) -> int:
     markdown_path(out).write_text(render_markdown(results))
     print_tables(results)
     print(f"wrote {out} and {markdown_path(out)}")
-    return 0
+    crashed = crashed_workers(results)
+    for where, error in crashed:
+        print(f"benchmark code failed: {where}: {error}", file=sys.stderr)
+    return 1 if crashed else 0
+
+
+def crashed_workers(results: dict) -> list[tuple[str, str]]:
+    """Measurements whose worker died (an exception in the benchmark's own code, not a refusal or a time
+    limit): a bench with these is broken, not slow, and must not pass as a run."""
+    out = []
+
+    def walk(x, where):
+        if isinstance(x, dict):
+            if x.get("status") == "error" and str(x.get("error", "")).startswith("worker exit"):
+                out.append((where, x["error"]))
+            for k, v in x.items():
+                walk(v, f"{where}.{k}")
+        elif isinstance(x, list):
+            for i, v in enumerate(x):
+                walk(v, f"{where}[{i}]")
+
+    for name, rows in results.get("sections", {}).items():
+        walk(rows, name)
+    return out
 
 
 if __name__ == "__main__":

@@ -150,7 +150,8 @@ def worker_row(module: str, kind: str, timeout: float) -> dict:
         return {"case": kind, "status": "timeout"}
     if out.returncode == 0:
         return {"case": kind, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
-    return {"case": kind, "status": "error", "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return {"case": kind, "status": "error",
+            "error": f"worker exit {out.returncode}: {(out.stderr.strip().splitlines() or ['?'])[-1]}"}
 
 
 def run_blocks_bench(progress=print) -> list[dict]:

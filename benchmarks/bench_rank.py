@@ -45,6 +45,9 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+MATMUL_RESOLUTION_S = 1e-4  # a product quicker than this is timer noise, not a denominator
+
+
 def _matmul_seconds(n: int, threads: int | None) -> float:
     import numpy as np
 
@@ -60,6 +63,11 @@ def _matmul_seconds(n: int, threads: int | None) -> float:
         start = time.perf_counter()
         A @ B
         return time.perf_counter() - start
+
+
+def _ratio(seconds: float, matmul_seconds: float) -> str:
+    """seconds / matmul, or '-' when the product was too quick to time (a small P on a quick machine)."""
+    return f"{seconds / matmul_seconds:.1f}" if matmul_seconds >= MATMUL_RESOLUTION_S else "-"
 
 
 def _worker(spec: dict) -> dict:
@@ -79,8 +87,8 @@ def _worker(spec: dict) -> dict:
                 "consistent": res.consistent, "rows": [r["rows"] for r in res.runs], "primes": list(res.primes),
                 "failure_bound": res.failure_bound, "seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
                 "peak_rss_bytes": peak, "peak_rss_before_bytes": base,
-                "matmul_1thread_s": round(_matmul_seconds(P, 1), 4),
-                "matmul_default_threads_s": round(_matmul_seconds(P, None), 4)}
+                "matmul_1thread_s": round(_matmul_seconds(P, 1), 7),
+                "matmul_default_threads_s": round(_matmul_seconds(P, None), 7)}
     if spec["kind"] == "prime":
         import flint
         import numpy as np
@@ -123,7 +131,8 @@ def run_worker(spec: dict) -> dict:
     except subprocess.TimeoutExpired:
         return {**spec, "status": "timeout"}
     if out.returncode != 0:
-        return {**spec, "status": "error", "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+        return {**spec, "status": "error",
+                "error": f"worker exit {out.returncode}: {(out.stderr.strip().splitlines() or ['?'])[-1]}"}
     return {**spec, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
 
 
@@ -247,7 +256,7 @@ def rank_markdown(rows: list[dict]) -> str:
         out.append(f"| {r['widths'][0]}x5 | {r['attention'][0]} | {r['parameters']} | {r['dimension']} | "
                    f"{r['theory']} | {', '.join(map(str, r['rows']))} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
                    f"{r.get('slope', '-')} | {r['peak_rss_bytes'] / 2**20:.0f} | {r['matmul_1thread_s']:.3f} | "
-                   f"{r['matmul_default_threads_s']:.3f} | {r['seconds'] / r['matmul_1thread_s']:.1f} | "
+                   f"{r['matmul_default_threads_s']:.3f} | {_ratio(r['seconds'], r['matmul_1thread_s'])} | "
                    f"{r['failure_bound']:.2g} | {r.get('loadavg', '-')} |")
     prime = next((r for r in rows if r.get("kind") == "prime" and r.get("status") == "ok"), None)
     if prime:

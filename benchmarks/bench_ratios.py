@@ -86,8 +86,8 @@ def _worker(spec: dict) -> dict:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         P = arch.parameters
         return {"parameters": P, "dimension": res.dimension, "seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-                "matmul_1thread_s": round(_matmul_seconds(P, 1), 4),
-                "matmul_default_threads_s": round(_matmul_seconds(P, None), 4)}
+                "matmul_1thread_s": round(_matmul_seconds(P, 1), 7),
+                "matmul_default_threads_s": round(_matmul_seconds(P, None), 7)}
     raise ValueError(spec["kind"])
 
 
@@ -99,7 +99,8 @@ def run_worker(spec: dict) -> dict:
     except subprocess.TimeoutExpired:
         return {"status": "timeout"}
     if out.returncode != 0:
-        return {"status": "error", "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+        return {"status": "error",
+                "error": f"worker exit {out.returncode}: {(out.stderr.strip().splitlines() or ['?'])[-1]}"}
     return {"status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
 
 

@@ -22,8 +22,9 @@ import time
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.arithmetic import Float64
+from lightning_cas.core.forward import split
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.core.model import split_weights
 from lightning_cas.core.results import DimensionResult
 
 PAPER_SAMPLES = 250  # N Gaussian token matrices, as the paper's protocol
@@ -64,11 +65,19 @@ def jacobian_rows(arch: Architecture, w: np.ndarray, X: np.ndarray) -> np.ndarra
     """The Jacobian at (w, X) assembled the paper's way: one backward pass per output entry.
 
     Rows are ordered (sample, output row, token), columns by the canonical weight order: the
-    same matrix as ``model.jacobian(arch, w, X)``, which is how this re-implementation is checked.
+    same matrix as ``forward.jacobian(arch.network, Float64(), w, X)``, which is how this
+    re-implementation is checked (one head per layer, as the paper's network).
     """
     torch = _torch()
-    weights = [tuple(torch.tensor(np.ascontiguousarray(M), dtype=torch.float64, requires_grad=True) for M in layer)
-               for layer in split_weights(arch, np.asarray(w, dtype=np.float64))]
+    net = arch.network
+    if any(h != 1 for h in arch.heads):
+        raise UnsupportedError("the paper baseline is implemented for one head per layer.")
+    letters = [m.letter for m in net.weight_matrices[:3]]
+    if letters != ["q", "k", "v"]:  # forward() below and _rows' column order both take Q, K, V
+        raise UnsupportedError(f"the paper baseline expects each layer's weights in the order Q, K, V, not {letters}.")
+    weights = [tuple(torch.tensor(np.ascontiguousarray(heads[0][letter]), dtype=torch.float64, requires_grad=True)
+                     for letter in "qkv")
+               for heads in split(net, Float64(), np.asarray(w, dtype=np.float64))]
     return _rows(torch, weights, torch.tensor(np.asarray(X, dtype=np.float64))).numpy()
 
 
