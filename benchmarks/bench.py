@@ -477,11 +477,13 @@ def render_markdown(results: dict) -> str:
            f"Macaulay2 {env.get('m2_version')}, torch {env.get('torch', '?')}. "
            f"BLAS environment: {env.get('blas_env') or 'none set'}."]
     runs = results.get("section_runs", {})
-    earlier = {n: r for n, r in runs.items() if r.get("started") != results.get("started") and n in secs}
+    # a section belongs to an earlier run when that run's start is not this one's ("run"; older files: "started")
+    earlier = {n: r for n, r in runs.items() if r.get("run", r.get("started")) != results.get("started") and n in secs}
     if earlier:
         out[-1] += (" Sections kept from an earlier run (`--only`): " + "; ".join(
-            f"{n} measured {r.get('started')} to {r.get('finished')} (load average at start "
-            f"{(r.get('environment') or {}).get('loadavg_start')})" for n, r in earlier.items()) + ".")
+            f"{n} measured {r.get('started')} to {r.get('finished')}" + (
+                f" (load average at start {r['environment']['loadavg_start']})"
+                if (r.get("environment") or {}).get("loadavg_start") else "") for n, r in earlier.items()) + ".")
     out += ["", "## Targets", ""]
     t = s.get("delta10_modp")
     out.append(f"- delta = 10 (L = 2, t = 3, a = 2, {t['parameters']} parameters) with modp: {t['time_s']:.3f} s "
@@ -626,7 +628,7 @@ def main(argv=None) -> int:
         kept = results.setdefault("section_runs", {})
         for name in results.get("sections", {}):  # remember which run measured each kept section
             kept.setdefault(name, {k: results.get(k) for k in ("started", "finished")}
-                            | {"environment": results.get("environment")})
+                            | {"run": results.get("started"), "environment": results.get("environment")})
     results.update(quick=args.quick, only=args.only, seed=args.seed, m2_timeout=args.m2_timeout,
                    started=time.strftime("%Y-%m-%d %H:%M:%S %Z"), environment=environment())
     results.pop("finished", None)
@@ -634,7 +636,9 @@ def main(argv=None) -> int:
     repeats = 1 if args.quick else REPEATS
     for section in sections:
         rows = results["sections"][section] = []
-        results.setdefault("section_runs", {})[section] = {"started": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+        results.setdefault("section_runs", {})[section] = {
+            "run": results["started"], "environment": results["environment"],
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
         if section == "dimension":
             for case in dimension_cases(args.quick):
                 row = dimension_row(case, args.seed, repeats, args.m2_timeout)
@@ -687,9 +691,8 @@ def main(argv=None) -> int:
             rows.extend(geometry_with_theory(run_geometry_bench(args.geometry_timeout)))
             results["geometry_total_s"] = round(time.perf_counter() - start, 3)
             save(out, results)
+        results["section_runs"][section]["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    for section in sections:
-        results["section_runs"][section]["finished"] = results["finished"]
     results["environment"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     save(out, results)
     markdown_path(out).write_text(render_markdown(results))

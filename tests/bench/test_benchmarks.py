@@ -67,3 +67,14 @@ def test_a_crashed_worker_fails_the_bench_and_a_refusal_does_not():
 
 def test_a_product_too_quick_to_time_gives_no_ratio():
     assert _ratio(0.02, 0.0) == "-" and _ratio(1.0, 0.5) == "2.0"
+
+
+def test_the_header_names_only_the_sections_an_earlier_run_measured():
+    """Each section records the run it belongs to: a full run's sections started at different times, and
+    only a section kept from an earlier run (``--only``) is named as such, with that run's own times."""
+    runs = {"dimension": {"run": "B", "started": "B1", "finished": "B2"},
+            "rank": {"run": "A", "started": "A1", "finished": "A2", "environment": {"loadavg_start": [1.5]}}}
+    header = bench.render_markdown({"sections": {"dimension": [], "rank": []}, "started": "B", "environment": {},
+                                    "section_runs": runs}).splitlines()[2]
+    kept = header.split("Sections kept from an earlier run")[1]
+    assert "rank measured A1 to A2 (load average at start [1.5])" in kept and "dimension" not in kept
