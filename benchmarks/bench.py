@@ -155,6 +155,14 @@ def _worker(spec: dict) -> dict:
     return out
 
 
+WORKER_EXIT = "worker exit"  # how every section's row says its worker died (see crashed_workers)
+
+
+def worker_failure(returncode: int, output: str) -> dict:
+    """The row of a worker that died: its exit code and the last line it printed (the exception)."""
+    return {"status": "error", "error": f"{WORKER_EXIT} {returncode}: {(output.strip().splitlines() or ['?'])[-1]}"}
+
+
 def run_worker(case: dict, method: str, seed: int, repeats: int, m2_timeout: float,
                env: dict | None = None, **extra) -> dict:
     """Start a fresh interpreter for one measurement; a dead or hung worker becomes a status."""
@@ -171,8 +179,7 @@ def run_worker(case: dict, method: str, seed: int, repeats: int, m2_timeout: flo
         return {"method": method, "status": "timeout", "timeout_s": limit}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [""]
-        return {"method": method, "status": "error", "error": f"worker exit {proc.returncode}: {tail[0]}"}
+        return {"method": method, **worker_failure(proc.returncode, proc.stderr or proc.stdout)}
     result = json.loads(lines[-1])
     result["worker_wall_s"] = round(time.perf_counter() - start, 3)
     return result
@@ -711,7 +718,7 @@ def crashed_workers(results: dict) -> list[tuple[str, str]]:
 
     def walk(x, where):
         if isinstance(x, dict):
-            if x.get("status") == "error" and str(x.get("error", "")).startswith("worker exit"):
+            if x.get("status") == "error" and str(x.get("error", "")).startswith(WORKER_EXIT):
                 out.append((where, x["error"]))
             for k, v in x.items():
                 walk(v, f"{where}.{k}")

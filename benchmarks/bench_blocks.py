@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.bench import worker_failure
+
 TARGETS = {"transformer_6144": 60.0, "cli_1536": 2.0, "local_6144": 60.0, "konda": 30.0, "explain_6144": 120.0,
            "softmax_transformer_144": 30.0}
 MEMORY_TARGET_BYTES = 2 * 2 ** 30
@@ -150,8 +152,7 @@ def worker_row(module: str, kind: str, timeout: float) -> dict:
         return {"case": kind, "status": "timeout"}
     if out.returncode == 0:
         return {"case": kind, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
-    return {"case": kind, "status": "error",
-            "error": f"worker exit {out.returncode}: {(out.stderr.strip().splitlines() or ['?'])[-1]}"}
+    return {"case": kind, **worker_failure(out.returncode, out.stderr)}
 
 
 def run_blocks_bench(progress=print) -> list[dict]:

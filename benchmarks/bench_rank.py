@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.bench import worker_failure
+
 GROWTH_WIDTHS = (4, 8, 12, 16, 20, 24, 28, 32)
 QUICK_WIDTHS = (4, 8, 16)
 TARGET_6144_S = 60.0
@@ -131,8 +133,7 @@ def run_worker(spec: dict) -> dict:
     except subprocess.TimeoutExpired:
         return {**spec, "status": "timeout"}
     if out.returncode != 0:
-        return {**spec, "status": "error",
-                "error": f"worker exit {out.returncode}: {(out.stderr.strip().splitlines() or ['?'])[-1]}"}
+        return {**spec, **worker_failure(out.returncode, out.stderr)}
     return {**spec, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
 
 

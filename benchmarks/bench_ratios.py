@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.bench import worker_failure
+
 BIG_1536 = {"widths": [16] * 5, "attention": [4] * 4, "tokens": 3}
 BIG_6144 = {"widths": [32] * 5, "attention": [8] * 4, "tokens": 3}
 QUICK_6144 = {"widths": [16] * 5, "attention": [4] * 4, "tokens": 3}  # --quick: the 1536 case instead
@@ -99,8 +101,7 @@ def run_worker(spec: dict) -> dict:
     except subprocess.TimeoutExpired:
         return {"status": "timeout"}
     if out.returncode != 0:
-        return {"status": "error",
-                "error": f"worker exit {out.returncode}: {(out.stderr.strip().splitlines() or ['?'])[-1]}"}
+        return worker_failure(out.returncode, out.stderr)
     return {"status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
 
 

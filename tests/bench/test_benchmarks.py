@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import benchmarks
-from benchmarks import bench
+from benchmarks import bench, bench_ratios
 from benchmarks.bench_rank import _ratio
 from benchmarks.paper_baseline import dimension_paper, jacobian_rows
 from lightning_cas.backends.modp import dimension_modp
@@ -63,6 +63,13 @@ def test_a_crashed_worker_fails_the_bench_and_a_refusal_does_not():
     assert bench.crashed_workers(results) == []
     results["sections"]["dimension"][0]["paper"] = {"status": "error", "error": "worker exit 1: ImportError: x"}
     assert bench.crashed_workers(results) == [("dimension[0].paper", "worker exit 1: ImportError: x")]
+
+
+def test_a_section_worker_that_raises_is_a_crash_the_bench_sees():
+    """Every section's rows say a dead worker the same way (bench.worker_failure), so one check finds them all."""
+    row = bench_ratios.run_worker({"kind": "no such measurement"})
+    assert row == {"status": "error", "error": "worker exit 1: ValueError: no such measurement"}
+    assert bench.crashed_workers({"sections": {"ratios": [row]}}) == [("ratios[0]", row["error"])]
 
 
 def test_a_product_too_quick_to_time_gives_no_ratio():
