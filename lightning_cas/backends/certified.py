@@ -2,11 +2,13 @@
 singular-value bands (near-drops) beside any rank at a point.
 
 * **Certified rank** (softmax, GELU, tanh and LayerNorm are not polynomial, so floats can be badly wrong):
-  rank ≥ r because the Gram
-  determinant of r pivot columns is a ball that excludes 0; rank ≤ P − k because k independent vectors
-  are *exactly* in the kernel: the named group's tangents at W and the bottleneck, invisibility and
-  block-local kernel vectors (``core.local_kernels``; with activation functions or LayerNorm the junctions,
-  scalings and shifts of ``core.activation_kernels``), all computed over QQ at the point. The precision
+  rank ≥ r because the Gram determinant of r pivot columns is a ball that excludes 0; rank ≤ P − k because
+  k independent vectors are in the kernel: the named group's tangents at W and the bottleneck, invisibility
+  and block-local kernel vectors (``core.local_kernels``; with activation functions or LayerNorm the
+  junctions, scalings and shifts of ``core.activation_kernels``), computed over QQ at the point, and each
+  checked against the Jacobian in the same balls as the lower bound before it counts (``core.kernel_proof``:
+  a vector whose image excludes 0 is dropped and the bound widens). The pivot search is not capped at the
+  upper bound, so a proved minor above it is seen (the mechanisms are then not used at all). The precision
   doubles until the two meet, up to MAX_DIGITS, or, under a time limit, until the limit ends it: then the
   partial certificate (≥ r, ≤ s) is the result, with the limit named in ``certificate.stopped``.
 * **Bands** (``core.spectra``): each band of singular values with proved ends, the exact zeros as one
@@ -26,8 +28,8 @@ from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Balls, Float64
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
-from lightning_cas.core.activation_kernels import kernel_count as function_kernel_count
-from lightning_cas.core.local_kernels import kernel_count
+from lightning_cas.core.kernel_proof import ball_images, candidates
+from lightning_cas.core.kernel_proof import bound as kernel_bound
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
 from lightning_cas.core.spectra import block_shares, certified_bands, gram_minor_positive, largest_lower, \
@@ -55,8 +57,9 @@ def gaussian_inputs(net: Network, seed: int, factor: int = 1):
 
 
 def _gram(net: Network, values, X, prec: int):
-    """JᵀJ in arb at ``prec`` digits, each input's rows scaled by a power of two (exactly) to about unit size:
-    the rank is the same, and no input dominates the singular values by the size of its tokens."""
+    """(J, JᵀJ) in arb at ``prec`` digits, each input's rows of J scaled by a power of two (exactly) to about
+    unit size: the rank and the kernel are the same, and no input dominates the singular values by the size of
+    its tokens."""
     import flint
 
     with flint.ctx.workdps(prec):
@@ -70,7 +73,7 @@ def _gram(net: Network, values, X, prec: int):
             factor = flint.arb(2) ** (-math.frexp(size)[1]) if size > 0 else flint.arb(1)
             rows += [[x * factor for x in r] for r in block]
         M = flint.arb_mat(rows)
-        return M.transpose() * M
+        return M, M.transpose() * M
 
 
 def _labels(net: Network) -> list[tuple[int, int]]:
@@ -176,7 +179,7 @@ def near_drops(net: Network, values, rank: int, seed: int):
     spec = None
     for prec in NEAR_DIGITS:
         deadline.check()
-        spec = Spectrum(net, _gram(net, values, X, prec), prec, rank)
+        spec = Spectrum(net, _gram(net, values, X, prec)[1], prec, rank)
         if spec.rank >= rank:
             break
     bands, near = spec.records(net.parameters - rank, rank)
@@ -201,18 +204,18 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
     check_numeric_memory(arb_bytes(net, len(X)), net, "the certified rank at the point")
     limited = deadline.current().end is not None
     cap = max_digits if max_digits is not None else (LIMITED_MAX_DIGITS if limited else MAX_DIGITS)
-    kernel, steps, skipped = 0, [], ()
-    upper, spec, stopped = min(P, len(X) * net.rows_per_sample), None, None
+    rows = len(X) * net.rows_per_sample
+    upper, spec, stopped, proof, contradiction = min(P, rows), None, None, None, False
     float_note = None
     try:
-        kernel, steps, skipped = (function_kernel_count(net, values) if net.functions else
-                                  kernel_count(net, values))
+        cands = candidates(net, values)
+        offered = kernel_bound(P, cands, [True] * len(cands.vectors)).count  # what the mechanisms claim
         float_rank, s = float_rank_at(net, values, X)
         # drawn inputs: P rows are not always enough (a few inputs can see less than the differential), so
-        # they double while float64 sees less than the upper bound (at most twice; float64 can also miss
-        # genuine tiny singular values, which more inputs do not bring)
+        # they double while float64 sees less than the claimed upper bound (at most twice; float64 can also
+        # miss genuine tiny singular values, which more inputs do not bring)
         for factor in ((2, 4) if inputs is None else ()):
-            if float_rank >= P - kernel:
+            if float_rank >= P - offered:
                 break
             more = gaussian_inputs(net, seed, factor)
             check_numeric_memory(arb_bytes(net, len(more)), net, "the certified rank at the point")
@@ -220,14 +223,20 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
             if rank_more <= float_rank:
                 break
             X, float_rank, s = more, rank_more, s_more
+        rows = len(X) * net.rows_per_sample
         float_note = (f"float64: numpy's matrix_rank gives {float_rank}; singular values "
                       f"from {s[0]:.3g} to {s[-1]:.3g}")
-        upper = min(P - kernel, len(X) * net.rows_per_sample)
         prec = digits
         while True:
             deadline.check()
             began = time.perf_counter()
-            spec = Spectrum(net, _gram(net, values, X, prec), prec, upper)
+            J, G = _gram(net, values, X, prec)
+            # every offered vector is checked against J at this precision before it may bound the rank
+            proof = kernel_bound(P, cands, ball_images(J, [v for _, v in cands.vectors], prec))
+            upper = min(P - proof.count, rows)
+            spec = Spectrum(net, G, prec, min(P, rows))  # not capped at the upper bound: a clash is seen
+            if spec.rank > upper:  # a proved minor beats the kernel vectors: they cannot all be right
+                contradiction, upper = True, min(P, rows)
             if spec.rank >= upper or prec * 2 > cap:
                 break
             left = deadline.current().left()
@@ -239,17 +248,21 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
     lower = spec.rank if spec is not None else 0
     lower_by = (f"the Gram determinant of {lower} pivot columns of the Jacobian is a ball excluding 0 at "
                 f"{spec.digits} digits" if lower else "none")
-    upper_by = (f"{kernel} independent exact kernel vectors: " + ", ".join(f"{n} {what}" for what, n in steps)
-                if kernel else "the rows and columns of the Jacobian")
+    upper_by = (proof.upper_by() if proof is not None and proof.count and not contradiction else
+                "the rows and columns of the Jacobian")
     cert = RankCertificate(lower=lower, upper=upper, lower_by=lower_by, upper_by=upper_by,
                            digits=spec.digits if spec is not None else 0, stopped=stopped)
     notes = [float_note] if float_note else []
+    if contradiction:
+        notes.append(f"a proved minor of rank {spec.rank} exceeds the {proof.count} kernel vectors' bound: their "
+                     "mechanisms do not hold here, so none of them is used")
     bands, near = (), ()
     if spec is not None and not stopped:
         try:
             bands, near = spec.records(P - upper, None)
         except TimeLimitError:
             notes.append("the time limit ended the singular-value bands; the certificate stands")
+    skipped = proof.skipped if proof is not None else ()
     notes += [f"no exact local kernel for {', '.join(skipped)} (too large to compute exactly)"] if skipped else []
     if stopped:
         notes.append(f"{stopped} ended the certificate at {cert.digits} digits: the rank is at least {lower} "
@@ -263,7 +276,8 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
         method="arb", certainty="exact" if lower == upper else "numeric", seed=seed,
         elapsed_s=time.perf_counter() - start, samples=len(X), consistent=lower == upper, notes=tuple(notes),
         at=at, inputs=data, certificate=cert, spectrum=spectrum, bands=bands, near_ranks=near,
-        method_detail=("arb balls: a Gram minor proved nonzero; exact kernel vectors from the named group, "
-                       "bottlenecks, invisible directions and the polynomial blocks' own kernels"),
+        method_detail=("arb balls: a Gram minor proved nonzero; kernel vectors from the named group, "
+                       "bottlenecks, invisible directions and the blocks' own kernels, each checked against the "
+                       "Jacobian in the same balls"),
         certainty_detail=("certified: the lower and upper bounds meet" if lower == upper else
                           "a certified lower bound only (the dimension field); see certificate.upper"))

@@ -27,19 +27,22 @@ from lightning_cas.backends.certified import point_or_drawn, sources
 from lightning_cas.backends.local import _primes_for
 from lightning_cas.backends.numeric import check_numeric_memory
 from lightning_cas.core import rank_modp
-from lightning_cas.core.activation_kernels import kernel_vectors
+from lightning_cas.core.exact_qq import _integer_rows
+from lightning_cas.core.kernel_proof import bound as kernel_bound
+from lightning_cas.core.kernel_proof import candidates, exact_images
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import Kink, forward, jacobian
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import DimensionResult, RankCertificate
-from lightning_cas.errors import InputError, ResultError
+from lightning_cas.errors import InputError
 from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint
 
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for the rank of the differential
 EXACT_KERNEL_BUDGET = 150_000  # entries of a Jacobian whose null space is solved over QQ when the bounds stay apart
+EXACT_CHECK_BUDGET = 400_000  # entries of the Jacobian over QQ that proves the kernel vectors (about 8 s)
 REDRAWS = 5  # drawn inputs on a kink are drawn again (probability zero for Gaussian floats)
 
 
@@ -94,47 +97,51 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
                                      "whatever the tokens); give inputs with --inputs.") from None
     primes = _primes_for(values, prime)
     given = inputs is not None  # input-dependent kernel vectors only for the given inputs
-    kernel = kernel_vectors(net, values, patterns if given else None, streams if given else None)
-    runs, kernel_ranks = [], []
+    cands = candidates(net, values, patterns if given else None, streams if given else None)
+    vectors = [v for _, v in cands.vectors]
+    runs, passed = [], [True] * len(vectors)
     for k, q in enumerate(primes):
         deadline.check()
         ar = ModP(q)
         with rank_modp.blas_threads():
             J = deadline.stoppable(jacobian, net, ar, ar.array(values), ar.array(X), None, patterns)
             rank = rank_modp.rank(J, q)
-            kr = 0
-            if kernel:
-                K = ar.array(np.array([v for _, v in kernel], dtype=object))
-                if np.any(ar.residues(ar.matmul(J, K.T)) != 0):
-                    bad = [name for (name, _), col in zip(kernel, ar.residues(ar.matmul(J, K.T)).T) if np.any(col)]
-                    raise ResultError(f"an exact kernel vector ({bad[0]}) is not in the kernel of the Jacobian mod "
-                                      f"{q}: a bug in lightning_cas, please report it with the network and point.")
-                kr = rank_modp.rank(K, q)
+            if vectors:  # a vector whose image is not 0 mod q is not 0 over QQ: wrong, whatever proves the rest
+                K = ar.array(np.array([[int(x) for x in r] for r in _integer_rows(vectors)], dtype=object))
+                images = ar.residues(ar.matmul(J, K.T))
+                passed = [ok and not np.any(images[:, i]) for i, ok in enumerate(passed)]
         runs.append({"prime": q, "seed": derived_seed(seed, k), "rank": rank, "rows": J.shape[0]})
-        kernel_ranks.append(kr)
     lower = max(r["rank"] for r in runs)
-    found = max(kernel_ranks, default=0)
     rows = runs[0]["rows"]
-    upper = min(P - found, rows)
-    mechanisms: dict[str, int] = {}
-    for name, _ in kernel:
-        mechanisms[name] = mechanisms.get(name, 0) + 1
-    if lower < upper and rows * P <= EXACT_KERNEL_BUDGET:
-        # small enough: the Jacobian's own null space over QQ (solved mod p, lifted, every vector checked exactly)
-        solved = deadline.stoppable(_exact_null_space, net, values, X, patterns)
+    notes = []
+    exact_J = None
+    solve = given and lower < rows and rows * P <= EXACT_KERNEL_BUDGET
+    if rows * P <= EXACT_CHECK_BUDGET and (any(passed) or solve):  # the vectors that passed mod p, proved exactly
+        exact_J = deadline.stoppable(_exact_jacobian, net, values, X, patterns)
+        if any(passed):
+            survivors = [i for i, ok in enumerate(passed) if ok]
+            proved = exact_images(exact_J, [vectors[i] for i in survivors])
+            for i, ok in zip(survivors, proved):
+                passed[i] = ok
+    elif vectors:
+        passed = [False] * len(vectors)
+        notes.append(f"the kernel vectors are not used: proving them needs the Jacobian over QQ, {rows} x {P} "
+                     f"entries, above the budget of {EXACT_CHECK_BUDGET}")
+    proof = kernel_bound(P, cands, passed)
+    upper = min(P - proof.count, rows)
+    upper_by = proof.upper_by() if proof.count else "the rows and columns of the Jacobian"
+    if lower < upper and solve and exact_J is not None:
+        # on given inputs the quantity is the rank of this Jacobian: its own null space over QQ bounds it
+        solved = deadline.stoppable(_null_space_size, exact_J)
         if P - solved < upper:
-            found, upper, kernel = solved, P - solved, [("exact null space", None)] * solved
-            mechanisms = {"exact null space": solved}
-    upper_by = (f"{found} independent exact kernel vectors (of {len(kernel)}: " +
-                ", ".join(f"{n} {name}" for name, n in mechanisms.items()) + ")" if found else
-                "the rows and columns of the Jacobian")
-    if upper == rows and rows < P - found:
+            upper = P - solved
+            upper_by = f"{solved} exact kernel vectors of the Jacobian on these inputs (its null space over QQ)"
+    if upper == rows and rows < P - proof.count:
         upper_by = f"the {rows} rows of the Jacobian (fewer than the weights less the kernel vectors)"
     cert = RankCertificate(lower=lower, upper=upper,
                            lower_by=f"a nonzero minor of the Jacobian mod {runs[0]['prime']} (a minor nonzero mod p "
                                     "is nonzero over QQ)",
                            upper_by=upper_by, digits=0)
-    notes = []
     if len({r["rank"] for r in runs}) > 1:
         notes.append(f"the primes disagree: ranks {[r['rank'] for r in runs]}; the largest is proved")
     if lower < upper:
@@ -146,7 +153,9 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
         notes.append(active)
     at, data = sources(point, inputs)
     exact = lower == upper
-    where = "the given inputs" if inputs is not None else "drawn Gaussian inputs"
+    where = ("the given inputs (the quantity: the rank on exactly these inputs, the batch functional dimension)"
+             if given else "drawn Gaussian inputs (the quantity: the functional dimension at W, the rank over all "
+                           "inputs; the rank on the drawn ones bounds it below)")
     return DimensionResult(
         architecture=arch, dimension=lower, parameters=P, ambient_dimension=None, method="exact",
         certainty="exact" if exact else "probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
@@ -158,13 +167,20 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
                           "a proved lower bound (the dimension field); see certificate.upper"))
 
 
-def _exact_null_space(net: Network, values, X, patterns: dict) -> int:
-    """The number of exact kernel vectors of the Jacobian over QQ (each checked against every row)."""
-    from lightning_cas.core.exact_qq import nullspace
+def _exact_jacobian(net: Network, values, X, patterns: dict):
+    """The Jacobian with these ReLU patterns over QQ, as an fmpq_mat."""
+    import flint
 
     ar = Rationals()
     J = jacobian(net, ar, ar.array(values), ar.array(X), None, dict(patterns))
-    return len(nullspace([list(r) for r in J], net.parameters))
+    return flint.fmpq_mat(J.shape[0], J.shape[1], list(J.reshape(-1)))
+
+
+def _null_space_size(J) -> int:
+    """The number of exact kernel vectors of J over QQ (each checked against every row)."""
+    from lightning_cas.core.exact_qq import nullspace
+
+    return len(nullspace([[J[i, j] for j in range(J.ncols())] for i in range(J.nrows())], J.ncols()))
 
 
 def _activity(net: Network, patterns: dict) -> str:

@@ -35,7 +35,7 @@ that no input can see (to first order):
   after it change nothing: (d-1)(d-2)/2 directions.
 
 The vectors may depend on each other: the caller counts them by a rank (mod p a lower bound of their rank
-over QQ, which is what an upper bound needs) and checks J k = 0 on its rows.
+over QQ, which is what an upper bound needs) and proves J k = 0 before a vector counts (``core.kernel_proof``).
 """
 
 from __future__ import annotations
@@ -122,6 +122,21 @@ def _left(vs: _Vectors, block: int, E: dict, sign: int, vec: dict, out: bool) ->
                         vec[k] = vec.get(k, 0) + sign * e * vs.entry(m, row, a)
 
 
+def _constant_bias(b) -> str | None:
+    """The bias that shifts the whole output of a (non-residual) block by itself, or None. A lightning head's
+    value bias is not one: its output (V Y + b_v 1^T) A moves by b_v (1^T A), which varies with the tokens; a
+    softmax head's is (the columns of A sum to 1), and so are b_o, b_d, b_p and LayerNorm's b_g."""
+    if getattr(b, "residual", False) or not getattr(b, "bias", False):
+        return None
+    if isinstance(b, Attention):
+        if b.value is not None:
+            return "bo"
+        return "bv" if b.normalization == "softmax" else None
+    if isinstance(b, LayerNorm):
+        return "bg"
+    return _output_letters(b)[1]
+
+
 def _affine_out(b) -> bool:
     return bool(_output_letters(b)[0]) and not getattr(b, "residual", False)
 
@@ -153,13 +168,12 @@ def _junctions(vs: _Vectors) -> None:
                         vec[m.offset + a] = vs.entry(m, a, 0)
                 _left(vs, i + 1, {(a, a): 1}, -1, vec, out=False)
                 vs.add("junction", vec)
-        out_bias = _output_letters(first)[1] if _affine_out(first) else ("bg" if isinstance(first, LayerNorm)
-                                                                          and first.bias else None)
+        out_bias = _constant_bias(first)
         if out_bias and getattr(second, "bias", False):
             for a in range(d):
                 vec = {}
-                for m in vs.mats(i, out_bias):
-                    vec[m.offset + a] = Fraction(1)
+                m = vs.mats(i, out_bias)[0]  # one head's: the shift of the whole output
+                vec[m.offset + a] = Fraction(1)
                 for letter in _input_letters(second):
                     for m in vs.mats(i + 1, letter):
                         bias = vs.where[(i + 1, m.head, "b" + letter)]

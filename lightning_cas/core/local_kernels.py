@@ -74,10 +74,24 @@ def reachable(net: Network, mats) -> list[list]:
                 new = _rows(mats[j][0]["d"].T)
             else:
                 new = [r for M in images for r in _rows(ar.matmul(B, np.ascontiguousarray(M.T)))] if len(B) else []
+            new = new + _bias_images(b, mats[j])
             if getattr(b, "residual", False):
                 new = new + S[j]
         S.append(row_basis(new, out))
     return S
+
+
+def _bias_images(block, heads) -> list[list]:
+    """The directions a block's biases add to its outputs: an affine block's outputs span its matrices' images
+    and these (b_p; b_d; b_v per head, or O_h b_w per head and b_o)."""
+    if not getattr(block, "bias", False):
+        return []
+    if isinstance(block, Attention):
+        if block.value is None:
+            return [list(h["bv"].reshape(-1)) for h in heads]
+        ar = Rationals()
+        return [list(ar.matmul(h["o"], h["bw"]).reshape(-1)) for h in heads] + [list(heads[0]["bo"].reshape(-1))]
+    return [list(heads[0]["bd" if isinstance(block, MLP) else "bp"].reshape(-1))]
 
 
 def annihilator(basis, cols: int) -> list[list]:
@@ -139,20 +153,25 @@ def _local(net: Network, j: int, w, S, C, P: int):
     variables = s * tokens
     mats = [m for m in net.weight_matrices if m.block == j]
     first, stop = mats[0].offset, mats[-1].stop
-    if not C or not variables:
+    biased = bool(getattr(b, "bias", False))
+    if not C or (not variables and not biased):
         return [_unit(P, [(first + i, flint.fmpq(1))]) for i in range(stop - first)]
-    points = math.comb(variables + degree - 1, degree)
+    # a bias makes the block's map affine in z, a polynomial of degree <= r that is not homogeneous: the
+    # lattice {|alpha| <= r} (one slack coordinate) is unisolvent for those, {|alpha| = r} only for forms
+    slack = 1 if biased else 0
+    points = math.comb(variables + slack + degree - 1, degree)
     if points * len(C) * tokens * (stop - first) > LOCAL_BUDGET:
         return None
     one = Network(width, tokens, (replace(b, residual=False) if hasattr(b, "residual") else b,))
-    B = np.array(S, dtype=object).T  # width x s
+    B = np.array(S, dtype=object).T.reshape(width, s)  # width x s
     Z = np.empty((points, s, tokens), dtype=object)
-    for n, combo in enumerate(itertools.combinations_with_replacement(range(variables), degree)):
-        alpha = [0] * variables
+    for n, combo in enumerate(itertools.combinations_with_replacement(range(variables + slack), degree)):
+        alpha = [0] * (variables + slack)
         for c in combo:
             alpha[c] += 1
+        alpha = alpha[:variables]
         Z[n] = np.array([flint.fmpq(a) for a in alpha], dtype=object).reshape(s, tokens)
-    X = np.stack([ar.matmul(B, Z[n]) for n in range(points)])
+    X = np.stack([ar.matmul(B, Z[n]) if s else ar.zeros((width, tokens)) for n in range(points)])
     _, dY = forward(one, ar, w[first:stop], X, tangents=True)  # (points, out, tokens, P_j)
     Cm = np.array(C, dtype=object)
     rows = []
@@ -206,12 +225,13 @@ def local_kernel_vectors(kv: KernelVectors, P: int) -> list:
             for first, stop, rows in kv.maps for v in nullspace(rows, stop - first)]
 
 
-def named_tangents(net: Network, values) -> list:
-    """The named group's tangents at W, exactly (rows of fmpq)."""
+def named_tangents(net: Network, values, interfaces: bool = True) -> list:
+    """The named group's tangents at W, exactly (rows of fmpq); without ``interfaces`` only the factors inside
+    blocks (``symmetry.tangent_blocks``)."""
     from lightning_cas.core.symmetry import tangent_blocks
 
     ar = Rationals()
-    return [list(r) for T in tangent_blocks(net, ar.array(list(values)), ar) for r in T]
+    return [list(r) for T in tangent_blocks(net, ar.array(list(values)), ar, interfaces) for r in T]
 
 
 def kernel_count(net: Network, values, prime: int = DEFAULT_PRIME) -> tuple[int, list[tuple[str, int]],

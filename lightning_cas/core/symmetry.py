@@ -257,8 +257,10 @@ def _input_side(net: Network, block: int) -> list[tuple]:
     return [(block, 0, "p")] if isinstance(b, Linear) else []
 
 
-def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic):
-    """The tangents of the named group's action at W (flat weights in ``ar``), as (k, P) arrays."""
+def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic, interfaces: bool = True):
+    """The tangents of the named group's action at W (flat weights in ``ar``), as (k, P) arrays; without
+    ``interfaces`` only the factors inside a block (GL(a), GL(b), the scalings, translations inside softmax),
+    which hold whatever surrounds the block (next to LayerNorm or an activation the interface factors do not)."""
     net = as_network(arch)
     tb = _Tangents(net, ar, w)
     for i, b in enumerate(net.blocks):
@@ -282,7 +284,7 @@ def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic):
                     yield T
                 elif b.bias:
                     yield from _translations(net, tb, i, h)
-        elif isinstance(b, MLP):
+        elif isinstance(b, MLP) and b.polynomial:  # a ReLU's scaling is λ^-1, GELU and tanh have none
             if b.degree == 1:
                 rr, cc = _gl_pairs(b.hidden)
             else:
@@ -291,6 +293,8 @@ def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic):
             tb.left(T, (i, 0, "u"), rr, cc)
             tb.right(T, (i, 0, "d"), rr, cc, sign=-b.degree if b.degree > 1 else -1)
             yield T
+    if not interfaces:
+        return
     for k in _translation_interfaces(net):  # d b_out = e_r, d b_X = -X e_r
         n = net.widths[k]
         T = tb.new(n)
