@@ -479,26 +479,3 @@ def kernel_vectors(net: Network, values, patterns: dict | None = None,
     _layernorm_shifts(vs)
     _layernorm_planes(vs)
     return vs.dense()
-
-
-def kernel_count(net: Network, values, prime: int | None = None, patterns: dict | None = None,
-                 streams: list | None = None) -> tuple[int, list[tuple[str, int]], tuple[str, ...]]:
-    """(independent kernel vectors, what each mechanism adds in turn, skipped) as ``local_kernels.kernel_count``
-    gives them for polynomial and softmax networks: the independence is a rank mod p (a lower bound of the rank
-    over QQ, which is what an upper bound of the rank at W needs)."""
-    import flint
-
-    from lightning_cas.core.primes import DEFAULT_PRIME
-
-    p = prime or DEFAULT_PRIME
-    found = kernel_vectors(net, values, patterns, streams)
-    steps: list[tuple[str, int]] = []
-    rows: list[list[int]] = []
-    rank = 0
-    for name in dict.fromkeys(n for n, _ in found):
-        rows += [[x.numerator % p * pow(x.denominator, -1, p) % p for x in v] for n, v in found if n == name]
-        new = flint.nmod_mat(len(rows), net.parameters, [x for r in rows for x in r], p).rank()
-        if new > rank:
-            steps.append((name, new - rank))
-        rank = new
-    return rank, steps, ()

@@ -33,10 +33,9 @@ import numpy as np
 
 from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.exact_qq import (LOCAL_BUDGET, _identity, _integer_rows, _rows, _unit, nullspace,
-                                        rank_qq, row_basis)
+                                        row_basis)
 from lightning_cas.core.forward import forward, split
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
-from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.tail_kernels import tail_vectors
 
 # ---------------------------------------------------------------- reachable and invisible subspaces
@@ -220,7 +219,7 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
 
 
 def local_kernel_vectors(kv: KernelVectors, P: int) -> list:
-    """The local maps' kernels as exact vectors (slow at large heights: ``kernel_count`` avoids them)."""
+    """The local maps' kernels as exact vectors (solved mod p, lifted and checked over QQ)."""
     return [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0])
             for first, stop, rows in kv.maps for v in nullspace(rows, stop - first)]
 
@@ -232,51 +231,3 @@ def named_tangents(net: Network, values, interfaces: bool = True) -> list:
 
     ar = Rationals()
     return [list(r) for T in tangent_blocks(net, ar.array(list(values)), ar, interfaces) for r in T]
-
-
-def kernel_count(net: Network, values, prime: int = DEFAULT_PRIME) -> tuple[int, list[tuple[str, int]],
-                                                                          tuple[str, ...]]:
-    """The number of independent exact kernel vectors at W (a proved lower bound), and what each mechanism
-    adds in turn.
-
-    A local map L_j of full row rank (mod p, hence over QQ) has a kernel K_j of dimension cols - rows exactly;
-    then dim(A + Σ K_j) = Σ dim K_j + rank Φ(A), Φ(v) = (v off those blocks, L_j v_j), whose kernel is
-    Σ K_j; rank Φ(A) mod p is at most its rank over QQ. Other local maps give their kernel vectors exactly
-    (``nullspace``), which join A."""
-    import flint
-
-    P = net.parameters
-    kv = kernel_vectors(net, values)
-    A, steps, rank = [], [], 0
-    for name, vecs in (("the named group's tangents", named_tangents(net, values)), ("bottleneck", kv.bottleneck),
-                       ("invisibility", kv.invisible), ("polynomial tails", kv.tail),
-                       ("block-local kernels", kv.local)):
-        if not vecs:
-            continue
-        A += vecs
-        new = rank_qq(A, P, prime)
-        if new > rank:
-            steps.append((name, new - rank))
-        rank = new
-    filled = []
-    for first, stop, rows in kv.maps:
-        red = flint.nmod_mat(len(rows), stop - first, [int(x % prime) for r in rows for x in r], prime)
-        if red.rank() == len(rows):
-            filled.append((first, stop, red))
-        else:
-            A += [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0]) for v in nullspace(rows, stop - first)]
-    off = [i for i in range(P) if not any(first <= i < stop for first, stop, _ in filled)]
-    images = []
-    for a in _integer_rows(A):
-        res = [int(x % prime) for x in a]
-        image = [res[i] for i in off]
-        for first, stop, red in filled:
-            image += [int(x) for x in (red * flint.nmod_mat(stop - first, 1, res[first:stop], prime)).entries()]
-        images.append(image)
-    width = len(off) + sum(red.nrows() for _, _, red in filled)
-    phi = flint.nmod_mat(len(images), width, [x for r in images for x in r], prime).rank() if images else 0
-    total = sum(stop - first - red.nrows() for first, stop, red in filled) + phi
-    if total > rank:
-        steps.append(("block-local kernels", total - rank) if not steps or steps[-1][0] != "block-local kernels"
-                     else ("block-local kernels", steps.pop()[1] + total - rank))
-    return total, steps, kv.skipped

@@ -37,11 +37,33 @@ def _internal(net: Network, j: int, mats, S) -> list[tuple[tuple, list]]:
             else:
                 B = np.array(S[j], dtype=object).reshape(len(S[j]), net.widths[j])
                 image = _rows(ar.matmul(B, np.ascontiguousarray(heads["w"].T))) if len(B) else []
+                if b.bias:  # O multiplies W Y A + b_w (1^T A)
+                    image.append(list(heads["bw"].reshape(-1)))
                 out.append(((j, h, "o"), row_basis(image, b.value)))
         return out
     if isinstance(b, MLP):
         return [((j, 0, "d"), _identity(b.hidden))]
     return [((j, 0, "p"), S[j])] if isinstance(b, Linear) else []
+
+
+def _constant_output(net: Network, j: int, mats):
+    """The constant a block adds to its output besides M u (its output bias: b_o, b_d, b_p, or the sum of a
+    softmax's value biases, whose attention columns sum to 1), a zero vector without biases; None when the bias
+    term is not constant (a lightning head's b_v (1^T A) varies with the tokens: no tail vectors there)."""
+    b, ar = net.blocks[j], Rationals()
+    e = net.widths[j + 1]
+    if not getattr(b, "bias", False):
+        return ar.zeros((e,))
+    if isinstance(b, Attention):
+        if b.value is not None:
+            return mats[j][0]["bo"].reshape(-1)
+        if b.normalization != "softmax":
+            return None
+        total = ar.zeros((e,))
+        for heads in mats[j]:
+            total = ar.add(total, heads["bv"].reshape(-1))
+        return total
+    return mats[j][0]["bd" if isinstance(b, MLP) else "bp"].reshape(-1)
 
 
 def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
@@ -55,6 +77,9 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
         tail = net.blocks[j + 1:]
         if (isinstance(b, Power) or not tail or any(isinstance(t, Attention) for t in tail)
                 or not any(isinstance(t, (Power, MLP)) for t in tail)):
+            continue
+        constant = _constant_output(net, j, mats)
+        if constant is None:
             continue
         parts = _internal(net, j, mats, S)
         residual = bool(getattr(b, "residual", False))
@@ -73,7 +98,7 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
             skipped.append(f"block {j}")
             continue
         first = min((m.offset for m in net.weight_matrices if m.block > j), default=P)
-        small = Network(width_in, 1, (Linear(e), *tail))
+        small = Network(width_in, 1, (Linear(e, bias=True), *tail))  # the bias: the block's constant
         lin = np.empty((e, width_in), dtype=object)
         if residual:  # the stream passes through (e = d)
             lin[:, :d] = np.array(_identity(d), dtype=object).reshape(d, d)
@@ -82,7 +107,7 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
             M = mats[key[0]][key[1]][key[2]]
             lin[:, at:at + M.shape[1]] = M
             at += M.shape[1]
-        weights = np.concatenate([lin.reshape(-1), w[first:]])
+        weights = np.concatenate([lin.reshape(-1), np.asarray(constant, dtype=object), w[first:]])
         X = np.empty((points, width_in, 1), dtype=object)
         for n, combo in enumerate(itertools.combinations_with_replacement(range(nvars + 1), degree)):
             beta = [0] * (nvars + 1)
@@ -100,7 +125,7 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
                 pos += len(basis)
             X[n, :, 0] = x
         _, dY = forward(small, Rationals(), weights, X, tangents=True)  # (points, out, 1, P_small)
-        moved = [r * width_in + c for r in range(e) for c in range(lead, width_in)]
+        moved = [r * width_in + c for r in range(e) for c in range(lead, width_in)]  # the matrix, not its bias
         rows = [[dY[n, o, 0, k] for k in moved] for n in range(points) for o in range(dY.shape[1])]
         for v in nullspace(rows, len(moved)):
             entries = []
