@@ -4,11 +4,11 @@ A rank at W is certified from two sides: a nonzero minor bounds it below, and k 
 kernel of the differential bound it above by P - k. The mechanisms that offer such vectors (the named group's
 tangents, bottlenecks, invisible directions, block-local and tail kernels in ``core.local_kernels`` and
 ``core.tail_kernels``; junctions, bias shifts, ReLU units and LayerNorm's invariances in
-``core.activation_kernels``) are algebraic identities, and an identity applied to a block it does not hold for
-(an affine block taken for a linear one, a softmax for a lightning head) gives a vector that is not in the
-kernel: the upper bound then falls below the truth and a wrong rank is printed as certified. So no vector is
-trusted for being offered: each one is checked against the Jacobian on the certificate's own inputs, in the same
-arithmetic as the lower bound, before it counts:
+``core.activation_kernels``; a softmax over one token, ``one_key``) are algebraic identities, and an identity
+applied to a block it does not hold for (an affine block taken for a linear one, a softmax for a lightning head)
+gives a vector that is not in the kernel: the upper bound then falls below the truth and a wrong rank is printed
+as certified. So no vector is trusted for being offered: each one is checked against the Jacobian on the
+certificate's own inputs, in the same arithmetic as the lower bound, before it counts:
 
 * **exactly** where the network is polynomial given its ReLU patterns (J over QQ, ``exact_images``): a vector
   counts only if J v = 0 exactly;
@@ -78,7 +78,7 @@ def candidates(net: Network, values, patterns: dict | None = None, streams: list
     from lightning_cas.core import activation_kernels, local_kernels
 
     P = net.parameters
-    out: list[tuple[str, list]] = []
+    out: list[tuple[str, list]] = [("one key", v) for v in one_key(net)]
     if net.functions:
         out += [("the named group's tangents", v) for v in local_kernels.named_tangents(net, values,
                                                                                        interfaces=False)]
@@ -91,6 +91,26 @@ def candidates(net: Network, values, patterns: dict | None = None, streams: list
                        ("block-local kernels", kv.local + local_kernels.local_kernel_vectors(kv, P))):
         out += [(name, v) for v in vecs]
     return Candidates(tuple(out), kv.skipped)
+
+
+def one_key(net: Network) -> list:
+    """Softmax over a single token: every column of A is 1 whatever the logits, so a head's Q, K and their
+    biases are never seen (unit vectors on each of their weights)."""
+    import flint
+
+    from lightning_cas.core.network import Attention
+
+    if net.tokens != 1:
+        return []
+    out = []
+    for m in net.weight_matrices:
+        b = net.blocks[m.block]
+        if isinstance(b, Attention) and b.normalization == "softmax" and m.letter in ("q", "k", "bq", "bk"):
+            for i in range(m.offset, m.stop):
+                v = [flint.fmpq(0)] * net.parameters
+                v[i] = flint.fmpq(1)
+                out.append(v)
+    return out
 
 
 def _matrix(vectors, P: int):
