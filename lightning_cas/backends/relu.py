@@ -28,8 +28,9 @@ from lightning_cas.backends.local import _primes_for
 from lightning_cas.backends.numeric import check_numeric_memory
 from lightning_cas.core import rank_modp
 from lightning_cas.core.exact_qq import _integer_rows
+from lightning_cas.core.gfp import MODULUS_LIMIT
 from lightning_cas.core.kernel_proof import bound as kernel_bound
-from lightning_cas.core.kernel_proof import candidates, exact_images
+from lightning_cas.core.kernel_proof import candidates, denominator, exact_images, primes_needed, size_bounds
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP, Rationals
 from lightning_cas.core.checks import derived_seed
@@ -42,7 +43,8 @@ from lightning_cas.system.points import InputData, WeightPoint
 
 CERTIFY_MARGIN = 8  # extra rows beyond P drawn for the rank of the differential
 EXACT_KERNEL_BUDGET = 150_000  # entries of a Jacobian whose null space is solved over QQ when the bounds stay apart
-EXACT_CHECK_BUDGET = 400_000  # entries of the Jacobian over QQ that proves the kernel vectors (about 8 s)
+EXACT_CHECK_BUDGET = 100_000  # entries of the Jacobian over QQ that proves the kernel vectors; above, residues
+PROOF_PRIME_TOP = MODULUS_LIMIT  # the residues' primes: as large as the fast GF(p) forward allows
 REDRAWS = 5  # drawn inputs on a kink are drawn again (probability zero for Gaussian floats)
 
 
@@ -116,17 +118,15 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
     notes = []
     exact_J = None
     solve = given and lower < rows and rows * P <= EXACT_KERNEL_BUDGET
-    if rows * P <= EXACT_CHECK_BUDGET and (any(passed) or solve):  # the vectors that passed mod p, proved exactly
+    survivors = [i for i, ok in enumerate(passed) if ok]
+    if rows * P <= EXACT_CHECK_BUDGET and (survivors or solve):  # the vectors that passed mod p, proved exactly
         exact_J = deadline.stoppable(_exact_jacobian, net, values, X, patterns)
-        if any(passed):
-            survivors = [i for i, ok in enumerate(passed) if ok]
-            proved = exact_images(exact_J, [vectors[i] for i in survivors])
-            for i, ok in zip(survivors, proved):
-                passed[i] = ok
-    elif vectors:
-        passed = [False] * len(vectors)
-        notes.append(f"the kernel vectors are not used: proving them needs the Jacobian over QQ, {rows} x {P} "
-                     f"entries, above the budget of {EXACT_CHECK_BUDGET}")
+        proved = exact_images(exact_J, [vectors[i] for i in survivors])
+    elif survivors:  # too large for J over QQ: from residues modulo enough primes
+        proved, note = _proved_by_residues(net, values, X, patterns, [vectors[i] for i in survivors], primes)
+        notes += [note] if note else []
+    for i, ok in zip(survivors, proved if survivors else []):
+        passed[i] = ok
     proof = kernel_bound(P, cands, passed)
     upper = min(P - proof.count, rows)
     upper_by = proof.upper_by() if proof.count else "the rows and columns of the Jacobian"
@@ -165,6 +165,27 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
                        "patterns mod " + " and ".join(map(str, primes)) + " below, exact kernel vectors above"),
         certainty_detail=("exact: the proved bounds meet" if exact else
                           "a proved lower bound (the dimension field); see certificate.upper"))
+
+
+def _proved_by_residues(net: Network, values, X, patterns: dict, vectors, primes: list[int]):
+    """(per vector: J v = 0 proved exactly, a note or None): D (J v) is an integer vector no larger than D B
+    (``core.kernel_proof``); the vectors here vanish mod ``primes`` already, and each further prime whose
+    image is not 0 rules a vector out; past a product of 2 D B the rest are 0 over QQ."""
+    ints = [[int(x) for x in r] for r in _integer_rows(vectors)]
+    bounds = size_bounds(net, values, X, patterns, ints)
+    if bounds is None:
+        return [False] * len(vectors), ("the kernel vectors are not used: the weights and inputs span too many "
+                                        "orders of magnitude for the size bound that proves them from residues")
+    more = primes_needed(denominator(net, values, X), bounds, primes, values, X, PROOF_PRIME_TOP)
+    alive = [True] * len(vectors)
+    for q in more:
+        deadline.check()
+        ar = ModP(q)
+        with rank_modp.blas_threads():
+            J = deadline.stoppable(jacobian, net, ar, ar.array(values), ar.array(X), None, patterns)
+            images = ar.residues(ar.matmul(J, ar.array(np.array(ints, dtype=object)).T))
+        alive = [ok and not np.any(images[:, i]) for i, ok in enumerate(alive)]
+    return alive, None
 
 
 def _exact_jacobian(net: Network, values, X, patterns: dict):

@@ -10,8 +10,10 @@ gives a vector that is not in the kernel: the upper bound then falls below the t
 as certified. So no vector is trusted for being offered: each one is checked against the Jacobian on the
 certificate's own inputs, in the same arithmetic as the lower bound, before it counts:
 
-* **exactly** where the network is polynomial given its ReLU patterns (J over QQ, ``exact_images``): a vector
-  counts only if J v = 0 exactly;
+* **exactly** where the network is polynomial given its ReLU patterns: a vector counts only if J v = 0
+  exactly, from J over QQ (``exact_images``) or, at sizes where that is slow, from residues: D (J v) is an
+  integer vector (``denominator``) of entries at most D B in size (``size_bounds``), so if it vanishes mod
+  primes whose product exceeds 2 D B (``primes_needed``) it is 0;
 * **in balls** where it is not (softmax, GELU, tanh, LayerNorm; ``ball_images``): a vector whose image has an
   entry that is a ball excluding 0 is wrong and dropped; one whose every entry contains 0 at the working
   precision counts, resting on its mechanism's identity (the precision doubles, and the check is redone, until
@@ -24,8 +26,11 @@ upper bound of the rank of J needs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
+
+import numpy as np
 
 from lightning_cas.core.exact_qq import rank_qq
 from lightning_cas.core.network import Network
@@ -157,3 +162,93 @@ def bound(P: int, cands: Candidates, passed: list[bool]) -> KernelBound:
             steps.append((name, new - rank))
         rank = new
     return KernelBound(rank, tuple(steps), len(cands.vectors), tuple(dropped.items()), cands.skipped)
+
+
+# ---------------------------------------------------------------- exact images from residues
+
+
+def _relu_free(net: Network) -> Network:
+    """The network with each ReLU replaced by the identity and each ReLU mlp by a degree-1 mlp: with its 0/1
+    patterns fixed, a ReLU multiplies by a constant, so these have the degrees of the original's Jacobian."""
+    from dataclasses import replace
+
+    from lightning_cas.core.network import MLP, Activation
+
+    blocks = tuple(replace(b, activation="power", degree=1) if isinstance(b, MLP) and b.activation == "relu" else b
+                   for b in net.blocks if not (isinstance(b, Activation) and b.function == "relu"))
+    return Network(net.input, net.tokens, blocks or (net.blocks[0],))
+
+
+def _lcm_denominator(values) -> int:
+    out = 1
+    for v in values:
+        d = Fraction(v).denominator
+        out = out * d // math.gcd(out, d)
+    return out
+
+
+def denominator(net: Network, values, X) -> int:
+    """D with D * (J v) an integer vector for every integer v: J's entries are polynomials with integer
+    coefficients in the weights and the inputs, of degree at most the network's in each."""
+    plain = _relu_free(net)
+    wdeg, tdeg = 0, frozenset({1})
+    for b in plain.blocks:
+        wdeg, tdeg = b.weight_degree(wdeg), b.token_degrees(tdeg)
+    xdeg = max(tdeg, default=1)
+    return _lcm_denominator(values) ** wdeg * _lcm_denominator(np.asarray(X, dtype=object).reshape(-1)) ** xdeg
+
+
+FLOAT_SAFE = 250  # |log10| of a product of weights and inputs that float64 holds without over- or underflow
+
+
+def size_bounds(net: Network, values, X, patterns: dict | None, ints) -> list[int] | None:
+    """Per integer vector v (``ints``): an integer B with |J v| <= B entrywise, or None when float64 cannot
+    hold the sizes. J's entries are sums of products with positive coefficients (matrix products, masks,
+    powers; no softmax, GELU or LayerNorm on this route), so |J(W, X)| <= J(|W|, |X|) entrywise, evaluated in
+    nonnegative floats whose rounding (relative, at most 1e-12 here) a factor 1.01 covers."""
+    from lightning_cas.core.arithmetic import Float64
+    from lightning_cas.core.forward import jacobian
+
+    sizes = [abs(float(v)) for v in values] + [abs(float(x)) for x in np.asarray(X, dtype=object).reshape(-1)]
+    nonzero = [s for s in sizes if s > 0]
+    plain = _relu_free(net)
+    degree = 0
+    for b in plain.blocks:
+        degree = b.weight_degree(degree)
+    degree += max(_token_degrees(plain), default=1)
+    if nonzero and degree * max(abs(math.log10(min(nonzero))), abs(math.log10(max(nonzero)))) > FLOAT_SAFE:
+        return None
+    f = Float64()
+    J = jacobian(net, f, f.array([abs(float(v)) for v in values]),
+                 f.array(np.vectorize(lambda x: abs(float(x)), otypes=[float])(np.asarray(X, dtype=object))),
+                 None, None if patterns is None else dict(patterns))
+    V = np.array([[abs(float(x)) for x in v] for v in ints], dtype=float).T
+    with np.errstate(over="ignore", invalid="ignore"):
+        B = (J @ V).max(axis=0) * 1.01 if len(J) else np.zeros(len(ints))
+    if not np.all(np.isfinite(B)):
+        return None
+    return [int(math.ceil(b)) + 1 for b in B]
+
+
+def _token_degrees(net: Network) -> frozenset[int]:
+    tdeg = frozenset({1})
+    for b in net.blocks:
+        tdeg = b.token_degrees(tdeg)
+    return tdeg
+
+
+def primes_needed(D: int, bounds: list[int], known: list[int], values, X, top: int) -> list[int]:
+    """More primes below ``top`` (none dividing a denominator of the point or the inputs, none in ``known``)
+    until the product of all exceeds 2 D max(bounds): an integer that small which every prime divides is 0."""
+    from lightning_cas.core.primes import previous_prime
+
+    dens = _lcm_denominator(values) * _lcm_denominator(np.asarray(X, dtype=object).reshape(-1))
+    need = 2 * D * max(bounds, default=1)
+    product = math.prod(known)
+    out, q = [], top
+    while product <= need:
+        q = previous_prime(q)
+        if dens % q and q not in known:
+            out.append(q)
+            product *= q
+    return out

@@ -180,3 +180,48 @@ def test_every_vector_offered_for_a_relu_network_is_exactly_in_the_kernel(net, s
     M = flint.fmpq_mat(J.shape[0], J.shape[1], list(J.reshape(-1)))
     failed = [name for (name, _), ok in zip(cands.vectors, exact_images(M, [v for _, v in cands.vectors])) if not ok]
     assert not failed, f"{net}: not in the kernel: {failed}"
+
+
+@settings(max_examples=EXAMPLES // 2)
+@given(relu_networks(), st.integers(0, 2 ** 16))
+def test_the_proof_from_residues_agrees_with_the_jacobian_over_qq(net, seed):
+    """The route for large Jacobians (D (J v) an integer of bounded size, zero mod enough primes) decides every
+    vector as J over QQ does, a wrong one included; float weights (53-bit mantissas) make D large."""
+    from hypothesis import assume
+
+    from lightning_cas.backends.local import _primes_for
+    from lightning_cas.backends.relu import _patterns, _proved_by_residues
+    from lightning_cas.core.forward import Kink
+
+    rng = np.random.default_rng(seed)
+    w = [Fraction(float(x)) for x in rng.standard_normal(net.parameters)]
+    n = max(2, -(-(net.parameters + 4) // net.rows_per_sample))
+    X = np.array([Fraction(float(x)) for x in rng.standard_normal(n * net.input * net.tokens)],
+                 dtype=object).reshape(n, net.input, net.tokens)
+    try:
+        patterns, streams = _patterns(net, w, X)
+    except Kink:
+        assume(False)
+    wrong = [flint.fmpq(0)] * net.parameters
+    wrong[int(rng.integers(net.parameters))] = flint.fmpq(1)
+    vectors = [v for _, v in candidates(net, w, patterns, streams).vectors] + [wrong]
+    ar = Rationals()
+    J = jacobian(net, ar, ar.array(w), ar.array(X), None, dict(patterns))
+    exact = exact_images(flint.fmpq_mat(J.shape[0], J.shape[1], list(J.reshape(-1))), vectors)
+    primes = _primes_for(w, None)
+    from lightning_cas.core.arithmetic import ModP
+
+    from lightning_cas.core.exact_qq import _integer_rows
+
+    ints = np.array([[int(x) for x in r] for r in _integer_rows(vectors)], dtype=object)
+    residue_ok = [True] * len(vectors)  # the caller passes only vectors that vanish mod its primes
+    for q in primes:
+        m = ModP(q)
+        Jq = jacobian(net, m, m.array(w), m.array(X), None, dict(patterns))
+        images = m.residues(m.matmul(Jq, m.array(ints).T))
+        residue_ok = [ok and not np.any(images[:, i]) for i, ok in enumerate(residue_ok)]
+    survivors = [v for v, ok in zip(vectors, residue_ok) if ok]
+    proved, note = _proved_by_residues(net, w, X, patterns, survivors, primes)
+    assert note is None
+    it = iter(proved)
+    assert [next(it) if ok else False for ok in residue_ok] == exact
