@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn.modules import module as torch_module
+from torch.nn.utils import parametrize
 
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.forward import evaluate
@@ -48,7 +49,7 @@ def _hook_names(hooks) -> str:
 
 
 def check_hooks(root: nn.Module) -> None:
-    """Refuse a global hook, or a hook or an own forward (call machinery) on any module of the tree."""
+    """Refuse a global hook, or a hook on any module of the tree."""
     for attr, what in _GLOBAL_HOOKS.items():
         hooks = getattr(torch_module, attr, None)
         if hooks:
@@ -62,18 +63,31 @@ def check_hooks(root: nn.Module) -> None:
                 raise InputError(f"{where(path, module)} has {what} ({_hook_names(hooks)}): a hook can change what "
                                  "the module computes, and from_torch reads its layers alone; remove it (the "
                                  "handle's .remove()) first.")
+
+
+def check_own_calls(root: nn.Module) -> None:
+    """Refuse a forward (or call machinery) set on an instance anywhere in the tree (checked after the
+    classes, so that an unsupported module is named as such)."""
+    for path, module in root.named_modules(remove_duplicate=False):
         own = [attr for attr in CALL if attr in vars(module)]
         if own:
             raise InputError(f"{where(path, module)} has its own {own[0]} set on the instance, so it need not compute "
-                             f"what its class computes; from_torch reads only a class's own forward.")
+                             "what its class computes; from_torch reads only a class's own forward.")
 
 
 def check_class(name: str, module: nn.Module, base: type) -> None:
-    """Refuse a subclass of a supported class that replaces its forward or its call machinery."""
+    """Refuse a subclass of a supported class that replaces its forward or its call machinery, and a module
+    whose weights a parametrization computes on each call (in its own dtype: a float64 copy would compute
+    other weights than the ones read)."""
     for attr in CALL:
         if getattr(type(module), attr, None) is not getattr(base, attr, None):
             raise InputError(f"{name} is a subclass of nn.{base.__name__} with its own {attr}; from_torch reads only "
                              f"what nn.{base.__name__}'s own forward computes.")
+    if parametrize.is_parametrized(module):
+        tensor = next(iter(module.parametrizations.keys()))
+        raise InputError(f"{name} has a parametrization of {tensor} (torch.nn.utils.parametrize), which computes its "
+                         "weights on each call; fix them first with parametrize.remove_parametrizations(module, "
+                         f"{tensor!r}, leave_parametrized=True).")
 
 
 def check_tied(root: nn.Module) -> None:
@@ -128,13 +142,14 @@ def prove(module: nn.Module, net, point, causal: bool) -> None:
     not touched) and the network's forward in float64 on a few random inputs with a fixed seed, and refuse
     in one line when they differ by more than rounding."""
     X = np.random.default_rng(PROOF_SEED).standard_normal((PROOF_INPUTS, net.tokens, net.input))
-    twin = _callable(copy.deepcopy(module), causal).to(device="cpu", dtype=torch.float64).eval()
     try:
+        twin = _callable(copy.deepcopy(module), causal).to(device="cpu", dtype=torch.float64).eval()
         with torch.no_grad():
             theirs = twin(torch.from_numpy(X))
-    except Exception as exc:  # the user's module: anything it raises is a refusal, not a crash
+    except Exception as exc:  # the user's module (and what it holds): anything it raises is a refusal, not a crash
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise InputError(f"running the module on random inputs to check the conversion failed: "
+        raise InputError(f"checking the conversion failed: copying the module to float64 and running it on random "
+                         f"inputs raised "
                          f"{type(exc).__name__}: {text}") from None
     ours = np.swapaxes(evaluate(net, Float64(), point.floats(), np.swapaxes(X, 1, 2)), 1, 2)
     if not isinstance(theirs, torch.Tensor) or tuple(theirs.shape) != ours.shape:

@@ -21,7 +21,7 @@ from lightning_cas.core.checks import integer_value
 from lightning_cas.core.network import Activation, Attention, LayerNorm, Linear, Network
 from lightning_cas.errors import InputError
 from lightning_cas.system.points import WeightPoint, exact_values
-from lightning_cas.torch_bridge.checks import check_class, check_hooks, check_tied, prove, where
+from lightning_cas.torch_bridge.checks import check_class, check_hooks, check_own_calls, check_tied, prove, where
 from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict, tensor_array
 
 # the classes that convert, most specific first (a subclass converts as the class it is, if it keeps its forward)
@@ -253,8 +253,9 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     if count is None or not 1 <= count <= MAX_TOKENS:
         raise InputError(f"from_torch: tokens must be a whole number from 1 to {MAX_TOKENS}, got {tokens!r}.")
     check_hooks(module)
-    check_tied(module)
     steps = _plan(module, "", causal)
+    check_own_calls(module)
+    check_tied(module)
     net = _network(steps, count, where("", module))
     values = [v for step in steps for v in step.read()]
     source = f"torch {type(module).__name__}"

@@ -4,6 +4,7 @@ a weight is read; and every conversion is proved against the module's own forwar
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 
@@ -120,6 +121,20 @@ def test_a_forward_set_on_the_instance_is_refused():
     refused(model, r"^1 \(Linear\) has its own forward set on the instance")
 
 
+def test_a_parametrized_weight_is_refused_until_it_is_fixed():
+    """weight_norm computes the weight on each call in the module's dtype (float32 here): a float64 copy
+    computes another weight than the one read, so the module is refused with the way to fix it."""
+    from torch.nn.utils import parametrize
+    from torch.nn.utils.parametrizations import weight_norm
+
+    module = nn.Sequential(nn.ReLU(), weight_norm(nn.Linear(3, 2)))
+    refused(module, r"^1 \(ParametrizedLinear\) has a parametrization of weight .*remove_parametrizations\(module, "
+                    r"'weight', leave_parametrized=True\)")
+    parametrize.remove_parametrizations(module[1], "weight", leave_parametrized=True)
+    net, point = from_torch(module)
+    assert [float(v) for v in point.values[:6]] == module[1].weight.detach().double().reshape(-1).tolist()
+
+
 def test_unsupported_modules_are_refused_with_what_converts():
     seq = nn.Sequential(linear())
     seq.add_module("gap", None)
@@ -229,10 +244,14 @@ def test_a_conversion_that_does_not_compute_the_module_is_refused_naming_the_lar
 def test_a_module_that_fails_or_gives_another_shape_when_run_is_refused():
     model = TorchNetwork(Network(3, 3, (Linear(2),)))
     model.blocks[0].spec = MLP(2)  # reads weights the module does not have
-    refused(model, r"^running the module on random inputs to check the conversion failed: KeyError")
+    refused(model, r"^checking the conversion failed: copying the module to float64 and running it on random "
+                   r"inputs raised KeyError")
     model = TorchNetwork(Network(3, 3, (Linear(2),)))
     model.blocks[0].spec = Activation("relu")
     refused(model, r"the module returns \(3, 3, 3\), the network \(3, 3, 2\)")
+    held = linear()
+    held.lock = threading.Lock()  # cannot be copied: the check cannot run, and says so
+    refused(held, r"^checking the conversion failed: copying .* raised TypeError: cannot pickle")
 
 
 def test_the_check_runs_attention_inside_a_sequential_and_leaves_the_module_as_it_was():
