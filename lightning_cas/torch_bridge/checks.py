@@ -147,10 +147,9 @@ def prove(module: nn.Module, net, point, causal: bool) -> None:
         with torch.no_grad():
             theirs = twin(torch.from_numpy(X))
     except Exception as exc:  # the user's module (and what it holds): anything it raises is a refusal, not a crash
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        text = (str(exc).strip().splitlines() or [""])[0][:200]
         raise InputError(f"checking the conversion failed: copying the module to float64 and running it on random "
-                         f"inputs raised "
-                         f"{type(exc).__name__}: {text}") from None
+                         f"inputs raised {type(exc).__name__}: {text}") from None
     ours = np.swapaxes(evaluate(net, Float64(), point.floats(), np.swapaxes(X, 1, 2)), 1, 2)
     if not isinstance(theirs, torch.Tensor) or tuple(theirs.shape) != ours.shape:
         got = tuple(theirs.shape) if isinstance(theirs, torch.Tensor) else type(theirs).__name__
