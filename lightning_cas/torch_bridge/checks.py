@@ -107,6 +107,28 @@ def check_tied(root: nn.Module) -> None:
         raise InputError(f"tied weights: {shared} ({a} is {b}); each block of a network has its own weights, so a "
                          "tied weight is refused: give each place its own copy (copy.deepcopy) to convert the "
                          "untied model.")
+    _check_shared_memory(root)
+
+
+def _span(tensor) -> tuple[int, int, int] | None:
+    """(storage address, first byte, end byte) of the memory a dense tensor's entries can occupy."""
+    if tensor.is_meta or tensor.layout != torch.strided or tensor.numel() == 0:
+        return None
+    size = tensor.element_size()
+    last = tensor.storage_offset() + sum((n - 1) * abs(s) for n, s in zip(tensor.shape, tensor.stride()))
+    return tensor.untyped_storage().data_ptr(), tensor.storage_offset() * size, (last + 1) * size
+
+
+def _check_shared_memory(root: nn.Module) -> None:
+    """Two distinct parameters on overlapping memory (``nn.Parameter(a.weight)`` shares a's memory) are
+    tied as well: training one trains the other. Views of one flat buffer side by side are not."""
+    spans = [(name, _span(p)) for name, p in root.named_parameters()]
+    spans = sorted(((span, name) for name, span in spans if span is not None))
+    for (span, name), (other, other_name) in zip(spans, spans[1:]):
+        if span[0] == other[0] and other[1] < span[2]:
+            raise InputError(f"tied weights: the parameters {name} and {other_name} share memory (one is a view of "
+                             "the other, or both of one tensor); each block of a network has its own weights: give "
+                             "each its own copy (.clone()) to convert the untied model.")
 
 
 class _SelfAttention(nn.Module):

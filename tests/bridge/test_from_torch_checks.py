@@ -160,6 +160,19 @@ def test_a_parameter_assigned_to_two_modules_is_refused_naming_both():
             r"^tied weights: first \(Linear\) and second \(Linear\) share a parameter \(first\.bias is second\.bias\)")
 
 
+def test_parameters_on_shared_memory_are_tied_but_side_by_side_views_are_not():
+    a, b = linear(), linear()
+    b.weight = nn.Parameter(a.weight)  # a new Parameter on a's memory: training one trains the other
+    refused(nn.Sequential(a, b), r"^tied weights: the parameters 0\.weight and 1\.weight share memory")
+    flat = torch.randn(24, dtype=torch.float64)  # one flat buffer holding both layers, side by side
+    c, d = linear(), linear()
+    for module, at in ((c, 0), (d, 12)):
+        module.weight = nn.Parameter(flat[at:at + 9].view(3, 3))
+        module.bias = nn.Parameter(flat[at + 9:at + 12])
+    net, point = from_torch(nn.Sequential(c, d))
+    assert [float(v) for v in point.values] == flat.tolist()
+
+
 def test_a_module_without_weights_used_twice_converts_at_each_place():
     relu = nn.ReLU()
     torch.manual_seed(1)
@@ -239,6 +252,13 @@ def test_a_conversion_that_does_not_compute_the_module_is_refused_naming_the_lar
     message = refused(model, r"^the converted network does not compute what the module computes: on random inputs "
                              r"\(seed 0\) the largest difference is ")
     assert "the module gives" in message and "the network" in message
+
+
+def test_a_forward_patched_on_the_torch_class_itself_is_caught_by_the_check(monkeypatch):
+    """The class checks compare a module's forward with its torch class's, so they cannot see nn.Linear's own
+    forward replaced; running it can."""
+    monkeypatch.setattr(nn.Linear, "forward", lambda self, x: nn.functional.linear(x, self.weight) * 0)
+    refused(linear(), r"^the converted network does not compute what the module computes")
 
 
 def test_a_module_that_fails_or_gives_another_shape_when_run_is_refused():
