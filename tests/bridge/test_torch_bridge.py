@@ -67,6 +67,24 @@ def test_a_state_dict_with_missing_or_extra_keys_is_refused_naming_the_key():
         point_from_state_dict(net, bad)
 
 
+@pytest.mark.parametrize("make, match", [
+    (lambda t: t.to("meta"), "is a meta tensor"),
+    (lambda t: t.to(torch.float8_e4m3fn), "holds torch.float8_e4m3fn"),
+    (lambda t: t.to_sparse(), r"is a sparse tensor \(torch.sparse_coo\)"),
+    (lambda t: t.to_sparse_csr(), r"is a sparse tensor \(torch.sparse_csr\)"),
+    (lambda t: t.to(torch.complex128), "holds torch.complex128"),
+])
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_a_state_dict_tensor_without_readable_values_is_refused_naming_it(make, match):
+    """These had raised torch's or numpy's own NotImplementedError or TypeError."""
+    net = NETS[0]
+    state = TorchNetwork(net).state_dict()
+    state["blocks.2.p"] = make(state["blocks.2.p"])
+    with pytest.raises(InputError, match=rf"^the state_dict entry 'blocks.2.p' {match}") as info:
+        point_from_state_dict(net, state)
+    assert "\n" not in str(info.value)
+
+
 def test_rank_at_trained_weights_against_the_generic_rank_and_a_float_baseline():
     net = NETS[0]
     torch.manual_seed(0)

@@ -1,0 +1,267 @@
+"""PyTorch modules in: ``from_torch`` reads a module's layers as blocks and its weights exactly.
+
+In three passes, so that nothing slow happens to a module that is refused: the checks of ``checks``
+(hooks, overridden forwards, tied weights), then a plan of the blocks from the modules' classes and
+tensor shapes alone (every width and limit checked, and the layers' widths chained), then the weights
+read as exact rationals; last, the result is proved against the module's own forward.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Callable
+
+from torch import nn
+
+from lightning_cas.core.blocks import MAX_BLOCKS, MAX_HEADS, MAX_TOKENS, MAX_WIDTH
+from lightning_cas.core.checks import integer_value
+from lightning_cas.core.network import Activation, Attention, LayerNorm, Linear, Network
+from lightning_cas.errors import InputError
+from lightning_cas.system.points import WeightPoint, exact_values
+from lightning_cas.torch_bridge.checks import check_class, check_hooks, check_own_calls, check_tied, prove, where
+from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict, tensor_array
+
+# the classes that convert, most specific first (a subclass converts as the class it is, if it keeps its forward)
+SUPPORTED = (TorchNetwork, nn.MultiheadAttention, nn.Linear, nn.LayerNorm, nn.Sequential, nn.ReLU, nn.Tanh,
+             nn.GELU, nn.Dropout, nn.Identity)
+_SUPPORTED_TEXT = ("nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.ReLU, nn.GELU, nn.Tanh, "
+                   "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork")
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One module's blocks, from its class and shapes; its weights are read only when ``read`` is called."""
+
+    name: str  # how messages name the module
+    blocks: tuple  # softmax attention where the module has MultiheadAttention
+    takes: int | None  # the features it takes (None: any number)
+    gives: int | None  # the features it gives (None: as many as it takes)
+    read: Callable[[], list[Fraction]]
+    lightning: tuple | None = None  # the blocks of the lightning variant, where they differ
+
+
+def _exact(tensor, name: str) -> list[Fraction]:
+    return exact_values(tensor_array(tensor, name), name)
+
+
+def _head_scale(d_head: int) -> Fraction:
+    """1/sqrt(d_head) as an exact rational: exact when d_head is a perfect square (1/2 for 4, 1/3 for 9);
+    otherwise it is irrational, and the scale is the float64 nearest to it, which is what PyTorch multiplies
+    by, read as the binary rational it is."""
+    root = math.isqrt(d_head)
+    if root * root == d_head:
+        return Fraction(1, root)
+    return Fraction(1.0 / math.sqrt(d_head))
+
+
+def _shape(tensor, name: str, expected: tuple | None = None) -> tuple:
+    """A parameter's shape (a meta or sparse tensor has one too: its values are refused later, when read)."""
+    if not hasattr(tensor, "shape") or not hasattr(tensor, "dtype"):
+        raise InputError(f"{name} is not a tensor ({type(tensor).__name__}).")
+    shape = tuple(tensor.shape)
+    if expected is not None and shape != expected:
+        raise InputError(f"{name} has shape {shape}, expected {expected}.")
+    return shape
+
+
+def _width(name: str, what: str, value: int) -> int:
+    if not 1 <= value <= MAX_WIDTH:
+        raise InputError(f"{name}: {what} = {value} is outside the supported widths 1..{MAX_WIDTH}; a network this "
+                         "wide is refused before its weights are read.")
+    return value
+
+
+def _base(module) -> type | None:
+    return next((cls for cls in SUPPORTED if isinstance(module, cls)), None)
+
+
+def _plan(module, path: str, causal: bool) -> list[_Step]:
+    """The module's steps in the order its forward runs them, from classes and shapes only."""
+    base, name = _base(module), where(path, module)
+    if base is None:
+        raise InputError(f"{name} is not supported: {_SUPPORTED_TEXT} convert.")
+    check_class(name, module, base)
+    if base is nn.Sequential:
+        steps = []
+        for key, child in module._modules.items():  # named_children() would drop a repeated module
+            if child is None:
+                raise InputError(f"{name} holds None as {key}; a Sequential of modules converts.")
+            steps += _plan(child, f"{path}.{key}" if path else key, causal)
+        return steps
+    if base is nn.Dropout:
+        if module.training and module.p > 0:
+            raise InputError(f"{name}: p = {module.p} in training mode makes the map random; call module.eval() first.")
+        return []
+    if base is nn.Identity:
+        return []
+    if base in (nn.ReLU, nn.Tanh, nn.GELU):
+        if base is nn.GELU and module.approximate != "none":
+            raise InputError(f"{name}: approximate = {module.approximate!r} is not supported; the erf form "
+                             "(approximate = 'none', the default) is.")
+        function = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu"}[base]
+        return [_Step(name, (Activation(function),), None, None, list)]
+    prefix = f"{path}." if path else ""
+    if base is nn.Linear:
+        return [_linear(module, name, prefix)]
+    if base is nn.LayerNorm:
+        return [_layernorm(module, name, prefix)]
+    if base is nn.MultiheadAttention:
+        return [_attention(module, name, prefix, causal)]
+    return [_torch_network(module, name)]
+
+
+def _linear(module, name: str, prefix: str) -> _Step:
+    shape = _shape(module.weight, f"{prefix}weight")
+    if len(shape) != 2:
+        raise InputError(f"{prefix}weight has shape {shape}; a Linear's weight is (out_features, in_features).")
+    out, d = _width(name, "out_features", shape[0]), _width(name, "in_features", shape[1])
+    bias = module.bias is not None
+    if bias:
+        _shape(module.bias, f"{prefix}bias", (out,))
+
+    def read():
+        return _exact(module.weight, f"{prefix}weight") + (_exact(module.bias, f"{prefix}bias") if bias else [])
+    return _Step(name, (Linear(out, bias=bias),), d, out, read)
+
+
+def _layernorm(module, name: str, prefix: str) -> _Step:
+    shape = tuple(module.normalized_shape)
+    if len(shape) != 1:
+        raise InputError(f"{name}: normalized_shape = {shape} normalizes over several axes; a LayerNorm block "
+                         "normalizes each token's features (normalized_shape = (d,)).")
+    d = _width(name, "normalized_shape", shape[0])
+    affine, bias = module.weight is not None, getattr(module, "bias", None) is not None
+    for present, letter in ((affine, "weight"), (bias, "bias")):
+        if present:
+            _shape(getattr(module, letter), f"{prefix}{letter}", (d,))
+
+    def read():
+        return (_exact(module.weight, f"{prefix}weight") if affine else []) + \
+            (_exact(module.bias, f"{prefix}bias") if bias else [])
+    return _Step(name, (LayerNorm(affine=affine, bias=bias, eps=float(module.eps)),), d, d, read)
+
+
+def _attention(module, name: str, prefix: str, causal: bool) -> _Step:
+    E, H = module.embed_dim, module.num_heads
+    if module.kdim != E or module.vdim != E:
+        raise InputError(f"{name}: kdim = {module.kdim}, vdim = {module.vdim} differ from embed_dim = {E}; only "
+                         "self-attention (kdim = vdim = embed_dim) is a block.")
+    if module.bias_k is not None or module.bias_v is not None:
+        raise InputError(f"{name}: add_bias_kv is not supported (it appends a learned key and value token).")
+    if module.add_zero_attn:
+        raise InputError(f"{name}: add_zero_attn is not supported (it appends a zero token).")
+    if module.dropout and module.training:
+        raise InputError(f"{name}: dropout = {module.dropout} in training mode makes the map random; call "
+                         "module.eval() first.")
+    _width(name, "embed_dim", E)
+    if not 1 <= H <= MAX_HEADS or E % H:
+        raise InputError(f"{name}: num_heads = {H} must divide embed_dim = {E} and be at most {MAX_HEADS}.")
+    packed = module.in_proj_weight is not None
+    if packed:
+        _shape(module.in_proj_weight, f"{prefix}in_proj_weight", (3 * E, E))
+    else:
+        for x in "qkv":
+            _shape(getattr(module, f"{x}_proj_weight"), f"{prefix}{x}_proj_weight", (E, E))
+    bias = module.in_proj_bias is not None
+    if bias != (module.out_proj.bias is not None):
+        raise InputError(f"{name}: the in-projection and out-projection disagree on biases.")
+    _shape(module.out_proj.weight, f"{prefix}out_proj.weight", (E, E))
+    if bias:
+        _shape(module.in_proj_bias, f"{prefix}in_proj_bias", (3 * E,))
+        _shape(module.out_proj.bias, f"{prefix}out_proj.bias", (E,))
+    d = E // H
+
+    def read() -> list[Fraction]:
+        if packed:
+            whole = _exact(module.in_proj_weight, f"{prefix}in_proj_weight")
+            projections = [whole[:E * E], whole[E * E:2 * E * E], whole[2 * E * E:]]
+        else:
+            projections = [_exact(getattr(module, f"{x}_proj_weight"), f"{prefix}{x}_proj_weight") for x in "qkv"]
+        if bias:
+            b = _exact(module.in_proj_bias, f"{prefix}in_proj_bias")
+            biases = [b[:E], b[E:2 * E], b[2 * E:]]
+        out_w = _exact(module.out_proj.weight, f"{prefix}out_proj.weight")  # (E, E) row-major
+        scale = _head_scale(d)
+        values: list[Fraction] = []
+        for h in range(H):
+            rows = slice(h * d * E, (h + 1) * d * E)
+            values += [v * scale for v in projections[0][rows]]  # Q_h, the 1/sqrt(d_head) folded in
+            values += projections[1][rows] + projections[2][rows]  # K_h, W_h (value)
+            values += [out_w[r * E + h * d + c] for r in range(E) for c in range(d)]  # O_h: columns of out_proj
+            if bias:
+                values += [v * scale for v in biases[0][h * d:(h + 1) * d]]
+                values += biases[1][h * d:(h + 1) * d] + biases[2][h * d:(h + 1) * d]
+        if bias:
+            values += _exact(module.out_proj.bias, f"{prefix}out_proj.bias")
+        return values
+
+    block = Attention(d, heads=H, value=d, out=E, causal=causal, bias=bias, normalization="softmax")
+    return _Step(name, (block,), E, E, read, (replace(block, normalization="none"),))
+
+
+def _torch_network(module: TorchNetwork, name: str) -> _Step:
+    net = module.network
+    if not isinstance(net, Network):
+        raise InputError(f"{name}: its network is a {type(net).__name__}, not a Network.")
+
+    def read():  # its parameters, not its state_dict (a state_dict hook could change what that holds)
+        return list(point_from_state_dict(net, dict(module.named_parameters())).values)
+    return _Step(name, tuple(net.blocks), net.input, net.output, read)
+
+
+def _network(steps: list[_Step], tokens: int, top: str) -> Network:
+    """The network of the steps, its widths chained and its limits checked before any weight is read."""
+    width = first = giver = None
+    for step in steps:
+        if step.takes is not None and width is not None and step.takes != width:
+            raise InputError(f"{step.name} takes {step.takes} features but {giver} before it gives {width}; each "
+                             "layer must take the features the one before it gives.")
+        if step.takes is not None and first is None:
+            first = width = step.takes
+        if step.gives is not None:
+            width, giver = step.gives, step.name
+    owners = [step.name for step in steps for _ in step.blocks]
+    if first is None:
+        raise InputError(f"{top} has no layer that fixes a width (nn.Linear, nn.LayerNorm, nn.MultiheadAttention); "
+                         "there is nothing to convert.")
+    if len(owners) > MAX_BLOCKS:
+        raise InputError(f"{top} converts to {len(owners)} blocks, above the supported maximum of {MAX_BLOCKS}.")
+    try:
+        return Network(first, tokens, tuple(b for step in steps for b in step.blocks))
+    except InputError as exc:
+        found = re.match(r"network: block (\d+) \(\w+\): ", str(exc))  # name the module, not the block
+        raise InputError(f"{owners[int(found.group(1))]}: {str(exc)[found.end():]}" if found else str(exc)) from None
+
+
+def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool = False):
+    """(network, point) for a PyTorch module, its weights read exactly. ``tokens``: the sequence length the
+    network acts on (it is not in the module). ``nn.MultiheadAttention`` becomes a factored attention block
+    (d_head = embed_dim / num_heads, biases as the module has them) with the 1/sqrt(d_head) scale folded into
+    Q and b_q (exactly for square d_head, else the float64 PyTorch multiplies by); softmax, or with
+    ``lightning`` our lightning variant on the same weights; ``causal`` when it is called with a causal mask.
+    Anything else is refused naming the module or the option, before any weight is read; the result is
+    checked against the module's own forward on random inputs (the softmax network, with ``lightning``)."""
+    if not isinstance(module, nn.Module):
+        raise InputError(f"from_torch takes an nn.Module, got {type(module).__name__}.")
+    for flag, value in (("lightning", lightning), ("causal", causal)):
+        if not isinstance(value, bool):
+            raise InputError(f"from_torch: {flag} must be True or False, got {value!r}.")
+    count = integer_value(tokens)
+    if count is None or not 1 <= count <= MAX_TOKENS:
+        raise InputError(f"from_torch: tokens must be a whole number from 1 to {MAX_TOKENS}, got {tokens!r}.")
+    check_hooks(module)
+    steps = _plan(module, "", causal)
+    check_own_calls(module)
+    check_tied(module)
+    net = _network(steps, count, where("", module))
+    values = [v for step in steps for v in step.read()]
+    source = f"torch {type(module).__name__}"
+    point = WeightPoint(net, tuple(values), source=source)
+    prove(module, net, point, causal)
+    if lightning:
+        net = Network(net.input, net.tokens, tuple(b for s in steps for b in (s.lightning or s.blocks)))
+        point = WeightPoint(net, point.values, source=source)
+    return net, point
