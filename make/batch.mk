@@ -62,4 +62,4 @@ blocks: setup
 DEGREES_OUT ?= degrees
 .PHONY: degrees
 degrees: setup
-	$(PY) -m lightning_cas.batch.degree_table --out $(call lcas_q,$(DEGREES_OUT))
+	$(LCAS) degrees --out $(call lcas_q,$(DEGREES_OUT))

@@ -1,4 +1,5 @@
-"""A table of degrees and generic ED degrees over a grid of one-layer architectures (``make degrees``).
+"""A table of degrees and generic ED degrees over a grid of one-layer architectures (``lightning-cas degrees``,
+``make degrees``).
 
 Each row says which method gave each number and how long it took; a case that fails or runs out of
 time says so in its row instead of stopping the table.
@@ -6,12 +7,11 @@ time says so in its row instead of stopping the table.
 
 from __future__ import annotations
 
-import argparse
-import csv
 import itertools
 import os
 import time
 
+from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import LightningError
 from lightning_cas.geometry.degrees import degree, ed_degree
@@ -34,7 +34,8 @@ def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: fl
         try:
             deg = degree(arch, timeout=timeout, seed=seed, session=session)
             row.update(dimension=deg.dimension, degree=f">={deg.degree}" if deg.lower_bound else deg.degree,
-                       degree_method=deg.method, trace_residual=deg.trace_residual or "")
+                       degree_method=deg.method,
+                       trace_residual=f"{deg.trace_residual:.2e}" if deg.trace_residual else "")
             ed = ed_degree(arch, timeout=timeout, seed=seed, session=session)
             row.update(ed_degree=f">={ed.ed_degree}" if ed.lower_bound else ed.ed_degree, ed_method=ed.method)
         except LightningError as exc:
@@ -43,31 +44,16 @@ def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: fl
         yield row
 
 
-def write_table(rows, out: str) -> None:
+def write_table(rows, out: str, progress=None) -> list[dict]:
+    """degrees.csv (the one CSV writer) and degrees.md in ``out``, each row passed to ``progress`` as it comes."""
     os.makedirs(out, exist_ok=True)
-    rows = list(rows)
-    with open(os.path.join(out, "degrees.csv"), "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    done = []
+    for row in rows:
+        done.append(row)
+        if progress is not None:
+            progress(row)
+    atomic_write_text(os.path.join(out, "degrees.csv"), to_csv(done, COLUMNS))
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(str(r[c]) for c in COLUMNS) + " |" for r in rows]
+    lines += ["| " + " | ".join(str(r[c]) for c in COLUMNS) + " |" for r in done]
     atomic_write_text(os.path.join(out, "degrees.md"), "\n".join(lines) + "\n")
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Degrees and generic ED degrees of small one-layer networks.")
-    parser.add_argument("--out", default="degrees")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per number")
-    args = parser.parse_args(argv)
-
-    def shown(rows):
-        for row in rows:
-            print(", ".join(f"{k}={row[k]}" for k in COLUMNS if row[k] != ""), flush=True)
-            yield row
-
-    write_table(shown(degree_rows(timeout=args.timeout)), args.out)
-
-
-if __name__ == "__main__":
-    main()
+    return done

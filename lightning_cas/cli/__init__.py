@@ -31,6 +31,7 @@ COMMANDS = {
     "heads": ("lightning_cas.cli.batch", "heads_command"),
     "notebook": ("lightning_cas.cli.batch", "notebook_command"),
     "blocks": ("lightning_cas.cli.blocks", "blocks_command"),
+    "degrees": ("lightning_cas.cli.blocks", "degrees_command"),
 }
 
 

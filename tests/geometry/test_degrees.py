@@ -163,3 +163,11 @@ def test_the_lagrange_guard_names_the_coordinates_and_auto_goes_numerical():
         plan_ed(Architecture((2, 2), (1,), tokens=2), "lagrange")
     assert plan_ed(Architecture((2, 2), (1,), tokens=2), "auto") == "monodromy"
     assert plan_ed(SEGRE, "auto") == "lagrange"
+
+
+@pytest.mark.parametrize("value", ["nan", "0", "-3", "1e9"])
+def test_the_degrees_command_is_one_of_the_cli_commands_and_refuses_a_bad_timeout(value):
+    out = CliRunner().invoke(main, ["degrees", "--timeout", value, "--out", "/nonexistent/never"])
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert out.exit_code == 2 and len(lines) == 1 and "timeout" in lines[0], out.output
+    assert "degrees" in CliRunner().invoke(main, ["--help"]).output
