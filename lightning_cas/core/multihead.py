@@ -17,7 +17,8 @@ from lightning_cas.core.architecture import MAX_HEADS, MAX_TOKENS, MAX_WIDTH, Ar
 from lightning_cas.core.checks import as_int
 from lightning_cas.errors import InputError
 from lightning_cas.core.predictions import Prediction, rho
-from lightning_cas.core.symmetry import generic_extended_orbit_dimension, generic_orbit_dimension
+from lightning_cas.core.head_mixing import generic_extended_orbit_dimension
+from lightning_cas.core.symmetry import generic_orbit_dimension
 
 
 def symmetric_rank_dimension(r: int, d: int) -> int:
@@ -97,7 +98,7 @@ def multihead_bound(arch: Architecture):
 
 def refined_bound(arch: Architecture, seed: int = 0) -> int:
     """The head-mixing bound: parameters minus the orbit of the named group together with the mixing of
-    heads (its rank mod p, core.symmetry.generic_extended_orbit_dimension), and for one layer the rank bound of
+    heads (its rank mod p, core.head_mixing.generic_extended_orbit_dimension), and for one layer the rank bound of
     ``head_mixing_bound``. Proved upper bounds, sharper than the expected dimension; all one-layer
     cases of the heads table attain the least of them and the expected dimension."""
     # any point gives a valid bound; a point whose K_ih is singular loses that layer's mixing, so take

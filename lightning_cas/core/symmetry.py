@@ -22,17 +22,16 @@ of a query by the same amount, which the softmax ignores (b_k is free: a per hea
 pass through unchanged (columns of the softmax sum to 1), so only sum_h O_h b_w,h + b_o (or sum_h b_v,h)
 is seen: b per head with a factored value map, out per head but one with a full one.
 
-
 The orbit dimension at W is the rank of the infinitesimal action there. The orbit of W lies in the
 fiber of W and the generic fiber contains the generic orbit, so parameters - (orbit rank at any W)
 bounds the dimension from above, and so does a rank mod p (it is at most the rank over QQ): the
-bounds stay valid at any point and any prime; a special point only weakens them.
+bounds stay valid at any point and any prime; a special point only weakens them. Several lightning heads
+mixing with each other add more (``core.head_mixing``).
 """
 
 from __future__ import annotations
 
 import itertools
-
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,7 +40,6 @@ import numpy as np
 
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
-from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import split
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
@@ -213,9 +211,6 @@ class _Tangents:
         vals = np.ascontiguousarray(M[:, np.asarray(basis_rows)].T)
         T[np.arange(k)[:, None], cols] = self.ar.add(T[np.arange(k)[:, None], cols],
                                                     vals if sign == 1 else self.ar.scale(vals, sign))
-
-    def has(self, key) -> bool:
-        return key in self.where
 
     def unit(self, T, rows, key, entries, value=1):
         """T[row, entry of key] = value for each (row, entry) pair."""
@@ -402,94 +397,3 @@ def random_weights(arch: Architecture | Network, seed: int, bound: int = 9) -> l
     rng = np.random.default_rng(seed)
     n = as_network(arch).parameters
     return [int(v) for v in rng.integers(1, bound + 1, n) * rng.choice([-1, 1], n)]
-
-
-# ---------------------------------------------------------------- head mixing (several heads)
-
-
-def mixing_layers(arch: Architecture | Network) -> list[int]:
-    """Blocks (0-based) whose heads can be mixed: lightning attention with a full value map, H >= 2 and
-    a >= d, so every A_h = K^T Q ranges over all d x d matrices and the block, linear in the pairs
-    (V_h, A_h), is unchanged by (V_h, A_h) -> (sum_k g_hk V_k, sum_k (g^-1)_kh A_k) for g in GL(H)."""
-    net = as_network(arch)
-    widths = net.widths
-    return [i for i, b in enumerate(net.blocks) if isinstance(b, Attention) and b.normalization == "none"
-            and b.value is None and b.heads >= 2 and b.attention >= widths[i]]
-
-
-def _gram_inverse_lift(K: np.ndarray, ar: Arithmetic):
-    """K (K^T K)^-1 in the arithmetic (None when K^T K is singular there)."""
-    import flint
-
-    if isinstance(ar, ModP):
-        p = ar.prime
-        G = flint.nmod_mat([[int(v) for v in row] for row in ar.residues(_gram(K, ar))], p)
-        if G.rank() < G.nrows():
-            return None
-        Gi = G.inv()
-        inv = ar.array(np.array([[int(Gi[r, c]) for c in range(Gi.ncols())] for r in range(Gi.nrows())],
-                                dtype=np.int64))
-        return ar.matmul(K, inv)
-    G = flint.fmpq_mat(_gram(K, ar).tolist())
-    if G.rank() < G.nrows():
-        return None
-    Gi = G.inv()
-    return ar.matmul(K, ar.array([[Gi[r, c] for c in range(Gi.ncols())] for r in range(Gi.nrows())]))
-
-
-def _gram(K, ar):
-    return ar.matmul(np.ascontiguousarray(K.T), K)
-
-
-def mixing_blocks(arch: Architecture | Network, w, ar: Arithmetic):
-    """Tangents at W of the head mixing, lifted to the weights: dV_h = V_k and dA_k = -A_h for the basis
-    element E_hk, realised as dQ_k = -K_k (K_k^T K_k)^-1 A_h (K_k has full column rank when a >= d; a
-    block where it does not is skipped, which only weakens the bound)."""
-    net = as_network(arch)
-    tb = _Tangents(net, ar, w)
-    for i in mixing_layers(net):
-        heads = tb.mats[i]
-        lifts = [_gram_inverse_lift(h["k"], ar) for h in heads]
-        if any(lift is None for lift in lifts):
-            continue
-        pairs = [(h, k) for h in range(len(heads)) for k in range(len(heads)) if h != k]
-        T = tb.new(len(pairs))
-        for row, (h, k) in enumerate(pairs):
-            v, q = tb.where[(i, h, "v")], tb.where[(i, k, "q")]
-            T[row, v.offset:v.stop] = heads[k]["v"].reshape(-1)
-            A_h = ar.matmul(np.ascontiguousarray(heads[h]["k"].T), heads[h]["q"])
-            T[row, q.offset:q.stop] = ar.scale(ar.matmul(lifts[k], A_h), -1).reshape(-1)
-        yield T
-
-
-def mixing_tangents(arch: Architecture | Network, point) -> list[list[Fraction]]:
-    """The head-mixing tangents at W, exactly."""
-    ar = Rationals()
-    values = flat(point) if not isinstance(point, (list, np.ndarray)) else list(point)
-    return [[Fraction(int(v.p), int(v.q)) for v in row] for T in mixing_blocks(arch, ar.array(values), ar)
-            for row in T]
-
-
-def extended_orbit_dimension(arch: Architecture | Network, point) -> int:
-    """Rank at W, over QQ, of the named group's action together with the head mixing."""
-    from lightning_cas.core.model import rank_over_qq
-
-    return rank_over_qq(orbit_tangents(arch, point) + mixing_tangents(arch, point))
-
-
-def extended_orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME) -> int:
-    """The same rank mod p (a valid bound at any point and prime, and fast at any size)."""
-    ar = ModP(prime)
-    wc = ar.array(w)
-    return orbit_rank_modp(arch, w, prime, extra=list(mixing_blocks(arch, wc, ar)))
-
-
-def generic_extended_orbit_dimension(arch: Architecture | Network, seed: int = 0, tries: int = 3) -> int:
-    """The largest extended orbit rank mod p over ``tries`` random points: a point whose K is singular
-    loses that block's mixing, so several are tried; each is a valid bound. Without a mixing block it
-    is the orbit rank at the first point."""
-    if not mixing_layers(arch):
-        return generic_orbit_dimension(arch, seed)
-    return max(extended_orbit_rank_modp(arch, random_weights(arch, derived_seed(seed, k)))
-               for k in range(tries))
-

@@ -233,7 +233,7 @@ def _fiber(arch, point, method, seed, deadline, m2: Macaulay2, prime) -> FiberRe
     if arch.multihead:
         notes.append(f"head permutations: a finite group of order {head_permutations(arch)} (it can add fiber "
                      "components, never dimensions); the orbit counts GL(a_i) and a scaling per head")
-        from lightning_cas.core.symmetry import extended_orbit_dimension, mixing_layers
+        from lightning_cas.core.head_mixing import extended_orbit_dimension, mixing_layers
         if mixing_layers(arch):
             ext = extended_orbit_dimension(arch, point)
             explained = "; this explains the whole generic fiber" if ext == generic_fiber else ""

@@ -274,7 +274,8 @@ def test_one_head_geometry_verbs_refuse_several_heads(verb):
 def test_head_mixing_tangents_lie_in_the_fiber(widths, att, heads):
     """Every tangent of the extended group (named group + head mixing) is killed by the Jacobian
     (exactly, mod p at the same integer point), and the mixing adds H^2 - H per mixing layer."""
-    from lightning_cas.core.symmetry import mixing_layers, mixing_tangents, orbit_tangents, extended_orbit_dimension
+    from lightning_cas.core.head_mixing import extended_orbit_dimension, mixing_layers, mixing_tangents
+    from lightning_cas.core.symmetry import orbit_tangents
     arch = Architecture(widths, att, 2, heads=heads)
     point = random_point(arch, 1)
     p = 2_147_483_647
