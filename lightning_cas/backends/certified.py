@@ -27,14 +27,14 @@ from lightning_cas.backends.numeric import arb_bytes, check_numeric_memory, floa
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Balls, Float64
 from lightning_cas.core.checks import derived_seed
-from lightning_cas.core.forward import jacobian
+from lightning_cas.core.forward import Kink, jacobian
 from lightning_cas.core.kernel_proof import ball_images, candidates
 from lightning_cas.core.kernel_proof import bound as kernel_bound
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
 from lightning_cas.core.spectra import block_shares, certified_bands, gram_minor_positive, largest_lower, \
     pivoted_cholesky
-from lightning_cas.errors import TimeLimitError
+from lightning_cas.errors import InputError, TimeLimitError
 from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint
 
@@ -245,6 +245,8 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
             prec *= 2
     except TimeLimitError:
         stopped = f"the {deadline.current().timeout:g} s time limit"
+    except Kink as kink:  # a ReLU after an analytic block, its input exactly 0 on these inputs
+        raise InputError(f"{kink}; drop or move that input (a rank needs a derivative at every input).") from None
     lower = spec.rank if spec is not None else 0
     lower_by = (f"the Gram determinant of {lower} pivot columns of the Jacobian is a ball excluding 0 at "
                 f"{spec.digits} digits" if lower else "none")

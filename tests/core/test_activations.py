@@ -220,3 +220,12 @@ def test_without_inputs_a_relu_rank_is_the_functional_dimension_never_a_batch_ra
     c = r.certificate
     assert c.lower <= truth <= c.upper
     assert not c.certified and "null space" not in c.upper_by and "functional dimension at W" in r.method_detail
+
+
+def test_a_relu_after_tanh_on_a_kink_is_one_line_not_a_crash():
+    """tanh(0) = 0 feeds the ReLU an exact 0 on every input: refused in one line (InputError), as the exact
+    ReLU route does, not a ValueError from the float pass of the certified route."""
+    net = Network(1, 1, (Linear(1), Activation("tanh"), Linear(1), Activation("relu"), Linear(1)))
+    with pytest.raises(InputError, match="kink of block 3's ReLU") as info:
+        dimension(net, at=[0, 1, 1], inputs=[[[1]], [[2]]], layout="features-tokens")
+    assert "\n" not in str(info.value)
