@@ -4,12 +4,12 @@ forward pass at 200 digits, ranked by mpmath's singular values with a gap.
 Central differences with step h = 1e-66 have a truncation error of order h^2 = 1e-132 and a rounding
 error of order 10^-200 / h = 1e-134 (times the size of the derivatives, which small networks keep
 within a few decades of 1). By Weyl's inequality every singular value moves by at most that error, so
-a singular value above 1e-60 of the largest (or of 1, if that is larger) is real: their count is a **lower bound** on the rank that
-any certificate's upper bound must respect. That count is the rank only if no real singular value hides
-below the floor: a singular value between 1e-120 and 1e-60 of the largest leaves it undecided, and so
-does a saturated point (a softmax weight, 1 - tanh^2 or GELU's Phi below 1e-50: such factors make real
-singular values as small as exp(-10^4), which no fixed precision sees). A ReLU argument within 1e-60
-of 0 sits on or next to a kink, where the step can cross it: then nothing is decided.
+a singular value above 1e-60 of the largest (or of 1, if that is larger) is real: their count is a
+**lower bound** on the rank that any certificate's upper bound must respect. That count is the rank
+only if no real singular value hides below the floor: a singular value between 1e-120 and 1e-60 leaves
+it undecided, and so does a saturated point (a softmax weight, 1 - tanh^2 or GELU's Phi below 1e-50:
+such factors make real singular values as small as exp(-10^4), which no fixed precision sees). A ReLU
+argument within 1e-60 of 0 sits on or next to a kink, where the step can cross it: nothing is decided.
 """
 
 from __future__ import annotations

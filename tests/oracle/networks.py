@@ -17,6 +17,7 @@ CAP = 24
 # dyadic weights: small multiples of 1/4, zero included (degenerate points are where kernels go wrong)
 WEIGHTS = tuple(Fraction(k, 4) for k in range(-6, 7))
 ENTRIES = (-2, -1, 0, 1, 2)  # input entries
+MAX_INPUTS = 8
 FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed")
 
 
@@ -146,9 +147,12 @@ def _weights(d0: int, tokens: int, blocks: list) -> int:
 
 
 def draw_case(pick, family: str) -> Case:
-    """A network of the family, a dyadic point and one to three integer token matrices."""
+    """A network of the family, a dyadic point and integer token matrices: one, or enough for as many
+    Jacobian rows as weights (fewer rows cap the rank and hide a wrong upper bound), or one more."""
     net = draw_network(pick, family)
     weights = tuple(pick(WEIGHTS) for _ in range(net.parameters))
+    enough = min(-(-net.parameters // net.rows_per_sample), MAX_INPUTS)
+    count = pick((1, enough, min(enough + 1, MAX_INPUTS)))
     inputs = tuple(tuple(tuple(pick(ENTRIES) for _ in range(net.tokens)) for _ in range(net.input))
-                   for _ in range(pick((1, 2, 3))))
+                   for _ in range(count))
     return Case(family, net, weights, inputs)
