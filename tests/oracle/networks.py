@@ -18,7 +18,7 @@ CAP = 24
 WEIGHTS = tuple(Fraction(k, 4) for k in range(-6, 7))
 ENTRIES = (-2, -1, 0, 1, 2)  # input entries
 MAX_INPUTS = 8
-FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed")
+FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed", "biased")
 
 
 @dataclass(frozen=True)
@@ -54,37 +54,42 @@ def network_call(net: Network) -> str:
     return f"Network({net.input}, {net.tokens}, (" + ", ".join(parts) + ("," if len(parts) == 1 else "") + "))"
 
 
-def _attention(pick, width: int, softmax: bool) -> Attention:
+def _bias(pick, forced: bool) -> bool:
+    return True if forced else pick((True, True, False))
+
+
+def _attention(pick, width: int, softmax: bool, biased: bool) -> Attention:
     residual = pick((False, False, True))
     out = width if residual else pick((width, 1, 2))
     return Attention(pick((1, 2)), heads=pick((1, 1, 2)), value=pick((None, None, 1)), out=out,
                      causal=pick((False, True)), residual=residual,
-                     normalization="softmax" if softmax else "none", bias=pick((True, True, False)))
+                     normalization="softmax" if softmax else "none", bias=_bias(pick, biased))
 
 
-def _mlp(pick, width: int, activation: str) -> MLP:
+def _mlp(pick, width: int, activation: str, biased: bool) -> MLP:
     residual = pick((False, False, True))
     out = width if residual else pick((width, 1, 2))
-    return MLP(pick((1, 2)), out=out, residual=residual, bias=pick((True, True, False)), activation=activation)
+    return MLP(pick((1, 2)), out=out, residual=residual, bias=_bias(pick, biased), activation=activation)
 
 
-def _block(pick, kind: str, width: int):
-    """One block of ``kind`` for input width ``width`` (None when the kind does not fit there)."""
+def _block(pick, kind: str, width: int, biased: bool = False):
+    """One block of ``kind`` for input width ``width`` (None when the kind does not fit there); with
+    ``biased`` every block that can have biases has them."""
     if kind in ("softmax", "lightning"):
-        return _attention(pick, width, kind == "softmax")
+        return _attention(pick, width, kind == "softmax", biased)
     if kind in ("tanh", "gelu", "relu"):
-        return _mlp(pick, width, kind) if pick((True, False)) else Activation(kind)
+        return _mlp(pick, width, kind, biased) if pick((True, False)) else Activation(kind)
     if kind == "linear":
-        return Linear(pick((1, 2, 3)), bias=pick((True, True, False)))
+        return Linear(pick((1, 2, 3)), bias=_bias(pick, biased))
     if kind == "mlp":
-        return _mlp(pick, width, "power")
+        return _mlp(pick, width, "power", biased)
     if kind == "power":
         return Power(2)
     if kind == "layernorm":
         if width < 2:
             return None
-        affine = pick((True, True, False))
-        return LayerNorm(affine=affine, bias=affine and pick((True, False)))
+        affine = True if biased else pick((True, True, False))
+        return LayerNorm(affine=affine, bias=affine and _bias(pick, biased))
     raise ValueError(kind)
 
 
@@ -96,6 +101,8 @@ KINDS = {
     "relu": ("relu", "linear", "lightning", "mlp", "power"),
     "mixed": (("softmax", "tanh", "gelu", "relu", "layernorm"), "linear", "lightning", "softmax", "tanh", "gelu",
               "relu", "layernorm", "mlp"),
+    # every bias present: affine maps break the symmetries that homogeneous ones have
+    "biased": (("softmax", "tanh", "gelu", "layernorm"), "linear", "linear", "lightning", "softmax", "tanh"),
 }
 
 
@@ -115,20 +122,38 @@ def draw_network(pick, family: str) -> Network:
     width = d0
     for slot in range(count):
         kind = _kind(pick, kinds[0]) if slot == signature else _kind(pick, pick(kinds[1:]))
-        block = _block(pick, kind, width)
+        block = _block(pick, kind, width, family == "biased")
         if block is None:
             continue
         trial = blocks + [block]
         if _weights(d0, tokens, trial) <= CAP:
             blocks, width = trial, block.resolve(width).output_width(width)
-    if not any(not b.polynomial for b in blocks):  # the signature did not fit: its smallest form alone
-        blocks = [_smallest(pick, kinds[0], d0)]
+    if not _has(blocks, kinds[0]):  # the signature did not fit: its smallest form after the rest, or alone
+        smallest = _smallest(pick, kinds[0], width)
+        if isinstance(smallest, Activation) and family == "layernorm":  # width 1 at the end: first, on d_0 >= 2
+            blocks = [LayerNorm(affine=False)] + blocks
+        elif _weights(d0, tokens, blocks + [smallest]) <= CAP:
+            blocks = blocks + [smallest]
+        else:
+            blocks = [_smallest(pick, kinds[0], d0)]
     if not _weights(d0, tokens, blocks):  # a weightless activation: an embedding before it
         blocks.insert(0, Linear(2, bias=True))
     return Network(d0, tokens, tuple(blocks))
 
 
+def _has(blocks: list, entry) -> bool:
+    """Some block is of the family's signature kind (one of them, for a tuple)."""
+    kinds = entry if isinstance(entry, tuple) else (entry,)
+    for b in blocks:
+        name = ("softmax" if getattr(b, "normalization", "none") == "softmax" else
+                "layernorm" if isinstance(b, LayerNorm) else getattr(b, "activation", getattr(b, "function", None)))
+        if name in kinds:
+            return True
+    return False
+
+
 def _smallest(pick, entry, width: int):
+    """The signature's block with the fewest weights (a LayerNorm needs width 2; on width 1, a tanh)."""
     kind = _kind(pick, entry)
     if kind == "softmax":
         return Attention(1, out=1, normalization="softmax", bias=True)

@@ -21,6 +21,7 @@ def run(draws: int, seed: int):
     rng = random.Random(seed)
     counts: dict[str, Counter] = {family: Counter() for family in FAMILIES}
     bad, oracle_seconds, api_seconds, slowest = [], [], [], 0.0
+    sides = Counter()  # where the oracle's rank sits in an open certificate
     for i in range(draws):
         family = FAMILIES[i % len(FAMILIES)]
         outcome = check(draw_case(rng.choice, family))
@@ -31,7 +32,11 @@ def run(draws: int, seed: int):
             slowest = max(slowest, outcome.oracle.seconds)
         if outcome.kind in ("wrong", "error"):
             bad.append(outcome)
-    return counts, bad, oracle_seconds, api_seconds, slowest
+        if outcome.kind == "open":
+            rank = outcome.oracle.rank
+            sides["at the lower bound" if rank == outcome.lower else "at the upper bound"
+                  if rank == outcome.upper else "strictly between"] += 1
+    return counts, bad, oracle_seconds, api_seconds, slowest, sides
 
 
 def table(counts: dict[str, Counter]) -> str:
@@ -52,11 +57,13 @@ def main(argv=None) -> int:
     parser.add_argument("--quiet", action="store_true", help="the table only, not every wrong case")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    counts, bad, oracle_s, api_s, slowest = run(args.draws, args.seed)
+    counts, bad, oracle_s, api_s, slowest, sides = run(args.draws, args.seed)
     print(table(counts))
     print(f"\n{args.draws} draws in {time.perf_counter() - start:.1f} s; per draw the oracle "
           f"{sum(oracle_s) / max(len(oracle_s), 1):.3f} s on average ({slowest:.2f} s at most), the API "
           f"{sum(api_s) / max(len(api_s), 1):.3f} s")
+    if sides:
+        print("open certificates, the oracle's rank: " + ", ".join(f"{n} {where}" for where, n in sides.items()))
     if not args.quiet:
         for outcome in bad:
             print("\n" + outcome.report())
