@@ -13,7 +13,7 @@ from fractions import Fraction
 
 from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
 
-CAP = 24
+CAP = 32
 # dyadic weights: small multiples of 1/4, zero included (degenerate points are where kernels go wrong)
 WEIGHTS = tuple(Fraction(k, 4) for k in range(-6, 7))
 ENTRIES = (-2, -1, 0, 1, 2)  # input entries
