@@ -54,6 +54,9 @@ class Kink(ValueError):
                          "exactly 0, so the map has no derivative there)")
         self.block, self.n, self.row, self.token = block, n, row, token
 
+    def __reduce__(self):  # a deadline's worker process sends it back pickled: rebuild it from its fields
+        return (Kink, (self.block, self.n, self.row, self.token))
+
 
 def _T(M):
     return np.swapaxes(M, -1, -2)

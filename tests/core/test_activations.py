@@ -229,3 +229,19 @@ def test_a_relu_after_tanh_on_a_kink_is_one_line_not_a_crash():
     with pytest.raises(InputError, match="kink of block 3's ReLU") as info:
         dimension(net, at=[0, 1, 1], inputs=[[[1]], [[2]]], layout="features-tokens")
     assert "\n" not in str(info.value)
+
+
+def test_a_kink_under_a_time_limit_is_the_same_one_line():
+    """Under a time limit the work runs where a Kink comes back pickled; it must arrive as itself."""
+    import pickle
+
+    from lightning_cas.core.forward import Kink
+
+    k = pickle.loads(pickle.dumps(Kink(3, 0, 1, 2)))
+    assert (k.block, k.n, k.row, k.token) == (3, 0, 1, 2) and "block 3's ReLU" in str(k)
+    net = Network(1, 1, (Linear(1), Activation("tanh"), Linear(1), Activation("relu"), Linear(1)))
+    with pytest.raises(InputError, match="kink of block 3's ReLU"):
+        dimension(net, at=[0, 1, 1], inputs=[[[1]], [[2]]], layout="features-tokens", timeout=30)
+    relu = Network(1, 1, (Linear(1, bias=True), Activation("relu"), Linear(1)))
+    with pytest.raises(InputError, match="kink"):
+        dimension(relu, at=[1, -1, 1], inputs=[[[1]], [[2]]], layout="features-tokens", timeout=30)
