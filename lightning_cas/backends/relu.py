@@ -46,6 +46,8 @@ EXACT_KERNEL_BUDGET = 150_000  # entries of a Jacobian whose null space is solve
 EXACT_CHECK_BUDGET = 100_000  # entries of the Jacobian over QQ that proves the kernel vectors; above, residues
 PROOF_PRIME_TOP = MODULUS_LIMIT  # the residues' primes: as large as the fast GF(p) forward allows
 REDRAWS = 5  # drawn inputs on a kink are drawn again (probability zero for Gaussian floats)
+SCALES = (1, 3, 9)  # the input scales of successive rounds of drawn inputs (more activation regions reached)
+MAX_ROUNDS = 6  # rounds of drawn inputs at most, each of P + 8 rows
 
 
 def relu_only(net: Network) -> bool:
@@ -69,6 +71,49 @@ def _patterns(net: Network, values, X) -> tuple[dict, list]:
     return patterns, streams
 
 
+def _drawn(net: Network, values, seed: int, samples: int, round_: int):
+    """(X, patterns, streams) for round ``round_`` of drawn inputs: Gaussian token matrices times the round's
+    scale, drawn again (a few times) while one lands on a kink; None if every draw does."""
+    scale = SCALES[round_ % len(SCALES)]
+    for attempt in range(REDRAWS):
+        rng = np.random.default_rng(derived_seed(seed, 3 + attempt + REDRAWS * round_))
+        X = _gaussian(rng, (samples, net.input, net.tokens)) * scale
+        try:
+            return (X, *deadline.stoppable(_patterns, net, values, X))
+        except Kink:
+            continue
+    return None
+
+
+def _grown(net: Network, values, seed: int, samples: int, X, patterns: dict, prime: int | None, cands):
+    """Without given inputs the quantity is the functional dimension at W, the largest rank over input sets: a
+    ReLU network's rank grows with the activation regions the inputs reach. So rounds of inputs at the next
+    scale (1, 3, 9, ...) are added while a round raises the rank mod p and the mechanisms' claimed upper bound
+    is not reached, at most MAX_ROUNDS; (X, patterns, rounds) of the last round that raised it."""
+    q = _primes_for(values, prime, count=1)[0]
+    ar = ModP(q)
+    target = net.parameters - kernel_bound(net.parameters, cands, [True] * len(cands.vectors)).count
+
+    def rank(X, patterns):
+        with rank_modp.blas_threads():
+            return rank_modp.rank(jacobian(net, ar, ar.array(values), ar.array(X), None, patterns), q)
+
+    current, rounds = deadline.stoppable(rank, X, patterns), 1
+    while current < target and rounds < MAX_ROUNDS:
+        deadline.check()
+        more = _drawn(net, values, seed, samples, rounds)
+        rounds += 1
+        if more is None:
+            continue
+        X2 = np.concatenate([X, more[0]])
+        patterns2 = {k: np.concatenate([patterns[k], more[1][k]]) for k in patterns}
+        grown = deadline.stoppable(rank, X2, patterns2)
+        if grown <= current:
+            break
+        X, patterns, current = X2, patterns2, grown
+    return X, patterns, rounds
+
+
 def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, *,
                        inputs: InputData | None = None, seed: int = 0, prime: int | None = None) -> DimensionResult:
     """The rank at W of a ReLU network on the given inputs (or on drawn Gaussian ones: the rank of the
@@ -87,19 +132,18 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
                 from None
     else:
         samples = max(1, math.ceil((P + CERTIFY_MARGIN) / net.rows_per_sample))
-        check_numeric_memory(8 * samples * net.rows_per_sample * P, net, "the ReLU Jacobian at the point")
-        for attempt in range(REDRAWS):
-            X = _gaussian(np.random.default_rng(derived_seed(seed, 3 + attempt)), (samples, net.input, net.tokens))
-            try:
-                patterns, streams = deadline.stoppable(_patterns, net, values, X)
-                break
-            except Kink:
-                if attempt == REDRAWS - 1:
-                    raise InputError("the weights put every drawn input on a kink of a ReLU (an input to it is 0 "
-                                     "whatever the tokens); give inputs with --inputs.") from None
+        check_numeric_memory(8 * MAX_ROUNDS * samples * net.rows_per_sample * P, net, "the ReLU Jacobian at the point")
+        first = _drawn(net, values, seed, samples, 0)
+        if first is None:
+            raise InputError("the weights put every drawn input on a kink of a ReLU (an input to it is 0 "
+                             "whatever the tokens); give inputs with --inputs.")
+        X, patterns, streams = first
+        cands = candidates(net, values)  # identities that hold at every input
+        X, patterns, rounds = _grown(net, values, seed, samples, X, patterns, prime, cands)
     primes = _primes_for(values, prime)
     given = inputs is not None  # input-dependent kernel vectors only for the given inputs
-    cands = candidates(net, values, patterns if given else None, streams if given else None)
+    if given:
+        cands = candidates(net, values, patterns, streams)
     vectors = [v for _, v in cands.vectors]
     runs, passed = [], [True] * len(vectors)
     for k, q in enumerate(primes):
@@ -154,8 +198,10 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
     at, data = sources(point, inputs)
     exact = lower == upper
     where = ("the given inputs (the quantity: the rank on exactly these inputs, the batch functional dimension)"
-             if given else "drawn Gaussian inputs (the quantity: the functional dimension at W, the rank over all "
-                           "inputs; the rank on the drawn ones bounds it below)")
+             if given else f"{len(X)} drawn Gaussian inputs (the quantity: the functional dimension at W, the rank "
+                           "over all inputs; the rank on the drawn ones bounds it below; drawn in rounds of "
+                           f"{samples} at scales {', '.join(map(str, SCALES))} in turn until a round raised the rank "
+                           f"no more: {rounds} of at most {MAX_ROUNDS})")
     return DimensionResult(
         architecture=arch, dimension=lower, parameters=P, ambient_dimension=None, method="exact",
         certainty="exact" if exact else "probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
