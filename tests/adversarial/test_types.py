@@ -51,7 +51,8 @@ BASE = {"dim": ["--widths", "2,2", "--attention", "1"], "predict": ["--widths", 
         "implicit": ["--widths", "2,1", "--attention", "1"], "singular": ["--widths", "2,1", "--attention", "1"],
         "boundary": ["--widths", "2,1", "--attention", "1"], "claims": ["--widths", "2,1", "--attention", "1"],
         "sweep": ["examples/sweep.toml", "--list"], "report": ["."], "notebook": ["."],
-        "degree": ["--widths", "2,1", "--attention", "1"], "ed": ["--widths", "2,1", "--attention", "1"]}
+        "degree": ["--widths", "2,1", "--attention", "1"], "ed": ["--widths", "2,1", "--attention", "1"],
+        "degrees": ["--out", "never-written"]}
 
 
 def test_no_command_uses_clicks_own_number_types():
@@ -66,7 +67,7 @@ def test_no_command_uses_clicks_own_number_types():
 @pytest.mark.parametrize("text", ["٣", "３", "1_0", "٣٣", "𝟑", "nan", "inf", "-inf", "1e999", "0x10", " ", "3 4"])
 def test_every_numeric_option_reads_ascii_digits_only(name, option, text):
     res = CliRunner().invoke(main, [name, *BASE[name], option, text, "--m2", "/nonexistent/M2"]
-                             if name not in ("predict", "sweep", "report", "notebook")
+                             if name not in ("predict", "sweep", "report", "notebook", "degrees")
                              else [name, *BASE[name], option, text])
     assert res.exit_code == 2, (res.exit_code, res.stdout, res.stderr)
     lines = res.stderr.strip().splitlines()
