@@ -55,10 +55,12 @@ def _emit(res, output: str) -> None:
 
         echo(m2_text(res), nl=False)
         return
+    # the architecture, the result's own lines (text() never repeats the architecture or the notes), the
+    # notes: each once; echo escapes control characters but keeps the newlines between the lines
     echo(printable(str(res.architecture)))
     text = getattr(res, "text", None)
     if callable(text):
-        echo(printable(text()))
+        echo(text())
     else:  # a result of another verb without a text form: its own fields, one a line
         for key, value in res.to_dict().items():
             if key not in ("kind", "architecture", "script", "notes"):
@@ -150,11 +152,12 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
                    lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
                    timeout, "ed", output != "text")
     elif targets is not None:
-        from lightning_cas.geometry.training import training_critical_points
+        from lightning_cas.geometry.training import read_training, training_critical_points
 
+        data = read_training(arch, inputs, targets)  # read and checked (shapes, scale) before the progress line
         res = _run("running Macaulay2 (critical points of training)",
-                   lambda: training_critical_points(arch, inputs=inputs, targets=targets, at=at, seed=seed,
-                                                    timeout=timeout, m2=m2), timeout, "ed", output != "text")
+                   lambda: training_critical_points(arch, data=data, at=at, seed=seed, timeout=timeout, m2=m2),
+                   timeout, "ed", output != "text")
     else:
         from lightning_cas.geometry.degrees import ed_degree, plan_ed
 

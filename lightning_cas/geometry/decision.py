@@ -23,6 +23,7 @@ import numpy as np
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.network import Network
+from lightning_cas.core.primes import faithful_primes
 from lightning_cas.core.results import Source
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
@@ -33,7 +34,7 @@ from lightning_cas.options import resolve
 from lightning_cas.system.matrices import exact_array
 from lightning_cas.system.points import as_point, load_weights
 
-PRIME = 32003
+PRIME = 32003  # the exact count's first characteristic; faithful_primes moves below it when the data needs
 # total-degree homotopy: e^(n+1) paths; beyond this a run takes more than minutes (bench_decision)
 MAX_PATHS = 20000
 MAX_VARIABLES = 9
@@ -107,11 +108,15 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
     check_size(net)
+    # g's coefficients come from the weights and the readout: a prime dividing one of them (or X0's) gives
+    # another polynomial mod p, so the prime is chosen after the data is read
+    data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])
+    prime = faithful_primes(data, PRIME, 1, "the weights, readout and point")[0]
     with opts.deadline():
         start = time.perf_counter()
         script, rec = opts.macaulay2.run("boundary_ed", {
             **package_params(net), "weights": values, "readout": [list(r) for r in w],
-            "center": [] if x0 is None else [v for row in x0 for v in row], "modulus": PRIME,
+            "center": [] if x0 is None else [v for row in x0 for v in row], "modulus": prime,
             "numericalRuns": numerical_runs, "seed": opts.seed})
         check_parameters(net, rec, script)
         if json_get(rec, "zero", script):
@@ -133,9 +138,22 @@ def _sign_change(coeffs: list[int], lo: Fraction, hi: Fraction) -> bool:
     return h(lo) * h(hi) <= 0
 
 
+def _on_boundary(x0: np.ndarray, singular: bool) -> dict:
+    """X0 on B (Macaulay2 found g(X0) = 0 over QQ): the radius is 0 exactly, attained at X0 itself."""
+    where = "singular" if singular else "smooth"
+    here = CriticalPoint(coordinates=tuple(float(v) for row in x0 for v in row), distance=0.0, stratum=where,
+                         certified=True, certified_real=True, beta_bound=0.0)
+    return {"critical_points": (here,), "on_boundary": True, "radius": 0.0, "radius_at": where,
+            "radius_certified": True, "notes": [],
+            "radius_evidence": "X0 lies on the boundary: g(X0) = 0 exactly over QQ, so the nearest boundary point "
+                               f"is X0 itself (a {where} point of B)"}
+
+
 def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
     """The real critical points, the singular candidates and the radius, with what certifies it."""
     rad = json_get(rec, "radius", script)
+    if rad.get("on_boundary"):
+        return _on_boundary(x0, bool(json_get(rad, "singular_point", script)))
     numeric = json_list(rad, "numeric_points", script)
     exact_count = json_get(rad, "exact_count", script)
     notes, points = [], []
@@ -200,9 +218,13 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
     numeric = tuple(int(c) for c in json_list(rec, "ed_degree_numeric", script))
     reduced = json_int(rec, "reduced_degree", script)
     notes = []
+    prime = json_int(rec, "prime", script)
     agreed = exact if all(c == exact for c in numeric) else None
+    if prime != PRIME:
+        notes.append(f"{PRIME} divides an entry or a denominator of the weights, the readout or the point, so the "
+                     f"exact count runs mod {prime}")
     if agreed is None:
-        notes.append(f"the methods DISAGREE: exact mod {PRIME} {exact}, homotopy {list(numeric)} (a homotopy count "
+        notes.append(f"the methods DISAGREE: exact mod {prime} {exact}, homotopy {list(numeric)} (a homotopy count "
                      "is a lower bound; an exact count mod p at a random point can only drop)")
     if not json_get(rec, "squarefree", script):
         notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
@@ -212,7 +234,7 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
         architecture=arch, weights=source, readout=tuple(tuple(text(v) for v in row) for row in w),
         polynomial=json_str(rec, "polynomial", script), variables=n, degree=json_int(rec, "degree", script),
         reduced_degree=reduced, factors=json_int(rec, "factors", script), ed_degree=agreed, ed_degree_exact=exact,
-        prime=json_int(rec, "prime", script), ed_degree_numeric=numeric,
+        prime=prime, ed_degree_numeric=numeric,
         homogeneous=bool(json_get(rec, "homogeneous", script)),
         generic_ed_degree=generic_ed_degree(reduced, n, bool(json_get(rec, "homogeneous", script))),
         point=None if x0 is None else tuple(text(v) for row in x0 for v in row), point_source=x0_source,

@@ -169,6 +169,13 @@ lcasCertify = (g, X0, p, nag) -> (
         "real" => ok and nearReal,
         "nonreal" => ok and not nearReal and imag > 2 * beta + 2^-40})
 
+-- X0 on B (g(X0) = 0, exactly over QQ): the nearest point of B is X0 itself, at distance 0; the Lagrange
+-- system has the solution X0 with lambda = 0, singular when grad g(X0) = 0, so nothing is solved
+lcasAt = (f, X0) -> sub(f, matrix{apply(X0, v -> v / 1)})
+lcasOnBoundary = (g, X0) -> (lcasRationalList("the point", X0, numgens ring g); lcasAt(g, X0) == 0)
+lcasOnBoundaryRecord = (g, X0) -> new HashTable from {"on_boundary" => true,
+    "singular_point" => all(flatten entries jacobian ideal lcasSquarefree g, f -> lcasAt(f, X0) == 0)}
+
 robustnessRadius = method()
 robustnessRadius(RingElement, List) := (g, X0) -> (
     S := ring g;
@@ -218,7 +225,8 @@ boundaryEDRecord(NeuralNetwork, List, List, List) := o -> (N, values, readout, X
         "exact_cpu_ms" => round(1000 * (t1 - t0)), "numeric_cpu_ms" => round(1000 * (t2 - t1))};
     if #X0 > 0 then (
         t3 := cpuTime();
-        parts = parts | {"radius" => robustnessRadius(g, X0), "radius_cpu_ms" => round(1000 * (cpuTime() - t3))});
+        parts = parts | {"radius" => (if lcasOnBoundary(g, X0) then lcasOnBoundaryRecord(g, X0) else
+                    robustnessRadius(g, X0)), "radius_cpu_ms" => round(1000 * (cpuTime() - t3))});
     new HashTable from parts)
 
 ---------------------------------------------------------------------------------------------
@@ -248,6 +256,8 @@ trainingCriticalPoints(NeuralNetwork, List, List) := o -> (N, inputs, targets) -
     Jz := jacobian matrix{z};
     w0 := apply(P, i -> (random(1, 9) * (-1)^(random 2)) / 1);
     r := rank sub(Jz, matrix{w0});
+    -- values that no weight changes (the inputs are zero): the loss is constant, nothing to solve
+    if r == 0 then return new HashTable from {"rank" => 0, "paths" => 0, "points" => {}, "too_large" => false};
     -- the gauge: the weights whose columns of dz/dW at w0 are independent stay free, the others are
     -- fixed at their (random) values in w0 (a coordinate slice meets the generic fibers transversally)
     J0 := sub(Jz, matrix{w0});
