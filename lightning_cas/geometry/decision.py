@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -95,6 +96,32 @@ def check_size(net: Network) -> None:
                             f"{MAX_VARIABLES} coordinates.")
 
 
+POINT_RANGE = (Fraction(1, 100), Fraction(100))  # max |X0| a boundary that is not a cone is searched from
+UNSCALED = (Fraction(1, 16), Fraction(16))  # max |X0| a cone's radius is computed at as it is
+
+
+def point_scale(net: Network, x0: np.ndarray) -> Fraction:
+    """The power of two c the radius is computed at X0 / c with. The homotopy, the alpha test (X0 rounded
+    to 2^-50) and the tolerances are absolute, so far from |X0| ~ 1 they lose critical points or find
+    wrong radii (1e4 gave twice the radius). When g is homogeneous B is a cone, cB = B, and everything at
+    X0 is c times that at X0 / c: outside UNSCALED, 1 <= max |X0 / c| < 2, exactly. A boundary that is
+    not a cone (biases, residual sums) has no such symmetry: X0 outside POINT_RANGE is refused in one line."""
+    s = max((abs(v) for v in x0.flat), default=Fraction(0))
+    if s == 0 or UNSCALED[0] <= s <= UNSCALED[1]:
+        return Fraction(1)
+    if len(net.token_degrees) == 1 and not net.biased:
+        k = s.numerator.bit_length() - s.denominator.bit_length()
+        c = Fraction(2) ** k
+        return c if 1 <= s / c < 2 else c / 2
+    low, high = POINT_RANGE
+    if not low <= s <= high:
+        raise InputError(f"the point's largest entry is {float(s):.3g}: its decision boundary is not a cone (the "
+                         "network has biases or sums of degrees), so the radius cannot be computed at a rescaled "
+                         f"point, and this command searches from points with entries up to {float(high):g} and "
+                         f"largest entry at least {float(low):g} (the homotopy's tolerances are absolute).")
+    return Fraction(1)
+
+
 def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None, m2=None,
                 session=None, numerical_runs: int = 1) -> DecisionBoundaryResult:
     """The ED degree of the decision boundary by two methods and, with ``point``, every real critical point of
@@ -112,17 +139,18 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
     # another polynomial mod p, so the prime is chosen after the data is read
     data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])
     prime = faithful_primes(data, PRIME, 1, "the weights, readout and point")[0]
+    scale = Fraction(1) if x0 is None else point_scale(net, x0)
     with opts.deadline():
         start = time.perf_counter()
         script, rec = opts.macaulay2.run("boundary_ed", {
             **package_params(net), "weights": values, "readout": [list(r) for r in w],
-            "center": [] if x0 is None else [v for row in x0 for v in row], "modulus": prime,
+            "center": [] if x0 is None else [v / scale for row in x0 for v in row], "modulus": prime,
             "numericalRuns": numerical_runs, "seed": opts.seed})
         check_parameters(net, rec, script)
         if json_get(rec, "zero", script):
             raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
                              "boundary (every input is on it).")
-        return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source)
+        return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source, scale)
 
 
 def _floats(items, script) -> tuple[float, ...]:
@@ -210,7 +238,35 @@ def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
             "radius_certified": certified, "radius_evidence": "; ".join(evidence), "notes": notes}
 
 
-def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_source) -> DecisionBoundaryResult:
+def _scaled(extra: dict, c: Fraction, e: int) -> dict:
+    """The radius record at X0 / c carried to X0 (B a cone of degree e): points, distances and bounds times
+    c, squared distances times c^2, multipliers times c^(2-e) (x - X0 = lambda grad g, grad g of degree e-1)."""
+    f = float(c)
+
+    def point(p: CriticalPoint) -> CriticalPoint:
+        return replace(p, coordinates=tuple(f * v for v in p.coordinates), distance=f * p.distance,
+                       beta_bound=None if p.beta_bound is None else f * p.beta_bound,
+                       multiplier=None if p.multiplier is None else p.multiplier * f ** (2 - e))
+
+    def component(comp: SingularComponent) -> SingularComponent:
+        if not comp.linear:
+            return comp
+        return replace(comp, distance_squared=text(Fraction(comp.distance_squared) * c * c),
+                       nearest=tuple(text(Fraction(v) * c) for v in comp.nearest))
+
+    out = dict(extra, critical_points=tuple(point(p) for p in extra["critical_points"]),
+               singular_components=tuple(component(comp) for comp in extra.get("singular_components", ())))
+    if out.get("radius") is not None:
+        out["radius"] = f * out["radius"]
+    out["notes"] = list(extra.get("notes", [])) + [
+        f"B is a cone, so the radius was computed at X0 / 2^{c.numerator.bit_length() - c.denominator.bit_length()}"
+        " (largest entry between 1 and 2, the scale the homotopy's tolerances are made for) and carried back "
+        "exactly"]
+    return out
+
+
+def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_source,
+            scale: Fraction = Fraction(1)) -> DecisionBoundaryResult:
     n = json_int(rec, "variables", script)
     if n != net.input * net.tokens:
         raise M2ParseError(f"Macaulay2 reports {n} input coordinates, expected {net.input * net.tokens}", script)
@@ -229,6 +285,8 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
     if not json_get(rec, "squarefree", script):
         notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
     extra = _radius(rec, x0, script) if x0 is not None else {}
+    if scale != 1 and not extra.get("on_boundary"):
+        extra = _scaled(extra, scale, reduced)
     notes += extra.pop("notes", [])
     return DecisionBoundaryResult(
         architecture=arch, weights=source, readout=tuple(tuple(text(v) for v in row) for row in w),

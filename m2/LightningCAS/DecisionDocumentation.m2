@@ -121,7 +121,8 @@ doc ///
     Outputs
         :HashTable
             what lightning_cas reads: the polynomial, the exact and the homotopy counts, and with a point
-            @TO robustnessRadius@
+            @TO robustnessRadius@, or, when the point lies on the boundary (g(X0) = 0 over QQ), only
+            {\tt "on_boundary"} and {\tt "singular_point"}: the radius is 0, nothing is solved
 ///
 
 doc ///

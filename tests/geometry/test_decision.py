@@ -73,6 +73,25 @@ def test_a_point_just_off_the_boundary_is_not_on_it(m2):
     assert not r.on_boundary and r.radius == pytest.approx(4e-9 / 5, rel=1e-6)
 
 
+@pytest.mark.parametrize("scale", [2.0 ** -600, 2.0 ** 900])
+def test_a_cone_is_searched_at_any_scale_of_the_point(line, m2, scale):
+    # B is a cone: the radius from s X0 is s times that from X0 (computed at a point of size 1, carried back)
+    r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=np.array([[1.0], [2.0]]) * scale, m2=m2)
+    assert r.radius == pytest.approx(line.radius * scale, rel=1e-12) and r.radius_certified
+    assert r.critical_points[0].coordinates == pytest.approx(
+        tuple(v * scale for v in line.critical_points[0].coordinates), rel=1e-10)
+    assert any("carried back exactly" in n for n in r.notes)
+
+
+def test_a_boundary_that_is_not_a_cone_takes_points_of_moderate_size(m2):
+    affine = Network(2, 1, (Linear(1, bias=True),))  # g = 3 x1 + 4 x2 + 5
+    r = boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1], [2]], m2=m2)
+    assert r.radius == pytest.approx(16 / 5, rel=1e-12) and not r.homogeneous
+    with pytest.raises(InputError, match=r"largest entry is 1e\+03.*not a cone") as info:
+        boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1000], [2]], m2=m2)
+    assert "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize("at, readout", [([3 * PRIME, 4 * PRIME], [[1]]), ([3, 4], [[f"1/{PRIME}"]])])
 def test_weights_or_readout_the_prime_divides_give_the_same_boundary_mod_another_prime(line, m2, at, readout):
     # g = 32003 (3 x1 + 4 x2), or g / 32003: the same line, whose g is 0, or has no residue, mod 32003

@@ -63,6 +63,18 @@ def test_inputs_the_prime_divides_give_the_count_of_harmless_inputs_mod_another_
         assert res.prime != ED_PRIME and is_prime(res.prime) and any(f"mod {res.prime}" in n for n in res.notes)
 
 
+def test_monodromy_sees_the_same_data_metric_at_any_scale_of_the_inputs(session):
+    # inputs scaled by 2^-600 or 2^900 (exactly, in float64): the coordinates are the plain ones times
+    # 2^(-1200) or 2^1800, which Macaulay2 rescales exactly before going to floating point, so the same seed
+    # gives the same run (unscaled, CC rounded them to 0 or infinity: "ED degree >= 0", or no end)
+    net = Network(2, 1, (Linear(1), Power(2)))
+    X = np.array([[[1.0], [0.0]], [[0.0], [1.0]], [[1.0], [2.0]]])
+    runs = [ed_degree(net, metric="data", inputs=X * scale, method="monodromy", repeats=1, seed=4, session=session)
+            for scale in (1.0, 2.0 ** -600, 2.0 ** 900)]
+    assert runs[0].ed_degree >= 1
+    assert [(r.ed_degree, r.solutions) for r in runs[1:]] == [(runs[0].ed_degree, runs[0].solutions)] * 2
+
+
 def test_generic_ed_degree_of_the_full_attention_layer_is_fourteen(session):
     assert ed_degree(FULL_A, session=session).ed_degree == 14
 
