@@ -88,8 +88,10 @@ def degree_command(widths, attention, tokens, normalization, as_json, output_for
     _emit(res, output)
 
 
-def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output) -> str:
+def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout=None) -> str:
     """The option combinations of `ed`, refused in one line each; the metric that applies."""
+    if layout is not None and inputs is None:
+        raise InputError("--layout says how --inputs is laid out; it goes with --inputs.")
     if targets is not None and inputs is None:
         raise InputError("--targets needs --inputs (the data the targets belong to).")
     if boundary and (targets is not None or inputs is not None or metric is not None):
@@ -140,7 +142,7 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
                method, repeats, boundary, readout, point, at, targets, layout):
     """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
     output = _output(as_json, output_format)
-    metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output)
+    metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout)
     arch = parse_architecture(widths, attention, tokens, normalization)
     from lightning_cas.geometry.degrees import refuse_softmax
 
@@ -154,7 +156,7 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
     elif targets is not None:
         from lightning_cas.geometry.training import read_training, training_critical_points
 
-        data = read_training(arch, inputs, targets)  # read and checked (shapes, scale) before the progress line
+        data = read_training(arch, inputs, targets, layout)  # read and checked before the progress line
         res = _run("running Macaulay2 (critical points of training)",
                    lambda: training_critical_points(arch, data=data, at=at, seed=seed, timeout=timeout, m2=m2),
                    timeout, "ed", output != "text")

@@ -165,11 +165,16 @@ def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEA
     return out
 
 
-def read_training(arch, inputs, targets) -> tuple:
+def read_training(arch, inputs, targets, layout: str | None = None) -> tuple:
     """The data, read and checked once before any work: (X, Y, their sources), X and Y exact arrays;
-    passed on as ``data`` so the command line refuses before its progress line."""
+    passed on as ``data`` so the command line refuses before its progress line. ``layout``
+    "tokens-features" reads the inputs as PyTorch's (N, t, d_0); otherwise they are (N, d_0, t)."""
     net = polynomial_network(arch, "training_critical_points")
-    X, x_source = exact_array(inputs, (None, net.input, net.tokens), "inputs", key="inputs")
+    if layout == "tokens-features":
+        X, x_source = exact_array(inputs, (None, net.tokens, net.input), "inputs", key="inputs")
+        X = X.transpose(0, 2, 1)
+    else:
+        X, x_source = exact_array(inputs, (None, net.input, net.tokens), "inputs", key="inputs")
     Y, y_source = exact_array(targets, (None, net.output, net.tokens), "targets", key="targets")
     if X.shape[0] != Y.shape[0]:
         raise InputError(f"the inputs hold {X.shape[0]} sample(s), the targets {Y.shape[0]}: one target per input.")

@@ -122,3 +122,20 @@ def test_training_data_float64_cannot_hold_is_refused_before_any_work(tmp_path, 
     lines = [line for line in out.output.splitlines() if line.strip()]
     assert out.exit_code == 2 and len(lines) == 1 and f"largest entry is {scale:.0e}".replace("e+", "e") in lines[0]
     assert "running Macaulay2" not in out.output and "Traceback" not in out.output
+
+
+def test_training_reads_inputs_in_either_layout(tmp_path):
+    # tokens-features is PyTorch's (N, t, d_0): the same data transposed must be read as the same inputs
+    from lightning_cas.core.architecture import Architecture
+    from lightning_cas.geometry.training import read_training
+
+    arch = Architecture((2, 1), (1,), 3)
+    X = np.arange(1, 13, dtype=float).reshape(2, 2, 3)
+    np.save(tmp_path / "ft.npy", X)
+    np.save(tmp_path / "tf.npy", X.transpose(0, 2, 1))
+    Y = np.ones((2, 1, 3))
+    ft = read_training(arch, str(tmp_path / "ft.npy"), Y)[0]
+    tf = read_training(arch, str(tmp_path / "tf.npy"), Y, "tokens-features")[0]
+    assert ft.tolist() == tf.tolist()
+    out = CliRunner().invoke(main, ["ed", *ARCH, "--boundary", "--layout", "tokens-features"])
+    assert out.exit_code == 2 and "--layout" in out.output and len(out.output.strip().splitlines()) == 1
