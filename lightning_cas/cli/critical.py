@@ -99,8 +99,10 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
                          "takes no --metric, --inputs or --targets.")
     if not boundary and (readout is not None or point is not None):
         raise InputError(f"--{'readout' if readout is not None else 'point'} goes with --boundary.")
-    if at is not None and not (boundary or targets is not None):
-        raise InputError("--at goes with --boundary or --targets (the ED degree of the variety needs no weights).")
+    if at is not None and not boundary:
+        raise InputError("--at goes with --boundary (" + ("--targets starts its gauge slice and local searches from "
+                         "weights drawn from --seed" if targets is not None else "the ED degree of the variety "
+                         "needs no weights") + ").")
     if (boundary or targets is not None) and (method != "auto" or output == "m2"):
         raise InputError("--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary "
                          "or --targets.")
@@ -134,7 +136,8 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
 @click.option("--readout", default=None, metavar="PATH", help="With --boundary: the readout w (d_L x t array).")
 @click.option("--point", default=None, metavar="PATH", help="With --boundary: an input X0 (d_0 x t): its real "
               "critical points on the boundary and its robustness radius.")
-@click.option("--at", "at", default=None, metavar="PATH", help="The weights (default: random, from --seed).")
+@click.option("--at", "at", default=None, metavar="PATH", help="With --boundary: the weights (default: random, from "
+              "--seed).")
 @click.option("--targets", default=None, metavar="PATH", help="With --inputs: targets; the real critical points "
               "of the squared loss on the function space.")
 @clean_errors

@@ -139,3 +139,8 @@ def test_training_reads_inputs_in_either_layout(tmp_path):
     assert ft.tolist() == tf.tolist()
     out = CliRunner().invoke(main, ["ed", *ARCH, "--boundary", "--layout", "tokens-features"])
     assert out.exit_code == 2 and "--layout" in out.output and len(out.output.strip().splitlines()) == 1
+
+
+def test_weights_given_to_training_are_refused_not_ignored(tmp_path):
+    out = CliRunner().invoke(main, ["ed", *ARCH, "--inputs", "X.npy", "--targets", "Y.npy", "--at", "w.json"])
+    assert out.exit_code == 2 and "--at goes with --boundary" in out.output and "--seed" in out.output
