@@ -150,6 +150,9 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
         if json_get(rec, "zero", script):
             raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
                              "boundary (every input is on it).")
+        if rec.get("constant"):
+            raise InputError("the readout and the weights make <w, f_W(X)> a nonzero constant: there is no decision "
+                             "boundary (every input is classified the same).")
         return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source, scale)
 
 

@@ -210,8 +210,9 @@ boundaryEDRecord = method(Options => {Modulus => 32003, NumericalRuns => 1})
 boundaryEDRecord(NeuralNetwork, List, List, List) := o -> (N, values, readout, X0) -> (
     g := decisionBoundary(N, values, readout);
     base := lcasRecordBase() | {"parameters" => N#"parameters", "variables" => numgens ring g,
-        "zero" => g == 0};
-    if g == 0 then return new HashTable from base;
+        "zero" => g == 0, "constant" => g != 0 and first degree g == 0};
+    -- no boundary: g = 0 (every input on it) or a nonzero constant (none)
+    if g == 0 or first degree g == 0 then return new HashTable from base;
     gr := lcasSquarefree g;
     t0 := cpuTime();
     exact := boundaryEDDegree(g, Modulus => o.Modulus);

@@ -164,6 +164,12 @@ def test_zero_boundary_refused(m2):
         boundary_ed(LINE, at=[3, 4], readout=[[0]], m2=m2)
 
 
+def test_constant_boundary_refused(m2):
+    # biases can make g a nonzero constant: no input is on B (Macaulay2 once failed on an empty factor list)
+    with pytest.raises(InputError, match="nonzero constant"):
+        boundary_ed(Network(2, 1, (Linear(1, bias=True),)), at=[0, 0, 5], readout=[[1]], point=[[1], [2]], m2=m2)
+
+
 def test_timeout_is_honoured(m2):
     with pytest.raises(TimeLimitError):
         boundary_ed(Architecture((2, 1), (2,), 2), point=[[1, 2], [-1, 3]], timeout=0.5, m2=m2)
