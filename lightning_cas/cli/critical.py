@@ -167,10 +167,10 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
         from lightning_cas.geometry.degrees import ed_degree, plan_ed
 
         plan_ed(arch, method)
-        if inputs is not None:  # read and checked (shape, numbers) before the progress line
-            from lightning_cas.system.points import load_inputs
+        if inputs is not None:  # read and checked (shape, numbers, count, not all zero) before the progress line
+            from lightning_cas.geometry.degrees import read_inputs
 
-            inputs = load_inputs(arch, inputs, layout)
+            inputs = read_inputs(arch, inputs, layout)
         res = _run(f"running Macaulay2 (ED degree, {metric} metric, {method})",
                    lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
                                      m2=m2, repeats=repeats), timeout, "ed", output != "text")

@@ -176,8 +176,9 @@ def _float(text: str, script: str) -> float:
         raise M2ParseError(f"not a number from Macaulay2: {text[:40]!r}", script) from None
 
 
-def _inputs_param(arch, inputs, layout: str | None = None) -> tuple[list, Source]:
-    """The data metric's inputs (an InputData, a path, or an array in ``layout``) as exact nested lists for M2."""
+def read_inputs(arch, inputs, layout: str | None = None):
+    """The data metric's inputs (an InputData, a path, or an array in ``layout``) read and checked, before
+    any work: at most MAX_SAMPLES, and not all zero for a network without biases (the zero form)."""
     from lightning_cas.system.points import InputData, inputs_from_array, load_inputs
 
     if isinstance(inputs, InputData):
@@ -192,6 +193,12 @@ def _inputs_param(arch, inputs, layout: str | None = None) -> tuple[list, Source
     if not as_network(arch).biased and not any(data.values.flat):
         raise InputError("every input is zero: a network without biases is 0 there for all weights, so the data "
                          "metric sum_n |f(X_n)|^2 is the zero form and there is no distance to count.")
+    return data
+
+
+def _inputs_param(arch, inputs, layout: str | None = None) -> tuple[list, Source]:
+    """The data metric's inputs (read_inputs) as exact nested lists for M2."""
+    data = read_inputs(arch, inputs, layout)
     values = [[[v for v in row] for row in mat] for mat in data.values.tolist()]
     return values, Source(data.source, data.sha256, data.count)
 

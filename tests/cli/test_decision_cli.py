@@ -144,3 +144,10 @@ def test_training_reads_inputs_in_either_layout(tmp_path):
 def test_weights_given_to_training_are_refused_not_ignored(tmp_path):
     out = CliRunner().invoke(main, ["ed", *ARCH, "--inputs", "X.npy", "--targets", "Y.npy", "--at", "w.json"])
     assert out.exit_code == 2 and "--at goes with --boundary" in out.output and "--seed" in out.output
+
+
+def test_all_zero_inputs_of_the_data_metric_are_refused_before_any_work(tmp_path):
+    np.save(tmp_path / "X.npy", np.zeros((3, 2, 2)))
+    out = CliRunner().invoke(main, ["ed", *ARCH, "--inputs", str(tmp_path / "X.npy"), "--layout", "features-tokens"])
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert out.exit_code == 2 and len(lines) == 1 and "every input is zero" in lines[0]
