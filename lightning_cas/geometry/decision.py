@@ -135,25 +135,42 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
     check_size(net)
-    # g's coefficients come from the weights and the readout: a prime dividing one of them (or X0's) gives
-    # another polynomial mod p, so the prime is chosen after the data is read
-    data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])
-    prime = faithful_primes(data, PRIME, 1, "the weights, readout and point")[0]
     scale = Fraction(1) if x0 is None else point_scale(net, x0)
+    data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])
     with opts.deadline():
         start = time.perf_counter()
+        prime = _prime(opts, net, values, w, data)
         script, rec = opts.macaulay2.run("boundary_ed", {
             **package_params(net), "weights": values, "readout": [list(r) for r in w],
             "center": [] if x0 is None else [v / scale for row in x0 for v in row], "modulus": prime,
             "numericalRuns": numerical_runs, "seed": opts.seed})
         check_parameters(net, rec, script)
-        if json_get(rec, "zero", script):
-            raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
-                             "boundary (every input is on it).")
-        if rec.get("constant"):
-            raise InputError("the readout and the weights make <w, f_W(X)> a nonzero constant: there is no decision "
-                             "boundary (every input is classified the same).")
+        _refuse_no_boundary(rec, script)
         return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source, scale)
+
+
+def _refuse_no_boundary(rec: dict, script: str) -> None:
+    if json_get(rec, "zero", script):
+        raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
+                         "boundary (every input is on it).")
+    if rec.get("constant"):
+        raise InputError("the readout and the weights make <w, f_W(X)> a nonzero constant: there is no decision "
+                         "boundary (every input is classified the same).")
+
+
+def _prime(opts, net: Network, values, w, data) -> int:
+    """The exact count's prime, chosen after g is known: mod p it reduces the squarefree part of g, whose
+    coefficients are sums of products of the data, so a prime dividing a data entry, a denominator or one
+    of those coefficients would count another polynomial's critical points (or find no residue)."""
+    script, rec = opts.macaulay2.run("boundary_polynomial", {**package_params(net), "weights": values,
+                                                             "readout": [list(r) for r in w]})
+    check_parameters(net, rec, script)
+    _refuse_no_boundary(rec, script)
+    try:
+        coefficients = [Fraction(c) for c in json_list(rec, "coefficients", script)]
+    except (TypeError, ValueError):
+        raise M2ParseError("expected rational coefficients from Macaulay2", script) from None
+    return faithful_primes(data + coefficients, PRIME, 1, "the weights, readout, point and g's coefficients")[0]
 
 
 def _floats(items, script) -> tuple[float, ...]:
@@ -280,8 +297,8 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
     prime = json_int(rec, "prime", script)
     agreed = exact if all(c == exact for c in numeric) else None
     if prime != PRIME:
-        notes.append(f"{PRIME} divides an entry or a denominator of the weights, the readout or the point, so the "
-                     f"exact count runs mod {prime}")
+        notes.append(f"{PRIME} divides an entry or a denominator of the weights, the readout or the point, or a "
+                     f"coefficient of g, so the exact count runs mod {prime}")
     if agreed is None:
         notes.append(f"the methods DISAGREE: exact mod {prime} {exact}, homotopy {list(numeric)} (a homotopy count "
                      "is a lower bound; an exact count mod p at a random point can only drop)")

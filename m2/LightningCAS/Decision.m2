@@ -204,6 +204,17 @@ robustnessRadius(RingElement, List) := (g, X0) -> (
         "numeric_points" => numeric,
         "singular_components" => lcasSingularCandidates(g, X0)})
 
+-- g before any count: zero, a nonzero constant, or the coefficients of its squarefree part over QQ (what
+-- the exact count reduces mod p: lightning_cas chooses a prime that divides none of them)
+boundaryPolynomialRecord = method()
+boundaryPolynomialRecord(NeuralNetwork, List, List) := (N, values, readout) -> (
+    g := decisionBoundary(N, values, readout);
+    none := g == 0 or first degree g == 0;
+    new HashTable from lcasRecordBase() | {"parameters" => N#"parameters", "zero" => g == 0,
+        "constant" => g != 0 and first degree g == 0,
+        "coefficients" => if none then {} else apply(flatten entries last coefficients lcasSquarefree g,
+            c -> toString lift(c, QQ))})
+
 -- the record of a boundary run (what lightning_cas reads): the polynomial's numbers, both counts,
 -- and, with a point, the critical points and candidates of the radius
 boundaryEDRecord = method(Options => {Modulus => 32003, NumericalRuns => 1})

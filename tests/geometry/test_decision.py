@@ -101,6 +101,13 @@ def test_weights_or_readout_the_prime_divides_give_the_same_boundary_mod_another
     assert r.radius == pytest.approx(line.radius, rel=1e-12) and r.radius_certified
 
 
+def test_a_coefficient_of_g_the_prime_divides_moves_the_prime(m2):
+    # g = 16001 x1^2 + 16002 (x1 + x2)^2: no weight is a multiple of 32003, but g's coefficient of x1^2 is
+    r = boundary_ed(TWO_LINES, at=[1, 0, 1, 1, 16001, 16002], readout=[[1]], m2=m2)
+    assert f"{PRIME}*x_(1,1)^2" in r.polynomial and r.prime != PRIME and is_prime(r.prime)
+    assert r.ed_degree == r.ed_degree_numeric[0] and any(f"mod {r.prime}" in n for n in r.notes)
+
+
 def test_generic_cone_matches_the_formula(m2):
     r = boundary_ed(CUBIC_CONE, seed=3, m2=m2)
     assert r.homogeneous and r.degree == 3 and r.variables == 3
