@@ -55,6 +55,7 @@ export {
     "boundaryEDDegree",
     "boundaryCriticalPoints",
     "robustnessRadius",
+    "boundaryPolynomialRecord",
     "boundaryEDRecord",
     "trainingCriticalPoints",
     "trainingRecord",
@@ -209,6 +210,7 @@ doc ///
         boundaryEDDegree
         boundaryCriticalPoints
         robustnessRadius
+        boundaryPolynomialRecord
         boundaryEDRecord
         trainingCriticalPoints
         :Records

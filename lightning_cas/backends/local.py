@@ -38,7 +38,7 @@ from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Network
 from lightning_cas.system.points import InputData, WeightPoint
-from lightning_cas.core.primes import DEFAULT_PRIME, previous_prime
+from lightning_cas.core.primes import DEFAULT_PRIME, faithful_primes, reduces
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.core.text import spectrum_bands  # noqa: F401 (the float bands, beside the spectrum)
 from lightning_cas.errors import InputError, TimeLimitError, TooLargeError
@@ -56,26 +56,16 @@ def _values(point: WeightPoint | None, net: Network, seed: int) -> np.ndarray:
     return np.array([Fraction(int(v)) for v in rng.integers(-(2 ** 20), 2 ** 20, net.parameters)], dtype=object)
 
 
-def _usable(values, p: int) -> bool:
-    """p may reduce the point: no denominator is divisible by p and no nonzero entry vanishes mod p."""
-    return all(q.denominator % p and (q == 0 or q.numerator % p) for q in values)
-
-
 def _primes_for(values, prime: int | None, count: int = 2) -> list[int]:
-    """Large primes that reduce the point faithfully: a given prime must (else one line), then the primes
-    below it that do; without one, the largest that do below the default prime."""
+    """Large primes that reduce the point faithfully (core.primes.reduces): a given prime must (else one
+    line), then the primes below it that do; without one, the largest that do below the default prime."""
     if prime is not None:
         check_modp_prime(prime)
-        if not _usable(values, prime):
+        if not reduces(values, prime):
             raise InputError(f"the prime {prime} divides an entry or a denominator of the point, so the point mod "
                              f"{prime} is another point; choose another prime (or none: the default ones are "
                              "searched).")
-    out, q = [], prime if prime is not None else DEFAULT_PRIME
-    while len(out) < count and q > 3:
-        if _usable(values, q):
-            out.append(q)
-        q = previous_prime(q)
-    return out
+    return faithful_primes(values, prime if prime is not None else DEFAULT_PRIME, count, "the point")
 
 
 def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, *, inputs: InputData | None = None,

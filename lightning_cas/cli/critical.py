@@ -55,10 +55,12 @@ def _emit(res, output: str) -> None:
 
         echo(m2_text(res), nl=False)
         return
+    # the architecture, the result's own lines (text() never repeats the architecture or the notes), the
+    # notes: each once; echo escapes control characters but keeps the newlines between the lines
     echo(printable(str(res.architecture)))
     text = getattr(res, "text", None)
     if callable(text):
-        echo(printable(text()))
+        echo(text())
     else:  # a result of another verb without a text form: its own fields, one a line
         for key, value in res.to_dict().items():
             if key not in ("kind", "architecture", "script", "notes"):
@@ -86,8 +88,10 @@ def degree_command(widths, attention, tokens, normalization, as_json, output_for
     _emit(res, output)
 
 
-def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output) -> str:
+def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout=None) -> str:
     """The option combinations of `ed`, refused in one line each; the metric that applies."""
+    if layout is not None and inputs is None:
+        raise InputError("--layout says how --inputs is laid out; it goes with --inputs.")
     if targets is not None and inputs is None:
         raise InputError("--targets needs --inputs (the data the targets belong to).")
     if boundary and (targets is not None or inputs is not None or metric is not None):
@@ -95,8 +99,10 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
                          "takes no --metric, --inputs or --targets.")
     if not boundary and (readout is not None or point is not None):
         raise InputError(f"--{'readout' if readout is not None else 'point'} goes with --boundary.")
-    if at is not None and not (boundary or targets is not None):
-        raise InputError("--at goes with --boundary or --targets (the ED degree of the variety needs no weights).")
+    if at is not None and not boundary:
+        raise InputError("--at goes with --boundary (" + ("--targets starts its gauge slice and local searches from "
+                         "weights drawn from --seed" if targets is not None else "the ED degree of the variety "
+                         "needs no weights") + ").")
     if (boundary or targets is not None) and (method != "auto" or output == "m2"):
         raise InputError("--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary "
                          "or --targets.")
@@ -130,7 +136,8 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
 @click.option("--readout", default=None, metavar="PATH", help="With --boundary: the readout w (d_L x t array).")
 @click.option("--point", default=None, metavar="PATH", help="With --boundary: an input X0 (d_0 x t): its real "
               "critical points on the boundary and its robustness radius.")
-@click.option("--at", "at", default=None, metavar="PATH", help="The weights (default: random, from --seed).")
+@click.option("--at", "at", default=None, metavar="PATH", help="With --boundary: the weights (default: random, from "
+              "--seed).")
 @click.option("--targets", default=None, metavar="PATH", help="With --inputs: targets; the real critical points "
               "of the squared loss on the function space.")
 @clean_errors
@@ -138,7 +145,7 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
                method, repeats, boundary, readout, point, at, targets, layout):
     """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
     output = _output(as_json, output_format)
-    metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output)
+    metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout)
     arch = parse_architecture(widths, attention, tokens, normalization)
     from lightning_cas.geometry.degrees import refuse_softmax
 
@@ -150,19 +157,20 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
                    lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
                    timeout, "ed", output != "text")
     elif targets is not None:
-        from lightning_cas.geometry.training import training_critical_points
+        from lightning_cas.geometry.training import read_training, training_critical_points
 
+        data = read_training(arch, inputs, targets, layout)  # read and checked before the progress line
         res = _run("running Macaulay2 (critical points of training)",
-                   lambda: training_critical_points(arch, inputs=inputs, targets=targets, at=at, seed=seed,
-                                                    timeout=timeout, m2=m2), timeout, "ed", output != "text")
+                   lambda: training_critical_points(arch, data=data, at=at, seed=seed, timeout=timeout, m2=m2),
+                   timeout, "ed", output != "text")
     else:
         from lightning_cas.geometry.degrees import ed_degree, plan_ed
 
         plan_ed(arch, method)
-        if inputs is not None:  # read and checked (shape, numbers) before the progress line
-            from lightning_cas.system.points import load_inputs
+        if inputs is not None:  # read and checked (shape, numbers, count, not all zero) before the progress line
+            from lightning_cas.geometry.degrees import read_inputs
 
-            inputs = load_inputs(arch, inputs, layout)
+            inputs = read_inputs(arch, inputs, layout)
         res = _run(f"running Macaulay2 (ED degree, {metric} metric, {method})",
                    lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
                                      m2=m2, repeats=repeats), timeout, "ed", output != "text")

@@ -1,10 +1,17 @@
-"""Primes: a deterministic primality test (no sympy at start-up) and the one check of a modulus.
+"""Primes: a deterministic primality test (no sympy at start-up), the one check of a modulus, and the one
+check that a prime reduces given data faithfully.
 
 Every method that works mod p takes its prime through ``check_prime``; each adds its own range
-(the float64 rank routine needs p < 2^26, Macaulay2 and python-flint p < 2^31).
+(the float64 rank routine needs p < 2^26, Macaulay2 and python-flint p < 2^31). Every method that
+reduces the user's rationals (weights, inputs, targets, a readout, a point) mod p chooses its primes
+after the data is known, through ``faithful_primes``: a prime dividing a denominator leaves an entry
+without a residue, one dividing a nonzero numerator turns the data into other data (a multiple of p
+becomes 0), and either way the answer mod p is the answer for something else.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 from lightning_cas.errors import InputError
 
@@ -70,3 +77,30 @@ def check_prime(p) -> int:
     if not is_prime(p):
         raise InputError(f"the modulus {p} is not prime; use a prime such as {DEFAULT_PRIME}.")
     return p
+
+
+
+def reduces(values, p: int) -> bool:
+    """p reduces the rationals ``values`` faithfully: no denominator is divisible by p and no nonzero entry
+    vanishes mod p (ints, Fractions and finite floats; a float is the rational it stores)."""
+    for v in values:
+        q = v if isinstance(v, Fraction) else Fraction(v)
+        if q.denominator % p == 0 or (q and q.numerator % p == 0):
+            return False
+    return True
+
+
+def faithful_primes(values, start: int = DEFAULT_PRIME, count: int = 1, what: str = "the data") -> list[int]:
+    """The first ``count`` primes, from ``start`` (included when prime) downwards, that reduce ``values``
+    faithfully (``reduces``). Only finitely many primes divide the data, so the search ends; it runs out
+    only for entries with thousands of digits, refused in one line naming ``what``."""
+    values = [v if isinstance(v, Fraction) else Fraction(v) for v in values]
+    out, q = [], start if is_prime(start) else previous_prime(start)
+    while len(out) < count:
+        if reduces(values, q):
+            out.append(q)
+        if q <= 3:
+            raise InputError(f"{what}: every prime from {start} down to 3 divides an entry or a denominator, so no "
+                             "prime reduces it faithfully; use entries with fewer digits.")
+        q = previous_prime(q)
+    return out

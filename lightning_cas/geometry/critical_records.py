@@ -69,6 +69,7 @@ class DecisionBoundaryResult(Provenance, JsonResult):
     complex_critical_points: int | None = None  # homotopy solutions at X0
     exact_critical_points: int | None = None  # degree of the critical ideal at X0 over QQ
     singular_components: tuple[SingularComponent, ...] = ()
+    on_boundary: bool = False  # X0 lies on B (g(X0) = 0 exactly): radius 0, attained at X0
     radius: float | None = None
     radius_at: str | None = None  # "smooth" or "singular"
     radius_certified: bool = False
@@ -81,16 +82,17 @@ class DecisionBoundaryResult(Provenance, JsonResult):
         return all(c == self.ed_degree_exact for c in self.ed_degree_numeric)
 
     def text(self) -> str:
-        """The lines the command line prints."""
-        lines = [f"{self.architecture}",
-                 f"decision boundary B = {{X : <w, f_W(X)> = 0}}: degree {self.degree} in {self.variables} input "
+        """The lines the command line prints after the architecture (which prints the notes after them)."""
+        lines = [f"decision boundary B = {{X : <w, f_W(X)> = 0}}: degree {self.degree} in {self.variables} input "
                  f"coordinates ({self.factors} irreducible factor(s), reduced degree {self.reduced_degree})",
                  f"ED degree {self.ed_degree if self.ed_degree is not None else 'UNDECIDED'}: exact mod "
                  f"{self.prime} {self.ed_degree_exact}, homotopy {', '.join(map(str, self.ed_degree_numeric))} "
                  f"(a generic {'cone' if self.homogeneous else 'hypersurface'} of degree {self.reduced_degree}: "
                  f"{self.generic_ed_degree})   "
                  f"({self.method}; {self.certainty}; {self.elapsed_s:.3g} s)"]
-        if self.point is not None:
+        if self.point is not None and self.on_boundary:
+            lines.append(f"at X0 = ({', '.join(self.point)}): X0 lies on the boundary")
+        elif self.point is not None:
             lines.append(f"at X0 = ({', '.join(self.point)}): {self.complex_critical_points} complex critical "
                          f"points by homotopy, {self.exact_critical_points} by the exact ideal; "
                          f"{len(self.critical_points)} real")
@@ -101,9 +103,9 @@ class DecisionBoundaryResult(Provenance, JsonResult):
             for c in self.singular_components:
                 extra = f", nearest at distance^2 {c.distance_squared}" if c.linear else " (not a subspace)"
                 lines.append(f"  singular component: dimension {c.dimension}, degree {c.degree}{extra}")
+        if self.point is not None:
             lines.append(f"robustness radius {_fmt(self.radius)} (at a {self.radius_at} point; "
                          f"{'certified' if self.radius_certified else 'NOT certified'}): {self.radius_evidence}")
-        lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -138,8 +140,8 @@ class TrainingResult(Provenance, JsonResult):
     notes: tuple[str, ...] = ()
 
     def text(self) -> str:
-        lines = [f"{self.architecture}",
-                 f"squared loss on {self.samples} sample(s): function space of dimension {self.function_dimension}"
+        """The lines the command line prints after the architecture (which prints the notes after them)."""
+        lines = [f"squared loss on {self.samples} sample(s): function space of dimension {self.function_dimension}"
                  f", data metric of rank {self.evaluation_rank}"
                  + (" (degenerate: critical points of the projection)" if self.evaluation_rank < self.function_dimension
                     else ""),
@@ -149,5 +151,4 @@ class TrainingResult(Provenance, JsonResult):
             lines.append(f"  loss {p.loss:.10g}  {p.kind}  (found by {', '.join(p.found_by)})")
         lines.append(f"smallest loss {_fmt(self.minimum_loss)}; best of {self.local_searches} local searches "
                      f"{_fmt(self.local_search_minimum)}")
-        lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.network import Network
+from lightning_cas.core.primes import faithful_primes
 from lightning_cas.core.results import Source
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
@@ -33,7 +35,7 @@ from lightning_cas.options import resolve
 from lightning_cas.system.matrices import exact_array
 from lightning_cas.system.points import as_point, load_weights
 
-PRIME = 32003
+PRIME = 32003  # the exact count's first characteristic; faithful_primes moves below it when the data needs
 # total-degree homotopy: e^(n+1) paths; beyond this a run takes more than minutes (bench_decision)
 MAX_PATHS = 20000
 MAX_VARIABLES = 9
@@ -94,6 +96,32 @@ def check_size(net: Network) -> None:
                             f"{MAX_VARIABLES} coordinates.")
 
 
+POINT_RANGE = (Fraction(1, 100), Fraction(100))  # max |X0| a boundary that is not a cone is searched from
+UNSCALED = (Fraction(1, 16), Fraction(16))  # max |X0| a cone's radius is computed at as it is
+
+
+def point_scale(net: Network, x0: np.ndarray) -> Fraction:
+    """The power of two c the radius is computed at X0 / c with. The homotopy, the alpha test (X0 rounded
+    to 2^-50) and the tolerances are absolute, so far from |X0| ~ 1 they lose critical points or find
+    wrong radii (1e4 gave twice the radius). When g is homogeneous B is a cone, cB = B, and everything at
+    X0 is c times that at X0 / c: outside UNSCALED, 1 <= max |X0 / c| < 2, exactly. A boundary that is
+    not a cone (biases, residual sums) has no such symmetry: X0 outside POINT_RANGE is refused in one line."""
+    s = max((abs(v) for v in x0.flat), default=Fraction(0))
+    if s == 0 or UNSCALED[0] <= s <= UNSCALED[1]:
+        return Fraction(1)
+    if len(net.token_degrees) == 1 and not net.biased:
+        k = s.numerator.bit_length() - s.denominator.bit_length()
+        c = Fraction(2) ** k
+        return c if 1 <= s / c < 2 else c / 2
+    low, high = POINT_RANGE
+    if not low <= s <= high:
+        raise InputError(f"the point's largest entry is {float(s):.3g}: its decision boundary is not a cone (the "
+                         "network has biases or sums of degrees), so the radius cannot be computed at a rescaled "
+                         f"point, and this command searches from points with entries up to {float(high):g} and "
+                         f"largest entry at least {float(low):g} (the homotopy's tolerances are absolute).")
+    return Fraction(1)
+
+
 def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None, m2=None,
                 session=None, numerical_runs: int = 1) -> DecisionBoundaryResult:
     """The ED degree of the decision boundary by two methods and, with ``point``, every real critical point of
@@ -107,17 +135,42 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
     check_size(net)
+    scale = Fraction(1) if x0 is None else point_scale(net, x0)
+    data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])
     with opts.deadline():
         start = time.perf_counter()
+        prime = _prime(opts, net, values, w, data)
         script, rec = opts.macaulay2.run("boundary_ed", {
             **package_params(net), "weights": values, "readout": [list(r) for r in w],
-            "center": [] if x0 is None else [v for row in x0 for v in row], "modulus": PRIME,
+            "center": [] if x0 is None else [v / scale for row in x0 for v in row], "modulus": prime,
             "numericalRuns": numerical_runs, "seed": opts.seed})
         check_parameters(net, rec, script)
-        if json_get(rec, "zero", script):
-            raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
-                             "boundary (every input is on it).")
-        return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source)
+        _refuse_no_boundary(rec, script)
+        return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source, scale)
+
+
+def _refuse_no_boundary(rec: dict, script: str) -> None:
+    if json_get(rec, "zero", script):
+        raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
+                         "boundary (every input is on it).")
+    if rec.get("constant"):
+        raise InputError("the readout and the weights make <w, f_W(X)> a nonzero constant: there is no decision "
+                         "boundary (every input is classified the same).")
+
+
+def _prime(opts, net: Network, values, w, data) -> int:
+    """The exact count's prime, chosen after g is known: mod p it reduces the squarefree part of g, whose
+    coefficients are sums of products of the data, so a prime dividing a data entry, a denominator or one
+    of those coefficients would count another polynomial's critical points (or find no residue)."""
+    script, rec = opts.macaulay2.run("boundary_polynomial", {**package_params(net), "weights": values,
+                                                             "readout": [list(r) for r in w]})
+    check_parameters(net, rec, script)
+    _refuse_no_boundary(rec, script)
+    try:
+        coefficients = [Fraction(c) for c in json_list(rec, "coefficients", script)]
+    except (TypeError, ValueError):
+        raise M2ParseError("expected rational coefficients from Macaulay2", script) from None
+    return faithful_primes(data + coefficients, PRIME, 1, "the weights, readout, point and g's coefficients")[0]
 
 
 def _floats(items, script) -> tuple[float, ...]:
@@ -133,9 +186,22 @@ def _sign_change(coeffs: list[int], lo: Fraction, hi: Fraction) -> bool:
     return h(lo) * h(hi) <= 0
 
 
+def _on_boundary(x0: np.ndarray, singular: bool) -> dict:
+    """X0 on B (Macaulay2 found g(X0) = 0 over QQ): the radius is 0 exactly, attained at X0 itself."""
+    where = "singular" if singular else "smooth"
+    here = CriticalPoint(coordinates=tuple(float(v) for row in x0 for v in row), distance=0.0, stratum=where,
+                         certified=True, certified_real=True, beta_bound=0.0)
+    return {"critical_points": (here,), "on_boundary": True, "radius": 0.0, "radius_at": where,
+            "radius_certified": True, "notes": [],
+            "radius_evidence": "X0 lies on the boundary: g(X0) = 0 exactly over QQ, so the nearest boundary point "
+                               f"is X0 itself (a {where} point of B)"}
+
+
 def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
     """The real critical points, the singular candidates and the radius, with what certifies it."""
     rad = json_get(rec, "radius", script)
+    if rad.get("on_boundary"):
+        return _on_boundary(x0, bool(json_get(rad, "singular_point", script)))
     numeric = json_list(rad, "numeric_points", script)
     exact_count = json_get(rad, "exact_count", script)
     notes, points = [], []
@@ -192,7 +258,35 @@ def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
             "radius_certified": certified, "radius_evidence": "; ".join(evidence), "notes": notes}
 
 
-def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_source) -> DecisionBoundaryResult:
+def _scaled(extra: dict, c: Fraction, e: int) -> dict:
+    """The radius record at X0 / c carried to X0 (B a cone of degree e): points, distances and bounds times
+    c, squared distances times c^2, multipliers times c^(2-e) (x - X0 = lambda grad g, grad g of degree e-1)."""
+    f = float(c)
+
+    def point(p: CriticalPoint) -> CriticalPoint:
+        return replace(p, coordinates=tuple(f * v for v in p.coordinates), distance=f * p.distance,
+                       beta_bound=None if p.beta_bound is None else f * p.beta_bound,
+                       multiplier=None if p.multiplier is None else p.multiplier * f ** (2 - e))
+
+    def component(comp: SingularComponent) -> SingularComponent:
+        if not comp.linear:
+            return comp
+        return replace(comp, distance_squared=text(Fraction(comp.distance_squared) * c * c),
+                       nearest=tuple(text(Fraction(v) * c) for v in comp.nearest))
+
+    out = dict(extra, critical_points=tuple(point(p) for p in extra["critical_points"]),
+               singular_components=tuple(component(comp) for comp in extra.get("singular_components", ())))
+    if out.get("radius") is not None:
+        out["radius"] = f * out["radius"]
+    out["notes"] = list(extra.get("notes", [])) + [
+        f"B is a cone, so the radius was computed at X0 / 2^{c.numerator.bit_length() - c.denominator.bit_length()}"
+        " (largest entry between 1 and 2, the scale the homotopy's tolerances are made for) and carried back "
+        "exactly"]
+    return out
+
+
+def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_source,
+            scale: Fraction = Fraction(1)) -> DecisionBoundaryResult:
     n = json_int(rec, "variables", script)
     if n != net.input * net.tokens:
         raise M2ParseError(f"Macaulay2 reports {n} input coordinates, expected {net.input * net.tokens}", script)
@@ -200,19 +294,25 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
     numeric = tuple(int(c) for c in json_list(rec, "ed_degree_numeric", script))
     reduced = json_int(rec, "reduced_degree", script)
     notes = []
+    prime = json_int(rec, "prime", script)
     agreed = exact if all(c == exact for c in numeric) else None
+    if prime != PRIME:
+        notes.append(f"{PRIME} divides an entry or a denominator of the weights, the readout or the point, or a "
+                     f"coefficient of g, so the exact count runs mod {prime}")
     if agreed is None:
-        notes.append(f"the methods DISAGREE: exact mod {PRIME} {exact}, homotopy {list(numeric)} (a homotopy count "
+        notes.append(f"the methods DISAGREE: exact mod {prime} {exact}, homotopy {list(numeric)} (a homotopy count "
                      "is a lower bound; an exact count mod p at a random point can only drop)")
     if not json_get(rec, "squarefree", script):
         notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
     extra = _radius(rec, x0, script) if x0 is not None else {}
+    if scale != 1 and not extra.get("on_boundary"):
+        extra = _scaled(extra, scale, reduced)
     notes += extra.pop("notes", [])
     return DecisionBoundaryResult(
         architecture=arch, weights=source, readout=tuple(tuple(text(v) for v in row) for row in w),
         polynomial=json_str(rec, "polynomial", script), variables=n, degree=json_int(rec, "degree", script),
         reduced_degree=reduced, factors=json_int(rec, "factors", script), ed_degree=agreed, ed_degree_exact=exact,
-        prime=json_int(rec, "prime", script), ed_degree_numeric=numeric,
+        prime=prime, ed_degree_numeric=numeric,
         homogeneous=bool(json_get(rec, "homogeneous", script)),
         generic_ed_degree=generic_ed_degree(reduced, n, bool(json_get(rec, "homogeneous", script))),
         point=None if x0 is None else tuple(text(v) for row in x0 for v in row), point_source=x0_source,

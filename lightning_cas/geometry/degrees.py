@@ -14,6 +14,7 @@ import time
 
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.network import Network
+from lightning_cas.core.primes import faithful_primes
 from lightning_cas.core.results import Source
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult, Metric
@@ -26,7 +27,7 @@ from lightning_cas.options import resolve
 DEGREE_METHODS = ("auto", "implicit", "numerical")
 ED_METHODS = ("auto", "lagrange", "monodromy")
 ED_METRICS = ("generic", "standard", "data")
-ED_PRIME = 32003  # the Lagrange ideal's characteristic: Groebner bases mod p are fast, u and the form random
+ED_PRIME = 32003  # the Lagrange ideal's first characteristic: Groebner bases mod p are fast, u and the form random
 
 # Size guards, measured on the one-layer cases (bench_critical): the coefficient expansion (output
 # entries x token monomials) and the weights. Beyond them the computation does not finish in minutes.
@@ -175,8 +176,9 @@ def _float(text: str, script: str) -> float:
         raise M2ParseError(f"not a number from Macaulay2: {text[:40]!r}", script) from None
 
 
-def _inputs_param(arch, inputs, layout: str | None = None) -> tuple[list, Source]:
-    """The data metric's inputs (an InputData, a path, or an array in ``layout``) as exact nested lists for M2."""
+def read_inputs(arch, inputs, layout: str | None = None):
+    """The data metric's inputs (an InputData, a path, or an array in ``layout``) read and checked, before
+    any work: at most MAX_SAMPLES, and not all zero for a network without biases (the zero form)."""
     from lightning_cas.system.points import InputData, inputs_from_array, load_inputs
 
     if isinstance(inputs, InputData):
@@ -188,8 +190,25 @@ def _inputs_param(arch, inputs, layout: str | None = None) -> tuple[list, Source
     if data.count > MAX_SAMPLES:
         raise TooLargeError(f"{data.count} inputs: the data metric takes at most {MAX_SAMPLES} (it expands every "
                             "evaluation as a polynomial in the weights).")
+    if not as_network(arch).biased and not any(data.values.flat):
+        raise InputError("every input is zero: a network without biases is 0 there for all weights, so the data "
+                         "metric sum_n |f(X_n)|^2 is the zero form and there is no distance to count.")
+    return data
+
+
+def _inputs_param(arch, inputs, layout: str | None = None) -> tuple[list, Source]:
+    """The data metric's inputs (read_inputs) as exact nested lists for M2."""
+    data = read_inputs(arch, inputs, layout)
     values = [[[v for v in row] for row in mat] for mat in data.values.tolist()]
     return values, Source(data.source, data.sha256, data.count)
+
+
+def ed_prime(metric: str, method: str, values) -> int:
+    """The Lagrange ideal's characteristic: ED_PRIME, or, when it divides an entry or a denominator of the
+    data metric's inputs (the data mod p would be other data), the next prime below that does not."""
+    if method != "lagrange" or metric != "data":
+        return ED_PRIME
+    return faithful_primes([v for mat in values for row in mat for v in row], ED_PRIME, 1, "the inputs")[0]
 
 
 def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=None, method: str = "auto",
@@ -212,11 +231,12 @@ def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=N
         raise InputError(f"ed_degree: repeats must be an integer between 1 and 1000, got {repeats!r}.")
     method = plan_ed(arch, method)
     values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
+    prime = ed_prime(metric, method, values)
     with opts.deadline():
         start = time.perf_counter()
         script, rec = opts.macaulay2.run("ed_degree", {
             **package_params(arch), "metricCode": ED_METRICS.index(metric), "inputs": values,
-            "strategyCode": int(method == "monodromy"), "charP": ED_PRIME, "columns": 1, "repeats": repeats,
+            "strategyCode": int(method == "monodromy"), "charP": prime, "columns": 1, "repeats": repeats,
             "seed": opts.seed})
         return _ed_result(arch, metric, method, rec, script, opts.seed, source, start)
 
@@ -244,6 +264,9 @@ def _ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegr
                      "(coefficients of token monomials of output token 1, chosen first come first kept; "
                      "`lightning-cas implicit --coordinates` lists them)")
     if method == "lagrange":
+        if json_int(rec, "prime", script) != ED_PRIME:
+            notes.append(f"{ED_PRIME} divides an entry or a denominator of the inputs (the data mod {ED_PRIME} "
+                         f"would be other data), so the Lagrange ideal runs mod {json_int(rec, 'prime', script)}")
         if value is None:
             notes.append(f"the critical ideal has dimension {json_int(rec, 'critical_dimension', script)}, not 0: "
                          "the data point was not generic; rerun with another seed")

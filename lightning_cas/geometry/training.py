@@ -18,11 +18,19 @@ linear isomorphism, when the data metric is non-degenerate). Two independent com
   parametrization is critical (the edge of the real neuromanifold), which the homotopy does not list.
 
 ``at`` is not used: the slice and the searches start from points drawn from ``seed``.
+
+Both computations run in float64 (the homotopy's end points, the searches), where the loss's terms
+have sizes s^(2D) (s the largest input entry, D the network's degree in its input) and |Y|^2: data
+whose values at unit weights s^D lie outside [1e-8, 1e8], or targets beyond 1e8, leave no digit of one
+term beside the other (and far out over- or underflow), so they are refused before any work
+(``check_scale``); a rescaled data set is the user's to choose.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from fractions import Fraction
 
 import numpy as np
 
@@ -39,6 +47,8 @@ from lightning_cas.system.matrices import exact_array
 
 MAX_PATHS = 20000  # total-degree homotopy paths (2 D - 1)^r; beyond, a run takes more than minutes
 MAX_SAMPLES = 64
+VALUE_RANGE = (Fraction(1, 10 ** 8), Fraction(10 ** 8))  # s^D, the values' size at unit weights
+MAX_TARGET = Fraction(10 ** 8)
 SEARCHES = 12
 RANK_TOL = 1e-7
 CRIT_TOL = 1e-8
@@ -80,6 +90,48 @@ def second_order(J: np.ndarray, H: np.ndarray) -> tuple[str, tuple[float, ...]]:
     return kind, tuple(float(e) for e in eig)
 
 
+def _size(q: Fraction) -> str:
+    """|q| as a power of ten, for a message (exact for huge or tiny rationals, which floats cannot hold)."""
+    q = abs(q)
+    exponent = math.log10(q.numerator) - math.log10(q.denominator)
+    e = math.floor(exponent)
+    m = 10 ** (exponent - e)
+    if round(m, 2) >= 10:
+        m, e = m / 10, e + 1
+    return f"{m:.3g}e{e}"
+
+
+def check_scale(net, X: np.ndarray, Y: np.ndarray) -> None:
+    """Refuse, before any work, data whose loss float64 cannot hold (module docstring): all-zero inputs of
+    a network without biases (every value is 0, the loss the constant |Y|^2), values at unit weights
+    s^D outside VALUE_RANGE, targets beyond MAX_TARGET."""
+    s = max((abs(v) for v in X.flat), default=Fraction(0))
+    if s == 0 and not net.biased:
+        raise InputError("every input is zero: the network's values are 0 for all weights, so the loss is the "
+                         "constant |Y|^2 and has no critical points to find.")
+    d = net.degree
+    low, high = VALUE_RANGE
+    if s and not low <= s ** d <= high:
+        raise InputError(f"the inputs' largest entry is {_size(s)}, so the network's values (degree {d} in the "
+                         f"input) are of size {_size(s ** d)} at unit weights; this command takes sizes from "
+                         f"{_size(low)} to {_size(high)} (the homotopy and the local searches run in float64, "
+                         "where the loss's terms of size s^(2D) and |Y|^2 must share 16 digits): rescale the "
+                         "inputs.")
+    t = max((abs(v) for v in Y.flat), default=Fraction(0))
+    if t > MAX_TARGET:
+        raise InputError(f"the targets' largest entry is {_size(t)}; this command takes targets up to "
+                         f"{_size(MAX_TARGET)} (the loss |f(X) - Y|^2 is computed in float64): rescale the targets.")
+
+
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """A step of the normal equations, or None where float64 finds them singular (the search then damps)."""
+    try:
+        step = np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        return None
+    return step if np.all(np.isfinite(step)) else None
+
+
 def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEARCHES) -> list[dict]:
     """Levenberg-Marquardt runs from random real weights: per run the loss, the values, the gradient norm
     and whether dz/dW has the rank of the function space there (then a converged run is a critical point
@@ -96,9 +148,9 @@ def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEA
             res = evaluate(net, ar, w, X).reshape(-1) - target
             J = jacobian(net, ar, w, X)
             g = J.T @ res
-            step = np.linalg.solve(J.T @ J + mu * np.eye(net.parameters), -g)
-            w2 = w + step
-            loss2 = float(np.sum((evaluate(net, ar, w2, X).reshape(-1) - target) ** 2))
+            step = _solve(J.T @ J + mu * np.eye(net.parameters), -g)
+            w2 = w if step is None else w + step
+            loss2 = math.inf if step is None else float(np.sum((evaluate(net, ar, w2, X).reshape(-1) - target) ** 2))
             if loss2 < loss:
                 w, loss, mu = w2, loss2, max(mu / 3, 1e-12)
             else:
@@ -113,18 +165,33 @@ def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEA
     return out
 
 
-def training_critical_points(arch, *, inputs, targets, at=None, seed=0, timeout=None, m2=None,
-                             session=None) -> TrainingResult:
-    """The real critical points of the squared loss on the function space, their losses and kinds."""
+def read_training(arch, inputs, targets, layout: str | None = None) -> tuple:
+    """The data, read and checked once before any work: (X, Y, their sources), X and Y exact arrays;
+    passed on as ``data`` so the command line refuses before its progress line. ``layout``
+    "tokens-features" reads the inputs as PyTorch's (N, t, d_0); otherwise they are (N, d_0, t)."""
     net = polynomial_network(arch, "training_critical_points")
-    opts = resolve("training_critical_points", arch, seed=seed, timeout=timeout, m2=m2, session=session)
-    X, x_source = exact_array(inputs, (None, net.input, net.tokens), "inputs", key="inputs")
+    if layout == "tokens-features":
+        X, x_source = exact_array(inputs, (None, net.tokens, net.input), "inputs", key="inputs")
+        X = X.transpose(0, 2, 1)
+    else:
+        X, x_source = exact_array(inputs, (None, net.input, net.tokens), "inputs", key="inputs")
     Y, y_source = exact_array(targets, (None, net.output, net.tokens), "targets", key="targets")
     if X.shape[0] != Y.shape[0]:
         raise InputError(f"the inputs hold {X.shape[0]} sample(s), the targets {Y.shape[0]}: one target per input.")
     if X.shape[0] > MAX_SAMPLES:
         raise TooLargeError(f"{X.shape[0]} samples: this command takes at most {MAX_SAMPLES} (the loss is built "
                             "symbolically).")
+    check_scale(net, X, Y)
+    return X, Y, x_source, y_source
+
+
+def training_critical_points(arch, *, inputs=None, targets=None, at=None, seed=0, timeout=None, m2=None,
+                             session=None, data: tuple | None = None) -> TrainingResult:
+    """The real critical points of the squared loss on the function space, their losses and kinds
+    (``data``: what read_training returned, instead of ``inputs`` and ``targets``)."""
+    net = polynomial_network(arch, "training_critical_points")
+    opts = resolve("training_critical_points", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    X, Y, x_source, y_source = data if data is not None else read_training(arch, inputs, targets)
     bound = min(net.parameters, X.shape[0] * net.output * net.tokens, net.ambient_dimension)
     paths = (2 * net.weight_degree - 1) ** bound
     with opts.deadline():
@@ -133,6 +200,9 @@ def training_critical_points(arch, *, inputs, targets, at=None, seed=0, timeout=
             **package_params(net), "inputs": [[list(r) for r in x] for x in X],
             "targets": [[list(r) for r in y] for y in Y], "maxPaths": MAX_PATHS, "seed": opts.seed})
         check_parameters(net, rec, script)
+        if json_int(rec, "rank", script) == 0:  # what check_scale cannot see from the inputs alone
+            raise InputError("the network's values on these inputs are the same for all weights (dz/dW has rank "
+                             "0), so the loss is constant and has no critical points to find.")
         if json_get(rec, "too_large", script):
             raise TooLargeError(f"the critical equations on the gauge slice have {json_int(rec, 'paths', script)} "
                                 f"homotopy paths (dimension {json_int(rec, 'rank', script)}, weight degree "

@@ -169,6 +169,13 @@ lcasCertify = (g, X0, p, nag) -> (
         "real" => ok and nearReal,
         "nonreal" => ok and not nearReal and imag > 2 * beta + 2^-40})
 
+-- X0 on B (g(X0) = 0, exactly over QQ): the nearest point of B is X0 itself, at distance 0; the Lagrange
+-- system has the solution X0 with lambda = 0, singular when grad g(X0) = 0, so nothing is solved
+lcasAt = (f, X0) -> sub(f, matrix{apply(X0, v -> v / 1)})
+lcasOnBoundary = (g, X0) -> (lcasRationalList("the point", X0, numgens ring g); lcasAt(g, X0) == 0)
+lcasOnBoundaryRecord = (g, X0) -> new HashTable from {"on_boundary" => true,
+    "singular_point" => all(flatten entries jacobian ideal lcasSquarefree g, f -> lcasAt(f, X0) == 0)}
+
 robustnessRadius = method()
 robustnessRadius(RingElement, List) := (g, X0) -> (
     S := ring g;
@@ -197,14 +204,26 @@ robustnessRadius(RingElement, List) := (g, X0) -> (
         "numeric_points" => numeric,
         "singular_components" => lcasSingularCandidates(g, X0)})
 
+-- g before any count: zero, a nonzero constant, or the coefficients of its squarefree part over QQ (what
+-- the exact count reduces mod p: lightning_cas chooses a prime that divides none of them)
+boundaryPolynomialRecord = method()
+boundaryPolynomialRecord(NeuralNetwork, List, List) := (N, values, readout) -> (
+    g := decisionBoundary(N, values, readout);
+    none := g == 0 or first degree g == 0;
+    new HashTable from lcasRecordBase() | {"parameters" => N#"parameters", "zero" => g == 0,
+        "constant" => g != 0 and first degree g == 0,
+        "coefficients" => if none then {} else apply(flatten entries last coefficients lcasSquarefree g,
+            c -> toString lift(c, QQ))})
+
 -- the record of a boundary run (what lightning_cas reads): the polynomial's numbers, both counts,
 -- and, with a point, the critical points and candidates of the radius
 boundaryEDRecord = method(Options => {Modulus => 32003, NumericalRuns => 1})
 boundaryEDRecord(NeuralNetwork, List, List, List) := o -> (N, values, readout, X0) -> (
     g := decisionBoundary(N, values, readout);
     base := lcasRecordBase() | {"parameters" => N#"parameters", "variables" => numgens ring g,
-        "zero" => g == 0};
-    if g == 0 then return new HashTable from base;
+        "zero" => g == 0, "constant" => g != 0 and first degree g == 0};
+    -- no boundary: g = 0 (every input on it) or a nonzero constant (none)
+    if g == 0 or first degree g == 0 then return new HashTable from base;
     gr := lcasSquarefree g;
     t0 := cpuTime();
     exact := boundaryEDDegree(g, Modulus => o.Modulus);
@@ -218,7 +237,8 @@ boundaryEDRecord(NeuralNetwork, List, List, List) := o -> (N, values, readout, X
         "exact_cpu_ms" => round(1000 * (t1 - t0)), "numeric_cpu_ms" => round(1000 * (t2 - t1))};
     if #X0 > 0 then (
         t3 := cpuTime();
-        parts = parts | {"radius" => robustnessRadius(g, X0), "radius_cpu_ms" => round(1000 * (cpuTime() - t3))});
+        parts = parts | {"radius" => (if lcasOnBoundary(g, X0) then lcasOnBoundaryRecord(g, X0) else
+                    robustnessRadius(g, X0)), "radius_cpu_ms" => round(1000 * (cpuTime() - t3))});
     new HashTable from parts)
 
 ---------------------------------------------------------------------------------------------
@@ -248,6 +268,8 @@ trainingCriticalPoints(NeuralNetwork, List, List) := o -> (N, inputs, targets) -
     Jz := jacobian matrix{z};
     w0 := apply(P, i -> (random(1, 9) * (-1)^(random 2)) / 1);
     r := rank sub(Jz, matrix{w0});
+    -- values that no weight changes (the inputs are zero): the loss is constant, nothing to solve
+    if r == 0 then return new HashTable from {"rank" => 0, "paths" => 0, "points" => {}, "too_large" => false};
     -- the gauge: the weights whose columns of dz/dW at w0 are independent stay free, the others are
     -- fixed at their (random) values in w0 (a coordinate slice meets the generic fibers transversally)
     J0 := sub(Jz, matrix{w0});

@@ -99,6 +99,28 @@ doc ///
 
 doc ///
     Key
+        boundaryPolynomialRecord
+        (boundaryPolynomialRecord, NeuralNetwork, List, List)
+    Headline
+        the decision polynomial before any count
+    Usage
+        boundaryPolynomialRecord(N, weights, readout)
+    Inputs
+        N:NeuralNetwork
+        weights:List
+        readout:List
+    Outputs
+        :HashTable
+            {\tt "zero"} and {\tt "constant"} (no boundary), and the coefficients over QQ of the squarefree
+            part of $g$: the exact count of @TO boundaryEDRecord@ reduces them mod its prime, so lightning_cas
+            chooses a prime that divides none of them (nor the weights, the readout or the point)
+    Description
+        Example
+            boundaryPolynomialRecord(neuralNetwork(2, 1, {linearBlock 2, powerBlock 2, linearBlock 1}), {1,0,1,1,16001,16002}, {{1}})
+///
+
+doc ///
+    Key
         boundaryEDRecord
         (boundaryEDRecord, NeuralNetwork, List, List, List)
         [boundaryEDRecord, Modulus]
@@ -121,7 +143,8 @@ doc ///
     Outputs
         :HashTable
             what lightning_cas reads: the polynomial, the exact and the homotopy counts, and with a point
-            @TO robustnessRadius@
+            @TO robustnessRadius@, or, when the point lies on the boundary (g(X0) = 0 over QQ), only
+            {\tt "on_boundary"} and {\tt "singular_point"}: the radius is 0, nothing is solved
 ///
 
 doc ///

@@ -102,12 +102,24 @@ lcasFreeWeights = (B, m) -> (
     if #chosen < m then error "LightningCAS: no gauge of free weights found";
     sort chosen)
 
+-- the data coordinates over QQ rescaled exactly for floating point: each coordinate to largest
+-- coefficient 1 (y = D y', so the form becomes D G D) and the form to largest entry 1. A linear change
+-- of coordinates and a scalar leave the ED degree alone; without them the coefficients have the size
+-- of the inputs to the degree of the network (1e-600 or 1e900 from entries 1e-200 or 1e300), which CC
+-- rounds to 0 or infinity
+lcasUnitScale = (R, B, G) -> (
+    sc := apply(B, f -> max apply(flatten entries last coefficients f, a -> abs lift(a, QQ)));
+    D := diagonalMatrix(QQ, sc);
+    G = D * lift(G, QQ) * D;
+    top := max apply(flatten entries G, abs);
+    (R, apply(#B, i -> (1 / sc#i) * B#i), if top == 0 then G else (1 / top) * G))
+
 -- numerical ED degree: critical points of s -> q(F(w0 + L s) - u), s the m free weights of a gauge
 -- (the others fixed at random values w0), by monodromy in the data point u; regular critical
 -- points off the vertex whose images are distinct are counted (a lower bound unless confirmed)
 lcasMonodromyED = (N, metric, columns, repeats) -> (
     needsPackage "MonodromySolver";
-    (R, B, G) := if instance(metric, List) then lcasDataCoordinates(N, QQ, metric)
+    (R, B, G) := if instance(metric, List) then lcasUnitScale lcasDataCoordinates(N, QQ, metric)
         else ((R0, B0, nc) := lcasSpanCoordinates(N, QQ, columns); (R0, B0, null));
     n := #B;
     m := lcasImageDimension B;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -17,7 +18,8 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Linear, Network, Power
 from lightning_cas.errors import InputError, LightningError, TimeLimitError, TooLargeError
 from lightning_cas.geometry.critical_records import DecisionBoundaryResult, TrainingResult
-from lightning_cas.geometry.decision import boundary_ed, generic_ed_degree
+from lightning_cas.core.primes import is_prime
+from lightning_cas.geometry.decision import PRIME, boundary_ed, generic_ed_degree
 from lightning_cas.geometry.training import training_critical_points
 
 LINE = Network(2, 1, (Linear(1),))  # g = 3 x1 + 4 x2 at the weights below
@@ -51,6 +53,59 @@ def test_two_lines_radius_by_hand(two_lines):
     assert two_lines.radius == pytest.approx(1.5 / math.sqrt(2), rel=1e-10) and two_lines.radius_certified
     singular = [c for c in two_lines.singular_components]
     assert len(singular) == 1 and singular[0].dimension == 0 and singular[0].distance_squared == "17/4"
+
+
+@pytest.mark.parametrize("net, at, point, stratum", [
+    (LINE, [3, 4], [[4], [-3]], "smooth"),
+    (TWO_LINES, [1, 0, 0, 1, 1, -1], [[0], [0]], "singular"),  # the two lines cross at the origin
+    (TWO_LINES, [1, 0, 0, 1, 1, -1], [["1/3"], ["-1/3"]], "smooth"),
+])
+def test_a_point_on_the_boundary_has_radius_zero_exactly(m2, net, at, point, stratum):
+    r = boundary_ed(net, at=at, readout=[[1]], point=point, m2=m2)
+    assert r.on_boundary and r.radius == 0 and r.radius_at == stratum and r.radius_certified
+    assert r.critical_points[0].coordinates == tuple(float(Fraction(v)) for row in point for v in row)
+    assert "X0 lies on the boundary" in r.text() and DecisionBoundaryResult.from_json(r.to_json()) == r
+
+
+def test_a_point_just_off_the_boundary_is_not_on_it(m2):
+    # g(X0) = 4e-9 exactly: the test is exact, not a tolerance
+    r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=[[4], ["-2999999999/1000000000"]], m2=m2)
+    assert not r.on_boundary and r.radius == pytest.approx(4e-9 / 5, rel=1e-6)
+
+
+@pytest.mark.parametrize("scale", [2.0 ** -600, 2.0 ** 900])
+def test_a_cone_is_searched_at_any_scale_of_the_point(line, m2, scale):
+    # B is a cone: the radius from s X0 is s times that from X0 (computed at a point of size 1, carried back)
+    r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=np.array([[1.0], [2.0]]) * scale, m2=m2)
+    assert r.radius == pytest.approx(line.radius * scale, rel=1e-12) and r.radius_certified
+    assert r.critical_points[0].coordinates == pytest.approx(
+        tuple(v * scale for v in line.critical_points[0].coordinates), rel=1e-10)
+    assert any("carried back exactly" in n for n in r.notes)
+
+
+def test_a_boundary_that_is_not_a_cone_takes_points_of_moderate_size(m2):
+    affine = Network(2, 1, (Linear(1, bias=True),))  # g = 3 x1 + 4 x2 + 5
+    r = boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1], [2]], m2=m2)
+    assert r.radius == pytest.approx(16 / 5, rel=1e-12) and not r.homogeneous
+    with pytest.raises(InputError, match=r"largest entry is 1e\+03.*not a cone") as info:
+        boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1000], [2]], m2=m2)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("at, readout", [([3 * PRIME, 4 * PRIME], [[1]]), ([3, 4], [[f"1/{PRIME}"]])])
+def test_weights_or_readout_the_prime_divides_give_the_same_boundary_mod_another_prime(line, m2, at, readout):
+    # g = 32003 (3 x1 + 4 x2), or g / 32003: the same line, whose g is 0, or has no residue, mod 32003
+    r = boundary_ed(LINE, at=at, readout=readout, point=[[1], [2]], m2=m2)
+    assert (r.ed_degree, r.ed_degree_numeric) == (line.ed_degree, line.ed_degree_numeric)
+    assert r.prime != PRIME and is_prime(r.prime) and any(f"mod {r.prime}" in n for n in r.notes)
+    assert r.radius == pytest.approx(line.radius, rel=1e-12) and r.radius_certified
+
+
+def test_a_coefficient_of_g_the_prime_divides_moves_the_prime(m2):
+    # g = 16001 x1^2 + 16002 (x1 + x2)^2: no weight is a multiple of 32003, but g's coefficient of x1^2 is
+    r = boundary_ed(TWO_LINES, at=[1, 0, 1, 1, 16001, 16002], readout=[[1]], m2=m2)
+    assert f"{PRIME}*x_(1,1)^2" in r.polynomial and r.prime != PRIME and is_prime(r.prime)
+    assert r.ed_degree == r.ed_degree_numeric[0] and any(f"mod {r.prime}" in n for n in r.notes)
 
 
 def test_generic_cone_matches_the_formula(m2):
@@ -116,6 +171,12 @@ def test_zero_boundary_refused(m2):
         boundary_ed(LINE, at=[3, 4], readout=[[0]], m2=m2)
 
 
+def test_constant_boundary_refused(m2):
+    # biases can make g a nonzero constant: no input is on B (Macaulay2 once failed on an empty factor list)
+    with pytest.raises(InputError, match="nonzero constant"):
+        boundary_ed(Network(2, 1, (Linear(1, bias=True),)), at=[0, 0, 5], readout=[[1]], point=[[1], [2]], m2=m2)
+
+
 def test_timeout_is_honoured(m2):
     with pytest.raises(TimeLimitError):
         boundary_ed(Architecture((2, 1), (2,), 2), point=[[1, 2], [-1, 3]], timeout=0.5, m2=m2)
@@ -175,6 +236,12 @@ def test_training_segre_attention_is_honest(m2):
     ({"inputs": np.zeros((2, 2, 2)), "targets": np.zeros((2, 2, 2))}, "targets must have shape (N, 1, 2)"),
     ({"inputs": np.zeros((2, 2, 2)), "targets": np.zeros((3, 1, 2))}, "one target per input"),
     ({"inputs": np.full((1, 2, 2), np.nan), "targets": np.zeros((1, 1, 2))}, "NaN"),
+    # float64 cannot hold the loss of these (values of size s^3 at unit weights): refused, naming the size
+    ({"inputs": np.full((2, 2, 2), 1e-200), "targets": np.ones((2, 1, 2))}, "largest entry is 1e-200"),
+    ({"inputs": np.full((2, 2, 2), 1e300), "targets": np.ones((2, 1, 2))}, "of size 1e900 at unit weights"),
+    ({"inputs": np.full((2, 2, 2), 1e-3), "targets": np.ones((2, 1, 2))}, "takes sizes from 1e-8 to 1e8"),
+    ({"inputs": np.ones((2, 2, 2)), "targets": np.full((2, 1, 2), 1e9)}, "targets' largest entry is 1e9"),
+    ({"inputs": np.zeros((2, 2, 2)), "targets": np.ones((2, 1, 2))}, "every input is zero"),
 ])
 def test_training_refusals(kwargs, words):
     with pytest.raises(LightningError) as info:

@@ -14,7 +14,9 @@ from lightning_cas.api import result_from_dict
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult
-from lightning_cas.geometry.degrees import m2_text
+from lightning_cas.core.network import Linear, Network, Power
+from lightning_cas.core.primes import is_prime
+from lightning_cas.geometry.degrees import ED_PRIME, m2_text
 from lightning_cas.macaulay2.runner import M2Session
 
 SEGRE = Architecture((2, 1), (1,), tokens=2)  # the cone over the Segre P^1 x P^2
@@ -43,6 +45,34 @@ def test_generic_ed_degree_of_the_segre_cone_is_ten_and_a_rich_data_metric_agree
     inputs = np.random.default_rng(1).integers(-5, 6, size=(6, 2, 2))
     data = ed_degree(SEGRE, metric="data", inputs=inputs, session=session, layout="features-tokens")
     assert (data.ed_degree, data.degenerate, data.span, data.coordinates) == (10, False, 6, 6)
+
+
+def test_inputs_the_prime_divides_give_the_count_of_harmless_inputs_mod_another_prime(session, tmp_path):
+    # f is homogeneous in X, so scaling every input by c scales the data form by c^(2 deg f) and leaves its
+    # ED degree alone: multiples of 32003, and 32003 in every denominator, must give the plain count, mod
+    # another prime the result names (mod 32003 they would be zero, or have no residue)
+    net = Network(2, 1, (Linear(1), Power(2)))  # (w . x)^2: a quadric cone, three inputs make the form definite
+    X = np.array([[[1], [0]], [[0], [1]], [[1], [2]]])
+    plain = ed_degree(net, metric="data", inputs=X, session=session)
+    assert plain.prime == ED_PRIME and not plain.degenerate and not any(str(ED_PRIME) in n for n in plain.notes)
+    over = tmp_path / "over.json"  # exact rationals come from a file
+    over.write_text(json.dumps([[[f"{v}/{ED_PRIME}" for v in r] for r in m] for m in X.tolist()]))
+    for inputs in (X * ED_PRIME, str(over)):
+        res = ed_degree(net, metric="data", inputs=inputs, session=session)
+        assert (res.ed_degree, res.span, res.coordinates) == (plain.ed_degree, plain.span, plain.coordinates)
+        assert res.prime != ED_PRIME and is_prime(res.prime) and any(f"mod {res.prime}" in n for n in res.notes)
+
+
+def test_monodromy_sees_the_same_data_metric_at_any_scale_of_the_inputs(session):
+    # inputs scaled by 2^-600 or 2^900 (exactly, in float64): the coordinates are the plain ones times
+    # 2^(-1200) or 2^1800, which Macaulay2 rescales exactly before going to floating point, so the same seed
+    # gives the same run (unscaled, CC rounded them to 0 or infinity: "ED degree >= 0", or no end)
+    net = Network(2, 1, (Linear(1), Power(2)))
+    X = np.array([[[1.0], [0.0]], [[0.0], [1.0]], [[1.0], [2.0]]])
+    runs = [ed_degree(net, metric="data", inputs=X * scale, method="monodromy", repeats=1, seed=4, session=session)
+            for scale in (1.0, 2.0 ** -600, 2.0 ** 900)]
+    assert runs[0].ed_degree >= 1
+    assert [(r.ed_degree, r.solutions) for r in runs[1:]] == [(runs[0].ed_degree, runs[0].solutions)] * 2
 
 
 def test_generic_ed_degree_of_the_full_attention_layer_is_fourteen(session):
@@ -93,6 +123,8 @@ def test_refusals_before_any_work():
         ed_degree(SEGRE, metric="data")
     with pytest.raises(InputError, match=r"shape \(N, 2, 2\)"):
         ed_degree(SEGRE, metric="data", inputs=np.zeros((3, 2, 3)))
+    with pytest.raises(InputError, match="every input is zero"):  # the zero form: nothing to count
+        ed_degree(SEGRE, metric="data", inputs=np.zeros((3, 2, 2)), layout="features-tokens")
 
 
 @pytest.mark.parametrize("args, message", [
