@@ -56,16 +56,18 @@ def _values(point: WeightPoint | None, net: Network, seed: int) -> np.ndarray:
     return np.array([Fraction(int(v)) for v in rng.integers(-(2 ** 20), 2 ** 20, net.parameters)], dtype=object)
 
 
-def _primes_for(values, prime: int | None, count: int = 2) -> list[int]:
-    """Large primes that reduce the point faithfully (core.primes.reduces): a given prime must (else one
-    line), then the primes below it that do; without one, the largest that do below the default prime."""
+def _primes_for(values, prime: int | None, count: int = 2, inputs=None) -> list[int]:
+    """Large primes that reduce the point, and the inputs when given, faithfully (core.primes.reduces): a given
+    prime must (else one line), then the primes below it that do; without one, the largest that do below the
+    default prime. An input whose denominator the prime divided had no residue at all."""
+    data = list(values) + ([] if inputs is None else list(np.asarray(inputs, dtype=object).reshape(-1)))
+    what = "the point" if inputs is None else "the point and the inputs"
     if prime is not None:
         check_modp_prime(prime)
-        if not reduces(values, prime):
-            raise InputError(f"the prime {prime} divides an entry or a denominator of the point, so the point mod "
-                             f"{prime} is another point; choose another prime (or none: the default ones are "
-                             "searched).")
-    return faithful_primes(values, prime if prime is not None else DEFAULT_PRIME, count, "the point")
+        if not reduces(data, prime):
+            raise InputError(f"the prime {prime} divides an entry or a denominator of {what}, so they are other "
+                             f"numbers mod {prime}; choose another prime (or none: the default ones are searched).")
+    return faithful_primes(data, prime if prime is not None else DEFAULT_PRIME, count, what)
 
 
 def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, *, inputs: InputData | None = None,
@@ -75,7 +77,7 @@ def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, 
     start = time.perf_counter()
     check_memory(net)
     values = _values(point, net, seed)
-    primes = _primes_for(values, prime)
+    primes = _primes_for(values, prime, inputs=None if inputs is None else inputs.values)
     runs = []
     for k, q in enumerate(primes):
         deadline.check()

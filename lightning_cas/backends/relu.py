@@ -90,7 +90,7 @@ def _grown(net: Network, values, seed: int, samples: int, X, patterns: dict, pri
     ReLU network's rank grows with the activation regions the inputs reach. So rounds of inputs at the next
     scale (1, 3, 9, ...) are added while a round raises the rank mod p and the mechanisms' claimed upper bound
     is not reached, at most MAX_ROUNDS; (X, patterns, rounds) of the last round that raised it."""
-    q = _primes_for(values, prime, count=1)[0]
+    q = _primes_for(values, prime, count=1, inputs=X)[0]
     ar = ModP(q)
     target = net.parameters - kernel_bound(net.parameters, cands, [True] * len(cands.vectors)).count
 
@@ -140,7 +140,7 @@ def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, 
         X, patterns, streams = first
         cands = candidates(net, values)  # identities that hold at every input
         X, patterns, rounds = _grown(net, values, seed, samples, X, patterns, prime, cands)
-    primes = _primes_for(values, prime)
+    primes = _primes_for(values, prime, inputs=X)
     given = inputs is not None  # input-dependent kernel vectors only for the given inputs
     if given:
         cands = candidates(net, values, patterns, streams)

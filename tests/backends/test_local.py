@@ -14,7 +14,7 @@ from lightning_cas import api
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.system.examples import konda_point
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Activation, Attention, Linear, Network, Power
 from lightning_cas.system.points import WeightPoint, as_point
 from lightning_cas.core.softmax import jacobian as float_jacobian
 from lightning_cas.errors import InputError, UnsupportedError
@@ -95,3 +95,29 @@ def test_konda_point_float64_forty_certified_fifty_two():
 def test_softmax_has_no_exact_path():
     with pytest.raises(UnsupportedError, match="certified"):
         api.dimension(Architecture((2, 2), (1,), 2, "softmax"), at=[0.5] * 8, exact=True)
+
+
+@pytest.mark.parametrize("net", [Network(2, 1, (Linear(2, bias=True), Activation("relu"), Linear(1))),
+                                 Network(2, 2, (Attention(1, bias=True), Linear(1)))], ids=["relu", "polynomial"])
+def test_inputs_whose_denominators_the_default_primes_divide_choose_other_primes(net):
+    """The primes are chosen after the data: an input with 16777213 (the default prime) or 16777199 (the next
+    one) in a denominator has no residue mod them (an internal ZeroDivisionError before); the rank is the one
+    over QQ, from other primes."""
+    from fractions import Fraction as F
+
+    from lightning_cas.core.primes import DEFAULT_PRIME
+
+    rng = np.random.default_rng(0)
+    X = np.array([F(int(v), 7) for v in rng.integers(-20, 21, 6 * net.input * net.tokens)],
+                 dtype=object).reshape(6, net.input, net.tokens)
+    X[0, 0, 0] = F(1, DEFAULT_PRIME)
+    X[1, -1, -1] = F(5, 16777199)
+    w = [F(int(v), 4) for v in rng.integers(-6, 7, net.parameters)]
+    from lightning_cas.system.points import InputData
+
+    data = InputData(X)  # exact rationals, as an inputs file gives them
+    r = api.dimension(net, at=WeightPoint(net, tuple(w)), inputs=data)
+    assert DEFAULT_PRIME not in r.primes and 16777199 not in r.primes and len(r.primes) == 2
+    exact = api.dimension(net, at=WeightPoint(net, tuple(w)), inputs=data, exact=True) if net.polynomial else None
+    assert exact is None or exact.dimension == r.dimension
+    assert r.certificate is None or r.certificate.certified
