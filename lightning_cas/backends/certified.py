@@ -233,7 +233,7 @@ def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | Non
             J, G = _gram(net, values, X, prec)
             # every offered vector is checked against J at this precision before it may bound the rank
             proof = kernel_bound(P, cands, ball_images(J, [v for _, v in cands.vectors], prec))
-            upper = min(P - proof.count, rows)
+            upper = min(P, rows) if contradiction else min(P - proof.count, rows)  # once beaten, never again
             spec = Spectrum(net, G, prec, min(P, rows))  # not capped at the upper bound: a clash is seen
             if spec.rank > upper:  # a proved minor beats the kernel vectors: they cannot all be right
                 contradiction, upper = True, min(P, rows)
