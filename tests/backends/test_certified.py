@@ -257,3 +257,22 @@ def test_without_a_limit_the_precision_stops_at_its_cap():
     w = np.random.default_rng(3).standard_normal(OPEN.parameters) / 2
     r = rank_at_point_softmax(OPEN, _point(OPEN, w), max_digits=120)
     assert r.certificate.digits <= 120 and r.certificate.stopped is None and r.certificate.lower == 19
+
+
+def test_a_proved_minor_above_the_kernel_bound_switches_the_mechanisms_off(monkeypatch):
+    """A failure that cannot be provoked honestly: a wrong vector that the ball check let through. The pivot
+    search is not capped at the upper bound, so the proved minor beats it, and no mechanism is used."""
+    import flint
+
+    from lightning_cas.backends import certified
+    from lightning_cas.core.kernel_proof import Candidates
+
+    net = Network(2, 2, (Attention(1, normalization="softmax"), Linear(1)))
+    P = net.parameters
+    wrong = [[flint.fmpq(int(i == k)) for i in range(P)] for k in range(P)]  # every weight "unseen"
+    monkeypatch.setattr(certified, "candidates", lambda net, values: Candidates(tuple(("forged", v) for v in wrong)))
+    monkeypatch.setattr(certified, "ball_images", lambda J, vectors, digits: [True] * len(vectors))
+    r = api.dimension(net, at=[0.5, -0.25, 0.75, 1.0, -0.5, 0.25, 0.5, -1.0, 0.125, 2.0][:P])
+    c = r.certificate
+    assert c.upper >= c.lower > 0 and c.upper_by == "the rows and columns of the Jacobian"
+    assert any("none of them is used" in n for n in r.notes)
