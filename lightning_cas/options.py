@@ -18,7 +18,7 @@ from lightning_cas.system.deadline import time_limit
 from lightning_cas.core.methods import (DIMENSION_METHODS, FIBER_METHODS, METHOD_ALIASES,  # noqa: F401
                                        SINGULAR_METHOD_SPELLINGS, SINGULAR_METHODS)
 from lightning_cas.core.primes import check_prime as check_modulus
-from lightning_cas.core.primes import PRIME_LIMIT, is_prime, second_primes
+from lightning_cas.core.primes import PRIME_LIMIT, next_prime, second_primes
 from lightning_cas.core.weights import MultiHead, point_from_dict
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.connection import Macaulay2
@@ -54,10 +54,7 @@ def _shown_bound(value: float) -> str:
 
 
 def smallest_prime_above(n: int) -> int:
-    n = max(int(n), 2) + 1
-    while not is_prime(n):
-        n += 1
-    return n
+    return next_prime(n)
 
 
 def check_failure_bound(prime: int, numerator: int, method: str, *, repetitions: int = 1,

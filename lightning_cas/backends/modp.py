@@ -38,7 +38,7 @@ from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.gfp import MODULUS_LIMIT
 from lightning_cas.core.network import Network
-from lightning_cas.core.primes import DEFAULT_PRIME, check_prime, second_primes
+from lightning_cas.core.primes import DEFAULT_PRIME, check_prime, next_prime, second_primes
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 
@@ -198,6 +198,24 @@ def failure_bound(arch: Architecture | Network, rank: int, prime: int) -> float:
     return min(1.0, failure_numerator(arch, rank) / prime)
 
 
+def default_prime(arch: Architecture | Network, repetitions: int = 2) -> int:
+    """The default prime, raised where the network needs it: the largest failure bound a run could state
+    (options.MAX_FAILURE_BOUND's rule, the one a given prime must pass) stays below 10^-3 for every prime the
+    repetitions use, where a prime of the float64 engine's range (below 2^26) does; where none does (the
+    deepest networks) the default stays, and the bound the result states is what it is (a larger prime there
+    would cost up to three times the time and still not meet the rule)."""
+    from lightning_cas.options import MAX_FAILURE_BOUND
+
+    floor = math.floor(failure_numerator(arch) / MAX_FAILURE_BOUND)  # a prime q passes when q > floor
+    p = DEFAULT_PRIME
+    while min(second_primes(p, repetitions)) <= floor:
+        q = next_prime(max(p, floor))
+        if q >= MODULUS_LIMIT:
+            return DEFAULT_PRIME
+        p = q
+    return p
+
+
 def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | None = None, repetitions: int = 2,
                    samples: int | None = None) -> DimensionResult:
     """Dimension by exact rank mod p, repeated with a second prime and seed."""
@@ -206,7 +224,7 @@ def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | Non
         raise UnsupportedError("the modp method computes lightning (polynomial) networks only; "
                                "softmax is not polynomial, use --method numeric.")
     start = time.perf_counter()
-    p = check_modp_prime(prime if prime is not None else DEFAULT_PRIME)
+    p = check_modp_prime(prime if prime is not None else default_prime(net, repetitions))
     primes = second_primes(p, repetitions)
     check_memory(net)
     runs = []

@@ -47,6 +47,14 @@ def is_prime(n: int) -> bool:
     return True
 
 
+def next_prime(n: int) -> int:
+    """The smallest prime above n."""
+    n = max(int(n), 2) + 1
+    while not is_prime(n):
+        n += 1
+    return n
+
+
 def previous_prime(n: int) -> int:
     """The largest prime below n (n > 3)."""
     n -= 1

@@ -195,3 +195,22 @@ def test_verify_compare_explains_token_collapse():
     assert cmp["lightning"]["dimension"] == 18 and cmp["softmax"]["dimension"] == 22
     assert cmp["difference"] == 4 > cmp["depth"]
     assert "beyond the scaling" in cmp["explanation"]
+
+
+def test_the_default_prime_keeps_the_failure_bound_below_the_rule_where_a_prime_in_range_can():
+    """The rule a given prime must pass (every repetition's bound below 10^-3) holds for the default too: the
+    transformer example stated 1.3e-3 per run with 16777213; where no prime below 2^26 can pass, the default
+    stays (a larger prime costs time and meets nothing)."""
+    from lightning_cas.backends.modp import default_prime, failure_numerator
+    from lightning_cas.core.primes import DEFAULT_PRIME, second_primes
+    from lightning_cas.options import MAX_FAILURE_BOUND
+    from lightning_cas.system.networks import load_network
+
+    net = load_network("examples/transformer.toml")
+    r = dimension(net, method="modp")
+    assert r.failure_bound < MAX_FAILURE_BOUND and min(r.primes) > DEFAULT_PRIME
+    for arch in (net, Architecture((3, 3, 3), (2, 2), tokens=2), Architecture((32,) * 5, (8,) * 4, tokens=3)):
+        p = default_prime(arch)
+        bound = failure_numerator(arch) / min(second_primes(p, 2))
+        assert bound < MAX_FAILURE_BOUND or p == DEFAULT_PRIME
+    assert default_prime(Architecture((3, 3, 3), (2, 2), tokens=2)) == DEFAULT_PRIME
