@@ -142,14 +142,21 @@ def test_a_value_bias_shifts_the_output_only_under_softmax(normalization, offere
 
 @st.composite
 def relu_networks(draw):
-    """Linear/ReLU stacks and ReLU mlps, with biases or not, one token or a few."""
+    """Linear/ReLU stacks, ReLU mlps and lightning heads, with biases or not, one token or a few."""
     width, tokens = draw(st.integers(1, 3)), draw(st.integers(1, 2))
     out, w = [], width
     for _ in range(draw(st.integers(1, 2))):
-        if draw(st.booleans()):
+        kind = draw(st.sampled_from(["linear-relu", "mlp", "attention"]))
+        if kind == "linear-relu":
             hidden = draw(st.integers(1, 4))
             out += [Linear(hidden, bias=draw(st.booleans())), Activation("relu")]
             w = hidden
+        elif kind == "attention":  # a lightning head before or after the ReLUs (polynomial given the patterns)
+            residual = draw(st.booleans())
+            new = w if residual else draw(st.integers(1, 3))
+            out.append(Attention(1, value=draw(st.sampled_from([None, 1])), out=new, residual=residual,
+                                 causal=draw(st.booleans()), bias=draw(st.booleans())))
+            w = new
         else:
             residual = draw(st.booleans())
             new = w if residual else draw(st.integers(1, 3))
