@@ -164,7 +164,8 @@ def TIMEOUT_OPTION(fn):  # noqa: N802 (spelled like the other shared options)
         with time_limit(limit):
             return fn(*args, **kwargs)
     return _TIMEOUT(wrapper)
-M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary; a relative path is from the current "
+                         "directory (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 FORMATS = ("text", "json", "m2", "latex")
 
