@@ -13,6 +13,7 @@ import contextlib
 import copy
 import math
 import os
+import secrets
 import time
 from pathlib import Path
 
@@ -224,7 +225,7 @@ def capped_client(cap: int):
         def watch_output(self) -> None:
             """Hear when the output socket drops a message over the size limit (it disconnects then)."""
             sock = self.kc.iopub_channel.socket
-            address = f"inproc://lcas-iopub-{id(sock)}"
+            address = f"inproc://lcas-iopub-{secrets.token_hex(8)}"  # one per client: never a stale one's
             sock.monitor(address, zmq.EVENT_DISCONNECTED)
             self.monitor = zmq.Context.shadow(sock.context.underlying).socket(zmq.PAIR)
             self.monitor.linger = 0
