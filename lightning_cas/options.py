@@ -116,6 +116,10 @@ def check_m2(m2) -> str | Macaulay2 | None:
         m2 = os.fspath(m2)
     if not isinstance(m2, str) or not m2.strip() or "\x00" in m2:
         raise InputError(f"m2 must be the path of the Macaulay2 binary, got {m2!r}.")
+    if os.sep in m2 and not os.path.isabs(m2):
+        # the caller means their own directory, and means it now: Macaulay2 runs stand in a private directory
+        # (where ./M2 would be looked up), and a sweep's workers may start after the caller moved on
+        m2 = os.path.abspath(m2)
     return m2
 
 

@@ -170,7 +170,8 @@ def heads_command(results, out, no_plot):
 @click.option("--json", "as_json", is_flag=True, help="With --execute: one JSON object on stdout.")
 @click.option("--kernel", default="m2", show_default=True, help="Jupyter kernel name (with --execute).")
 @click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True, high=86400),
-              help="Seconds per cell (default: each job's own time limit).")
+              help="Seconds per cell, the setup cell and reruns included; no cell runs longer (default: "
+                   "each job's own time limit, with 20 s of grace).")
 @click.option("--install-package", is_flag=True, help="Copy the Macaulay2 package LightningCAS into "
               "~/.Macaulay2/code/, where Macaulay2 and its Jupyter kernel load it by name.")
 @clean_errors

@@ -12,7 +12,7 @@ import click
 
 from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
 from lightning_cas.core.checks import as_int, check_timeout, integer_value, real_value
-from lightning_cas.system.deadline import exit_on_terminate, time_limit
+from lightning_cas.system.deadline import exit_on_terminate, shielded, time_limit
 from lightning_cas.core.display import escape, printable
 from lightning_cas.core.methods import DIMENSION_METHODS
 from lightning_cas.core.network import Network
@@ -30,6 +30,7 @@ def echo(message="", **kwargs) -> None:
     click.echo(escape(message, "terminal", "\n\t"), **kwargs)
 
 
+@shielded  # the report of an error is never cut by the time limit's alarm (it fires again after)
 def _fail(message: str, code: int) -> None:
     click.echo(f"lightning-cas: error: {printable(message)}", err=True)
     sys.exit(code)
@@ -64,6 +65,7 @@ class GuardedStdout:
         return getattr(self._stream, name)
 
 
+@shielded
 def _stdout_gone(exc: StdoutError) -> None:
     """Leave quietly when the reader of stdout went away (``| head``), in one line when stdout
     cannot take the bytes (``> /dev/full``); never a traceback at interpreter exit."""
@@ -162,7 +164,8 @@ def TIMEOUT_OPTION(fn):  # noqa: N802 (spelled like the other shared options)
         with time_limit(limit):
             return fn(*args, **kwargs)
     return _TIMEOUT(wrapper)
-M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary; a relative path is from the current "
+                         "directory (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 FORMATS = ("text", "json", "m2", "latex")
 
@@ -344,6 +347,8 @@ class OneLineErrors(click.Group):
             _fail(f"{exc.format_message()} (see --help)", exc.exit_code)
         except StdoutError as exc:  # --help or --version into a closed pipe or a full disk
             _stdout_gone(exc)
+        except LightningError as exc:  # a time limit whose alarm landed while a bug was being reported
+            _fail(str(exc), exc.exit_code)
         finally:
             sys.stdout = stdout
         sys.exit(result if isinstance(result, int) else 0)

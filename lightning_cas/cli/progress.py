@@ -14,6 +14,7 @@ import time
 import click
 
 from lightning_cas.system import progress
+from lightning_cas.system.deadline import shielded
 from lightning_cas.core.display import printable
 
 SHOW_AFTER_S = 0.5  # runs shorter than this show nothing
@@ -89,6 +90,7 @@ class _ProgressLine(threading.Thread):
             except OSError:
                 return
 
+    @shielded  # the line is cleared even when the time limit runs out right then: the error line starts clean
     def stop(self) -> None:
         self.finished.set()
         self.join(2 * REFRESH_S + 1)

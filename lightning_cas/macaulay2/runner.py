@@ -57,7 +57,7 @@ def find_m2(m2: str | None = None) -> str:
     found = shutil.which(name)
     if not found:
         raise M2NotFoundError(f"Macaulay2 binary {name!r} not found; {INSTALL_HINT}")
-    return found
+    return os.path.abspath(found)  # M2 starts in work_dir(): a relative path would be looked up there
 
 
 def work_dir() -> Path:

@@ -5,7 +5,10 @@ three ways, each where it fits:
 
 * Macaulay2 runs get ``deadline.left()`` as their own limit (the runner kills the process group);
 * Python work in the main thread is interrupted by a ``SIGALRM`` between two bytecodes (sympy,
-  loops over numpy calls), and loops call ``check()`` between steps (any thread);
+  loops over numpy calls), and loops call ``check()`` between steps (any thread). The alarm never
+  cuts what must finish: the report of an error already on its way, a cleanup, a limit's own set-up
+  and clean-up, an import (``_must_wait``); there it waits and fires again a moment later, so a time
+  limit always ends in its one line and leaves no alarm armed behind it;
 * the few long *C* calls an alarm cannot interrupt (a python-flint rank of a large matrix, a
   float SVD, an arb high-precision spectrum: seconds each) go through ``stoppable``, which runs
   them in a forked child that is killed at the limit.
@@ -27,11 +30,12 @@ import os
 import pickle
 import select
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
 
-from lightning_cas.errors import M2TimeoutError, TimeLimitError
+from lightning_cas.errors import LightningError, M2TimeoutError, TimeLimitError
 
 _local = threading.local()
 # the alarm is the backstop: it comes a moment after the end, so that a Macaulay2 run or a stoppable
@@ -89,44 +93,102 @@ def check() -> None:
 
 
 REFIRE_S = 0.05  # an expired alarm fires again this often until its exception gets through
+# while one of these is being handled the command (or the sweep job) is ending already: its report and its
+# cleanups (killing a child, a Macaulay2 process group) run to the end, and the alarm only fires again later
+_ENDING = (LightningError, SystemExit, KeyboardInterrupt)
+_SHIELDED: set = set()  # the code of functions an alarm never cuts (see shielded)
+
+
+def shielded(fn):
+    """Mark ``fn`` as code the alarm never cuts: an alarm landing in it, or in anything it calls, waits
+    REFIRE_S and tries again. For short code that must finish: the one-line report of an error, a limit's
+    own set-up and clean-up. A raise there would replace the report by a bare exception (nothing on
+    stderr), or leave an alarm armed and a deadline on the stack after the limit's end."""
+    _SHIELDED.add(fn.__code__)
+    return fn
+
+
+def _must_wait(frame) -> bool:
+    """Whether an alarm landing at ``frame`` must wait: an ending exception is being handled, the frame
+    is (called from) shielded code, or a module is being imported (a half-run import leaves the module
+    broken for the rest of the process, e.g. a sweep worker's next job; an import ends on its own)."""
+    if isinstance(sys.exc_info()[1], _ENDING):
+        return True
+    while frame is not None:
+        code = frame.f_code
+        if code in _SHIELDED or code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _alarm_allowed() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-@contextmanager
-def time_limit(timeout: float | None):
-    """Run the body under ``timeout`` seconds, or under the enclosing limit if that ends sooner."""
-    outer = current()
-    deadline = Deadline(timeout)
-    if outer.end is not None and (deadline.end is None or outer.end <= deadline.end):
-        deadline = outer
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    stack.append(deadline)
-    armed = deadline is not outer and deadline.end is not None and _alarm_allowed()
-    if armed:
-        def on_alarm(_signum, _frame):
-            # Python drops an exception raised where it cannot propagate (a gc callback, a __del__): the
-            # alarm is set again first, so a dropped one fires again until the limit reaches the body
-            signal.setitimer(signal.ITIMER_REAL, REFIRE_S)
-            raise deadline.expired_error()
-        old_handler = signal.signal(signal.SIGALRM, on_alarm)
-        old_delay, _ = signal.setitimer(signal.ITIMER_REAL,
-                                        max(deadline.end + ALARM_GRACE_S - time.monotonic(), 1e-3))
-        armed_at = time.monotonic()
-    try:
-        yield deadline
-    finally:
-        if armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old_handler)
-            if old_delay > 0:  # an outer alarm (e.g. a sweep job's) keeps its own end
-                signal.setitimer(signal.ITIMER_REAL, max(old_delay - (time.monotonic() - armed_at), 1e-3))
-        stack.pop()
+class _Limit:
+    """The context manager of ``time_limit``; a class, not a generator, so that its set-up and clean-up
+    are shielded functions (a generator's clean-up runs from contextlib's ``__exit__``, where an alarm
+    could land first and skip it)."""
 
+    def __init__(self, timeout: float | None):
+        self.timeout = timeout
+        self.armed = self.live = False
+
+    @shielded
+    def __enter__(self) -> Deadline:
+        outer = current()
+        deadline = Deadline(self.timeout)
+        if outer.end is not None and (deadline.end is None or outer.end <= deadline.end):
+            deadline = outer
+        self.deadline = deadline
+        self.stack = getattr(_local, "stack", None)
+        if self.stack is None:
+            self.stack = _local.stack = []
+        self.stack.append(deadline)
+        self.armed = self.live = deadline is not outer and deadline.end is not None and _alarm_allowed()
+        if self.armed:
+            self.old_hook = sys.unraisablehook
+            sys.unraisablehook = self._dropped
+            self.old_handler = signal.signal(signal.SIGALRM, self._on_alarm)
+            self.old_delay, _ = signal.setitimer(signal.ITIMER_REAL,
+                                                 max(deadline.end + ALARM_GRACE_S - time.monotonic(), 1e-3))
+            self.armed_at = time.monotonic()
+        return deadline
+
+    def _on_alarm(self, _signum, frame):
+        if not self.live:
+            return
+        # set again first: Python drops an exception raised where it cannot propagate (a gc callback, a
+        # __del__), and library code may swallow it; the alarm fires again until the limit reaches the body
+        signal.setitimer(signal.ITIMER_REAL, REFIRE_S)
+        if _must_wait(frame):
+            return
+        raise self.deadline.expired_error()
+
+    def _dropped(self, unraisable):
+        """A dropped alarm is not news: it fires again; anything else goes to the hook there was."""
+        if self.live and isinstance(unraisable.exc_value, TimeLimitError):
+            return
+        self.old_hook(unraisable)
+
+    @shielded
+    def __exit__(self, *_exc) -> bool:
+        if self.armed:
+            self.live = False  # first: from here on the handler does nothing
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old_handler)
+            sys.unraisablehook = self.old_hook
+            if self.old_delay > 0:  # an outer alarm (e.g. a sweep job's) keeps its own end
+                signal.setitimer(signal.ITIMER_REAL, max(self.old_delay - (time.monotonic() - self.armed_at), 1e-3))
+        self.stack.pop()
+        return False
+
+
+def time_limit(timeout: float | None) -> _Limit:
+    """Run the body under ``timeout`` seconds, or under the enclosing limit if that ends sooner
+    (``with time_limit(t) as deadline:``)."""
+    return _Limit(timeout)
 
 
 def die_with_parent() -> None:

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -299,6 +300,47 @@ def test_time_limits_stop_cells_and_the_next_cell_still_runs(results, kernel):
     out = {o.label: o for o in run.outcomes}
     assert out[IMP].verdict == "error" and "exceeded" in out[IMP].message and out[IMP].elapsed_s < 15
     assert out[JAC].verdict == "reproduced", out[JAC]
+
+
+@pytest.mark.slow
+def test_the_timeout_bounds_every_cell_the_setup_cell_too(results, kernel):
+    """Under --timeout a cell gets that limit and no grace: a job cell silent for longer (its own magic
+    says 100 s) is stopped at it; a setup cell that hangs ends the run at it, its retries included
+    (a hung kernel once cost three times 60 + 20 s)."""
+    from lightning_cas.errors import NotebookKernelError
+
+    nb, cells = nbk.build_notebook(results, limit_s=2)
+    code = job_cells(nb)
+    code[IMP].source = code[IMP].source.replace("--%timeout=2\n", "--%timeout=100\nsleep 100;\n")
+    run = nbk.run_notebook(nb, cells, limit_s=2)
+    out = {o.label: o for o in run.outcomes}
+    assert out[IMP].verdict == "error" and "2 s" in out[IMP].message and out[IMP].elapsed_s < 6, out[IMP]
+    assert out[JAC].verdict == "reproduced", out[JAC]
+    nb, cells = nbk.build_notebook(results, limit_s=2)
+    setup = next(c for c in nb.cells if c.get("metadata", {}).get(nbk.META, {}).get("role") == "setup")
+    setup.source = setup.source.replace("--%timeout=2\n", "--%timeout=100\nsleep 100;\n")
+    began = time.monotonic()
+    with pytest.raises(NotebookKernelError, match="setup cell.*2 s"):
+        nbk.run_notebook(nb, cells, limit_s=2)
+    assert time.monotonic() - began < 20  # a kernel start, 2 s, a shutdown: no second attempt
+
+
+@pytest.mark.slow
+def test_a_cell_that_prints_more_than_the_cap_fails_in_one_line(results, kernel, tmp_path, monkeypatch):
+    """A cell's output has the cap of a script's (1 MiB here, 64 MiB by default): 1.5 MiB is counted and
+    dropped; 4 MiB is refused by the socket unread; either way that cell fails and the next one runs."""
+    monkeypatch.setattr(nbk.kernel, "MAX_CELL_OUTPUT_BYTES", 2 ** 20)
+    nb, cells = nbk.build_notebook(results)
+    code = job_cells(nb)
+    code[JAC].source += '\nscan(1536, i -> << concatenate(1023:"x") << endl);'
+    code[IMP].source += '\nscan(4096, i -> << concatenate(1023:"y") << endl);'
+    run = nbk.run_notebook(nb, cells, tmp_path / "capped.ipynb")
+    out = {o.label: o for o in run.outcomes}
+    for label in (JAC, IMP):
+        assert out[label].verdict == "error" and "more than 1 MiB" in out[label].message, out[label]
+        assert "\n" not in out[label].message
+    assert out[MODP].verdict == "reproduced", out[MODP]
+    assert (tmp_path / "capped.ipynb").stat().st_size < 2 ** 20  # nothing of the output was kept
 
 
 def test_a_kernel_that_dies_at_start_is_one_line(results, tmp_path, m2):

@@ -113,6 +113,28 @@ def test_cli_missing_binary_is_one_line(tmp_path):
     assert len(lines) == 1 and "apt-get install" in lines[0] and lines[0].startswith("lightning-cas: error:")
 
 
+def test_a_relative_m2_path_is_the_callers_not_the_scratch_directorys(m2, tmp_path, monkeypatch):
+    """--m2 ./wrapper names a file in the caller's directory; Macaulay2 runs stand in a private scratch
+    directory, where the same relative path names nothing."""
+    import json
+
+    from click.testing import CliRunner
+
+    from lightning_cas.cli import main
+
+    used = tmp_path / "wrapper-ran"
+    wrapper = tmp_path / "m2wrap"
+    wrapper.write_text(f'#!/bin/sh\ntouch "{used}"\nexec "{m2}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    args = ["dim", "--widths", "2,2", "--attention", "1", "--json"]
+    res = CliRunner().invoke(main, [*args, "--method", "jacobian", "--m2", "./m2wrap"])
+    assert res.exit_code == 0, res.stderr
+    assert used.exists()  # the wrapper ran, not the M2 on PATH
+    modp = CliRunner().invoke(main, [*args, "--method", "modp"])
+    assert json.loads(res.stdout)["dimension"] == json.loads(modp.stdout)["dimension"]
+
+
 def test_m2_error_is_a_script_error_with_the_message(m2, tmp_path):
     path = script(tmp_path, 'x = 1;\nerror "boom";\n')
     with pytest.raises(M2ScriptError) as err:

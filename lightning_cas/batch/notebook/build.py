@@ -148,11 +148,15 @@ def cell_code(rec: JobResult, limit_s: float | None = None) -> tuple[str | None,
                       f'lcasCheck("{rec.label}", r);', "r"]), None
 
 
-def setup_source() -> str:
+SETUP_LIMIT_S = 60  # the setup cell's limit when no --timeout is given (it loads the package)
+
+
+def setup_source(limit_s: float | None = None) -> str:
     """The first code cell: loads LightningCAS by name (installed once, see the title cell) and
-    defines ``lcasCheck``, which prints a cell's records only for a checking kernel."""
+    defines ``lcasCheck``, which prints a cell's records only for a checking kernel. ``limit_s``: the
+    limit of every cell (``--timeout``), this one's too."""
     return "\n".join([
-        "--%timeout=60",
+        f"--%timeout={math.ceil(limit_s) if limit_s is not None else SETUP_LIMIT_S}",
         "-- the Macaulay2 package of lightning_cas, installed once (see above) and loaded by name",
         'needsPackage "LightningCAS";',
         "lcasChecking = lcasChecking === true;",
@@ -257,7 +261,7 @@ def build_notebook(path: str | os.PathLike, limit_s: float | None = None):
     if table:
         nb.cells.append(v4.new_markdown_cell(table))
     if any(c.runnable for c in cells):
-        nb.cells.append(v4.new_code_cell(setup_source(), metadata={META: {"role": "setup"}}))
+        nb.cells.append(v4.new_code_cell(setup_source(limit_s), metadata={META: {"role": "setup"}}))
     for c in cells:
         nb.cells.append(v4.new_markdown_cell(_job_markdown(c)))
         if c.code is None:

@@ -16,16 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.system.files import check_path
-from lightning_cas.batch.notebook.build import KERNELSPEC, META, JobCell, build_notebook, md, nbformat_modules
+from lightning_cas.batch.notebook.build import (KERNELSPEC, META, SETUP_LIMIT_S, JobCell, build_notebook, md,
+                                                nbformat_modules)
 from lightning_cas.batch.notebook.judge import INCOMPLETE, CellOutcome, cell_text, clean_outputs, judge, safe_records
-from lightning_cas.batch.notebook.kernel import ATTEMPTS, STARTUP_S, Kernel, kernel_spec
+from lightning_cas.batch.notebook.kernel import ATTEMPTS, STARTUP_S, CellLimit, Kernel, kernel_spec
 from lightning_cas.batch.records import Status
 from lightning_cas.core.display import printable
 from lightning_cas.system.files import write_file
 from lightning_cas.errors import InputError, LightningError, NotebookKernelError
 
 KERNEL = KERNELSPEC["name"]
-GRACE_S = 20  # nbclient's hard limit per cell beyond the kernel's own (silence) limit
+GRACE_S = 20  # nbclient's hard limit per cell beyond the kernel's own (silence) limit, without --timeout
 CHECKING = "lcasChecking = true;\n"
 
 
@@ -120,18 +121,22 @@ def _setup_found(cell) -> dict:
 
 def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = None, *, kernel: str = KERNEL,
                  limit_s: float | None = None, startup_timeout: float = STARTUP_S,
-                 grace_s: float = GRACE_S) -> NotebookRun:
+                 grace_s: float | None = None) -> NotebookRun:
     """Execute a notebook built by :func:`build_notebook` (possibly edited since) and judge every
     job cell (matched by its metadata label) against its stored result.
 
-    A cell gets the kernel's own silence limit (its ``--%timeout`` magic) and a hard limit of
-    ``limit + grace_s`` from nbclient. After a failed cell the kernel is replaced by a fresh one;
-    a cell whose output came back without its own end record is rerun (up to ATTEMPTS runs)."""
+    Every cell, the setup cell too, gets the kernel's own silence limit (its ``--%timeout`` magic)
+    and a hard limit of ``limit + grace_s`` from nbclient; ``grace_s`` is GRACE_S under the jobs' own
+    limits and 0 under ``limit_s`` (``--timeout``: no cell runs longer). After a failed cell the kernel
+    is replaced by a fresh one; a cell whose output came back without its own end record is rerun (up
+    to ATTEMPTS runs) within what is left of its limit, and so is the setup cell."""
     try:
         import nbclient  # noqa: F401
     except ImportError:
         raise InputError("notebook execution needs nbclient (pip install 'lightning_cas[notebook]').") from None
     _check_limit(limit_s)
+    if grace_s is None:
+        grace_s = GRACE_S if limit_s is None else 0
     start = time.perf_counter()
     info = kernel_spec(kernel)
     nb.metadata["kernelspec"] = {**nb.metadata.get("kernelspec", KERNELSPEC), "name": kernel}
@@ -156,19 +161,21 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
             if todo:
                 if setup is None:
                     raise InputError("the notebook has no lightning-cas setup cell.")
-                session = Kernel(nb, kernel, work, startup_timeout, grace_s, setup, CHECKING, _setup_found)
+                setup_limit = (SETUP_LIMIT_S if limit_s is None else limit_s) + grace_s
+                session = Kernel(nb, kernel, work, startup_timeout, setup_limit, setup, CHECKING, _setup_found)
                 info.update(session.start())
             for index, cell, job in todo:
                 limit = math.ceil(limit_s if limit_s is not None else job.limit_s)
+                limits = CellLimit(limit + grace_s)
                 for attempt in range(1, ATTEMPTS + 1):
                     t0 = time.perf_counter()
-                    failure = session.run(cell, index, limit)
+                    failure = session.run(cell, index, limits)
                     took = time.perf_counter() - t0
                     outcome = (CellOutcome(job.label, "error", failure, elapsed_s=took) if failure
                                else judge(job, cell_text(cell), took, limit))
                     if outcome.verdict == "error":
                         session.start()
-                    if not outcome.message.startswith(INCOMPLETE) or attempt == ATTEMPTS:
+                    if not outcome.message.startswith(INCOMPLETE) or attempt == ATTEMPTS or limits.spent():
                         break
                 if attempt > 1:
                     outcome.message = (outcome.message + "; " if outcome.message else "") + f"{attempt} runs"
