@@ -201,23 +201,14 @@ def as_point(arch: Architecture | Network, value, name: str = "the point") -> We
     raise InputError(f"{name} must be a WeightPoint, a dict, or a list of weights, got {type(value).__name__}.")
 
 
-def _plain(v):
-    """An entry as the JSON form has it: Fractions as "p/q" strings, numpy scalars as Python numbers."""
-    if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-    if isinstance(v, np.floating):
-        return float(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
-
-
 def _old_point(arch: Architecture, value, name: str):
     layers = []
     for i, layer in enumerate(value, start=1):
         if not isinstance(layer, (list, tuple)) or len(layer) != 3:
             raise InputError(f"{name}: layer {i} must be a triple (Q, K, V).")
-        layers.append({k: [[_plain(v) for v in row] for row in M] for k, M in zip("QKV", layer)})
+        # entries as given: parse_entry reads Fractions and numpy scalars (with their own subnormal range)
+        layers.append({k: [list(row) if isinstance(row, (list, tuple, np.ndarray)) else row for row in M]
+                       for k, M in zip("QKV", layer)})
     return point_from_dict(arch, {"layers": layers})
 
 

@@ -195,3 +195,76 @@ def test_verify_compare_explains_token_collapse():
     assert cmp["lightning"]["dimension"] == 18 and cmp["softmax"]["dimension"] == 22
     assert cmp["difference"] == 4 > cmp["depth"]
     assert "beyond the scaling" in cmp["explanation"]
+
+
+# ---- the failure bound a run states keeps the promise a given prime is held to (options.MAX_FAILURE_BOUND)
+
+def _transformer():
+    from lightning_cas.system.networks import load_network
+
+    return load_network("examples/transformer.toml")
+
+
+BOUND_SHAPES = {  # from the default primes' range to the largest primes below 2^26 (bound at the largest rank)
+    "(2, 2)": lambda: Architecture((2, 2), (1,), 2),
+    "(3, 3, 3)": lambda: Architecture((3, 3, 3), (2, 2), 2),
+    "(3, 3, 3, 3, 3)": lambda: Architecture((3, 3, 3, 3, 3), (3, 3, 3, 3), 2),
+    "(8, 8, 8, 8, 8)": lambda: Architecture((8, 8, 8, 8, 8), (4, 4, 4, 4), 2),
+    "transformer.toml": _transformer,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(BOUND_SHAPES))
+@pytest.mark.parametrize("seed", [0, 7])
+def test_the_failure_bound_a_result_reports_keeps_the_promise(shape, seed):
+    from lightning_cas.backends.modp import MODULUS_LIMIT, failure_bound, failure_numerator
+    from lightning_cas.core.primes import DEFAULT_PRIME, second_primes
+    from lightning_cas.options import MAX_FAILURE_BOUND, check_failure_bound
+
+    arch = BOUND_SHAPES[shape]()
+    numerator = failure_numerator(arch)  # at the largest rank: the most a run could state
+    for result in (dimension(arch, seed=seed), verify(arch, seed=seed).computed):
+        assert result.failure_bound is not None and result.failure_bound <= MAX_FAILURE_BOUND, result.primes
+        assert result.failure_bound == failure_bound(arch, result.dimension, min(result.primes))  # the stated rule
+        # the fast default is kept where it passes the rule a given prime is held to; else larger primes
+        assert (result.primes[0] == DEFAULT_PRIME) == (numerator / min(second_primes(DEFAULT_PRIME, 2))
+                                                        < MAX_FAILURE_BOUND)
+        if numerator / MODULUS_LIMIT < MAX_FAILURE_BOUND:  # a prime below 2^26 can pass: the chosen ones do
+            check_failure_bound(result.primes[0], numerator, "modp", repetitions=2)
+
+
+def test_beyond_every_modp_prime_the_runs_together_keep_the_promise_and_say_so():
+    """Depth 5 (token degree 3^5): no prime below 2^26 keeps one run's bound below the promise at the largest
+    rank; the largest primes are used and the note states the bound of all runs under-counting together."""
+    from lightning_cas.backends.modp import MODULUS_LIMIT, default_primes, failure_bound, failure_numerator
+    from lightning_cas.options import MAX_FAILURE_BOUND
+
+    arch = Architecture((4,) * 7, (2,) * 6, 2)
+    assert failure_numerator(arch) / MODULUS_LIMIT > MAX_FAILURE_BOUND
+    primes = default_primes(arch)
+    assert all(p > MODULUS_LIMIT * 0.99 for p in primes)
+    product = 1.0
+    for q in primes:
+        product *= failure_numerator(arch) / q
+    assert product <= MAX_FAILURE_BOUND
+    result = dimension(arch)
+    together = 1.0
+    for q in result.primes:
+        together *= failure_bound(arch, result.dimension, q)
+    assert together <= MAX_FAILURE_BOUND
+    if result.failure_bound > MAX_FAILURE_BOUND:
+        assert any(f"at most {together:.2g}" in note for note in result.notes), result.notes
+
+
+def test_verify_of_the_transformer_example_prints_a_bound_within_the_promise():
+    import re
+
+    from lightning_cas.options import MAX_FAILURE_BOUND
+
+    res = CliRunner().invoke(main, ["verify", "--arch", "examples/transformer.toml", "--json"])
+    assert res.exit_code in (0, 3), res.stderr
+    assert json.loads(res.stdout)["computed"]["failure_bound"] <= MAX_FAILURE_BOUND
+    res = CliRunner().invoke(main, ["dim", "--arch", "examples/transformer.toml"])
+    assert res.exit_code == 0, res.stderr
+    printed = [float(b) for b in re.findall(r"failure bound ([0-9.e+-]+) per run", res.stdout)]
+    assert printed and all(b <= MAX_FAILURE_BOUND for b in printed), res.stdout
