@@ -358,3 +358,23 @@ def test_boundary_ed_runs_take_numpy_integers_too():
 def test_a_network_refuses_blocks_that_are_not_a_sequence(blocks):
     one_line_input_error(lambda: lightning_cas.Network(2, 2, blocks()), "blocks must be a list")
     assert lightning_cas.Network(2, 2, [lightning_cas.Attention(1)]).parameters == 8  # a list is fine
+
+
+def test_every_public_verb_taking_points_inputs_or_counts_is_covered_above():
+    """A verb added to the package with a point, inputs or a count must join the tables above."""
+    import inspect
+
+    covered = {"at": POINT_VERBS, "point": POINT_VERBS, "inputs": INPUT_VERBS}
+    counts = {name.split("(")[1].rstrip(")"): name.split("(")[0] for name in COUNTS}
+    missing = []
+    for name in lightning_cas.__all__:
+        value = getattr(lightning_cas, name)
+        if not inspect.isfunction(value):
+            continue
+        for param in inspect.signature(value).parameters:
+            if param in covered and name not in covered[param]:
+                missing.append(f"{name}({param})")
+            if param in ("repeats", "numerical_runs", "numerical_degree_runs", "minor_budget") \
+                    and counts.get(param) != name:
+                missing.append(f"{name}({param})")
+    assert missing == []
