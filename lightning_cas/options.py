@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from lightning_cas.core.architecture import check_architecture
-from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value  # noqa: F401
+from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value, shown  # noqa: F401,E501
 from lightning_cas.system.deadline import time_limit
 from lightning_cas.core.methods import (DIMENSION_METHODS, FIBER_METHODS, METHOD_ALIASES,  # noqa: F401
                                        SINGULAR_METHOD_SPELLINGS, SINGULAR_METHODS)
@@ -211,18 +211,16 @@ def check_point(arch, point, name: str = "point"):
 
     Everything else (strings, floats, wrong shapes) is refused in one sentence before any work.
     """
-    def entry(v):
-        if isinstance(v, Fraction):
-            return v.numerator if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-        if type(v).__module__ == "numpy" and hasattr(v, "item"):
-            return v.item()
-        return v
-
     def rows(M):
+        # entries stay as given (Fractions, numpy scalars with their dtype): core.weights.parse_entry reads
+        # each exactly, with the subnormal range of its own type, and names a too large one by its size
         if not isinstance(M, (list, tuple)) and not hasattr(M, "tolist"):
-            raise InputError(f"the {name}: each of Q, K, V must be a matrix (rows of entries), got {M!r}.")
-        M = M.tolist() if hasattr(M, "tolist") else M
-        return [[entry(v) for v in row] if isinstance(row, (list, tuple)) else row for row in M]
+            raise InputError(f"the {name}: each of Q, K, V must be a matrix (rows of entries), got {shown(M)}.")
+        if hasattr(M, "tolist") and getattr(M, "ndim", 2) != 2:
+            raise InputError(f"the {name}: each of Q, K, V must be a matrix (rows of entries), got an array of "
+                             f"shape {tuple(M.shape)}.")
+        M = [list(row) for row in M] if hasattr(M, "tolist") else M
+        return [list(row) if isinstance(row, (list, tuple)) else row for row in M]
 
     if isinstance(point, dict):
         return point_from_dict(arch, point)

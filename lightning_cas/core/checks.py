@@ -78,6 +78,21 @@ def parse_int_list(text: str, name: str) -> tuple[int, ...]:
     return tuple(as_int(p, name) for p in parts)
 
 
+def count_value(value, name: str, low: int, high: int) -> int:
+    """An integer option with a range (repeats, runs, budgets): a Python or numpy integer, never a bool,
+    float or string, between ``low`` and ``high``."""
+    number = integer_value(value)
+    if number is None or not low <= number <= high:
+        raise InputError(f"{name} must be an integer between {low} and {high}, got {shown(value)}.")
+    return number
+
+
+def as_sequence(values, name: str, what: str) -> list:
+    """``values`` as a list when it is a sequence (list, tuple, range, 1-D numpy array), else one
+    InputError: a generator is refused too (read once, it could not be validated and then used)."""
+    return _sequence(values, name, what)
+
+
 def _sequence(values, name: str, what: str):
     """``values`` as a list when it is a sequence (a 1-D numpy array too), else one InputError."""
     if _numpy(values) and hasattr(values, "ndim") and hasattr(values, "tolist"):

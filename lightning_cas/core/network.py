@@ -34,7 +34,7 @@ __all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activatio
 import math
 from dataclasses import dataclass, field, fields, replace
 
-from lightning_cas.core.checks import as_int, integer_value, shown
+from lightning_cas.core.checks import as_int, as_sequence, integer_value, shown
 from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, FUNCTIONS, KINDS, MAX_BLOCKS,
                                        MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Activation,
                                        Attention, Block, LayerNorm, Linear, Power, WeightMatrix, _KeyError)
@@ -64,9 +64,8 @@ class Network:
         width = _top_int(self.input, "input", source, MAX_WIDTH)
         tokens = _top_int(self.tokens, "tokens", source, MAX_TOKENS)
         blocks = self.blocks
-        if isinstance(blocks, (str, bytes, dict, set, frozenset)) or not hasattr(blocks, "__iter__"):
-            raise InputError(f"{source}: blocks must be a list of blocks, got {type(blocks).__name__}.")
-        blocks = tuple(blocks)
+        # the one list rule (core.checks): a list, tuple or range; a generator, set, dict or string is refused
+        blocks = tuple(as_sequence(blocks, f"{source}: blocks", "blocks"))
         if not blocks:
             raise InputError(f"{source}: a network needs at least one block.")
         if len(blocks) > MAX_BLOCKS:

@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.checks import check_seed
+from lightning_cas.core.checks import check_seed, shown
 from lightning_cas.errors import InputError
 from lightning_cas.core.numbers import rational_text
 
@@ -48,36 +48,125 @@ def _is_rational(value: str) -> bool:
         raise InputError(f"division by zero in {value!r}.") from None
 
 
-def exact_float(value: float, where: str) -> Fraction:
-    """A float as the binary rational it is; NaN, infinities and subnormals are refused (a subnormal is
-    almost always an underflow, not a trained weight, and its exact value has over 300 digits)."""
+def smallest_normal(dtype) -> float:
+    """The smallest normal number of a float dtype (float16 6.1e-5, float32 and bfloat16 1.2e-38,
+    float64 2.2e-308; long double float64's): below it, a nonzero entry of that type is refused."""
+    try:
+        own = float(np.finfo(dtype).smallest_normal)
+    except (TypeError, ValueError):
+        own = SMALLEST_NORMAL
+    return max(own, SMALLEST_NORMAL)  # long double is held to float64's range: tinier values have 1000s of digits
+
+
+def exact_float(value, where: str, dtype=np.float64) -> Fraction:
+    """A float as the binary rational it is; NaN, infinities and subnormals of its own type (``dtype``:
+    float16, bfloat16 (held as float32), float32 or float64) are refused: a subnormal is almost always an
+    underflow, not a trained weight, and a float64 one's exact value has over 300 digits."""
     import math
 
     if not math.isfinite(value):
         raise InputError(f"{where}: the entry {value!r} is not a finite number.")
-    if value != 0.0 and abs(value) < SMALLEST_NORMAL:
-        raise InputError(f"{where}: the entry {value!r} is a subnormal float (below 2.2e-308); write 0 or a "
-                         "rational string if it is meant.")
-    return Fraction(value)
+    tiny = smallest_normal(dtype)
+    if value != 0.0 and abs(value) < tiny:
+        raise InputError(f"{where}: the entry {value!r} is a subnormal {np.dtype(dtype).name} (below {tiny:.2g}); "
+                         "write 0 or a rational string if it is meant.")
+    return Fraction(*value.as_integer_ratio()) if hasattr(value, "as_integer_ratio") else Fraction(float(value))
+
+
+def _size_checked(q: Fraction, where: str) -> Fraction:
+    """A rational within MAX_DIGITS digits above and below the line; else refused, naming its size."""
+    top, bottom = abs(q.numerator), q.denominator
+    for part, value in (("numerator", top), ("denominator", bottom)):
+        if value.bit_length() <= 3 * MAX_DIGITS:  # under 55 digits: no need to count them
+            continue
+        # counted exactly up to 3000 digits (str() has a limit), estimated beyond
+        digits = len(str(value)) if value.bit_length() < 10_000 else f"about {int(value.bit_length() * 0.30103)}"
+        if not isinstance(digits, int) or digits > MAX_DIGITS:
+            raise InputError(f"{where}: the entry's {part} has {digits} digits, above the supported maximum of "
+                             f"{MAX_DIGITS} (a larger rational is refused, not rounded).")
+    return q
 
 
 def parse_entry(value, where: str) -> Fraction:
-    """An integer, a rational string like "3/4" or a float (read exactly, as the binary rational it is)."""
-    if isinstance(value, bool):
+    """An integer, a Fraction, a rational string like "3/4" or a float (read exactly, as the binary
+    rational it is); Python's or numpy's, never a bool. The same reading for JSON and Python values."""
+    if isinstance(value, bool) or _numpy(value) and value.dtype.kind == "b":
         raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got {value!r}.")
-    if isinstance(value, int):
+    if _numpy(value) and value.dtype.kind in "iu":
+        q = Fraction(int(value))
+    elif _numpy(value) and value.dtype.kind == "f":
+        return exact_float(value, where, value.dtype)  # its own type's subnormal range
+    elif isinstance(value, int):
         q = Fraction(value)
+    elif isinstance(value, Fraction):
+        q = value
     elif isinstance(value, float):
         return exact_float(value, where)  # a double's exact value has at most 1075 binary digits
     elif isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 8:
-        raise InputError(f"{where}: entry has more than {MAX_DIGITS} digits.")
+        raise InputError(f"{where}: the entry has {len(value)} characters, more than a rational of {MAX_DIGITS}-digit "
+                         "numerator and denominator.")
     elif isinstance(value, str) and _is_rational(value):
         q = rational_text(value)
     else:
-        raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got {value!r}.")
-    if len(str(abs(q.numerator))) > MAX_DIGITS or len(str(q.denominator)) > MAX_DIGITS:
-        raise InputError(f"{where}: entry has more than {MAX_DIGITS} digits.")
-    return q
+        raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got "
+                         f"{shown(value)}.")
+    return _size_checked(q, where)
+
+
+def _numpy(value) -> bool:
+    return isinstance(value, np.generic)
+
+
+def exact_values(array: np.ndarray, where: str, dtype=None) -> list[Fraction]:
+    """The entries of a numeric array as exact rationals: every float dtype (float16, bfloat16 (ml_dtypes'
+    or held as float32), float32, float64, long double) as the binary rational it holds, never rounded
+    through a narrower type; NaN, inf and the subnormals of ``dtype`` (default: the array's own; a caller
+    that widened float16 or bfloat16 names the type the values were stored in) refused."""
+    if array.dtype.name == "bfloat16":  # ml_dtypes: widening to float32 is exact, and keeps its subnormals'
+        array, dtype = array.astype(np.float32), dtype or np.float32
+    if array.dtype.kind == "b" or array.dtype.kind not in "iuf":
+        raise InputError(f"{where}: the array holds {array.dtype} values, not numbers.")
+    flat_values = array.reshape(-1)
+    if array.dtype.kind != "f":
+        return [Fraction(int(v)) for v in flat_values]
+    wide = flat_values if array.dtype.itemsize > 8 else flat_values.astype(np.float64)  # widening is exact
+    if not np.all(np.isfinite(wide)):
+        raise InputError(f"{where}: the array holds a NaN or an infinite entry.")
+    kind = np.dtype(dtype or array.dtype)
+    tiny = (wide != 0) & (np.abs(wide) < smallest_normal(kind))
+    if tiny.any():
+        raise InputError(f"{where}: the array holds a subnormal {kind.name} ({float(wide[tiny][0])!r}, below "
+                         f"{smallest_normal(kind):.2g}); write 0 if it is meant.")
+    if wide.dtype.itemsize > 8:
+        return [Fraction(*v.as_integer_ratio()) for v in wide]
+    return [Fraction(float(v)) for v in wide]
+
+
+def array_of(value, where: str) -> np.ndarray:
+    """``value`` as an array, read before any shape is trusted: a numeric numpy array (or anything numpy
+    reads as one, a tensor say) as it is; nested Python lists (and object arrays) as an object array of
+    Fractions, each entry read by :func:`parse_entry` (integers, Fractions, rational strings, floats, numpy
+    scalars: the same reading as JSON). Lists of different lengths are refused in one line, never numpy's
+    ValueError."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        try:
+            value = np.asarray(value)
+        except (ValueError, TypeError):
+            raise InputError(f"{where}: not an array of numbers, got {type(value).__name__}.") from None
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return value
+    try:
+        shaped = np.array(value, dtype=object)
+    except ValueError:
+        shaped = None
+    if shaped is None or any(isinstance(v, (list, tuple, np.ndarray)) for v in shaped.reshape(-1)):
+        raise InputError(f"{where}: not a rectangular array (its lists have different lengths).")
+    return np.array([parse_entry(v, where) for v in shaped.reshape(-1)], dtype=object).reshape(shaped.shape)
+
+
+def entries_of(array: np.ndarray, where: str) -> list[Fraction]:
+    """The entries of an :func:`array_of` result as exact rationals, in row-major order."""
+    return list(array.reshape(-1)) if array.dtype == object else exact_values(array, where)
 
 
 def _matrix(data, rows: int, cols: int, where: str) -> tuple:

@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.architecture import Architecture, as_network
-from lightning_cas.core.checks import derived_seed
+from lightning_cas.core.checks import count_value, derived_seed
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
 from lightning_cas.core.results import Source
@@ -129,8 +129,7 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
     None draws the weights and the readout from ``seed``."""
     net = polynomial_network(arch, "boundary_ed")
     opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
-    if isinstance(numerical_runs, bool) or not isinstance(numerical_runs, int) or not 1 <= numerical_runs <= 10:
-        raise InputError("numerical_runs must be an integer between 1 and 10.")
+    numerical_runs = count_value(numerical_runs, "numerical_runs", 1, 10)
     values, source = weight_values(arch, at, opts.seed)
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")

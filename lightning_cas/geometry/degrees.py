@@ -16,6 +16,7 @@ from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
 from lightning_cas.core.results import Source
+from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult, Metric
 from lightning_cas.geometry.implicit import check_one_layer, implicit
@@ -227,8 +228,7 @@ def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=N
         raise InputError(f"ed_degree: metric must be one of {', '.join(ED_METRICS)}, got {metric!r}.")
     if (metric == "data") != (inputs is not None):
         raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 1000:
-        raise InputError(f"ed_degree: repeats must be an integer between 1 and 1000, got {repeats!r}.")
+    repeats = count_value(repeats, "ed_degree: repeats", 1, 1000)
     method = plan_ed(arch, method)
     values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
     prime = ed_prime(metric, method, values)

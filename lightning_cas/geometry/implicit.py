@@ -15,6 +15,7 @@ from collections import Counter
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.names import polynomial_text
+from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.records import (DegreeRun, IdealComponent, ImplicitResult, NumericalDegree,
                                             Parametrization)
@@ -121,9 +122,7 @@ def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bo
     one_coordinate, generators, ideal = (flag(one_coordinate, "one_coordinate"), flag(generators, "generators"),
                                          flag(ideal, "ideal"))
     check_one_layer(arch, one_coordinate) if ideal else check_lightning_one_head(arch)
-    if isinstance(numerical_degree_runs, bool) or not isinstance(numerical_degree_runs, int) \
-            or not 0 <= numerical_degree_runs <= 50:
-        raise InputError("the number of numerical degree runs must be an integer between 0 and 50.")
+    numerical_degree_runs = count_value(numerical_degree_runs, "the number of numerical degree runs", 0, 50)
     if not ideal and numerical_degree_runs == 0:
         raise InputError("nothing to compute: ask for the ideal or for numerical degree runs.")
     reparametrize = flag(reparametrize, "reparametrize")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError
 from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, flag, ideal_record
 from lightning_cas.geometry.records import (SingularLocusResult, SingularPiece, Stratum, UnresolvedPiece,
@@ -33,8 +34,7 @@ def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: 
     jacobian); the strata method describes its pieces in the weights."""
     opts = resolve("singular_locus", arch, method=method, seed=seed, timeout=timeout, m2=m2, session=session)
     one_coordinate = flag(one_coordinate, "one_coordinate")
-    if isinstance(minor_budget, bool) or not isinstance(minor_budget, int) or not 1 <= minor_budget <= 10**9:
-        raise InputError("the minor budget must be an integer between 1 and 10^9.")
+    minor_budget = count_value(minor_budget, "the minor budget", 1, 10**9)
     if opts.method == "strata":
         if one_coordinate:
             raise InputError("the strata method needs the full output (the G-action mixes output rows); "

@@ -35,7 +35,7 @@ from lightning_cas.core.checks import shown
 from lightning_cas.system.files import atomic_write_text, check_path, parse_json, read_bytes, read_json
 from lightning_cas.core.blocks import BLOCK_LETTERS
 from lightning_cas.core.network import Attention, Network
-from lightning_cas.core.weights import SMALLEST_NORMAL, flat, parse_entry, point_from_dict
+from lightning_cas.core.weights import array_of, entries_of, exact_values, flat, parse_entry, point_from_dict  # noqa: F401
 from lightning_cas.system.arrays import npy_array, npz_arrays, safetensors_arrays
 from lightning_cas.errors import InputError
 
@@ -94,26 +94,6 @@ def _blocks_dict(net: Network, values: list) -> list[dict]:
 
 
 # ---------------------------------------------------------------- exact entries
-
-
-def exact_values(array: np.ndarray, where: str) -> list[Fraction]:
-    """The entries of a numeric array as exact rationals: every float dtype (float16, bfloat16 read as
-    float32, float32, float64, longdouble) as the binary rational it holds, never rounded through a
-    narrower type; NaN, inf, subnormals refused."""
-    if array.dtype.kind == "b" or array.dtype.kind not in "iuf":
-        raise InputError(f"{where}: the array holds {array.dtype} values, not numbers.")
-    flat_values = array.reshape(-1)
-    if array.dtype.kind == "f":
-        wide = flat_values if array.dtype.itemsize > 8 else flat_values.astype(np.float64)  # widening is exact
-        if not np.all(np.isfinite(wide)):
-            raise InputError(f"{where}: the array holds a NaN or an infinite entry.")
-        tiny = (wide != 0) & (np.abs(wide) < SMALLEST_NORMAL)
-        if tiny.any():
-            raise InputError(f"{where}: the array holds a subnormal float ({wide[tiny][0]!r}).")
-        if wide.dtype.itemsize > 8:
-            return [Fraction(*v.as_integer_ratio()) for v in wide]
-        return [Fraction(float(v)) for v in wide]
-    return [Fraction(int(v)) for v in flat_values]
 
 
 def _vector_values(data, rows: int, where: str) -> list[Fraction]:
@@ -207,11 +187,10 @@ def as_point(arch: Architecture | Network, value, name: str = "the point") -> We
     if isinstance(value, dict):
         return point_from_data(arch, value, name)
     if isinstance(value, np.ndarray) or (isinstance(value, list) and value and not isinstance(value[0], (list, tuple))):
-        arr = np.asarray(value)
-        if arr.size != net.parameters:  # before any entry is converted
-            raise InputError(f"{name} has {arr.size} weights, the network {net.parameters}.")
-        vals = exact_values(arr, name) if arr.dtype != object else [parse_entry(v, name) for v in arr.reshape(-1)]
-        return WeightPoint(net, tuple(vals))
+        size = value.size if isinstance(value, np.ndarray) else len(value)
+        if size != net.parameters:  # before any entry is converted
+            raise InputError(f"{name} has {size} weights, the network {net.parameters}.")
+        return WeightPoint(net, tuple(entries_of(array_of(value, name), name)))  # "p/q" and Fractions too
     if isinstance(value, (tuple, list)):
         from lightning_cas.core.architecture import from_network
         plain = arch if isinstance(arch, Architecture) else from_network(net)
@@ -222,23 +201,14 @@ def as_point(arch: Architecture | Network, value, name: str = "the point") -> We
     raise InputError(f"{name} must be a WeightPoint, a dict, or a list of weights, got {type(value).__name__}.")
 
 
-def _plain(v):
-    """An entry as the JSON form has it: Fractions as "p/q" strings, numpy scalars as Python numbers."""
-    if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-    if isinstance(v, np.floating):
-        return float(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
-
-
 def _old_point(arch: Architecture, value, name: str):
     layers = []
     for i, layer in enumerate(value, start=1):
         if not isinstance(layer, (list, tuple)) or len(layer) != 3:
             raise InputError(f"{name}: layer {i} must be a triple (Q, K, V).")
-        layers.append({k: [[_plain(v) for v in row] for row in M] for k, M in zip("QKV", layer)})
+        # entries as given: parse_entry reads Fractions and numpy scalars (with their own subnormal range)
+        layers.append({k: [list(row) if isinstance(row, (list, tuple, np.ndarray)) else row for row in M]
+                       for k, M in zip("QKV", layer)})
     return point_from_dict(arch, {"layers": layers})
 
 
@@ -260,10 +230,10 @@ def point_from_arrays(arch: Architecture | Network, arrays: dict, source: str = 
     """A point from named arrays (a state_dict as numpy arrays, an .npz, a .safetensors file)."""
     net = as_network(arch)
     if set(arrays) == {"weights"}:
-        flat_array = np.asarray(arrays["weights"])
-        if flat_array.size != net.parameters:  # before any entry is converted
+        flat_array = array_of(arrays["weights"], f"{source} weights")
+        if flat_array.size != net.parameters:
             raise InputError(f"{source}: weights has {flat_array.size} entries, the network {net.parameters}.")
-        return WeightPoint(net, tuple(exact_values(flat_array, f"{source} weights")))
+        return WeightPoint(net, tuple(entries_of(flat_array, f"{source} weights")))
     names = state_names(net)
     missing = sorted(set(names) - set(arrays))
     extra = sorted(set(arrays) - set(names))
@@ -274,11 +244,11 @@ def point_from_arrays(arch: Architecture | Network, arrays: dict, source: str = 
                          f"{', '.join(names)}).")
     values: list[Fraction | None] = [None] * net.parameters
     for name, shape in names.items():
-        arr = np.asarray(arrays[name])
+        arr = array_of(arrays[name], f"{source} {name}")
         if tuple(arr.shape) != shape:
             raise InputError(f"{source}: the array {name!r} has shape {tuple(arr.shape)}, expected {shape}.")
         _, i, letter = name.split(".")
-        vals = exact_values(arr, f"{source} {name}")
+        vals = entries_of(arr, f"{source} {name}")
         for m in (m for m in net.weight_matrices if m.block == int(i) and m.letter == letter):
             size = m.size
             values[m.offset:m.stop] = vals[m.head * size:(m.head + 1) * size]
@@ -356,7 +326,7 @@ def inputs_from_array(arch: Architecture | Network, array, source: str = "the in
     array that fits both (t = d_0) is refused rather than guessed."""
     net = as_network(arch)
     layout = check_layout(layout)
-    arr = np.asarray(array)
+    arr = array_of(array, source)
     if arr.ndim == 2 and net.tokens == 1:
         arr = arr[:, :, None] if layout != "tokens-features" else arr[:, None, :]
     ours, torch_shape = (net.input, net.tokens), (net.tokens, net.input)
@@ -376,7 +346,7 @@ def inputs_from_array(arch: Architecture | Network, array, source: str = "the in
     if arr.size > MAX_INPUT_ENTRIES:  # before any entry is converted
         raise InputError(f"{source}: {arr.shape[0]} token matrices ({arr.size} entries) are above the supported "
                          f"maximum of {MAX_INPUT_ENTRIES} entries.")
-    values = np.array(exact_values(arr, source), dtype=object).reshape(arr.shape)
+    values = np.array(entries_of(arr, source), dtype=object).reshape(arr.shape)
     return InputData(values, source)
 
 

@@ -76,3 +76,52 @@ def test_the_failure_bound_is_the_same_for_numpy_and_python_sizes():
     a = dimension(Network(np.int8(2), 2, (Attention(np.int8(1)), MLP(np.int8(2), degree=np.int8(3)))))
     b = dimension(Network(2, 2, (Attention(1), MLP(2, degree=3))))
     assert a.dimension == b.dimension and a.failure_bound == b.failure_bound and 0 < a.failure_bound < 1e-3
+
+
+def _safetensors(path, name: str, dtype: str, shape: tuple, raw: bytes) -> None:
+    """A .safetensors file written by its format (8-byte header length, JSON header, data)."""
+    import struct
+
+    header = json.dumps({name: {"dtype": dtype, "shape": list(shape), "data_offsets": [0, len(raw)]}}).encode()
+    path.write_bytes(struct.pack("<Q", len(header)) + header + raw)
+
+
+SUBNORMAL_FILES = {  # the smallest positive subnormal of each type, in every file format that holds that type
+    "npz float16": ("npz", np.float16, "float16"),
+    "npz float32": ("npz", np.float32, "float32"),
+    "npz float64": ("npz", np.float64, "float64"),
+    "safetensors F16": ("F16", np.float16, "float16"),
+    "safetensors BF16": ("BF16", None, "float32"),  # bfloat16 is read as the float32 it widens to exactly
+    "safetensors F32": ("F32", np.float32, "float32"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SUBNORMAL_FILES))
+def test_a_weight_file_is_held_to_the_subnormal_range_of_its_own_dtype(case, tmp_path):
+    fmt, dtype, shown = SUBNORMAL_FILES[case]
+    net = Network(2, 1, (Linear(1),))  # one 1 x 2 matrix P: blocks.0.p
+    if fmt == "npz":
+        p = np.array([[np.finfo(dtype).smallest_subnormal, 1]], dtype=dtype)
+        np.savez(tmp_path / "w.npz", **{"blocks.0.p": p})
+        path = tmp_path / "w.npz"
+    else:
+        raw = (np.array([1, 0x3F80], dtype="<u2").tobytes() if fmt == "BF16"  # 2^-133 (subnormal) and 1.0
+               else np.array([np.finfo(dtype).smallest_subnormal, 1], dtype=dtype).tobytes())
+        path = tmp_path / "w.safetensors"
+        _safetensors(path, "blocks.0.p", fmt, (1, 2), raw)
+    with pytest.raises(InputError, match=f"subnormal {shown}"):
+        load_weights(net, path)
+
+
+def test_inputs_from_an_npy_file_are_held_to_their_dtype_too(tmp_path):
+    from lightning_cas.system.points import load_inputs
+
+    net = Network(2, 3, (Linear(1),))
+    inputs = np.ones((1, 2, 3), dtype=np.float32)
+    inputs[0, 1, 2] = np.float32(1e-40)  # normal as a float64, subnormal as the float32 it is
+    np.save(tmp_path / "x.npy", inputs)
+    with pytest.raises(InputError, match="subnormal float32"):
+        load_inputs(net, tmp_path / "x.npy")
+    inputs[0, 1, 2] = np.finfo(np.float32).smallest_normal
+    np.save(tmp_path / "x.npy", inputs)
+    assert load_inputs(net, tmp_path / "x.npy").values[0, 1, 2] == Fraction(1, 2 ** 126)

@@ -196,3 +196,186 @@ def test_the_rule_itself():
             int_sequence(bad, "widths")
     with pytest.raises(InputError, match="got a string"):
         string_sequence("abc", "only")
+
+
+# ---- points, inputs and counts: the same rule for every verb that takes them ------------------------
+
+NO_M2 = "/nonexistent/M2"  # a verb that validated everything then fails to start Macaulay2: M2NotFoundError
+A21 = Architecture((2, 1), (1,), 2)
+
+
+def per_layer(q11):
+    """A22's point in the verbs' per-layer form with Q[1][1] = q11."""
+    return (((q11, 2),), ((3, 4),), ((1, -1), (2, 7))),
+
+
+POINT_VERBS = {  # every public verb that takes a weight point, called so that only the point can be wrong
+    "dimension": lambda p: lightning_cas.dimension(A22, at=p),
+    "fiber": lambda p: lightning_cas.fiber(A22, p, method="modp"),
+    "boundary": lambda p: lightning_cas.boundary(A22, p, closure=False, m2=NO_M2),
+    "is_singular": lambda p: lightning_cas.is_singular(A22, p, m2=NO_M2),
+}
+INPUT_VERBS = {  # every public verb that takes inputs
+    "dimension": lambda x: lightning_cas.dimension(A22, inputs=x, layout="features-tokens"),
+    "ed_degree": lambda x: lightning_cas.ed_degree(A21, metric="data", inputs=x, layout="features-tokens", m2=NO_M2),
+}
+BAD_ENTRIES = {
+    "float32 subnormal": (np.float32(1e-40), "subnormal float32"),
+    "float16 subnormal": (np.float16(1e-6), "subnormal float16"),
+    "float64 subnormal": (1e-310, "subnormal float64"),
+    "Fraction of 501 digits": (Fraction(10 ** 500, 3), "numerator has 501 digits"),
+    "Fraction over 501 digits": (Fraction(3, 10 ** 500), "denominator has 501 digits"),
+    "numpy bool": (np.bool_(True), "entries must be numbers"),
+}
+
+
+def one_line_input_error(call, match: str):
+    with pytest.raises(InputError) as info:
+        call()
+    message = str(info.value)
+    assert match in message and "\n" not in message and len(message) < 400, message
+
+
+@pytest.mark.parametrize("verb", sorted(POINT_VERBS))
+@pytest.mark.parametrize("bad", sorted(BAD_ENTRIES))
+def test_every_point_verb_refuses_a_bad_entry_in_one_line_naming_why(verb, bad):
+    value, match = BAD_ENTRIES[bad]
+    one_line_input_error(lambda: POINT_VERBS[verb](per_layer(value)), match)
+
+
+@pytest.mark.parametrize("verb", sorted(POINT_VERBS))
+def test_every_point_verb_refuses_a_ragged_point(verb):
+    ragged = (((1, 2),), ((3,),), ((1, -1), (2, 7))),  # K has one entry, not two
+    one_line_input_error(lambda: POINT_VERBS[verb](ragged), "entries")
+
+
+@pytest.mark.parametrize("verb", sorted(POINT_VERBS))
+@pytest.mark.parametrize("entry", ["1/2", Fraction(1, 2), np.float32(0.5), np.float16(0.5), 0.5])
+def test_every_point_verb_reads_half_exactly_in_every_spelling(verb, entry):
+    """"1/2", Fraction(1, 2) and a float 0.5 of any width are the same weight: the verb gets past its
+    validation (to Macaulay2, absent here, for the two that need it) with the same answer."""
+    try:
+        result = POINT_VERBS[verb](per_layer(entry))
+    except lightning_cas.LightningError as exc:
+        assert type(exc).__name__ == "M2NotFoundError", exc
+        return
+    reference = POINT_VERBS[verb](per_layer("1/2"))
+    assert result.to_dict().get("dimension") == reference.to_dict().get("dimension")
+
+
+@pytest.mark.parametrize("entry", ["1/2", Fraction(1, 2), "-3/4", np.int64(3)])
+def test_a_flat_python_list_point_reads_rational_strings_like_json(entry):
+    flat = [entry, 2, 3, 4, 1, -1, 2, 7]
+    via_list = lightning_cas.dimension(A22, at=flat)
+    via_json = lightning_cas.dimension(A22, at={"weights": [str(entry) if isinstance(entry, Fraction) else
+                                                            int(entry) if isinstance(entry, np.integer) else entry,
+                                                            2, 3, 4, 1, -1, 2, 7]})
+    assert via_list.dimension == via_json.dimension and via_list.at == via_json.at
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_ENTRIES))
+def test_a_flat_point_refuses_what_the_per_layer_form_refuses(bad):
+    value, match = BAD_ENTRIES[bad]
+    one_line_input_error(lambda: lightning_cas.dimension(A22, at=[value, 2, 3, 4, 1, -1, 2, 7]), match)
+
+
+@pytest.mark.parametrize("dtype, tiny", [(np.float16, 1e-6), (np.float32, 1e-40), (np.float64, 1e-310)])
+def test_a_flat_array_point_refuses_the_subnormals_of_its_own_dtype(dtype, tiny):
+    one_line_input_error(lambda: lightning_cas.dimension(A22, at=np.array([tiny, 2, 3, 4, 1, -1, 2, 7], dtype=dtype)),
+                         f"subnormal {np.dtype(dtype).name}")
+    normal = np.finfo(dtype).smallest_normal  # the smallest normal number of the type is a weight like any other
+    assert lightning_cas.dimension(A22, at=np.array([normal, 2, 3, 4, 1, -1, 2, 7], dtype=dtype)).dimension == 6
+
+
+RAGGED_INPUTS = {
+    "a short token row": [[[1, 2], [3]], [[1, 2], [3, 4]]],
+    "a short matrix": [[[1, 2], [3, 4]], [[1, 2]]],
+    "a number beside matrices": [[[1, 2], [3, 4]], 5],
+}
+
+
+@pytest.mark.parametrize("verb", sorted(INPUT_VERBS))
+@pytest.mark.parametrize("ragged", sorted(RAGGED_INPUTS))
+def test_every_input_verb_refuses_ragged_inputs_in_one_line(verb, ragged):
+    one_line_input_error(lambda: INPUT_VERBS[verb](RAGGED_INPUTS[ragged]), "the inputs")
+
+
+@pytest.mark.parametrize("verb", sorted(INPUT_VERBS))
+def test_every_input_verb_refuses_subnormal_inputs_of_their_dtype(verb):
+    inputs = np.ones((1, 2, 2), dtype=np.float32)  # d_0 = t = 2 for both architectures
+    inputs[0, 0, 0] = np.float32(1e-40)
+    one_line_input_error(lambda: INPUT_VERBS[verb](inputs), "subnormal float32")
+
+
+def test_inputs_given_as_python_lists_read_rational_strings_exactly():
+    exact = lightning_cas.dimension(A22, inputs=[[["1/2", 2], [3, 4]], [[1, 5], [-2, "7/3"]]], layout="features-tokens")
+    floats = lightning_cas.dimension(A22, inputs=np.array([[[0.5, 2], [3, 4]], [[1, 5], [-2, 7 / 3]]]),
+                                    layout="features-tokens")
+    assert exact.inputs.count == 2 and exact.dimension == floats.dimension
+
+
+COUNTS = {  # every integer option of a verb beyond seed and prime, with a valid value
+    "ed_degree(repeats)": (lambda v: lightning_cas.ed_degree(A21, method="monodromy", repeats=v, m2=NO_M2), 3),
+    "implicit(numerical_degree_runs)": (lambda v: lightning_cas.implicit(A21, numerical_degree_runs=v, m2=NO_M2), 2),
+    "singular_locus(minor_budget)": (lambda v: lightning_cas.singular_locus(A21, method="whole-ideal",
+                                                                           minor_budget=v, m2=NO_M2), 5),
+    "dimension(seed)": (lambda v: lightning_cas.dimension(A22, seed=v, method="jacobian", m2=NO_M2), 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+@pytest.mark.parametrize("kind", [np.int8, np.int32, np.int64, np.uint16, np.uint64])
+def test_every_count_takes_numpy_integers(name, kind):
+    call, value = COUNTS[name]
+    with pytest.raises(lightning_cas.LightningError) as info:
+        call(kind(value))
+    assert type(info.value).__name__ == "M2NotFoundError", info.value  # past the validation, to Macaulay2
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+@pytest.mark.parametrize("bad", [np.bool_(True), True, np.float64(3.0), 3.0, "3", None, Fraction(3)])
+def test_every_count_refuses_bools_floats_and_text(name, bad):
+    with pytest.raises(InputError) as info:
+        COUNTS[name][0](bad)
+    assert "integer" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_boundary_ed_runs_take_numpy_integers_too():
+    from lightning_cas.geometry.decision import boundary_ed
+
+    with pytest.raises(lightning_cas.LightningError) as info:
+        boundary_ed(A21, numerical_runs=np.int64(2), m2=NO_M2)
+    assert type(info.value).__name__ == "M2NotFoundError", info.value
+    with pytest.raises(InputError, match="numerical_runs must be an integer"):
+        boundary_ed(A21, numerical_runs=np.bool_(True), m2=NO_M2)
+
+
+@pytest.mark.parametrize("blocks", [
+    pytest.param(lambda: (b for b in [lightning_cas.Attention(1)]), id="generator"),
+    pytest.param(lambda: {lightning_cas.Attention(1)}, id="set"),
+    pytest.param(lambda: iter([lightning_cas.Attention(1)]), id="iterator"),
+    pytest.param(lambda: "attention", id="string"),
+])
+def test_a_network_refuses_blocks_that_are_not_a_sequence(blocks):
+    one_line_input_error(lambda: lightning_cas.Network(2, 2, blocks()), "blocks must be a list")
+    assert lightning_cas.Network(2, 2, [lightning_cas.Attention(1)]).parameters == 8  # a list is fine
+
+
+def test_every_public_verb_taking_points_inputs_or_counts_is_covered_above():
+    """A verb added to the package with a point, inputs or a count must join the tables above."""
+    import inspect
+
+    covered = {"at": POINT_VERBS, "point": POINT_VERBS, "inputs": INPUT_VERBS}
+    counts = {name.split("(")[1].rstrip(")"): name.split("(")[0] for name in COUNTS}
+    missing = []
+    for name in lightning_cas.__all__:
+        value = getattr(lightning_cas, name)
+        if not inspect.isfunction(value):
+            continue
+        for param in inspect.signature(value).parameters:
+            if param in covered and name not in covered[param]:
+                missing.append(f"{name}({param})")
+            if param in ("repeats", "numerical_runs", "numerical_degree_runs", "minor_budget") \
+                    and counts.get(param) != name:
+                missing.append(f"{name}({param})")
+    assert missing == []
