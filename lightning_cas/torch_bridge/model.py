@@ -168,7 +168,7 @@ _INTEGERS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 def tensor_array(tensor, name: str, integers: bool = False) -> np.ndarray:
     """A tensor's values as a numpy array, refused in one line naming it when it has none to read: meta
     tensors (a shape, no values), sparse or other non-strided layouts, and dtypes numpy cannot hold exactly
-    (float8, complex, quantized). float16 and bfloat16 go through float32, in which both embed exactly;
+    (float8, complex, quantized). bfloat16 goes through float32, in which it embeds exactly (same exponents);
     integer dtypes only where ``integers`` (a state_dict's entries)."""
     if not isinstance(tensor, torch.Tensor):
         raise InputError(f"{name} is not a tensor ({type(tensor).__name__}).")
@@ -180,6 +180,6 @@ def tensor_array(tensor, name: str, integers: bool = False) -> np.ndarray:
         raise InputError(f"{name} holds {tensor.dtype}; lightning_cas reads float64, float32, float16 and bfloat16 "
                          "weights (convert with .to(torch.float32)).")
     value = tensor.detach().cpu()
-    if value.dtype in (torch.float16, torch.bfloat16):
-        value = value.to(torch.float32)  # exactly
-    return value.numpy()
+    if value.dtype == torch.bfloat16:  # numpy has no bfloat16; float32 holds it exactly, with the same range
+        value = value.to(torch.float32)
+    return value.numpy()  # float16 stays float16: its own subnormal range is the one refused

@@ -128,3 +128,18 @@ def test_the_initial_forward_pass_is_of_order_one_at_any_depth(net):
     assert 0.05 < rms < 20
     raw = TorchNetwork(net, seed=3, calibrate=False)
     assert float(raw(x).detach().pow(2).mean().sqrt()) != pytest.approx(rms)  # the calibration did something
+
+
+def test_a_float16_subnormal_weight_is_refused_like_any_float16_file():
+    """float16's subnormals (below 6.1e-5) are refused through the bridge as in a weight file: the tensor's
+    values are read as float16, not widened to float32 (whose range would take them)."""
+    import torch
+
+    from lightning_cas.errors import InputError
+    from lightning_cas.torch_bridge import from_torch
+
+    lin = torch.nn.Linear(2, 1, bias=False).to(torch.float16)
+    with torch.no_grad():
+        lin.weight[0, 0] = 1e-6  # a float16 subnormal
+    with pytest.raises(InputError, match="subnormal"):
+        from_torch(lin)
