@@ -48,13 +48,12 @@ def naive_flint_rank(case: dict, seed: int = 0) -> dict:
     import numpy as np
 
     from lightning_cas.backends.modp import rank_at_random_point
-    from lightning_cas.core.architecture import as_network
     from lightning_cas.core.arithmetic import ModP
     from lightning_cas.core.checks import derived_seed
     from lightning_cas.core.forward import jacobian
     from lightning_cas.core.primes import DEFAULT_PRIME
 
-    net = as_network(_arch(case))
+    net = _arch(case)
     q = DEFAULT_PRIME
     modp_rank, modp_rows = rank_at_random_point(net, q, derived_seed(seed, 0))
     rng = np.random.default_rng(derived_seed(seed, 0))

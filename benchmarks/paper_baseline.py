@@ -65,11 +65,11 @@ def jacobian_rows(arch: Architecture, w: np.ndarray, X: np.ndarray) -> np.ndarra
     """The Jacobian at (w, X) assembled the paper's way: one backward pass per output entry.
 
     Rows are ordered (sample, output row, token), columns by the canonical weight order: the
-    same matrix as ``forward.jacobian(arch.network, Float64(), w, X)``, which is how this
+    same matrix as ``forward.jacobian(arch, Float64(), w, X)``, which is how this
     re-implementation is checked (one head per layer, as the paper's network).
     """
     torch = _torch()
-    net = arch.network
+    net = arch
     if any(h != 1 for h in arch.heads):
         raise UnsupportedError("the paper baseline is implemented for one head per layer.")
     letters = [m.letter for m in net.weight_matrices[:3]]
@@ -96,7 +96,7 @@ def _rows(torch, weights, X):
 
 def _random_weights(torch, arch: Architecture, gen):
     return [tuple(torch.randn(rows, d, generator=gen, dtype=torch.float64, requires_grad=True)
-                  for rows in (a, a, e)) for a, d, e in arch.layer_shapes]
+                  for rows in (a, a, e)) for a, d, e in arch.paper.layer_shapes]
 
 
 def spectrum_diagnostics(torch, J, rank: int) -> dict:

@@ -12,7 +12,6 @@ import os
 from typing import TYPE_CHECKING
 
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
-from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.system.files import check_path
 from lightning_cas.core.network import Network
 from lightning_cas.system.files import read_json
@@ -31,7 +30,7 @@ MAX_RESULT_BYTES = 64 * 2 ** 20
 METHODS = DIMENSION_METHODS
 
 
-def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+def dimension(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
               m2: str | None = None, prime: int | None = None, session=None, at=None, inputs=None,
               exact: bool = False, spectrum: bool = False, layout: str | None = None) -> DimensionResult:
     """Dimension of the neurovariety of ``arch``, or the rank of the differential at given weights.
@@ -62,7 +61,7 @@ def dimension(arch: Architecture | Network, *, method: str = "auto", seed: int =
         point = None if at is None else as_point(arch, at, "the point")
         data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
                                             inputs_from_array(arch, inputs, "the inputs", layout))
-    if point is None and data is None and isinstance(arch, Network) and arch.functions:
+    if point is None and data is None and arch.functions:
         raise UnsupportedError(given_weights_only(arch))
     with opts.deadline() as deadline:
         if point is None and data is None and not exact and not spectrum:
@@ -76,7 +75,7 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
     from lightning_cas.backends.local import float_spectrum, rank_at_point_exact, rank_at_point_modp
     from lightning_cas.backends.relu import rank_at_point_relu, relu_only
 
-    net = as_network(arch)
+    net = arch
     if opts.method not in ("auto", "modp") or (exact and opts.method == "modp"):
         raise UnsupportedError("the rank at given weights or inputs is computed by the default method (exact mod "
                                f"two primes, --exact over QQ; certified for softmax), not by {opts.method}.")
@@ -108,13 +107,13 @@ def given_weights_only(net: Network) -> str:
             "inputs= in Python) for its rank there.")
 
 
-def _concrete(arch: Architecture | Network, method: str) -> str:
+def _concrete(arch: Network, method: str) -> str:
     if method == "auto":
         return "modp" if arch.normalization == "none" else "numeric"
     return method
 
 
-def _check_prime(arch: Architecture | Network, prime: int, method: str) -> None:
+def _check_prime(arch: Network, prime: int, method: str) -> None:
     """Before any work: the largest failure bound the method can state with this prime must pass
     options' one rule (each method's bound grows with the rank it finds, so no run states more)."""
     if method == "modp":
@@ -124,24 +123,18 @@ def _check_prime(arch: Architecture | Network, prime: int, method: str) -> None:
         check_failure_bound(prime, weight_numerator(arch), method)
 
 
-def _dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
+def _dimension(arch: Network, opts, deadline) -> DimensionResult:
     if opts.prime is not None:
         _check_prime(arch, opts.prime, _concrete(arch, opts.method))
-    plain = from_network(arch) if isinstance(arch, Network) else None
-    if plain is not None:
-        # the paper's network written as blocks: every method of the old flags, the same numbers
-        # (a softmax stack has no ambient space of coefficients as a network; the old flags give it one)
-        result = dataclasses.replace(_compute_dimension(plain, opts, deadline), architecture=arch,
-                                     ambient_dimension=arch.ambient_dimension)
-    else:
-        result = _compute_dimension(arch, opts, deadline)
-    return _with_split(result)
+    result = _compute_dimension(arch, opts, deadline)
+    # the paper's network is explained by its closed forms (predict); a network of blocks by its defect split
+    return result if arch.paper is not None else _with_split(result)
 
 
 def _with_split(result: DimensionResult) -> DimensionResult:
     """A network of blocks' dimension with its defect split (core.defects), at the first run's prime."""
     net = result.architecture
-    if not isinstance(net, Network) or not net.polynomial or result.method != "modp" or not result.primes:
+    if not net.polynomial or result.method != "modp" or not result.primes:
         return result
     from lightning_cas.core.defects import explain
     from lightning_cas.system.deadline import stoppable
@@ -150,9 +143,9 @@ def _with_split(result: DimensionResult) -> DimensionResult:
     return dataclasses.replace(result, explained=split)
 
 
-def _compute_dimension(arch: Architecture | Network, opts, deadline) -> DimensionResult:
+def _compute_dimension(arch: Network, opts, deadline) -> DimensionResult:
     method = _concrete(arch, opts.method)
-    if isinstance(arch, Network) and method == "implicit":
+    if arch.paper is None and method == "implicit":
         raise UnsupportedError("the implicit method eliminates one plain attention layer; for a network of blocks "
                                "use --method modp or --method jacobian.")
     if method == "modp":
@@ -168,7 +161,7 @@ def _compute_dimension(arch: Architecture | Network, opts, deadline) -> Dimensio
     return dimension_numeric(arch, seed=opts.seed)
 
 
-def predict(arch: Architecture | Network, *, timeout: float | None = None) -> TheoryReport:
+def predict(arch: Network, *, timeout: float | None = None) -> TheoryReport:
     """Closed-form predictions with their regimes, and the proved bounds (orbit ranks mod p: no dimension is
     computed); ``timeout`` bounds the call."""
     from lightning_cas.core.theory import predict as _predict
@@ -186,17 +179,17 @@ def _check_theory_memory(arch) -> None:
     from lightning_cas.backends.modp import available_bytes
     from lightning_cas.core.symmetry import orbit_bytes
 
-    plain = arch if isinstance(arch, Architecture) else from_network(arch)
+    plain = arch.paper
     if plain is not None and all(h == 1 for h in plain.heads):
         return  # the paper's network with one head per layer: closed forms only
-    need, free = orbit_bytes(as_network(arch)), available_bytes()
+    need, free = orbit_bytes(arch), available_bytes()
     if need > free:
         raise TooLargeError(f"the bounds of predict (the symmetry group's orbit rank mod p) would need about "
                             f"{need / 2**30:.1f} GiB for this network ({arch.parameters} weights) and "
                             f"{free / 2**30:.1f} GiB are available; try smaller widths.")
 
 
-def verify(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+def verify(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
            m2: str | None = None, prime: int | None = None, session=None, compare: bool = False) -> VerifyResult:
     """Compute the dimension and compare it with the theory's prediction.
 
@@ -253,7 +246,7 @@ def _against_theory(name: str, pred, computed: int, with_status: bool = False) -
     return None
 
 
-def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
+def compare_normalizations(arch: Network, seed: int = 0) -> dict:
     """Dimension of the same widths/attention with lightning (exact mod p) and softmax (numeric),
     each next to the theory, with an explanation of the difference.
 
@@ -262,8 +255,8 @@ def compare_normalizations(arch: Architecture, seed: int = 0) -> dict:
     last layer collapses lightning's tokens onto a line; softmax's output is a convex
     combination of V z_i and stays spread out).
     """
-    light = Architecture(arch.widths, arch.attention, arch.tokens, "none", arch.heads)
-    soft = Architecture(arch.widths, arch.attention, arch.tokens, "softmax", arch.heads)
+    light = Network.from_paper(arch.widths, arch.attention, arch.tokens, "none", arch.heads)
+    soft = Network.from_paper(arch.widths, arch.attention, arch.tokens, "softmax", arch.heads)
     from lightning_cas.backends.numeric import dimension_numeric
     from lightning_cas.core.theory import predict_dimension
 

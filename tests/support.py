@@ -10,7 +10,6 @@ import time
 import numpy as np
 
 from lightning_cas.core import forward
-from lightning_cas.core.architecture import as_network
 from lightning_cas.core.arithmetic import Arithmetic, Float64, IntegersModP
 
 
@@ -51,12 +50,12 @@ def _arith(w, X, field):
 
 def jacobian(arch, w, X, field=None):
     ar = _arith(w, X, field)
-    return forward.jacobian(as_network(arch), ar, ar.array(w), ar.array(X))
+    return forward.jacobian(arch, ar, ar.array(w), ar.array(X))
 
 
 def evaluate(arch, w, X, field=None):
     ar = _arith(w, X, field)
-    return forward.evaluate(as_network(arch), ar, ar.array(w), ar.array(X))
+    return forward.evaluate(arch, ar, ar.array(w), ar.array(X))
 
 
 def wait_until(predicate, seconds: float = 10.0, step: float = 0.05) -> bool:

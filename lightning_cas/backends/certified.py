@@ -24,7 +24,6 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.backends.numeric import arb_bytes, check_numeric_memory, float_bytes
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Balls, Float64
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import Kink, jacobian
@@ -190,12 +189,12 @@ def near_drops(net: Network, values, rank: int, seed: int):
     return bands, near, notes
 
 
-def rank_at_point_softmax(arch: Architecture | Network, point: WeightPoint | None, *,
+def rank_at_point_softmax(arch: Network, point: WeightPoint | None, *,
                           inputs: InputData | None = None, seed: int = 0, digits: int = DEFAULT_DIGITS,
                           max_digits: int | None = None) -> DimensionResult:
     """The certified rank at W of a softmax network (module docstring); a partial certificate when the
     command's time limit ends it."""
-    net = as_network(arch)
+    net = arch
     start = time.perf_counter()
     P = net.parameters
     values = point_or_drawn(point, P, seed)

@@ -32,7 +32,6 @@ from lightning_cas.backends.modp import (check_memory, check_modp_prime, dimensi
 from lightning_cas.backends.certified import near_drops, sources
 from lightning_cas.backends.numeric import check_numeric_memory, float_bytes
 from lightning_cas.system import deadline
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Float64, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
@@ -70,10 +69,10 @@ def _primes_for(values, prime: int | None, count: int = 2, inputs=None) -> list[
     return faithful_primes(data, prime if prime is not None else DEFAULT_PRIME, count, what)
 
 
-def rank_at_point_modp(arch: Architecture | Network, point: WeightPoint | None, *, inputs: InputData | None = None,
+def rank_at_point_modp(arch: Network, point: WeightPoint | None, *, inputs: InputData | None = None,
                        seed: int = 0, prime: int | None = None) -> DimensionResult:
     """The rank at W mod two primes (module docstring), next to the generic rank."""
-    net = as_network(arch)
+    net = arch
     start = time.perf_counter()
     check_memory(net)
     values = _values(point, net, seed)
@@ -132,10 +131,10 @@ def _qq_rank(J) -> int:
     return flint.fmpq_mat(rows, cols, list(J.reshape(-1))).rank()
 
 
-def rank_at_point_exact(arch: Architecture | Network, point: WeightPoint | None, *, inputs: InputData | None = None,
+def rank_at_point_exact(arch: Network, point: WeightPoint | None, *, inputs: InputData | None = None,
                         seed: int = 0) -> DimensionResult:
     """The rank at W over QQ (python-flint), on random integer token matrices or the given ones."""
-    net = as_network(arch)
+    net = arch
     if net.parameters > EXACT_MAX_PARAMETERS:
         raise TooLargeError(f"the exact path works over QQ up to {EXACT_MAX_PARAMETERS} weights (this network has "
                             f"{net.parameters}); the default (rank mod two large primes) has no such limit.")
@@ -181,10 +180,10 @@ def rank_at_point_exact(arch: Architecture | Network, point: WeightPoint | None,
 # ---------------------------------------------------------------- softmax: certified
 
 
-def float_spectrum(arch: Architecture | Network, point: WeightPoint | None, inputs: InputData | None,
+def float_spectrum(arch: Network, point: WeightPoint | None, inputs: InputData | None,
                    seed: int = 0) -> tuple[float, ...]:
     """Singular values of the float64 Jacobian at the point (what float autodiff would see), descending."""
-    net = as_network(arch)
+    net = arch
     ar = Float64()
     values = _values(point, net, seed)
     if inputs is not None:

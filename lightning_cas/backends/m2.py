@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import time
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.network import Network
 from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.errors import M2ParseError
@@ -26,37 +25,37 @@ IMPLICIT_MAX_PARAMETERS = 14
 JACOBIAN_MAX_ENTRIES = 20_000_000
 
 
-def _refuse_softmax(arch: Architecture | Network, method: str) -> None:
+def _refuse_softmax(arch: Network, method: str) -> None:
     if arch.normalization != "none":
         raise UnsupportedError(f"the {method} method works on polynomial (lightning) networks only; "
                                "softmax is not polynomial, use --method numeric.")
 
 
-def jacobian_size(arch: Architecture | Network) -> int:
+def jacobian_size(arch: Network) -> int:
     """Entries of the coefficient Jacobian M2 would build: the coefficients of one output column
     (d_L times the token monomials of every degree the network has) times the weights."""
-    net = as_network(arch)
+    net = arch
     n = net.input * net.tokens
     monomials = sum(math.comb(n + k - 1, k) for k in net.token_degrees)
     return net.output * monomials * net.parameters
 
 
-def check_jacobian_size(arch: Architecture | Network) -> None:
+def check_jacobian_size(arch: Network) -> None:
     size = jacobian_size(arch)
     if size > JACOBIAN_MAX_ENTRIES:
         raise TooLargeError(f"the jacobian method would expand a {size:,}-entry coefficient Jacobian "
                             f"(limit {JACOBIAN_MAX_ENTRIES:,}); use --method modp, which never expands it.")
 
 
-def check_implicit_size(arch: Architecture | Network) -> None:
-    depth = len(as_network(arch).blocks)
+def check_implicit_size(arch: Network) -> None:
+    depth = len(arch.blocks)
     if depth > 1 or arch.parameters > IMPLICIT_MAX_PARAMETERS:
         raise TooLargeError(f"the implicit method (elimination) handles one layer with at most "
                             f"{IMPLICIT_MAX_PARAMETERS} parameters; this architecture has depth {depth} and "
                             f"{arch.parameters} parameters. Use --method jacobian or --method modp.")
 
 
-def dimension_jacobian(arch: Architecture | Network, m2: Macaulay2, seed: int = 0,
+def dimension_jacobian(arch: Network, m2: Macaulay2, seed: int = 0,
                        prime: int | None = None) -> DimensionResult:
     """Rank of the Jacobian of the coefficient map at a random point over ZZ/p, in M2 (any polynomial network)."""
     _refuse_softmax(arch, "jacobian")
@@ -81,7 +80,7 @@ def dimension_jacobian(arch: Architecture | Network, m2: Macaulay2, seed: int = 
         script=script)
 
 
-def dimension_implicit(arch: Architecture | Network, m2: Macaulay2, seed: int = 0,
+def dimension_implicit(arch: Network, m2: Macaulay2, seed: int = 0,
                        generators: bool = False) -> DimensionResult:
     """Krull dimension of the kernel of the coefficient ring map over QQ (exact)."""
     _refuse_softmax(arch, "implicit")

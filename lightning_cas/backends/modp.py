@@ -33,7 +33,6 @@ import numpy as np
 
 from lightning_cas.system import deadline, progress
 from lightning_cas.core import rank_modp
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
@@ -60,34 +59,34 @@ def check_modp_prime(p) -> int:
     return p
 
 
-def default_samples(arch: Architecture | Network) -> int:
+def default_samples(arch: Network) -> int:
     """Token matrices drawn up front: at least P + 8 rows (more are drawn while the rank grows)."""
-    net = as_network(arch)
+    net = arch
     return max(1, math.ceil((net.parameters + MIN_SAMPLES_ROWS) / net.rows_per_sample))
 
 
-def block_samples(arch: Architecture | Network) -> int:
+def block_samples(arch: Network) -> int:
     """Token matrices per Jacobian block: about BLOCK_ROWS rows, and one tangent array of at most
     TANGENT_ELEMENTS entries (measured: larger blocks waste rows after the rank stops growing,
     smaller ones make the elimination's matrix products thin)."""
-    net = as_network(arch)
+    net = arch
     by_memory = TANGENT_ELEMENTS // (net.widest * net.tokens * net.parameters)
     return max(1, min(by_memory, BLOCK_ROWS // net.rows_per_sample))
 
 
-def working_bytes(arch: Architecture | Network) -> int:
+def working_bytes(arch: Network) -> int:
     """Peak memory of one run: the echelon form (at most P^2 / 4 entries, three copies while it is
     updated), one block's tangents and products (about 16 block-sized arrays; an attention block's
     dS holds t tangents per token), 8 bytes each."""
-    net = as_network(arch)
+    net = arch
     P = net.parameters
     block = block_samples(net) * max(net.widest, net.tokens * net.tokens) * net.tokens * P
     return 8 * (3 * P * P // 4 + 16 * block) + 64 * 2 ** 20
 
 
-def check_memory(arch: Architecture | Network, what: str = "the modp method") -> None:
+def check_memory(arch: Network, what: str = "the modp method") -> None:
     """Refuse, before any allocation, a run that would not fit in the memory this process may use."""
-    net = as_network(arch)
+    net = arch
     need, free = working_bytes(net), available_bytes()
     if need > free:
         raise TooLargeError(f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
@@ -110,7 +109,7 @@ def available_bytes() -> int:
         return 2 ** 62
 
 
-def sample_rank(arch: Architecture | Network, w: np.ndarray, prime: int, rng: np.random.Generator,
+def sample_rank(arch: Network, w: np.ndarray, prime: int, rng: np.random.Generator,
                 samples: int | None = None, inputs: np.ndarray | None = None) -> dict:
     """Rank of the Jacobian at the weights ``w`` (integers or Fractions, any representatives mod prime).
 
@@ -123,7 +122,7 @@ def sample_rank(arch: Architecture | Network, w: np.ndarray, prime: int, rng: np
     those token matrices are streamed, unsketched: the rank on given data.
     Returns rank, rows, samples and sketched (the sum of the c's, for the failure bound).
     """
-    net = as_network(arch)
+    net = arch
     ar = ModP(check_modp_prime(prime))
     wc = ar.array(w)
     ech = rank_modp.RowEchelon(net.parameters, prime)
@@ -170,38 +169,38 @@ def _stream_given(net, wc, ar, X, ech) -> int:
     return len(X)
 
 
-def jacobian_rank(arch: Architecture | Network, w: np.ndarray, prime: int, rng: np.random.Generator,
+def jacobian_rank(arch: Network, w: np.ndarray, prime: int, rng: np.random.Generator,
                   samples: int | None = None) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at the weights ``w`` (residues mod prime), tokens from ``rng``."""
     run = sample_rank(arch, w, prime, rng, samples)
     return run["rank"], run["rows"]
 
 
-def rank_at_random_point(arch: Architecture | Network, prime: int, seed: int,
+def rank_at_random_point(arch: Network, prime: int, seed: int,
                          samples: int | None = None) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at weights and tokens drawn from GF(prime) with ``seed``."""
-    net = as_network(arch)
+    net = arch
     rng = np.random.default_rng(seed)
     w = rng.integers(0, prime, size=net.parameters, dtype=np.int64)
     return jacobian_rank(net, w, prime, rng, samples)
 
 
-def failure_numerator(arch: Architecture | Network, rank: int | None = None, *, random_weights: bool = True) -> int:
+def failure_numerator(arch: Network, rank: int | None = None, *, random_weights: bool = True) -> int:
     """The numerator of the failure bound (module docstring) of a run that finds ``rank``; without a
     rank, the largest one (min(parameters, ambient dimension)): the most any run can state. At given
     weights (``random_weights=False``) only the token part remains."""
-    net = as_network(arch)
+    net = arch
     if rank is None:
         rank = min(net.parameters, net.ambient_dimension or net.parameters)
     return (rank * (net.weight_degree - 1) if random_weights else 0) + (rank + 1) * (net.degree + 1)
 
 
-def failure_bound(arch: Architecture | Network, rank: int, prime: int) -> float:
+def failure_bound(arch: Network, rank: int, prime: int) -> float:
     """Schwartz-Zippel bound on one run under-estimating (module docstring), at most 1."""
     return min(1.0, failure_numerator(arch, rank) / prime)
 
 
-def default_primes(arch: Architecture | Network, repetitions: int = 2) -> list[int]:
+def default_primes(arch: Network, repetitions: int = 2) -> list[int]:
     """The primes of a run without a given prime, chosen so that the bound a run states keeps the promise a
     given prime is held to (options.MAX_FAILURE_BOUND, with the largest rank possible, for every prime used).
 
@@ -228,10 +227,10 @@ def default_primes(arch: Architecture | Network, repetitions: int = 2) -> list[i
     return primes
 
 
-def dimension_modp(arch: Architecture | Network, seed: int = 0, prime: int | None = None, repetitions: int = 2,
+def dimension_modp(arch: Network, seed: int = 0, prime: int | None = None, repetitions: int = 2,
                    samples: int | None = None) -> DimensionResult:
     """Dimension by exact rank mod p, repeated with a second prime and seed."""
-    net = as_network(arch)
+    net = arch
     if not net.polynomial:
         raise UnsupportedError("the modp method computes lightning (polynomial) networks only; "
                                "softmax is not polynomial, use --method numeric.")

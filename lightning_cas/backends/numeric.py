@@ -22,7 +22,6 @@ import numpy as np
 
 from lightning_cas.backends.modp import available_bytes
 from lightning_cas.system import deadline, progress
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
@@ -41,36 +40,36 @@ STABLE_DECADES = 0.01  # |log10 s(dps) - log10 s(2 dps)| below this: the value i
 ARB_ENTRY_BYTES = 160  # one arb ball in an object array (measured at 50-100 digits, with its pointer)
 
 
-def float_bytes(arch: Architecture | Network, samples: int) -> int:
+def float_bytes(arch: Network, samples: int) -> int:
     """Peak memory of one float64 run: the Jacobian (rows x P), the SVD's copy and work space, and the
     forward pass's tangents (an attention block's dS holds t tangents per token), 8 bytes each."""
-    net = as_network(arch)
+    net = arch
     rows, P = samples * net.rows_per_sample, net.parameters
     tangents = samples * max(net.widest, net.tokens * net.tokens) * net.tokens * P
     return 8 * (3 * rows * P + 2 * min(rows, P) ** 2 + 4 * tangents) + 64 * 2 ** 20
 
 
-def arb_bytes(arch: Architecture | Network, samples: int) -> int:
+def arb_bytes(arch: Network, samples: int) -> int:
     """Peak memory of one high-precision run: the same arrays as ``float_bytes`` as arb balls, and the
     Gram matrix (P x P)."""
-    net = as_network(arch)
+    net = arch
     rows, P = samples * net.rows_per_sample, net.parameters
     tangents = samples * max(net.widest, net.tokens * net.tokens) * net.tokens * P
     return ARB_ENTRY_BYTES * (2 * rows * P + 2 * P * P + 4 * tangents) + 64 * 2 ** 20
 
 
-def check_numeric_memory(need: int, arch: Architecture | Network, what: str) -> None:
+def check_numeric_memory(need: int, arch: Network, what: str) -> None:
     """Refuse, before any allocation, a run that would not fit in the memory this process may use."""
     free = available_bytes()
     if need > free:
         raise TooLargeError(f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
-                            f"({as_network(arch).parameters} weights) and {free / 2**30:.1f} GiB are available; "
+                            f"({arch.parameters} weights) and {free / 2**30:.1f} GiB are available; "
                             "try smaller widths or fewer samples.")
 
 
-def singular_values(arch: Architecture | Network, seed: int, samples: int = PAPER_SAMPLES) -> np.ndarray:
+def singular_values(arch: Network, seed: int, samples: int = PAPER_SAMPLES) -> np.ndarray:
     """Lightning float64 singular values at unit-Gaussian weights and inputs (the paper's point)."""
-    net = as_network(arch)
+    net = arch
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(net.parameters)
     X = rng.standard_normal((samples, net.input, net.tokens))
@@ -101,9 +100,9 @@ def analyze_spectrum(s: np.ndarray, rows: int, cols: int) -> dict:
             "clear": bool(gap >= CLEAR_GAP_DECADES and rank == gap_rank)}
 
 
-def dimension_numeric(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES, **options) -> DimensionResult:
+def dimension_numeric(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES, **options) -> DimensionResult:
     """Float Jacobian rank: the paper's baseline for lightning, the robust protocol for softmax."""
-    net = as_network(arch)
+    net = arch
     if net.normalization == "softmax":
         return dimension_softmax(arch, seed=seed, samples=samples, **options)
     check_numeric_memory(float_bytes(net, samples), net, "the numeric method")
@@ -124,13 +123,13 @@ def dimension_numeric(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
         samples=samples, runs=(run,), notes=tuple(notes))
 
 
-def high_precision_samples(arch: Architecture | Network) -> int:
+def high_precision_samples(arch: Network) -> int:
     """A smaller input set for the arb recomputation that still has ~1.25 P + 8 rows (rank <= P)."""
-    net = as_network(arch)
+    net = arch
     return max(1, math.ceil((net.parameters + net.parameters // 4 + 8) / net.rows_per_sample))
 
 
-def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = DEFAULT_DPS,
+def high_precision_run(arch: Network, seed: int, samples: int, dps: int = DEFAULT_DPS,
                        scale: str = "fan_in") -> dict:
     """Rank at one point decided by recomputing the Jacobian at dps and 2 dps digits.
 
@@ -147,7 +146,7 @@ def high_precision_run(arch: Architecture, seed: int, samples: int, dps: int = D
     stable_rank = int(np.argmax(moved)) if moved.any() else len(s1)
     # Noise: moved with the precision, or at the 2 dps floor already (exact zeros stay at 0).
     noise = moved | (s2 <= s2.max() * 10.0 ** (3 - 2 * dps))
-    rows = samples * as_network(arch).rows_per_sample
+    rows = samples * arch.rows_per_sample
     logs = np.log10(s2)
     gaps = logs[:-1] - logs[1:]
     gap_rank = int(np.argmax(gaps)) + 1 if len(gaps) else len(s2)
@@ -165,7 +164,7 @@ def _float_spectrum(jacobian_fn, arch, w, X) -> np.ndarray:
     return np.linalg.svd(jacobian_fn(arch, w, X), compute_uv=False)
 
 
-def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES, repetitions: int = 3,
+def dimension_softmax(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES, repetitions: int = 3,
                       dps: int = DEFAULT_DPS, confirm: str = "auto", scale: str = "fan_in",
                       hp_samples: int | None = None) -> DimensionResult:
     """Softmax dimension: float64 gap ranks at ``repetitions`` independent points, confirmed in
@@ -174,7 +173,7 @@ def dimension_softmax(arch: Architecture, seed: int = 0, samples: int = PAPER_SA
     The high-precision answer, when computed, is the dimension; otherwise the common float rank.
     Disagreements are kept in ``runs`` and flagged by ``consistent=False``, never averaged away.
     """
-    net = as_network(arch)
+    net = arch
     if net.normalization != "softmax":
         raise InputError("dimension_softmax needs an architecture with normalization softmax.")
     if confirm not in ("auto", "always", "never"):

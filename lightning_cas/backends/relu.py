@@ -31,7 +31,6 @@ from lightning_cas.core.exact_qq import _integer_rows
 from lightning_cas.core.gfp import MODULUS_LIMIT
 from lightning_cas.core.kernel_proof import bound as kernel_bound
 from lightning_cas.core.kernel_proof import candidates, denominator, exact_images, primes_needed, size_bounds
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import ModP, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import Kink, forward, jacobian
@@ -114,11 +113,11 @@ def _grown(net: Network, values, seed: int, samples: int, X, patterns: dict, pri
     return X, patterns, rounds
 
 
-def rank_at_point_relu(arch: Architecture | Network, point: WeightPoint | None, *,
+def rank_at_point_relu(arch: Network, point: WeightPoint | None, *,
                        inputs: InputData | None = None, seed: int = 0, prime: int | None = None) -> DimensionResult:
     """The rank at W of a ReLU network on the given inputs (or on drawn Gaussian ones: the rank of the
     differential), proved from both sides (module docstring)."""
-    net = as_network(arch)
+    net = arch
     start = time.perf_counter()
     P = net.parameters
     values = point_or_drawn(point, P, seed, scale=1.0)

@@ -11,8 +11,8 @@ import itertools
 import os
 import time
 
+from lightning_cas.core.network import Network
 from lightning_cas.batch.tables import to_csv
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import LightningError
 from lightning_cas.geometry.degrees import degree, ed_degree
 from lightning_cas.system.files import atomic_write_text
@@ -27,7 +27,7 @@ def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: fl
     for d, e, a in itertools.product(ds, outs, attentions):
         if a > d:
             continue
-        arch = Architecture((d, e), (a,), tokens=tokens)
+        arch = Network.from_paper((d, e), (a,), tokens=tokens)
         row = dict.fromkeys(COLUMNS, "")
         row.update(d=d, d_out=e, a=a, tokens=tokens, status="ok")
         start = time.perf_counter()

@@ -14,10 +14,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from lightning_cas.core.network import Network
 from lightning_cas.batch.records import Origin
 from lightning_cas.batch.report import load_results, pyplot
 from lightning_cas.batch.tables import to_csv
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import printable
 from lightning_cas.system.files import write_file
 from lightning_cas.core.multihead import one_head_bound, refined_bound, span_dimension
@@ -34,10 +34,10 @@ TABLE_COLUMNS = ("d", "d_out", "a", "H", "t", "widths", "attention", "heads", "p
                  "one_head", "span", "defect", "head_mixing", "explained", "status", "methods")
 
 
-def expected_row(arch: Architecture) -> dict:
+def expected_row(arch: Network) -> dict:
     """Expected dimension and its ingredients (one layer), or the theory's upper bound (deep)."""
     if arch.depth == 1:
-        (a, d, e), H, t = arch.layer_shapes[0], arch.heads[0], arch.tokens
+        (a, d, e), H, t = arch.paper.layer_shapes[0], arch.heads[0], arch.tokens
         one, _ = one_head_bound(a, d, e, t)
         span = span_dimension(d, e, t)
         return {"d": d, "d_out": e, "a": a, "H": H, "t": t, "one_head": one, "span": span,
@@ -52,7 +52,7 @@ def build_rows(records) -> tuple[list[dict], list[str]]:
     """One row per architecture (methods merged when they agree) and the list of disagreements."""
     by_arch: dict = {}
     for r in records:
-        if r.status == "ok" and isinstance(r.architecture, Architecture) and r.architecture.normalization == "none":
+        if r.status == "ok" and r.architecture.paper is not None and r.architecture.normalization == "none":
             by_arch.setdefault(r.architecture, []).append(r.result)
     rows, problems = [], []
     for arch, results in by_arch.items():

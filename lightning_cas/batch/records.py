@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 
 from lightning_cas import api
 from lightning_cas.batch.spec import Job
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import DimensionResult, ImplicitSummary, JsonResult, Record, check_dimension_numbers
 from lightning_cas.core.verdict import Verdict, judge
@@ -110,7 +109,7 @@ class JobResult(JsonResult):
         super().__post_init__()
 
     @property
-    def architecture(self) -> Architecture | Network:
+    def architecture(self) -> Network:
         return self.job.architecture
 
     @property
@@ -153,7 +152,7 @@ def check_numbers(rec: JobResult) -> None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _prediction(arch: Architecture | Network):
+def _prediction(arch: Network):
     return api.predict(arch).dimension
 
 

@@ -15,7 +15,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import check_seed, check_timeout
 from lightning_cas.system.files import parse_toml, read_text
 from lightning_cas.core.network import Network
@@ -38,14 +37,14 @@ _NAME = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_NAME, re.ASCII)
 class Job(Record):
     """One dimension computation: an architecture, a method, a seed and a time limit."""
 
-    architecture: Architecture | Network
+    architecture: Network
     method: str = "auto"
     seed: int = 0
     timeout: float | None = None
 
     def __post_init__(self):
-        if not isinstance(self.architecture, (Architecture, Network)):
-            raise ValueError(f"a job's architecture must be an Architecture or a Network, got "
+        if not isinstance(self.architecture, Network):
+            raise ValueError(f"a job's architecture must be a Network, got "
                              f"{type(self.architecture).__name__}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
@@ -155,9 +154,9 @@ def _check_value(key: str, value):
     raise ValueError(f"unknown key {key!r} (expected one of {', '.join(SPEC_KEYS)})")
 
 
-def _architecture(source, lines, path, widths, attention, tokens, normalization, heads=None) -> Architecture:
+def _architecture(source, lines, path, widths, attention, tokens, normalization, heads=None) -> Network:
     try:
-        return Architecture(widths, attention, tokens, normalization, heads)
+        return Network.from_paper(widths, attention, tokens, normalization, heads)
     except InputError as exc:
         _refuse(source, lines, path, f"{_section_name(path)} is not a valid architecture: {str(exc).rstrip('.')}.")
 
@@ -335,7 +334,7 @@ def spec_toml(name: str, jobs) -> str:
     out = [f"name = {json.dumps(name)}"]
     for job in jobs:
         arch = job.architecture
-        if not isinstance(arch, Architecture):
+        if arch.paper is None:
             out += ["", "[[network]]", f"input = {arch.input}", f"tokens = {arch.tokens}",
                     f"method = {json.dumps(job.method)}", f"seed = {job.seed}"]
             if job.timeout is not None:

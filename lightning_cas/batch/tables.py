@@ -12,7 +12,6 @@ import io
 
 from lightning_cas.batch.records import JobResult, Origin
 from lightning_cas.core.display import escape
-from lightning_cas.core.network import Network
 
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
 CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",
@@ -31,7 +30,7 @@ def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
             "predicted": rec.predicted, "agreement": str(rec.agreement),
             "certainty": None if res is None else res.certainty, "elapsed_s": round(rec.elapsed_s, 3),
             "message": rec.message, "source": str(source), "host": rec.host, "recheck": recheck,
-            "network": arch.label() if isinstance(arch, Network) else None}
+            "network": arch.label() if arch.paper is None else None}
 
 
 def cell(value) -> str:

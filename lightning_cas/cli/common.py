@@ -10,8 +10,8 @@ import sys
 
 import click
 
-from lightning_cas.core.architecture import NORMALIZATIONS, Architecture, from_network
-from lightning_cas.core.checks import as_int, check_timeout, integer_value, real_value
+from lightning_cas.core.paper import NORMALIZATIONS
+from lightning_cas.core.checks import as_int, check_timeout, integer_value, parse_int_list, real_value
 from lightning_cas.system.deadline import exit_on_terminate, shielded, time_limit
 from lightning_cas.core.display import escape, printable
 from lightning_cas.core.methods import DIMENSION_METHODS
@@ -268,9 +268,9 @@ def method_options(fn):
     return apply_options(fn, options)
 
 
-def parse_architecture(widths, attention, tokens, normalization) -> Architecture | Network:
-    """The architecture a command names: --widths/--attention (the paper's network, an Architecture),
-    --arch FILE or the transformer shorthand (a Network); exactly one of the three."""
+def parse_architecture(widths, attention, tokens, normalization) -> Network:
+    """The network a command names: --widths/--attention (the paper's network), --arch FILE or the
+    transformer shorthand; exactly one of the three."""
     given = _NETWORK.get() or {}
     shorthand = {k: given.get(k) for k in SHORTHAND if given.get(k) is not None}
     flags = widths is not None or attention is not None or given.get("heads") is not None
@@ -310,21 +310,20 @@ def parse_architecture(widths, attention, tokens, normalization) -> Architecture
     if widths is None or attention is None:
         raise InputError(f"--{'attention' if widths is not None else 'widths'} is missing (give --widths and "
                          "--attention together).")
-    return Architecture.from_cli(widths, attention, 2 if tokens is None else tokens, normalization or "none",
-                                 given.get("heads"))
+    heads = given.get("heads")
+    return Network.from_paper(parse_int_list(widths, "--widths"), parse_int_list(attention, "--attention"),
+                              as_int(2 if tokens is None else tokens, "--tokens"), normalization or "none",
+                              None if heads is None else parse_int_list(heads, "--heads"))
 
 
-def plain_architecture(arch, what: str) -> Architecture:
+def plain_architecture(arch, what: str) -> Network:
     """The paper's network (widths/attention) of a command that studies only it; a network file that is
     the same plain stack is accepted, anything else refused in one line."""
-    if isinstance(arch, Architecture):
-        return arch
-    plain = from_network(arch)
-    if plain is None:
+    if arch.paper is None:
         raise UnsupportedError(f"{what} study the paper's network (plain attention blocks); this network has "
                                "causal, residual, factored, mlp, linear or power blocks: use dim, predict, verify "
                                "or fiber.")
-    return plain
+    return arch
 
 
 class OneLineErrors(click.Group):

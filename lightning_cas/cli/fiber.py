@@ -10,9 +10,7 @@ from lightning_cas.cli.common import (echo, INTEGER, M2_OPTION, QUIET_OPTION, SE
                                       architecture_options, clean_errors, format_option, parse_architecture,
                                       plain_architecture)
 from lightning_cas.cli.progress import progress_display, run_label
-from lightning_cas.core.architecture import from_network
 from lightning_cas.core.methods import FIBER_METHODS as METHODS
-from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError
 
 
@@ -39,7 +37,7 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     from lightning_cas.system.points import load_point
 
     arch = parse_architecture(widths, attention, tokens, normalization)
-    if isinstance(arch, Network) and from_network(arch) is None:
+    if arch.paper is None:
         if output == "latex":  # tangent ranks only: there is no ideal to write
             raise InputError("--format latex writes ideals, and the fiber of a network of blocks is computed by "
                              "tangent ranks, without one; use --format text, json or m2.")

@@ -9,11 +9,11 @@ import sys
 
 import click
 
+from lightning_cas.core.network import Network
 from lightning_cas.cli.common import (echo, JSON_OPTION, M2_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
                                       QUIET_OPTION, clean_errors, format_option, network_options,
                                       parse_architecture, plain_architecture)
 from lightning_cas.cli.progress import progress_display
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.core.methods import SINGULAR_METHOD_SPELLINGS
 
@@ -61,7 +61,7 @@ def _no_ideals(output: str, what: str) -> None:
                          "text or json.")
 
 
-def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Architecture:
+def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Network:
     """The architecture, with the common options validated before any progress line is printed."""
     arch = plain_architecture(parse_architecture(widths, attention, tokens, None),
                               "the geometry commands (implicit, singular, boundary, claims)")

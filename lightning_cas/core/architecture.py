@@ -1,213 +1,57 @@
-"""The Architecture value type: what a user names, validated once, immutable afterwards.
+"""``Architecture(...)``: the public spelling of the paper's network, which is a `Network`.
 
-Everything downstream (symbolic model, M2 templates, backends) trusts these integers, so this
-is the single place where user input becomes numbers.
+There is one network noun below the options; this name stays because users and the paper write
+``Architecture(widths, attention, tokens)``. It returns ``Network.from_paper(...)``, whose ``paper``
+view holds the numbers.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-from dataclasses import dataclass
-
-from lightning_cas.core.checks import as_int as _as_int
-from lightning_cas.core.checks import int_sequence, parse_int_list
-from lightning_cas.core.network import Attention, Network
+from lightning_cas.core.checks import as_int, parse_int_list
+from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError, UnsupportedError
+from lightning_cas.core.paper import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_WIDTH, NORMALIZATIONS, Paper
 
-NORMALIZATIONS = ("none", "softmax")
-
-# Limits that keep every method's memory finite; far above what any backend can finish.
-MAX_WIDTH = 256
-MAX_LAYERS = 8
-MAX_TOKENS = 64
-MAX_HEADS = 64
+__all__ = ["Architecture", "check_architecture", "Paper", "NORMALIZATIONS", "MAX_WIDTH", "MAX_LAYERS", "MAX_TOKENS",
+           "MAX_HEADS"]
 
 
-@dataclass(frozen=True)
 class Architecture:
-    """A lightning (or softmax) self-attention network: widths d_0..d_L, attention dims a_1..a_L,
-    heads H_1..H_L per layer (default one head per layer, the paper's model).
+    """The paper's network from its numbers: ``Architecture(widths, attention, tokens=2,
+    normalization="none", heads=None)`` is a `Network` (not an instance of this class).
 
-    >>> arch = Architecture(widths=(3, 3, 3), attention=(2, 2), tokens=2)
-    >>> arch.depth, arch.parameters, arch.heads
+    >>> net = Architecture(widths=(3, 3, 3), attention=(2, 2), tokens=2)
+    >>> net.paper.depth, net.parameters, net.heads
     (2, 42, (1, 1))
     """
 
-    widths: tuple[int, ...]
-    attention: tuple[int, ...]
-    tokens: int = 2
-    normalization: str = "none"
-    heads: tuple[int, ...] | None = None
-
-    def __post_init__(self):
-        widths = self._int_tuple(self.widths, "widths")
-        attention = self._int_tuple(self.attention, "attention")
-        heads = (1,) * len(attention) if self.heads is None else self._int_tuple(self.heads, "heads")
-        tokens = _as_int(self.tokens, "tokens")
-        if len(widths) < 2:
-            raise InputError("widths needs at least two entries d_0,d_1 (input and output width).")
-        if len(widths) - 1 > MAX_LAYERS:
-            raise InputError(f"depth {len(widths) - 1} is above the supported maximum of {MAX_LAYERS} layers.")
-        if len(attention) != len(widths) - 1:
-            raise InputError(
-                f"attention needs one entry per layer: {len(widths)} widths mean {len(widths) - 1} "
-                f"layers, but {len(attention)} attention dims were given."
-            )
-        if len(heads) != len(widths) - 1:
-            raise InputError(
-                f"heads needs one entry per layer: {len(widths)} widths mean {len(widths) - 1} "
-                f"layers, but {len(heads)} head counts were given."
-            )
-        for name, values, cap in (("widths", widths, MAX_WIDTH), ("attention", attention, MAX_WIDTH),
-                                  ("heads", heads, MAX_HEADS)):
-            for v in values:
-                if v <= 0:
-                    raise InputError(f"every entry of {name} must be a positive integer, got {v}.")
-                if v > cap:
-                    raise InputError(f"{name} entry {v} is above the supported maximum of {cap}.")
-        if tokens <= 0:
-            raise InputError(f"tokens must be a positive integer, got {tokens}.")
-        if tokens > MAX_TOKENS:
-            raise InputError(f"tokens {tokens} is above the supported maximum of {MAX_TOKENS}.")
-        if self.normalization not in NORMALIZATIONS:
-            raise InputError(
-                f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {self.normalization!r}."
-            )
-        object.__setattr__(self, "widths", widths)
-        object.__setattr__(self, "attention", attention)
-        object.__setattr__(self, "tokens", tokens)
-        object.__setattr__(self, "heads", heads)
+    def __new__(cls, widths, attention, tokens=2, normalization: str = "none", heads=None) -> Network:  # type: ignore[misc]
+        return Network.from_paper(widths, attention, tokens, normalization, heads)
 
     @staticmethod
-    def _int_tuple(values, name: str) -> tuple[int, ...]:
-        return int_sequence(values, name)
-
-    @classmethod
-    def from_cli(cls, widths: str, attention: str, tokens: str | int, normalization: str = "none",
-                 heads: str | None = None):
+    def from_cli(widths: str, attention: str, tokens: str | int, normalization: str = "none",
+                 heads: str | None = None) -> Network:
         """Build from the CLI strings ``--widths 3,3,3 --attention 2,2 --tokens 2 [--heads 2,1]``."""
-        return cls(parse_int_list(widths, "--widths"), parse_int_list(attention, "--attention"),
-                   _as_int(tokens, "--tokens"), normalization,
-                   None if heads is None else parse_int_list(heads, "--heads"))
+        return Network.from_paper(parse_int_list(widths, "--widths"), parse_int_list(attention, "--attention"),
+                                  as_int(tokens, "--tokens"), normalization,
+                                  None if heads is None else parse_int_list(heads, "--heads"))
 
-    # ---- derived quantities -------------------------------------------------------------
-    @property
-    def depth(self) -> int:
-        return len(self.attention)
-
-    @property
-    def degree(self) -> int:
-        """Degree of the network as a polynomial in the tokens: 3^L."""
-        return 3 ** self.depth
-
-    @property
-    def weight_degree(self) -> int:
-        """Degree of phi in the weights: 3 for one layer, D_i = 3 D_{i-1} + 3."""
-        deg = 0
-        for _ in range(self.depth):
-            deg = 3 * deg + 3
-        return deg
-
-    @property
-    def layer_shapes(self) -> tuple[tuple[int, int, int], ...]:
-        """(a_i, d_{i-1}, d_i) per layer (every head of layer i has these shapes)."""
-        return tuple((self.attention[i], self.widths[i], self.widths[i + 1]) for i in range(self.depth))
-
-    @property
-    def multihead(self) -> bool:
-        """Some layer has more than one head (the paper's theory covers one head per layer)."""
-        return any(h > 1 for h in self.heads)
-
-    @property
-    def head_blocks(self) -> tuple[tuple[int, int, int, int, int], ...]:
-        """(layer i, head h, a_i, d_{i-1}, d_i), 0-based, in the canonical weight order: layer by
-        layer, head by head, each head's Q, K, V."""
-        return tuple((i, h, a, d, e) for i, (a, d, e) in enumerate(self.layer_shapes) for h in range(self.heads[i]))
-
-    @property
-    def parameters(self) -> int:
-        """Number of weights: sum over layers of H_i (2 a_i d_{i-1} + d_i d_{i-1})."""
-        return sum(2 * a * d + e * d for _, _, a, d, e in self.head_blocks)
-
-    @property
-    def ambient_dimension(self) -> int:
-        """Dimension of the space of maps K^{d_0 x t} -> K^{d_L x t}, entries homogeneous of degree 3^L."""
-        n = self.widths[0] * self.tokens
-        return self.widths[-1] * self.tokens * math.comb(n + self.degree - 1, self.degree)
-
-    @functools.cached_property
-    def network(self) -> Network:
-        """The same network as a stack of plain attention blocks (full value map, not causal, not
-        residual): the description every backend runs; its weight order and names are this one's."""
-        return Network(self.widths[0], self.tokens, tuple(
-            Attention(attention=a, heads=h, out=e, normalization=self.normalization)
-            for (a, _, e), h in zip(self.layer_shapes, self.heads)))
-
-    @classmethod
-    def accepts(cls, data) -> bool:
-        """A serialized old-flag architecture, as opposed to a network of blocks (for union decoding)."""
-        return isinstance(data, dict) and "blocks" not in data and "block" not in data
-
-    def to_dict(self) -> dict:
-        return {"widths": list(self.widths), "attention": list(self.attention),
-                "tokens": self.tokens, "normalization": self.normalization, "heads": list(self.heads)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Architecture":
-        if not isinstance(data, dict):
-            raise InputError("an architecture must be an object with widths, attention, tokens.")
-        unknown = set(data) - {"widths", "attention", "tokens", "normalization", "heads"}
-        if unknown:
-            raise InputError(f"unknown architecture keys: {', '.join(sorted(unknown))}.")
-        for key in ("widths", "attention"):
-            if key not in data:
-                raise InputError(f"the architecture is missing {key}.")
-        # files written before heads existed have no "heads": one head per layer
-        return cls(data["widths"], data["attention"], data.get("tokens", 2), data.get("normalization", "none"),
-                   data.get("heads"))
-
-    def label(self) -> str:
-        """Short human name, also used for result file names: w3-3-3_a2-2_t2_none (one head per layer),
-        w3-3_a2_h4_t2_none (heads given only when some layer has several, so old names stay valid)."""
-        heads = f"_h{'-'.join(map(str, self.heads))}" if self.multihead else ""
-        return (f"w{'-'.join(map(str, self.widths))}_a{'-'.join(map(str, self.attention))}{heads}"
-                f"_t{self.tokens}_{self.normalization}")
-
-    def __str__(self) -> str:
-        heads = f" heads={','.join(map(str, self.heads))}" if self.multihead else ""
-        return (f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))}"
-                f"{heads} tokens={self.tokens} normalization={self.normalization}")
+    @staticmethod
+    def from_dict(data) -> Network:
+        """The paper's network from its JSON form (widths, attention, tokens, normalization, heads)."""
+        return Network.from_paper(Paper.from_dict(data))
 
 
-def as_network(arch) -> Network:
-    """The Network of an Architecture (the old flags) or a Network itself."""
-    if isinstance(arch, Network):
-        return arch
-    if isinstance(arch, Architecture):
-        return arch.network
-    raise InputError(f"expected an Architecture or a Network, got {type(arch).__name__}.")
-
-
-def from_network(net: Network) -> "Architecture | None":
-    """The Architecture (old flags) a network is, when it is the paper's plain stack; else None."""
-    stack = net.plain_stack()
-    if stack is None:
-        return None
-    widths, attention, heads, normalization = stack
-    arch = Architecture(widths, attention, net.tokens, normalization, heads)
-    arch.__dict__.setdefault("network", net)  # the very network it came from: no second conversion back
-    return arch
-
-
-def check_architecture(arch, verb: str, *, networks: bool = True) -> "Architecture | Network":
-    """``arch`` itself when it is an Architecture (the paper's network, the old flags) or, unless
-    ``networks`` is False, a Network of blocks; else one InputError naming the verb."""
-    kinds = (Architecture, Network) if networks else (Architecture,)
-    if not isinstance(arch, kinds):
-        what = "an Architecture or a Network" if networks else "an Architecture"
-        raise InputError(f"{verb}() needs {what} first, got {type(arch).__name__}.")
-    if isinstance(arch, Network) and arch.functions and verb != "dimension":
+def check_architecture(arch, verb: str, *, networks: bool = True) -> Network:
+    """``arch`` itself when it is a Network (unless ``networks`` is False: then only the paper's network);
+    else one InputError naming the verb, before any work."""
+    if not isinstance(arch, Network):
+        raise InputError(f"{verb}() needs a Network (Architecture(...) or Network(...)) first, got "
+                         f"{type(arch).__name__}.")
+    if not networks and arch.paper is None:
+        raise InputError(f"{verb}() is for the paper's network (plain attention blocks); this network has "
+                         "causal, residual, factored, mlp, linear or power blocks.")
+    if arch.functions and verb != "dimension":
         raise UnsupportedError(f"{verb}() needs a polynomial or softmax network: with "
                                f"{' and '.join(arch.functions)} a network has no generic dimension, variety or "
                                "ideal; its rank at given weights is `dim --at FILE --inputs FILE`.")

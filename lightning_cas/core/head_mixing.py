@@ -11,7 +11,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.network import Attention, Network
@@ -21,11 +20,11 @@ from lightning_cas.core.symmetry import (_Tangents, generic_orbit_dimension, orb
 from lightning_cas.core.weights import flat
 
 
-def mixing_layers(arch: Architecture | Network) -> list[int]:
+def mixing_layers(arch: Network) -> list[int]:
     """Blocks (0-based) whose heads can be mixed: lightning attention with a full value map, H >= 2 and
     a >= d, so every A_h = K^T Q ranges over all d x d matrices and the block, linear in the pairs
     (V_h, A_h), is unchanged by (V_h, A_h) -> (sum_k g_hk V_k, sum_k (g^-1)_kh A_k) for g in GL(H)."""
-    net = as_network(arch)
+    net = arch
     widths = net.widths
     return [i for i, b in enumerate(net.blocks) if isinstance(b, Attention) and b.normalization == "none"
             and b.value is None and b.heads >= 2 and b.attention >= widths[i]]
@@ -55,11 +54,11 @@ def _gram(K, ar):
     return ar.matmul(np.ascontiguousarray(K.T), K)
 
 
-def mixing_blocks(arch: Architecture | Network, w, ar: Arithmetic):
+def mixing_blocks(arch: Network, w, ar: Arithmetic):
     """Tangents at W of the head mixing, lifted to the weights: dV_h = V_k and dA_k = -A_h for the basis
     element E_hk, realised as dQ_k = -K_k (K_k^T K_k)^-1 A_h (K_k has full column rank when a >= d; a
     block where it does not is skipped, which only weakens the bound)."""
-    net = as_network(arch)
+    net = arch
     tb = _Tangents(net, ar, w)
     for i in mixing_layers(net):
         heads = tb.mats[i]
@@ -76,7 +75,7 @@ def mixing_blocks(arch: Architecture | Network, w, ar: Arithmetic):
         yield T
 
 
-def mixing_tangents(arch: Architecture | Network, point) -> list[list[Fraction]]:
+def mixing_tangents(arch: Network, point) -> list[list[Fraction]]:
     """The head-mixing tangents at W, exactly."""
     ar = Rationals()
     values = flat(point) if not isinstance(point, (list, np.ndarray)) else list(point)
@@ -84,21 +83,21 @@ def mixing_tangents(arch: Architecture | Network, point) -> list[list[Fraction]]
             for row in T]
 
 
-def extended_orbit_dimension(arch: Architecture | Network, point) -> int:
+def extended_orbit_dimension(arch: Network, point) -> int:
     """Rank at W, over QQ, of the named group's action together with the head mixing."""
     from lightning_cas.core.model import rank_over_qq
 
     return rank_over_qq(orbit_tangents(arch, point) + mixing_tangents(arch, point))
 
 
-def extended_orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME) -> int:
+def extended_orbit_rank_modp(arch: Network, w, prime: int = DEFAULT_PRIME) -> int:
     """The same rank mod p (a valid bound at any point and prime, and fast at any size)."""
     ar = ModP(prime)
     wc = ar.array(w)
     return orbit_rank_modp(arch, w, prime, extra=list(mixing_blocks(arch, wc, ar)))
 
 
-def generic_extended_orbit_dimension(arch: Architecture | Network, seed: int = 0, tries: int = 3) -> int:
+def generic_extended_orbit_dimension(arch: Network, seed: int = 0, tries: int = 3) -> int:
     """The largest extended orbit rank mod p over ``tries`` random points: a point whose K is singular
     loses that block's mixing, so several are tried; each is a valid bound. Without a mixing block it
     is the orbit rank at the first point."""

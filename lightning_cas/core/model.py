@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.forward import evaluate
 from lightning_cas.core.names import token_name
 from lightning_cas.core.network import Network
@@ -25,18 +24,18 @@ if TYPE_CHECKING:
     import sympy
 
 
-def flat_weight_symbols(arch: Architecture | Network) -> list[sympy.Symbol]:
+def flat_weight_symbols(arch: Network) -> list[sympy.Symbol]:
     """All weight symbols in the canonical order (the order of every Jacobian column)."""
     import sympy
 
-    return [sympy.Symbol(name) for name in as_network(arch).weight_names()]
+    return [sympy.Symbol(name) for name in arch.weight_names()]
 
 
-def head_symbols(arch: Architecture | Network) -> list[list[dict[str, sympy.Matrix]]]:
+def head_symbols(arch: Network) -> list[list[dict[str, sympy.Matrix]]]:
     """Per block, per head, {letter: sympy Matrix of weight symbols} (q, k, v | w, o; u, d; p)."""
     import sympy
 
-    net = as_network(arch)
+    net = arch
     symbols = flat_weight_symbols(net)
     out: list[list[dict]] = [[{} for _ in range(getattr(b, "heads", 1))] for b in net.blocks]
     for m in net.weight_matrices:
@@ -44,18 +43,18 @@ def head_symbols(arch: Architecture | Network) -> list[list[dict[str, sympy.Matr
     return out
 
 
-def weight_symbols(arch: Architecture) -> list[list[sympy.Matrix]]:
+def weight_symbols(arch: Network) -> list[list[sympy.Matrix]]:
     """Per layer [Q, K, V] of a one-head-per-layer network of the old flags (symbols q_(i,r,c), ...)."""
-    if not isinstance(arch, Architecture) or arch.multihead:
+    if arch.paper is None or arch.multihead:
         raise ValueError("weight_symbols is for the old flags with one head per layer; use head_symbols")
     return [[heads[0][letter] for letter in "qkv"] for heads in head_symbols(arch)]
 
 
-def token_symbols(arch: Architecture | Network) -> sympy.Matrix:
+def token_symbols(arch: Network) -> sympy.Matrix:
     """The d_0 x t token matrix X of symbols x_(r,j) (row r, token j; tokens are columns)."""
     import sympy
 
-    net = as_network(arch)
+    net = arch
     return sympy.Matrix(net.input, net.tokens, lambda r, j: sympy.Symbol(token_name(r + 1, j + 1)))
 
 
@@ -90,12 +89,12 @@ def _ring(symbols):
     return R
 
 
-def network_output(arch: Architecture | Network, weights=None, X=None) -> sympy.Matrix:
+def network_output(arch: Network, weights=None, X=None) -> sympy.Matrix:
     """phi_W(X) as a d_out x t matrix of expanded polynomials (weights: symbols by default, or any
     expressions, flat or nested per layer; X: the token symbols by default)."""
     import sympy
 
-    net = as_network(arch)
+    net = arch
     w = flat_weight_symbols(net) if weights is None else [sympy.sympify(v) for v in flat_values(weights)]
     if len(w) != net.parameters:
         raise ValueError(f"expected {net.parameters} weights, got {len(w)}")
@@ -117,7 +116,7 @@ def network_output(arch: Architecture | Network, weights=None, X=None) -> sympy.
     return sympy.Matrix(out.shape[0], out.shape[1], lambda r, c: out[r, c].as_expr())
 
 
-def coefficient_map(arch: Architecture | Network) -> dict[tuple[int, int, tuple[int, ...]], sympy.Expr]:
+def coefficient_map(arch: Network) -> dict[tuple[int, int, tuple[int, ...]], sympy.Expr]:
     """Coefficients of phi as polynomials in the weights.
 
     Keys are (output row p, output token j, exponent vector over the tokens x_(r,j) in row-major
@@ -133,7 +132,7 @@ def _coefficient_map(arch) -> dict:
 
     from lightning_cas.core.arithmetic import Polynomials
 
-    net = as_network(arch)
+    net = arch
     weights, xs = flat_weight_symbols(net), list(token_symbols(net))
     R = _ring(weights + xs)
     gens = {str(g): k for k, g in enumerate(R.gens)}

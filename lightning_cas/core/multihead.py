@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import math
 
-from lightning_cas.core.architecture import MAX_HEADS, MAX_TOKENS, MAX_WIDTH, Architecture, check_architecture
+from lightning_cas.core.network import Network
+from lightning_cas.core.architecture import check_architecture
+from lightning_cas.core.paper import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
 from lightning_cas.core.checks import as_int
 from lightning_cas.errors import InputError
 from lightning_cas.core.predictions import Prediction, rho
@@ -36,7 +38,7 @@ def one_head_bound(a: int, d: int, e: int, tokens: int) -> tuple[int, str]:
 
 
 def _sizes(**sizes) -> list[int]:
-    """The integer sizes a public helper takes, each positive and within the Architecture caps."""
+    """The integer sizes a public helper takes, each positive and within the paper's caps."""
     caps = {"tokens": MAX_TOKENS, "heads": MAX_HEADS}
     out = []
     for name, value in sizes.items():
@@ -62,14 +64,14 @@ def span_dimension(d: int, e: int, tokens: int) -> int:
     return e * per_output
 
 
-def multihead_bound(arch: Architecture):
+def multihead_bound(arch: Network):
     """The least justified upper bound on the dimension, with every bound it is the least of."""
     check_architecture(arch, "multihead_bound", networks=False)
     orbit = generic_orbit_dimension(arch)
     bounds = [("parameters - orbit", arch.parameters - orbit,
                "the named group's orbit (rank of its action mod p at a random integer point) lies in the fiber")]
     if arch.depth == 1:
-        (a, d, e), H, t = arch.layer_shapes[0], arch.heads[0], arch.tokens
+        (a, d, e), H, t = arch.paper.layer_shapes[0], arch.heads[0], arch.tokens
         one, one_formula = one_head_bound(a, d, e, t)
         if arch.normalization == "softmax":
             one, one_formula = one + 1, one_formula.replace(" - 1", "") + " (softmax: no scaling)"
@@ -96,7 +98,7 @@ def multihead_bound(arch: Architecture):
                       bounds=tuple(bounds), refined=refined)
 
 
-def refined_bound(arch: Architecture, seed: int = 0) -> int:
+def refined_bound(arch: Network, seed: int = 0) -> int:
     """The head-mixing bound: parameters minus the orbit of the named group together with the mixing of
     heads (its rank mod p, core.head_mixing.generic_extended_orbit_dimension), and for one layer the rank bound of
     ``head_mixing_bound``. Proved upper bounds, sharper than the expected dimension; all one-layer
@@ -105,7 +107,7 @@ def refined_bound(arch: Architecture, seed: int = 0) -> int:
     # the best of three points
     value = arch.parameters - generic_extended_orbit_dimension(arch, seed)
     if arch.depth == 1 and arch.normalization == "none":
-        (a, d, e), H = arch.layer_shapes[0], arch.heads[0]
+        (a, d, e), H = arch.paper.layer_shapes[0], arch.heads[0]
         value = min(value, head_mixing_bound(a, d, e, H, arch.tokens))
     return value
 

@@ -20,9 +20,10 @@ weight order (block by block; inside a block as listed; every matrix row-major):
   eps): PyTorch's LayerNorm over each token's features, g o (y - mean) / sqrt(var + eps) + b_g, the
   gain g and bias b_g (d each) with ``affine``.
 
-A residual block returns Y + block(Y) and needs out = d. The paper's network (the old flags
-``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Architecture.network``
-builds it, with the same weight order and names.
+A residual block returns Y + block(Y) and needs out = d. The paper's network (the flags
+``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Network.from_paper`` builds
+it, with the same weight order and names, and ``net.paper`` gives its numbers back (core.paper). Such a
+network is written, named and shown in the paper's words, so old result files and cache names stay valid.
 
 Validation happens here, once, before any work: a file names itself, the block and the key.
 """
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 __all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "WeightMatrix"]
 
+import functools
 import math
 from dataclasses import dataclass, field, fields, replace
 
@@ -39,6 +41,7 @@ from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, FUNCTIONS, KI
                                        MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Activation,
                                        Attention, Block, LayerNorm, Linear, Power, WeightMatrix, _KeyError)
 from lightning_cas.core.names import indexed_name, weight_name
+from lightning_cas.core.paper import Paper
 from lightning_cas.errors import InputError
 
 # ---------------------------------------------------------------- the network
@@ -97,9 +100,34 @@ class Network:
                 raise InputError(f"{source}: the network has degree {max(top)} in the tokens after block {i}, above "
                                  f"the supported maximum of {MAX_NETWORK_DEGREE}.")
 
+    # ---- the paper's network ----------------------------------------------------------------
+    @classmethod
+    def from_paper(cls, widths, attention=None, tokens=2, normalization: str = "none", heads=None) -> "Network":
+        """The paper's stack of plain attention blocks from its numbers (or from a `Paper`): validated once
+        by `Paper`, the weight order and names the paper's."""
+        paper = widths if isinstance(widths, Paper) else Paper(widths, attention, tokens, normalization, heads)
+        net = cls(paper.widths[0], paper.tokens, tuple(
+            Attention(attention=a, heads=h, out=e, normalization=paper.normalization)
+            for (a, _, e), h in zip(paper.layer_shapes, paper.heads)))
+        net.__dict__["paper"] = paper  # the very numbers it came from
+        return net
+
+    @functools.cached_property
+    def paper(self) -> Paper | None:
+        """The paper's numbers (widths, attention, heads, layer shapes, label) when this is its plain stack of
+        attention blocks, else None: what the closed forms and the one-layer geometry read."""
+        stack = self.plain_stack()
+        if stack is None:
+            return None
+        widths, attention, heads, normalization = stack
+        return Paper(widths, attention, self.tokens, normalization, heads)
+
     # ---- reading and writing -------------------------------------------------------------
     @classmethod
     def from_dict(cls, data, source: str = "network") -> "Network":
+        paper_keys, network_keys = {"widths", "attention"}, {"input", "block", "blocks"}
+        if isinstance(data, dict) and paper_keys & set(data) and not network_keys & set(data):
+            return cls.from_paper(Paper.from_dict(data))  # the paper's spelling (old results, batch specs)
         if not isinstance(data, dict):
             raise InputError(f"{source}: a network must be an object with input, tokens and blocks.")
         unknown = set(data) - {"input", "tokens", "block", "blocks"}
@@ -123,19 +151,22 @@ class Network:
         net._validate(source)
         return net
 
-    @classmethod
-    def accepts(cls, data) -> bool:
-        """A serialized network (has blocks), as opposed to an old-flag architecture (for union decoding)."""
-        return isinstance(data, dict) and ("blocks" in data or "block" in data)
-
     def to_dict(self) -> dict:
+        """The paper's spelling (widths, attention, ...) for its network, else input, tokens and blocks; both
+        read back through `from_dict`."""
+        if self.paper is not None:
+            return self.paper.to_dict()
+        return self.blocks_dict()
+
+    def blocks_dict(self) -> dict:
+        """Input, tokens and blocks, whatever the network (the network file's form)."""
         return {"input": self.input, "tokens": self.tokens, "blocks": [b.to_dict() for b in self.blocks]}
 
     def to_json(self) -> str:
-        """The JSON form (``Network.from_dict(json.loads(...))`` gives this network back)."""
+        """The JSON form of a network file (``Network.from_dict(json.loads(...))`` gives this network back)."""
         import json
 
-        return json.dumps(self.to_dict(), indent=1) + "\n"
+        return json.dumps(self.blocks_dict(), indent=1) + "\n"
 
     def to_toml(self) -> str:
         """The TOML form of a network file (``load_network`` reads it back to an equal network)."""
@@ -241,7 +272,10 @@ class Network:
     def ambient_dimension(self) -> int | None:
         """Dimension of the space of polynomial maps with the network's degrees (None with softmax).
 
-        Without attention every token goes through the same map, so one token's maps are the space."""
+        Without attention every token goes through the same map, so one token's maps are the space. The
+        paper's network has the paper's (with softmax too: the space its closed forms are stated in)."""
+        if self.paper is not None:
+            return self.paper.ambient_dimension
         if not self.polynomial:
             return None
         if not any(isinstance(b, Attention) for b in self.blocks):
@@ -298,10 +332,15 @@ class Network:
         return names
 
     def label(self) -> str:
-        """File-name-safe and unique: net_d4_t3_A1x2v2o4c-M8p2o4-L1-P2."""
+        """File-name-safe and unique: net_d4_t3_A1x2v2o4c-M8p2o4-L1-P2; the paper's label for its network
+        (w3-3-3_a2-2_t2_none), so cache names stay what they were."""
+        if self.paper is not None:
+            return self.paper.label()
         return f"net_d{self.input}_t{self.tokens}_" + "-".join(b.short() for b in self.blocks)
 
     def __str__(self) -> str:
+        if self.paper is not None:
+            return str(self.paper)
         return f"input={self.input} tokens={self.tokens} blocks=" + " | ".join(describe_block(b) for b in self.blocks)
 
     # ---- shorthands ------------------------------------------------------------------------

@@ -21,7 +21,6 @@ import types
 import typing
 from dataclasses import dataclass, field, fields
 
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.checks import integer_value, real_value
 from lightning_cas.core.numbers import allow_long_integers
 from lightning_cas.core.network import Network
@@ -66,7 +65,7 @@ def _decode(tp, value, where: str):
                 return None
             raise InputError(f"{where} must not be null.")
         candidates = [arg for arg in args if arg is not type(None)]
-        for arg in candidates:  # records that tell their own serialized form apart (Architecture | Network)
+        for arg in candidates:  # records that tell their own serialized form apart (Network)
             if hasattr(arg, "accepts") and arg.accepts(value):
                 return _decode(arg, value, where)
         return _decode(candidates[0], value, where)
@@ -291,7 +290,7 @@ class ImplicitSummary(Record):
 class DimensionResult(Provenance, JsonResult):
     """The dimension of the neurovariety of one architecture, and how it was obtained."""
 
-    architecture: Architecture | Network
+    architecture: Network
     dimension: int
     parameters: int
     ambient_dimension: int | None  # None: not polynomial (softmax)
@@ -351,8 +350,8 @@ def check_dimension_numbers(result: "DimensionResult") -> None:
     are the architecture's, 0 <= dimension <= min(parameters, ambient), every run's rank too, the
     failure bound in [0, 1) (1 would guarantee nothing), the primes prime."""
     arch = result.architecture
-    if not isinstance(arch, (Architecture, Network)):
-        raise ResultError(f"a DimensionResult needs an Architecture or a Network, got {type(arch).__name__}")
+    if not isinstance(arch, Network):
+        raise ResultError(f"a DimensionResult needs a Network, got {type(arch).__name__}")
     parameters = _count(result, "parameters", arch.parameters, arch.parameters)
     if arch.ambient_dimension is None:  # not polynomial: there is no ambient space of coefficients
         if result.ambient_dimension is not None:

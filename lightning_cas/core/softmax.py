@@ -15,7 +15,6 @@ import math
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Balls, Float64
 from lightning_cas.core.forward import forward
 from lightning_cas.core.network import Network
@@ -27,12 +26,12 @@ from lightning_cas.core.network import Network
 WEIGHT_SCALES = ("fan_in", "unit")
 
 
-def random_point(arch: Architecture | Network, seed: int, samples: int, scale: str = "fan_in"):
+def random_point(arch: Network, seed: int, samples: int, scale: str = "fan_in"):
     """(w, X): Gaussian weights (each matrix divided by the square root of its column count under
     "fan_in") and ``samples`` Gaussian token matrices, reproducible from ``seed``."""
     if scale not in WEIGHT_SCALES:
         raise ValueError(f"scale must be one of {WEIGHT_SCALES}")
-    net = as_network(arch)
+    net = arch
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(net.parameters)
     if scale == "fan_in":
@@ -42,20 +41,20 @@ def random_point(arch: Architecture | Network, seed: int, samples: int, scale: s
     return w, X
 
 
-def evaluate(arch: Architecture | Network, w: np.ndarray, X: np.ndarray) -> np.ndarray:
+def evaluate(arch: Network, w: np.ndarray, X: np.ndarray) -> np.ndarray:
     """phi_W(X) in float64 for a batch X of shape (N, d_0, t); returns (N, d_out, t)."""
     ar = Float64()
-    return forward(as_network(arch), ar, ar.array(w), ar.array(X))[0]
+    return forward(arch, ar, ar.array(w), ar.array(X))[0]
 
 
-def jacobian(arch: Architecture | Network, w: np.ndarray, X: np.ndarray) -> np.ndarray:
+def jacobian(arch: Network, w: np.ndarray, X: np.ndarray) -> np.ndarray:
     """float64 d phi_W(X_n)/dW, shape (N * d_out * t, P), rows ordered (n, row, token)."""
     ar = Float64()
-    _, dY = forward(as_network(arch), ar, ar.array(w), ar.array(X), tangents=True)
+    _, dY = forward(arch, ar, ar.array(w), ar.array(X), tangents=True)
     return dY.reshape(-1, dY.shape[-1])
 
 
-def jacobian_arb(arch: Architecture | Network, w: np.ndarray, X: np.ndarray, dps: int = 50):
+def jacobian_arb(arch: Network, w: np.ndarray, X: np.ndarray, dps: int = 50):
     """The same Jacobian at ``dps`` decimal digits (arb balls), from the same float64 (or exact) point.
 
     Returns an object array of ``flint.arb``; use ``singular_values_high_precision`` on it while
@@ -64,16 +63,16 @@ def jacobian_arb(arch: Architecture | Network, w: np.ndarray, X: np.ndarray, dps
     import flint
     with flint.ctx.workdps(dps):
         ar = Balls(dps)
-        _, dY = forward(as_network(arch), ar, ar.array(w), ar.array(X), tangents=True)
+        _, dY = forward(arch, ar, ar.array(w), ar.array(X), tangents=True)
     return dY.reshape(-1, dY.shape[-1])
 
 
-def evaluate_arb(arch: Architecture | Network, w: np.ndarray, X: np.ndarray, dps: int = 50) -> np.ndarray:
+def evaluate_arb(arch: Network, w: np.ndarray, X: np.ndarray, dps: int = 50) -> np.ndarray:
     """phi_W(X) at ``dps`` digits (object array of arb), to check the float64 forward pass."""
     import flint
     with flint.ctx.workdps(dps):
         ar = Balls(dps)
-        return forward(as_network(arch), ar, ar.array(w), ar.array(X))[0]
+        return forward(arch, ar, ar.array(w), ar.array(X))[0]
 
 
 def singular_values_high_precision(J: np.ndarray, dps: int) -> np.ndarray:

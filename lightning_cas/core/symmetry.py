@@ -38,7 +38,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
 from lightning_cas.core.forward import split
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
@@ -130,9 +129,9 @@ def _translation_interfaces(net: Network) -> list[int]:
             and _input_projections(net, k)]
 
 
-def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
+def group_factors(arch: Network) -> tuple[GroupFactor, ...]:
     """Every continuous factor of the named group (module docstring), in a fixed order."""
-    net = as_network(arch)
+    net = arch
     widths, out = net.widths, []
     for i, b in enumerate(net.blocks):
         if isinstance(b, Attention):
@@ -164,14 +163,14 @@ def group_factors(arch: Architecture | Network) -> tuple[GroupFactor, ...]:
     return tuple(out)
 
 
-def group_dimension(arch: Architecture | Network) -> int:
+def group_dimension(arch: Network) -> int:
     """Dimension of the named group (a group, not an orbit: its orbits can be smaller)."""
     return sum(f.dimension for f in group_factors(arch))
 
 
-def head_permutations(arch: Architecture | Network) -> int:
+def head_permutations(arch: Network) -> int:
     """Order of the finite group permuting the heads within each attention block: prod H_i!."""
-    return math.prod(math.factorial(getattr(b, "heads", 1)) for b in as_network(arch).blocks)
+    return math.prod(math.factorial(getattr(b, "heads", 1)) for b in arch.blocks)
 
 
 # ---------------------------------------------------------------- tangents of the action
@@ -252,11 +251,11 @@ def _input_side(net: Network, block: int) -> list[tuple]:
     return [(block, 0, "p")] if isinstance(b, Linear) else []
 
 
-def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic, interfaces: bool = True):
+def tangent_blocks(arch: Network, w, ar: Arithmetic, interfaces: bool = True):
     """The tangents of the named group's action at W (flat weights in ``ar``), as (k, P) arrays; without
     ``interfaces`` only the factors inside a block (GL(a), GL(b), the scalings, translations inside softmax),
     which hold whatever surrounds the block (next to LayerNorm or an activation the interface factors do not)."""
-    net = as_network(arch)
+    net = arch
     tb = _Tangents(net, ar, w)
     for i, b in enumerate(net.blocks):
         if isinstance(b, Attention):
@@ -315,11 +314,11 @@ def tangent_blocks(arch: Architecture | Network, w, ar: Arithmetic, interfaces: 
         yield T
 
 
-def orbit_bytes(arch: Architecture | Network) -> int:
+def orbit_bytes(arch: Network) -> int:
     """Peak memory of :func:`orbit_rank_modp`: the echelon form (at most P^2 / 4 entries, three copies while
     it is updated) and the tangents pending (a chunk and the largest block, a GL of the widest dimension),
     8 bytes each: what a caller checks against the machine before asking."""
-    net = as_network(arch)
+    net = arch
     P = net.parameters
     return 8 * (3 * P * P // 4 + 2 * (TANGENT_CHUNK + net.widest ** 2) * P) + 64 * 2 ** 20
 
@@ -345,9 +344,9 @@ def _translations(net: Network, tb: _Tangents, i: int, h: int):
         yield T
 
 
-def orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME, extra=()) -> int:
+def orbit_rank_modp(arch: Network, w, prime: int = DEFAULT_PRIME, extra=()) -> int:
     """Rank mod p of the action's tangents at W (any representatives; and ``extra`` tangent arrays)."""
-    net = as_network(arch)
+    net = arch
     ar = ModP(prime)
     wc = ar.array(w)
     ech = RowEchelon(net.parameters, prime)
@@ -364,9 +363,9 @@ def orbit_rank_modp(arch: Architecture | Network, w, prime: int = DEFAULT_PRIME,
     return ech.rank
 
 
-def orbit_tangents(arch: Architecture | Network, point) -> list[list[Fraction]]:
+def orbit_tangents(arch: Network, point) -> list[list[Fraction]]:
     """One tangent vector per Lie algebra basis element at W, exactly (Fractions, canonical order)."""
-    net = as_network(arch)
+    net = arch
     values = flat(point) if not isinstance(point, (list, np.ndarray)) else list(point)
     ar = Rationals()
     out = []
@@ -375,25 +374,25 @@ def orbit_tangents(arch: Architecture | Network, point) -> list[list[Fraction]]:
     return out
 
 
-def orbit_dimension(arch: Architecture | Network, point) -> int:
+def orbit_dimension(arch: Network, point) -> int:
     """Dimension of the named group's orbit through W = rank of its infinitesimal action, over QQ."""
     from lightning_cas.core.model import rank_over_qq
 
     return rank_over_qq(orbit_tangents(arch, point))
 
 
-def generic_orbit_dimension(arch: Architecture | Network, seed: int = 0, prime: int = DEFAULT_PRIME) -> int:
+def generic_orbit_dimension(arch: Network, seed: int = 0, prime: int = DEFAULT_PRIME) -> int:
     """The orbit rank mod p at a random nonzero integer point (reproducible from ``seed``): the generic
     orbit dimension unless the point or the prime is special, and a valid bound either way."""
-    net = as_network(arch)
+    net = arch
     return orbit_rank_modp(net, random_weights(net, seed), prime)
 
 
-def random_weights(arch: Architecture | Network, seed: int, bound: int = 9) -> list[int]:
+def random_weights(arch: Network, seed: int, bound: int = 9) -> list[int]:
     """Random nonzero integers in +-[1, bound], flat, reproducible from ``seed`` (for an old-flag
     architecture the same values as ``weights.random_point``)."""
-    if isinstance(arch, Architecture):
+    if arch.paper is not None:
         return [int(v) for v in flat(random_point(arch, seed, bound))]
     rng = np.random.default_rng(seed)
-    n = as_network(arch).parameters
+    n = arch.parameters
     return [int(v) for v in rng.integers(1, bound + 1, n) * rng.choice([-1, 1], n)]

@@ -120,9 +120,8 @@ def dimension_text(result, spectrum: bool = False) -> str:
 
 
 def _has_heads(result, block: int) -> bool:
-    from lightning_cas.core.architecture import as_network
 
-    blocks = as_network(result.architecture).blocks
+    blocks = result.architecture.blocks
     return 0 <= block < len(blocks) and getattr(blocks[block], "heads", 1) > 1
 
 

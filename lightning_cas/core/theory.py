@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lightning_cas.core.architecture import Architecture, from_network
 from lightning_cas.core.block_theory import predict_network_dimension
 from lightning_cas.core.multihead import multihead_bound
 from lightning_cas.core.predictions import Prediction, no_prediction, rho
@@ -18,7 +17,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.core.symmetry import group_dimension, group_factors
 
 
-def dimension_obstruction(arch: Architecture) -> str | None:
+def dimension_obstruction(arch: Network) -> str | None:
     """Why the closed-form dimension does not apply to ``arch``, or None if it does."""
     d0 = arch.widths[0]
     if arch.tokens == 1:
@@ -34,21 +33,18 @@ def dimension_obstruction(arch: Architecture) -> str | None:
     return None
 
 
-def predict_dimension(arch: Architecture | Network) -> Prediction:
+def predict_dimension(arch: Network) -> Prediction:
     """dim = d_0 d_L + sum_i rho(min(a_i, d_0), d_0) - L (lightning); softmax drops the - L.
     Several heads: upper bounds only (``multihead_bound``). A network of blocks that is the paper's plain
     stack is predicted as such; any other network by ``core.block_theory``.
 
-    >>> predict_dimension(Architecture((3, 3, 3), (2, 2), tokens=2)).value
+    >>> predict_dimension(Network.from_paper((3, 3, 3), (2, 2), tokens=2)).value
     23
-    >>> predict_dimension(Architecture((3, 2, 3), (2, 2), tokens=2)).value is None  # a bottleneck
+    >>> predict_dimension(Network.from_paper((3, 2, 3), (2, 2), tokens=2)).value is None  # a bottleneck
     True
     """
-    if isinstance(arch, Network):
-        plain = from_network(arch)
-        if plain is None:
-            return predict_network_dimension(arch)
-        arch = plain
+    if arch.paper is None:
+        return predict_network_dimension(arch)
     if arch.multihead:
         return multihead_bound(arch)
     if arch.normalization == "softmax" and arch.tokens == 1:
@@ -81,8 +77,8 @@ def predict_dimension(arch: Architecture | Network) -> Prediction:
     return Prediction("dimension", value, formula, regime, status)
 
 
-def predict_parameters(arch: Architecture | Network) -> Prediction:
-    if isinstance(arch, Network):
+def predict_parameters(arch: Network) -> Prediction:
+    if arch.paper is None:
         return Prediction("parameters", arch.parameters, "sum of the blocks' weight matrices", "every network",
                           "definition")
     if arch.multihead:
@@ -92,10 +88,10 @@ def predict_parameters(arch: Architecture | Network) -> Prediction:
                       "every architecture", "definition")
 
 
-def predict_symmetry_dimension(arch: Architecture | Network) -> Prediction:
+def predict_symmetry_dimension(arch: Network) -> Prediction:
     """Dimension of the named symmetry group: GL(a_i) per head, scalings, GL(d_i) per hidden width (a
     network of blocks: its factors, listed in ``bounds``)."""
-    if isinstance(arch, Network):
+    if arch.paper is None:
         factors = group_factors(arch)
         return Prediction("symmetry_group_dimension", group_dimension(arch),
                           " + ".join(f"{f.name}" for f in factors) or "0",
@@ -111,7 +107,7 @@ def predict_symmetry_dimension(arch: Architecture | Network) -> Prediction:
     return Prediction("symmetry_group_dimension", group_dimension(arch), formula, regime, "definition")
 
 
-def predict_fiber_dimension(arch: Architecture | Network, dim: Prediction | None = None) -> Prediction:
+def predict_fiber_dimension(arch: Network, dim: Prediction | None = None) -> Prediction:
     """Generic fiber dimension = parameters - dimension wherever the dimension is predicted."""
     dim = predict_dimension(arch) if dim is None else dim
     if dim.kind == "upper bound" and dim.value is not None:
@@ -128,7 +124,7 @@ class TheoryReport(Provenance, JsonResult):
     """All predictions for one architecture (closed forms: method "theory", certainty "exact"; each
     prediction's ``status`` says whether its formula is proved, derived or conjectured)."""
 
-    architecture: Architecture | Network
+    architecture: Network
     dimension: Prediction
     parameters: Prediction
     symmetry_group_dimension: Prediction
@@ -143,7 +139,7 @@ class TheoryReport(Provenance, JsonResult):
         return theory_text(self)
 
 
-def predict(arch: Architecture | Network) -> TheoryReport:
+def predict(arch: Network) -> TheoryReport:
     """Every closed-form prediction for ``arch``, each with its regime."""
     dim = predict_dimension(arch)
     return TheoryReport(arch, dim, predict_parameters(arch),

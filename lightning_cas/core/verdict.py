@@ -15,7 +15,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
 from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.results import DimensionResult, Explained, JsonResult, Provenance, optional
@@ -93,7 +92,7 @@ def describe(prediction: Prediction, judgement: Judgement, computed_how: str) ->
 class VerifyResult(Provenance, JsonResult):
     """A computed dimension next to the theory's prediction (provenance: that of the computation)."""
 
-    architecture: Architecture | Network
+    architecture: Network
     computed: DimensionResult
     predicted: int | None
     prediction_status: str

@@ -14,7 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
+from lightning_cas.core.paper import Paper
 from lightning_cas.core.checks import check_seed, shown
 from lightning_cas.errors import InputError
 from lightning_cas.core.numbers import rational_text
@@ -182,7 +183,17 @@ def _matrix(data, rows: int, cols: int, where: str) -> tuple:
     return tuple(out)
 
 
-def point_from_dict(arch: Architecture, data) -> Point:
+def paper_of(arch: Network) -> Paper:
+    """The paper's numbers of a network the per-layer (Q, K, V) form is written for; refused in one line otherwise."""
+    if isinstance(arch, Paper):
+        return arch
+    if arch.paper is None:
+        raise InputError("the per-layer (Q, K, V) form is for the paper's network (plain attention blocks); give "
+                         "this network's point as blocks or flat weights.")
+    return arch.paper
+
+
+def point_from_dict(arch: Network, data) -> Point:
     """Validate a decoded JSON point against the architecture's shapes."""
     if not isinstance(data, dict) or "layers" not in data:
         raise InputError('a weight point must be a JSON object {"layers": [{"Q": ..., "K": ..., "V": ...}, ...]}.')
@@ -194,7 +205,7 @@ def point_from_dict(arch: Architecture, data) -> Point:
         got = len(layers) if isinstance(layers, list) else type(layers).__name__
         raise InputError(f"the point must have {arch.depth} layer(s), got {got}.")
     point = []
-    for i, ((a, d, e), layer) in enumerate(zip(arch.layer_shapes, layers), start=1):
+    for i, ((a, d, e), layer) in enumerate(zip(paper_of(arch).layer_shapes, layers), start=1):
         H = arch.heads[i - 1]
         if isinstance(layer, dict) and set(layer) == {"heads"}:
             heads = layer["heads"]
@@ -228,7 +239,7 @@ def point_to_dict(point: Point) -> dict:
                        for layer in point]}
 
 
-def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
+def random_point(arch: Network, seed: int, bound: int = 9) -> Point:
     """A random integer point with entries in +-[1, bound], reproducible from ``seed``.
 
     Never zero: a drawn W must not sit on a coordinate hyperplane (with 0 allowed, 1 entry in 19
@@ -237,7 +248,7 @@ def random_point(arch: Architecture, seed: int, bound: int = 9) -> Point:
     check_seed(seed)
     rng = np.random.default_rng(seed)
     layers = [[] for _ in range(arch.depth)]
-    for i, _, a, d, e in arch.head_blocks:
+    for i, _, a, d, e in paper_of(arch).head_blocks:
         mats = []
         for rows in (a, a, e):
             mags = rng.integers(1, bound + 1, (rows, d))
@@ -252,14 +263,14 @@ def flat(point: Point) -> list[Fraction]:
     return [v for layer in point for head in layer_heads(layer) for M in head for row in M for v in row]
 
 
-def unflat(arch: Architecture, values) -> Point:
+def unflat(arch: Network, values) -> Point:
     """The point of the flat weights ``values`` (the canonical order of :func:`flat`, which it inverts)."""
     values = list(values)
     if len(values) != arch.parameters:
         raise InputError(f"the point has {len(values)} weights, the architecture {arch.parameters}.")
     layers: list[list] = [[] for _ in range(arch.depth)]
     at = 0
-    for i, _, a, d, e in arch.head_blocks:
+    for i, _, a, d, e in paper_of(arch).head_blocks:
         mats = []
         for rows in (a, a, e):
             mats.append(tuple(tuple(values[at + r * d:at + (r + 1) * d]) for r in range(rows)))

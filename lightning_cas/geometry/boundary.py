@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point, point_to_dict
 from lightning_cas.errors import InputError
 from lightning_cas.geometry.certificates import ConeCertificate
@@ -57,7 +57,7 @@ class Closure:
     notes: tuple[str, ...]
 
 
-def vertex_verdict(arch: Architecture, pieces, seed: int, m2: Macaulay2) -> PointVerdict:
+def vertex_verdict(arch: Network, pieces, seed: int, m2: Macaulay2) -> PointVerdict:
     """The vertex is a boundary point iff X(ℝ) ≠ M (both are cones): look for one witness point among the
     sample points of the critical pieces."""
     for piece in pieces:
@@ -83,7 +83,7 @@ def _candidates(found: CandidateRecord) -> dict:
     return names
 
 
-def boundary_closure(arch: Architecture, found: CandidateRecord, seed: int, m2: Macaulay2) -> Closure:
+def boundary_closure(arch: Network, found: CandidateRecord, seed: int, m2: Macaulay2) -> Closure:
     """Judge every candidate component (critical image and singular locus, by strata) at its sample points."""
     notes = []
     unresolved = len(found.critical.unresolved) + (len(found.singular.unresolved) if found.singular else 0)
@@ -134,7 +134,7 @@ def boundary_closure(arch: Architecture, found: CandidateRecord, seed: int, m2: 
                    critical_image_dimension=image.dimension if image else None, notes=tuple(notes))
 
 
-def boundary(arch: Architecture, point: Point | None = None, *, closure: bool = True, seed: int = 0,
+def boundary(arch: Network, point: Point | None = None, *, closure: bool = True, seed: int = 0,
              timeout: float | None = None, m2: str | None = None, session=None) -> BoundaryResult:
     """The Zariski closure of the boundary (``closure``) and/or a certified verdict at ``point``.
 

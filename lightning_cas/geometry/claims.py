@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.results import JsonResult, Provenance, Record
 from lightning_cas.core.weights import point_to_dict
@@ -49,7 +49,7 @@ class Claim(Record):
 class ClaimsResult(Provenance, JsonResult):
     """Each claim about singular and boundary points for one architecture, with its verdict and evidence."""
 
-    architecture: Architecture
+    architecture: Network
     claims: tuple[Claim, ...]
     script: str | None = None
 
@@ -63,7 +63,7 @@ class ClaimsResult(Provenance, JsonResult):
         return claims_text(self)
 
 
-def stratum_points(arch: Architecture, seed: int) -> dict:
+def stratum_points(arch: Network, seed: int) -> dict:
     """Random integer points on the weight strata docs/mathematics.md §5 names (and a generic one)."""
     import numpy as np
 
@@ -93,7 +93,7 @@ def stratum_points(arch: Architecture, seed: int) -> dict:
     return points
 
 
-def check_claims(arch: Architecture, *, full: bool = True, seed: int = 0, timeout: float | None = None,
+def check_claims(arch: Network, *, full: bool = True, seed: int = 0, timeout: float | None = None,
                  m2: str | None = None, session=None) -> ClaimsResult:
     """Compare with the claims of docs/mathematics.md §5: pointwise tests on every stratum (always), then the whole
     singular locus, the critical image and the boundary closure (when M2 finishes in ``timeout``, one limit
@@ -106,7 +106,7 @@ def check_claims(arch: Architecture, *, full: bool = True, seed: int = 0, timeou
         return _check_claims(arch, full, opts.seed, opts.macaulay2)
 
 
-def _check_claims(arch: Architecture, full: bool, seed: int, m2: Macaulay2) -> ClaimsResult:
+def _check_claims(arch: Network, full: bool, seed: int, m2: Macaulay2) -> ClaimsResult:
     start = time.perf_counter()
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     claims = []
@@ -167,7 +167,7 @@ def _check_claims(arch: Architecture, full: bool, seed: int, m2: Macaulay2) -> C
                                    "(random points)")
 
 
-def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims) -> None:
+def _singular_claims(arch: Network, sl: SingularLocusResult, claim, claims) -> None:
     """The §5 singular-point claims against the whole singular locus (strata method)."""
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     pieces = sl.pieces
@@ -204,7 +204,7 @@ def _singular_claims(arch: Architecture, sl: SingularLocusResult, claim, claims)
               f"singular pieces: {text}; singular locus of dimension {sl.singular_dimension}")
 
 
-def _boundary_claims(arch: Architecture, found: Closure, seed: int, m2: Macaulay2, claim, not_computed) -> None:
+def _boundary_claims(arch: Network, found: Closure, seed: int, m2: Macaulay2, claim, not_computed) -> None:
     """The §5 boundary claims against the critical image and the certified verdicts."""
     e, a = arch.widths[1], arch.attention[0]
     comps = found.components

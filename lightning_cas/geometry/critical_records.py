@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import JsonResult, Provenance, Record, Source
 
@@ -48,7 +47,7 @@ class SingularComponent(Record):
 class DecisionBoundaryResult(Provenance, JsonResult):
     """The ED degree of the decision boundary B = {X : <w, f_W(X)> = 0} and, with a point, its radius."""
 
-    architecture: Architecture | Network
+    architecture: Network
     weights: Source
     readout: tuple[tuple[str, ...], ...]  # w, d_L x t, exact rationals as text
     polynomial: str  # g(X) = sum_ij w_ij f_W(X)_ij in x_(r,j), Macaulay2 syntax
@@ -125,7 +124,7 @@ class TrainingPoint(Record):
 class TrainingResult(Provenance, JsonResult):
     """The real critical points of sum_n |f(X_n) - Y_n|^2 on the function space of a small network."""
 
-    architecture: Architecture | Network
+    architecture: Network
     samples: int
     inputs: Source
     targets: Source

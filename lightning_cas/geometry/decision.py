@@ -21,7 +21,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.checks import count_value, derived_seed
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
@@ -43,9 +42,10 @@ MAX_VARIABLES = 9
 
 def polynomial_network(arch, verb: str) -> Network:
     """The network of ``arch`` when it is polynomial; softmax (not algebraic) refused in one line."""
-    if not isinstance(arch, (Architecture, Network)):
-        raise InputError(f"{verb}() needs an Architecture or a Network first, got {type(arch).__name__}.")
-    net = as_network(arch)
+    if not isinstance(arch, Network):
+        raise InputError(f"{verb}() needs a Network (Architecture(...) or Network(...)) first, got "
+                         f"{type(arch).__name__}.")
+    net = arch
     if not net.polynomial:
         raise InputError(f"{verb}: a network with {net.not_polynomial} is not polynomial, so its decision boundaries "
                          "and critical points are not algebraic; use a polynomial (lightning) network.")
@@ -54,9 +54,9 @@ def polynomial_network(arch, verb: str) -> Network:
 
 def weight_values(arch, at, seed: int) -> tuple[list[Fraction], Source]:
     """The weights as exact rationals: a file (read as ``--at`` is), a point value, or drawn from ``seed``."""
-    net = as_network(arch)
+    net = arch
     if at is None:
-        if isinstance(arch, Architecture):
+        if arch.paper is not None:
             values = flat(random_point(arch, seed))
         else:
             rng = np.random.default_rng(seed)

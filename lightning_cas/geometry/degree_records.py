@@ -9,7 +9,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Network
 from lightning_cas.core.results import JsonResult, Provenance, Source, optional
 
@@ -29,7 +28,7 @@ class DegreeResult(Provenance, JsonResult):
     the coefficient span; for a network that is not a cone, the number of points on a generic affine
     section of complementary dimension."""
 
-    architecture: Architecture | Network
+    architecture: Network
     degree: int | None
     dimension: int | None
     coordinates: int  # the linear span of the coefficients: the ambient space of the variety
@@ -55,7 +54,7 @@ class DegreeResult(Provenance, JsonResult):
 class EDDegreeResult(Provenance, JsonResult):
     """The ED degree: complex critical points of q(f - u) on the smooth locus, for generic data u."""
 
-    architecture: Architecture | Network
+    architecture: Network
     metric: Metric
     ed_degree: int | None
     dimension: int | None  # of the variety the count was taken on

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import time
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
 from lightning_cas.core.results import Source
@@ -41,9 +40,9 @@ MAX_SAMPLES = 200
 MONODROMY_REPEATS = 10
 
 
-def coefficient_count(arch: Architecture | Network) -> int:
+def coefficient_count(arch: Network) -> int:
     """Coefficients M2 expands: one output column's entries times its token monomials."""
-    net = as_network(arch)
+    net = arch
     n = net.input * net.tokens
     return net.output * sum(math.comb(n + k - 1, k) for k in net.token_degrees)
 
@@ -92,7 +91,7 @@ def plan_degree(arch, method: str) -> str:
 
 
 def _one_layer(arch) -> bool:
-    return isinstance(arch, Architecture) and arch.depth == 1 and not arch.multihead
+    return arch.paper is not None and arch.depth == 1 and not arch.multihead
 
 
 def span_estimate(arch) -> int:
@@ -119,7 +118,7 @@ def plan_ed(arch, method: str) -> str:
     return method
 
 
-def degree(arch: Architecture | Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
+def degree(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
            m2=None, session=None) -> DegreeResult:
     """The degree of the neurovariety: ``implicit`` (exact, the ideal over QQ), ``numerical`` (a
     pseudo-witness set and the trace test; failing it, the count is a lower bound) or ``auto``
@@ -157,7 +156,7 @@ def degree(arch: Architecture | Network, *, method: str = "auto", seed: int = 0,
                                           "section, confirmed by the trace test")
 
 
-def _one_layer_degree(arch: Architecture, opts) -> DegreeResult:
+def _one_layer_degree(arch: Network, opts) -> DegreeResult:
     """One layer: the degree of the ideal ``implicit`` computes (from (V, A), or (V, A) modulo the rank
     minors of A, or (V, sym A) at one token: the same closure, far fewer variables)."""
     res = implicit(arch, generators=False, seed=opts.seed, timeout=opts.timeout, m2=opts.macaulay2)
@@ -191,7 +190,7 @@ def read_inputs(arch, inputs, layout: str | None = None):
     if data.count > MAX_SAMPLES:
         raise TooLargeError(f"{data.count} inputs: the data metric takes at most {MAX_SAMPLES} (it expands every "
                             "evaluation as a polynomial in the weights).")
-    if not as_network(arch).biased and not any(data.values.flat):
+    if not arch.biased and not any(data.values.flat):
         raise InputError("every input is zero: a network without biases is 0 there for all weights, so the data "
                          "metric sum_n |f(X_n)|^2 is the zero form and there is no distance to count.")
     return data
@@ -212,7 +211,7 @@ def ed_prime(metric: str, method: str, values) -> int:
     return faithful_primes([v for mat in values for row in mat for v in row], ED_PRIME, 1, "the inputs")[0]
 
 
-def ed_degree(arch: Architecture | Network, *, metric: str = "generic", inputs=None, method: str = "auto",
+def ed_degree(arch: Network, *, metric: str = "generic", inputs=None, method: str = "auto",
               seed: int = 0, timeout: float | None = None, m2=None, session=None,
               repeats: int = MONODROMY_REPEATS, layout: str | None = None) -> EDDegreeResult:
     """The ED degree of the neurovariety for the ``generic`` form (an invariant), the ``standard`` form

@@ -16,7 +16,6 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from lightning_cas.core.architecture import Architecture, as_network, from_network
 from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.forward import evaluate
 from lightning_cas.system.deadline import Deadline
@@ -75,7 +74,7 @@ class FiberResult(Provenance, JsonResult):
 
     SCHEMA = 2
 
-    architecture: "Architecture"
+    architecture: Network
     point: dict
     fiber_dimension: int
     components: tuple[FiberComponent, ...]
@@ -114,20 +113,20 @@ class FiberResult(Provenance, JsonResult):
 # ---------------------------------------------------------------- points
 
 
-def unflatten(arch: Architecture, values) -> Point:
+def unflatten(arch: Network, values) -> Point:
     """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions (per head)."""
     return unflat(arch, [Fraction(v) for v in values])
 
 
-def evaluate_exact(arch: Architecture, point: Point, X) -> list[list[Fraction]]:
+def evaluate_exact(arch: Network, point: Point, X) -> list[list[Fraction]]:
     """phi_W(X) over QQ by the one forward definition (core.forward on python-flint's fmpq): exact,
     for checking witnesses independently of Macaulay2."""
     ar = Rationals()
-    out = evaluate(as_network(arch), ar, ar.array(flat(point)), ar.array([[list(row) for row in X]]))[0]
+    out = evaluate(arch, ar, ar.array(flat(point)), ar.array([[list(row) for row in X]]))[0]
     return [[Fraction(int(v.p), int(v.q)) for v in row] for row in out]
 
 
-def same_function(arch: Architecture, p1: Point, p2: Point, seed: int = 0, trials: int = 3) -> bool:
+def same_function(arch: Network, p1: Point, p2: Point, seed: int = 0, trials: int = 3) -> bool:
     """phi_{p1} = phi_{p2}, tested exactly at random rational token matrices (a polynomial identity
     test: a wrong witness passes only with probability <= degree / 2001 per trial)."""
     rng = np.random.default_rng(derived_seed(seed, 7))
@@ -150,7 +149,7 @@ def _reduce(point: Point, p: int) -> np.ndarray | None:
     return np.array(vals, dtype=np.int64)
 
 
-def tangent_dimension(arch: Architecture, point: Point, seed: int = 0) -> tuple[int, int]:
+def tangent_dimension(arch: Network, point: Point, seed: int = 0) -> tuple[int, int]:
     """(parameters - rank of d phi at W mod p, prime): the dimension of the fiber's tangent space at
     W, an upper bound (a random X or the prime can only lower the rank)."""
     from lightning_cas.backends.modp import default_samples, jacobian_rank
@@ -168,13 +167,13 @@ def tangent_dimension(arch: Architecture, point: Point, seed: int = 0) -> tuple[
 # ---------------------------------------------------------------- the verb
 
 
-def m2_feasible(arch: Architecture) -> bool:
+def m2_feasible(arch: Network) -> bool:
     """The size guard: the primary decomposition is attempted only below measured limits."""
     limit = M2_MAX_PARAMETERS.get(arch.depth)
     return limit is not None and arch.parameters <= limit
 
 
-def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto", seed: int = 0,
+def fiber(arch: Network, point: Point | None = None, *, method: str = "auto", seed: int = 0,
           timeout: float | None = None, m2: str | None = None, prime: int | None = None,
           session=None) -> FiberResult:
     """The fiber through W (a given point, or a random nonzero integer point from ``seed``).
@@ -184,11 +183,8 @@ def fiber(arch: Architecture, point: Point | None = None, *, method: str = "auto
     size guard allows and falls back to modp if M2 hits the timeout.
     """
     opts = resolve("fiber", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
-    if isinstance(arch, Network):
-        plain = from_network(arch)
-        if plain is None:
-            return _network_fiber(arch, point, opts)
-        arch = plain
+    if arch.paper is None:
+        return _network_fiber(arch, point, opts)
     if arch.normalization != "none":
         raise UnsupportedError("fibers are computed for polynomial (lightning) networks only; softmax is not "
                                "polynomial.")
@@ -279,7 +275,7 @@ def _fiber_fast(arch, generic, generic_fiber, tangent, orbit, common, notes, sta
                        field="GF(p)", primes=tuple(generic.primes), notes=tuple(notes), **common)
 
 
-def permuted_points(arch: Architecture, point: Point, limit: int = 24) -> list[Point]:
+def permuted_points(arch: Network, point: Point, limit: int = 24) -> list[Point]:
     """W with its heads permuted within each layer (every permutation, at most ``limit`` of them)."""
     import itertools
 
@@ -292,7 +288,7 @@ def permuted_points(arch: Architecture, point: Point, limit: int = 24) -> list[P
     return out
 
 
-def _permutation_components(arch: Architecture, point: Point, components) -> set[int]:
+def _permutation_components(arch: Network, point: Point, components) -> set[int]:
     """Indices of the components (exact generators over QQ) that contain a head permutation of W."""
     from lightning_cas.core.model import flat_weight_symbols
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 import re
 
+from lightning_cas.core.network import Network
 from lightning_cas.backends.m2 import JACOBIAN_MAX_ENTRIES, jacobian_size
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.display import escape, printable
 from lightning_cas.core.results import DimensionResult
 from lightning_cas.core.theory import TheoryReport
@@ -107,7 +107,7 @@ def _coordinate_comments(res, with_polynomials: bool = False) -> list[str]:
     return lines
 
 
-def _parameters(arch: Architecture, route: Parametrization) -> tuple[list[str], str | None]:
+def _parameters(arch: Network, route: Parametrization) -> tuple[list[str], str | None]:
     """The parameter variables of the parametrization and the ideal it lives on (None: none)."""
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     v = [indexed_name("v", p + 1, q + 1) for p in range(e) for q in range(d)]
@@ -195,7 +195,7 @@ def _boundary_ambient(res: BoundaryResult) -> int:
     return len(res.coordinate_labels)
 
 
-def _slice_variables(arch: Architecture) -> list[str]:
+def _slice_variables(arch: Network) -> list[str]:
     d, a = arch.widths[0], arch.attention[0]
     if a >= d:
         return [indexed_name("b", i + 1, j + 1) for i in range(d) for j in range(d)]

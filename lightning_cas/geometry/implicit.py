@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.names import polynomial_text
 from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
@@ -28,7 +28,7 @@ MAX_PARAMETER_VARIABLES = 21
 MAX_AMBIENT = 40
 
 
-def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
+def check_one_layer(arch: Network, one_coordinate: bool = False) -> None:
     """Refuse what the templates cannot do, in one sentence, before M2 starts."""
     if arch.normalization != "none":
         raise UnsupportedError("implicit equations exist for polynomial (lightning) networks only; softmax is "
@@ -48,7 +48,7 @@ def check_one_layer(arch: Architecture, one_coordinate: bool = False) -> None:
                             "or --one-coordinate.")
 
 
-def check_lightning_one_head(arch: Architecture) -> None:
+def check_lightning_one_head(arch: Network) -> None:
     """What needs no elimination (a numerical degree, a point test) still needs one lightning head."""
     if arch.normalization != "none" or arch.depth != 1 or arch.multihead:
         raise UnsupportedError("the geometry commands handle one lightning layer with one head.")
@@ -66,7 +66,7 @@ def ideal_record(rec: dict, script: str, contained_in=()) -> IdealComponent:
                           contained_in=tuple(contained_in))
 
 
-def coordinate_labels(arch: Architecture, rec: dict, script: str) -> tuple:
+def coordinate_labels(arch: Network, rec: dict, script: str) -> tuple:
     """Per coordinate y_i: (output row, exponent vector of its token monomial), from the record's labels."""
     width = 1 + arch.widths[0] * arch.tokens
     labels = []
@@ -79,7 +79,7 @@ def coordinate_labels(arch: Architecture, rec: dict, script: str) -> tuple:
     return tuple(labels)
 
 
-def coordinates_of(arch: Architecture, rec: dict, script: str) -> dict:
+def coordinates_of(arch: Network, rec: dict, script: str) -> dict:
     """The coordinates and their labels, as the result fields of the same names."""
     coords, labels = polynomial_texts(rec, "coordinates", script), coordinate_labels(arch, rec, script)
     if len(coords) != len(labels):
@@ -109,7 +109,7 @@ def flag(value, name: str) -> bool:
     return value
 
 
-def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bool = True,
+def implicit(arch: Network, *, one_coordinate: bool = False, generators: bool = True,
              numerical_degree_runs: int = 0, ideal: bool = True, seed: int = 0, timeout: float | None = None,
              m2: str | None = None, session=None, reparametrize: bool = True) -> ImplicitResult:
     """Implicit ideal of a one-layer neurovariety (exact, over QQ), optionally a numerical degree.
@@ -136,7 +136,7 @@ def implicit(arch: Architecture, *, one_coordinate: bool = False, generators: bo
                                     ideal)
 
 
-def _notes(arch: Architecture, route: Parametrization, rec: dict, script: str, numeric) -> list[str]:
+def _notes(arch: Network, route: Parametrization, rec: dict, script: str, numeric) -> list[str]:
     notes = [f"elimination (ker) took {json_int(rec, 'implicit_cpu_ms', script) / 1000:.3g} s of M2 CPU time"]
     if route is Parametrization.VA_RANK:
         notes.append(f"eliminated from (V, A) modulo the {arch.attention[0] + 1}-minors of A (A = K^T Q has rank "

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.names import (coordinate_names, indexed_name, parse_polynomial, parse_polynomials,
@@ -42,7 +42,7 @@ def _rational(x: Fraction):
     return sympy.Rational(x.numerator, x.denominator)
 
 
-def point_values(arch: Architecture, point: Point) -> dict:
+def point_values(arch: Network, point: Point) -> dict:
     """Values of every parameter symbol the templates may use: the weights q_(1,r,c), k_(1,r,c),
     v_(1,r,c), and v_(r,c), a_(r,c) of (V, A = K^T Q) and z_(r,c) of Z = sym(A)."""
     import sympy
@@ -188,11 +188,11 @@ def _values_and_gradients(terms, point, gradients: bool = True):
         yield value, grad
 
 
-def _weight_values(arch: Architecture, point: Point) -> dict:
+def _weight_values(arch: Network, point: Point) -> dict:
     return {w: _rational(x) for w, x in zip(flat_weight_symbols(arch), flat(point))}
 
 
-def differential_rank(arch: Architecture, point: Point) -> int:
+def differential_rank(arch: Network, point: Point) -> int:
     """Rank of d(W ↦ coefficients of φ_W) at W, exactly (all tokens, all output entries)."""
     import sympy
 
@@ -202,12 +202,12 @@ def differential_rank(arch: Architecture, point: Point) -> int:
     return rank_over_qq(rows)
 
 
-def _phi_is_zero(arch: Architecture, point: Point) -> bool:
+def _phi_is_zero(arch: Network, point: Point) -> bool:
     subs = _weight_values(arch, point)
     return all(c.xreplace(subs) == 0 for c in coefficient_map(arch).values())
 
 
-def is_singular(arch: Architecture, point: Point, *, implicit_result: ImplicitResult | None = None, seed: int = 0,
+def is_singular(arch: Network, point: Point, *, implicit_result: ImplicitResult | None = None, seed: int = 0,
                 timeout: float | None = None, m2: str | None = None, session=None) -> PointSingularityResult:
     """Tangent-space test of φ_W against the implicit ideal (exact), and the critical-point test at W."""
     opts = resolve("is_singular", arch, seed=seed, timeout=timeout, m2=m2, session=session)
@@ -282,7 +282,7 @@ def exact_nested(value, script: str):
     raise M2ParseError(f"expected an exact rational from Macaulay2, got {str(value)[:100]!r}", script)
 
 
-def point_verdict(arch: Architecture, point: Point, m2: Macaulay2, seed: int = 0) -> PointVerdict:
+def point_verdict(arch: Network, point: Point, m2: Macaulay2, seed: int = 0) -> PointVerdict:
     """Interior/boundary certificate at one rational weight point (the vertex is left to the caller)."""
     (Q, K, V), = point
     lists = lambda M: [list(r) for r in M]  # noqa: E731

@@ -16,7 +16,7 @@ import enum
 import typing
 from dataclasses import dataclass
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.names import (coordinate_name, legacy_polynomial_text, parse_polynomials, polynomial_latex,
                                       token_name)
 from lightning_cas.core.results import JsonResult, Provenance, Record
@@ -109,7 +109,7 @@ def ideal_latex(texts) -> str:
     return rf"\left\langle {gens} \right\rangle"
 
 
-def monomial_text(arch: Architecture, exponents) -> str:
+def monomial_text(arch: Network, exponents) -> str:
     """The token monomial of an exponent vector over x_(1,1), x_(1,2), ..., x_(d,t) (row-major)."""
     d, t = arch.widths[0], arch.tokens
     names = [token_name(r + 1, j + 1) for r in range(d) for j in range(t)]
@@ -182,7 +182,7 @@ class ImplicitResult(Coordinates, Polynomials, Provenance, JsonResult):
 
     SCHEMA = 2
 
-    architecture: Architecture
+    architecture: Network
     one_coordinate: bool
     dimension: int | None
     codimension: int | None
@@ -265,7 +265,7 @@ class SingularLocusResult(Coordinates, Polynomials, Provenance, JsonResult):
     SCHEMA = 2
     GENERATORS = "singular_ideal"
 
-    architecture: Architecture
+    architecture: Network
     one_coordinate: bool
     variety: VarietyNumbers
     singular_ideal: tuple[str, ...]  # empty when the strata method left a piece unresolved
@@ -300,7 +300,7 @@ class SingularLocusResult(Coordinates, Polynomials, Provenance, JsonResult):
 class PointSingularityResult(Provenance, JsonResult):
     """Is φ_W a singular point of the neurovariety, and is W a critical point of W ↦ φ_W?"""
 
-    architecture: Architecture
+    architecture: Network
     point: dict
     phi_is_zero: bool
     singular: bool | None  # from the tangent space of the implicit ideal at φ_W (exact)
@@ -349,7 +349,7 @@ class BoundaryResult(Coordinates, Polynomials, Provenance, JsonResult):
     SCHEMA = 2
     GENERATORS = "boundary_closure"
 
-    architecture: Architecture
+    architecture: Network
     boundary: bool | None  # verdict for the given point; None without a point or where nothing is proved
     evidence: str
     certificate: Certificate | None

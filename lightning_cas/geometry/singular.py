@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError
 from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, flag, ideal_record
@@ -27,7 +27,7 @@ from lightning_cas.options import resolve
 SINGULAR_METHODS = OPTION_SINGULAR_METHODS
 
 
-def singular_locus(arch: Architecture, *, one_coordinate: bool = False, method: str = "strata",
+def singular_locus(arch: Network, *, one_coordinate: bool = False, method: str = "strata",
                    minor_budget: int = MINOR_BUDGET, seed: int = 0, timeout: float | None = None,
                    m2: str | None = None, session=None) -> SingularLocusResult:
     """Singular locus of a one-layer neurovariety (``method`` strata or whole-ideal, formerly spelled
@@ -77,7 +77,7 @@ def variety_numbers(rec: dict, script: str) -> VarietyNumbers:
     return VarietyNumbers(**{k: json_int(rec, k, script) for k in ("dimension", "codimension", "degree")})
 
 
-def singular_pieces(arch: Architecture, found: SliceRecord) -> tuple[tuple, tuple]:
+def singular_pieces(arch: Network, found: SliceRecord) -> tuple[tuple, tuple]:
     """The singular pieces and the unexamined ones of a slice record, as result records."""
     pieces = tuple(SingularPiece(rank_V=p.rank_V, slice=slice_text(arch, p.rank_V), slice_generators=p.generators,
                                  jacobian_rank=p.jacobian_rank, codimension=p.codimension,

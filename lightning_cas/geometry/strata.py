@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point
 from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry.implicit import check_one_layer, ideal_record, polynomial_texts
@@ -118,7 +118,7 @@ def read_slices(found: dict, script: str, singular: bool) -> SliceRecord:
                        base_locus_V_or_A=json_bool(found, "base_locus_V_or_A", script))
 
 
-def slice_text(arch: Architecture, rank_v: int) -> str:
+def slice_text(arch: Network, rank_v: int) -> str:
     """The slice in words, with the names of its coordinates."""
     d, a = arch.widths[0], arch.attention[0]
     a_text = "A = (b_(i,j))" if a >= d else "A = K^T Q with Q = (q_(i,j)), K = (k_(i,j))"
@@ -141,7 +141,7 @@ class CandidateRecord:
     singular: SliceRecord | None
 
 
-def candidate_record(arch: Architecture, m2: Macaulay2, seed: int = 0, singular: bool = True) -> CandidateRecord:
+def candidate_record(arch: Network, m2: Macaulay2, seed: int = 0, singular: bool = True) -> CandidateRecord:
     """One M2 run: strata closures, critical pieces and (optionally) singular pieces, with sample points."""
     script, rec = m2.run("boundary_candidates", {**one_head_params(arch), "withSingular": int(singular),
                                                  "minorBudget": MINOR_BUDGET, "samplesPerPiece": SAMPLES_PER_PIECE,
@@ -155,7 +155,7 @@ def candidate_record(arch: Architecture, m2: Macaulay2, seed: int = 0, singular:
         if "singular_strata" in rec else None)
 
 
-def critical_image_by_elimination(arch: Architecture, m2: Macaulay2, seed: int = 0) -> tuple[IdealComponent, tuple]:
+def critical_image_by_elimination(arch: Network, m2: Macaulay2, seed: int = 0) -> tuple[IdealComponent, tuple]:
     """The critical image by elimination (maximal minors of the differential in the same parametrization,
     then ker; the ideal need not be radical, its minimal primes are the second value): an independent
     route to the slices' answer, which finishes only for the smallest cases."""
@@ -164,7 +164,7 @@ def critical_image_by_elimination(arch: Architecture, m2: Macaulay2, seed: int =
     return ideal_record(rec, script), tuple(ideal_record(c, script) for c in json_list(rec, "components", script))
 
 
-def stratum_samples(arch: Architecture, stratum: Stratum | str, seed: int, count: int) -> list[Point]:
+def stratum_samples(arch: Network, stratum: Stratum | str, seed: int, count: int) -> list[Point]:
     """Random integer weights on a stratum (or the package's name of one), through the parametrization
     its closure ideal came from: rank11 V = c u^T, A = g h^T; parallel V = c u^T, A = u h^T; rankA
     A = G^T H with a - 1 rows."""

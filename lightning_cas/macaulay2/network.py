@@ -12,7 +12,6 @@ independent check that both sides mean the same network.
 
 from __future__ import annotations
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power, describe_block
 from lightning_cas.errors import M2ParseError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_int
@@ -42,23 +41,23 @@ def _bias(block: Block) -> list[int]:
     return [1] if block.bias else []
 
 
-def package_params(arch: Architecture | Network) -> dict:
+def package_params(arch: Network) -> dict:
     """Template parameters of the package templates: the network as its blocks."""
-    net = as_network(arch)
+    net = arch
     return {"inputWidth": net.input, "tokens": net.tokens, "blocks": [block_list(b) for b in net.blocks]}
 
 
-def network_call(arch: Architecture | Network) -> str:
+def network_call(arch: Network) -> str:
     """The package call that builds this network, ``neuralNetwork(inputWidth, tokens, {blocks})``, from
     the same values the templates get: the one way a network becomes Macaulay2 code a reader runs."""
     p = package_params(arch)
     return f"neuralNetwork({m2_literal(p['inputWidth'])}, {m2_literal(p['tokens'])}, {m2_literal(p['blocks'])})"
 
 
-def network_comments(arch: Architecture | Network, mark: str = "--") -> list[str]:
+def network_comments(arch: Network, mark: str = "--") -> list[str]:
     """What each integer list of :func:`network_call` is, one comment line per block (the block's own
     description, so every field it has is named)."""
-    net = as_network(arch)
+    net = arch
     lines = [f"{mark} N: {net.tokens} token(s) of width {net.input}, {net.parameters} weights; its blocks:"]
     for i, (block, code) in enumerate(zip(net.blocks, package_params(net)["blocks"]), start=1):
         lines.append(f"{mark}   block {i} {m2_literal(code)}: {_safe(describe_block(block))}")
@@ -71,19 +70,19 @@ def _safe(text) -> str:
 
 
 
-def one_head_params(arch: Architecture) -> dict:
+def one_head_params(arch: Network) -> dict:
     """Template parameters of the one-layer geometry templates (``implicitModel(widths, attention, tokens)``)."""
     return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens}
 
 
-def check_parameters(arch: Architecture | Network, rec: dict, script: str) -> None:
+def check_parameters(arch: Network, rec: dict, script: str) -> None:
     """M2 built the network from the blocks itself: its weight count must be ours."""
     got = json_int(rec, "parameters", script)
     if got != arch.parameters:
         raise M2ParseError(f"Macaulay2 built a network with {got} weights, expected {arch.parameters}", script)
 
 
-def check_dimension(arch: Architecture | Network, value: int, script: str, what: str = "dimension") -> int:
+def check_dimension(arch: Network, value: int, script: str, what: str = "dimension") -> int:
     """A dimension (or rank) from Macaulay2, refused unless 0 <= value <= min(parameters, ambient):
     the image of the parametrization can be no larger than its source or its target."""
     top = min(arch.parameters, arch.ambient_dimension)
@@ -93,7 +92,7 @@ def check_dimension(arch: Architecture | Network, value: int, script: str, what:
     return value
 
 
-def check_fiber_dimension(arch: Architecture | Network, value: int, script: str, what: str = "fiber dimension") -> int:
+def check_fiber_dimension(arch: Network, value: int, script: str, what: str = "fiber dimension") -> int:
     """A fiber (or fiber component) dimension from Macaulay2: a subvariety of the weights, so 0..parameters."""
     if not 0 <= value <= arch.parameters:
         raise M2ParseError(f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights; it must "

@@ -6,10 +6,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import Network
 from lightning_cas.system.points import InputData, WeightPoint
 
-KONDA = Architecture((4, 4, 4, 4), (2, 2, 2), 3, "softmax")
+KONDA = Network.from_paper((4, 4, 4, 4), (2, 2, 2), 3, "softmax")
 
 
 def konda_point(t: float = 0.06, seed: int = 0, samples: int = 40) -> tuple[WeightPoint, InputData]:
@@ -22,5 +22,5 @@ def konda_point(t: float = 0.06, seed: int = 0, samples: int = 40) -> tuple[Weig
         U, W = rng.standard_normal((2, 4)), rng.standard_normal((2, 4))
         values += list((t * U).reshape(-1)) + list((t * W).reshape(-1)) + list(np.eye(4).reshape(-1))
     X = rng.standard_normal((samples, 4, 3))
-    point = WeightPoint(KONDA.network, tuple(Fraction(float(v)) for v in values), f"konda t={t} seed={seed}")
+    point = WeightPoint(KONDA, tuple(Fraction(float(v)) for v in values), f"konda t={t} seed={seed}")
     return point, InputData(np.vectorize(lambda v: Fraction(float(v)), otypes=[object])(X), f"gaussian seed={seed}")

@@ -29,7 +29,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core import weights
 from lightning_cas.core.checks import shown
 from lightning_cas.system.files import atomic_write_text, check_path, parse_json, read_bytes, read_json
@@ -116,9 +115,9 @@ def _matrix_values(data, rows: int, cols: int, where: str) -> list[Fraction]:
 # ---------------------------------------------------------------- from a decoded document
 
 
-def point_from_data(arch: Architecture | Network, data, source: str = "the point") -> WeightPoint:
+def point_from_data(arch: Network, data, source: str = "the point") -> WeightPoint:
     """A point from its JSON form (blocks, the old layers form of the paper's network, or flat weights)."""
-    net = as_network(arch)
+    net = arch
     if not isinstance(data, dict):
         raise InputError(f"{source}: a weight point must be an object with blocks, layers or weights.")
     keys = set(data)
@@ -129,12 +128,10 @@ def point_from_data(arch: Architecture | Network, data, source: str = "the point
             raise InputError(f"{source}: weights must be a list of {net.parameters} numbers, got {got}.")
         return WeightPoint(net, tuple(parse_entry(v, f"{source} weight {k + 1}") for k, v in enumerate(values)))
     if keys == {"layers"}:
-        from lightning_cas.core.architecture import from_network
-        plain = arch if isinstance(arch, Architecture) else from_network(net)
-        if plain is None:
+        if net.paper is None:
             raise InputError(f"{source}: the layers form is for the paper's network; give this network's point as "
                              "blocks.")
-        return WeightPoint(net, tuple(flat(point_from_dict(plain, data))))
+        return WeightPoint(net, tuple(flat(point_from_dict(net, data))))
     if keys != {"blocks"}:
         raise InputError(f"{source}: a weight point has exactly one of the keys blocks, layers, weights; got "
                          f"{', '.join(shown(k, 40) for k in sorted(map(str, keys))) or 'none'}.")  # a key is any text
@@ -176,10 +173,10 @@ def point_from_data(arch: Architecture | Network, data, source: str = "the point
     return WeightPoint(net, tuple(values))
 
 
-def as_point(arch: Architecture | Network, value, name: str = "the point") -> WeightPoint:
+def as_point(arch: Network, value, name: str = "the point") -> WeightPoint:
     """What the Python verbs accept as a point: a WeightPoint, the JSON form (a dict), the flat weights (a list
     or array), or the old per-layer (Q, K, V) tuples of the paper's network."""
-    net = as_network(arch)
+    net = arch
     if isinstance(value, WeightPoint):
         if value.network != net:
             raise InputError(f"{name} belongs to another network ({value.network.parameters} weights).")
@@ -192,16 +189,14 @@ def as_point(arch: Architecture | Network, value, name: str = "the point") -> We
             raise InputError(f"{name} has {size} weights, the network {net.parameters}.")
         return WeightPoint(net, tuple(entries_of(array_of(value, name), name)))  # "p/q" and Fractions too
     if isinstance(value, (tuple, list)):
-        from lightning_cas.core.architecture import from_network
-        plain = arch if isinstance(arch, Architecture) else from_network(net)
-        if plain is None:
+        if net.paper is None:
             raise InputError(f"{name}: per-layer (Q, K, V) is the paper's network's form; give this network's "
                              "point as a dict of blocks or flat weights.")
-        return WeightPoint(net, tuple(flat(_old_point(plain, value, name))))
+        return WeightPoint(net, tuple(flat(_old_point(net, value, name))))
     raise InputError(f"{name} must be a WeightPoint, a dict, or a list of weights, got {type(value).__name__}.")
 
 
-def _old_point(arch: Architecture, value, name: str):
+def _old_point(arch: Network, value, name: str):
     layers = []
     for i, layer in enumerate(value, start=1):
         if not isinstance(layer, (list, tuple)) or len(layer) != 3:
@@ -226,9 +221,9 @@ def state_names(net: Network) -> dict[str, tuple]:
     return out
 
 
-def point_from_arrays(arch: Architecture | Network, arrays: dict, source: str = "the point") -> WeightPoint:
+def point_from_arrays(arch: Network, arrays: dict, source: str = "the point") -> WeightPoint:
     """A point from named arrays (a state_dict as numpy arrays, an .npz, a .safetensors file)."""
-    net = as_network(arch)
+    net = arch
     if set(arrays) == {"weights"}:
         flat_array = array_of(arrays["weights"], f"{source} weights")
         if flat_array.size != net.parameters:
@@ -262,7 +257,7 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def load_weights(arch: Architecture | Network, path: str | os.PathLike) -> WeightPoint:
+def load_weights(arch: Network, path: str | os.PathLike) -> WeightPoint:
     """A weight file (JSON, .npz or .safetensors, by its ending), with its name and sha256."""
     name = check_path(path, "weight file")
     refuse_pickle(name, "weight file")
@@ -271,7 +266,7 @@ def load_weights(arch: Architecture | Network, path: str | os.PathLike) -> Weigh
     refuse_pickle(name, "weight file", data)
     source = name
     if name.endswith(".npz"):
-        net = as_network(arch)
+        net = arch
         expected = {**state_names(net), "weights": net.parameters}
         point = point_from_arrays(arch, npz_arrays(data, source, expected, "a weight of this network"), source)
     elif name.endswith(".safetensors"):
@@ -319,12 +314,12 @@ def check_layout(layout) -> str | None:
     return layout
 
 
-def inputs_from_array(arch: Architecture | Network, array, source: str = "the inputs",
+def inputs_from_array(arch: Network, array, source: str = "the inputs",
                       layout: str | None = None) -> InputData:
     """Token matrices from an array of shape (N, d_0, t) (``features-tokens``, ours: tokens are columns) or
     (N, t, d_0) (``tokens-features``, PyTorch's batches). Without a stated layout the shape decides, and an
     array that fits both (t = d_0) is refused rather than guessed."""
-    net = as_network(arch)
+    net = arch
     layout = check_layout(layout)
     arr = array_of(array, source)
     if arr.ndim == 2 and net.tokens == 1:
@@ -361,7 +356,7 @@ def _stored_layout(arrays: dict, name: str) -> str | None:
     return text
 
 
-def load_inputs(arch: Architecture | Network, path: str | os.PathLike, layout: str | None = None) -> InputData:
+def load_inputs(arch: Network, path: str | os.PathLike, layout: str | None = None) -> InputData:
     """Input data: .npy, .npz (key ``inputs``, and ``layout`` when it records one) or JSON (a nested list in
     the features-tokens layout), with its name and sha256. ``layout`` as in ``inputs_from_array``; a stated
     layout that contradicts the one the file records is refused."""
@@ -384,7 +379,7 @@ def load_inputs(arch: Architecture | Network, path: str | os.PathLike, layout: s
         layout = layout or stored
         arr = arrays["inputs"]
     else:
-        net = as_network(arch)
+        net = arch
         doc = parse_json(data.decode("utf-8", errors="replace"), f"input file {name!r}")
         shaped = (isinstance(doc, list) and doc and all(
             isinstance(mat, list) and len(mat) == net.input
@@ -428,7 +423,7 @@ def refuse_pickle(name: str, what: str, data: bytes = b"") -> None:
 
 
 # The old-flag weight file (core.weights has the format): read and written here, through the one door.
-def load_point(arch: Architecture, path: str | os.PathLike) -> tuple:
+def load_point(arch: Network, path: str | os.PathLike) -> tuple:
     """Read and validate a weight file through the bounded reader (no FIFOs, devices or huge or
     deeply nested files); every problem is one clear InputError. Every format ``load_weights`` reads is
     accepted (the old layers JSON, the blocks or flat JSON, .npz, .safetensors): the same files for every

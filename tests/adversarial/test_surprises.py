@@ -98,7 +98,7 @@ def plain_point(tmp_path):
     arch = Architecture((2, 1, 2), (1, 2), heads=(2, 1))
     point = random_point(arch, 5)
     values = flat(point)
-    net = arch.network
+    net = arch
     files = {"layers.json": json.dumps(weights.point_to_dict(point)),
              "flat.json": json.dumps({"weights": [int(v) for v in values]})}
     for name, text in files.items():

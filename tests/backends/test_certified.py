@@ -51,7 +51,7 @@ def _point(net, w):
 
 
 def _head_scaled(scale):
-    net = TWO_HEADS.network
+    net = TWO_HEADS
     w = np.random.default_rng(0).standard_normal(net.parameters)
     for m in net.weight_matrices:
         if (m.block, m.head) == (0, 0):

@@ -49,7 +49,7 @@ def test_a_known_critical_point_and_floats_near_it():
 
 
 @pytest.mark.parametrize("net", [
-    Architecture((2, 2), (1,), 2).network,
+    Architecture((2, 2), (1,), 2),
     Network(2, 2, (Attention(1, causal=True, residual=True), Linear(1))),
     Network(2, 1, (Linear(2), Power(2), Linear(1))),
 ], ids=lambda n: n.label())

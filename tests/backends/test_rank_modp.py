@@ -140,7 +140,7 @@ def test_float_jacobian_equals_int64_jacobian(arch):
 def multihead_output(arch, w, X):
     """phi_W(X) written out directly: layer output = sum over heads of V Y (Yᵀ Kᵀ Q Y)."""
     pos, Y = 0, X
-    for (a, d, e), heads in zip(arch.layer_shapes, arch.heads):
+    for (a, d, e), heads in zip(arch.paper.layer_shapes, arch.heads):
         out = 0
         for _ in range(heads):
             Q = w[pos:pos + a * d].reshape(a, d)

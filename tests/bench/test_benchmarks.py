@@ -42,7 +42,7 @@ def test_the_paper_baseline_jacobian_is_the_package_jacobian():
     arch = Architecture((2, 3, 2), (2, 1), 3)
     rng = np.random.default_rng(7)
     w, X = rng.standard_normal(arch.parameters), rng.standard_normal((4, 2, 3))
-    ours = forward.jacobian(arch.network, Float64(), w, X)
+    ours = forward.jacobian(arch, Float64(), w, X)
     theirs = jacobian_rows(arch, w, X)
     assert theirs.shape == ours.shape == (4 * 2 * 3, arch.parameters)
     assert np.allclose(theirs, ours, rtol=1e-10, atol=1e-9 * np.abs(ours).max())

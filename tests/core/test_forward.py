@@ -78,7 +78,7 @@ def test_softmax_jacobian_matches_finite_differences_and_balls_enclose_floats(ne
     assert all(v.rad() < 1e-30 for v in Jb.reshape(-1))
 
 
-@pytest.mark.parametrize("net", POLYNOMIAL + [Architecture((3, 3, 3), (2, 2), 2).network], ids=lambda n: n.label())
+@pytest.mark.parametrize("net", POLYNOMIAL + [Architecture((3, 3, 3), (2, 2), 2)], ids=lambda n: n.label())
 def test_the_arithmetics_agree(net):
     """GF(p) on float64 BLAS, GF(p) on int64, QQ (flint) and Python integers give one Jacobian."""
     p = 16_777_213

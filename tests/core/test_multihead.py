@@ -33,7 +33,7 @@ def test_heads_one_is_the_single_head_model(widths, att, t):
     """--heads 1 changes nothing: same parameters, label, points, values, dimension and prediction."""
     plain, ones = Architecture(widths, att, t), Architecture(widths, att, t, heads=(1,) * len(att))
     assert plain == ones and plain.label() == ones.label() and "_h" not in ones.label()
-    assert plain.parameters == ones.parameters == sum(2 * a * d + e * d for a, d, e in plain.layer_shapes)
+    assert plain.parameters == ones.parameters == sum(2 * a * d + e * d for a, d, e in plain.paper.layer_shapes)
     assert random_point(plain, 3) == random_point(ones, 3)
     assert dimension_modp(plain, seed=1).dimension == dimension_modp(ones, seed=1).dimension
     assert predict_dimension(plain) == predict_dimension(ones) and predict_dimension(ones).kind == "value"

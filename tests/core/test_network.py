@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lightning_cas.core.architecture import Architecture, from_network
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.system.networks import load_network
@@ -97,17 +97,21 @@ def test_files_that_are_not_files_are_refused(tmp_path):
 def test_the_old_flags_are_the_plain_stack_with_the_same_weights_and_names():
     for arch in (Architecture((3, 3, 3), (2, 2), 2), Architecture((3, 2, 4), (1, 3), 3, heads=(2, 1)),
                  Architecture((2, 2), (2,), 2, normalization="softmax")):
-        net = arch.network
-        assert net.parameters == arch.parameters and net.widths == arch.widths
-        if arch.normalization == "none":
-            assert net.degree == arch.degree and net.weight_degree == arch.weight_degree
-            assert net.ambient_dimension == arch.ambient_dimension
+        paper = arch.paper
+        # the same network written block by block: one noun, equal, with the paper's view recovered
+        net = Network(paper.widths[0], paper.tokens, tuple(
+            Attention(a, heads=h, out=e, normalization=paper.normalization)
+            for (a, _, e), h in zip(paper.layer_shapes, paper.heads)))
+        assert net == arch and net.paper == paper and net is not arch
+        assert net.parameters == paper.parameters and net.widths == paper.widths
+        if paper.normalization == "none":
+            assert net.degree == paper.degree and net.weight_degree == paper.weight_degree
+        assert net.ambient_dimension == paper.ambient_dimension
         assert net.weight_names() == [str(s) for s in flat_weight_symbols(arch)]
-        assert from_network(net) == arch
-        # climbing back keeps the very network (no second conversion), the one the flags would build
-        again = Architecture(arch.widths, arch.attention, arch.tokens, arch.normalization, arch.heads)
-        assert from_network(net).network is net and net == again.network and again.network is not net
-    assert from_network(Network(3, 2, (Attention(2, causal=True),))) is None
+        # written, named and shown in the paper's words, read back from either spelling
+        assert net.to_dict() == paper.to_dict() and net.label() == paper.label() and str(net) == str(paper)
+        assert Network.from_dict(net.to_dict()) == net == Network.from_dict(net.blocks_dict())
+    assert Network(3, 2, (Attention(2, causal=True),)).paper is None
 
 
 def test_the_pytorch_shorthand_counts_like_pytorch_without_biases():

@@ -143,12 +143,11 @@ def test_radius_of_212_certified_and_consistent(m2):
     # through X0 is nearer than the certified radius, and the nearest critical point is on the boundary
     from fractions import Fraction
 
-    from lightning_cas.core.architecture import as_network
     from lightning_cas.geometry.decision import readout_values, weight_values
     from tests.oracle.boundary import boundary_value, nearest_on_lines
 
     arch = Architecture((2, 1), (2,), 2)
-    net, x0 = as_network(arch), [[1, 2], [-1, Fraction(3, 2)]]
+    net, x0 = arch, [[1, 2], [-1, Fraction(3, 2)]]
     w, ro = weight_values(arch, None, 0)[0], readout_values(net, None, 0)[0]
     seen = nearest_on_lines(net, w, ro, x0, degree=3, lines=300)
     assert r.radius * (1 - 1e-9) <= seen < 2 * r.radius

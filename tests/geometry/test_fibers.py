@@ -38,7 +38,7 @@ def _on_component(result: FiberResult, index: int, point_dict: dict) -> bool:
     """Does the point satisfy every generator of component `index` (exact, sympy)?"""
     arch = result.architecture
     values = flat(point_from_dict(arch, json.loads(json.dumps(point_dict, default=list))))
-    names = [f"{n}_({i},{r + 1},{c + 1})" for i, (a, d, e) in enumerate(arch.layer_shapes, 1)
+    names = [f"{n}_({i},{r + 1},{c + 1})" for i, (a, d, e) in enumerate(arch.paper.layer_shapes, 1)
              for n, rows in (("q", a), ("k", a), ("v", e)) for r in range(rows) for c in range(d)]
     subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, values)}
     return all(g.subs(subs) == 0 for g in result.component_ideal(index))
@@ -272,7 +272,7 @@ def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
     swapped = (l1, (K2, Q2, V2))
     assert same_function(arch, swapped, W, seed=3)
     values = flat(swapped)
-    names = [f"{n}_({i},{r_ + 1},{c + 1})" for i, (a, d, e) in enumerate(arch.layer_shapes, 1)
+    names = [f"{n}_({i},{r_ + 1},{c + 1})" for i, (a, d, e) in enumerate(arch.paper.layer_shapes, 1)
              for n, rows in (("q", a), ("k", a), ("v", e)) for r_ in range(rows) for c in range(d)]
     subs = {sympy.Symbol(n): int(v) for n, v in zip(names, values)}
     on = [all(g.subs(subs) == 0 for g in r.component_ideal(i)) for i in range(2)]

@@ -38,7 +38,7 @@ def test_softmax_has_no_polynomial_form():
 
 def test_the_jacobian_size_counts_every_degree_of_a_residual_network():
     plain = Architecture((2, 2), (1,), 2)
-    assert jacobian_size(plain) == jacobian_size(plain.network) == 2 * 20 * 8  # d_L * C(4+2, 3) * P
+    assert jacobian_size(plain) == 2 * 20 * 8  # d_L * C(4+2, 3) * P
     residual = Network(2, 2, (Attention(1, residual=True),))
     assert jacobian_size(residual) == 2 * (4 + 20) * 8  # degree 1 (the identity) and degree 3
 
@@ -81,7 +81,8 @@ def test_the_package_builder_agrees_with_modp_on_block_networks(m2, net):
 
 def test_the_plain_stack_as_blocks_is_the_old_flags(m2):
     arch = Architecture((2, 2, 1), (1, 1), 2, heads=(2, 1))
-    old, new = (dimension_jacobian(a, Macaulay2(m2), seed=3) for a in (arch, arch.network))
+    blocks = Network(2, 2, (Attention(1, heads=2, out=2), Attention(1, out=1)))  # the same, block by block
+    old, new = (dimension_jacobian(a, Macaulay2(m2), seed=3) for a in (arch, blocks))
     assert (old.dimension, old.runs) == (new.dimension, new.runs)
     assert old.script == new.script  # the same script: the old flags are rendered as their blocks
 

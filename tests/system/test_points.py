@@ -44,7 +44,7 @@ def test_json_npz_and_flat_forms_give_the_same_exact_point(tmp_path):
 
 def test_the_old_layers_form_reads_for_the_papers_network():
     arch = Architecture((2, 1), (1,), 2)
-    p = point_from_data(arch.network, {"layers": [{"Q": [[1, 0.5]], "K": [["3/4", 1]], "V": [[2, -1]]}]})
+    p = point_from_data(arch, {"layers": [{"Q": [[1, 0.5]], "K": [["3/4", 1]], "V": [[2, -1]]}]})
     assert p.values == (1, Fraction(1, 2), Fraction(3, 4), 1, 2, -1)
     with pytest.raises(InputError, match="paper's network"):
         point_from_data(NET, {"layers": []})
