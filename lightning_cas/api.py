@@ -17,7 +17,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.system.files import read_json
 from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
-from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, resolve, weight_numerator
+from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, concrete_method, resolve, weight_numerator
 
 if TYPE_CHECKING:
     from lightning_cas.core.theory import TheoryReport
@@ -107,12 +107,6 @@ def given_weights_only(net: Network) -> str:
             "inputs= in Python) for its rank there.")
 
 
-def _concrete(arch: Network, method: str) -> str:
-    if method == "auto":
-        return "modp" if arch.normalization == "none" else "numeric"
-    return method
-
-
 def _check_prime(arch: Network, prime: int, method: str) -> None:
     """Before any work: the largest failure bound the method can state with this prime must pass
     options' one rule (each method's bound grows with the rank it finds, so no run states more)."""
@@ -125,7 +119,7 @@ def _check_prime(arch: Network, prime: int, method: str) -> None:
 
 def _dimension(arch: Network, opts, deadline) -> DimensionResult:
     if opts.prime is not None:
-        _check_prime(arch, opts.prime, _concrete(arch, opts.method))
+        _check_prime(arch, opts.prime, concrete_method(opts.method, arch))
     result = _compute_dimension(arch, opts, deadline)
     # the paper's network is explained by its closed forms (predict); a network of blocks by its defect split
     return result if arch.paper is not None else _with_split(result)
@@ -144,7 +138,7 @@ def _with_split(result: DimensionResult) -> DimensionResult:
 
 
 def _compute_dimension(arch: Network, opts, deadline) -> DimensionResult:
-    method = _concrete(arch, opts.method)
+    method = concrete_method(opts.method, arch)
     if arch.paper is None and method == "implicit":
         raise UnsupportedError("the implicit method eliminates one plain attention layer; for a network of blocks "
                                "use --method modp or --method jacobian.")

@@ -17,7 +17,7 @@ from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, che
 from lightning_cas.system.deadline import time_limit
 from lightning_cas.core.methods import (DIMENSION_METHODS, FIBER_METHODS, METHOD_ALIASES,  # noqa: F401
                                        SINGULAR_METHOD_SPELLINGS, SINGULAR_METHODS)
-from lightning_cas.core.primes import check_prime as check_modulus
+from lightning_cas.core.primes import check_prime
 from lightning_cas.core.primes import PRIME_LIMIT, next_prime, second_primes
 from lightning_cas.core.weights import MultiHead, point_from_dict
 from lightning_cas.errors import InputError
@@ -30,17 +30,6 @@ VERB_METHODS = {"dimension": DIMENSION_METHODS, "verify": DIMENSION_METHODS, "sw
                 "fiber": FIBER_METHODS, "singular_locus": SINGULAR_METHODS}
 DEFAULT_METHODS = {"dimension": "auto", "verify": "auto", "sweep": "auto", "fiber": "auto",
                    "singular_locus": "strata"}
-
-
-def check_prime(p, name: str = "prime") -> int:
-    """A prime 3 <= p < 2^31 (python-flint and Macaulay2 abort on a composite modulus); numpy ints too.
-
-    The primality test is the modp backend's (no sympy at start-up); each method adds its own range.
-    """
-    value = integer_value(p)
-    if value is None:
-        raise InputError(f"the {name} must be an integer, got {p!r}.")
-    return check_modulus(value)
 
 
 def _shown_bound(value: float) -> str:
@@ -171,6 +160,14 @@ class Options:
         return time_limit(self.timeout)
 
 
+def concrete_method(method: str, arch) -> str:
+    """The one resolution of a dimension's "auto": exact mod p for a polynomial network, the float baseline
+    (numeric) otherwise."""
+    if method == "auto":
+        return "modp" if arch.normalization == "none" else "numeric"
+    return method
+
+
 PRIME_METHODS = {"dimension": ("modp", "jacobian"), "verify": ("modp", "jacobian"), "fiber": ("m2", "auto")}
 
 
@@ -190,9 +187,7 @@ def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=No
         prime = check_prime(prime)
         if verb not in PRIME_METHODS:
             raise InputError(f"{verb}() has no prime option.")
-        concrete = method
-        if method == "auto" and verb in ("dimension", "verify"):
-            concrete = "modp" if arch.normalization == "none" else "numeric"
+        concrete = concrete_method(method, arch) if verb in ("dimension", "verify") else method
         if concrete not in PRIME_METHODS[verb]:
             raise InputError(f"a prime applies to the {' and '.join(PRIME_METHODS[verb])} methods only, "
                              f"not to {concrete}.")

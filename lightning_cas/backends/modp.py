@@ -40,7 +40,7 @@ from lightning_cas.core.gfp import MODULUS_LIMIT
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import DEFAULT_PRIME, check_prime, next_prime, second_primes
 from lightning_cas.core.results import DimensionResult
-from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
+from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.options import MAX_FAILURE_BOUND
 
 TANGENT_ELEMENTS = 1 << 22  # entries of one forward-mode tangent array per block (32 MiB)
@@ -51,12 +51,9 @@ MAX_REPETITIONS = 8  # runs of a network too large for any modp prime to keep on
 
 
 def check_modp_prime(p) -> int:
-    """check_prime, and below 2^26, where the float64 rank routine is exact."""
-    check_prime(p)
-    if p >= MODULUS_LIMIT:
-        raise InputError(f"the modp method needs a prime below 2^26 = {MODULUS_LIMIT} (its exact float64 "
-                         f"arithmetic), got {p}; for a larger prime use --method jacobian.")
-    return p
+    """The one prime check with the modp method's range: below 2^26, where the float64 rank routine is exact."""
+    return check_prime(p, below=MODULUS_LIMIT, why=f"the modp method needs a prime below 2^26 = {MODULUS_LIMIT} "
+                       "(its exact float64 arithmetic), got {p}; for a larger prime use --method jacobian.")
 
 
 def default_samples(arch: Network) -> int:

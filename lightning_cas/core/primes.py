@@ -76,15 +76,22 @@ def second_primes(p: int, count: int) -> list[int]:
     return primes
 
 
-def check_prime(p) -> int:
-    """Refuse a modulus python-flint or Macaulay2 would abort on (composite) or int64 cannot hold."""
-    if isinstance(p, bool) or not isinstance(p, int):
-        raise InputError(f"the prime must be an integer, got {p!r}.")
-    if p < 3 or p >= PRIME_LIMIT:
-        raise InputError(f"the prime must be between 3 and 2^31 - 1, got {p}.")
-    if not is_prime(p):
-        raise InputError(f"the modulus {p} is not prime; use a prime such as {DEFAULT_PRIME}.")
-    return p
+def check_prime(p, name: str = "prime", *, below: int = PRIME_LIMIT, why: str = "") -> int:
+    """The one prime check: an integer (numpy ints too), 3 <= p < 2^31 (python-flint and Macaulay2 abort on a
+    composite modulus, int64 holds products of residues below 2^31) and below ``below`` when a method needs
+    a smaller one (``why``, with ``{p}`` for the prime, says which and what to use instead)."""
+    from lightning_cas.core.checks import integer_value
+
+    value = integer_value(p)
+    if value is None:
+        raise InputError(f"the {name} must be an integer, got {p!r}.")
+    if value < 3 or value >= PRIME_LIMIT:
+        raise InputError(f"the {name} must be between 3 and 2^31 - 1, got {value}.")
+    if not is_prime(value):
+        raise InputError(f"the modulus {value} is not prime; use a prime such as {DEFAULT_PRIME}.")
+    if value >= below:
+        raise InputError(why.format(p=value))
+    return value
 
 
 
