@@ -8,7 +8,7 @@ newPackage("LightningCAS",
     Headline => "neurovarieties of lightning self-attention networks",
     Authors => {{Name => "the lightning_cas project"}},
     Keywords => {"Applied Algebraic Geometry"},
-    PackageImports => {"JSON", "MinimalPrimes", "Elimination"},
+    PackageImports => {"JSON", "MinimalPrimes", "Elimination", "TangentCone"},
     AuxiliaryFiles => true,
     DebuggingMode => false)
 
@@ -32,6 +32,7 @@ export {
     -- fibers
     "fiberIdeal",
     "parametrizationFiber",
+    "localFiberDimension",
     -- one-layer geometry
     "implicitModel",
     "implicitIdeal",
@@ -185,6 +186,7 @@ doc ///
         :Fibers
         fiberIdeal
         parametrizationFiber
+        localFiberDimension
         :One-layer geometry
         ImplicitModel
         implicitModel

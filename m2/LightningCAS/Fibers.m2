@@ -65,3 +65,17 @@ parametrizationFiber(NeuralNetwork, List) := o -> (N, point) -> (
 parametrizationFiber(List, List, ZZ, List) := o -> (widths, attention, tokens, point) ->
     parametrizationFiber(neuralNetwork(widths, attention, tokens, o.Heads), point,
         CoefficientRing => o.CoefficientRing, Columns => o.Columns, WitnessTries => o.WitnessTries)
+
+-- The dimension of the fiber at the point itself (its local dimension): the dimension of the tangent cone of
+-- the fiber ideal at W, W moved to the origin first. It bounds the learning coefficient at W from above
+-- ((parameters - this)/2), where the global fiber_dimension (the largest component anywhere) does not.
+localFiberDimension = method(Options => {Heads => null, CoefficientRing => QQ, Columns => 1})
+localFiberDimension(NeuralNetwork, List) := o -> (N, point) -> (
+    I := fiberIdeal(N, point, CoefficientRing => o.CoefficientRing, Columns => o.Columns);
+    R := ring I;
+    pt := lcasPoint(point, numgens R, coefficientRing R);
+    toOrigin := map(R, R, apply(numgens R, k -> R_k + pt#k));
+    dim tangentCone toOrigin I)
+localFiberDimension(List, List, ZZ, List) := o -> (widths, attention, tokens, point) ->
+    localFiberDimension(neuralNetwork(widths, attention, tokens, o.Heads), point,
+        CoefficientRing => o.CoefficientRing, Columns => o.Columns)

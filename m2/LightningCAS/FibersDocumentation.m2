@@ -101,3 +101,44 @@ doc ///
             F = parametrizationFiber({2,1}, {1}, 2, {1,2,3,-1,1,1}, WitnessTries => 0);
             apply(F#"components", c -> c#"witness")
 ///
+
+doc ///
+    Key
+        localFiberDimension
+        (localFiberDimension, NeuralNetwork, List)
+        (localFiberDimension, List, List, ZZ, List)
+        [localFiberDimension, CoefficientRing]
+        [localFiberDimension, Heads]
+        [localFiberDimension, Columns]
+    Headline
+        the dimension of the fiber at the point itself
+    Usage
+        localFiberDimension(widths, attention, tokens, point)
+    Inputs
+        widths:List
+        attention:List
+        tokens:ZZ
+        point:List
+            of the weights of $W$, in the order of @TO lightningWeights@
+        CoefficientRing => Ring
+            the coefficient field (default @TO QQ@)
+        Heads => List
+            of head counts per layer (default @TO null@: one head per layer)
+        Columns => ZZ
+            how many output tokens to compare (default 1)
+    Outputs
+        :ZZ
+            the largest dimension of a component of the fiber through $W$ that contains $W$: the dimension of
+            the tangent cone of @TO fiberIdeal@ at $W$
+    Description
+        Text
+            The local learning coefficient at $W$ is at most (parameters minus this)/2.
+            At the zero function of a 2 -> 1 layer the fiber has the
+            component $V = 0$ (dimension 4) and the component $Q = 0$ (dimension 4) through $W$.
+        Example
+            localFiberDimension({2,1}, {1}, 2, {0,0,0,0,0,0})
+            localFiberDimension({2,1}, {1}, 2, {1,2,3,-1,1,1})
+    SeeAlso
+        fiberIdeal
+        parametrizationFiber
+///

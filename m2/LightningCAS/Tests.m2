@@ -69,6 +69,12 @@ assert(sub(I, matrix {{1,2,3,-1,1,1}}) == 0)
 ///
 
 TEST ///
+-- the fiber at the point: generic points have the generic fiber; the zero function a larger one
+assert(localFiberDimension({2,1}, {1}, 2, {1,2,3,-1,1,1}) == 6 - neurovarietyDimension({2,1}, {1}, 2))
+assert(localFiberDimension({2,1}, {1}, 2, {0,0,0,0,0,0}) == 4)
+///
+
+TEST ///
 -- bad input is refused
 assert(try (lightningNetwork({2,0}, {1}, 1); false) else true)
 assert(try (neurovarietyDimension({2,2}, {1,1}, 1); false) else true)
