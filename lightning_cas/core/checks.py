@@ -100,7 +100,8 @@ def _sequence(values, name: str, what: str):
             raise InputError(f"{name} must be a list of {what}, got a {values.ndim}-dimensional array.")
         return list(values)
     if isinstance(values, (str, bytes, bytearray)) or not isinstance(values, Sequence):
-        kinds = {set: "a set", frozenset: "a set", dict: "a dict", str: "a string", bytes: "bytes", bytearray: "bytes"}
+        kinds: dict[type, str] = {set: "a set", frozenset: "a set", dict: "a dict", str: "a string",
+                                  bytes: "bytes", bytearray: "bytes"}
         kind = kinds.get(type(values), type(values).__name__)
         raise InputError(f"{name} must be a list of {what} (a list or tuple), got {kind}: {shown(values)}.")
     return list(values)

@@ -214,7 +214,9 @@ def _own_causes(net: Network, i: int, gain: int, alone_rank: int, wi, prime: int
     """The own kernel's gain beyond the named group: filling as far as counting forces it, the rest the
     block's own defect."""
     b, width = net.blocks[i], net.widths[i]
-    space, size, why = block_space(b, width, net.tokens)
+    bound = block_space(b, width, net.tokens)
+    assert bound is not None  # a block of a polynomial network, not a Power (explain skips those)
+    space, size, why = bound
     alone = block_alone(b, width, net.tokens)
     own_orbit = orbit_rank_modp(alone, wi, prime)
     forced = max(0, size - own_orbit - space)
@@ -242,7 +244,7 @@ def _head_mixing(b, width: int) -> int:
     matrices: a >= d, and a value dim b >= min(d, out) when the value map is factored), else 0."""
     if not isinstance(b, Attention) or b.normalization != "none" or b.heads < 2 or b.attention < width:
         return 0
-    if b.value is not None and b.value < min(width, b.out):
+    if b.value is not None and b.value < min(width, b.output_width(width)):
         return 0
     return b.heads * (b.heads - 1)
 

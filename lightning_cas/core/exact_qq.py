@@ -60,7 +60,7 @@ def nullspace(rows, cols: int, prime: int = DEFAULT_PRIME) -> list[list]:
     chosen = _pivots(Rt, rank)  # rank independent rows
     A = flint.fmpq_mat(rank, rank, [ints[i][c] for i in chosen for c in pivots])
     B = flint.fmpq_mat(rank, len(free), [-ints[i][c] for i in chosen for c in free])
-    X = A.solve(B, algorithm="dixon")
+    X = A.solve(B, "dixon")  # the algorithm (positional only in the stubs)
     V = flint.fmpq_mat(cols, len(free))
     for k, f in enumerate(free):
         V[f, k] = 1

@@ -43,11 +43,11 @@ def _gram_inverse_lift(K: np.ndarray, ar: Arithmetic):
         inv = ar.array(np.array([[int(Gi[r, c]) for c in range(Gi.ncols())] for r in range(Gi.nrows())],
                                 dtype=np.int64))
         return ar.matmul(K, inv)
-    G = flint.fmpq_mat(_gram(K, ar).tolist())
-    if G.rank() < G.nrows():
+    Gq = flint.fmpq_mat(_gram(K, ar).tolist())
+    if Gq.rank() < Gq.nrows():
         return None
-    Gi = G.inv()
-    return ar.matmul(K, ar.array([[Gi[r, c] for c in range(Gi.ncols())] for r in range(Gi.nrows())]))
+    Gqi = Gq.inv()
+    return ar.matmul(K, ar.array([[Gqi[r, c] for c in range(Gqi.ncols())] for r in range(Gqi.nrows())]))
 
 
 def _gram(K, ar):

@@ -103,9 +103,9 @@ def network_output(arch: Network, weights=None, X=None) -> sympy.Matrix:
     R = _ring(free)
     if R is None:  # everything numeric
         from lightning_cas.core.arithmetic import Rationals
-        ar = Rationals()
-        out = evaluate(net, ar, ar.array([sympy.Rational(v) for v in w]),
-                       ar.array([[[sympy.Rational(v) for v in row] for row in Xs.tolist()]]))[0]
+        qq = Rationals()
+        out = evaluate(net, qq, qq.array([sympy.Rational(v) for v in w]),
+                       qq.array([[[sympy.Rational(v) for v in row] for row in Xs.tolist()]]))[0]
         return sympy.Matrix(out.shape[0], out.shape[1], lambda r, c: sympy.Rational(int(out[r, c].p), int(out[r, c].q)))
     from lightning_cas.core.arithmetic import Polynomials
 

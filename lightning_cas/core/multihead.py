@@ -67,11 +67,13 @@ def span_dimension(d: int, e: int, tokens: int) -> int:
 def multihead_bound(arch: Network):
     """The least justified upper bound on the dimension, with every bound it is the least of."""
     check_architecture(arch, "multihead_bound", networks=False)
+    paper = arch.paper
+    assert paper is not None  # check_architecture refused every other network
     orbit = generic_orbit_dimension(arch)
     bounds = [("parameters - orbit", arch.parameters - orbit,
                "the named group's orbit (rank of its action mod p at a random integer point) lies in the fiber")]
     if arch.depth == 1:
-        (a, d, e), H, t = arch.paper.layer_shapes[0], arch.heads[0], arch.tokens
+        (a, d, e), H, t = paper.layer_shapes[0], arch.heads[0], arch.tokens
         one, one_formula = one_head_bound(a, d, e, t)
         if arch.normalization == "softmax":
             one, one_formula = one + 1, one_formula.replace(" - 1", "") + " (softmax: no scaling)"
@@ -79,7 +81,7 @@ def multihead_bound(arch: Network):
                           "variety"))
         if arch.normalization == "none":
             bounds.insert(1, ("span", span_dimension(d, e, t), "linear span of one-layer functions (closed form)"))
-    bounds.append(("ambient", arch.ambient_dimension, "all maps with entries homogeneous of degree 3^L"))
+    bounds.append(("ambient", paper.ambient_dimension, "all maps with entries homogeneous of degree 3^L"))
     value = min(b[1] for b in bounds)
     tight = [b[0] for b in bounds if b[1] == value]
     if arch.depth == 1 and arch.normalization == "none":
@@ -106,8 +108,9 @@ def refined_bound(arch: Network, seed: int = 0) -> int:
     # any point gives a valid bound; a point whose K_ih is singular loses that layer's mixing, so take
     # the best of three points
     value = arch.parameters - generic_extended_orbit_dimension(arch, seed)
-    if arch.depth == 1 and arch.normalization == "none":
-        (a, d, e), H = arch.paper.layer_shapes[0], arch.heads[0]
+    paper = arch.paper  # the rank bound is stated in the paper's numbers (a network of other blocks has none)
+    if arch.depth == 1 and arch.normalization == "none" and paper is not None:
+        (a, d, e), H = paper.layer_shapes[0], arch.heads[0]
         value = min(value, head_mixing_bound(a, d, e, H, arch.tokens))
     return value
 

@@ -129,13 +129,16 @@ def polynomial_terms(text: str) -> dict[tuple[tuple[str, int], ...], Fraction] |
         raise ValueError(f"not a polynomial: {text[:200]!r} (division by zero)") from None
 
 
-def _tokens(text: str) -> tuple[list[tuple[str, object]], list[str], dict[str, str]]:
+def _tokens(text: str) -> tuple[list[tuple[str, str | int]], list[str], dict[str, str]]:
     """The checked tokens of a polynomial text, the text rebuilt for sympy's parser, and its names."""
     if not isinstance(text, str):
         raise ValueError(f"a polynomial must be text, got {type(text).__name__}")
     if len(text) > MAX_TEXT:
         raise ValueError(f"a polynomial of {len(text)} characters is longer than {MAX_TEXT}")
-    pieces, tokens, names, pos, previous = [], [], {}, 0, None
+    pieces: list[str] = []
+    tokens: list[tuple[str, str | int]] = []  # (kind, text); a power's exponent as an int
+    names: dict[str, str] = {}
+    pos, previous = 0, None
     body = text.rstrip()
     while pos < len(body):
         m = _TOKEN.match(body, pos)
@@ -178,7 +181,7 @@ def parse_polynomials(texts: tuple[str, ...]) -> tuple:
     return tuple(parse_polynomial(t) for t in texts)
 
 
-def _sum_of_terms(tokens: list[tuple[str, object]]) -> dict | None:
+def _sum_of_terms(tokens: list[tuple[str, str | int]]) -> dict[tuple[tuple[str, int], ...], Fraction] | None:
     """The terms of checked tokens (a sum of products of numbers and powers), like terms collected in one
     pass; None when a name follows ``/`` (then sympy's parser decides).
 
@@ -186,18 +189,20 @@ def _sum_of_terms(tokens: list[tuple[str, object]]) -> dict | None:
     generators of one implicit ideal (212,000 characters), against well under a second here. The
     operators keep Python's precedence: ``^`` first, then ``*`` and ``/`` from the left, then ``+ -``.
     """
-    terms: dict[tuple, Fraction] = {}
-    coeff, monomial, sign, op, last = Fraction(1), {}, 1, "*", None
+    terms: dict[tuple[tuple[str, int], ...], Fraction] = {}
+    monomial: dict[str, int] = {}
+    last: tuple[str | Fraction, int] | None = None  # the factor just read (a name or a number) and its power
+    coeff, sign, op = Fraction(1), 1, "*"
 
     def close() -> None:  # the factor just read, with its power, into the term
         nonlocal coeff
         if last is None:
             return
-        (kind, value), exp = last
-        if kind == "name":
-            monomial[value] = monomial.get(value, 0) + exp
+        factor, exp = last
+        if isinstance(factor, str):
+            monomial[factor] = monomial.get(factor, 0) + exp
         else:
-            number = value ** exp
+            number = factor ** exp
             coeff = coeff * number if op == "*" else coeff / number
 
     def flush() -> None:
@@ -206,7 +211,10 @@ def _sum_of_terms(tokens: list[tuple[str, object]]) -> dict | None:
 
     in_term = False
     for kind, value in tokens:
-        if kind == "op" and value in "+-":
+        if isinstance(value, int):  # a power: _tokens puts one only right after a name or a number
+            assert last is not None
+            last = (last[0], value)
+        elif kind == "op" and value in "+-":
             if in_term:
                 close()
                 flush()
@@ -215,19 +223,17 @@ def _sum_of_terms(tokens: list[tuple[str, object]]) -> dict | None:
         elif kind == "op":
             close()
             op, last = value, None
-        elif kind == "pow":
-            last = (last[0], value)
         else:
             if kind == "name" and op == "/":
                 return None
-            last = ((kind, value if kind == "name" else _number(value)), 1)
+            last = (value if kind == "name" else _number(value), 1)
             in_term = True
     close()
     flush()
     return {key: c for key, c in terms.items() if c}
 
 
-def _number(text: str):
+def _number(text: str) -> Fraction:
     """A number token: ``3`` or ``(-3/2)`` (spaces already gone)."""
     return Fraction(text.strip("()"))
 

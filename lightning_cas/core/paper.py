@@ -24,7 +24,7 @@ MAX_TOKENS = 64
 MAX_HEADS = 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Paper:
     """The paper's view of a lightning (or softmax) self-attention stack: widths d_0..d_L, attention dims
     a_1..a_L, heads H_1..H_L per layer (default one head per layer, the paper's model).
@@ -34,17 +34,18 @@ class Paper:
     (2, 42, (1, 1))
     """
 
+    # the fields as validated; __init__ takes any input (lists, comma-separated text, heads None) and checks it
     widths: tuple[int, ...]
     attention: tuple[int, ...]
-    tokens: int = 2
-    normalization: str = "none"
-    heads: tuple[int, ...] | None = None
+    tokens: int
+    normalization: str
+    heads: tuple[int, ...]
 
-    def __post_init__(self):
-        widths = self._int_tuple(self.widths, "widths")
-        attention = self._int_tuple(self.attention, "attention")
-        heads = (1,) * len(attention) if self.heads is None else self._int_tuple(self.heads, "heads")
-        tokens = _as_int(self.tokens, "tokens")
+    def __init__(self, widths, attention, tokens=2, normalization: str = "none", heads=None) -> None:
+        widths = self._int_tuple(widths, "widths")
+        attention = self._int_tuple(attention, "attention")
+        heads = (1,) * len(attention) if heads is None else self._int_tuple(heads, "heads")
+        tokens = _as_int(tokens, "tokens")
         if len(widths) < 2:
             raise InputError("widths needs at least two entries d_0,d_1 (input and output width).")
         if len(widths) - 1 > MAX_LAYERS:
@@ -70,13 +71,14 @@ class Paper:
             raise InputError(f"tokens must be a positive integer, got {tokens}.")
         if tokens > MAX_TOKENS:
             raise InputError(f"tokens {tokens} is above the supported maximum of {MAX_TOKENS}.")
-        if self.normalization not in NORMALIZATIONS:
+        if normalization not in NORMALIZATIONS:
             raise InputError(
-                f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {self.normalization!r}."
+                f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {normalization!r}."
             )
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "attention", attention)
         object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "normalization", normalization)
         object.__setattr__(self, "heads", heads)
 
     @staticmethod

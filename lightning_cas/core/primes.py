@@ -110,7 +110,8 @@ def faithful_primes(values, start: int = DEFAULT_PRIME, count: int = 1, what: st
     faithfully (``reduces``). Only finitely many primes divide the data, so the search ends; it runs out
     only for entries with thousands of digits, refused in one line naming ``what``."""
     values = [v if isinstance(v, Fraction) else Fraction(v) for v in values]
-    out, q = [], start if is_prime(start) else previous_prime(start)
+    out: list[int] = []
+    q = start if is_prime(start) else previous_prime(start)
     while len(out) < count:
         if reduces(values, q):
             out.append(q)

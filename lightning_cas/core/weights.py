@@ -42,9 +42,9 @@ def make_layer(heads) -> tuple:
     return heads[0] if len(heads) == 1 else MultiHead(heads)
 
 
-def _is_rational(value: str) -> bool:
+def _rational(value: str) -> Fraction | None:
     try:
-        return rational_text(value) is not None
+        return rational_text(value)
     except ZeroDivisionError:
         raise InputError(f"division by zero in {value!r}.") from None
 
@@ -106,8 +106,8 @@ def parse_entry(value, where: str) -> Fraction:
     elif isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 8:
         raise InputError(f"{where}: the entry has {len(value)} characters, more than a rational of {MAX_DIGITS}-digit "
                          "numerator and denominator.")
-    elif isinstance(value, str) and _is_rational(value):
-        q = rational_text(value)
+    elif isinstance(value, str) and (parsed := _rational(value)) is not None:
+        q = parsed
     else:
         raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got "
                          f"{shown(value)}.")
@@ -247,7 +247,7 @@ def random_point(arch: Network, seed: int, bound: int = 9) -> Point:
     """
     check_seed(seed)
     rng = np.random.default_rng(seed)
-    layers = [[] for _ in range(arch.depth)]
+    layers: list[list[tuple]] = [[] for _ in range(arch.depth)]
     for i, _, a, d, e in paper_of(arch).head_blocks:
         mats = []
         for rows in (a, a, e):
