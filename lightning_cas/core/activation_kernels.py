@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.network import Attention, LayerNorm, Network
+from lightning_cas.core.network import LayerNorm, Network
 from lightning_cas.core.relu_kernels import relu_units
 from lightning_cas.core.weight_moves import affine_in, affine_out, input_letters, move, output_letters, Vectors
 
@@ -39,15 +39,7 @@ def _constant_bias(b) -> str | None:
     """The bias that shifts the whole output of a (non-residual) block by itself, or None. A lightning head's
     value bias is not one: its output (V Y + b_v 1^T) A moves by b_v (1^T A), which varies with the tokens; a
     softmax head's is (the columns of A sum to 1), and so are b_o, b_d, b_p and LayerNorm's b_g."""
-    if getattr(b, "residual", False) or not getattr(b, "bias", False):
-        return None
-    if isinstance(b, Attention):
-        if b.value is not None:
-            return "bo"
-        return "bv" if b.normalization == "softmax" else None
-    if isinstance(b, LayerNorm):
-        return "bg"
-    return output_letters(b)[1]
+    return None if b.residual else b.output_bias()
 
 
 def _junctions(vs: Vectors) -> None:
@@ -74,7 +66,7 @@ def _junctions(vs: Vectors) -> None:
                 move(vs, i + 1, {(a, a): 1}, -1, vec, out=False)
                 vs.add("junction", vec)
         out_bias = _constant_bias(first)
-        if out_bias and getattr(second, "bias", False):
+        if out_bias and second.bias:
             for a in range(d):
                 vec = {}
                 m = vs.mats(i, out_bias)[0]  # one head's: the shift of the whole output

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from lightning_cas.core.blocks.base import (_BIAS, _OUT, _RESIDUAL, MAX_HEADS, MAX_WIDTH, NORMALIZATIONS, Block,
-                                            GroupFactor, Key, _sums, degrees_affine, register)
+                                            GroupFactor, Key, _sums, degrees_affine, gl_pairs, register)
 from lightning_cas.core.blocks.tangents import (affine, delta, forward_rule, join, left, ones_row, outer, right,
                                                 transpose, with_residual)
 
@@ -26,6 +26,7 @@ class Attention(Block):
     normalization: str = "none"
     bias: bool = False
     kind: ClassVar[str] = "attention"
+    mixes_tokens: ClassVar[bool] = True
     KEYS: ClassVar[tuple[Key, ...]] = (Key("attention", "positive", MAX_WIDTH), Key("heads", "positive", MAX_HEADS),
                                        _OUT, Key("value", "positive", MAX_WIDTH, optional=True),
                                        Key("causal", "flag"), _RESIDUAL,
@@ -100,6 +101,47 @@ class Attention(Block):
                 elif h > 0:  # heads from 0: every head but the first moves its value bias against it
                     out.append(GroupFactor("value-bias translations", at, self.out))
         return out
+
+    def group_tangents(self, tb, i: int):
+        """dQ = X Q, dK = -X^T K; dW = Y W, dO = -O Y; lightning: dQ = Q, dV = -V; softmax: the translations."""
+        for h in range(self.heads):
+            rr, cc = gl_pairs(self.attention)
+            T = tb.new(len(rr))
+            tb.left(T, (i, h, "q"), rr, cc)
+            tb.left(T, (i, h, "k"), cc, rr, sign=-1)
+            yield T
+            if self.value is not None:
+                rr, cc = gl_pairs(self.value)
+                T = tb.new(len(rr))
+                tb.left(T, (i, h, "w"), rr, cc)
+                tb.right(T, (i, h, "o"), rr, cc)
+                yield T
+            if self.normalization == "none":
+                T = tb.new(1)
+                tb.copy(T, 0, (i, h, "q"))
+                tb.copy(T, 0, (i, h, "v" if self.value is None else "o"), sign=-1)
+                yield T
+            elif self.bias:
+                yield from self._translations(tb, i, h)
+
+    def _translations(self, tb, i: int, h: int):
+        """Softmax with biases: d b_k = e_r (the softmax ignores a key bias); d b_w,h = e_r, d b_o = -O_h e_r
+        (or d b_v,h = e_r, d b_v,1 = -e_r for h > 1 with a full value map)."""
+        T = tb.new(self.attention)
+        tb.unit(T, range(self.attention), (i, h, "bk"), range(self.attention))
+        yield T
+        if self.value is not None:
+            T = tb.new(self.value)
+            tb.unit(T, range(self.value), (i, h, "bw"), range(self.value))
+            out_proj = tb.mats[i][h]["o"]  # (out, value)
+            m = tb.where[(i, 0, "bo")]
+            T[:, m.offset:m.stop] = tb.ar.scale(np.ascontiguousarray(out_proj.T), -1)
+            yield T
+        elif h > 0:
+            T = tb.new(self.out)
+            tb.unit(T, range(self.out), (i, h, "bv"), range(self.out))
+            tb.unit(T, range(self.out), (i, 0, "bv"), range(self.out), value=-1)
+            yield T
 
     def dimensions(self) -> tuple[int, ...]:
         return (self.attention, self.value or 0)

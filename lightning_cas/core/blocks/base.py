@@ -129,6 +129,7 @@ class Block:
     residual = False
     bias = False
     normalization = "none"
+    mixes_tokens: ClassVar[bool] = False  # its output on a token depends on other tokens (attention)
 
     # ---- roles the algorithms across blocks ask for (core.weight_moves, symmetry, local and tail kernels)
     def input_letters(self) -> list[str]:
@@ -150,6 +151,11 @@ class Block:
     def group_factors(self, where: str) -> list[GroupFactor]:
         """The factors of the named group inside this block (``core.symmetry``); ``where`` names the block."""
         return []
+
+    def group_tangents(self, tb, i: int):
+        """Yield the tangents at W (arrays (k, P) of ``tb.ar``) of its own group factors, as block ``i``;
+        ``tb`` is ``core.symmetry``'s builder (left, right, copy, unit on (block, head, letter) keys)."""
+        return iter(())
 
     def dimensions(self) -> tuple[int, ...]:
         """Its inner dimensions (attention, value, hidden): memory estimates take the widest."""
@@ -195,6 +201,14 @@ class Block:
     def short(self) -> str:
         """A file-name-safe tag of this block (for labels)."""
         raise NotImplementedError
+
+
+def gl_pairs(n: int):
+    """The (row, column) index pairs of the n^2 elementary matrices: a basis of gl(n)."""
+    import numpy as np
+
+    rr, cc = np.divmod(np.arange(n * n), n)
+    return rr, cc
 
 
 def _sums(degrees: frozenset[int], count: int) -> frozenset[int]:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from lightning_cas.core.blocks.base import (_BIAS, _OUT, _RESIDUAL, ACTIVATIONS, MAX_DEGREE, MAX_WIDTH, Block,
-                                            GroupFactor, Key, _KeyError, _sums, degrees_affine, register)
+                                            GroupFactor, Key, _KeyError, _sums, degrees_affine, gl_pairs,
+                                            register)
 from lightning_cas.core.blocks.tangents import (activate, affine, delta, forward_rule, join, left, ones_row, outer,
                                                 with_residual)
 
@@ -66,6 +69,20 @@ class MLP(Block):
         """The scaling of each hidden neuron (all of GL(hidden) for degree 1)."""
         name, dim = ("neuron scaling", self.hidden) if self.degree > 1 else ("GL(hidden)", self.hidden ** 2)
         return [GroupFactor(name, where, dim)]
+
+    def group_tangents(self, tb, i: int):
+        """dU = E U, dD = -r D E over the neuron scalings E (all of gl(hidden) for degree 1); a ReLU's scaling
+        is λ^-1 and GELU and tanh have none, so only the power has these."""
+        if not self.polynomial:
+            return
+        if self.degree == 1:
+            rr, cc = gl_pairs(self.hidden)
+        else:
+            rr = cc = np.arange(self.hidden)
+        T = tb.new(len(rr))
+        tb.left(T, (i, 0, "u"), rr, cc)
+        tb.right(T, (i, 0, "d"), rr, cc, sign=-self.degree if self.degree > 1 else -1)
+        yield T
 
     def dimensions(self) -> tuple[int, ...]:
         return (self.hidden,)
