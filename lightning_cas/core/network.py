@@ -18,7 +18,8 @@ weight order (block by block; inside a block as listed; every matrix row-major):
   and certified otherwise): an mlp's ``activation`` relu, gelu (the erf form) or tanh in place of the
   power; ``activation`` (function): that function entrywise, no weights; ``layernorm`` (affine, bias,
   eps): PyTorch's LayerNorm over each token's features, g o (y - mean) / sqrt(var + eps) + b_g, the
-  gain g and bias b_g (d each) with ``affine``.
+  gain g and bias b_g (d each) with ``affine``; ``rmsnorm`` (affine, eps): PyTorch's RMSNorm,
+  g o y / sqrt(mean(y^2) + eps), the gain g (d) with ``affine``.
 
 A residual block returns Y + block(Y) and needs out = d. The paper's network (the old flags
 ``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Architecture.network``
@@ -29,7 +30,8 @@ Validation happens here, once, before any work: a file names itself, the block a
 
 from __future__ import annotations
 
-__all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "WeightMatrix"]
+__all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "RMSNorm",
+           "WeightMatrix"]
 
 import math
 from dataclasses import dataclass, field, fields, replace
@@ -37,7 +39,8 @@ from dataclasses import dataclass, field, fields, replace
 from lightning_cas.core.checks import as_int, as_sequence, integer_value, shown
 from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, KINDS, MAX_BLOCKS,
                                        MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Activation,
-                                       Attention, Block, LayerNorm, Linear, Power, WeightMatrix, _KeyError)
+                                       Attention, Block, LayerNorm, Linear, Power, RMSNorm, WeightMatrix,
+                                       _KeyError)
 from lightning_cas.core.names import indexed_name, weight_name
 from lightning_cas.errors import InputError
 

@@ -17,6 +17,7 @@ from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.blocks.activation import Activation
 from lightning_cas.core.blocks.layernorm import LayerNorm
+from lightning_cas.core.blocks.rmsnorm import RMSNorm
 
 KINDS = tuple(BLOCK_TYPES)  # every registered kind, in registration order (messages list them)
 REQUIRED_KEYS = {kind: cls.required_keys() for kind, cls in BLOCK_TYPES.items()}
@@ -24,4 +25,4 @@ REQUIRED_KEYS = {kind: cls.required_keys() for kind, cls in BLOCK_TYPES.items()}
 __all__ = ["ACTIVATIONS", "BLOCK_LETTERS", "BLOCK_TYPES", "DEFAULT_EPS", "FUNCTIONS", "KINDS", "MAX_BLOCKS",
            "MAX_DEGREE", "MAX_HEADS", "MAX_NETWORK_BYTES", "MAX_NETWORK_DEGREE", "MAX_TOKENS", "MAX_WIDTH",
            "NORMALIZATIONS", "REQUIRED_KEYS", "VECTOR_LETTERS", "Activation", "Attention", "Block", "GroupFactor",
-           "Key", "LayerNorm", "Linear", "MLP", "Power", "WeightMatrix", "_KeyError", "is_bias", "register"]
+           "Key", "LayerNorm", "Linear", "MLP", "Power", "RMSNorm", "WeightMatrix", "_KeyError", "is_bias", "register"]

@@ -130,6 +130,8 @@ class Block:
     bias = False
     normalization = "none"
     mixes_tokens: ClassVar[bool] = False  # its output on a token depends on other tokens (attention)
+    shift_invariant: ClassVar[bool] = False  # it maps y + c 1 as y (LayerNorm subtracts the mean)
+    mean_free: ClassVar[bool] = False  # before its gain and bias, its output has mean 0 (LayerNorm)
 
     # ---- roles the algorithms across blocks ask for (core.weight_moves, symmetry, local and tail kernels)
     def input_letters(self) -> list[str]:
@@ -156,6 +158,14 @@ class Block:
         """Yield the tangents at W (arrays (k, P) of ``tb.ar``) of its own group factors, as block ``i``;
         ``tb`` is ``core.symmetry``'s builder (left, right, copy, unit on (block, head, letter) keys)."""
         return iter(())
+
+    def gain_letters(self) -> list[str]:
+        """The per-feature weights that a diagonal E scales on its output side (a norm's gain and bias)."""
+        return []
+
+    def rotated_basis(self, width: int) -> list | None:
+        """A basis (Fraction rows) of the features it commutes with every rotation of, or None."""
+        return None
 
     def dimensions(self) -> tuple[int, ...]:
         """Its inner dimensions (attention, value, hidden): memory estimates take the widest."""

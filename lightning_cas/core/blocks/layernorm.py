@@ -24,6 +24,8 @@ class LayerNorm(Block):
     kind: ClassVar[str] = "layernorm"
     KEYS: ClassVar[tuple[Key, ...]] = (Key("affine", "flag"), _BIAS, Key("eps", "number"))
     polynomial: ClassVar[bool] = False
+    shift_invariant: ClassVar[bool] = True
+    mean_free: ClassVar[bool] = True
 
     def resolve(self, width: int) -> "Block":
         block = replace(self, bias=self.affine) if self.bias is None else self
@@ -56,6 +58,13 @@ class LayerNorm(Block):
 
     def named_function(self) -> str | None:
         return "layernorm"
+
+    def gain_letters(self) -> list[str]:
+        return ["g", "bg"] if self.affine else []
+
+    def rotated_basis(self, width: int) -> list[list[Fraction]] | None:
+        """Rotations of the hyperplane 1^T y = 0 commute with it: the basis e_a - e_d of that hyperplane."""
+        return [[Fraction(int(k == a) - int(k == width - 1)) for k in range(width)] for a in range(width - 1)]
 
 
 @forward_rule(LayerNorm)
