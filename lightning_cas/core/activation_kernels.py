@@ -20,7 +20,9 @@ that no input can see (to first order):
   LayerNorm, so y -> (I + A) y before it and M -> M - M G A G^-1 (G = diag g; its bias by M G A G^-1 b_g)
   after it change nothing: (d-1)(d-2)/2 directions;
 * **RMSNorm rotation**: the same for any rotation (A antisymmetric): d(d-1)/2 directions; its gain meets the
-  next block in the diagonal junction as LayerNorm's does (no shift, no plane: eps > 0 breaks both).
+  next block in the diagonal junction as LayerNorm's does (no shift, no plane: eps > 0 breaks both);
+* **RMSNorm span**: it scales each token by a positive number, so it writes into G times the span the block
+  before it writes into; rows of the next block's input matrices moved orthogonally to that are unseen.
 
 The vectors may depend on each other: the caller counts them by a rank (mod p a lower bound of their rank
 over QQ, which is what an upper bound needs) and proves J k = 0 before a vector counts (``core.kernel_proof``).
@@ -34,7 +36,7 @@ import numpy as np
 
 from lightning_cas.core.network import Network
 from lightning_cas.core.relu_kernels import relu_units
-from lightning_cas.core.weight_moves import affine_in, affine_out, input_letters, move, output_letters, Vectors
+from lightning_cas.core.weight_moves import Vectors, affine_in, affine_out, fmpq, input_letters, move, output_letters
 
 
 def _constant_bias(b) -> str | None:
@@ -149,6 +151,30 @@ def _norm_planes_and_rotations(vs: Vectors) -> None:
                     vs.add(f"{name} rotation", vec)
 
 
+def _norm_spans(vs: Vectors) -> None:
+    """A norm that scales each token's vector by a positive number (``Block.keeps_span``) writes into G times
+    the span the block before it writes into (the columns of its output matrices and its bias): the block after
+    it sees no row of its input matrices moved by a w with w^T G (that span) = 0."""
+    from lightning_cas.core.exact_qq import nullspace
+
+    blocks, widths = vs.net.blocks, vs.net.widths
+    for i in range(1, len(blocks) - 1):
+        nb, prev, nxt = blocks[i], blocks[i - 1], blocks[i + 1]
+        if not nb.keeps_span or not affine_out(prev) or not affine_in(nxt):
+            continue
+        d = widths[i]
+        g = [vs.entry(vs.mats(i, "g")[0], r, 0) for r in range(d)] if vs.mats(i, "g") else [Fraction(1)] * d
+        mats, bias = prev.output_letters()
+        span = [[fmpq(g[r] * vs.entry(m, r, col)) for r in range(d)]
+                for letter in mats + ([bias] if bias else []) for m in vs.mats(i - 1, letter) for col in range(m.cols)]
+        for w in nullspace(span, d):
+            w = [Fraction(int(x.p), int(x.q)) for x in w]
+            for letter in nxt.input_letters():
+                for m in vs.mats(i + 1, letter):
+                    for r in range(m.rows):
+                        vs.add(f"{type(nb).__name__} span", {m.offset + r * m.cols + c: w[c] for c in range(d)})
+
+
 def kernel_vectors(net: Network, values, patterns: dict | None = None,
                    streams: list | None = None) -> list[tuple[str, np.ndarray]]:
     """(mechanism, vector of Fractions) for every exact kernel vector the mechanisms give at W (module
@@ -159,4 +185,5 @@ def kernel_vectors(net: Network, values, patterns: dict | None = None,
     relu_units(vs, patterns, streams)
     _layernorm_shifts(vs)
     _norm_planes_and_rotations(vs)
+    _norm_spans(vs)
     return vs.dense()

@@ -131,6 +131,7 @@ class Block:
     normalization = "none"
     mixes_tokens: ClassVar[bool] = False  # its output on a token depends on other tokens (attention)
     shift_invariant: ClassVar[bool] = False  # it maps y + c 1 as y (LayerNorm subtracts the mean)
+    keeps_span: ClassVar[bool] = False  # it scales each token's vector by a positive number (RMSNorm)
     mean_free: ClassVar[bool] = False  # before its gain and bias, its output has mean 0 (LayerNorm)
 
     # ---- roles the algorithms across blocks ask for (core.weight_moves, symmetry, local and tail kernels)

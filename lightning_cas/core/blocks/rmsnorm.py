@@ -26,6 +26,7 @@ class RMSNorm(Block):
     kind: ClassVar[str] = "rmsnorm"
     KEYS: ClassVar[tuple[Key, ...]] = (Key("affine", "flag"), Key("eps", "number"))
     polynomial: ClassVar[bool] = False
+    keeps_span: ClassVar[bool] = True
 
     def matrices(self, width: int):
         return [(0, "g", width, 1)] if self.affine else []
