@@ -39,6 +39,7 @@ _EXPORTS = {
     "Network": "lightning_cas.core.network", "Attention": "lightning_cas.core.network",
     "MLP": "lightning_cas.core.network", "Linear": "lightning_cas.core.network", "Power": "lightning_cas.core.network",
     "Activation": "lightning_cas.core.network", "LayerNorm": "lightning_cas.core.network",
+    "RMSNorm": "lightning_cas.core.network",
     "load_network": "lightning_cas.system.networks",
     "degree": "lightning_cas.geometry.degrees", "ed_degree": "lightning_cas.geometry.degrees",
     "DegreeResult": "lightning_cas.geometry.degree_records", "EDDegreeResult": "lightning_cas.geometry.degree_records",

@@ -1,4 +1,4 @@
-"""Exact kernel vectors at W of a network with activation functions or LayerNorm: the upper bound of its rank.
+"""Exact kernel vectors at W of a network with activation functions, LayerNorm or RMSNorm: the upper bound of its rank.
 
 A rank at given weights is proved from two sides: a nonzero minor (mod p, or a ball) bounds it below, and
 vectors that lie *exactly* in the kernel of d(W -> phi_W) bound it above. For networks with ReLU, GELU, tanh
@@ -18,7 +18,11 @@ that no input can see (to first order):
   w = 1/g; a block reading it sees no row moved by w^T (its bias by -w . b_g);
 * **LayerNorm rotation**: a rotation A of the hyperplane 1^T y = 0 (A antisymmetric, A 1 = 0) commutes with
   LayerNorm, so y -> (I + A) y before it and M -> M - M G A G^-1 (G = diag g; its bias by M G A G^-1 b_g)
-  after it change nothing: (d-1)(d-2)/2 directions.
+  after it change nothing: (d-1)(d-2)/2 directions;
+* **RMSNorm rotation**: the same for any rotation (A antisymmetric): d(d-1)/2 directions; its gain meets the
+  next block in the diagonal junction as LayerNorm's does (no shift, no plane: eps > 0 breaks both);
+* **RMSNorm span**: it scales each token by a positive number, so it writes into G times the span the block
+  before it writes into; rows of the next block's input matrices moved orthogonally to that are unseen.
 
 The vectors may depend on each other: the caller counts them by a rank (mod p a lower bound of their rank
 over QQ, which is what an upper bound needs) and proves J k = 0 before a vector counts (``core.kernel_proof``).
@@ -30,24 +34,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.network import Attention, LayerNorm, Network
+from lightning_cas.core.network import Network
 from lightning_cas.core.relu_kernels import relu_units
-from lightning_cas.core.weight_moves import affine_in, affine_out, input_letters, move, output_letters, Vectors
+from lightning_cas.core.weight_moves import Vectors, affine_in, affine_out, fmpq, input_letters, move, output_letters
 
 
 def _constant_bias(b) -> str | None:
     """The bias that shifts the whole output of a (non-residual) block by itself, or None. A lightning head's
     value bias is not one: its output (V Y + b_v 1^T) A moves by b_v (1^T A), which varies with the tokens; a
     softmax head's is (the columns of A sum to 1), and so are b_o, b_d, b_p and LayerNorm's b_g."""
-    if getattr(b, "residual", False) or not getattr(b, "bias", False):
-        return None
-    if isinstance(b, Attention):
-        if b.value is not None:
-            return "bo"
-        return "bv" if b.normalization == "softmax" else None
-    if isinstance(b, LayerNorm):
-        return "bg"
-    return output_letters(b)[1]
+    return None if b.residual else b.output_bias()
 
 
 def _junctions(vs: Vectors) -> None:
@@ -65,16 +61,16 @@ def _junctions(vs: Vectors) -> None:
                     move(vs, i, {(a, c): 1}, 1, vec, out=True)
                     move(vs, i + 1, {(a, c): 1}, -1, vec, out=False)
                     vs.add("junction", vec)
-        elif isinstance(first, LayerNorm) and first.affine:
+        elif first.gain_letters():  # a norm's gain (and bias) by E, diagonal
             for a in range(d):
                 vec = {}
-                for letter in ("g", "bg"):
+                for letter in first.gain_letters():
                     for m in vs.mats(i, letter):
                         vec[m.offset + a] = vs.entry(m, a, 0)
                 move(vs, i + 1, {(a, a): 1}, -1, vec, out=False)
                 vs.add("junction", vec)
         out_bias = _constant_bias(first)
-        if out_bias and getattr(second, "bias", False):
+        if out_bias and second.bias:
             for a in range(d):
                 vec = {}
                 m = vs.mats(i, out_bias)[0]  # one head's: the shift of the whole output
@@ -90,7 +86,7 @@ def _junctions(vs: Vectors) -> None:
 def _layernorm_shifts(vs: Vectors) -> None:
     blocks = vs.net.blocks
     for i in range(1, len(blocks)):
-        if not isinstance(blocks[i], LayerNorm) or not affine_out(blocks[i - 1]):
+        if not blocks[i].shift_invariant or not affine_out(blocks[i - 1]):
             continue
         mats, bias = output_letters(blocks[i - 1])
         for letter in mats:
@@ -102,34 +98,36 @@ def _layernorm_shifts(vs: Vectors) -> None:
                 vs.add("LayerNorm shift", {m.offset + row: Fraction(1) for row in range(m.rows)})
 
 
-def _layernorm_planes(vs: Vectors) -> None:
+def _norm_planes_and_rotations(vs: Vectors) -> None:
+    """A LayerNorm's plane and rotations, an RMSNorm's rotations (``Block.mean_free``, ``rotated_basis``)."""
     blocks = vs.net.blocks
     for i in range(len(blocks) - 1):
         ln, nxt = blocks[i], blocks[i + 1]
-        if not isinstance(ln, LayerNorm) or not affine_in(nxt):
-            continue
         d = vs.net.widths[i]
-        g = [vs.entry(vs.mats(i, "g")[0], r, 0) for r in range(d)] if ln.affine else [Fraction(1)] * d
-        bg = [vs.entry(vs.mats(i, "bg")[0], r, 0) for r in range(d)] if ln.bias else [Fraction(0)] * d
+        basis = ln.rotated_basis(d)
+        if basis is None or not affine_in(nxt):
+            continue
+        name = type(ln).__name__
+        g = [vs.entry(vs.mats(i, "g")[0], r, 0) for r in range(d)] if vs.mats(i, "g") else [Fraction(1)] * d
+        bg = [vs.entry(vs.mats(i, "bg")[0], r, 0) for r in range(d)] if vs.mats(i, "bg") else [Fraction(0)] * d
         if any(x == 0 for x in g):
             continue
         w = [1 / x for x in g]
         offset = sum(a * b for a, b in zip(w, bg))
-        if offset and not getattr(nxt, "bias", False):
+        if offset and not nxt.bias:
             continue  # the plane is not through 0 and the next block has no bias to take the offset
-        for letter in input_letters(nxt):
+        for letter in input_letters(nxt) if ln.mean_free else []:
             for m in vs.mats(i + 1, letter):
                 bias = vs.where.get((i + 1, m.head, "b" + letter))
                 for r in range(m.rows):
                     vec = {m.offset + r * m.cols + c: w[c] for c in range(d)}
                     if bias is not None:
                         vec[bias.offset + r] = -offset
-                    vs.add("LayerNorm plane", vec)
+                    vs.add(f"{name} plane", vec)
         if i == 0 or not affine_out(blocks[i - 1]):
             continue
-        basis = [[Fraction(int(k == a) - int(k == d - 1)) for k in range(d)] for a in range(d - 1)]
-        for a in range(d - 1):
-            for b in range(a + 1, d - 1):
+        for a in range(len(basis)):
+            for b in range(a + 1, len(basis)):
                 u, v = basis[a], basis[b]
                 A = {(r, c): u[r] * v[c] - v[r] * u[c] for r in range(d) for c in range(d)}
                 A = {rc: x for rc, x in A.items() if x}
@@ -150,7 +148,31 @@ def _layernorm_planes(vs: Vectors) -> None:
                                 k = bias.offset + row
                                 vec[k] = vec.get(k, 0) + sum(vs.entry(m, row, c) * shift[c] for c in range(d))
                 if vec:
-                    vs.add("LayerNorm rotation", vec)
+                    vs.add(f"{name} rotation", vec)
+
+
+def _norm_spans(vs: Vectors) -> None:
+    """A norm that scales each token's vector by a positive number (``Block.keeps_span``) writes into G times
+    the span the block before it writes into (the columns of its output matrices and its bias): the block after
+    it sees no row of its input matrices moved by a w with w^T G (that span) = 0."""
+    from lightning_cas.core.exact_qq import nullspace
+
+    blocks, widths = vs.net.blocks, vs.net.widths
+    for i in range(1, len(blocks) - 1):
+        nb, prev, nxt = blocks[i], blocks[i - 1], blocks[i + 1]
+        if not nb.keeps_span or not affine_out(prev) or not affine_in(nxt):
+            continue
+        d = widths[i]
+        g = [vs.entry(vs.mats(i, "g")[0], r, 0) for r in range(d)] if vs.mats(i, "g") else [Fraction(1)] * d
+        mats, bias = prev.output_letters()
+        span = [[fmpq(g[r] * vs.entry(m, r, col)) for r in range(d)]
+                for letter in mats + ([bias] if bias else []) for m in vs.mats(i - 1, letter) for col in range(m.cols)]
+        for w in nullspace(span, d):
+            w = [Fraction(int(x.p), int(x.q)) for x in w]
+            for letter in nxt.input_letters():
+                for m in vs.mats(i + 1, letter):
+                    for r in range(m.rows):
+                        vs.add(f"{type(nb).__name__} span", {m.offset + r * m.cols + c: w[c] for c in range(d)})
 
 
 def kernel_vectors(net: Network, values, patterns: dict | None = None,
@@ -162,5 +184,6 @@ def kernel_vectors(net: Network, values, patterns: dict | None = None,
     _junctions(vs)
     relu_units(vs, patterns, streams)
     _layernorm_shifts(vs)
-    _layernorm_planes(vs)
+    _norm_planes_and_rotations(vs)
+    _norm_spans(vs)
     return vs.dense()

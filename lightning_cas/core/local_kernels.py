@@ -161,7 +161,7 @@ def _local(net: Network, j: int, w, S, C, P: int):
     points = math.comb(variables + slack + degree - 1, degree)
     if points * len(C) * tokens * (stop - first) > LOCAL_BUDGET:
         return None
-    one = Network(width, tokens, (replace(b, residual=False) if hasattr(b, "residual") else b,))
+    one = Network(width, tokens, (replace(b, residual=False) if b.residual else b,))
     B = np.array(S, dtype=object).T.reshape(width, s)  # width x s
     Z = np.empty((points, s, tokens), dtype=object)
     for n, combo in enumerate(itertools.combinations_with_replacement(range(variables + slack), degree)):

@@ -18,7 +18,8 @@ weight order (block by block; inside a block as listed; every matrix row-major):
   and certified otherwise): an mlp's ``activation`` relu, gelu (the erf form) or tanh in place of the
   power; ``activation`` (function): that function entrywise, no weights; ``layernorm`` (affine, bias,
   eps): PyTorch's LayerNorm over each token's features, g o (y - mean) / sqrt(var + eps) + b_g, the
-  gain g and bias b_g (d each) with ``affine``.
+  gain g and bias b_g (d each) with ``affine``; ``rmsnorm`` (affine, eps): PyTorch's RMSNorm,
+  g o y / sqrt(mean(y^2) + eps), the gain g (d) with ``affine``.
 
 A residual block returns Y + block(Y) and needs out = d. The paper's network (the flags
 ``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Network.from_paper`` builds
@@ -30,16 +31,18 @@ Validation happens here, once, before any work: a file names itself, the block a
 
 from __future__ import annotations
 
-__all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "WeightMatrix"]
+__all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "RMSNorm",
+           "WeightMatrix"]
 
 import functools
 import math
 from dataclasses import dataclass, field, fields, replace
 
 from lightning_cas.core.checks import as_int, as_sequence, integer_value, shown
-from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, FUNCTIONS, KINDS, MAX_BLOCKS,
+from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, KINDS, MAX_BLOCKS,
                                        MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Activation,
-                                       Attention, Block, LayerNorm, Linear, Power, WeightMatrix, _KeyError)
+                                       Attention, Block, LayerNorm, Linear, Power, RMSNorm, WeightMatrix,
+                                       _KeyError)
 from lightning_cas.core.names import indexed_name, weight_name
 from lightning_cas.core.paper import Paper
 from lightning_cas.errors import InputError
@@ -76,9 +79,9 @@ class Network:
         resolved = []
         for i, block in enumerate(blocks):
             if not isinstance(block, Block):
-                raise InputError(f"{source}: block {i} must be an Attention, MLP, Linear, Power, Activation or "
-                                 "LayerNorm block, got "
-                                 f"{type(block).__name__}.")
+                names = [cls.__name__ for cls in BLOCK_TYPES.values()]
+                raise InputError(f"{source}: block {i} must be an {', '.join(names[:-1])} or {names[-1]} block, "
+                                 f"got {type(block).__name__}.")
             try:
                 block = _plain_numbers(block).resolve(width)
             except _KeyError as exc:
@@ -206,11 +209,10 @@ class Network:
     def functions(self) -> tuple[str, ...]:
         """The non-polynomial pieces other than softmax, in order, once each (relu, gelu, tanh, layernorm):
         a network with any has a rank at given weights only (its rank changes with the weights)."""
-        found = []
+        found: list[str] = []
         for b in self.blocks:
-            name = getattr(b, "activation", getattr(b, "function", None))
-            name = "layernorm" if isinstance(b, LayerNorm) else name
-            if name in FUNCTIONS + ("layernorm",) and name not in found:
+            name = b.named_function()
+            if name is not None and name not in found:
                 found.append(name)
         return tuple(found)
 
@@ -218,14 +220,14 @@ class Network:
     def not_polynomial(self) -> str:
         """What makes the map not polynomial, in words ("softmax attention", "relu and layernorm"; "" if
         nothing): the one phrase every refusal uses."""
-        parts = (["softmax attention"] if any(getattr(b, "normalization", "none") != "none" for b in self.blocks)
+        parts = (["softmax attention"] if any(b.normalization != "none" for b in self.blocks)
                  else []) + list(self.functions)
         return " and ".join(parts)
 
     @property
     def biased(self) -> bool:
         """Some block has biases: the map is affine-polynomial, not homogeneous (no cone)."""
-        return any(getattr(b, "bias", False) for b in self.blocks)
+        return any(b.bias for b in self.blocks)
 
     @property
     def normalization(self) -> str:
@@ -278,7 +280,7 @@ class Network:
             return self.paper.ambient_dimension
         if not self.polynomial:
             return None
-        if not any(isinstance(b, Attention) for b in self.blocks):
+        if not any(b.mixes_tokens for b in self.blocks):
             return self.output * sum(math.comb(self.input + k - 1, k) for k in self.token_degrees)
         n = self.input * self.tokens
         return self.output * self.tokens * sum(math.comb(n + k - 1, k) for k in self.token_degrees)
@@ -294,7 +296,7 @@ class Network:
         and hidden dims, tokens): the backends' memory estimates use it."""
         dims = list(self.widths) + [self.tokens]
         for b in self.blocks:
-            dims += [getattr(b, key) or 0 for key in ("attention", "value", "hidden") if hasattr(b, key)]
+            dims += list(b.dimensions())
         return max(dims)
 
     @property
@@ -314,7 +316,7 @@ class Network:
 
     @property
     def multihead(self) -> bool:
-        return any(getattr(b, "heads", 1) > 1 for b in self.blocks)
+        return any(b.heads > 1 for b in self.blocks)
 
     def weight_names(self) -> list[str]:
         """The name of every weight in the canonical order (core.names, Macaulay2's indexed variables):
@@ -322,7 +324,7 @@ class Network:
         a bias entry letter_(i,r) or letter_(i,h,r) (bq, bk, bv, bw per head; bo, bu, bd, bp)."""
         names = []
         for m in self.weight_matrices:
-            several = getattr(self.blocks[m.block], "heads", 1) > 1 and m.letter not in BLOCK_LETTERS
+            several = self.blocks[m.block].heads > 1 and m.letter not in BLOCK_LETTERS
             head = m.head + 1 if several else None
             if m.vector:  # a bias or gain vector: letter_(i,r) or letter_(i,h,r)
                 names += [indexed_name(m.letter, m.block + 1, *((head,) if head else ()), r + 1) for r in range(m.rows)]

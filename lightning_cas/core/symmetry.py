@@ -33,28 +33,20 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
 from lightning_cas.core.forward import split
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.blocks import GroupFactor
+from lightning_cas.core.blocks.base import gl_pairs
+from lightning_cas.core.network import MLP, Attention, Network, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
 from lightning_cas.core.weights import flat, random_point
 
 TANGENT_CHUNK = 512  # tangents streamed into the echelon form per step
-
-
-@dataclass(frozen=True)
-class GroupFactor:
-    """One factor of the named group: what it is, where it acts, its dimension."""
-
-    name: str  # "GL(a)", "GL(b)", "scaling", "GL(width)", "torus", "neuron scaling"
-    where: str
-    dimension: int
 
 
 def _linear_out(block) -> bool:
@@ -70,7 +62,7 @@ def _streams(net: Network) -> list[tuple[int, int]]:
     n, out, k = len(net.blocks), [], 0
     while k <= n:
         e = k
-        while e < n and getattr(net.blocks[e], "residual", False):
+        while e < n and net.blocks[e].residual:
             e += 1
         out.append((k, e))
         k = e + 1
@@ -94,38 +86,30 @@ def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
             while j < n and isinstance(net.blocks[j], Power):
                 degree *= net.blocks[j].degree
                 j += 1
-            if j < n and _linear_in(net.blocks[j]) and not getattr(net.blocks[j], "residual", False):
+            if j < n and _linear_in(net.blocks[j]) and not net.blocks[j].residual:
                 actions.append(("gl" if degree == 1 else "torus", s, e, j, degree))
     return actions
 
 
 def _output_bias(net: Network, block: int) -> tuple | None:
     """The key of the bias added to the whole output of ``block`` (constant over the tokens), or None."""
-    b = net.blocks[block]
-    if not getattr(b, "bias", False):
-        return None
-    if isinstance(b, Attention):
-        if b.value is not None:
-            return (block, 0, "bo")
-        return (block, 0, "bv") if b.normalization == "softmax" else None  # sum_i A[i, j] = 1
-    return (block, 0, "bd" if isinstance(b, MLP) else "bp")
+    letter = net.blocks[block].output_bias()  # a softmax head's b_v counts: sum_i A[i, j] = 1
+    return None if letter is None else (block, 0, letter)
 
 
 def _input_projections(net: Network, block: int) -> list[tuple]:
     """The matrices through which ``block`` reads its input, each with a bias of its own."""
     b = net.blocks[block]
-    if not getattr(b, "bias", False):
+    if not b.bias:
         return []
-    if isinstance(b, Attention):
-        return [(block, h, x) for h in range(b.heads) for x in ("q", "k", "v" if b.value is None else "w")]
-    return [(block, 0, "u" if isinstance(b, MLP) else "p")]
+    return [(block, h, x) for h in range(b.heads) for x in b.input_letters()]
 
 
 def _translation_interfaces(net: Network) -> list[int]:
     """Interfaces k (after block k, 1-based) where the producer's output bias can be shifted into the consumer's."""
     blocks = net.blocks
-    return [k for k in range(1, len(blocks)) if not getattr(blocks[k - 1], "residual", False)
-            and not getattr(blocks[k], "residual", False) and _output_bias(net, k - 1) is not None
+    return [k for k in range(1, len(blocks)) if not blocks[k - 1].residual
+            and not blocks[k].residual and _output_bias(net, k - 1) is not None
             and _input_projections(net, k)]
 
 
@@ -134,23 +118,7 @@ def group_factors(arch: Network) -> tuple[GroupFactor, ...]:
     net = arch
     widths, out = net.widths, []
     for i, b in enumerate(net.blocks):
-        if isinstance(b, Attention):
-            for h in range(b.heads):
-                where = f"block {i}" + (f" head {h}" if b.heads > 1 else "")
-                out.append(GroupFactor("GL(a)", where, b.attention ** 2))
-                if b.value is not None:
-                    out.append(GroupFactor("GL(b)", where, b.value ** 2))
-                if b.normalization == "none":
-                    out.append(GroupFactor("scaling", where, 1))
-                elif b.bias:
-                    out.append(GroupFactor("key-bias translations", where, b.attention))
-                    if b.value is not None:
-                        out.append(GroupFactor("value-bias translations", where, b.value))
-                    elif h > 0:  # heads from 0: every head but the first moves its value bias against it
-                        out.append(GroupFactor("value-bias translations", where, b.out))
-        elif isinstance(b, MLP):
-            name, dim = ("neuron scaling", b.hidden) if b.degree > 1 else ("GL(hidden)", b.hidden ** 2)
-            out.append(GroupFactor(name, f"block {i}", dim))
+        out += b.group_factors(f"block {i}")
     for k in _translation_interfaces(net):
         out.append(GroupFactor("translations", f"width {widths[k]} after block {k}", widths[k]))
     for kind, s, e, _, degree in _interface_actions(net):
@@ -170,7 +138,7 @@ def group_dimension(arch: Network) -> int:
 
 def head_permutations(arch: Network) -> int:
     """Order of the finite group permuting the heads within each attention block: prod H_i!."""
-    return math.prod(math.factorial(getattr(b, "heads", 1)) for b in arch.blocks)
+    return math.prod(math.factorial(b.heads) for b in arch.blocks)
 
 
 # ---------------------------------------------------------------- tangents of the action
@@ -226,29 +194,16 @@ class _Tangents:
         T[row, m.offset:m.stop] = M if sign == 1 else self.ar.scale(M, sign)
 
 
-def _gl_pairs(n: int):
-    rr, cc = np.divmod(np.arange(n * n), n)
-    return rr, cc
-
-
 def _output_side(net: Network, block: int) -> list[tuple]:
     """The matrices a GL on the output of ``block`` multiplies from the left (their biases with them)."""
-    b = net.blocks[block]
-    if isinstance(b, Attention):
-        return [(block, h, "v" if b.value is None else "o") for h in range(b.heads)]  # O of head 1 brings b_o
-    if isinstance(b, MLP):
-        return [(block, 0, "d")]
-    return [(block, 0, "p")] if isinstance(b, Linear) else []
+    b = net.blocks[block]  # O of head 1 brings b_o
+    return [(block, h, letter) for h in range(b.heads) for letter in b.output_letters()[0]]
 
 
 def _input_side(net: Network, block: int) -> list[tuple]:
     """The matrices a GL on the input of ``block`` multiplies from the right."""
     b = net.blocks[block]
-    if isinstance(b, Attention):
-        return [(block, h, letter) for h in range(b.heads) for letter in ("q", "k", "v" if b.value is None else "w")]
-    if isinstance(b, MLP):
-        return [(block, 0, "u")]
-    return [(block, 0, "p")] if isinstance(b, Linear) else []
+    return [(block, h, letter) for h in range(b.heads) for letter in b.input_letters()]
 
 
 def tangent_blocks(arch: Network, w, ar: Arithmetic, interfaces: bool = True):
@@ -258,35 +213,7 @@ def tangent_blocks(arch: Network, w, ar: Arithmetic, interfaces: bool = True):
     net = arch
     tb = _Tangents(net, ar, w)
     for i, b in enumerate(net.blocks):
-        if isinstance(b, Attention):
-            for h in range(b.heads):
-                rr, cc = _gl_pairs(b.attention)  # dQ = X Q, dK = -X^T K
-                T = tb.new(len(rr))
-                tb.left(T, (i, h, "q"), rr, cc)
-                tb.left(T, (i, h, "k"), cc, rr, sign=-1)
-                yield T
-                if b.value is not None:  # dW = Y W, dO = -O Y
-                    rr, cc = _gl_pairs(b.value)
-                    T = tb.new(len(rr))
-                    tb.left(T, (i, h, "w"), rr, cc)
-                    tb.right(T, (i, h, "o"), rr, cc)
-                    yield T
-                if b.normalization == "none":  # dQ = Q, dV = -V
-                    T = tb.new(1)
-                    tb.copy(T, 0, (i, h, "q"))
-                    tb.copy(T, 0, (i, h, "v" if b.value is None else "o"), sign=-1)
-                    yield T
-                elif b.bias:
-                    yield from _translations(net, tb, i, h)
-        elif isinstance(b, MLP) and b.polynomial:  # a ReLU's scaling is λ^-1, GELU and tanh have none
-            if b.degree == 1:
-                rr, cc = _gl_pairs(b.hidden)
-            else:
-                rr = cc = np.arange(b.hidden)
-            T = tb.new(len(rr))
-            tb.left(T, (i, 0, "u"), rr, cc)
-            tb.right(T, (i, 0, "d"), rr, cc, sign=-b.degree if b.degree > 1 else -1)
-            yield T
+        yield from b.group_tangents(tb, i)
     if not interfaces:
         return
     for k in _translation_interfaces(net):  # d b_out = e_r, d b_X = -X e_r
@@ -300,7 +227,7 @@ def tangent_blocks(arch: Network, w, ar: Arithmetic, interfaces: bool = True):
         yield T
     for kind, s, e, consumer, degree in _interface_actions(net):
         n = net.widths[s]
-        rr, cc = _gl_pairs(n) if kind == "gl" else (np.arange(n), np.arange(n))
+        rr, cc = gl_pairs(n) if kind == "gl" else (np.arange(n), np.arange(n))
         T = tb.new(len(rr))
         for key in _output_side(net, s - 1):
             tb.left(T, key, rr, cc)
@@ -321,27 +248,6 @@ def orbit_bytes(arch: Network) -> int:
     net = arch
     P = net.parameters
     return 8 * (3 * P * P // 4 + 2 * (TANGENT_CHUNK + net.widest ** 2) * P) + 64 * 2 ** 20
-
-
-def _translations(net: Network, tb: _Tangents, i: int, h: int):
-    """Softmax with biases: d b_k = e_r (the softmax ignores a key bias); d b_w,h = e_r, d b_o = -O_h e_r
-    (or d b_v,h = e_r, d b_v,1 = -e_r for h > 1 with a full value map)."""
-    b = net.blocks[i]
-    T = tb.new(b.attention)
-    tb.unit(T, range(b.attention), (i, h, "bk"), range(b.attention))
-    yield T
-    if b.value is not None:
-        T = tb.new(b.value)
-        tb.unit(T, range(b.value), (i, h, "bw"), range(b.value))
-        out_proj = tb.mats[i][h]["o"]  # (out, value)
-        m = tb.where[(i, 0, "bo")]
-        T[:, m.offset:m.stop] = tb.ar.scale(np.ascontiguousarray(out_proj.T), -1)
-        yield T
-    elif h > 0:
-        T = tb.new(b.out)
-        tb.unit(T, range(b.out), (i, h, "bv"), range(b.out))
-        tb.unit(T, range(b.out), (i, 0, "bv"), range(b.out), value=-1)
-        yield T
 
 
 def orbit_rank_modp(arch: Network, w, prime: int = DEFAULT_PRIME, extra=()) -> int:

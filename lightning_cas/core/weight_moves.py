@@ -8,27 +8,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.network import MLP, Attention, Linear, Network
+from lightning_cas.core.network import Block, Network
 
 
-def input_letters(block) -> list[str]:
+def input_letters(block: Block) -> list[str]:
     """The matrices through which a block reads its input stream (empty: it reads the stream itself)."""
-    if isinstance(block, Attention):
-        return ["q", "k", "v" if block.value is None else "w"]
-    return {MLP: ["u"], Linear: ["p"]}.get(type(block), [])
+    return block.input_letters()
 
 
-def output_letters(block) -> tuple[list[str], str | None]:
+def output_letters(block: Block) -> tuple[list[str], str | None]:
     """(matrices, bias) the block's output is linear in (on the left), or ([], None)."""
-    if isinstance(block, Attention):
-        if block.value is None:
-            return ["v"], ("bv" if block.bias else None)
-        return ["o"], ("bo" if block.bias else None)
-    if isinstance(block, MLP):
-        return ["d"], ("bd" if block.bias else None)
-    if isinstance(block, Linear):
-        return ["p"], ("bp" if block.bias else None)
-    return [], None
+    return block.output_letters()
 
 
 class Vectors:
@@ -86,12 +76,12 @@ def move(vs: Vectors, block: int, E: dict, sign: int, vec: dict, out: bool) -> N
                         vec[k] = vec.get(k, 0) + sign * e * vs.entry(m, row, a)
 
 
-def affine_out(b) -> bool:
-    return bool(output_letters(b)[0]) and not getattr(b, "residual", False)
+def affine_out(b: Block) -> bool:
+    return bool(b.output_letters()[0]) and not b.residual
 
 
-def affine_in(b) -> bool:
-    return bool(input_letters(b)) and not getattr(b, "residual", False)
+def affine_in(b: Block) -> bool:
+    return bool(b.input_letters()) and not b.residual
 
 
 def fmpq(q: Fraction):

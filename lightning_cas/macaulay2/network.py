@@ -20,21 +20,28 @@ from lightning_cas.macaulay2.render import m2_literal
 ATTENTION, MLP_CODE, LINEAR, POWER = 0, 1, 2, 3
 
 
+def _attention(block: Attention) -> list[int]:
+    if block.normalization != "none":
+        raise UnsupportedError("Macaulay2 builds polynomial networks only; softmax attention is not "
+                               "polynomial, use --method numeric.")
+    return [ATTENTION, block.heads, block.attention, block.value or 0, block.out, int(block.causal),
+            int(block.residual)] + _bias(block)
+
+
+# each polynomial kind's integer list (``neuralNetwork`` in the package reads it): one row per kind; the
+# kinds that are not polynomial have none (a network with one is refused before a template is written)
+CODES = {Attention: _attention,
+         MLP: lambda b: [MLP_CODE, b.hidden, b.degree, b.out, int(b.residual)] + _bias(b),
+         Linear: lambda b: [LINEAR, b.out] + _bias(b),
+         Power: lambda b: [POWER, b.degree]}
+
+
 def block_list(block: Block) -> list[int]:
     """One block as the integer list of the template header (softmax has no polynomial form: refused)."""
-    if isinstance(block, Attention):
-        if block.normalization != "none":
-            raise UnsupportedError("Macaulay2 builds polynomial networks only; softmax attention is not "
-                                   "polynomial, use --method numeric.")
-        return [ATTENTION, block.heads, block.attention, block.value or 0, block.out, int(block.causal),
-                int(block.residual)] + _bias(block)
-    if isinstance(block, MLP):
-        return [MLP_CODE, block.hidden, block.degree, block.out, int(block.residual)] + _bias(block)
-    if isinstance(block, Linear):
-        return [LINEAR, block.out] + _bias(block)
-    if isinstance(block, Power):
-        return [POWER, block.degree]
-    raise TypeError(f"no template form for a {type(block).__name__} block")
+    code = CODES.get(type(block))
+    if code is None:
+        raise TypeError(f"no template form for a {type(block).__name__} block")
+    return code(block)
 
 
 def _bias(block: Block) -> list[int]:

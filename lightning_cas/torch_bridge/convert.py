@@ -18,17 +18,18 @@ from torch import nn
 
 from lightning_cas.core.blocks import MAX_BLOCKS, MAX_HEADS, MAX_TOKENS, MAX_WIDTH
 from lightning_cas.core.checks import integer_value
-from lightning_cas.core.network import Activation, Attention, LayerNorm, Linear, Network
+from lightning_cas.core.network import Activation, Attention, LayerNorm, Linear, Network, RMSNorm
 from lightning_cas.errors import InputError
 from lightning_cas.system.points import WeightPoint, exact_values
 from lightning_cas.torch_bridge.checks import check_class, check_hooks, check_own_calls, check_tied, prove, where
 from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict, tensor_array
 
 # the classes that convert, most specific first (a subclass converts as the class it is, if it keeps its forward)
-SUPPORTED = (TorchNetwork, nn.MultiheadAttention, nn.Linear, nn.LayerNorm, nn.Sequential, nn.ReLU, nn.Tanh,
-             nn.GELU, nn.Dropout, nn.Identity)
-_SUPPORTED_TEXT = ("nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.ReLU, nn.GELU, nn.Tanh, "
-                   "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork")
+SUPPORTED = (TorchNetwork, nn.MultiheadAttention, nn.Linear, nn.LayerNorm, nn.RMSNorm, nn.Sequential, nn.ReLU,
+             nn.Tanh, nn.GELU, nn.Dropout, nn.Identity)
+_SUPPORTED_TEXT = ("nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU, "
+                   "nn.Tanh, nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and "
+                   "TorchNetwork")
 
 
 @dataclass(frozen=True)
@@ -104,12 +105,10 @@ def _plan(module, path: str, causal: bool) -> list[_Step]:
         function = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu"}[base]
         return [_Step(name, (Activation(function),), None, None, list)]
     prefix = f"{path}." if path else ""
-    if base is nn.Linear:
-        return [_linear(module, name, prefix)]
-    if base is nn.LayerNorm:
-        return [_layernorm(module, name, prefix)]
     if base is nn.MultiheadAttention:
         return [_attention(module, name, prefix, causal)]
+    if base in _LAYERS:
+        return [_LAYERS[base](module, name, prefix)]
     return [_torch_network(module, name)]
 
 
@@ -142,6 +141,24 @@ def _layernorm(module, name: str, prefix: str) -> _Step:
         return (_exact(module.weight, f"{prefix}weight") if affine else []) + \
             (_exact(module.bias, f"{prefix}bias") if bias else [])
     return _Step(name, (LayerNorm(affine=affine, bias=bias, eps=float(module.eps)),), d, d, read)
+
+
+def _rmsnorm(module, name: str, prefix: str) -> _Step:
+    """nn.RMSNorm over the last axis; eps = None is the machine epsilon of the input's dtype, and a module is
+    read (and proved) in float64, so it becomes float64's 2^-52."""
+    shape = tuple(module.normalized_shape)
+    if len(shape) != 1:
+        raise InputError(f"{name}: normalized_shape = {shape} normalizes over several axes; an RMSNorm block "
+                         "normalizes each token's features (normalized_shape = (d,)).")
+    d = _width(name, "normalized_shape", shape[0])
+    affine = module.weight is not None
+    if affine:
+        _shape(module.weight, f"{prefix}weight", (d,))
+    eps = float(module.eps) if module.eps is not None else 2.0 ** -52
+
+    def read():
+        return _exact(module.weight, f"{prefix}weight") if affine else []
+    return _Step(name, (RMSNorm(affine=affine, eps=eps),), d, d, read)
 
 
 def _attention(module, name: str, prefix: str, causal: bool) -> _Step:
@@ -202,6 +219,10 @@ def _attention(module, name: str, prefix: str, causal: bool) -> _Step:
     return _Step(name, (block,), E, E, read, (replace(block, normalization="none"),))
 
 
+# the layers that become one block each, from their shapes: one row per layer class
+_LAYERS = {nn.Linear: _linear, nn.LayerNorm: _layernorm, nn.RMSNorm: _rmsnorm}
+
+
 def _torch_network(module: TorchNetwork, name: str) -> _Step:
     net = module.network
     if not isinstance(net, Network):
@@ -225,8 +246,8 @@ def _network(steps: list[_Step], tokens: int, top: str) -> Network:
             width, giver = step.gives, step.name
     owners = [step.name for step in steps for _ in step.blocks]
     if first is None:
-        raise InputError(f"{top} has no layer that fixes a width (nn.Linear, nn.LayerNorm, nn.MultiheadAttention); "
-                         "there is nothing to convert.")
+        raise InputError(f"{top} has no layer that fixes a width (nn.Linear, nn.LayerNorm, nn.RMSNorm, "
+                         "nn.MultiheadAttention); there is nothing to convert.")
     if len(owners) > MAX_BLOCKS:
         raise InputError(f"{top} converts to {len(owners)} blocks, above the supported maximum of {MAX_BLOCKS}.")
     try:

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
+from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power, RMSNorm
 from lightning_cas.errors import InputError
 from lightning_cas.system.points import WeightPoint, point_from_arrays, state_names
 
@@ -29,7 +29,7 @@ class TorchNetwork(nn.Module):
             module = _Block(block)
             for name, shape in shapes.items():
                 _, index, letter = name.split(".")
-                if int(index) == i and letter in ("g", "bg"):  # LayerNorm: PyTorch's ones and zeros
+                if int(index) == i and letter in ("g", "bg"):  # a norm's gain and bias: PyTorch's ones and zeros
                     init = torch.ones(shape, dtype=dtype) if letter == "g" else torch.zeros(shape, dtype=dtype)
                     module.register_parameter(letter, nn.Parameter(init))
                 elif int(index) == i:
@@ -46,14 +46,14 @@ class TorchNetwork(nn.Module):
         block's output has root mean square 1 (a residual branch 1/sqrt(number of residual blocks)): the
         maps are polynomial of degree 3^L, so a fan-in scaling alone lets the output grow or vanish
         doubly exponentially with depth."""
-        residual = sum(bool(getattr(b, "residual", False)) for b in self.network.blocks) or 1
+        residual = sum(bool(b.residual) for b in self.network.blocks) or 1
         x = torch.randn(batch, self.network.input, self.network.tokens, generator=generator, dtype=dtype)
         Y = x
         for block in self.blocks:
             spec = block.spec
             out = block.branch(Y)
             rms = float(out.pow(2).mean().sqrt())
-            target = 1.0 / math.sqrt(residual) if getattr(spec, "residual", False) else 1.0
+            target = 1.0 / math.sqrt(residual) if spec.residual else 1.0
             if rms > 0 and math.isfinite(rms):
                 for name, param in block.named_parameters():
                     if name in _OUTPUT_LETTERS:
@@ -89,50 +89,56 @@ class _Block(nn.Module):
 
     def forward(self, Y: torch.Tensor) -> torch.Tensor:
         out = self.branch(Y)
-        return Y + out if getattr(self.spec, "residual", False) else out
+        return Y + out if self.spec.residual else out
 
     def branch(self, Y: torch.Tensor) -> torch.Tensor:
-        """The block without its residual connection."""
-        b = self.spec
-        p = dict(self.named_parameters())
-        bias = getattr(b, "bias", False)
+        """The block without its residual connection (its kind's row of ``_BRANCHES``)."""
+        return _BRANCHES[type(self.spec)](self.spec, dict(self.named_parameters()), Y)
 
-        def affine(letter: str):
-            M = torch.einsum("had,ndt->nhat", p[letter], Y)
-            return M + p["b" + letter][None, :, :, None] if bias else M
 
-        if isinstance(b, Attention):
-            QY, KY = affine("q"), affine("k")
-            VY = affine("v") if b.value is None else torch.einsum("heb,nhbt->nhet", p["o"], affine("w"))
-            S = torch.einsum("nhai,nhaj->nhij", KY, QY)  # key i, query j
-            t = Y.shape[-1]
-            keep = torch.ones(t, t, dtype=torch.bool)
-            if b.causal:
-                keep = torch.triu(keep)
-            if b.normalization == "softmax":
-                A = torch.softmax(S.masked_fill(~keep, float("-inf")), dim=-2)
-            else:
-                A = S * keep
-            out = torch.einsum("nhei,nhij->nej", VY, A)
-            if bias and b.value is not None:
-                out = out + p["bo"][None, :, None]
-        elif isinstance(b, MLP):
-            H = p["u"] @ Y + (p["bu"][:, None] if bias else 0)
-            out = p["d"] @ (H ** b.degree if b.polynomial else _FUNCTIONS[b.activation](H))
-            out = out + (p["bd"][:, None] if bias else 0)
-        elif isinstance(b, Activation):
-            out = _FUNCTIONS[b.function](Y)
-        elif isinstance(b, LayerNorm):
-            C = Y - Y.mean(dim=-2, keepdim=True)
-            out = C / torch.sqrt((C * C).mean(dim=-2, keepdim=True) + b.eps)
-            out = out * (p["g"][:, None] if b.affine else 1) + (p["bg"][:, None] if b.bias else 0)
-        elif isinstance(b, Linear):
-            out = p["p"] @ Y + (p["bp"][:, None] if bias else 0)
-        elif isinstance(b, Power):
-            out = Y ** b.degree
-        else:  # pragma: no cover - Network validates the kinds
-            raise InputError(f"unknown block {b!r}")
-        return out
+def _affine(b, p: dict, letter: str, Y: torch.Tensor) -> torch.Tensor:
+    M = torch.einsum("had,ndt->nhat", p[letter], Y)
+    return M + p["b" + letter][None, :, :, None] if b.bias else M
+
+
+def _attention(b: Attention, p: dict, Y: torch.Tensor) -> torch.Tensor:
+    QY, KY = _affine(b, p, "q", Y), _affine(b, p, "k", Y)
+    VY = _affine(b, p, "v", Y) if b.value is None else torch.einsum("heb,nhbt->nhet", p["o"], _affine(b, p, "w", Y))
+    S = torch.einsum("nhai,nhaj->nhij", KY, QY)  # key i, query j
+    t = Y.shape[-1]
+    keep = torch.ones(t, t, dtype=torch.bool)
+    if b.causal:
+        keep = torch.triu(keep)
+    if b.normalization == "softmax":
+        A = torch.softmax(S.masked_fill(~keep, float("-inf")), dim=-2)
+    else:
+        A = S * keep
+    out = torch.einsum("nhei,nhij->nej", VY, A)
+    return out + p["bo"][None, :, None] if b.bias and b.value is not None else out
+
+
+def _mlp(b: MLP, p: dict, Y: torch.Tensor) -> torch.Tensor:
+    H = p["u"] @ Y + (p["bu"][:, None] if b.bias else 0)
+    out = p["d"] @ (H ** b.degree if b.polynomial else _FUNCTIONS[b.activation](H))
+    return out + (p["bd"][:, None] if b.bias else 0)
+
+
+def _layernorm(b: LayerNorm, p: dict, Y: torch.Tensor) -> torch.Tensor:
+    C = Y - Y.mean(dim=-2, keepdim=True)
+    out = C / torch.sqrt((C * C).mean(dim=-2, keepdim=True) + b.eps)
+    return out * (p["g"][:, None] if b.affine else 1) + (p["bg"][:, None] if b.bias else 0)
+
+
+def _rmsnorm(b: RMSNorm, p: dict, Y: torch.Tensor) -> torch.Tensor:
+    out = Y / torch.sqrt((Y * Y).mean(dim=-2, keepdim=True) + b.eps)
+    return out * (p["g"][:, None] if b.affine else 1)
+
+
+# each kind's forward in torch: one row per block kind
+_BRANCHES = {Attention: _attention, MLP: _mlp, LayerNorm: _layernorm, RMSNorm: _rmsnorm,
+             Activation: lambda b, p, Y: _FUNCTIONS[b.function](Y),
+             Linear: lambda b, p, Y: p["p"] @ Y + (p["bp"][:, None] if b.bias else 0),
+             Power: lambda b, p, Y: Y ** b.degree}
 
 
 def point_from_state_dict(network: Network, state: dict) -> WeightPoint:

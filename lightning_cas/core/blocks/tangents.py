@@ -1,0 +1,128 @@
+"""The pieces every block's forward rule is written with (``core.forward`` runs the rules; each kind's
+module registers its own with ``forward_rule``): tangent products in closed form, residuals, activations.
+
+Shapes: a stream Y is (N, width, t), its tangents (N, width, t, P'); a rule returns (out, tangents or None).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+FORWARD: dict[type, Callable] = {}  # block class -> its forward rule (ar, block, heads, Y, dY, tangents, site)
+
+
+def forward_rule(cls: type):
+    """Register the decorated function as the forward rule of block class ``cls``."""
+    def put(rule: Callable) -> Callable:
+        FORWARD[cls] = rule
+        return rule
+    return put
+
+
+class Kink(ValueError):
+    """A ReLU input exactly 0: the map has no derivative there (block, input n, row, token; 0-based)."""
+
+    def __init__(self, block: int, n: int, row: int, token: int):
+        super().__init__(f"input {n} is on a kink of block {block}'s ReLU (row {row}, token {token}: its input is "
+                         "exactly 0, so the map has no derivative there)")
+        self.block, self.n, self.row, self.token = block, n, row, token
+
+    def __reduce__(self):  # a deadline's worker process sends it back pickled: rebuild it from its fields
+        return (Kink, (self.block, self.n, self.row, self.token))
+
+
+def transpose(M):
+    return np.swapaxes(M, -1, -2)
+
+
+CARRY = "carry"  # the tangents mode of a block that pushes earlier tangents through without its own
+
+
+def left(ar, M, T):
+    """M @ T on the feature axis: M (r, c) or (N, r, c), T (N, c, t, P) -> (N, r, t, P)."""
+    n, c, t, p = T.shape
+    return ar.matmul(M, T.reshape(n, c, t * p)).reshape(n, -1, t, p)
+
+
+def right(ar, T, A):
+    """T @ A on the token axis: T (N, r, t, P), A (N, t, t') -> (N, r, t', P)."""
+    out = ar.matmul(np.ascontiguousarray(transpose(T)), A[:, None])  # (N, r, P, t')
+    return np.ascontiguousarray(transpose(out))
+
+
+def delta(ar, F, e: int):
+    """[n, e', j, r, c] = [e' = r] F[n, c, j]: the tangent of a matrix that multiplies from the left."""
+    n, c, t = F.shape
+    out = ar.zeros((n, e, t, e, c))
+    idx = np.arange(e)
+    out[:, idx, :, idx, :] = transpose(F)  # advanced indices first: (e, n, t, c) <- (n, t, c)
+    return out.reshape(n, e, t, e * c)
+
+
+def outer(ar, G, F, swap: bool = False):
+    """The closed-form tangent [n, e, j, (r, c)] = G[n, e, r, j] F[n, c, j] as (N, e, t, r * c); with
+    ``swap``, G is indexed by the column and F by the row: G[n, e, c, j] F[n, r, j]."""
+    out = ar.mul(np.swapaxes(G, 2, 3)[..., None], transpose(F)[:, None, :, None, :])  # (n, e, t, g, f)
+    if swap:
+        out = np.swapaxes(out, -1, -2)
+    n, e, t = out.shape[:3]
+    return np.ascontiguousarray(out).reshape(n, e, t, -1)
+
+
+def join(parts):
+    parts = [p for p in parts if p is not None]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+
+
+def affine(ar, M, Y, b):
+    """M Y (+ b broadcast over the tokens)."""
+    out = ar.matmul(M, Y)
+    return out if b is None else ar.add(out, b)
+
+
+def ones_row(ar, n: int, t: int):
+    return ar.ones((n, 1, t))
+
+
+def with_residual(ar, block, Y, dY, out, dout):
+    if not block.residual:
+        return out, dout
+    return ar.add(out, Y), (None if dout is None else ar.add(dout, dY))
+
+
+def relu_signs(ar, H, site):
+    """The signs of a ReLU's input: from ``patterns`` when an exact pass put them there, else decided by the
+    arithmetic (and recorded); an exact 0 is a ``Kink``."""
+    block, patterns = site if site is not None else (0, None)
+    if patterns is not None and block in patterns:
+        signs = patterns[block]
+        if signs.shape != H.shape:
+            raise ValueError(f"the ReLU pattern of block {block} has shape {signs.shape}, its input {H.shape}")
+        return signs
+    signs = ar.signs(H)
+    zero = np.argwhere(signs == 0)
+    if len(zero):
+        raise Kink(block, *map(int, zero[0]))
+    if patterns is not None:
+        patterns[block] = signs
+    return signs
+
+
+def activate(ar, function: str, H, site, derivative: bool):
+    """(f(H), f'(H) or None) for f = relu, gelu, tanh."""
+    if function == "relu":
+        mask = ar.array((relu_signs(ar, H, site) > 0).astype(np.int64))
+        return ar.mul(H, mask), (mask if derivative else None)
+    F, dF = ar.analytic(function, H)
+    return F, (dF if derivative else None)
+
+
+def diagonal(ar, F):
+    """[n, e, j, r] = [e = r] F[n, r, j]: the tangent of a gain g in g o F."""
+    n, d, t = F.shape
+    out = ar.zeros((n, d, t, d))
+    idx = np.arange(d)
+    out[:, idx, :, idx] = np.swapaxes(F, 0, 1)  # advanced indices first: (d, n, t) <- (n, d, t)
+    return out
