@@ -43,6 +43,8 @@ _EXPORTS = {
     "load_network": "lightning_cas.system.networks",
     "degree": "lightning_cas.geometry.degrees", "ed_degree": "lightning_cas.geometry.degrees",
     "DegreeResult": "lightning_cas.geometry.degree_records", "EDDegreeResult": "lightning_cas.geometry.degree_records",
+    "learning_coefficient": "lightning_cas.geometry.learning",
+    "LearningCoefficientResult": "lightning_cas.geometry.learning_result",
 }
 __all__ = sorted(_EXPORTS)
 

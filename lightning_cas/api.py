@@ -306,6 +306,7 @@ RESULT_MODULES = {
     "DegreeResult": "lightning_cas.geometry.degree_records", "EDDegreeResult": "lightning_cas.geometry.degree_records",
     "DecisionBoundaryResult": "lightning_cas.geometry.critical_records",
     "TrainingResult": "lightning_cas.geometry.critical_records",
+    "LearningCoefficientResult": "lightning_cas.geometry.learning_result",
 }
 
 

@@ -26,6 +26,7 @@ COMMANDS = {
     "claims": ("lightning_cas.cli.geometry", "claims_command"),
     "degree": ("lightning_cas.cli.critical", "degree_command"),
     "ed": ("lightning_cas.cli.critical", "ed_command"),
+    "llc": ("lightning_cas.cli.learning", "llc_command"),
     "sweep": ("lightning_cas.cli.batch", "sweep_command"),
     "report": ("lightning_cas.cli.batch", "report_command"),
     "heads": ("lightning_cas.cli.batch", "heads_command"),

@@ -1,0 +1,35 @@
+"""CLI command `llc`: the local learning coefficient at given weights, as a proved bracket."""
+
+from __future__ import annotations
+
+import click
+
+from lightning_cas.cli.common import (M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options,
+                                      clean_errors, echo, parse_architecture)
+from lightning_cas.cli.progress import progress_display
+
+
+@click.command("llc")
+@architecture_options
+@click.option("--at", "at", default=None, metavar="FILE",
+              help="The weights w* (JSON, .npz or .safetensors; floats are read exactly); random integers from "
+                   "--seed when absent.")
+@click.option("--no-fiber", is_flag=True, help="Skip Macaulay2's exact dimension of the fiber at w* (small networks).")
+@SEED_OPTION
+@TIMEOUT_OPTION
+@M2_OPTION
+@QUIET_OPTION
+@clean_errors
+def llc_command(widths, attention, tokens, normalization, as_json, at, no_fiber, seed, timeout, m2, quiet):
+    """The local learning coefficient λ at w* (singular learning theory): exact, or a proved bracket."""
+    from lightning_cas.geometry.learning import learning_coefficient
+
+    arch = parse_architecture(widths, attention, tokens, normalization)
+    point = None
+    if at is not None:
+        from lightning_cas.system.points import load_weights
+
+        point = load_weights(arch, at)
+    with progress_display("llc", quiet=quiet or as_json):
+        result = learning_coefficient(arch, point, seed=seed, timeout=timeout, m2=m2, fiber=not no_fiber)
+    echo(result.to_json() if as_json else result.text())

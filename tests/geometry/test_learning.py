@@ -1,0 +1,127 @@
+"""`llc`: the learning coefficient at given weights against independent closed forms, Macaulay2's fiber at the
+point, and the hypotheses of every bound; brackets that never cross on random points."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from lightning_cas import api
+from lightning_cas.core import learning
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.network import MLP, Linear, Network
+from lightning_cas.errors import LightningError
+from lightning_cas.geometry.learning import learning_coefficient
+
+ONE = Architecture((2, 1), (1,), tokens=2)  # Q, K: 1 x 2, V: 1 x 2 -> 6 weights, generic rank 4
+
+
+def _value(text: str) -> Fraction:
+    return Fraction(text)
+
+
+@pytest.mark.parametrize("weights,expected,order", [
+    ([0] * 6, Fraction(1), 3),  # min(|V|^2: 1, |KᵀQ|^2: Aoyagi-Watanabe 2 -> 1 -> 2 at 0: 1, order 2) -> orders add
+    ([1, 2, 3, -1, 0, 0], Fraction(1), 1),  # V = 0, KᵀQ != 0: |V|^2 in 2 weights
+    ([0, 0, 3, -1, 1, 2], Fraction(1), 1),  # Q = 0, K of full rank: |Q|^2 in 2 weights
+    ([1, 2, 3, -1, 1, 2], Fraction(2), 1),  # generic: r/2
+])
+def test_one_attention_layer_at_the_special_points(m2, weights, expected, order):
+    r = learning_coefficient(ONE, {"weights": weights})
+    assert r.learning_coefficient is not None and _value(r.learning_coefficient) == expected, r.text()
+    assert r.multiplicity == order and r.certainty == "exact"
+    # the closed form and Macaulay2's fiber at w* are two routes; where both apply they agree (no crossing)
+    sides = {b.side for b in r.bounds}
+    assert "equal" in sides
+
+
+def test_macaulay2s_fiber_closes_what_the_rank_alone_leaves_open(m2):
+    """At V = 0 the rank (2) is below the generic rank (4): λ = 1 needs the fiber's dimension at w*."""
+    r = learning_coefficient(ONE, {"weights": [1, 2, 3, -1, 0, 0]})
+    fiber = [b for b in r.bounds if "Macaulay2" in b.reason and b.side == "upper"]
+    assert fiber and _value(fiber[0].value) == 1 and r.rank_at_point == 2
+    no_fiber = learning_coefficient(ONE, {"weights": [1, 2, 3, -1, 0, 0]}, fiber=False)
+    assert not any("Macaulay2" in b.reason for b in no_fiber.bounds)
+    assert _value(no_fiber.learning_coefficient) == 1  # the closed form alone (V = 0) decides it too
+
+
+@pytest.mark.parametrize("widths", [(2, 2, 2), (3, 1, 2), (2, 3, 1), (1, 1, 1, 1), (2, 1, 2, 1)])
+def test_linear_stacks_at_zero_are_aoyagi(m2, widths):
+    net = Network(widths[0], 1, tuple(Linear(w) for w in widths[1:]))
+    r = learning_coefficient(net, {"weights": [0] * net.parameters})
+    lam, m = learning.deep_linear(widths, 0)
+    assert _value(r.learning_coefficient) == lam and r.multiplicity == m, r.text()
+
+
+def test_the_papers_deep_network_at_generic_weights_is_half_its_dimension():
+    net = Architecture((3, 3, 3), (2, 2), tokens=2)
+    r = learning_coefficient(net, seed=3)
+    dim = api.dimension(net).dimension
+    assert _value(r.learning_coefficient) == Fraction(dim, 2) and r.multiplicity == 1
+
+
+def _random_points(rng, net: Network, count: int):
+    for _ in range(count):
+        w = rng.integers(-2, 3, net.parameters)
+        for m in net.weight_matrices:  # zero whole matrices often: the special points are the interesting ones
+            if rng.random() < 0.35:
+                w[m.offset:m.stop] = 0
+        yield [int(v) for v in w]
+
+
+@pytest.mark.parametrize("net", [
+    Network(2, 1, (Linear(2), Linear(2))), Network(3, 1, (Linear(1), Linear(2))),
+    Architecture((2, 1), (1,), tokens=2), Architecture((2, 2), (1,), tokens=2),
+    Network(2, 1, (MLP(2, degree=2, out=1),)),
+], ids=lambda n: n.label())
+def test_brackets_hold_on_random_points(m2, net):
+    """lower <= upper on every point (a crossing raises), an equality lies inside every other bound, and the
+    bracket contains what the closed forms say wherever they apply."""
+    rng = np.random.default_rng(7)
+    for weights in _random_points(rng, net, 6):
+        r = learning_coefficient(net, {"weights": weights}, seed=1)
+        low, high = _value(r.lower), _value(r.upper)
+        assert 0 <= low <= high <= Fraction(net.parameters, 2)
+        for b in r.bounds:
+            v = _value(b.value)
+            assert (b.side != "lower" or v <= high) and (b.side != "upper" or v >= low), (b, r.text())
+            assert b.side != "equal" or low == v == high
+        if all(isinstance(b, Linear) for b in net.blocks):  # Aoyagi at the true rank: a lower bound anywhere
+            assert low >= learning.deep_linear(list(net.widths), _product_rank(net, weights))[0]
+
+
+def _product_rank(net: Network, weights) -> int:
+    P = np.eye(net.input)
+    for m in net.weight_matrices:
+        P = np.array(weights[m.offset:m.stop], dtype=float).reshape(m.rows, m.cols) @ P
+    return int(np.linalg.matrix_rank(P))
+
+
+def test_json_has_the_keys_and_reads_back(m2, tmp_path):
+    r = learning_coefficient(ONE, {"weights": [0] * 6})
+    data = json.loads(r.to_json())
+    assert {"lower", "upper", "learning_coefficient", "multiplicity", "method", "certainty", "seed"} <= set(data)
+    assert data["lower"] == data["upper"] == data["learning_coefficient"] == "1"
+    path = tmp_path / "llc.json"
+    path.write_text(r.to_json())
+    assert api.load_result(path) == r
+
+
+def test_the_command_line_answers_and_refuses_in_one_line(m2, tmp_path):
+    point = tmp_path / "w.json"
+    point.write_text(json.dumps({"weights": [0] * 6}))
+    run = [sys.executable, "-m", "lightning_cas", "llc", "--widths", "2,1", "--attention", "1", "--tokens", "2", "-q"]
+    ok = subprocess.run(run + ["--at", str(point)], capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "λ = 1 (pole of order 3)" in ok.stdout, ok.stderr
+    bad = subprocess.run(run + ["--normalization", "softmax"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "not polynomial" in bad.stderr
+
+
+def test_a_point_of_the_wrong_size_is_refused():
+    with pytest.raises(LightningError, match="6"):
+        learning_coefficient(ONE, {"weights": [1, 2, 3]})
