@@ -15,12 +15,13 @@ from lightning_cas.cli.progress import progress_display
               help="The weights w* (JSON, .npz or .safetensors; floats are read exactly); random integers from "
                    "--seed when absent.")
 @click.option("--no-fiber", is_flag=True, help="Skip Macaulay2's exact dimension of the fiber at w* (small networks).")
+@click.option("--lct", is_flag=True, help="Add lct/2 (Dmodules' log canonical threshold; 6 weights at most).")
 @SEED_OPTION
 @TIMEOUT_OPTION
 @M2_OPTION
 @QUIET_OPTION
 @clean_errors
-def llc_command(widths, attention, tokens, normalization, as_json, at, no_fiber, seed, timeout, m2, quiet):
+def llc_command(widths, attention, tokens, normalization, as_json, at, no_fiber, lct, seed, timeout, m2, quiet):
     """The local learning coefficient λ at w* (singular learning theory): exact, or a proved bracket."""
     from lightning_cas.geometry.learning import learning_coefficient
 
@@ -31,5 +32,5 @@ def llc_command(widths, attention, tokens, normalization, as_json, at, no_fiber,
 
         point = load_weights(arch, at)
     with progress_display("llc", quiet=quiet or as_json):
-        result = learning_coefficient(arch, point, seed=seed, timeout=timeout, m2=m2, fiber=not no_fiber)
+        result = learning_coefficient(arch, point, seed=seed, timeout=timeout, m2=m2, fiber=not no_fiber, lct=lct)
     echo(result.to_json() if as_json else result.text())

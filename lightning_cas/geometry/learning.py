@@ -27,10 +27,13 @@ from lightning_cas.core.symmetry import orbit_dimension, orbit_rank_modp, random
 from lightning_cas.errors import UnsupportedError
 from lightning_cas.geometry.learning_result import LearningCoefficientResult, LearningBound
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
-from lightning_cas.macaulay2.parse import json_int
+from lightning_cas.core.numbers import rational_text
+from lightning_cas.errors import M2ParseError
+from lightning_cas.macaulay2.parse import json_int, json_str
 from lightning_cas.options import resolve
 from lightning_cas.system.points import WeightPoint, as_point, load_weights
 
+LCT_MAX_WEIGHTS = 6  # Dmodules' lct: 4 weights in a second, 6 in minutes (the 2 -> 1 layer at 0: 194 s)
 LOCAL_FIBER_MAX_WEIGHTS = 14  # the tangent cone of the fiber ideal: Macaulay2 finishes in seconds up to here
 EXACT_ORBIT_MAX_WEIGHTS = 300  # the orbit through w* over QQ; beyond, its rank mod p (a lower bound)
 SETTING = ("regression y = f_w*(X) + Gaussian noise, inputs with a density (a positive definite Gram matrix of the "
@@ -38,10 +41,12 @@ SETTING = ("regression y = f_w*(X) + Gaussian noise, inputs with a density (a po
 
 
 def learning_coefficient(arch: Network, at=None, *, seed: int = 0, timeout: float | None = None,
-                         m2: str | None = None, session=None, fiber: bool = True) -> LearningCoefficientResult:
+                         m2: str | None = None, session=None, fiber: bool = True,
+                         lct: bool = False) -> LearningCoefficientResult:
     """λ(w*) at the weights ``at`` (a file, a WeightPoint, the JSON form or flat weights; random integers from
     ``seed`` when None): exact when the bounds meet, else the bracket, each bound with its reason.
-    ``fiber`` lets Macaulay2 compute the fiber's dimension at w* when the network is small enough."""
+    ``fiber`` lets Macaulay2 compute the fiber's dimension at w* when the network is small enough; ``lct`` adds
+    the complex log canonical threshold of the fiber ideal (Dmodules, within LCT_MAX_WEIGHTS weights)."""
     opts = resolve("llc", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     net = arch
     if not net.polynomial:
@@ -52,7 +57,10 @@ def learning_coefficient(arch: Network, at=None, *, seed: int = 0, timeout: floa
     with opts.deadline():
         point, source = _point(net, at, opts.seed)
         values = list(point.values)
-        result = _bracket(net, values, opts, point, fiber)
+        if lct and net.parameters > LCT_MAX_WEIGHTS:
+            raise UnsupportedError(f"llc --lct: Dmodules' lct runs up to {LCT_MAX_WEIGHTS} weights (this network has "
+                                   f"{net.parameters}); leave --lct out for the other bounds.")
+        result = _bracket(net, values, opts, point, fiber, lct)
     return result.finish(source=source, elapsed_s=time.perf_counter() - start)
 
 
@@ -64,7 +72,8 @@ def _point(net: Network, at, seed: int):
     return point, point.source or "given weights"
 
 
-def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool) -> LearningCoefficientResult:
+def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool,
+             lct: bool) -> LearningCoefficientResult:
     n = net.parameters
     at_point = rank_at_point_modp(net, point, seed=opts.seed)
     rank = at_point.dimension  # mod p: never above the rank over QQ
@@ -84,7 +93,9 @@ def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool) -> 
                                                       "K at w* has this rank (splitting lemma)")))
         bounds += _fiber_bounds(net, values, rank, generic_up, opts if fiber else None, notes)
         bounds += _closed_forms(net, values)
-    explanation = _explain(net, rank, generic_low, generic_up)
+        if lct:
+            bounds.append(_lct_bound(net, values, opts.macaulay2))
+    explanation = _explain(net, values, rank, generic_low, generic_up, at_point.primes[0], opts.seed)
     return LearningCoefficientResult.from_bounds(
         architecture=net, parameters=n, rank_at_point=rank, generic_rank=(generic_low, generic_up),
         bounds=tuple(bounds), setting=SETTING, explanation=tuple(explanation), notes=tuple(notes),
@@ -120,6 +131,25 @@ def _local_fiber_dimension(net: Network, values, m2) -> int:
     script, rec = m2.run("local_fiber", params)
     check_parameters(net, rec, script)
     return check_fiber_dimension(net, json_int(rec, "local_fiber_dimension", script), script)
+
+
+def _lct_bound(net: Network, values, m2) -> LearningBound:
+    """λ >= lct/2: the real threshold of a sum of squares is at least half the complex log canonical threshold of
+    the ideal (Saito 2007); Dmodules' lct is global, at most the one at w*."""
+    columns = 1 if net.paper is not None else net.tokens
+    script, rec = m2.run("lct", {**package_params(net), "weightPoint": values, "columns": columns})
+    check_parameters(net, rec, script)
+    text = json_str(rec, "lct", script)
+    value = rational_text(text.replace(" ", ""))
+    if value is None or not 0 < value <= net.parameters:
+        raise M2ParseError(f"Macaulay2 reported the log canonical threshold {text!r}; expected a rational in "
+                           f"(0, {net.parameters}]", script)
+    return LearningBound.of("lower", Bound(value / 2, f"lct/2 = {_fraction(value)}/2: half the complex log canonical "
+                                           "threshold of the fiber ideal (Dmodules; Saito 2007)"))
+
+
+def _fraction(q: Fraction) -> str:
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
 
 def _closed_forms(net: Network, values) -> list[LearningBound]:
@@ -221,11 +251,40 @@ def _one_layer_bounds(paper, values) -> list[LearningBound]:
     return out
 
 
-def _explain(net: Network, rank: int, generic_low: int, generic_up: int) -> list[str]:
+def _explain(net: Network, values, rank: int, generic_low: int, generic_up: int, prime: int,
+             seed: int) -> list[str]:
+    """Where w* sits: regular, or which weights carry the rank drop (kernel directions beyond the named orbit,
+    grouped by the weight matrices they move) and, for one layer, its weight stratum (docs/mathematics.md §5)."""
     if rank >= generic_up:
         return [f"w* has the generic rank {rank}: a regular point of the parametrization"]
+    from lightning_cas.geometry.network_fibers import extra_directions
+
     out = [f"the rank at w* ({rank}) is below the generic rank ({generic_low}"
            + ("" if generic_low == generic_up else f" to {generic_up}") + "): w* is a critical point of the "
            "parametrization, where λ can fall below r/2"]
+    paper = net.paper
+    if paper is not None and paper.depth == 1 and not paper.multihead:
+        out.append(f"weight stratum: {_one_layer_stratum(paper, values)}")
+    moved = extra_directions(net, values, prime, seed)
+    if moved:
+        out.append("directions along which f stays fixed to first order beyond the named symmetries: "
+                   + "; ".join(f"{d.count} moving {', '.join(d.matrices)}" for d in moved))
     return out
 
+
+def _one_layer_stratum(paper, values) -> str:
+    (a, d, e), = paper.layer_shapes
+    Q = [values[i * d:(i + 1) * d] for i in range(a)]
+    K = [values[a * d + i * d:a * d + (i + 1) * d] for i in range(a)]
+    V = [values[2 * a * d + i * d:2 * a * d + (i + 1) * d] for i in range(e)]
+    A = _product([Q, [list(col) for col in zip(*K)]])
+    rank_v, rank_a = _rank(V), _rank(A)
+    words = f"rank V = {rank_v}, rank KᵀQ = {rank_a} (generic: {min(e, d)} and {min(a, d)})"
+    if rank_v == 0 or rank_a == 0:
+        return words + ": the vertex (f = 0)"
+    if rank_a < a:
+        words += "; rank A < a"
+    if rank_v == rank_a == 1:
+        together = _rank(V + [list(col) for col in zip(*A)])  # the row space of V and the column space of A
+        words += "; rank V = rank A = 1" + (", row space of V = column space of A" if together == 1 else "")
+    return words

@@ -125,3 +125,15 @@ def test_the_command_line_answers_and_refuses_in_one_line(m2, tmp_path):
 def test_a_point_of_the_wrong_size_is_refused():
     with pytest.raises(LightningError, match="6"):
         learning_coefficient(ONE, {"weights": [1, 2, 3]})
+
+
+def test_the_log_canonical_threshold_bound_is_sound_and_guarded(m2):
+    """Scalar stacks w_1 ... w_L at 0: lct of (w_1 ... w_L) is 1, so lct/2 = 1/2 = λ (Aoyagi) from below."""
+    for depth in (2, 3):
+        net = Network(1, 1, tuple(Linear(1) for _ in range(depth)))
+        r = learning_coefficient(net, {"weights": [0] * depth}, lct=True)
+        lct = [b for b in r.bounds if "log canonical" in b.reason]
+        assert lct and _value(lct[0].value) == Fraction(1, 2) == _value(r.learning_coefficient)
+        assert r.multiplicity == depth
+    with pytest.raises(LightningError, match="6 weights"):
+        learning_coefficient(Network(2, 1, (Linear(2), Linear(2))), {"weights": [0] * 8}, lct=True)
