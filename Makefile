@@ -29,6 +29,7 @@ $(STAMP): pyproject.toml
 	  apt-get install -y --no-install-recommends python3-venv python3-pip && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,dask,plot,notebook,torch]'
+	@echo "registering the Jupyter kernel 'lightning-cas' (this venv's Python) for $$USER in ~/.local/share/jupyter/kernels"
 	$(PY) -m ipykernel install --user --name lightning-cas --display-name "Python (lightning_cas)"
 	@touch $(STAMP)
 

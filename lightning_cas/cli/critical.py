@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (echo, M2_OPTION, Number, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
-                                      network_options, parse_architecture)
+from lightning_cas.cli.common import (M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
+                                      clean_errors, echo, network_options, parse_architecture)
 from lightning_cas.core.paper import NORMALIZATIONS
 from lightning_cas.core.display import printable
 from lightning_cas.errors import InputError
@@ -28,6 +28,7 @@ def _common(fn):
         SEED_OPTION,
         TIMEOUT_OPTION,
         M2_OPTION,
+        QUIET_OPTION,
     ]
     return network_options(apply_options(fn, options))
 
@@ -75,7 +76,7 @@ def _emit(res, output: str) -> None:
               help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
                    "auto: implicit where elimination finishes, numerical beyond.")
 @clean_errors
-def degree_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, method):
+def degree_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, method):
     """Degree of the neurovariety (its projectivization's), in coordinates of the coefficient span."""
     from lightning_cas.geometry.degrees import degree, plan_degree
 
@@ -84,7 +85,7 @@ def degree_command(widths, attention, tokens, normalization, as_json, output_for
     plan_degree(arch, method)  # refusals before the progress line
     res = _run(f"running Macaulay2 (degree, {method})",
                lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2), timeout,
-               "degree", output != "text")
+               "degree", quiet or output != "text")
     _emit(res, output)
 
 
@@ -141,8 +142,8 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
 @click.option("--targets", default=None, metavar="PATH", help="With --inputs: targets; the real critical points "
               "of the squared loss on the function space.")
 @clean_errors
-def ed_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, metric, inputs,
-               method, repeats, boundary, readout, point, at, targets, layout):
+def ed_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, metric,
+               inputs, method, repeats, boundary, readout, point, at, targets, layout):
     """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
     output = _output(as_json, output_format)
     metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout)
@@ -155,14 +156,14 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
 
         res = _run("running Macaulay2 (decision boundary ED degree)",
                    lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
-                   timeout, "ed", output != "text")
+                   timeout, "ed", quiet or output != "text")
     elif targets is not None:
         from lightning_cas.geometry.training import read_training, training_critical_points
 
         data = read_training(arch, inputs, targets, layout)  # read and checked before the progress line
         res = _run("running Macaulay2 (critical points of training)",
                    lambda: training_critical_points(arch, data=data, at=at, seed=seed, timeout=timeout, m2=m2),
-                   timeout, "ed", output != "text")
+                   timeout, "ed", quiet or output != "text")
     else:
         from lightning_cas.geometry.degrees import ed_degree, plan_ed
 
@@ -173,5 +174,5 @@ def ed_command(widths, attention, tokens, normalization, as_json, output_format,
             inputs = read_inputs(arch, inputs, layout)
         res = _run(f"running Macaulay2 (ED degree, {metric} metric, {method})",
                    lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
-                                     m2=m2, repeats=repeats), timeout, "ed", output != "text")
+                                     m2=m2, repeats=repeats), timeout, "ed", quiet or output != "text")
     _emit(res, output)

@@ -63,12 +63,22 @@ class WeightPoint:
     def floats(self) -> np.ndarray:
         return np.array([float(v) for v in self.values])
 
+    def __repr__(self) -> str:
+        """A line, not thousands of Fractions: the network, the count, the first entries and the source."""
+        head = ", ".join(_text(v) for v in self.values[:4]) + (", ..." if len(self.values) > 4 else "")
+        where = f", source={self.source!r}" if self.source else ""
+        return f"WeightPoint({self.network.label()}, {len(self.values)} weights [{head}]{where})"
+
     def to_dict(self) -> dict:
         """The JSON blocks form (integers stay integers, other rationals "p/q" strings)."""
         return {"blocks": _blocks_dict(self.network, list(self.values))}
 
     def provenance(self) -> dict:
         return {"source": self.source, "sha256": self.sha256, "weights": len(self.values)}
+
+
+def _text(q: Fraction) -> str:
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
 
 def _entry_out(q: Fraction):

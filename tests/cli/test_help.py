@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lightning_cas.cli import COMMANDS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,3 +73,23 @@ def test_a_dim_call_loads_only_the_rank_and_its_printout():
     assert not loaded & {"lightning_cas.macaulay2.runner", "lightning_cas.macaulay2.render", "subprocess", "tempfile"}
     assert not loaded & {"lightning_cas.core.theory", "lightning_cas.core.verdict", "lightning_cas.core.defects",
                          "lightning_cas.core.symmetry"}
+
+
+@pytest.mark.parametrize("command", ["degree", "ed", "llc"])
+def test_every_long_command_takes_quiet(command):
+    """--quiet turns off the progress display of every command that shows one."""
+    from click.testing import CliRunner
+
+    from lightning_cas.cli import main
+
+    out = CliRunner().invoke(main, [command, "--help"])
+    assert out.exit_code == 0 and "--quiet" in out.output
+
+
+def test_a_weight_points_repr_is_one_short_line():
+    from lightning_cas import Architecture
+    from lightning_cas.system.points import as_point
+
+    net = Architecture((8, 8, 8), (4, 4))
+    text = repr(as_point(net, [f"{k}/7" for k in range(net.parameters)]))
+    assert len(text) < 120 and "\n" not in text and f"{net.parameters} weights" in text and "1/7" in text
