@@ -28,9 +28,7 @@ their exceptions).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
 from lightning_cas.core.predictions import Prediction
 import numpy as np
 
@@ -79,10 +77,6 @@ def _shallow_output_bias(net: Network) -> tuple[int, int, int] | None:
     return None
 
 
-def _attention_only(net: Network) -> bool:
-    return all(isinstance(b, Attention) for b in net.blocks)
-
-
 def published(net: Network) -> Prediction | None:
     """The published formula whose regime this network is in, or None."""
     shallow = _shallow_one_output(net)
@@ -102,9 +96,10 @@ def published(net: Network) -> Prediction | None:
                           f"{case}", "proved")
     if net.biased:
         return None  # the published attention formulas are for bias-free weights
-    if not _attention_only(net) or any(b.normalization != "softmax" for b in net.blocks):
-        return None
-    d, L, blocks = net.input, len(net.blocks), net.blocks
+    blocks = [b for b in net.blocks if isinstance(b, Attention) and b.normalization == "softmax"]
+    if len(blocks) != len(net.blocks):
+        return None  # the published attention formulas are for softmax attention blocks only
+    d, L = net.input, len(blocks)
     k = blocks[0].heads
     same = all(b.heads == k and b.out == d for b in blocks)
     if same and all(b.causal and b.value is None and b.attention == d for b in blocks) and net.tokens >= 3:
@@ -199,10 +194,10 @@ def filling_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
     of linear forms). The same holds for several such blocks at once (their map spaces together)."""
     out, losses = [], {}
     for i, (b, width) in enumerate(zip(net.blocks, net.widths)):
-        space = block_space(b, width, net.tokens)
-        if space is None or space[0] >= space[1]:
+        found = block_space(b, width, net.tokens)
+        if found is None or found[0] >= found[1]:
             continue
-        space, own, why = space
+        space, own, why = found
         losses[i] = own - space
         bound = net.parameters - losses[i] - projected_orbit_rank(net, (i,), seed)
         out.append((f"filling of block {i}", bound,
@@ -222,6 +217,8 @@ def block_space(b, width: int, tokens: int) -> tuple[int, int, str] | None:
         return None
     alone = block_alone(b, width, tokens)
     space, why = alone.ambient_dimension, "its ambient dimension"
+    if space is None:
+        return None  # not polynomial (an mlp's relu, gelu or tanh)
     if isinstance(b, MLP) and b.out == 1:
         ah, _ = alexander_hirschowitz(width, b.degree, b.hidden)
         if ah < space:
@@ -229,12 +226,10 @@ def block_space(b, width: int, tokens: int) -> tuple[int, int, str] | None:
     return space, alone.parameters, why
 
 
-def block_alone(block, width: int, tokens: int) -> Network:
+def block_alone(block: Block, width: int, tokens: int) -> Network:
     """``block`` as a one-block network on width ``width``, without its residual connection (Y + b(Y) is
     determined by b, so the two have the same kernels)."""
-    if getattr(block, "residual", False):
-        block = replace(block, residual=False)
-    return Network(width, tokens, (block,))
+    return Network(width, tokens, (block.without_residual(),))
 
 
 def expected(net: Network, seed: int = 0) -> Prediction:

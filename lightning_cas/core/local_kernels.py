@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,18 +39,6 @@ from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.core.tail_kernels import tail_vectors
 
 # ---------------------------------------------------------------- reachable and invisible subspaces
-
-
-def _input_matrices(block, heads) -> list[str]:
-    if isinstance(block, Attention):
-        return ["q", "k", "v" if block.value is None else "w"]
-    return {MLP: ["u"], Linear: ["p"]}.get(type(block), [])
-
-
-def _output_matrix(block) -> str | None:
-    if isinstance(block, Attention):
-        return "v" if block.value is None else "o"
-    return {MLP: "d", Linear: "p"}.get(type(block))
 
 
 def reachable(net: Network, mats) -> list[list]:
@@ -74,7 +62,7 @@ def reachable(net: Network, mats) -> list[list]:
             else:
                 new = [r for M in images for r in _rows(ar.matmul(B, np.ascontiguousarray(M.T)))] if len(B) else []
             new = new + _bias_images(b, mats[j])
-            if getattr(b, "residual", False):
+            if b.residual:
                 new = new + S[j]
         S.append(row_basis(new, out))
     return S
@@ -112,8 +100,8 @@ def invisible(net: Network, mats) -> list[list]:
             N[j] = nullspace(_rows(Rationals().matmul(A, mats[j][0]["p"])), d) if len(A) else \
                 nullspace([], d)
             continue
-        reads = [r for h in mats[j] for letter in _input_matrices(b, h) for r in _rows(h[letter])]
-        if getattr(b, "residual", False):
+        reads = [r for h in mats[j] for letter in b.input_letters() for r in _rows(h[letter])]
+        if b.residual:
             reads += annihilator(N[j + 1], d)
         N[j] = nullspace(reads, d)
     return N
@@ -152,7 +140,7 @@ def _local(net: Network, j: int, w, S, C, P: int):
     variables = s * tokens
     mats = [m for m in net.weight_matrices if m.block == j]
     first, stop = mats[0].offset, mats[-1].stop
-    biased = bool(getattr(b, "bias", False))
+    biased = bool(b.bias)
     if not C or (not variables and not biased):
         return [_unit(P, [(first + i, flint.fmpq(1))]) for i in range(stop - first)]
     # a bias makes the block's map affine in z, a polynomial of degree <= r that is not homogeneous: the
@@ -161,7 +149,7 @@ def _local(net: Network, j: int, w, S, C, P: int):
     points = math.comb(variables + slack + degree - 1, degree)
     if points * len(C) * tokens * (stop - first) > LOCAL_BUDGET:
         return None
-    one = Network(width, tokens, (replace(b, residual=False) if b.residual else b,))
+    one = Network(width, tokens, (b.without_residual(),))
     B = np.array(S, dtype=object).T.reshape(width, s)  # width x s
     Z = np.empty((points, s, tokens), dtype=object)
     for n, combo in enumerate(itertools.combinations_with_replacement(range(variables + slack), degree)):
@@ -194,16 +182,18 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
             continue
         width = net.widths[j]
         perp = annihilator(S[j], width) if len(S[j]) < width else []
-        for h in range(getattr(b, "heads", 1)):
-            for letter in _input_matrices(b, mats[j][h]):
+        outputs, _ = b.output_letters()
+        for h in range(b.heads):
+            for letter in b.input_letters():
                 m = where[(j, h, letter)]
                 for r in range(m.rows):
                     for c in perp:
                         bottleneck.append(_unit(P, [(m.offset + r * m.cols + k, x) for k, x in enumerate(c)]))
-            m = where[(j, h, _output_matrix(b))]
-            for col in range(m.cols):
-                for nvec in N[j + 1]:
-                    hidden.append(_unit(P, [(m.offset + r * m.cols + col, x) for r, x in enumerate(nvec)]))
+            for letter in outputs:
+                m = where[(j, h, letter)]
+                for col in range(m.cols):
+                    for nvec in N[j + 1]:
+                        hidden.append(_unit(P, [(m.offset + r * m.cols + col, x) for r, x in enumerate(nvec)]))
         if not isinstance(b, Attention) or b.normalization == "none":  # polynomial: its local kernel
             C = annihilator(N[j + 1], net.widths[j + 1])
             got = _local(net, j, w, S[j], C, P)

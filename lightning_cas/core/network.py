@@ -374,18 +374,19 @@ class Network:
     def plain_stack(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str] | None:
         """(widths, attention, heads, normalization) when this is the paper's network (only plain attention
         blocks: full value map, not causal, not residual, no biases, one normalization), else None."""
-        if not all(isinstance(b, Attention) and b.value is None and not b.causal and not b.residual
-                   and not b.bias for b in self.blocks):
+        plain = [b for b in self.blocks if isinstance(b, Attention) and b.value is None and not b.causal
+                 and not b.residual and not b.bias]
+        if len(plain) != len(self.blocks):
             return None
-        norms = {b.normalization for b in self.blocks}
+        norms = {b.normalization for b in plain}
         if len(norms) != 1:
             return None
-        return self.widths, tuple(b.attention for b in self.blocks), tuple(b.heads for b in self.blocks), norms.pop()
+        return self.widths, tuple(b.attention for b in plain), tuple(b.heads for b in plain), norms.pop()
 
 
 def _plain_numbers(block: Block) -> Block:
     """The block with numpy integers and bools as Python ints and bools (sizes never wrap or overflow)."""
-    changes = {}
+    changes: dict[str, bool | int | None] = {}
     for f in fields(block):
         value = getattr(block, f.name)
         if type(value).__module__ == "numpy" and type(value).__name__.startswith("bool"):
