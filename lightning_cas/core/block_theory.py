@@ -135,7 +135,7 @@ def _row_space(net: Network, blocks) -> int:
     """The dimension of one output row's space of maps of the first blocks (polynomial): all maps with
     their degrees, on one token when they contain no attention (every token goes through the same map)."""
     degrees = _degrees(blocks)
-    if not any(isinstance(b, Attention) for b in blocks):
+    if not any(b.mixes_tokens for b in blocks):
         return sum(math.comb(net.input + k - 1, k) for k in degrees)
     n = net.input * net.tokens
     return net.tokens * sum(math.comb(n + k - 1, k) for k in degrees)
@@ -158,7 +158,7 @@ def interface_acting(blocks, k: int, w: int, m: int) -> int:
     j = k
     while j < len(blocks) and isinstance(blocks[j], Power):
         j += 1
-    if j == len(blocks) or getattr(blocks[j], "residual", False):
+    if j == len(blocks) or blocks[j].residual:
         return 0
     return w * min(w, m) if j == k else w
 
@@ -171,7 +171,7 @@ def split_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
         prefix, rest = blocks[:k], blocks[k:]
         if not _weights(net, prefix) or not _weights(net, rest):
             continue
-        if any(getattr(b, "normalization", "none") != "none" for b in prefix):
+        if any(b.normalization != "none" for b in prefix):
             continue
         w = net.widths[k]
         m = _row_space(net, prefix)
@@ -210,11 +210,11 @@ def filling_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
     return out
 
 
-def block_space(b, width: int, tokens: int) -> tuple[int, int, str] | None:
+def block_space(b: Block, width: int, tokens: int) -> tuple[int, int, str] | None:
     """(a proved upper bound on the dimension of block b's own map space, its weights, why), for a
     polynomial block with weights; None otherwise."""
-    if isinstance(b, Power) or getattr(b, "normalization", "none") != "none":
-        return None
+    if not b.polynomial or not b.matrices(width):
+        return None  # softmax, an activation function, or a block without weights (power)
     alone = block_alone(b, width, tokens)
     space, why = alone.ambient_dimension, "its ambient dimension"
     if space is None:

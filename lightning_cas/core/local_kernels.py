@@ -71,7 +71,7 @@ def reachable(net: Network, mats) -> list[list]:
 def _bias_images(block, heads) -> list[list]:
     """The directions a block's biases add to its outputs: an affine block's outputs span its matrices' images
     and these (b_p; b_d; b_v per head, or O_h b_w per head and b_o)."""
-    if not getattr(block, "bias", False):
+    if not block.bias:
         return []
     if isinstance(block, Attention):
         if block.value is None:
@@ -93,8 +93,8 @@ def invisible(net: Network, mats) -> list[list]:
     N: list[list] = [[] for _ in range(n + 1)]
     for j in range(n - 1, -1, -1):
         b, d = net.blocks[j], widths[j]
-        if isinstance(b, Power):
-            continue
+        if not b.input_letters():
+            continue  # it reads the stream itself (a power block): no change of its input is invisible
         if isinstance(b, Linear):
             A = np.array(annihilator(N[j + 1], widths[j + 1]), dtype=object).reshape(-1, widths[j + 1])
             N[j] = nullspace(_rows(Rationals().matmul(A, mats[j][0]["p"])), d) if len(A) else \
@@ -132,10 +132,8 @@ def _local(net: Network, j: int, w, S, C, P: int):
     b = net.blocks[j]
     ar = Rationals()
     width = net.widths[j]
-    if isinstance(b, Attention):
-        degree, tokens = 3, net.tokens
-    else:
-        degree, tokens = (b.degree if isinstance(b, MLP) else 1), 1
+    degree = max(b.token_degrees(frozenset({1})))  # its degree in its input: 3 for attention, r for an mlp
+    tokens = net.tokens if b.mixes_tokens else 1
     s = len(S)
     variables = s * tokens
     mats = [m for m in net.weight_matrices if m.block == j]
@@ -176,10 +174,11 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
     P = net.parameters
     S, N = reachable(net, mats), invisible(net, mats)
     where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
+    weighted = {m.block for m in net.weight_matrices}
     bottleneck, hidden, local, maps, skipped = [], [], [], [], []
     for j, b in enumerate(net.blocks):
-        if isinstance(b, Power):
-            continue
+        if j not in weighted:
+            continue  # a power block: no weights to move
         width = net.widths[j]
         perp = annihilator(S[j], width) if len(S[j]) < width else []
         outputs, _ = b.output_letters()
@@ -194,7 +193,7 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
                 for col in range(m.cols):
                     for nvec in N[j + 1]:
                         hidden.append(_unit(P, [(m.offset + r * m.cols + col, x) for r, x in enumerate(nvec)]))
-        if not isinstance(b, Attention) or b.normalization == "none":  # polynomial: its local kernel
+        if b.polynomial:  # its local kernel
             C = annihilator(N[j + 1], net.widths[j + 1])
             got = _local(net, j, w, S[j], C, P)
             if got is None:
