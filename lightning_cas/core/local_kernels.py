@@ -35,7 +35,7 @@ from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.exact_qq import (LOCAL_BUDGET, _identity, _integer_rows, _rows, _unit, nullspace,
                                         row_basis)
 from lightning_cas.core.forward import forward, split
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Linear, Network
 from lightning_cas.core.tail_kernels import tail_vectors
 
 # ---------------------------------------------------------------- reachable and invisible subspaces
@@ -49,7 +49,7 @@ def reachable(net: Network, mats) -> list[list]:
     for j, b in enumerate(net.blocks):
         B = np.array(S[j], dtype=object).reshape(len(S[j]), widths[j])
         out = widths[j + 1]
-        if isinstance(b, Power):
+        if not b.input_letters():  # it reads the stream itself (a power block): every direction can come out
             new = _identity(out)
         else:
             images = []
@@ -73,12 +73,12 @@ def _bias_images(block, heads) -> list[list]:
     and these (b_p; b_d; b_v per head, or O_h b_w per head and b_o)."""
     if not block.bias:
         return []
-    if isinstance(block, Attention):
-        if block.value is None:
-            return [list(h["bv"].reshape(-1)) for h in heads]
+    _, letter = block.output_letters()
+    images = [list(h[letter].reshape(-1)) for h in heads if letter in h]  # b_p, b_d, b_o, or b_v per head
+    if isinstance(block, Attention) and block.value is not None:  # b_w reaches the output through O_h
         ar = Rationals()
-        return [list(ar.matmul(h["o"], h["bw"]).reshape(-1)) for h in heads] + [list(heads[0]["bo"].reshape(-1))]
-    return [list(heads[0]["bd" if isinstance(block, MLP) else "bp"].reshape(-1))]
+        images = [list(ar.matmul(h["o"], h["bw"]).reshape(-1)) for h in heads] + images
+    return images
 
 
 def annihilator(basis, cols: int) -> list[list]:
