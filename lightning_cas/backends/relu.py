@@ -51,8 +51,7 @@ MAX_ROUNDS = 6  # rounds of drawn inputs at most, each of P + 8 rows
 
 def relu_only(net: Network) -> bool:
     """ReLU is the only piece that is not polynomial: the exact path applies."""
-    return set(net.functions) == {"relu"} and all(b.polynomial or getattr(b, "activation", None) == "relu"
-                                                   or getattr(b, "function", None) == "relu" for b in net.blocks)
+    return set(net.functions) == {"relu"} and all(b.polynomial or b.named_function() == "relu" for b in net.blocks)
 
 
 def _gaussian(rng, shape) -> np.ndarray:

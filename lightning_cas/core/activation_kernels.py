@@ -113,17 +113,17 @@ def _norm_planes_and_rotations(vs: Vectors) -> None:
         if any(x == 0 for x in g):
             continue
         w = [1 / x for x in g]
-        offset = sum(a * b for a, b in zip(w, bg))
+        offset = sum((a * b for a, b in zip(w, bg)), Fraction(0))
         if offset and not nxt.bias:
             continue  # the plane is not through 0 and the next block has no bias to take the offset
         for letter in input_letters(nxt) if ln.mean_free else []:
             for m in vs.mats(i + 1, letter):
                 bias = vs.where.get((i + 1, m.head, "b" + letter))
                 for r in range(m.rows):
-                    vec = {m.offset + r * m.cols + c: w[c] for c in range(d)}
+                    plane = {m.offset + r * m.cols + c: w[c] for c in range(d)}
                     if bias is not None:
-                        vec[bias.offset + r] = -offset
-                    vs.add(f"{name} plane", vec)
+                        plane[bias.offset + r] = -offset
+                    vs.add(f"{name} plane", plane)
         if i == 0 or not affine_out(blocks[i - 1]):
             continue
         for a in range(len(basis)):

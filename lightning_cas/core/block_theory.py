@@ -28,9 +28,7 @@ their exceptions).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
 from lightning_cas.core.predictions import Prediction
 import numpy as np
 
@@ -79,10 +77,6 @@ def _shallow_output_bias(net: Network) -> tuple[int, int, int] | None:
     return None
 
 
-def _attention_only(net: Network) -> bool:
-    return all(isinstance(b, Attention) for b in net.blocks)
-
-
 def published(net: Network) -> Prediction | None:
     """The published formula whose regime this network is in, or None."""
     shallow = _shallow_one_output(net)
@@ -102,9 +96,10 @@ def published(net: Network) -> Prediction | None:
                           f"{case}", "proved")
     if net.biased:
         return None  # the published attention formulas are for bias-free weights
-    if not _attention_only(net) or any(b.normalization != "softmax" for b in net.blocks):
-        return None
-    d, L, blocks = net.input, len(net.blocks), net.blocks
+    blocks = [b for b in net.blocks if isinstance(b, Attention) and b.normalization == "softmax"]
+    if len(blocks) != len(net.blocks):
+        return None  # the published attention formulas are for softmax attention blocks only
+    d, L = net.input, len(blocks)
     k = blocks[0].heads
     same = all(b.heads == k and b.out == d for b in blocks)
     if same and all(b.causal and b.value is None and b.attention == d for b in blocks) and net.tokens >= 3:
@@ -140,7 +135,7 @@ def _row_space(net: Network, blocks) -> int:
     """The dimension of one output row's space of maps of the first blocks (polynomial): all maps with
     their degrees, on one token when they contain no attention (every token goes through the same map)."""
     degrees = _degrees(blocks)
-    if not any(isinstance(b, Attention) for b in blocks):
+    if not any(b.mixes_tokens for b in blocks):
         return sum(math.comb(net.input + k - 1, k) for k in degrees)
     n = net.input * net.tokens
     return net.tokens * sum(math.comb(n + k - 1, k) for k in degrees)
@@ -163,7 +158,7 @@ def interface_acting(blocks, k: int, w: int, m: int) -> int:
     j = k
     while j < len(blocks) and isinstance(blocks[j], Power):
         j += 1
-    if j == len(blocks) or getattr(blocks[j], "residual", False):
+    if j == len(blocks) or blocks[j].residual:
         return 0
     return w * min(w, m) if j == k else w
 
@@ -176,7 +171,7 @@ def split_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
         prefix, rest = blocks[:k], blocks[k:]
         if not _weights(net, prefix) or not _weights(net, rest):
             continue
-        if any(getattr(b, "normalization", "none") != "none" for b in prefix):
+        if any(b.normalization != "none" for b in prefix):
             continue
         w = net.widths[k]
         m = _row_space(net, prefix)
@@ -199,10 +194,10 @@ def filling_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
     of linear forms). The same holds for several such blocks at once (their map spaces together)."""
     out, losses = [], {}
     for i, (b, width) in enumerate(zip(net.blocks, net.widths)):
-        space = block_space(b, width, net.tokens)
-        if space is None or space[0] >= space[1]:
+        found = block_space(b, width, net.tokens)
+        if found is None or found[0] >= found[1]:
             continue
-        space, own, why = space
+        space, own, why = found
         losses[i] = own - space
         bound = net.parameters - losses[i] - projected_orbit_rank(net, (i,), seed)
         out.append((f"filling of block {i}", bound,
@@ -215,13 +210,15 @@ def filling_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
     return out
 
 
-def block_space(b, width: int, tokens: int) -> tuple[int, int, str] | None:
+def block_space(b: Block, width: int, tokens: int) -> tuple[int, int, str] | None:
     """(a proved upper bound on the dimension of block b's own map space, its weights, why), for a
     polynomial block with weights; None otherwise."""
-    if isinstance(b, Power) or getattr(b, "normalization", "none") != "none":
-        return None
+    if not b.polynomial or not b.matrices(width):
+        return None  # softmax, an activation function, or a block without weights (power)
     alone = block_alone(b, width, tokens)
     space, why = alone.ambient_dimension, "its ambient dimension"
+    if space is None:
+        return None  # not polynomial (an mlp's relu, gelu or tanh)
     if isinstance(b, MLP) and b.out == 1:
         ah, _ = alexander_hirschowitz(width, b.degree, b.hidden)
         if ah < space:
@@ -229,12 +226,10 @@ def block_space(b, width: int, tokens: int) -> tuple[int, int, str] | None:
     return space, alone.parameters, why
 
 
-def block_alone(block, width: int, tokens: int) -> Network:
+def block_alone(block: Block, width: int, tokens: int) -> Network:
     """``block`` as a one-block network on width ``width``, without its residual connection (Y + b(Y) is
     determined by b, so the two have the same kernels)."""
-    if getattr(block, "residual", False):
-        block = replace(block, residual=False)
-    return Network(width, tokens, (block,))
+    return Network(width, tokens, (block.without_residual(),))
 
 
 def expected(net: Network, seed: int = 0) -> Prediction:

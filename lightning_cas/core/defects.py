@@ -120,14 +120,15 @@ def explain(net: Network, dimension: int, prime: int = DEFAULT_PRIME, seed: int 
         for T in tangent_blocks(net, wc, ar):
             ech.add(T)
         named = ech.rank
-        for i, b in enumerate(net.blocks):
+        for i in range(len(net.blocks)):
             if ech.rank >= P - dimension:
                 break  # the named group (and what is stacked so far) already fills the fiber
-            if isinstance(b, Power):
-                continue
-            lo = next(m.offset for m in net.weight_matrices if m.block == i)
+            own = [m for m in net.weight_matrices if m.block == i]
+            if not own:
+                continue  # a power block: no weights of its own
+            lo = own[0].offset
             K_alone, K_input, K_local = block_kernels(net, ar, wc, i, rng)
-            size = sum(m.size for m in net.weight_matrices if m.block == i)
+            size = sum(m.size for m in own)
             gain = ech.add(_embed(K_alone, lo, P)) if len(K_alone) else 0
             if gain:
                 causes += _own_causes(net, i, gain, size - len(K_alone), wc[lo:lo + size], prime)

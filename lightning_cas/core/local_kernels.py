@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,22 +35,10 @@ from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.exact_qq import (LOCAL_BUDGET, _identity, _integer_rows, _rows, _unit, nullspace,
                                         row_basis)
 from lightning_cas.core.forward import forward, split
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Linear, Network
 from lightning_cas.core.tail_kernels import tail_vectors
 
 # ---------------------------------------------------------------- reachable and invisible subspaces
-
-
-def _input_matrices(block, heads) -> list[str]:
-    if isinstance(block, Attention):
-        return ["q", "k", "v" if block.value is None else "w"]
-    return {MLP: ["u"], Linear: ["p"]}.get(type(block), [])
-
-
-def _output_matrix(block) -> str | None:
-    if isinstance(block, Attention):
-        return "v" if block.value is None else "o"
-    return {MLP: "d", Linear: "p"}.get(type(block))
 
 
 def reachable(net: Network, mats) -> list[list]:
@@ -61,7 +49,7 @@ def reachable(net: Network, mats) -> list[list]:
     for j, b in enumerate(net.blocks):
         B = np.array(S[j], dtype=object).reshape(len(S[j]), widths[j])
         out = widths[j + 1]
-        if isinstance(b, Power):
+        if not b.input_letters():  # it reads the stream itself (a power block): every direction can come out
             new = _identity(out)
         else:
             images = []
@@ -74,7 +62,7 @@ def reachable(net: Network, mats) -> list[list]:
             else:
                 new = [r for M in images for r in _rows(ar.matmul(B, np.ascontiguousarray(M.T)))] if len(B) else []
             new = new + _bias_images(b, mats[j])
-            if getattr(b, "residual", False):
+            if b.residual:
                 new = new + S[j]
         S.append(row_basis(new, out))
     return S
@@ -83,14 +71,14 @@ def reachable(net: Network, mats) -> list[list]:
 def _bias_images(block, heads) -> list[list]:
     """The directions a block's biases add to its outputs: an affine block's outputs span its matrices' images
     and these (b_p; b_d; b_v per head, or O_h b_w per head and b_o)."""
-    if not getattr(block, "bias", False):
+    if not block.bias:
         return []
-    if isinstance(block, Attention):
-        if block.value is None:
-            return [list(h["bv"].reshape(-1)) for h in heads]
+    _, letter = block.output_letters()
+    images = [list(h[letter].reshape(-1)) for h in heads if letter in h]  # b_p, b_d, b_o, or b_v per head
+    if isinstance(block, Attention) and block.value is not None:  # b_w reaches the output through O_h
         ar = Rationals()
-        return [list(ar.matmul(h["o"], h["bw"]).reshape(-1)) for h in heads] + [list(heads[0]["bo"].reshape(-1))]
-    return [list(heads[0]["bd" if isinstance(block, MLP) else "bp"].reshape(-1))]
+        images = [list(ar.matmul(h["o"], h["bw"]).reshape(-1)) for h in heads] + images
+    return images
 
 
 def annihilator(basis, cols: int) -> list[list]:
@@ -105,15 +93,15 @@ def invisible(net: Network, mats) -> list[list]:
     N: list[list] = [[] for _ in range(n + 1)]
     for j in range(n - 1, -1, -1):
         b, d = net.blocks[j], widths[j]
-        if isinstance(b, Power):
-            continue
+        if not b.input_letters():
+            continue  # it reads the stream itself (a power block): no change of its input is invisible
         if isinstance(b, Linear):
             A = np.array(annihilator(N[j + 1], widths[j + 1]), dtype=object).reshape(-1, widths[j + 1])
             N[j] = nullspace(_rows(Rationals().matmul(A, mats[j][0]["p"])), d) if len(A) else \
                 nullspace([], d)
             continue
-        reads = [r for h in mats[j] for letter in _input_matrices(b, h) for r in _rows(h[letter])]
-        if getattr(b, "residual", False):
+        reads = [r for h in mats[j] for letter in b.input_letters() for r in _rows(h[letter])]
+        if b.residual:
             reads += annihilator(N[j + 1], d)
         N[j] = nullspace(reads, d)
     return N
@@ -144,15 +132,13 @@ def _local(net: Network, j: int, w, S, C, P: int):
     b = net.blocks[j]
     ar = Rationals()
     width = net.widths[j]
-    if isinstance(b, Attention):
-        degree, tokens = 3, net.tokens
-    else:
-        degree, tokens = (b.degree if isinstance(b, MLP) else 1), 1
+    degree = max(b.token_degrees(frozenset({1})))  # its degree in its input: 3 for attention, r for an mlp
+    tokens = net.tokens if b.mixes_tokens else 1
     s = len(S)
     variables = s * tokens
     mats = [m for m in net.weight_matrices if m.block == j]
     first, stop = mats[0].offset, mats[-1].stop
-    biased = bool(getattr(b, "bias", False))
+    biased = bool(b.bias)
     if not C or (not variables and not biased):
         return [_unit(P, [(first + i, flint.fmpq(1))]) for i in range(stop - first)]
     # a bias makes the block's map affine in z, a polynomial of degree <= r that is not homogeneous: the
@@ -161,7 +147,7 @@ def _local(net: Network, j: int, w, S, C, P: int):
     points = math.comb(variables + slack + degree - 1, degree)
     if points * len(C) * tokens * (stop - first) > LOCAL_BUDGET:
         return None
-    one = Network(width, tokens, (replace(b, residual=False) if b.residual else b,))
+    one = Network(width, tokens, (b.without_residual(),))
     B = np.array(S, dtype=object).T.reshape(width, s)  # width x s
     Z = np.empty((points, s, tokens), dtype=object)
     for n, combo in enumerate(itertools.combinations_with_replacement(range(variables + slack), degree)):
@@ -188,23 +174,26 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
     P = net.parameters
     S, N = reachable(net, mats), invisible(net, mats)
     where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
+    weighted = {m.block for m in net.weight_matrices}
     bottleneck, hidden, local, maps, skipped = [], [], [], [], []
     for j, b in enumerate(net.blocks):
-        if isinstance(b, Power):
-            continue
+        if j not in weighted:
+            continue  # a power block: no weights to move
         width = net.widths[j]
         perp = annihilator(S[j], width) if len(S[j]) < width else []
-        for h in range(getattr(b, "heads", 1)):
-            for letter in _input_matrices(b, mats[j][h]):
+        outputs, _ = b.output_letters()
+        for h in range(b.heads):
+            for letter in b.input_letters():
                 m = where[(j, h, letter)]
                 for r in range(m.rows):
                     for c in perp:
                         bottleneck.append(_unit(P, [(m.offset + r * m.cols + k, x) for k, x in enumerate(c)]))
-            m = where[(j, h, _output_matrix(b))]
-            for col in range(m.cols):
-                for nvec in N[j + 1]:
-                    hidden.append(_unit(P, [(m.offset + r * m.cols + col, x) for r, x in enumerate(nvec)]))
-        if not isinstance(b, Attention) or b.normalization == "none":  # polynomial: its local kernel
+            for letter in outputs:
+                m = where[(j, h, letter)]
+                for col in range(m.cols):
+                    for nvec in N[j + 1]:
+                        hidden.append(_unit(P, [(m.offset + r * m.cols + col, x) for r, x in enumerate(nvec)]))
+        if b.polynomial:  # its local kernel
             C = annihilator(N[j + 1], net.widths[j + 1])
             got = _local(net, j, w, S[j], C, P)
             if got is None:

@@ -37,7 +37,7 @@ def head_symbols(arch: Network) -> list[list[dict[str, sympy.Matrix]]]:
 
     net = arch
     symbols = flat_weight_symbols(net)
-    out: list[list[dict]] = [[{} for _ in range(getattr(b, "heads", 1))] for b in net.blocks]
+    out: list[list[dict]] = [[{} for _ in range(b.heads)] for b in net.blocks]
     for m in net.weight_matrices:
         out[m.block][m.head][m.letter] = sympy.Matrix(m.rows, m.cols, symbols[m.offset:m.stop])
     return out

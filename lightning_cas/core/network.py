@@ -32,18 +32,18 @@ Validation happens here, once, before any work: a file names itself, the block a
 from __future__ import annotations
 
 __all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "RMSNorm",
-           "WeightMatrix"]
+           "WeightMatrix", "describe_block"]
 
 import functools
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 
-from lightning_cas.core.checks import as_int, as_sequence, integer_value, shown
-from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, KINDS, MAX_BLOCKS,
-                                       MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH, MLP, REQUIRED_KEYS, Activation,
-                                       Attention, Block, LayerNorm, Linear, Power, RMSNorm, WeightMatrix,
-                                       _KeyError)
+from lightning_cas.core.checks import as_int, as_sequence
+from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, MAX_BLOCKS, MAX_NETWORK_DEGREE, MAX_TOKENS,
+                                       MAX_WIDTH, MLP, Activation, Attention, Block, LayerNorm, Linear, Power,
+                                       RMSNorm, WeightMatrix, _KeyError)
 from lightning_cas.core.names import indexed_name, weight_name
+from lightning_cas.core.network_files import _block_from_dict, _plain_numbers, _top_int, describe_block
 from lightning_cas.core.paper import Paper
 from lightning_cas.errors import InputError
 
@@ -374,66 +374,11 @@ class Network:
     def plain_stack(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str] | None:
         """(widths, attention, heads, normalization) when this is the paper's network (only plain attention
         blocks: full value map, not causal, not residual, no biases, one normalization), else None."""
-        if not all(isinstance(b, Attention) and b.value is None and not b.causal and not b.residual
-                   and not b.bias for b in self.blocks):
+        plain = [b for b in self.blocks if isinstance(b, Attention) and b.value is None and not b.causal
+                 and not b.residual and not b.bias]
+        if len(plain) != len(self.blocks):
             return None
-        norms = {b.normalization for b in self.blocks}
+        norms = {b.normalization for b in plain}
         if len(norms) != 1:
             return None
-        return self.widths, tuple(b.attention for b in self.blocks), tuple(b.heads for b in self.blocks), norms.pop()
-
-
-def _plain_numbers(block: Block) -> Block:
-    """The block with numpy integers and bools as Python ints and bools (sizes never wrap or overflow)."""
-    changes = {}
-    for f in fields(block):
-        value = getattr(block, f.name)
-        if type(value).__module__ == "numpy" and type(value).__name__.startswith("bool"):
-            changes[f.name] = bool(value)
-        elif integer_value(value) is not None and type(value) is not int:
-            changes[f.name] = integer_value(value)
-    return replace(block, **changes) if changes else block
-
-
-def describe_block(b: Block) -> str:
-    """One block in words, every field that is set: ``attention(attention=2, heads=1, out=4, causal=True)``."""
-    shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")
-             and not (f.name == "activation" and getattr(b, f.name) == "power")
-             and not (f.name == "degree" and not b.polynomial and isinstance(b, MLP))]
-    parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
-    return f"{b.kind}(" + ", ".join(parts) + ")"
-
-
-def _top_int(value, key: str, source: str, cap: int) -> int:
-    number = integer_value(value)
-    if number is None:
-        raise InputError(f"{source}: {key} must be a positive integer, got {value!r}.")
-    if number <= 0:
-        raise InputError(f"{source}: {key} must be a positive integer, got {number}.")
-    if number > cap:
-        raise InputError(f"{source}: {key} {number} is above the supported maximum of {cap}.")
-    return number
-
-
-def _block_from_dict(entry, index: int, source: str) -> Block:
-    if not isinstance(entry, dict):
-        raise InputError(f"{source}: block {index} must be a table of keys, got {type(entry).__name__}.")
-    kind = entry.get("kind")
-    if kind is None:
-        raise InputError(f"{source}: block {index}: the key `kind` is missing (one of {', '.join(KINDS)}).")
-    if not isinstance(kind, str) or kind not in BLOCK_TYPES:
-        raise InputError(f"{source}: block {index}: kind {shown(kind)} is unknown (one of {', '.join(KINDS)}).")
-    cls = BLOCK_TYPES[kind]
-    allowed = {f.name for f in fields(cls)}
-    unknown = sorted(set(entry) - allowed - {"kind"})
-    if unknown:
-        raise InputError(f"{source}: block {index} ({kind}): unknown key {unknown[0]!r} (a {kind} block takes "
-                         f"{', '.join(sorted(allowed))}).")
-    for key in REQUIRED_KEYS[kind]:
-        if key not in entry:
-            raise InputError(f"{source}: block {index} ({kind}): the key `{key}` is missing.")
-    defaults = cls.defaults()
-    # a key written as null means its default where the default is null (out, value)
-    values = {k: v for k, v in entry.items() if k != "kind" and not (v is None and k in defaults
-                                                                      and defaults[k] is None)}
-    return cls(**values)
+        return self.widths, tuple(b.attention for b in plain), tuple(b.heads for b in plain), norms.pop()

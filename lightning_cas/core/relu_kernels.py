@@ -146,7 +146,7 @@ def _unit_kernels(vs: Vectors, patterns: dict, streams: list) -> set:
                 cols = [P.offset + r * P.cols + k for r in range(P.rows)]
                 a = [fmpq(vs.entry(P, r, k)) for r in range(P.rows)]
                 H = Hs[:, k, :]
-                if _unit_kernel(vs, rows, cols, a, H, Y, before.bias, matter):
+                if _unit_kernel(vs, rows, cols, a, H, Y, bool(before.bias), matter):
                     done.add((i, k))
     return done
 
@@ -178,20 +178,21 @@ def relu_units(vs: Vectors, patterns: dict | None, streams: list | None) -> None
         if isinstance(b, MLP) and b.activation == "relu":
             (U,), (D,) = vs.mats(i, "u"), vs.mats(i, "d")
             bu = vs.mats(i, "bu")
-            dead = _dead(patterns, i)
-            if dead is not None:
-                live = (np.asarray(patterns[i]) > 0).all(axis=(0, 2))
+            signs = _signs(patterns, i)
+            dead = _dead(signs, b.hidden)
+            if signs is not None:
+                live = (signs > 0).all(axis=(0, 2))
                 _always_active(vs, i, b, live)
                 if streams is not None:
                     for k in range(b.hidden):
                         if not dead[k] and (i, k) not in done:
                             rows = [U.offset + k * U.cols + col for col in range(U.cols)] + \
                                    [m.offset + k for m in bu]
-                            _blind_spots(vs, rows, np.asarray(patterns[i])[:, k, :], streams[i], bool(bu))
+                            _blind_spots(vs, rows, signs[:, k, :], streams[i], bool(bu))
             for k in range(b.hidden):
                 if (i, k) in done:
                     continue
-                if dead is not None and dead[k]:
+                if dead[k]:
                     for col in range(U.cols):
                         vs.add("dead unit", {U.offset + k * U.cols + col: Fraction(1)})
                     for m in bu:
@@ -202,12 +203,13 @@ def relu_units(vs: Vectors, patterns: dict | None, streams: list | None) -> None
                 vs.add("ReLU scaling", _hidden_gl(vs, i, k, k))
         elif isinstance(b, Activation) and b.function == "relu" and i > 0:
             before, after = blocks[i - 1], (blocks[i + 1] if i + 1 < len(blocks) else None)
-            dead = _dead(patterns, i)
             d = vs.net.widths[i]
+            signs = _signs(patterns, i)
+            dead = _dead(signs, d)
             for c in range(d):
                 if (i, c) in done:
                     continue
-                if dead is not None and dead[c]:
+                if dead[c]:
                     if output_letters(before)[0]:  # its row c never reaches past the ReLU
                         vec_rows = _row_entries(vs, i - 1, c)
                         for k in vec_rows:
@@ -222,9 +224,8 @@ def relu_units(vs: Vectors, patterns: dict | None, streams: list | None) -> None
                     vec = {k: vs.values[k] for k in _row_entries(vs, i - 1, c)}
                     move(vs, i + 1, {(c, c): 1}, -1, vec, out=False)
                     vs.add("ReLU scaling", vec)
-                if dead is not None and streams is not None and isinstance(before, Linear):
-                    _blind_spots(vs, _row_entries(vs, i - 1, c), np.asarray(patterns[i])[:, c, :], streams[i - 1],
-                                 before.bias)
+                if signs is not None and streams is not None and isinstance(before, Linear):
+                    _blind_spots(vs, _row_entries(vs, i - 1, c), signs[:, c, :], streams[i - 1], before.bias)
 
 
 def _row_entries(vs: Vectors, block: int, c: int) -> list[int]:
@@ -237,9 +238,15 @@ def _row_entries(vs: Vectors, block: int, c: int) -> list[int]:
     return out
 
 
-def _dead(patterns: dict | None, block: int):
-    """Per unit (row of the ReLU's input): negative on every input and token (None without patterns)."""
+def _signs(patterns: dict | None, block: int) -> np.ndarray | None:
+    """The signs (N, units, t) of the ReLU's input at ``block`` on the given inputs (None without patterns)."""
     if patterns is None or block not in patterns:
         return None
-    signs = np.asarray(patterns[block])
-    return (signs < 0).all(axis=(0, 2))
+    return np.asarray(patterns[block])
+
+
+def _dead(signs: np.ndarray | None, units: int) -> np.ndarray:
+    """Per unit (row of the ReLU's input): negative on every input and token (none dead without signs)."""
+    if signs is None:
+        return np.zeros(units, dtype=bool)
+    return np.asarray((signs < 0).all(axis=(0, 2)))

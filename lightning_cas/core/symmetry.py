@@ -83,8 +83,8 @@ def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
             actions.append(("gl", s, e, e, 1))
         elif s == e and isinstance(consumer, Power):
             j, degree = e, 1  # follow the power chain to the block that absorbs it
-            while j < n and isinstance(net.blocks[j], Power):
-                degree *= net.blocks[j].degree
+            while j < n and isinstance(power := net.blocks[j], Power):
+                degree *= power.degree
                 j += 1
             if j < n and _linear_in(net.blocks[j]) and not net.blocks[j].residual:
                 actions.append(("gl" if degree == 1 else "torus", s, e, j, degree))

@@ -52,18 +52,16 @@ def _constant_output(net: Network, j: int, mats):
     term is not constant (a lightning head's b_v (1^T A) varies with the tokens: no tail vectors there)."""
     b, ar = net.blocks[j], Rationals()
     e = net.widths[j + 1]
-    if not getattr(b, "bias", False):
+    if not b.bias:
         return ar.zeros((e,))
-    if isinstance(b, Attention):
-        if b.value is not None:
-            return mats[j][0]["bo"].reshape(-1)
-        if b.normalization != "softmax":
-            return None
-        total = ar.zeros((e,))
-        for heads in mats[j]:
-            total = ar.add(total, heads["bv"].reshape(-1))
-        return total
-    return mats[j][0]["bd" if isinstance(b, MLP) else "bp"].reshape(-1)
+    letter = b.output_bias()
+    if letter is None:
+        return None
+    total = ar.zeros((e,))
+    for heads in mats[j]:  # one b_o, b_d or b_p; a softmax block's b_v per head
+        if letter in heads:
+            total = ar.add(total, heads[letter].reshape(-1))
+    return total
 
 
 def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
@@ -75,14 +73,14 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
     where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
     for j, b in enumerate(net.blocks):
         tail = net.blocks[j + 1:]
-        if (isinstance(b, Power) or not tail or any(isinstance(t, Attention) for t in tail)
+        if (not b.output_letters()[0] or not tail or any(t.mixes_tokens for t in tail)
                 or not any(isinstance(t, (Power, MLP)) for t in tail)):
             continue
         constant = _constant_output(net, j, mats)
         if constant is None:
             continue
         parts = _internal(net, j, mats, S)
-        residual = bool(getattr(b, "residual", False))
+        residual = b.residual
         d, e = widths[j], widths[j + 1]
         lead = d if residual else 0
         cols = [where[key].cols for key, _ in parts]

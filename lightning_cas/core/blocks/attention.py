@@ -3,13 +3,14 @@ biased; its keys, weights, degrees, roles, group factors and forward rule (``cor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
 
 from lightning_cas.core.blocks.base import (_BIAS, _OUT, _RESIDUAL, MAX_HEADS, MAX_WIDTH, NORMALIZATIONS, Block,
-                                            GroupFactor, Key, _sums, degrees_affine, gl_pairs, register)
+                                            GroupFactor, Key, _sums, degrees_affine, gl_pairs, register,
+                                            resolved_out)
 from lightning_cas.core.blocks.tangents import (affine, delta, forward_rule, join, left, ones_row, outer, right,
                                                 transpose, with_residual)
 
@@ -36,19 +37,29 @@ class Attention(Block):
     def polynomial(self) -> bool:
         return self.normalization == "none"
 
-    def matrices(self, width: int):
-        out = []
+    def filled(self, width: int) -> "Block":
+        return replace(self, out=width) if self.out is None else self
+
+    def without_residual(self) -> "Block":
+        return replace(self, residual=False) if self.residual else self
+
+    def output_width(self, width: int) -> int:
+        return self.out or width
+
+    def matrices(self, width: int) -> list[tuple[int, str, int, int]]:
+        e = self.output_width(width)
+        out: list[tuple[int, str, int, int]] = []
         for h in range(self.heads):
             out += [(h, "q", self.attention, width), (h, "k", self.attention, width)]
             if self.value is None:
-                out.append((h, "v", self.out, width))
+                out.append((h, "v", e, width))
             else:
-                out += [(h, "w", self.value, width), (h, "o", self.out, self.value)]
+                out += [(h, "w", self.value, width), (h, "o", e, self.value)]
             if self.bias:  # Q y + b_q, K y + b_k, V y + b_v (or W y + b_w)
                 out += [(h, "bq", self.attention, 1), (h, "bk", self.attention, 1)]
-                out.append((h, "bv", self.out, 1) if self.value is None else (h, "bw", self.value, 1))
+                out.append((h, "bv", e, 1) if self.value is None else (h, "bw", self.value, 1))
         if self.bias and self.value is not None:  # one output bias after the head sum, as PyTorch has
-            out.append((0, "bo", self.out, 1))
+            out.append((0, "bo", e, 1))
         return out
 
     def token_degrees(self, degrees):
@@ -99,7 +110,7 @@ class Attention(Block):
                 if self.value is not None:
                     out.append(GroupFactor("value-bias translations", at, self.value))
                 elif h > 0:  # heads from 0: every head but the first moves its value bias against it
-                    out.append(GroupFactor("value-bias translations", at, self.out))
+                    out.append(GroupFactor("value-bias translations", at, resolved_out(self.out)))
         return out
 
     def group_tangents(self, tb, i: int):
@@ -138,9 +149,10 @@ class Attention(Block):
             T[:, m.offset:m.stop] = tb.ar.scale(np.ascontiguousarray(out_proj.T), -1)
             yield T
         elif h > 0:
-            T = tb.new(self.out)
-            tb.unit(T, range(self.out), (i, h, "bv"), range(self.out))
-            tb.unit(T, range(self.out), (i, 0, "bv"), range(self.out), value=-1)
+            e = resolved_out(self.out)
+            T = tb.new(e)
+            tb.unit(T, range(e), (i, h, "bv"), range(e))
+            tb.unit(T, range(e), (i, 0, "bv"), range(e), value=-1)
             yield T
 
     def dimensions(self) -> tuple[int, ...]:

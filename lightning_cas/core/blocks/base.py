@@ -10,7 +10,7 @@ factors), so those algorithms ask the block instead of testing its class.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields
 from typing import ClassVar
 
 from lightning_cas.core.checks import integer_value
@@ -124,15 +124,23 @@ class Block:
 
     kind: ClassVar[str] = ""
     KEYS: ClassVar[tuple[Key, ...]] = ()
-    polynomial: ClassVar[bool] = True  # its map is polynomial (every exact method applies)
     heads = 1
     residual = False
-    bias = False
     normalization = "none"
     mixes_tokens: ClassVar[bool] = False  # its output on a token depends on other tokens (attention)
     shift_invariant: ClassVar[bool] = False  # it maps y + c 1 as y (LayerNorm subtracts the mean)
     keeps_span: ClassVar[bool] = False  # it scales each token's vector by a positive number (RMSNorm)
     mean_free: ClassVar[bool] = False  # before its gain and bias, its output has mean 0 (LayerNorm)
+
+    @property
+    def polynomial(self) -> bool:
+        """Its map is polynomial (every exact method applies)."""
+        return True
+
+    @property
+    def bias(self) -> bool | None:
+        """It has biases (a kind with biases declares the key; None until resolved: a LayerNorm's follows affine)."""
+        return False
 
     # ---- roles the algorithms across blocks ask for (core.weight_moves, symmetry, local and tail kernels)
     def input_letters(self) -> list[str]:
@@ -174,13 +182,25 @@ class Block:
 
     def resolve(self, width: int) -> "Block":
         """This block with its defaults filled in for input width ``width`` (checked)."""
-        block = replace(self, out=width) if getattr(self, "out", 0) is None and "out" in self.defaults() else self
-        for key in self.KEYS:
+        block = self.filled(width)
+        for key in block.KEYS:
             _check(key, getattr(block, key.name))
-        if getattr(block, "residual", False) and block.output_width(width) != width:
+        if block.residual and block.output_width(width) != width:
             raise _KeyError("residual", f"a residual block needs out = its input width {width}, got out = "
                                         f"{block.output_width(width)}")
+        block.check(width)
         return block
+
+    def without_residual(self) -> "Block":
+        """This block without its residual connection (Y + b(Y) is determined by b: the same kernels)."""
+        return self
+
+    def filled(self, width: int) -> "Block":
+        """This block with the defaults that depend on its input (out = the input width) filled in."""
+        return self
+
+    def check(self, width: int) -> None:
+        """The kind's checks beyond its key table, on the filled block (raise ``_KeyError``)."""
 
     @classmethod
     def required_keys(cls) -> tuple[str, ...]:
@@ -192,7 +212,8 @@ class Block:
         return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
     def output_width(self, width: int) -> int:
-        return getattr(self, "out", None) or width
+        """Its output width on input width ``width`` (kinds with ``out`` override)."""
+        return width
 
     def matrices(self, width: int) -> list[tuple[int, str, int, int]]:
         """(head, letter, rows, cols) of its weights for input width ``width``, in canonical order."""
@@ -212,6 +233,13 @@ class Block:
     def short(self) -> str:
         """A file-name-safe tag of this block (for labels)."""
         raise NotImplementedError
+
+
+def resolved_out(out: int | None) -> int:
+    """``out`` of a resolved block (``filled`` sets it to the input width when the file left it out)."""
+    if out is None:
+        raise ValueError("the block is not resolved: its out follows the input width (Network resolves it)")
+    return out
 
 
 def gl_pairs(n: int):

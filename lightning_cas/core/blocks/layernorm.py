@@ -27,14 +27,14 @@ class LayerNorm(Block):
     shift_invariant: ClassVar[bool] = True
     mean_free: ClassVar[bool] = True
 
-    def resolve(self, width: int) -> "Block":
-        block = replace(self, bias=self.affine) if self.bias is None else self
-        block = super(LayerNorm, block).resolve(width)
-        if block.bias and not block.affine:
+    def filled(self, width: int) -> "Block":
+        return replace(self, bias=self.affine) if self.bias is None else self
+
+    def check(self, width: int) -> None:
+        if self.bias and not self.affine:
             raise _KeyError("bias", "needs affine = true (PyTorch has no bias without elementwise_affine)")
         if width < 2:
             raise _KeyError("affine", "a LayerNorm needs at least two features (one feature normalizes to 0)")
-        return block
 
     @classmethod
     def defaults(cls) -> dict:

@@ -17,7 +17,10 @@ class Linear(Block):
     kind: ClassVar[str] = "linear"
     KEYS: ClassVar[tuple[Key, ...]] = (_OUT, _BIAS)
 
-    def matrices(self, width: int):
+    def output_width(self, width: int) -> int:
+        return self.out
+
+    def matrices(self, width: int) -> list[tuple[int, str, int, int]]:
         return [(0, "p", self.out, width)] + ([(0, "bp", self.out, 1)] if self.bias else [])
 
     def token_degrees(self, degrees):

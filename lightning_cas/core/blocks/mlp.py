@@ -3,14 +3,14 @@ its keys, weights, degrees, roles, group factors and forward rule."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
 
 from lightning_cas.core.blocks.base import (_BIAS, _OUT, _RESIDUAL, ACTIVATIONS, MAX_DEGREE, MAX_WIDTH, Block,
                                             GroupFactor, Key, _KeyError, _sums, degrees_affine, gl_pairs,
-                                            register)
+                                            register, resolved_out)
 from lightning_cas.core.blocks.tangents import (activate, affine, delta, forward_rule, join, left, ones_row, outer,
                                                 with_residual)
 
@@ -28,20 +28,28 @@ class MLP(Block):
     KEYS: ClassVar[tuple[Key, ...]] = (Key("hidden", "positive", MAX_WIDTH), Key("degree", "positive", MAX_DEGREE),
                                        _OUT, _RESIDUAL, _BIAS, Key("activation", "choice", choices=ACTIVATIONS))
 
-    def resolve(self, width: int) -> "Block":
-        block = super().resolve(width)
-        if block.activation != "power" and block.degree != 2:
+    def filled(self, width: int) -> "Block":
+        return replace(self, out=width) if self.out is None else self
+
+    def without_residual(self) -> "Block":
+        return replace(self, residual=False) if self.residual else self
+
+    def check(self, width: int) -> None:
+        if self.activation != "power" and self.degree != 2:
             raise _KeyError("degree", f"is the power of activation = \"power\"; with activation = "
-                                      f"\"{block.activation}\" leave it out")
-        return block
+                                      f"\"{self.activation}\" leave it out")
+
+    def output_width(self, width: int) -> int:
+        return self.out or width
 
     @property
     def polynomial(self) -> bool:
         return self.activation == "power"
 
-    def matrices(self, width: int):
-        bias = [(0, "bu", self.hidden, 1), (0, "bd", self.out, 1)] if self.bias else []
-        return [(0, "u", self.hidden, width), (0, "d", self.out, self.hidden)] + bias
+    def matrices(self, width: int) -> list[tuple[int, str, int, int]]:
+        e = self.output_width(width)
+        bias = [(0, "bu", self.hidden, 1), (0, "bd", e, 1)] if self.bias else []
+        return [(0, "u", self.hidden, width), (0, "d", e, self.hidden)] + bias
 
     def token_degrees(self, degrees):
         if not self.polynomial:
@@ -100,14 +108,15 @@ def _mlp(ar, block: MLP, heads, Y, dY, tangents, site=None):
         G, Dr = activate(ar, block.activation, H, site, bool(tangents))
     out = affine(ar, D, G, heads[0].get("bd"))
     dout, own = None, []
-    if tangents:
+    if tangents and Dr is not None:  # Dr is f'(U Y + b_u), there whenever tangents are asked for
         if dY is not None:
             dout = left(ar, D, ar.mul(Dr[..., None], left(ar, U, dY)))
         if tangents is True:
             DDr = ar.mul(D[None, :, :, None], Dr[:, None, :, :])
-            own = [outer(ar, DDr, Y), delta(ar, G, block.out)]
+            e = resolved_out(block.out)
+            own = [outer(ar, DDr, Y), delta(ar, G, e)]
             if block.bias:
                 n, t = Y.shape[0], Y.shape[2]
-                own += [outer(ar, DDr, ones_row(ar, n, t)), delta(ar, ones_row(ar, n, t), block.out)]
+                own += [outer(ar, DDr, ones_row(ar, n, t)), delta(ar, ones_row(ar, n, t), e)]
     out, dout = with_residual(ar, block, Y, dY, out, dout)
     return out, (join([dout] + own) if tangents else None)
