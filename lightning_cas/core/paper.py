@@ -11,17 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from lightning_cas.core.limits import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_WIDTH  # noqa: F401 (the one table)
 from lightning_cas.core.checks import as_int as _as_int
 from lightning_cas.core.checks import int_sequence
 from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
 
-# Limits that keep every method's memory finite; far above what any backend can finish.
-MAX_WIDTH = 256
-MAX_LAYERS = 8
-MAX_TOKENS = 64
-MAX_HEADS = 64
 
 
 @dataclass(frozen=True, init=False)

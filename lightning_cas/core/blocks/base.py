@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, fields
 from typing import ClassVar
 
+from lightning_cas.core.limits import (MAX_BLOCKS, MAX_DEGREE, MAX_HEADS, MAX_NETWORK_BYTES,  # noqa: F401 (the one table)
+                                       MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH)
 from lightning_cas.core.checks import integer_value
 
 NORMALIZATIONS = ("none", "softmax")
@@ -20,15 +22,6 @@ FUNCTIONS = ("relu", "gelu", "tanh")  # the non-polynomial activations (given we
 ACTIVATIONS = ("power",) + FUNCTIONS  # an mlp's: the power of `degree`, or one of the functions
 DEFAULT_EPS = 1e-5  # LayerNorm's, as PyTorch's
 
-# Limits that keep every method's memory finite (far above what a backend can finish) and every
-# derived number printable.
-MAX_WIDTH = 256
-MAX_BLOCKS = 32
-MAX_TOKENS = 64
-MAX_HEADS = 64
-MAX_DEGREE = 16  # of one mlp or power block
-MAX_NETWORK_DEGREE = 3 ** 8  # of the whole network in the tokens (eight attention layers)
-MAX_NETWORK_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
