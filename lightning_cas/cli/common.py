@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import errno
 import functools
 import os
@@ -204,25 +203,20 @@ def apply_options(fn, options):
     return fn
 
 
-# --heads, --arch and the transformer shorthand reach parse_architecture through a context variable,
-# so commands keep their signatures.
-_NETWORK: contextvars.ContextVar[dict | None] = contextvars.ContextVar("lightning_cas_network", default=None)
 HEADS_HELP = "Heads per layer H_1,...,H_L, e.g. 2,1 (default one head per layer)."
 SHORTHAND = ("d_model", "n_heads", "d_head", "n_layers", "d_mlp")
+NETWORK_KEYS = ("heads", "arch", "d_model", "n_heads", "d_head", "n_layers", "d_mlp", "causal", "residual")
 
 
 def network_options(fn):
-    """Add --heads, --arch FILE and the PyTorch-shaped shorthand to a command; parse_architecture reads them."""
+    """Add --heads, --arch FILE and the PyTorch-shaped shorthand to a command; they reach it as one argument,
+    ``network`` (a dict of what was given), which it hands to parse_architecture."""
     @functools.wraps(fn)
     def wrapper(*args, heads=None, arch_file=None, d_model=None, n_heads=None, d_head=None, n_layers=None,
                 d_mlp=None, causal=None, residual=None, **kwargs):
-        token = _NETWORK.set({"heads": heads, "arch": arch_file, "d_model": d_model, "n_heads": n_heads,
-                              "d_head": d_head, "n_layers": n_layers, "d_mlp": d_mlp, "causal": causal,
-                              "residual": residual})
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _NETWORK.reset(token)
+        given = {"heads": heads, "arch": arch_file, "d_model": d_model, "n_heads": n_heads, "d_head": d_head,
+                 "n_layers": n_layers, "d_mlp": d_mlp, "causal": causal, "residual": residual}
+        return fn(*args, network=given, **kwargs)
     options = [
         click.option("--heads", default=None, help=HEADS_HELP),
         click.option("--arch", "arch_file", default=None, metavar="FILE",
@@ -268,10 +262,10 @@ def method_options(fn):
     return apply_options(fn, options)
 
 
-def parse_architecture(widths, attention, tokens, normalization) -> Network:
+def parse_architecture(widths, attention, tokens, normalization, network: dict | None = None) -> Network:
     """The network a command names: --widths/--attention (the paper's network), --arch FILE or the
-    transformer shorthand; exactly one of the three."""
-    given = _NETWORK.get() or {}
+    transformer shorthand (``network``, from network_options); exactly one of the three."""
+    given = network or {}
     shorthand = {k: given.get(k) for k in SHORTHAND if given.get(k) is not None}
     flags = widths is not None or attention is not None or given.get("heads") is not None
     ways = [name for name, used in (("--widths/--attention", flags), ("--arch", given.get("arch") is not None),

@@ -76,12 +76,13 @@ def _emit(res, output: str) -> None:
               help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
                    "auto: implicit where elimination finishes, numerical beyond.")
 @clean_errors
-def degree_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, method):
+def degree_command(network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout,
+                   m2, quiet, method):
     """Degree of the neurovariety (its projectivization's), in coordinates of the coefficient span."""
     from lightning_cas.geometry.degrees import degree, plan_degree
 
     output = _output(as_json, output_format)
-    arch = parse_architecture(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization, network)
     plan_degree(arch, method)  # refusals before the progress line
     res = _run(f"running Macaulay2 (degree, {method})",
                lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2), timeout,
@@ -142,12 +143,13 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
 @click.option("--targets", default=None, metavar="PATH", help="With --inputs: targets; the real critical points "
               "of the squared loss on the function space.")
 @clean_errors
-def ed_command(widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, metric,
+def ed_command(network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2,
+               quiet, metric,
                inputs, method, repeats, boundary, readout, point, at, targets, layout):
     """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
     output = _output(as_json, output_format)
     metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout)
-    arch = parse_architecture(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization, network)
     from lightning_cas.geometry.degrees import refuse_softmax
 
     refuse_softmax(arch, "ed")  # before any work, the decision helpers' too

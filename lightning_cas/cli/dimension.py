@@ -27,12 +27,12 @@ from lightning_cas.cli.progress import progress_display, run_label
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
 @clean_errors
-def dim_command(widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet, at,
+def dim_command(network, widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet, at,
                 inputs, layout, exact, spectrum):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     from lightning_cas import api
 
-    arch = parse_architecture(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization, network)
     check_m2_format(output, arch, "dim")
     as_json = output == "json"
     if layout is not None and inputs is None:
@@ -70,11 +70,11 @@ def m2_text(result) -> str:
 @format_option
 @TIMEOUT_OPTION
 @clean_errors
-def predict_command(widths, attention, tokens, normalization, output, timeout):
+def predict_command(network, widths, attention, tokens, normalization, output, timeout):
     """Closed-form predictions from the theory, each with its regime."""
     from lightning_cas import api
 
-    arch = parse_architecture(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization, network)
     check_m2_format(output, arch, "predict")
     report = api.predict(arch, timeout=timeout)
     if output == "json":
@@ -92,12 +92,12 @@ def predict_command(widths, attention, tokens, normalization, output, timeout):
 @method_options
 @click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
 @clean_errors
-def verify_command(widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet,
+def verify_command(network, widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet,
                    compare):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
     from lightning_cas import api
 
-    arch = parse_architecture(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization, network)
     check_m2_format(output, arch, "verify")
     as_json = output == "json"
     with progress_display(run_label("verify", method), quiet=quiet or as_json):

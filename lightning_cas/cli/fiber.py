@@ -28,7 +28,8 @@ from lightning_cas.errors import InputError
 @M2_OPTION
 @QUIET_OPTION
 @clean_errors
-def fiber_command(widths, attention, tokens, normalization, output, at, save_point, method, seed, timeout, prime,
+def fiber_command(network, widths, attention, tokens, normalization, output, at, save_point, method, seed,
+                  timeout, prime,
                   m2, quiet):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     from lightning_cas.core.weights import random_point
@@ -36,7 +37,7 @@ def fiber_command(widths, attention, tokens, normalization, output, at, save_poi
     from lightning_cas.system import points
     from lightning_cas.system.points import load_point
 
-    arch = parse_architecture(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization, network)
     if arch.paper is None:
         if output == "latex":  # tangent ranks only: there is no ideal to write
             raise InputError("--format latex writes ideals, and the fiber of a network of blocks is computed by "

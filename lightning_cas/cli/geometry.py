@@ -61,9 +61,9 @@ def _no_ideals(output: str, what: str) -> None:
                          "text or json.")
 
 
-def _arch(widths, attention, tokens, verb: str, seed, timeout, m2) -> Network:
+def _arch(network, widths, attention, tokens, verb: str, seed, timeout, m2) -> Network:
     """The architecture, with the common options validated before any progress line is printed."""
-    arch = plain_architecture(parse_architecture(widths, attention, tokens, None),
+    arch = plain_architecture(parse_architecture(widths, attention, tokens, None, network),
                               "the geometry commands (implicit, singular, boundary, claims)")
     if arch.multihead:
         raise UnsupportedError("the geometry commands (implicit, singular, boundary, claims) study one head; "
@@ -88,10 +88,11 @@ def _run(command: str, message: str, fn, timeout: float | None, quiet: bool):
 @click.option("--no-ideal", is_flag=True, help="Skip elimination (use with --numerical-degree for large cases).")
 @COORDINATES_OPTION
 @clean_errors
-def implicit_command(widths, attention, tokens, output, seed, timeout, m2, quiet, one_coordinate, runs, no_ideal,
+def implicit_command(network, widths, attention, tokens, output, seed, timeout, m2, quiet, one_coordinate,
+                     runs, no_ideal,
                      all_coordinates):
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
-    arch = _arch(widths, attention, tokens, "implicit", seed, timeout, m2)
+    arch = _arch(network, widths, attention, tokens, "implicit", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
     from lightning_cas.geometry.implicit import implicit
     res = _run("implicit",
@@ -115,10 +116,10 @@ def implicit_command(widths, attention, tokens, output, seed, timeout, m2, quiet
                    "whole-ideal (also spelled jacobian): minors of the whole implicit ideal.")
 @COORDINATES_OPTION
 @clean_errors
-def singular_command(widths, attention, tokens, output, seed, timeout, m2, quiet, at, one_coordinate, method,
+def singular_command(network, widths, attention, tokens, output, seed, timeout, m2, quiet, at, one_coordinate, method,
                      all_coordinates):
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
-    arch = _arch(widths, attention, tokens, "singular_locus", seed, timeout, m2)
+    arch = _arch(network, widths, attention, tokens, "singular_locus", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
     from lightning_cas.geometry.pointwise import is_singular
     from lightning_cas.geometry.singular import singular_locus
@@ -149,10 +150,10 @@ def singular_command(widths, attention, tokens, output, seed, timeout, m2, quiet
               help="With --at: skip the Zariski closure of the boundary (the singular locus takes ~1 min for d=d'=2).")
 @COORDINATES_OPTION
 @clean_errors
-def boundary_command(widths, attention, tokens, output, seed, timeout, m2, quiet, at, verdict_only,
+def boundary_command(network, widths, attention, tokens, output, seed, timeout, m2, quiet, at, verdict_only,
                      all_coordinates):
     """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
-    arch = _arch(widths, attention, tokens, "boundary", seed, timeout, m2)
+    arch = _arch(network, widths, attention, tokens, "boundary", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
     from lightning_cas.geometry.boundary import boundary
     from lightning_cas.system.points import load_point
@@ -173,10 +174,10 @@ def boundary_command(widths, attention, tokens, output, seed, timeout, m2, quiet
 @_geometry_options
 @click.option("--pointwise-only", is_flag=True, help="Skip the whole singular locus / critical image (fast).")
 @clean_errors
-def claims_command(widths, attention, tokens, as_json, seed, timeout, m2, quiet, pointwise_only):
+def claims_command(network, widths, attention, tokens, as_json, seed, timeout, m2, quiet, pointwise_only):
     """Check the claims of docs/mathematics.md §5 (singular and boundary points) for one small architecture;
     exit 3 on a disagreement."""
-    arch = _arch(widths, attention, tokens, "check_claims", seed, timeout, m2)
+    arch = _arch(network, widths, attention, tokens, "check_claims", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
     from lightning_cas.geometry import claims
     res = _run("claims", "running Macaulay2 (singular locus, critical image, strata)",

@@ -21,11 +21,12 @@ from lightning_cas.cli.progress import progress_display
 @M2_OPTION
 @QUIET_OPTION
 @clean_errors
-def llc_command(widths, attention, tokens, normalization, as_json, at, no_fiber, lct, seed, timeout, m2, quiet):
+def llc_command(network, widths, attention, tokens, normalization, as_json, at, no_fiber, lct, seed, timeout,
+                m2, quiet):
     """The local learning coefficient λ at w* (singular learning theory): exact, or a proved bracket."""
     from lightning_cas.geometry.learning import learning_coefficient
 
-    arch = parse_architecture(widths, attention, tokens, normalization)
+    arch = parse_architecture(widths, attention, tokens, normalization, network)
     point = None
     if at is not None:
         from lightning_cas.system.points import load_weights

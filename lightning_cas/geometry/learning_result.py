@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -11,7 +12,12 @@ from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import rational_text
 from lightning_cas.core.results import JsonResult, Provenance, Record, optional
 
-SIDES = ("lower", "upper", "equal")
+class Side(enum.StrEnum):
+    """Which side of λ a bound is on; an equality decides it."""
+
+    LOWER = "lower"
+    UPPER = "upper"
+    EQUAL = "equal"
 
 
 def _text(q: Fraction) -> str:
@@ -23,26 +29,20 @@ class LearningBound(Record):
     """One proved bound on λ: its side, its exact value ("p/q"), its reason, and the pole's order when an
     equality knows it."""
 
-    side: str
-    value: str
+    side: Side
+    value: str  # "p/q"
     reason: str
     multiplicity: int | None = None
 
-    def __post_init__(self):
-        if self.side not in SIDES:
-            raise ValueError(f"a bound's side is one of {SIDES}, got {self.side!r}")
-        if rational_text(self.value) is None:
-            raise ValueError(f"a bound's value is an exact rational \"p/q\", got {self.value!r}")
-        Record.__post_init__(self)
-
     @classmethod
     def of(cls, side: str, bound: Bound, multiplicity: int | None = None) -> "LearningBound":
-        return cls(side, _text(bound.value), bound.reason, multiplicity)
+        return cls(Side(side), _text(bound.value), bound.reason, multiplicity)
 
     @property
     def rational(self) -> Fraction:
         value = rational_text(self.value)
-        assert value is not None  # checked when made
+        if value is None:
+            raise ValueError(f"a bound's value is an exact rational \"p/q\", got {self.value!r}")
         return value
 
 
@@ -72,7 +72,7 @@ class LearningCoefficientResult(Provenance, JsonResult):
                     **fields) -> "LearningCoefficientResult":
         """The tightest bracket of ``bounds`` (and n/2); a lower bound above an upper one is a bug, never shown."""
         top = LearningBound.of("upper", Bound(Fraction(parameters, 2), f"n/2 = {parameters}/2: the number of weights"))
-        lowers = [b for b in bounds if b.side in ("lower", "equal")] or [LearningBound("lower", "0", "λ >= 0")]
+        lowers = [b for b in bounds if b.side in ("lower", "equal")] or [LearningBound(Side.LOWER, "0", "λ >= 0")]
         uppers = [b for b in bounds if b.side in ("upper", "equal")] + [top]
         # ties go to an equality (it names the theorem that decides λ), then to the first found
         low = max(lowers, key=lambda b: (b.rational, b.side == "equal"))

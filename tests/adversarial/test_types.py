@@ -52,7 +52,7 @@ BASE = {"dim": ["--widths", "2,2", "--attention", "1"], "predict": ["--widths", 
         "boundary": ["--widths", "2,1", "--attention", "1"], "claims": ["--widths", "2,1", "--attention", "1"],
         "sweep": ["examples/sweep.toml", "--list"], "report": ["."], "notebook": ["."],
         "degree": ["--widths", "2,1", "--attention", "1"], "ed": ["--widths", "2,1", "--attention", "1"],
-        "degrees": ["--out", "never-written"]}
+        "degrees": ["--out", "never-written"], "llc": ["--widths", "2,1", "--attention", "1"]}
 
 
 def test_no_command_uses_clicks_own_number_types():
@@ -214,6 +214,7 @@ POINT_VERBS = {  # every public verb that takes a weight point, called so that o
     "fiber": lambda p: lightning_cas.fiber(A22, p, method="modp"),
     "boundary": lambda p: lightning_cas.boundary(A22, p, closure=False, m2=NO_M2),
     "is_singular": lambda p: lightning_cas.is_singular(A22, p, m2=NO_M2),
+    "learning_coefficient": lambda p: lightning_cas.learning_coefficient(A22, p, m2=NO_M2),
 }
 INPUT_VERBS = {  # every public verb that takes inputs
     "dimension": lambda x: lightning_cas.dimension(A22, inputs=x, layout="features-tokens"),
