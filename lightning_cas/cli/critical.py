@@ -9,7 +9,7 @@ import click
 from lightning_cas.cli.common import (echo, M2_OPTION, Number, SEED_OPTION, TIMEOUT_OPTION, apply_options, clean_errors,
                                       network_options, parse_architecture)
 from lightning_cas.core.architecture import NORMALIZATIONS
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.errors import InputError
 
 OUTPUTS = ("text", "json", "m2")

@@ -28,7 +28,9 @@ from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.api import load_result, result_class
 from lightning_cas.core.network import MLP, Attention, Linear, Network
-from lightning_cas.core.results import CERTAINTIES, Cause, Explained, JsonResult, Provenance, RankCertificate, Record
+from lightning_cas.results.contract import CERTAINTIES, JsonResult, Provenance, Record
+from lightning_cas.core.splits import Cause, Explained
+from lightning_cas.results.dimension import RankCertificate
 from tests.support import examples
 
 A211 = Architecture((2, 1), (1,), 2)
@@ -307,7 +309,7 @@ def test_boundary_result_survives_a_round_trip_and_load_result(m2, tmp_path):
 
 def test_from_dict_checks_kind_and_refuses_unknown_keys():
     from lightning_cas import dimension
-    from lightning_cas.core.results import DimensionResult
+    from lightning_cas.results.dimension import DimensionResult
     from lightning_cas.core.verdict import VerifyResult
 
     data = dimension(A211).to_dict()
@@ -425,7 +427,7 @@ def record_strategy(cls, depth=0):
     import dataclasses
     import typing
 
-    from lightning_cas.core.results import DimensionResult
+    from lightning_cas.results.dimension import DimensionResult
 
     hints = typing.get_type_hints(cls)
     if cls is DimensionResult:  # its numbers are checked against each other: draw them together

@@ -12,7 +12,8 @@ from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.defects import explain
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
-from lightning_cas.core.results import Cause, DimensionResult, Explained
+from lightning_cas.core.splits import Cause, Explained
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.verdict import VerifyResult
 from lightning_cas.errors import InputError, ResultError
 from lightning_cas.system.networks import load_network

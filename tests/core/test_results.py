@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from lightning_cas import Architecture, dimension
 from lightning_cas.api import load_result
 from lightning_cas.cli import main
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.verdict import VerifyResult
 from lightning_cas.errors import InputError, M2ParseError, ResultError
 

@@ -18,7 +18,7 @@ from lightning_cas import api
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Network
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.symmetry import random_weights
 from lightning_cas.system.points import WeightPoint
 
