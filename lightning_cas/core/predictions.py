@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lightning_cas.core.data import Data
+
 
 def rho(a: int, d: int) -> int:
     """Dimension of d x d matrices of rank <= a: a(2d - a) if a < d, else d^2.
@@ -20,7 +22,7 @@ def rho(a: int, d: int) -> int:
 
 
 @dataclass(frozen=True)
-class Prediction:
+class Prediction(Data):
     """One predicted quantity: a value, or None with the reason no closed form applies."""
 
     quantity: str

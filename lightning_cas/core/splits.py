@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lightning_cas.core.data import Data
 from lightning_cas.errors import ResultError
 
 
 @dataclass(frozen=True)
-class Cause:
+class Cause(Data):
     """Kernel directions of one mechanism in one block (None: the whole network) and how many."""
 
     block: int | None
@@ -22,7 +23,7 @@ class Cause:
 
 
 @dataclass(frozen=True)
-class Explained:
+class Explained(Data):
     """parameters - dimension = named_group + sum of the causes' counts + unexplained (core.defects)."""
 
     named_group: int  # the named group's orbit (rank of its tangents at the point)
@@ -32,8 +33,7 @@ class Explained:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "causes", tuple(self.causes))
-        object.__setattr__(self, "notes", tuple(self.notes))
+        Data.__post_init__(self)
         if self.unexplained < 0 or self.named_group < 0 or any(c.count <= 0 for c in self.causes):
             raise ResultError(f"a defect split with negative or empty parts: named {self.named_group}, "
                               f"unexplained {self.unexplained}")

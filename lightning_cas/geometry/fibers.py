@@ -33,7 +33,7 @@ from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noq
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point, unflat
 from lightning_cas.core.names import parse_polynomial, polynomial_text
-from lightning_cas.results.contract import freeze
+from lightning_cas.core.data import freeze
 from lightning_cas.results.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
                                           VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS, FiberComponent,
                                           FiberResult)

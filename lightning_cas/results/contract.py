@@ -24,6 +24,7 @@ import types
 import typing
 from dataclasses import dataclass, field, fields
 
+from lightning_cas.core.data import Data, freeze
 from lightning_cas.core.numbers import allow_long_integers
 from lightning_cas.errors import InputError, ResultError
 from lightning_cas.results.display import html_document, markdown_document, printable
@@ -37,24 +38,16 @@ def _version() -> str:
     return __version__
 
 
-def freeze(value):
-    """Lists (from JSON or from a caller) as tuples, recursively, so results compare after a round trip."""
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
-    if isinstance(value, dict):
-        return {k: freeze(v) for k, v in value.items()}
-    return value
-
-
-def _thaw(value):
+def encode(value):
+    """``value`` in its JSON form: tuples as lists, records and core's plain data as objects."""
     if isinstance(value, (tuple, list)):
-        return [_thaw(v) for v in value]
+        return [encode(v) for v in value]
     if isinstance(value, dict):
-        return {k: _thaw(v) for k, v in value.items()}
+        return {k: encode(v) for k, v in value.items()}
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):  # plain data of core
-        return {f.name: _thaw(getattr(value, f.name)) for f in fields(value)}
+        return {f.name: encode(getattr(value, f.name)) for f in fields(value)}
     return value
 
 
@@ -119,19 +112,13 @@ def optional(default=None):
     return field(default=default, metadata={OPTIONAL: True})
 
 
-class Record:
+class Record(Data):
     """Mixin for typed nested records (frozen dataclasses): strict, lossless ``to_dict``/``from_dict``.
     Fields are attributes (``record.name``); a record is not a dict."""
 
-    def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, (list, tuple, dict)):
-                object.__setattr__(self, f.name, freeze(value))
-
     def to_dict(self) -> dict:
         # a field marked optional is written only when set, so results that never set it keep their JSON
-        return {f.name: _thaw(getattr(self, f.name)) for f in fields(self)
+        return {f.name: encode(getattr(self, f.name)) for f in fields(self)
                 if not (f.metadata.get(OPTIONAL) and getattr(self, f.name) == f.default)}
 
     def html_fields(self) -> list[tuple[str, object]]:

@@ -310,7 +310,7 @@ def test_boundary_result_survives_a_round_trip_and_load_result(m2, tmp_path):
 def test_from_dict_checks_kind_and_refuses_unknown_keys():
     from lightning_cas import dimension
     from lightning_cas.results.dimension import DimensionResult
-    from lightning_cas.core.verdict import VerifyResult
+    from lightning_cas.results.verify import VerifyResult
 
     data = dimension(A211).to_dict()
     with pytest.raises(InputError, match="kind"):
@@ -337,9 +337,9 @@ def test_load_result_refuses_what_is_not_a_result(tmp_path):
 
 
 def _all_result_classes():
-    from lightning_cas.api import RESULT_MODULES
+    from lightning_cas.results import result_kinds
 
-    return [result_class(kind) for kind in sorted(RESULT_MODULES)]
+    return [result_class(kind) for kind in sorted(result_kinds())]
 
 
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8),
@@ -355,6 +355,7 @@ networks = st.builds(lambda d, a, c, h: Network(d, 2, (Attention(a, causal=c), M
 
 def strategy_for(tp, depth=0):
     """A hypothesis strategy for any value of the annotation ``tp`` as the result classes use them."""
+    import dataclasses
     import types
     import typing
 
@@ -375,7 +376,7 @@ def strategy_for(tp, depth=0):
         return splits()
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(list(tp))
-    if isinstance(tp, type) and issubclass(tp, Record):
+    if isinstance(tp, type) and (issubclass(tp, Record) or dataclasses.is_dataclass(tp)):  # or core's plain data
         if hasattr(tp, "kinds") and tp not in tp.kinds():  # an abstract record (a certificate): a concrete one
             return st.one_of([record_strategy(c, depth + 1) for c in tp.kinds()])
         return record_strategy(tp, depth + 1)

@@ -3,7 +3,7 @@ scheme still load (schema 1 -> 2), certificates are typed with predicates, enume
 StrEnums with the strings JSON always carried, and results show themselves in Jupyter (HTML with
 provenance, escaped; LaTeX for ideals; sympy generators).
 
-tests/geometry/data/legacy/ holds results written by the code before this form (commit 5eb77b6).
+tests/results/data/legacy/ holds results written by the code before this form (commit 5eb77b6).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from lightning_cas.core.names import parse_polynomial
 from lightning_cas.errors import InputError
 from lightning_cas.results.certificates import (BranchCertificate, Certificate, ConeCertificate,
                                                 SubmersionCertificate, WitnessCurveCertificate)
-from lightning_cas.geometry.claims import ClaimVerdict
-from lightning_cas.geometry.fibers import FiberResult
+from lightning_cas.results.claims import ClaimVerdict
+from lightning_cas.results.fibers import FiberResult
 from lightning_cas.geometry.formats import latex_document, m2_script
 from lightning_cas.results.boundary import BoundaryResult
 from lightning_cas.results.implicit import ImplicitResult

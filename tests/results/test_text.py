@@ -22,7 +22,7 @@ from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.symmetry import random_weights
 from lightning_cas.system.points import WeightPoint
 
-LEGACY = Path(__file__).resolve().parents[1] / "geometry" / "data" / "legacy"
+LEGACY = Path(__file__).resolve().parent / "data" / "legacy"
 _TIME = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)? s\b")
 
 
@@ -67,10 +67,10 @@ def test_str_of_the_json_result_is_the_cli_text(network_file, verb, args):
 
 
 def _from_json(text: str):
-    from lightning_cas.api import RESULT_MODULES, result_class
+    from lightning_cas.results import result_class, result_kinds
 
     kind = json.loads(text)["kind"]
-    assert kind in RESULT_MODULES
+    assert kind in result_kinds()
     return result_class(kind).from_json(text)
 
 
