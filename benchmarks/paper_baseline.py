@@ -25,7 +25,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.forward import split
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 
 PAPER_SAMPLES = 250  # N Gaussian token matrices, as the paper's protocol
 PAPER_TRIALS = 5  # the paper's script takes the largest rank over 5 fresh models and inputs

@@ -7,7 +7,6 @@ and bounds the whole call by ``timeout`` (``lightning_cas.system.deadline``).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 from typing import TYPE_CHECKING
 
@@ -15,13 +14,15 @@ from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimensi
 from lightning_cas.system.files import check_path
 from lightning_cas.core.network import Network
 from lightning_cas.system.files import read_json
-from lightning_cas.core.results import DimensionResult, JsonResult
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, concrete_method, resolve, weight_numerator
+from lightning_cas.results import result_class
+from lightning_cas.results.contract import JsonResult
+from lightning_cas.results.dimension import DimensionResult
 
 if TYPE_CHECKING:
-    from lightning_cas.core.theory import TheoryReport
-    from lightning_cas.core.verdict import VerifyResult
+    from lightning_cas.results.theory import TheoryReport
+    from lightning_cas.results.verify import VerifyResult
 
 # The theory (closed forms, orbit ranks), the verdict and the defect split load only for the verbs that
 # use them: a `dim` call is a rank and its printout (a sweep of `dim` calls pays each import every call).
@@ -158,12 +159,12 @@ def _compute_dimension(arch: Network, opts, deadline) -> DimensionResult:
 def predict(arch: Network, *, timeout: float | None = None) -> TheoryReport:
     """Closed-form predictions with their regimes, and the proved bounds (orbit ranks mod p: no dimension is
     computed); ``timeout`` bounds the call."""
-    from lightning_cas.core.theory import predict as _predict
+    from lightning_cas.results.theory import theory_report
 
     opts = resolve("predict", arch, timeout=timeout)
     _check_theory_memory(arch)
     with opts.deadline():
-        return _predict(arch)
+        return theory_report(arch)
 
 
 def _check_theory_memory(arch) -> None:
@@ -190,8 +191,9 @@ def verify(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float
     ``compare=True`` also computes the other normalization (lightning exactly mod p, softmax
     numerically) and explains where the two differ beyond the scaling terms (e.g. token collapse).
     """
-    from lightning_cas.core.theory import predict as _predict
-    from lightning_cas.core.verdict import VerifyResult, describe, judge
+    from lightning_cas.core.verdict import judge
+    from lightning_cas.results.theory import theory_report
+    from lightning_cas.results.verify import VerifyResult, verdict_sentence
 
     opts = resolve("verify", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
     if not isinstance(compare, bool):
@@ -204,10 +206,10 @@ def verify(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float
             comparison = compare_normalizations(arch, seed=opts.seed)
             comparison.pop("results", None)  # the full results are recomputable; keep the summary
             details["normalizations"] = comparison
-        pred = _predict(arch).dimension  # the orbit ranks of the bounds count against the limit too
+        pred = theory_report(arch).dimension  # the orbit ranks of the bounds count against the limit too
     judgement = judge(pred, computed.dimension)
     verdict = judgement.verdict
-    message = describe(pred, judgement, f"{computed.method}, {computed.certainty}")
+    message = verdict_sentence(pred, judgement, f"{computed.method}, {computed.certainty}")
     if not computed.consistent:
         message += "; WARNING: " + "; ".join(computed.notes)
     if compare:
@@ -226,18 +228,12 @@ def verify(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float
 
 
 def _against_theory(name: str, pred, computed: int, with_status: bool = False) -> str | None:
-    """How a computed dimension stands against its prediction (the one verdict); None when they agree."""
-    from lightning_cas.core.verdict import Verdict, judge
+    """How a computed dimension stands against its prediction (the one verdict, in its one sentence); None
+    when they agree."""
+    from lightning_cas.core.verdict import judge
+    from lightning_cas.results.verify import verdict_sentence
 
-    verdict = judge(pred, computed).verdict
-    if verdict is Verdict.NO_PREDICTION:
-        return f"{name} has no closed form here ({pred.reason})"
-    if verdict is Verdict.DEFECT:
-        return f"{name} is defective: computed {computed}, below the expected {pred.value} (an upper bound)"
-    if verdict is Verdict.DISAGREE:
-        return (f"{name} DISAGREES with theory: computed {computed}, predicted {pred.value}"
-                + (f" ({pred.status})" if with_status else ""))
-    return None
+    return verdict_sentence(pred, judge(pred, computed), subject=name, with_status=with_status)
 
 
 def compare_normalizations(arch: Network, seed: int = 0) -> dict:
@@ -294,27 +290,7 @@ def compare_normalizations(arch: Network, seed: int = 0) -> dict:
 
 
 # ---------------------------------------------------------------- reading any result back
-
-# kind -> module defining it (imported on demand, so reading a dimension result needs no sympy)
-RESULT_MODULES = {
-    "DimensionResult": "lightning_cas.core.results", "VerifyResult": "lightning_cas.core.verdict",
-    "TheoryReport": "lightning_cas.core.theory",
-    "FiberResult": "lightning_cas.geometry.fibers", "NetworkFiberResult": "lightning_cas.geometry.network_fibers",
-    "ImplicitResult": "lightning_cas.geometry.records", "SingularLocusResult": "lightning_cas.geometry.records",
-    "PointSingularityResult": "lightning_cas.geometry.records",
-    "BoundaryResult": "lightning_cas.geometry.records", "ClaimsResult": "lightning_cas.geometry.claims",
-    "DegreeResult": "lightning_cas.geometry.degree_records", "EDDegreeResult": "lightning_cas.geometry.degree_records",
-    "DecisionBoundaryResult": "lightning_cas.geometry.critical_records",
-    "TrainingResult": "lightning_cas.geometry.critical_records",
-    "LearningCoefficientResult": "lightning_cas.geometry.learning_result",
-}
-
-
-def result_class(kind) -> type:
-    if not isinstance(kind, str) or kind not in RESULT_MODULES:
-        raise InputError(f"unknown result kind {kind!r}; expected one of {', '.join(sorted(RESULT_MODULES))}.")
-    return getattr(importlib.import_module(RESULT_MODULES[kind]), kind)
-
+# (the kind a file names is looked up in the registry the result modules fill: lightning_cas.results)
 
 def result_from_dict(data) -> JsonResult:
     """Any result from its ``to_dict`` form, as the class its ``kind`` names."""

@@ -30,7 +30,7 @@ from lightning_cas.core.forward import Kink, jacobian
 from lightning_cas.core.kernel_proof import ball_images, candidates
 from lightning_cas.core.kernel_proof import bound as kernel_bound
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
+from lightning_cas.results.dimension import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
 from lightning_cas.core.spectra import block_shares, certified_bands, gram_minor_positive, largest_lower, \
     pivoted_cholesky
 from lightning_cas.errors import InputError, TimeLimitError

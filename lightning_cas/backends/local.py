@@ -38,8 +38,7 @@ from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Network
 from lightning_cas.system.points import InputData, WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME, faithful_primes, reduces
-from lightning_cas.core.results import DimensionResult
-from lightning_cas.core.text import spectrum_bands  # noqa: F401 (the float bands, beside the spectrum)
+from lightning_cas.results.dimension import DimensionResult, spectrum_bands  # noqa: F401 (the float bands, beside the spectrum)
 from lightning_cas.errors import InputError, TimeLimitError, TooLargeError
 
 EXACT_RANGE = 10 ** 6  # random integer inputs of the QQ path: the failure bound falls with the range

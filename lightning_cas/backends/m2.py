@@ -17,7 +17,7 @@ from lightning_cas.errors import M2ParseError
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import check_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_str
-from lightning_cas.core.results import DimensionResult, ImplicitSummary
+from lightning_cas.results.dimension import DimensionResult, ImplicitSummary
 from lightning_cas.core.primes import check_prime
 
 M2_PRIME = 2_147_483_629  # a prime below 2^31, distinct from the modp backend's first prime

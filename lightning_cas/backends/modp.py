@@ -39,7 +39,7 @@ from lightning_cas.core.forward import jacobian
 from lightning_cas.core.gfp import MODULUS_LIMIT
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import DEFAULT_PRIME, check_prime, next_prime, second_primes
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.options import MAX_FAILURE_BOUND
 

@@ -26,7 +26,7 @@ from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.softmax import WEIGHT_SCALES, jacobian_arb, random_point, singular_values_high_precision
 from lightning_cas.core.softmax import jacobian as softmax_jacobian
 from lightning_cas.errors import InputError, TooLargeError

@@ -35,7 +35,7 @@ from lightning_cas.core.arithmetic import ModP, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import Kink, forward, jacobian
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import DimensionResult, RankCertificate
+from lightning_cas.results.dimension import DimensionResult, RankCertificate
 from lightning_cas.errors import InputError
 from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint

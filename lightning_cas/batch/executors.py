@@ -22,12 +22,13 @@ from dataclasses import replace
 
 from lightning_cas import api
 from lightning_cas.batch.spec import Job
-from lightning_cas.batch.records import Agreement, JobResult, Status, check_numbers, failed, judged
+from lightning_cas.batch.records import JobResult, Status, check_numbers, failed, judged
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.system.files import read_text
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
+from lightning_cas.core.verdict import Verdict
 
 
 def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
@@ -58,7 +59,7 @@ def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
             text = read_text(script, "script", max_bytes=MAX_SCRIPT_BYTES)
         except InputError:
             text = None
-    rec = JobResult(job.label, job, Status(status), message, result, None, "", Agreement.NOT_COMPUTED, elapsed,
+    rec = JobResult(job.label, job, Status(status), message, result, None, "", Verdict.NOT_COMPUTED, elapsed,
                     socket.gethostname(), script, text)
     return judged(rec) if judge else rec
 

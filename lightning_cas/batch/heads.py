@@ -18,7 +18,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.batch.records import Origin
 from lightning_cas.batch.report import load_results, pyplot
 from lightning_cas.batch.tables import to_csv
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.system.files import write_file
 from lightning_cas.core.multihead import one_head_bound, refined_bound, span_dimension
 from lightning_cas.core.predictions import Prediction

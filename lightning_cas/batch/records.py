@@ -6,9 +6,10 @@ or a file in a results directory someone may have edited), so:
 * its numbers are checked where they enter (:func:`check_numbers`): a dimension between 0 and
   min(parameters, ambient dimension), the parameter and ambient counts of the job's own
   architecture, a failure bound in [0, 1);
-* what it says about the theory (``predicted``, ``prediction_status``, ``agreement``) is never
-  believed: :func:`judged` recomputes it with :func:`lightning_cas.core.verdict.judge`, and every
-  reader (sweep, report, notebook) calls it.
+* what it says about the theory (``predicted``, ``prediction_status``, ``agreement``: a
+  ``core.verdict.Verdict``, *not computed* without a dimension) is never believed: :func:`judged`
+  recomputes it with :func:`lightning_cas.core.verdict.judge`, and every reader (sweep, report,
+  notebook) calls it.
 
 Versions: 2 carried a plain sha256 (it proves nothing), 3 an HMAC under the user's key, with the
 implicit ideal's degree and spans as free-text notes; 4 (this one) has those numbers as the typed
@@ -27,7 +28,8 @@ from dataclasses import dataclass, replace
 from lightning_cas import api
 from lightning_cas.batch.spec import Job
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import DimensionResult, ImplicitSummary, JsonResult, Record, check_dimension_numbers
+from lightning_cas.results.dimension import DimensionResult, ImplicitSummary, check_dimension_numbers
+from lightning_cas.results.contract import JsonResult, Record
 from lightning_cas.core.verdict import Verdict, judge
 from lightning_cas.errors import InputError, ResultError
 
@@ -41,13 +43,6 @@ class Status(enum.StrEnum):
     OK = "ok"
     TIMEOUT = "timeout"
     ERROR = "error"
-
-
-# The verdict on a job's dimension: every value of core.verdict.Verdict (derived, so the two cannot
-# drift apart), and one more for a job that computed no dimension.
-Agreement = enum.StrEnum("Agreement", [(v.name, v.value) for v in Verdict] + [("NOT_COMPUTED", "not computed")],
-                         module=__name__)
-Agreement.__doc__ = "The verdict on a job's dimension (the values of ``core.verdict.Verdict``), or none."
 
 
 class Origin(enum.StrEnum):
@@ -83,7 +78,7 @@ class JobResult(JsonResult):
     result: DimensionResult | None
     predicted: int | None
     prediction_status: str
-    agreement: Agreement
+    agreement: Verdict
     elapsed_s: float
     host: str
     script: str | None = None  # the M2 script (path in the results dir once stored)
@@ -94,7 +89,7 @@ class JobResult(JsonResult):
     recheck: Recheck | None = None
 
     def __post_init__(self):
-        for name, kind in (("status", Status), ("agreement", Agreement)):
+        for name, kind in (("status", Status), ("agreement", Verdict)):
             value = getattr(self, name)
             try:
                 object.__setattr__(self, name, kind(value))
@@ -121,7 +116,7 @@ class JobResult(JsonResult):
 def failed(job: Job, status: Status, message: str, host: str, elapsed_s: float = 0.0,
            script: str | None = None, script_text: str | None = None) -> JobResult:
     """The record of a job that produced no dimension."""
-    return judged(JobResult(job.label, job, status, message, None, None, "", Agreement.NOT_COMPUTED, elapsed_s,
+    return judged(JobResult(job.label, job, status, message, None, None, "", Verdict.NOT_COMPUTED, elapsed_s,
                             host, script, script_text))
 
 
@@ -160,9 +155,9 @@ def judged(rec: JobResult) -> JobResult:
     """``rec`` with its prediction and verdict recomputed here (whatever it said before)."""
     pred = _prediction(rec.architecture)
     if rec.result is None:
-        agreement = Agreement.NOT_COMPUTED
+        agreement = Verdict.NOT_COMPUTED
     else:
-        agreement = Agreement(str(judge(pred, rec.result.dimension).verdict))
+        agreement = judge(pred, rec.result.dimension).verdict
     return replace(rec, predicted=pred.value, prediction_status=pred.status, agreement=agreement)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from lightning_cas.batch.records import JobResult, Origin, Status
 from lightning_cas.batch.store import RecordCheck, ResultStore
 from lightning_cas.batch.tables import job_row
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.errors import InputError
 
 PLOT_FORMATS = (".png", ".pdf", ".svg")

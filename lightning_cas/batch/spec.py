@@ -19,7 +19,7 @@ from lightning_cas.core.checks import check_seed, check_timeout
 from lightning_cas.system.files import parse_toml, read_text
 from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import integer_text
-from lightning_cas.core.results import Record
+from lightning_cas.results.contract import Record
 from lightning_cas.errors import InputError
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")

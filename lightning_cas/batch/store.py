@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from lightning_cas.batch.locks import Locks
 from lightning_cas.batch.records import JobResult, Origin, record_from_dict
 from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME, job_row, to_csv
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.system.files import atomic_write_text, parse_json, private_dir, read_bytes
 from lightning_cas.errors import InputError, LightningError
 

@@ -19,13 +19,14 @@ from typing import Callable, Iterable
 from lightning_cas.batch.executors import DaskExecutor, LocalExecutor, admit, make_executor, run_job
 from lightning_cas.batch.locks import LOCK_REFRESH_S
 from lightning_cas.batch.makerules import make_rules
-from lightning_cas.batch.records import RECORD_VERSION, STATUSES, Agreement, JobResult, Recheck, Origin, Status, failed
+from lightning_cas.batch.records import RECORD_VERSION, STATUSES, JobResult, Recheck, Origin, Status, failed
 from lightning_cas.batch.spec import METHODS, M2_METHODS, SPEC_KEYS, TOP_KEYS, Job, Sweep, load_spec, parse_spec
 from lightning_cas.batch.store import ResultStore, load_record, record_checksum, verify_record
 from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME
 from lightning_cas.core.checks import string_sequence
+from lightning_cas.core.verdict import Verdict
 from lightning_cas.errors import InputError
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.options import resolve
 
 __all__ = ["CSV_COLUMNS", "CSV_NAME", "JSONL_NAME", "DaskExecutor", "Job", "JobResult", "LocalExecutor",
@@ -69,8 +70,8 @@ class SweepSummary:
 
     def count(self, rec: JobResult) -> None:
         setattr(self, rec.status, getattr(self, rec.status) + 1)
-        name = {Agreement.AGREE: "agree", Agreement.DISAGREE: "disagree", Agreement.DEFECT: "defect",
-                Agreement.NO_PREDICTION: "no_prediction"}.get(rec.agreement)
+        name = {Verdict.AGREE: "agree", Verdict.DISAGREE: "disagree", Verdict.DEFECT: "defect",
+                Verdict.NO_PREDICTION: "no_prediction"}.get(rec.agreement)
         if name:
             setattr(self, name, getattr(self, name) + 1)
 

@@ -11,7 +11,7 @@ import csv
 import io
 
 from lightning_cas.batch.records import JobResult, Origin
-from lightning_cas.core.display import escape
+from lightning_cas.results.display import escape
 
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
 CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",

@@ -15,7 +15,7 @@ import click
 from lightning_cas.batch.spec import MAX_JOBS_CEILING
 from lightning_cas.cli.common import M2_OPTION, Number, clean_errors, echo
 from lightning_cas.cli.progress import progress_display
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.system.files import write_file
 from lightning_cas.errors import InputError
 

@@ -12,7 +12,7 @@ import click
 from lightning_cas.core.paper import NORMALIZATIONS
 from lightning_cas.core.checks import as_int, check_timeout, integer_value, parse_int_list, real_value
 from lightning_cas.system.deadline import exit_on_terminate, shielded, time_limit
-from lightning_cas.core.display import escape, printable
+from lightning_cas.results.display import escape, printable
 from lightning_cas.core.methods import DIMENSION_METHODS
 from lightning_cas.core.network import Network
 from lightning_cas.system.networks import load_network

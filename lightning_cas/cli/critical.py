@@ -9,7 +9,7 @@ import click
 from lightning_cas.cli.common import (M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
                                       clean_errors, echo, network_options, parse_architecture)
 from lightning_cas.core.paper import NORMALIZATIONS
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.errors import InputError
 
 OUTPUTS = ("text", "json", "m2")

@@ -51,7 +51,7 @@ def dim_command(network, widths, attention, tokens, normalization, output, metho
     elif output == "m2":
         echo(m2_text(result), nl=False)
     else:
-        from lightning_cas.core.text import dimension_text
+        from lightning_cas.results.dimension import dimension_text
 
         echo(dimension_text(result, spectrum=spectrum))
     if not result.consistent:

@@ -102,7 +102,7 @@ def implicit_command(network, widths, attention, tokens, output, seed, timeout, 
                quiet or output != "text")
     if _emit(res, output):
         return
-    from lightning_cas.geometry.text import implicit_text
+    from lightning_cas.results.implicit import implicit_text
 
     echo(implicit_text(res, coordinates=all_coordinates))
 
@@ -137,7 +137,7 @@ def singular_command(network, widths, attention, tokens, output, seed, timeout, 
                lambda: singular_locus(arch, one_coordinate=one_coordinate, seed=seed, timeout=timeout, m2=m2,
                                       method=method), timeout, quiet or output != "text")
     if not _emit(res, output):
-        from lightning_cas.geometry.text import singular_text
+        from lightning_cas.results.singular import singular_text
 
         echo(singular_text(res, coordinates=all_coordinates))
 
@@ -165,7 +165,7 @@ def boundary_command(network, widths, attention, tokens, output, seed, timeout, 
                lambda: boundary(arch, point, seed=seed, timeout=timeout, m2=m2, closure=not verdict_only), timeout,
                quiet or output != "text")
     if not _emit(res, output):
-        from lightning_cas.geometry.text import boundary_text
+        from lightning_cas.results.boundary import boundary_text
 
         echo(boundary_text(res, coordinates=all_coordinates))
 

@@ -15,7 +15,7 @@ import click
 
 from lightning_cas.system import progress
 from lightning_cas.system.deadline import shielded
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 
 SHOW_AFTER_S = 0.5  # runs shorter than this show nothing
 REFRESH_S = 0.25

@@ -38,7 +38,7 @@ from lightning_cas.core.forward import RULES, jacobian, split
 from lightning_cas.core.network import Attention, Network, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
-from lightning_cas.core.results import Cause, Explained
+from lightning_cas.core.splits import Cause, Explained
 from lightning_cas.core.symmetry import orbit_rank_modp, tangent_blocks
 from lightning_cas.errors import ResultError
 

@@ -1,4 +1,5 @@
-"""A prediction: one quantity's closed form with the regime it relies on, or no number and why.
+"""A prediction: one quantity's closed form with the regime it relies on, or no number and why (plain
+data: ``results.theory.TheoryReport`` carries it, the result contract writes and reads it).
 
 Shared by the closed forms of ``theory`` and the bounds of ``multihead`` (neither imports the other
 for it).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lightning_cas.core.results import Record
+from lightning_cas.core.data import Data
 
 
 def rho(a: int, d: int) -> int:
@@ -21,7 +22,7 @@ def rho(a: int, d: int) -> int:
 
 
 @dataclass(frozen=True)
-class Prediction(Record):
+class Prediction(Data):
     """One predicted quantity: a value, or None with the reason no closed form applies."""
 
     quantity: str

@@ -2,17 +2,15 @@
 
 A prediction is a number only inside a regime where a formula is established (or explicitly
 conjectured); outside, it is ``None`` with the reason, never a guess. The backends compute; this
-module only predicts, so the two can be compared honestly.
+module only predicts, so the two can be compared honestly. Each prediction is plain data (a
+``Prediction``); ``results.theory.theory_report`` gathers them into a result.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from lightning_cas.core.block_theory import predict_network_dimension
 from lightning_cas.core.multihead import multihead_bound
 from lightning_cas.core.predictions import Prediction, no_prediction, rho
-from lightning_cas.core.results import JsonResult, Provenance
 from lightning_cas.core.network import Network
 from lightning_cas.core.symmetry import group_dimension, group_factors
 
@@ -117,32 +115,3 @@ def predict_fiber_dimension(arch: Network, dim: Prediction | None = None) -> Pre
         return no_prediction("fiber_dimension", dim.reason or "no dimension prediction")
     return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension",
                       dim.regime, dim.status)
-
-
-@dataclass(frozen=True)
-class TheoryReport(Provenance, JsonResult):
-    """All predictions for one architecture (closed forms: method "theory", certainty "exact"; each
-    prediction's ``status`` says whether its formula is proved, derived or conjectured)."""
-
-    architecture: Network
-    dimension: Prediction
-    parameters: Prediction
-    symmetry_group_dimension: Prediction
-    fiber_dimension: Prediction
-    ambient_dimension: int | None
-    method: str = field(default="theory", kw_only=True)
-    certainty: str = field(default="exact", kw_only=True)
-
-    def text(self) -> str:
-        from lightning_cas.core.text import theory_text
-
-        return theory_text(self)
-
-
-def predict(arch: Network) -> TheoryReport:
-    """Every closed-form prediction for ``arch``, each with its regime."""
-    dim = predict_dimension(arch)
-    return TheoryReport(arch, dim, predict_parameters(arch),
-                        predict_symmetry_dimension(arch), predict_fiber_dimension(arch, dim),
-                        arch.ambient_dimension, seed=None,
-                        certainty_detail="closed forms, no computation; see each prediction's status")

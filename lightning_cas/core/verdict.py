@@ -8,23 +8,27 @@ comparison) calls :func:`judge`, so the same two numbers get the same verdict ev
   above it or above the sharper head-mixing bound (every bound is proved, so exceeding one is a
   discrepancy: a bug or a wrong claim, never a finding to file away);
 * a value (a closed form inside its regime): *agree* or *disagree*.
+
+A job that computed no dimension is *not computed* (a sweep's record says so); :func:`judge` never
+gives it. The verdict in words is ``results.verify.verdict_sentence``.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from lightning_cas.core.network import Network
 from lightning_cas.core.predictions import Prediction
-from lightning_cas.core.results import DimensionResult, Explained, JsonResult, Provenance, optional
 
 
 class Verdict(enum.StrEnum):
+    """How a computed dimension stands against its prediction (the values a job record's ``agreement`` holds)."""
+
     AGREE = "agree"
     DISAGREE = "disagree"
     DEFECT = "defect"
     NO_PREDICTION = "no prediction"
+    NOT_COMPUTED = "not computed"  # no dimension was computed (a job that failed or ran out of time)
 
 
 @dataclass(frozen=True)
@@ -62,48 +66,3 @@ def judge(prediction: Prediction, computed: int) -> Judgement:
         return Judgement(verdict, computed, value, defect, refined, explained)
     verdict = Verdict.AGREE if computed == value else Verdict.DISAGREE
     return Judgement(verdict, computed, value, None, refined, explained)
-
-
-def describe(prediction: Prediction, judgement: Judgement, computed_how: str) -> str:
-    """The verdict in one sentence, as ``verify`` prints it (``computed_how``: "method, certainty")."""
-    c, value = judgement.computed, prediction.value
-    if judgement.verdict is Verdict.NO_PREDICTION:
-        return f"computed {c}; no closed form applies: {prediction.reason}"
-    if judgement.verdict is Verdict.DISAGREE and judgement.above == "head-mixing bound":
-        return (f"DISCREPANCY: computed {c} ({computed_how}) is above the head-mixing upper bound "
-                f"{prediction.refined} (expected {value}, {prediction.formula})")
-    if judgement.verdict is Verdict.DEFECT:
-        message = (f"computed {c} < expected {value} ({prediction.formula}; upper bound): "
-                   f"defect {judgement.defect}")
-        if prediction.refined is not None:
-            message += ("; explained by head mixing (bound " + str(prediction.refined) + ")"
-                        if prediction.refined == c else
-                        f"; below the head-mixing bound {prediction.refined} too: not explained by head mixing")
-        return message
-    if judgement.verdict is Verdict.AGREE:
-        attained = "; upper bound attained" if prediction.kind == "upper bound" else ""
-        return f"computed {c} = predicted {value} ({prediction.formula}; {prediction.status}{attained})"
-    what = "upper bound" if prediction.kind == "upper bound" else "predicted"
-    return (f"DISCREPANCY: computed {c} ({computed_how}) but {what} {value} ({prediction.formula}; "
-            f"regime: {prediction.regime}; {prediction.status})")
-
-
-@dataclass(frozen=True)
-class VerifyResult(Provenance, JsonResult):
-    """A computed dimension next to the theory's prediction (provenance: that of the computation)."""
-
-    architecture: Network
-    computed: DimensionResult
-    predicted: int | None
-    prediction_status: str
-    regime: str
-    reason: str | None
-    verdict: Verdict  # agree | disagree | defect (below an upper bound) | no prediction
-    message: str = ""
-    details: dict = field(default_factory=dict)
-    explained: "Explained | None" = optional()  # parameters - dimension split into its causes (core.defects)
-
-    def text(self) -> str:
-        from lightning_cas.core.text import verify_text
-
-        return verify_text(self)

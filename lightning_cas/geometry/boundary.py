@@ -30,12 +30,12 @@ from dataclasses import dataclass, replace
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point, point_to_dict
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.certificates import ConeCertificate
+from lightning_cas.results.certificates import ConeCertificate
 from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, implicit_from_record
 from lightning_cas.geometry.pointwise import (PointVerdict, boundary_verdict_d11, phi_coordinates, point_verdict,
                                               vanishes)
-from lightning_cas.geometry.records import (BoundaryComponent, BoundaryResult, BoundarySample, Source, Stratum,
-                                            Verdict)
+from lightning_cas.results.boundary import BoundaryComponent, BoundaryResult, BoundarySample
+from lightning_cas.results.ideals import Source, Stratum, Verdict
 from lightning_cas.geometry.strata import (SAMPLED_STRATA, SAMPLES_PER_PIECE, CandidateRecord, candidate_record,
                                            stratum_samples)
 from lightning_cas.macaulay2.connection import Macaulay2

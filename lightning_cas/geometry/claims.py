@@ -7,60 +7,24 @@ gives the whole singular locus, the critical image and the boundary candidates o
 
 from __future__ import annotations
 
-import enum
 import time
-from dataclasses import dataclass
 from fractions import Fraction
 
 from lightning_cas.core.network import Network
 from lightning_cas.core.checks import derived_seed
-from lightning_cas.core.results import JsonResult, Provenance, Record
 from lightning_cas.core.weights import point_to_dict
 from lightning_cas.errors import InputError, TimeLimitError
 from lightning_cas.geometry.boundary import Closure, boundary_closure
 from lightning_cas.geometry.implicit import check_one_layer, implicit
 from lightning_cas.geometry.pointwise import is_singular, point_verdict
-from lightning_cas.geometry.records import SingularLocusResult, Source, Stratum, Verdict
 from lightning_cas.geometry.singular import singular_from_record
 from lightning_cas.geometry.strata import candidate_record, stratum_samples
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.options import resolve
-
-
-class ClaimVerdict(enum.StrEnum):
-    AGREE = "agree"
-    DISAGREE = "disagree"
-    NOT_APPLICABLE = "not applicable"
-    NOT_COMPUTED = "not computed"
-    INFORMATION = "information"
-
-
-@dataclass(frozen=True)
-class Claim(Record):
-    """One claim and its verdict: agree | disagree | not applicable | not computed | information."""
-
-    claim: str
-    verdict: ClaimVerdict
-    evidence: str
-
-
-@dataclass(frozen=True)
-class ClaimsResult(Provenance, JsonResult):
-    """Each claim about singular and boundary points for one architecture, with its verdict and evidence."""
-
-    architecture: Network
-    claims: tuple[Claim, ...]
-    script: str | None = None
-
-    @property
-    def all_agree(self) -> bool:
-        return all(c.verdict is not ClaimVerdict.DISAGREE for c in self.claims)
-
-    def text(self) -> str:
-        from lightning_cas.geometry.text import claims_text
-
-        return claims_text(self)
+from lightning_cas.results.claims import Claim, ClaimsResult, ClaimVerdict
+from lightning_cas.results.ideals import Source, Stratum, Verdict
+from lightning_cas.results.singular import SingularLocusResult
 
 
 def stratum_points(arch: Network, seed: int) -> dict:

@@ -24,10 +24,10 @@ import numpy as np
 from lightning_cas.core.checks import count_value, derived_seed
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
-from lightning_cas.core.results import Source
+from lightning_cas.results.dimension import Source
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
-from lightning_cas.geometry.critical_records import CriticalPoint, DecisionBoundaryResult, SingularComponent
+from lightning_cas.results.critical import CriticalPoint, DecisionBoundaryResult, SingularComponent
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
 from lightning_cas.options import resolve

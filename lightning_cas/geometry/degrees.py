@@ -14,10 +14,10 @@ import time
 
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
-from lightning_cas.core.results import Source
+from lightning_cas.results.dimension import Source
 from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult, Metric
+from lightning_cas.results.degrees import DegreeResult, EDDegreeResult, Metric
 from lightning_cas.geometry.implicit import check_one_layer, implicit
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.render import m2_literal

@@ -10,7 +10,7 @@ path: fiber dimension = parameters - dimension from the modp backend (probabilis
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -21,9 +21,7 @@ from lightning_cas.core.forward import evaluate
 from lightning_cas.system.deadline import Deadline
 from lightning_cas.core.network import Network
 from lightning_cas.system.points import as_point
-from lightning_cas.geometry.network_fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
-                                                  VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS,
-                                                  network_fiber)
+from lightning_cas.geometry.network_fibers import network_fiber
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.options import FIBER_METHODS, check_point, resolve
 from lightning_cas.macaulay2.connection import Macaulay2
@@ -33,9 +31,11 @@ from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_p
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point, unflat
-from lightning_cas.core.results import JsonResult, Provenance, Record, freeze, optional
-from lightning_cas.core.names import legacy_polynomial_text, parse_polynomial, polynomial_text
-from lightning_cas.geometry.records import Polynomials
+from lightning_cas.core.names import parse_polynomial, polynomial_text
+from lightning_cas.core.data import freeze
+from lightning_cas.results.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
+                                          VERDICT_INCONSISTENT, VERDICT_ORBIT, VERDICT_PERMUTATIONS, FiberComponent,
+                                          FiberResult)
 
 METHODS = FIBER_METHODS
 # Size guard for the primary decomposition (measured on M2 1.21, see tests/test_fiber.py):
@@ -47,67 +47,6 @@ M2_MAX_PARAMETERS = {1: 21, 2: 16}
 M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
-
-
-@dataclass(frozen=True)
-class FiberComponent(Polynomials, Record):
-    """One minimal prime of the fiber ideal: generators in q_(i,r,c), k_(i,r,c), v_(i,r,c) (core.names),
-    whether W lies on it, and a witness weight point on it off W's component (or None)."""
-
-    dimension: int
-    degree: int
-    contains_point: bool
-    generators: tuple[str, ...]
-    witness: dict | None = None
-
-
-@dataclass(frozen=True)
-class FiberResult(Provenance, JsonResult):
-    """The fiber through one point W, its components, and the symmetry orbit it is compared with.
-
-    ``components`` holds one record per minimal prime: dimension, degree, contains_point (whether
-    W lies on it), generators (polynomial texts, core.names; ``component_ideal`` gives sympy
-    expressions) and witness (a weight point on the component that is not in W's component, or
-    None). The fast path leaves ``components`` empty. Schema 2: the texts in Macaulay2's form
-    (``q_(1,1,1)``, ``^``); schema 1 wrote sympy's (``q_1_1_1``, ``**``) and still loads.
-    """
-
-    SCHEMA = 2
-
-    architecture: Network
-    point: dict
-    fiber_dimension: int
-    components: tuple[FiberComponent, ...]
-    symmetry_orbit_dimension: int
-    symmetry_group_dimension: int
-    verdict: str
-    message: str
-    parameters: int
-    generic_fiber_dimension: int | None = None  # parameters - generic rank (modp)
-    tangent_dimension: int | None = None  # parameters - rank of the Jacobian at W (mod p)
-    field: str = "QQ"
-    primes: tuple = ()
-    script: str | None = None
-    notes: tuple = ()
-    point_source: str | None = optional()  # where W came from, in words ("random (seed 0)", "file w.json")
-
-    def text(self) -> str:
-        from lightning_cas.geometry.text import fiber_text
-
-        return fiber_text(self)
-
-    def component_ideal(self, index: int) -> list[sympy.Expr]:
-        """Generators of component ``index`` (0-based) as sympy polynomials in q_(i,r,c), k_(i,r,c), v_(i,r,c)."""
-        return list(self.components[index].polynomials)
-
-    @classmethod
-    def upgrade(cls, data: dict, schema: int) -> dict:
-        if isinstance(data.get("components"), list):
-            data = {**data, "components": [{**c, "generators": [legacy_polynomial_text(g) for g in c["generators"]]}
-                                           if isinstance(c, dict) and isinstance(c.get("generators"), list)
-                                           and all(isinstance(g, str) for g in c["generators"]) else c
-                                           for c in data["components"]]}
-        return data
 
 
 # ---------------------------------------------------------------- points

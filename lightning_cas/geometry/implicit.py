@@ -17,8 +17,8 @@ from lightning_cas.core.network import Network
 from lightning_cas.core.names import polynomial_text
 from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.records import (DegreeRun, IdealComponent, ImplicitResult, NumericalDegree,
-                                            Parametrization)
+from lightning_cas.results.implicit import DegreeRun, IdealComponent, ImplicitResult, NumericalDegree
+from lightning_cas.results.ideals import Parametrization
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_int_list, json_list, json_polynomials, json_str
 from lightning_cas.options import resolve

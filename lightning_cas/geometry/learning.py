@@ -25,7 +25,7 @@ from lightning_cas.core.learning import Bound
 from lightning_cas.core.network import Linear, Network
 from lightning_cas.core.symmetry import orbit_dimension, orbit_rank_modp, random_weights
 from lightning_cas.errors import UnsupportedError
-from lightning_cas.geometry.learning_result import LearningCoefficientResult, LearningBound
+from lightning_cas.results.learning import LearningBound, LearningCoefficientResult
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.core.numbers import rational_text
 from lightning_cas.errors import M2ParseError

@@ -11,7 +11,6 @@ defect of the dimension can be traced to the weights that carry it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -26,26 +25,12 @@ from lightning_cas.core.network import Attention, Network
 from lightning_cas.system.points import WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
-from lightning_cas.core.results import JsonResult, Provenance, Record, optional
+from lightning_cas.results.fibers import (VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS, VERDICT_INCONSISTENT,
+                                          ExtraDirection, NetworkFiberResult)
 from lightning_cas.core.symmetry import (group_dimension, head_permutations, orbit_dimension, orbit_rank_modp,
                                          random_weights, tangent_blocks)
 
-# the fiber verdicts, of fiber() for every network
-VERDICT_ORBIT = "fiber equals symmetry orbit closure"
-VERDICT_COMPONENTS = "extra components"
-VERDICT_DIMENSIONS = "extra dimensions"
-VERDICT_DIMENSION_ONLY = "dimension equals symmetry orbit (components not computed)"
-VERDICT_PERMUTATIONS = "fiber equals symmetry orbit closure up to head permutations"
-VERDICT_INCONSISTENT = "inconsistent"  # orbit larger than the fiber: a bug or a wrong prime, never hidden
 EXACT_ORBIT_MAX_PARAMETERS = 300  # beyond this the orbit rank is taken mod p (a valid lower bound)
-
-
-@dataclass(frozen=True)
-class ExtraDirection(Record):
-    """Fiber directions at W beyond the named orbit that change exactly these weight matrices."""
-
-    count: int
-    matrices: tuple[str, ...]  # e.g. "v (block 2)", "p (block 3)"
 
 
 def _matrix_names(net: Network) -> list[str]:
@@ -104,35 +89,6 @@ def extra_directions(net: Network, values, prime: int = DEFAULT_PRIME, seed: int
         moved = tuple(names[i] for i, m in enumerate(net.weight_matrices) if np.any(v[m.offset:m.stop] != 0))
         groups[moved] = groups.get(moved, 0) + 1
     return [ExtraDirection(count, moved) for moved, count in sorted(groups.items(), key=lambda kv: -kv[1])]
-
-
-@dataclass(frozen=True)
-class NetworkFiberResult(Provenance, JsonResult):
-    """The fiber through W of a network of blocks: dimensions by tangent ranks, and what lies beyond the orbit."""
-
-    architecture: Network
-    point: dict  # the blocks form of W
-    generic_fiber_dimension: int  # parameters - generic rank
-    tangent_dimension: int  # parameters - rank at W: the fiber's tangent space at W
-    symmetry_orbit_dimension: int  # the named group's orbit at W
-    symmetry_group_dimension: int
-    verdict: str
-    message: str
-    parameters: int
-    primes: tuple[int, ...] = ()
-    extra: tuple[ExtraDirection, ...] = ()
-    notes: tuple[str, ...] = ()
-    source: "dict | None" = optional()  # the point's file and sha256
-    point_source: str | None = optional()  # how W was drawn when no point was given
-
-    def text(self) -> str:
-        from lightning_cas.geometry.text import network_fiber_text
-
-        return network_fiber_text(self)
-
-    @property
-    def fiber_dimension(self) -> int:
-        return self.generic_fiber_dimension
 
 
 def network_fiber(net: Network, point: WeightPoint | None, seed: int = 0) -> NetworkFiberResult:

@@ -20,10 +20,12 @@ from lightning_cas.core.names import (coordinate_names, indexed_name, parse_poly
                                      polynomial_terms, weight_name)
 from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError
-from lightning_cas.geometry.certificates import (Blocks, BranchCertificate, Certificate, SubmersionCertificate,
-                                                 WitnessCurveCertificate, witness_bound)
+from lightning_cas.results.certificates import (Blocks, BranchCertificate, Certificate, SubmersionCertificate,
+                                                WitnessCurveCertificate)
+from lightning_cas.geometry.certificates import witness_bound
 from lightning_cas.geometry.implicit import check_lightning_one_head, implicit
-from lightning_cas.geometry.records import ImplicitResult, PointSingularityResult
+from lightning_cas.results.implicit import ImplicitResult
+from lightning_cas.results.singular import PointSingularityResult
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import is_exact_rational, json_bool, json_get, json_int, json_list, json_str

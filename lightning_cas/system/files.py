@@ -28,7 +28,7 @@ import uuid
 from pathlib import Path
 
 # the readers decode what they read with the pure parsers (re-exported: one import for callers)
-from lightning_cas.core.documents import MAX_NESTING, check_depth, parse_json, parse_toml  # noqa: F401
+from lightning_cas.results.documents import MAX_NESTING, check_depth, parse_json, parse_toml  # noqa: F401
 from lightning_cas.core.checks import shown
 from lightning_cas.errors import InputError, OutputError
 

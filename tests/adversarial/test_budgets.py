@@ -21,7 +21,7 @@ from lightning_cas.batch.spec import parse_spec
 from lightning_cas.batch.store import verify_record
 from lightning_cas.cli import main
 from lightning_cas.core.blocks import MAX_BLOCKS, MAX_NETWORK_DEGREE
-from lightning_cas.core.documents import MAX_KEY_PARTS, parse_toml
+from lightning_cas.results.documents import MAX_KEY_PARTS, parse_toml
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.errors import InputError
 from lightning_cas.system.arrays import npz_arrays

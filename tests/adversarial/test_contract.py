@@ -28,7 +28,9 @@ from lightning_cas.cli import main
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.api import load_result, result_class
 from lightning_cas.core.network import MLP, Attention, Linear, Network
-from lightning_cas.core.results import CERTAINTIES, Cause, Explained, JsonResult, Provenance, RankCertificate, Record
+from lightning_cas.results.contract import CERTAINTIES, JsonResult, Provenance, Record
+from lightning_cas.core.splits import Cause, Explained
+from lightning_cas.results.dimension import RankCertificate
 from tests.support import examples
 
 A211 = Architecture((2, 1), (1,), 2)
@@ -307,8 +309,8 @@ def test_boundary_result_survives_a_round_trip_and_load_result(m2, tmp_path):
 
 def test_from_dict_checks_kind_and_refuses_unknown_keys():
     from lightning_cas import dimension
-    from lightning_cas.core.results import DimensionResult
-    from lightning_cas.core.verdict import VerifyResult
+    from lightning_cas.results.dimension import DimensionResult
+    from lightning_cas.results.verify import VerifyResult
 
     data = dimension(A211).to_dict()
     with pytest.raises(InputError, match="kind"):
@@ -335,9 +337,9 @@ def test_load_result_refuses_what_is_not_a_result(tmp_path):
 
 
 def _all_result_classes():
-    from lightning_cas.api import RESULT_MODULES
+    from lightning_cas.results import result_kinds
 
-    return [result_class(kind) for kind in sorted(RESULT_MODULES)]
+    return [result_class(kind) for kind in sorted(result_kinds())]
 
 
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8),
@@ -353,6 +355,7 @@ networks = st.builds(lambda d, a, c, h: Network(d, 2, (Attention(a, causal=c), M
 
 def strategy_for(tp, depth=0):
     """A hypothesis strategy for any value of the annotation ``tp`` as the result classes use them."""
+    import dataclasses
     import types
     import typing
 
@@ -373,7 +376,7 @@ def strategy_for(tp, depth=0):
         return splits()
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(list(tp))
-    if isinstance(tp, type) and issubclass(tp, Record):
+    if isinstance(tp, type) and (issubclass(tp, Record) or dataclasses.is_dataclass(tp)):  # or core's plain data
         if hasattr(tp, "kinds") and tp not in tp.kinds():  # an abstract record (a certificate): a concrete one
             return st.one_of([record_strategy(c, depth + 1) for c in tp.kinds()])
         return record_strategy(tp, depth + 1)
@@ -425,7 +428,7 @@ def record_strategy(cls, depth=0):
     import dataclasses
     import typing
 
-    from lightning_cas.core.results import DimensionResult
+    from lightning_cas.results.dimension import DimensionResult
 
     hints = typing.get_type_hints(cls)
     if cls is DimensionResult:  # its numbers are checked against each other: draw them together

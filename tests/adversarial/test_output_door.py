@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from lightning_cas.batch.tables import cell, to_csv
 from lightning_cas.cli import main
-from lightning_cas.core.display import MODES, escape, html_value, printable
+from lightning_cas.results.display import MODES, escape, html_value, printable
 from lightning_cas.core.network import Attention, Network
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\rfake line\u202eevil\x00"

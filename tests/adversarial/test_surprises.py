@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from lightning_cas.batch import locks, spec, store
 from lightning_cas.cli import main
-from lightning_cas.core import blocks, documents, weights
+from lightning_cas.core import blocks, weights
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.documents import parse_json
+from lightning_cas.results import documents
+from lightning_cas.results.documents import parse_json
 from lightning_cas.core.weights import flat, random_point, unflat
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2 import runner

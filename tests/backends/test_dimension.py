@@ -167,9 +167,9 @@ def test_verify_agrees_and_reports_discrepancy_exit_code(monkeypatch):
     data = json.loads(run.output)
     assert data["verdict"] == "agree" and data["predicted"] == data["computed"]["dimension"] == 23
     # A wrong theory must surface as exit status 3: make the prediction off by one.
-    from lightning_cas.core import theory
+    from lightning_cas.results import theory
 
-    real = theory.predict
+    real = theory.theory_report
 
     def off_by_one(arch):
         rep = real(arch)
@@ -177,7 +177,7 @@ def test_verify_agrees_and_reports_discrepancy_exit_code(monkeypatch):
             "dimension", rep.dimension.value + 1, "test", "test", "claim"), rep.parameters,
             rep.symmetry_group_dimension, rep.fiber_dimension, rep.ambient_dimension)
 
-    monkeypatch.setattr(theory, "predict", off_by_one)  # api.verify loads the theory when it runs
+    monkeypatch.setattr(theory, "theory_report", off_by_one)  # api.verify loads the theory when it runs
     run = CliRunner().invoke(main, ["verify", "--widths", "3,3,3", "--attention", "2,2"])
     assert run.exit_code == 3 and "DISCREPANCY" in run.output
 

@@ -14,7 +14,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends.numeric import (CLEAR_GAP_DECADES, analyze_spectrum, dimension_numeric,
                                             dimension_softmax)
 from lightning_cas.errors import InputError
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.api import compare_normalizations
 from lightning_cas.core.softmax import (evaluate, evaluate_arb, jacobian, jacobian_arb,
                                    random_point)

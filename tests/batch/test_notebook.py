@@ -20,7 +20,7 @@ from lightning_cas.batch import notebook as nbk
 from lightning_cas.batch.store import ResultStore, load_record
 from lightning_cas.batch.sweep import JobResult, parse_spec, run_sweep
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 
 nbformat = pytest.importorskip("nbformat")
 REPO = Path(__file__).resolve().parents[2]

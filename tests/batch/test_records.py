@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from lightning_cas.batch.executors import admit, run_job
-from lightning_cas.batch.records import (RECORD_VERSION, Agreement, JobResult, Origin, Status, check_numbers,
+from lightning_cas.batch.records import (RECORD_VERSION, JobResult, Origin, Status, check_numbers,
                                          legacy_implicit, record_from_dict)
 from lightning_cas.batch.spec import Job
 from lightning_cas.batch.store import ResultStore, verify_record
 from lightning_cas.batch.tables import cell
 from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.verdict import Verdict
 from lightning_cas.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,11 +40,11 @@ def test_a_version_3_directory_loads_as_this_users_results(legacy):
     recs = {c.record.label: c.record for c in checks}
     imp = recs[IMP]
     assert isinstance(imp.job, Job) and imp.job.architecture == Architecture((2, 2), (1,), 2)
-    assert imp.status is Status.OK and imp.agreement is Agreement.AGREE and imp.version == 3
+    assert imp.status is Status.OK and imp.agreement is Verdict.AGREE and imp.version == 3
     # the notes of version 3 became the typed summary, once, in the reader of that version
     assert imp.result.implicit.degree == 20 and imp.result.implicit.linear_span == 12
     assert imp.result.implicit.generator_degrees == (2,) * 15 + (4,) * 5
-    assert recs["w3-3_a3_h2_t2_none_modp_s0"].agreement is Agreement.DEFECT
+    assert recs["w3-3_a3_h2_t2_none_modp_s0"].agreement is Verdict.DEFECT
 
 
 def test_the_report_of_a_version_3_directory_is_what_it_was_with_typed_numbers(legacy):
@@ -121,9 +122,9 @@ def test_impossible_numbers_are_refused_wherever_they_enter(change, words, tmp_p
 def test_verdicts_are_recomputed_never_believed():
     rec = _ok()
     lying = replace(rec, result=replace(rec.result, dimension=6), predicted=6, agreement="agree")
-    assert record_from_dict(lying.to_dict()).agreement is Agreement.DISAGREE
+    assert record_from_dict(lying.to_dict()).agreement is Verdict.DISAGREE
     got = admit(rec.job, lying, "here")
-    assert got.agreement is Agreement.DISAGREE and got.predicted == 7
+    assert got.agreement is Verdict.DISAGREE and got.predicted == 7
 
 
 def test_a_worker_answer_must_be_a_record_of_this_job():
@@ -158,8 +159,5 @@ def test_records_are_not_dicts():
 
 
 def test_agreement_is_every_verdict_and_not_computed():
-    from lightning_cas.batch.records import Agreement
-    from lightning_cas.core.verdict import Verdict
-
-    assert [a.value for a in Agreement] == [v.value for v in Verdict] + ["not computed"]
-    assert all(Agreement(v) == v and Agreement[v.name] == v for v in Verdict)
+    assert [v.value for v in Verdict] == ["agree", "disagree", "defect", "no prediction", "not computed"]
+    assert all(Verdict(v.value) is v and Verdict[v.name] is v for v in Verdict)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 pytest.importorskip("lightning_cas.cli.critical")
 
 from lightning_cas.cli import main  # noqa: E402
-from lightning_cas.geometry.critical_records import DecisionBoundaryResult, TrainingResult  # noqa: E402
+from lightning_cas.results.critical import DecisionBoundaryResult, TrainingResult  # noqa: E402
 
 ARCH = ["--widths", "2,1", "--attention", "2", "--tokens", "2"]
 

@@ -67,11 +67,12 @@ def test_a_dim_call_loads_only_the_rank_and_its_printout():
                            "--attention", "1"], capture_output=True, text=True, env=env, cwd=str(REPO), timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("widths=2,2"), proc.stderr[-2000:]
     loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert {"lightning_cas.backends.modp", "lightning_cas.core.results"} <= loaded
+    assert {"lightning_cas.backends.modp", "lightning_cas.results.dimension"} <= loaded
     # the Macaulay2 options resolve (macaulay2.connection, a few names); no runner, process or temp file
     assert not {m for m in loaded if m == "sympy" or m.startswith(("sympy.", "lightning_cas.geometry", "pexpect"))}
     assert not loaded & {"lightning_cas.macaulay2.runner", "lightning_cas.macaulay2.render", "subprocess", "tempfile"}
-    assert not loaded & {"lightning_cas.core.theory", "lightning_cas.core.verdict", "lightning_cas.core.defects",
+    assert not loaded & {"lightning_cas.results.theory", "lightning_cas.results.verify",
+                         "lightning_cas.core.theory", "lightning_cas.core.verdict", "lightning_cas.core.defects",
                          "lightning_cas.core.symmetry"}
 
 

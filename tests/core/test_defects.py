@@ -12,8 +12,10 @@ from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.defects import explain
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
-from lightning_cas.core.results import Cause, DimensionResult, Explained
-from lightning_cas.core.verdict import VerifyResult
+from lightning_cas.core.splits import Cause, Explained
+from lightning_cas.results.contract import encode
+from lightning_cas.results.dimension import DimensionResult, explained_lines
+from lightning_cas.results.verify import VerifyResult
 from lightning_cas.errors import InputError, ResultError
 from lightning_cas.system.networks import load_network
 
@@ -47,7 +49,7 @@ def test_split_in_json_text_and_html(demo):
     assert "explained" not in data["computed"]  # carried once
     assert VerifyResult.from_json(result.to_json()) == result
     assert "invisibility" in result._repr_html_()
-    assert "filling 16" in "\n".join(result.explained.lines())
+    assert "filling 16" in "\n".join(explained_lines(result.explained))
 
 
 def test_dim_carries_the_split():
@@ -120,7 +122,7 @@ def test_a_split_that_does_not_add_up_is_refused():
     r = api.dimension(net)
     bad = Explained(r.explained.named_group, (Cause(0, "filling", 1),), r.explained.unexplained)
     with pytest.raises((ResultError, InputError), match="adds up to"):
-        DimensionResult.from_dict({**r.to_dict(), "explained": bad.to_dict()})
+        DimensionResult.from_dict({**r.to_dict(), "explained": encode(bad)})
     with pytest.raises(ResultError):
         Explained(0, (), -1)
 

@@ -190,7 +190,8 @@ def test_symmetry_group_with_heads():
 
 
 def test_fiber_reports_head_mixing_as_extra_dimensions():
-    from lightning_cas.geometry.fibers import VERDICT_DIMENSIONS, fiber
+    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.results.fibers import VERDICT_DIMENSIONS
     r = fiber(Architecture((3, 3), (3,), 2, heads=(2,)), method="modp")
     assert r.symmetry_orbit_dimension == 20 and r.generic_fiber_dimension == 54 - 32
     assert r.verdict == VERDICT_DIMENSIONS and any("head permutations" in n for n in r.notes)
@@ -221,7 +222,8 @@ def test_softmax_multihead_jacobian_and_dimension():
 
 
 def test_head_permutations_are_located_on_components():
-    from lightning_cas.geometry.fibers import FiberComponent, _permutation_components, permuted_points  # noqa: PLC2701
+    from lightning_cas.geometry.fibers import _permutation_components, permuted_points  # noqa: PLC2701
+    from lightning_cas.results.fibers import FiberComponent
     arch = Architecture((2, 1), (1,), 2, heads=(3,))
     point = random_point(arch, 2)
     perms = permuted_points(arch, point)
@@ -241,7 +243,8 @@ def test_head_permutations_are_located_on_components():
 def test_two_head_fiber_has_components_beyond_head_permutations(m2):
     """(2,2), a = 1, H = 2 (16 weights, about 2 minutes): the fiber has several components of the
     orbit's dimension; head permutations of W account for two of them (a finding, see docs)."""
-    from lightning_cas.geometry.fibers import VERDICT_COMPONENTS, fiber
+    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.results.fibers import VERDICT_COMPONENTS
     r = fiber(Architecture((2, 2), (1,), 2, heads=(2,)), method="m2", m2=m2, timeout=600)
     assert r.fiber_dimension == r.symmetry_orbit_dimension == 4
     assert all(c.dimension == 4 for c in r.components) and len(r.components) >= 2

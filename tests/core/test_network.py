@@ -9,7 +9,7 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.system.networks import load_network
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.errors import InputError
 
 EXAMPLE = """

@@ -5,7 +5,8 @@ import pytest
 
 from lightning_cas import Architecture, dimension
 from lightning_cas.core.predictions import rho
-from lightning_cas.core.theory import TheoryReport, predict, predict_dimension
+from lightning_cas.core.theory import predict_dimension
+from lightning_cas.results.theory import TheoryReport, theory_report
 
 
 def test_rho():
@@ -36,7 +37,7 @@ def test_theory_refuses_outside_regime(widths, attention, tokens, word):
     arch = Architecture(widths, attention, tokens)
     pred = predict_dimension(arch)
     assert pred.value is None and pred.status == "no prediction" and word in pred.reason
-    report = predict(arch)
+    report = theory_report(arch)
     assert report.fiber_dimension.value is None
 
 
@@ -62,11 +63,11 @@ def test_softmax_predictions_drop_the_scaling_terms():
 
 
 def test_parameters_and_symmetry_group():
-    rep = predict(Architecture((3, 4, 3), (2, 2), 2))
+    rep = theory_report(Architecture((3, 4, 3), (2, 2), 2))
     assert rep.parameters.value == (2 * 2 * 3 + 12) + (2 * 2 * 4 + 12)
     assert rep.symmetry_group_dimension.value == 4 + 4 + 2 + 16
 
 
 def test_report_round_trip():
-    rep = predict(Architecture((3, 2, 3), (2, 2), 2))
+    rep = theory_report(Architecture((3, 2, 3), (2, 2), 2))
     assert TheoryReport.from_dict(rep.to_dict()) == rep

@@ -15,13 +15,14 @@ import sympy
 from click.testing import CliRunner
 
 from lightning_cas.geometry import boundary as real_boundary
-from lightning_cas.geometry.certificates import (BranchCertificate, ConeCertificate, SubmersionCertificate,
-                                                 WitnessBound, WitnessCurveCertificate, witness_bound)
+from lightning_cas.results.certificates import (BranchCertificate, ConeCertificate, SubmersionCertificate,
+                                                WitnessCurveCertificate)
+from lightning_cas.geometry.certificates import WitnessBound, witness_bound
 from lightning_cas.geometry import claims
 from lightning_cas.core.names import parse_polynomial
 from lightning_cas.geometry.implicit import implicit
 from lightning_cas.geometry.pointwise import boundary_verdict_d11, phi_coordinates, point_verdict, vanishes
-from lightning_cas.geometry.records import Stratum
+from lightning_cas.results.ideals import Stratum
 from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.geometry.strata import candidate_record, critical_image_by_elimination, stratum_samples
 from lightning_cas.core.architecture import Architecture

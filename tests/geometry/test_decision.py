@@ -17,7 +17,7 @@ import pytest
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Linear, Network, Power
 from lightning_cas.errors import InputError, LightningError, TimeLimitError, TooLargeError
-from lightning_cas.geometry.critical_records import DecisionBoundaryResult, TrainingResult
+from lightning_cas.results.critical import DecisionBoundaryResult, TrainingResult
 from lightning_cas.core.primes import is_prime
 from lightning_cas.geometry.decision import PRIME, boundary_ed, generic_ed_degree
 from lightning_cas.geometry.training import training_critical_points

@@ -13,7 +13,7 @@ from lightning_cas import Architecture, degree, ed_degree
 from lightning_cas.api import result_from_dict
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.degree_records import DegreeResult, EDDegreeResult
+from lightning_cas.results.degrees import DegreeResult, EDDegreeResult
 from lightning_cas.core.network import Linear, Network, Power
 from lightning_cas.core.primes import is_prime
 from lightning_cas.geometry.degrees import ED_PRIME, m2_text

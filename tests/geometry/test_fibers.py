@@ -20,9 +20,9 @@ from lightning_cas.backends.modp import default_samples
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.geometry.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS,
-                                          VERDICT_ORBIT,
-                                  FiberResult, fiber, orbit_tangents, same_function)
+from lightning_cas.geometry.fibers import fiber, orbit_tangents, same_function
+from lightning_cas.results.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS, VERDICT_ORBIT,
+                                          FiberResult)
 from tests.support import Field, jacobian
 from lightning_cas.core.weights import flat, point_from_dict, random_point
 from lightning_cas.system.points import save_point

@@ -20,7 +20,8 @@ from lightning_cas.geometry import claims
 from lightning_cas.core.names import parse_polynomial
 from lightning_cas.geometry.implicit import implicit, implicit_from_record
 from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
-from lightning_cas.geometry.records import ImplicitResult, Stratum
+from lightning_cas.results.implicit import ImplicitResult
+from lightning_cas.results.ideals import Stratum
 from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main

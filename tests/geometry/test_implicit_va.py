@@ -95,7 +95,7 @@ def test_the_script_parametrizes_its_ideal_modulo_the_rank_minors(m2, tmp_path, 
     the numerical degree of the (Q, K, V) parametrization (the test above): the script's phi is I's own.
     (`ker phi == I` over QQ took 47 s on one coordinate; this takes seconds on the whole ideal.)"""
     from lightning_cas.geometry.formats import m2_script
-    from tests.geometry.test_formats import m2_values
+    from tests.results.test_formats import m2_values
 
     script = m2_script(ideal_t2)
     assert "P = P / minors(3, matrix {{a_(1,1), a_(1,2), a_(1,3)}" in script

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from lightning_cas.geometry import claims
 from lightning_cas.geometry.implicit import implicit
 from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
-from lightning_cas.geometry.records import Stratum
+from lightning_cas.results.ideals import Stratum
 from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.cli import main

@@ -30,9 +30,9 @@ from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers
 from lightning_cas.batch.report import scan
 from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
-from lightning_cas.core.display import escape, printable
+from lightning_cas.results.display import escape, printable
 from lightning_cas.system.files import read_json
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.errors import InputError, LightningError
 from lightning_cas.macaulay2.network import network_call, network_comments
 

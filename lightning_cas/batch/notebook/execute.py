@@ -21,7 +21,7 @@ from lightning_cas.batch.notebook.build import (KERNELSPEC, META, SETUP_LIMIT_S,
 from lightning_cas.batch.notebook.judge import INCOMPLETE, CellOutcome, cell_text, clean_outputs, judge, safe_records
 from lightning_cas.batch.notebook.kernel import ATTEMPTS, STARTUP_S, CellLimit, Kernel, kernel_spec
 from lightning_cas.batch.records import Status
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.system.files import write_file
 from lightning_cas.errors import InputError, LightningError, NotebookKernelError
 

@@ -17,7 +17,7 @@ import secrets
 import time
 from pathlib import Path
 
-from lightning_cas.core.display import printable
+from lightning_cas.results.display import printable
 from lightning_cas.system.files import private_dir, read_bytes, write_file
 from lightning_cas.errors import InputError, NotebookKernelError
 from lightning_cas.macaulay2.render import PACKAGE, template_dir

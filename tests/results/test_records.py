@@ -3,7 +3,7 @@ scheme still load (schema 1 -> 2), certificates are typed with predicates, enume
 StrEnums with the strings JSON always carried, and results show themselves in Jupyter (HTML with
 provenance, escaped; LaTeX for ideals; sympy generators).
 
-tests/geometry/data/legacy/ holds results written by the code before this form (commit 5eb77b6).
+tests/results/data/legacy/ holds results written by the code before this form (commit 5eb77b6).
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ from hypothesis import strategies as st
 from lightning_cas.api import load_result, result_from_dict
 from lightning_cas.core.names import parse_polynomial
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.certificates import (BranchCertificate, Certificate, ConeCertificate,
-                                                 SubmersionCertificate, WitnessCurveCertificate)
-from lightning_cas.geometry.claims import ClaimVerdict
-from lightning_cas.geometry.fibers import FiberResult
+from lightning_cas.results.certificates import (BranchCertificate, Certificate, ConeCertificate,
+                                                SubmersionCertificate, WitnessCurveCertificate)
+from lightning_cas.results.claims import ClaimVerdict
+from lightning_cas.results.fibers import FiberResult
 from lightning_cas.geometry.formats import latex_document, m2_script
-from lightning_cas.geometry.records import (BoundaryResult, ImplicitResult, Parametrization, SingularLocusResult,
-                                            Source, Stratum, Verdict)
+from lightning_cas.results.boundary import BoundaryResult
+from lightning_cas.results.implicit import ImplicitResult
+from lightning_cas.results.ideals import Parametrization, Source, Stratum, Verdict
+from lightning_cas.results.singular import SingularLocusResult
 
 LEGACY = Path(__file__).parent / "data" / "legacy"
 FILES = sorted(p.name for p in LEGACY.glob("*.json"))

@@ -88,8 +88,10 @@ def html_value(value) -> str:
         return escape(f"{value:.4g}", "html")
     if hasattr(value, "html_fields") and not isinstance(value, type):  # a record: a small table
         return html_table(value.html_fields())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # an architecture or a network: its text
-        return f"<code>{escape(_short(str(value)), 'html')}</code>"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if hasattr(value, "to_dict"):  # an architecture or a network: its text
+            return f"<code>{escape(_short(str(value)), 'html')}</code>"
+        return html_table([(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)])  # plain data
     if isinstance(value, dict):
         return html_table(list(value.items()))
     if isinstance(value, (list, tuple)):

@@ -10,7 +10,7 @@ from fractions import Fraction
 from lightning_cas.core.learning import Bound
 from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import rational_text
-from lightning_cas.core.results import JsonResult, Provenance, Record, optional
+from lightning_cas.results.contract import JsonResult, Provenance, Record, optional
 
 class Side(enum.StrEnum):
     """Which side of λ a bound is on; an equality decides it."""

@@ -18,11 +18,11 @@ from lightning_cas import api
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Network
-from lightning_cas.core.results import DimensionResult
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.symmetry import random_weights
 from lightning_cas.system.points import WeightPoint
 
-LEGACY = Path(__file__).resolve().parents[1] / "geometry" / "data" / "legacy"
+LEGACY = Path(__file__).resolve().parent / "data" / "legacy"
 _TIME = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)? s\b")
 
 
@@ -67,10 +67,10 @@ def test_str_of_the_json_result_is_the_cli_text(network_file, verb, args):
 
 
 def _from_json(text: str):
-    from lightning_cas.api import RESULT_MODULES, result_class
+    from lightning_cas.results import result_class, result_kinds
 
     kind = json.loads(text)["kind"]
-    assert kind in RESULT_MODULES
+    assert kind in result_kinds()
     return result_class(kind).from_json(text)
 
 

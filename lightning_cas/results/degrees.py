@@ -10,8 +10,8 @@ import enum
 from dataclasses import dataclass
 
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import JsonResult, Provenance, Source, optional
-
+from lightning_cas.results.contract import JsonResult, Provenance, optional
+from lightning_cas.results.dimension import Source
 
 
 class Metric(enum.StrEnum):
@@ -47,7 +47,6 @@ class DegreeResult(Provenance, JsonResult):
             how += f"; trace test residual {self.trace_residual:.3g} ({verdict})"
         head = f"degree >= {self.degree} (a lower bound)" if self.lower_bound else f"degree {self.degree}"
         return f"{head}, dimension {self.dimension}, in {self.coordinates} coordinates   ({how})"
-
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lightning_cas.core.network import Network
-from lightning_cas.core.results import JsonResult, Provenance, Record, Source
+from lightning_cas.results.contract import JsonResult, Provenance, Record
+from lightning_cas.results.dimension import Source
 
 
 def _fmt(x: float | None) -> str:

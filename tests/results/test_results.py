@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from lightning_cas import Architecture, dimension
 from lightning_cas.api import load_result
 from lightning_cas.cli import main
-from lightning_cas.core.results import DimensionResult
-from lightning_cas.core.verdict import VerifyResult
+from lightning_cas.results.dimension import DimensionResult
+from lightning_cas.results.verify import VerifyResult
 from lightning_cas.errors import InputError, M2ParseError, ResultError
 
 A22 = Architecture((2, 2), (1,), 2)  # 8 parameters, ambient dimension 80, dimension 6
