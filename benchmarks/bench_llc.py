@@ -246,20 +246,19 @@ def llc_markdown(rows: list[dict]) -> str:
     """The calibration table (one row per case, one column per configuration) and the error per config."""
     ok = [r for r in rows if r.get("status") == "ok"]
     labels = list(CONFIGS)
-    head = ["case", "P", "λ (lightning_cas)"] + [f"devinterp {k}" for k in labels] + ["rel. err. " + k for k in labels]
-    head += ["SGLD s (all configs)"]
+    head = ["case", "P", "λ (lightning_cas)"] + labels + ["SGLD s (all configs)"]
     lines = ["## devinterp's SGLD estimate against the proved λ (`llc`)", "",
              f"n = {N_SAMPLES} Gaussian inputs, noise σ = {NOISE}, batch {BATCH}, {CHAINS} chains; "
              f"sweep: {DRAWS} draws after {BURNIN} burn-in steps at nβ = n/log n = "
              f"{N_SAMPLES / math.log(N_SAMPLES):.1f}; defaults: devinterp's (lr 0.01, γ = 0, nβ = batch/log batch = "
-             f"{BATCH / math.log(BATCH):.1f}, 100 draws, no burn-in). Estimates are mean ± std over chains; the "
-             "relative error is 0 inside a bracket.", "",
+             f"{BATCH / math.log(BATCH):.1f}, 100 draws, no burn-in). Each cell: devinterp's estimate, mean ± std "
+             "over chains, and in brackets its relative error against λ (0 inside a bracket).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in ok:
         runs = r["runs"]
-        errs = [f"{runs[k]['relative_error']:+.2f}" if runs[k].get("status") == "ok" else "-" for k in labels]
-        lines.append("| " + " | ".join([r["case"], str(r["parameters"]), _truth(r)]
-                                       + [_cell(runs[k]) for k in labels] + errs
+        cells = [_cell(runs[k]) + (f" ({runs[k]['relative_error']:+.2f})" if runs[k].get("status") == "ok" else "")
+                 for k in labels]
+        lines.append("| " + " | ".join([r["case"], str(r["parameters"]), _truth(r)] + cells
                                        + [f"{sum(v['seconds'] for v in runs.values()):.1f}"]) + " |")
     lines += ["", "| config | median abs. rel. error | within 20% | diverged |", "|---|---|---|---|"]
     for k in labels:
@@ -273,34 +272,38 @@ def llc_markdown(rows: list[dict]) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """Estimate against truth (a bracket as a horizontal bar), one marker per configuration, and y = x."""
+    """Estimate against truth (a bracket as a horizontal bar), one marker per configuration, and y = x on
+    linear axes; an estimate above the frame is drawn at its top edge with its value written next to it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 5.5))
+    fig, ax = plt.subplots(figsize=(7, 5.5))
     ok = [r for r in rows if r.get("status") == "ok"]
     top = max([float(Fraction(r["upper"])) for r in ok] + [1.0])
+    ceiling = top * 1.4
     for i, label in enumerate(CONFIGS):
-        xs, ys, es, xe = [], [], [], []
+        marker, color = "os^vD<>"[i % 7], f"C{i}"
         for r in ok:
             run = r["runs"][label]
             if run.get("status") != "ok":
                 continue
             lo, hi = float(Fraction(r["lower"])), float(Fraction(r["upper"]))
-            xs.append((lo + hi) / 2 + (i - 3) * 0.02)
-            xe.append((hi - lo) / 2)
-            ys.append(run["mean"])
-            es.append(run["std"])
-        ax.errorbar(xs, ys, yerr=es, xerr=xe, fmt="os^vD<>"[i % 7], ms=5, capsize=2, label=label, alpha=0.8)
+            x = (lo + hi) / 2 + (i - 3) * 0.035
+            if run["mean"] > ceiling:
+                ax.plot(x, ceiling, marker=marker, color=color, ms=5, alpha=0.8)
+                ax.annotate(f"{run['mean']:.0f}", (x, ceiling), fontsize=6, xytext=(3, -8), textcoords="offset points")
+                continue
+            ax.errorbar(x, run["mean"], yerr=run["std"], xerr=(hi - lo) / 2, fmt=marker, color=color, ms=5,
+                        capsize=2, alpha=0.8)
+        ax.plot([], [], marker, color=color, label=label)
     ax.plot([0, top * 1.1], [0, top * 1.1], "k--", lw=1, label="y = x")
     ax.set_xlabel("λ(w*) from lightning_cas (bracket as a bar)")
     ax.set_ylabel("devinterp SGLD estimate (mean ± std over chains)")
-    ax.set_ylim(min(-0.5, ax.get_ylim()[0]), max(top * 2, 1))
-    ax.set_yscale("symlog", linthresh=1.0)
-    ax.legend(fontsize=8)
-    ax.set_title("LLC: proved value vs SGLD estimate")
+    ax.set_ylim(-0.2, ceiling + 0.1)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title("LLC: proved value vs devinterp's SGLD estimate")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
