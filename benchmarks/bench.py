@@ -18,6 +18,8 @@ Sections (``--only`` picks one):
   rank, the 6144-weight rank against the BLAS matmul, the start-up against bare imports: each pair in one run).
 * ``critical`` -- ``bench_critical.run_critical_bench`` (degree and ED degree).
 * ``models`` -- ``bench_models.run_models_bench`` (biased transformer at trained weights, from_torch).
+* ``llc`` -- ``bench_llc.run_llc_bench`` (the proved learning coefficient beside devinterp's SGLD estimate;
+  also writes bench/llc.csv, llc.md and llc.png).
 
 The JSON is rewritten atomically after every row, so a killed run keeps what it measured; the
 table is printed at the end and written as Markdown next to the JSON. Disagreements between
@@ -38,7 +40,7 @@ from pathlib import Path
 
 from lightning_cas.system.files import atomic_write_text
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models")
+SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models", "llc")
 METHODS = ("modp", "numeric", "paper", "jacobian")
 LABELS = {"modp": "modp (worker process peak RSS)", "numeric": "fast float (ours) (worker peak RSS)",
           "paper": "paper-protocol float (worker peak RSS, torch included)",
@@ -388,6 +390,10 @@ def summarize(results: dict) -> dict:
         from benchmarks.bench_models import models_findings
 
         findings += models_findings(results["sections"]["models"])
+    if results.get("sections", {}).get("llc"):
+        from benchmarks.bench_llc import llc_findings
+
+        findings += llc_findings(results["sections"]["llc"])
     summary["findings"] = findings
     return summary
 
@@ -576,6 +582,10 @@ def render_markdown(results: dict) -> str:
         from benchmarks.bench_models import models_markdown
 
         out += ["", models_markdown(secs["models"]).rstrip()]
+    if secs.get("llc"):
+        from benchmarks.bench_llc import llc_markdown
+
+        out += ["", llc_markdown(secs["llc"]).rstrip()]
     return "\n".join(out) + "\n"
 
 
@@ -639,7 +649,7 @@ def main(argv=None) -> int:
     results.update(quick=args.quick, only=args.only, seed=args.seed, m2_timeout=args.m2_timeout,
                    started=time.strftime("%Y-%m-%d %H:%M:%S %Z"), environment=environment())
     results.pop("finished", None)
-    sections = [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s == "geometry")]
+    sections = [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc"))]
     repeats = 1 if args.quick else REPEATS
     for section in sections:
         rows = results["sections"][section] = []
@@ -688,6 +698,11 @@ def main(argv=None) -> int:
             from benchmarks.bench_models import run_models_bench
 
             rows.extend(run_models_bench(progress=lambda m: print(m, flush=True)))
+            save(out, results)
+        elif section == "llc":
+            from benchmarks.bench_llc import run_llc_bench
+
+            rows.extend(run_llc_bench(progress=lambda m: print(m, flush=True), out_dir=out.parent))
             save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench
