@@ -19,6 +19,7 @@ from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.results.degrees import DegreeResult, EDDegreeResult, Metric
 from lightning_cas.geometry.implicit import check_one_layer, implicit
+from lightning_cas.macaulay2.render import load_line
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.render import m2_literal
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_str
@@ -293,9 +294,7 @@ def m2_text(res: DegreeResult | EDDegreeResult) -> str:
     params = package_params(res.architecture)
     net = f"N = neuralNetwork({params['inputWidth']}, {params['tokens']}, {m2_literal(params['blocks'])});"
     head = [f"-- lightning-cas: {res.architecture}; {res.method}, {res.certainty}, seed {res.seed}",
-            "-- load the package first:",
-            "--   loadPackage(\"LightningCAS\", FileName => \"<lightning_cas>/m2/LightningCAS.m2\")",
-            "needsPackage \"LightningCAS\";", f"setRandomSeed {res.seed};", net]
+            load_line(), f"setRandomSeed {res.seed};", net]
     if isinstance(res, DegreeResult):
         strategy = "Implicit" if res.method == "implicit" else "Numerical"
         call = f'r = degreeRecord(N, Strategy => "{strategy}");'

@@ -27,10 +27,10 @@ from __future__ import annotations
 from lightning_cas.backends.m2 import JACOBIAN_MAX_ENTRIES, jacobian_size
 from lightning_cas.errors import UnsupportedError
 from lightning_cas.macaulay2.network import network_call, network_comments
+from lightning_cas.macaulay2.render import load_line
 from lightning_cas.results.formats import M2Context, header
 
 FORMATS = ("text", "json", "m2", "latex")
-LOAD_PACKAGE = 'needsPackage "LightningCAS"; -- installed once by: lightning-cas notebook --install-package'
 CONTEXT = M2Context(jacobian_entries=jacobian_size, jacobian_limit=JACOBIAN_MAX_ENTRIES)
 
 
@@ -41,7 +41,7 @@ def _network(arch) -> list[str]:
     except UnsupportedError:
         raise UnsupportedError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
                                "this one has softmax attention (use --format text or json).") from None
-    return [LOAD_PACKAGE, *network_comments(arch), f"N = {call};"]
+    return [load_line(), *network_comments(arch), f"N = {call};"]
 
 
 def m2_script(res) -> str:

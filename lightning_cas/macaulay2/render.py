@@ -50,6 +50,17 @@ def package_file() -> Path:
     return template_dir().resolve() / PACKAGE
 
 
+def load_line() -> str:
+    """The line a printed script (``--format m2``) starts with: it loads this installation's package file, so
+    the script runs as printed under ``M2 --script`` in any home directory; the comment says how to install the
+    package for good, after which ``needsPackage "LightningCAS"`` alone is enough."""
+    path = package_file().as_posix()
+    if not _M2_STRING_SAFE.fullmatch(path):
+        raise ValueError(f"the path of the Macaulay2 package cannot be quoted for Macaulay2: {path!r}")
+    return (f'needsPackage("LightningCAS", FileName => "{path}"); -- for good: lightning-cas notebook '
+            '--install-package, then needsPackage "LightningCAS"')
+
+
 def package_line() -> str:
     """The header line naming the package file, refused if the path cannot be an M2 string as is."""
     path = package_file().as_posix()

@@ -246,7 +246,7 @@ def test_dim_m2_builds_the_same_network(session, tmp_path, name):
     out = cli("dim", *args, "--format", "m2")
     assert out.exit_code == 0, out.output
     script = out.stdout
-    assert 'needsPackage "LightningCAS";' in script and "\nN = neuralNetwork(" in script
+    assert 'needsPackage("LightningCAS", FileName => "' in script and "\nN = neuralNetwork(" in script
     assert f"the dimension of the neurovariety: {data['dimension']}" in script
     got = paste(session, f"dim-{name}", script, 'print toString {neurovarietyDimension N, N#"parameters"};\n')
     assert got == [data["dimension"], data["parameters"]]
