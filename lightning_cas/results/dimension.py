@@ -233,6 +233,19 @@ def _where(result) -> str:
     return (" " + ", ".join(parts)) if parts else ""
 
 
+def _quantity(result) -> str:
+    """What the number is, in words, when it is not a generic dimension: on given inputs the batch functional
+    dimension (a lower bound of the rank at W, which is the supremum over input sets); at W alone the rank there."""
+    if result.inputs is not None:
+        return (f"quantity: the batch functional dimension on these {result.inputs.count} inputs (the rank of the "
+                "Jacobian of the outputs on them in the weights); the rank at the point, over every input, is at "
+                "least this")
+    if result.at is not None and not result.architecture.polynomial:
+        return ("quantity: the functional dimension at the point (the rank over every input: inputs drawn until "
+                "the rank stops growing give the lower bound, kernel vectors valid on every input the upper)")
+    return ""
+
+
 def dimension_text(result, spectrum: bool = False) -> str:
     """What ``lightning-cas dim`` prints for a DimensionResult: the number, how sure it is, near-drops,
     the singular values (``spectrum``: as ``--spectrum`` prints them), the notes and the defect split."""
@@ -240,6 +253,9 @@ def dimension_text(result, spectrum: bool = False) -> str:
     lines = [f"{result.architecture}",
              f"rank between {c.lower} and {c.upper}{where}   ({how})" if c is not None and not c.certified
              else f"dimension {result.dimension}{where}   ({how})"]
+    quantity = _quantity(result)
+    if quantity:
+        lines.append(quantity)
     if result.generic_dimension is not None:
         lines.append(f"generic dimension {result.generic_dimension}, drop {result.drop}")
     if c is not None:
