@@ -35,7 +35,7 @@ from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, imp
 from lightning_cas.geometry.pointwise import (PointVerdict, boundary_verdict_d11, phi_coordinates, point_verdict,
                                               vanishes)
 from lightning_cas.results.boundary import BoundaryComponent, BoundaryResult, BoundarySample
-from lightning_cas.results.ideals import Source, Stratum, Verdict
+from lightning_cas.results.ideals import Source, Stratum, SampleVerdict
 from lightning_cas.geometry.strata import (SAMPLED_STRATA, SAMPLES_PER_PIECE, CandidateRecord, candidate_record,
                                            stratum_samples)
 from lightning_cas.macaulay2.connection import Macaulay2
@@ -102,11 +102,11 @@ def boundary_closure(arch: Network, found: CandidateRecord, seed: int, m2: Macau
                                           evidence=v.evidence))
         verdicts = [s.boundary for s in samples]
         if any(v is True for v in verdicts):
-            verdict = Verdict.BOUNDARY
+            verdict = SampleVerdict.BOUNDARY
         elif verdicts and all(v is False for v in verdicts):
-            verdict = Verdict.INTERIOR
+            verdict = SampleVerdict.INTERIOR
         else:
-            verdict, complete = Verdict.UNDECIDED, False
+            verdict, complete = SampleVerdict.UNDECIDED, False
         ideal = found.strata.get(name) if stratum is not None else None
         if stratum is None:
             complete = False
@@ -116,7 +116,7 @@ def boundary_closure(arch: Network, found: CandidateRecord, seed: int, m2: Macau
                                        dimension=ideal.dimension if ideal else None,
                                        degree=ideal.degree if ideal else None,
                                        generators=ideal.generators if ideal else ()))
-    bd = [c for c in comps if c.verdict is Verdict.BOUNDARY]
+    bd = [c for c in comps if c.verdict is SampleVerdict.BOUNDARY]
     closure, dim = (), None
     if len(bd) == 1 and bd[0].dimension is not None:
         closure, dim = bd[0].generators, bd[0].dimension

@@ -23,7 +23,7 @@ from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.options import resolve
 from lightning_cas.results.claims import Claim, ClaimsResult, ClaimVerdict
-from lightning_cas.results.ideals import Source, Stratum, Verdict
+from lightning_cas.results.ideals import Source, Stratum, SampleVerdict
 from lightning_cas.results.singular import SingularLocusResult
 
 
@@ -200,7 +200,7 @@ def _boundary_claims(arch: Network, found: Closure, seed: int, m2: Macaulay2, cl
     if not (e == 1 and a == 1):
         judge(Stratum.RANK11, "points of rank V = rank A = 1 off that locus are interior (singular, not boundary)",
               False)
-    boundary_names = [c.stratum for c in comps if c.verdict is Verdict.BOUNDARY]
+    boundary_names = [c.stratum for c in comps if c.verdict is SampleVerdict.BOUNDARY]
     if not found.complete:
         not_computed("the Zariski closure of the boundary is the closure of {V = c v^T, A = ±v g^T}",
                      f"not every candidate component was decided: {comp_text}")

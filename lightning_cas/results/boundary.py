@@ -13,8 +13,8 @@ from lightning_cas.results.certificates import Certificate, legacy_certificate
 from lightning_cas.results.contract import JsonResult, Provenance, Record, how, lines_text
 from lightning_cas.results.formats import (M2Context, comment, coordinate_comments, ideal, latex_coordinates,
                                            latex_ideal, latex_ring, one_layer_model, y_ring)
-from lightning_cas.results.ideals import (Coordinates, Polynomials, Source, Stratum, Verdict, coordinate_lines, legacy,
-                                          legacy_items)
+from lightning_cas.results.ideals import (Coordinates, Polynomials, SampleVerdict, Source, Stratum, coordinate_lines,
+                                          legacy, legacy_items)
 
 if typing.TYPE_CHECKING:
     import sympy
@@ -35,7 +35,7 @@ class BoundaryComponent(Polynomials, Record):
 
     stratum: Stratum
     source: tuple[Source, ...]
-    verdict: Verdict
+    verdict: SampleVerdict
     samples: tuple[BoundarySample, ...] = ()
     dimension: int | None = None
     degree: int | None = None

@@ -63,7 +63,7 @@ class Parametrization(enum.StrEnum):
         return dict(enumerate(cls)).get(code)
 
 
-class Verdict(enum.StrEnum):
+class SampleVerdict(enum.StrEnum):
     """What the sample points of a candidate component showed."""
 
     BOUNDARY = "boundary"

@@ -28,7 +28,7 @@ from lightning_cas.results.fibers import FiberResult
 from lightning_cas.geometry.formats import latex_document, m2_script
 from lightning_cas.results.boundary import BoundaryResult
 from lightning_cas.results.implicit import ImplicitResult
-from lightning_cas.results.ideals import Parametrization, Source, Stratum, Verdict
+from lightning_cas.results.ideals import Parametrization, SampleVerdict, Source, Stratum
 from lightning_cas.results.singular import SingularLocusResult
 
 LEGACY = Path(__file__).parent / "data" / "legacy"
@@ -131,7 +131,7 @@ def test_enumerated_fields_are_str_enums_with_the_old_strings():
     assert sing.pieces[0].contained_in == (Stratum.RANK11,) and isinstance(sing.pieces[0].contained_in[0], Stratum)
     bd = load_result(LEGACY / "boundary_211_parallel.json")
     (comp,) = bd.components
-    assert comp.stratum is Stratum.PARALLEL and comp.verdict is Verdict.BOUNDARY
+    assert comp.stratum is Stratum.PARALLEL and comp.verdict is SampleVerdict.BOUNDARY
     assert comp.source == (Source.CRITICAL_IMAGE,)
     assert load_result(LEGACY / "implicit_222.json").parametrization is Parametrization.VA
     assert load_result(LEGACY / "implicit_211_t1.json").parametrization is Parametrization.VZ
