@@ -52,10 +52,12 @@ WORKERS ?= 2
 test: setup lint
 	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --durations=10
 
-# ruff, and the layer order of pyproject.toml (a module imports only from its layer or below)
+# ruff, the layer order of pyproject.toml (a module imports only from its layer or below), and the types of
+# the two pure layers
 lint: setup
 	$(VENV)/bin/ruff check lightning_cas tests benchmarks
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy lightning_cas/core lightning_cas/results
 
 bench: setup
 	$(PY) -m pip install --quiet -e '.[bench]'

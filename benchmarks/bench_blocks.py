@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.bench import worker_failure
+from benchmarks.workers import worker_failure
 
 TARGETS = {"transformer_6144": 60.0, "cli_1536": 2.0, "local_6144": 60.0, "konda": 30.0, "explain_6144": 120.0,
            "softmax_transformer_144": 30.0}

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.bench import worker_failure
+from benchmarks.workers import worker_failure
 
 GROWTH_WIDTHS = (4, 8, 12, 16, 20, 24, 28, 32)
 QUICK_WIDTHS = (4, 8, 16)

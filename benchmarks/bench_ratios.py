@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.bench import worker_failure
+from benchmarks.workers import worker_failure
 
 BIG_1536 = {"widths": [16] * 5, "attention": [4] * 4, "tokens": 3}
 BIG_6144 = {"widths": [32] * 5, "attention": [8] * 4, "tokens": 3}

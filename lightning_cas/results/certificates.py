@@ -93,7 +93,7 @@ class Certificate(Record):
         sub = _BY_KIND.get(kind) if isinstance(kind, str) else None
         if sub is None or not issubclass(sub, cls):
             raise InputError(f"unknown certificate kind {str(kind)[:40]!r}; expected one of "
-                             f"{', '.join(k.value for k in _BY_KIND if issubclass(_BY_KIND[k], cls))}.")
+                             f"{', '.join(str(k) for k in _BY_KIND if issubclass(_BY_KIND[k], cls))}.")
         return super(Certificate, sub).from_dict({k: v for k, v in data.items() if k != "kind"})
 
 
@@ -154,13 +154,16 @@ class ConeCertificate(Certificate):
         return True
 
 
-_BY_KIND = {c.KIND: c for c in (SubmersionCertificate, BranchCertificate, WitnessCurveCertificate, ConeCertificate)}
+# looked up by the "kind" string of a JSON object (a CertificateKind is a str)
+_BY_KIND: dict[str, type[Certificate]] = {
+    c.KIND: c for c in (SubmersionCertificate, BranchCertificate, WitnessCurveCertificate, ConeCertificate)}
 
 
 def legacy_certificate(data: dict) -> dict:
     """A certificate as written before the kinds were classes: the fields of its kind, the nulls of the
     other kinds dropped (a non-null field of another kind stays, for ``from_dict`` to refuse)."""
-    sub = _BY_KIND.get(data.get("kind")) if isinstance(data.get("kind"), str) else None
+    kind = data.get("kind")
+    sub = _BY_KIND.get(kind) if isinstance(kind, str) else None
     if sub is None:
         return data
     own = {f.name for f in fields(sub)} | {"kind"}

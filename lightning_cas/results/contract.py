@@ -116,6 +116,9 @@ class Record(Data):
     """Mixin for typed nested records (frozen dataclasses): strict, lossless ``to_dict``/``from_dict``.
     Fields are attributes (``record.name``); a record is not a dict."""
 
+    # set by @dataclass on each record class; declared here so the type checker sees a record as a dataclass
+    __dataclass_fields__: typing.ClassVar[dict[str, dataclasses.Field[typing.Any]]]
+
     def to_dict(self) -> dict:
         # a field marked optional is written only when set, so results that never set it keep their JSON
         return {f.name: encode(getattr(self, f.name)) for f in fields(self)
@@ -176,7 +179,7 @@ class JsonResult(Record):
             KINDS.setdefault(cls.__name__, cls)
 
     def to_dict(self) -> dict:
-        head = {"kind": type(self).__name__}
+        head: dict[str, object] = {"kind": type(self).__name__}
         if self.SCHEMA > 1:
             head["schema"] = self.SCHEMA
         return {**head, **super().to_dict()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Iterable
 
 from lightning_cas.core.checks import shown
 from lightning_cas.core.numbers import allow_long_integers
@@ -25,6 +26,7 @@ def check_depth(value, what: str = "document", max_depth: int = MAX_NESTING) -> 
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):

@@ -118,6 +118,11 @@ def monomial_text(arch: Network, exponents) -> str:
 class Coordinates:
     """A record that carries the coordinates y_i of the function space and their labels."""
 
+    # fields of the record that mixes this in
+    architecture: Network
+    coordinates: tuple[str, ...]  # y_i as polynomials in the parameters (empty when not computed)
+    coordinate_labels: tuple  # (output row, exponent vector of the token monomial) per y_i
+
     def coordinate_table(self) -> list[tuple[str, int, str, str | None]]:
         """Per coordinate: (name y_i, output row, the token monomial it is the coefficient of, and y_i as a
         polynomial in the parameters, or None when the record has no coordinates)."""

@@ -196,7 +196,7 @@ def _m2_singular(res: SingularLocusResult) -> list[str]:
         for i, p in enumerate(pieces, 1):
             comma = "," if i < len(pieces) else ""
             what = (f"closure of dimension {p.image_dimension} = {'; '.join(p.contained_in) or 'no listed stratum'}"
-                    if hasattr(p, "image_dimension") else f"NOT EXAMINED ({p.reason})")
+                    if isinstance(p, SingularPiece) else f"NOT EXAMINED ({p.reason})")
             lines += [f"    {ideal(p.slice_generators, 'sliceRing')}{comma} -- rank V = {p.rank_V}: "
                       f"{printable(what)}"]
         lines += ["    };", "use R;"]

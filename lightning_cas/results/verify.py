@@ -75,7 +75,7 @@ class VerifyResult(Provenance, JsonResult):
     def text(self) -> str:
         """What ``lightning-cas verify`` prints: the verdict and why, and the defect split."""
         lines = [f"{self.verdict}: {self.message}"]
-        if getattr(self, "explained", None) is not None:
+        if self.explained is not None:
             lines += explained_lines(self.explained)
         return printable("\n".join(lines), keep_newlines=True)
 

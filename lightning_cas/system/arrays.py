@@ -1,5 +1,6 @@
 """Numeric arrays from the bytes of a file (.npz, .npy, .safetensors), read by the formats' own rules
-with numpy's pickle loading off and every size a header claims checked against the bytes there are."""
+with numpy's pickle loading off and every size a header claims checked against the bytes there are; a
+pickle (torch.save's format) is refused, never unpickled."""
 
 from __future__ import annotations
 
@@ -139,3 +140,17 @@ def safetensors_arrays(data: bytes, source: str) -> dict:
         if b1 < e0:
             raise InputError(f"{source}: the tensors {n0!r} and {n1!r} overlap.")
     return out
+
+
+PICKLE_ENDINGS = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")
+
+
+def refuse_pickle(name: str, what: str, data: bytes = b"") -> None:
+    """A pickle (torch.save's format, by its ending or its first bytes) is never unpickled: unpickling runs
+    code from the file."""
+    pickled = data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05") or \
+        data[:4] == b"PK\x03\x04" and b"data.pkl" in data[:4096]
+    if name.lower().endswith(PICKLE_ENDINGS) or pickled:
+        raise InputError(f"the {what} {name!r} is a pickle, which is never unpickled (it can run code); save a "
+                         "state_dict with safetensors instead: from safetensors.torch import save_file; "
+                         "save_file({k: v.contiguous() for k, v in model.state_dict().items()}, 'w.safetensors').")

@@ -1,4 +1,4 @@
-"""Weight points of any network, and input data: read exactly, from JSON, .npz and .safetensors.
+"""Weight points of any network: read exactly, from JSON, .npz and .safetensors.
 
 A point is the flat weight vector in the canonical order (``Network.weight_matrices``), held as
 exact rationals: a float is the binary rational it is, so the rank at trained weights is a question
@@ -15,8 +15,8 @@ what they claim:
   cols), mlp ``u`` and ``d``, linear ``p``; biases ``blocks.{i}.bq`` (H, a) and so on per head,
   ``bo`` (out,), ``bu``, ``bd``, ``bp`` vectors; or a single flat array ``weights``.
 
-Input data (the batch functional dimension) is an array of token matrices (N, d_0, t): ``.npy``,
-``.npz`` (key ``inputs``) or JSON; the same exactness and refusals.
+Input data (token matrices) is read by ``system.inputs``, the pickle refusal is ``system.arrays``; both
+are importable from here as before.
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from lightning_cas.system.files import atomic_write_text, check_path, parse_json
 from lightning_cas.core.blocks import BLOCK_LETTERS
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.core.weights import array_of, entries_of, exact_values, flat, parse_entry, point_from_dict  # noqa: F401
-from lightning_cas.system.arrays import npy_array, npz_arrays, safetensors_arrays
+from lightning_cas.system.arrays import PICKLE_ENDINGS, npz_arrays, refuse_pickle, safetensors_arrays  # noqa: F401
+from lightning_cas.system.inputs import (LAYOUTS, MAX_INPUT_BYTES, MAX_INPUT_ENTRIES, InputData,  # noqa: F401
+                                         check_layout, inputs_from_array, load_inputs, save_inputs)
 from lightning_cas.errors import InputError
 
 MAX_POINT_BYTES = 512 * 1024 * 1024  # a trained model's weights; the engine refuses sizes it cannot finish
-MAX_INPUT_BYTES = 256 * 1024 * 1024
-MAX_INPUT_ENTRIES = 4_000_000  # entries of all token matrices together (each becomes an exact rational)
 LETTERS = {"q": "Q", "k": "K", "v": "V", "w": "W", "o": "O", "u": "U", "d": "D", "p": "P",
            # biases keep their lower-case letters and are vectors (one list of numbers)
            "bq": "bq", "bk": "bk", "bv": "bv", "bw": "bw", "bo": "bo", "bu": "bu", "bd": "bd", "bp": "bp",
@@ -296,140 +296,6 @@ def save_weights(point: WeightPoint, path: str | os.PathLike) -> None:
     from lightning_cas.system.files import atomic_write_text
 
     atomic_write_text(path, json.dumps(point.to_dict()) + "\n")
-
-
-@dataclass(frozen=True)
-class InputData:
-    """Token matrices (N, d_0, t), exactly, and their source."""
-
-    values: np.ndarray  # object array of Fraction
-    source: str | None = None
-    sha256: str | None = None
-
-    @property
-    def count(self) -> int:
-        return self.values.shape[0]
-
-    def provenance(self) -> dict:
-        return {"source": self.source, "sha256": self.sha256, "samples": self.count}
-
-
-LAYOUTS = ("features-tokens", "tokens-features")
-
-
-def check_layout(layout) -> str | None:
-    """None (read it from the shape) or one of LAYOUTS; anything else refused in one line."""
-    if layout is not None and layout not in LAYOUTS:
-        raise InputError(f"the layout must be one of {', '.join(LAYOUTS)}, got {layout!r}.")
-    return layout
-
-
-def inputs_from_array(arch: Network, array, source: str = "the inputs",
-                      layout: str | None = None) -> InputData:
-    """Token matrices from an array of shape (N, d_0, t) (``features-tokens``, ours: tokens are columns) or
-    (N, t, d_0) (``tokens-features``, PyTorch's batches). Without a stated layout the shape decides, and an
-    array that fits both (t = d_0) is refused rather than guessed."""
-    net = arch
-    layout = check_layout(layout)
-    arr = array_of(array, source)
-    if arr.ndim == 2 and net.tokens == 1:
-        arr = arr[:, :, None] if layout != "tokens-features" else arr[:, None, :]
-    ours, torch_shape = (net.input, net.tokens), (net.tokens, net.input)
-    shape = tuple(arr.shape[1:]) if arr.ndim == 3 else None
-    if layout is None and shape == ours == torch_shape:
-        raise InputError(f"{source}: shape {tuple(arr.shape)} fits both layouts (t = d_0 = {net.input}); say which "
-                         "with --layout features-tokens (N, d_0, t) or tokens-features (N, t, d_0, PyTorch's).")
-    if layout is None:
-        layout = "tokens-features" if shape == torch_shape else "features-tokens"
-    want = ours if layout == "features-tokens" else torch_shape
-    if arr.ndim != 3 or shape != want or arr.shape[0] < 1:
-        raise InputError(f"{source}: inputs must be an array of shape (N, {net.input}, {net.tokens}) (token "
-                         f"matrices, tokens as columns) or (N, {net.tokens}, {net.input}) (PyTorch's batches, "
-                         f"--layout tokens-features), got shape {tuple(arr.shape)}.")
-    if layout == "tokens-features":
-        arr = np.swapaxes(arr, 1, 2)
-    if arr.size > MAX_INPUT_ENTRIES:  # before any entry is converted
-        raise InputError(f"{source}: {arr.shape[0]} token matrices ({arr.size} entries) are above the supported "
-                         f"maximum of {MAX_INPUT_ENTRIES} entries.")
-    values = np.array(entries_of(arr, source), dtype=object).reshape(arr.shape)
-    return InputData(values, source)
-
-
-def _stored_layout(arrays: dict, name: str) -> str | None:
-    """The layout an .npz records beside its inputs (the bridge writes one), or None."""
-    if "layout" not in arrays:
-        return None
-    value = arrays["layout"]
-    text = str(value.reshape(-1)[0]) if value.dtype.kind == "U" and value.size == 1 else None
-    if text not in LAYOUTS:
-        raise InputError(f"{name}: the array 'layout' must be one of {', '.join(LAYOUTS)}.")
-    return text
-
-
-def load_inputs(arch: Network, path: str | os.PathLike, layout: str | None = None) -> InputData:
-    """Input data: .npy, .npz (key ``inputs``, and ``layout`` when it records one) or JSON (a nested list in
-    the features-tokens layout), with its name and sha256. ``layout`` as in ``inputs_from_array``; a stated
-    layout that contradicts the one the file records is refused."""
-    name = check_path(path, "input file")
-    layout = check_layout(layout)
-    refuse_pickle(name, "input file")
-    arrays = name.endswith((".npy", ".npz"))
-    data = read_bytes(name, "input file", max_bytes=MAX_INPUT_BYTES if arrays else weights.MAX_WEIGHT_BYTES)
-    refuse_pickle(name, "input file", data)
-    if name.endswith(".npy"):
-        arr = npy_array(data, name)
-    elif name.endswith(".npz"):
-        arrays = npz_arrays(data, name, {"inputs": None, "layout": None}, "the inputs", text=("layout",))
-        if set(arrays) - {"layout"} != {"inputs"}:
-            raise InputError(f"{name}: an .npz of inputs holds one array named 'inputs' (and optionally 'layout'), "
-                             f"got {', '.join(sorted(arrays)) or 'none'}.")
-        stored = _stored_layout(arrays, name)
-        if stored is not None and layout is not None and stored != layout:
-            raise InputError(f"{name}: the file records the layout {stored}, not {layout}.")
-        layout = layout or stored
-        arr = arrays["inputs"]
-    else:
-        net = arch
-        doc = parse_json(data.decode("utf-8", errors="replace"), f"input file {name!r}")
-        shaped = (isinstance(doc, list) and doc and all(
-            isinstance(mat, list) and len(mat) == net.input
-            and all(isinstance(row, list) and len(row) == net.tokens for row in mat) for mat in doc))
-        if not shaped:
-            raise InputError(f"{name}: inputs must be a list of token matrices, each {net.input} rows of "
-                             f"{net.tokens} numbers (tokens as columns).")
-        nested = [[[parse_entry(v, f"{name} input {n + 1}") for v in row] for row in mat] for n, mat in enumerate(doc)]
-        return InputData(np.array(nested, dtype=object), os.path.basename(name), _digest(data))
-    out = inputs_from_array(arch, arr, name, layout)
-    return InputData(out.values, os.path.basename(name), _digest(data))
-
-
-def save_inputs(values, path: str | os.PathLike, layout: str = "features-tokens") -> None:
-    """Token matrices as an .npz that records its layout, so it is never misread."""
-    check_layout(layout)
-    arr = np.asarray(values)
-    if arr.ndim != 3:
-        raise InputError(f"inputs must be a 3-dimensional array (N, d_0, t) or (N, t, d_0), got {arr.ndim} axes.")
-    import io
-
-    buffer = io.BytesIO()
-    np.savez(buffer, inputs=arr, layout=np.array(layout))
-    from lightning_cas.system.files import write_file
-
-    write_file(path, buffer.getvalue(), "input file")
-
-
-PICKLE_ENDINGS = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin")
-
-
-def refuse_pickle(name: str, what: str, data: bytes = b"") -> None:
-    """A pickle (torch.save's format, by its ending or its first bytes) is never unpickled: unpickling runs
-    code from the file."""
-    pickled = data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05") or \
-        data[:4] == b"PK\x03\x04" and b"data.pkl" in data[:4096]
-    if name.lower().endswith(PICKLE_ENDINGS) or pickled:
-        raise InputError(f"the {what} {name!r} is a pickle, which is never unpickled (it can run code); save a "
-                         "state_dict with safetensors instead: from safetensors.torch import save_file; "
-                         "save_file({k: v.contiguous() for k, v in model.state_dict().items()}, 'w.safetensors').")
 
 
 # The old-flag weight file (core.weights has the format): read and written here, through the one door.

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import benchmarks
-from benchmarks import bench, bench_ratios
+from benchmarks import bench, bench_dimension, bench_ratios
 from benchmarks.bench_rank import _ratio
 from benchmarks.paper_baseline import dimension_paper, jacobian_rows
 from lightning_cas.backends.modp import dimension_modp
@@ -32,7 +32,7 @@ CASE = {"widths": (2, 2, 2), "attention": (2, 2), "tokens": 2}
 
 
 def test_a_dimension_worker_runs_the_package_in_a_fresh_interpreter():
-    row = bench.run_worker(CASE, "modp", seed=0, repeats=1, m2_timeout=60)
+    row = bench_dimension.run_worker(CASE, "modp", seed=0, repeats=1, m2_timeout=60)
     assert row["status"] == "ok", row
     arch = Architecture(CASE["widths"], CASE["attention"], CASE["tokens"])
     assert row["dimension"] == dimension_modp(arch, seed=1).dimension == predict_dimension(arch).value
