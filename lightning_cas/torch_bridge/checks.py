@@ -148,22 +148,64 @@ class _SelfAttention(nn.Module):
         return out if first else out.transpose(0, 1)
 
 
+class _Encoder(nn.Module):
+    """An ``nn.TransformerEncoder(Layer)`` called on (batch, tokens, features), with the causal mask when the
+    conversion is causal."""
+
+    def __init__(self, encoder: nn.Module, causal: bool):
+        super().__init__()
+        self.encoder, self.causal = encoder, causal
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        t = x.shape[1]
+        mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1) if self.causal else None
+        layer = self.encoder.layers[0] if isinstance(self.encoder, nn.TransformerEncoder) else self.encoder
+        first = layer.self_attn.batch_first
+        y = x if first else x.transpose(0, 1)
+        if isinstance(self.encoder, nn.TransformerEncoder):
+            out = self.encoder(y, mask=mask, is_causal=self.causal)
+        else:
+            out = self.encoder(y, src_mask=mask, is_causal=self.causal)
+        return out if first else out.transpose(0, 1)
+
+
+class _OneHot(nn.Module):
+    """An ``nn.Embedding`` called on one-hot vectors: the token ids they are the one-hot vectors of."""
+
+    def __init__(self, embedding: nn.Embedding):
+        super().__init__()
+        self.embedding = embedding
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.embedding(x.argmax(dim=-1))
+
+
 def _callable(module: nn.Module, causal: bool) -> nn.Module:
     """The module (a copy) with every MultiheadAttention wrapped as self-attention, so that one call runs
-    the whole tree on one input (a Sequential passes one tensor, attention takes three)."""
+    the whole tree on one input (a Sequential passes one tensor, attention takes three); likewise an
+    encoder (layer) on our token layout, and an embedding on one-hot vectors."""
     if isinstance(module, nn.MultiheadAttention):
         return _SelfAttention(module, causal)
+    if isinstance(module, (nn.TransformerEncoderLayer, nn.TransformerEncoder)):
+        return _Encoder(module, causal)
+    if isinstance(module, nn.Embedding):
+        return _OneHot(module)
     if isinstance(module, nn.Sequential):
         for key, child in list(module._modules.items()):
             module._modules[key] = _callable(child, causal)
     return module
 
 
-def prove(module: nn.Module, net, point, causal: bool) -> None:
+def prove(module: nn.Module, net, point, causal: bool, onehot: bool = False) -> None:
     """Run the module's own forward (a float64 copy in eval mode, without gradients: the user's module is
-    not touched) and the network's forward in float64 on a few random inputs with a fixed seed, and refuse
-    in one line when they differ by more than rounding."""
-    X = np.random.default_rng(PROOF_SEED).standard_normal((PROOF_INPUTS, net.tokens, net.input))
+    not touched) and the network's forward in float64 on a few random inputs with a fixed seed (random
+    token ids, one-hot, when ``onehot``: the module's embedding takes the ids), and refuse in one line when
+    they differ by more than rounding."""
+    rng = np.random.default_rng(PROOF_SEED)
+    if onehot:
+        X = np.eye(net.input)[rng.integers(net.input, size=(PROOF_INPUTS, net.tokens))]
+    else:
+        X = rng.standard_normal((PROOF_INPUTS, net.tokens, net.input))
     try:
         twin = _callable(copy.deepcopy(module), causal).to(device="cpu", dtype=torch.float64).eval()
         with torch.no_grad():

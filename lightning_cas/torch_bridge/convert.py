@@ -22,14 +22,16 @@ from lightning_cas.core.network import Activation, Attention, LayerNorm, Linear,
 from lightning_cas.errors import InputError
 from lightning_cas.system.points import WeightPoint, exact_values
 from lightning_cas.torch_bridge.checks import check_class, check_hooks, check_own_calls, check_tied, prove, where
+from lightning_cas.torch_bridge.encoder import encoder, encoder_layer
 from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict, tensor_array
 
 # the classes that convert, most specific first (a subclass converts as the class it is, if it keeps its forward)
 SUPPORTED = (TorchNetwork, nn.MultiheadAttention, nn.Linear, nn.LayerNorm, nn.RMSNorm, nn.Sequential, nn.ReLU,
-             nn.Tanh, nn.GELU, nn.Dropout, nn.Identity)
+             nn.Tanh, nn.GELU, nn.Dropout, nn.Identity, nn.TransformerEncoderLayer, nn.TransformerEncoder,
+             nn.Embedding)
 _SUPPORTED_TEXT = ("nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU, "
-                   "nn.Tanh, nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and "
-                   "TorchNetwork")
+                   "nn.Tanh, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
+                   "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class _Step:
     gives: int | None  # the features it gives (None: as many as it takes)
     read: Callable[[], list[Fraction]]
     lightning: tuple | None = None  # the blocks of the lightning variant, where they differ
+    onehot: bool = False  # it takes token ids, as one-hot vectors: only the first step may
 
 
 def _exact(tensor, name: str) -> list[Fraction]:
@@ -104,6 +107,8 @@ def _plan(module, path: str, causal: bool) -> list[_Step]:
                              "(approximate = 'none', the default) is.")
         function = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu"}[base]
         return [_Step(name, (Activation(function),), None, None, list)]
+    if base in _STACKS:
+        return _STACKS[base](module, path, lambda child, key: _plan(child, key, causal))
     prefix = f"{path}." if path else ""
     if base is nn.MultiheadAttention:
         return [_attention(module, name, prefix, causal)]
@@ -219,8 +224,28 @@ def _attention(module, name: str, prefix: str, causal: bool) -> _Step:
     return _Step(name, (block,), E, E, read, (replace(block, normalization="none"),))
 
 
+def _embedding(module, name: str, prefix: str) -> _Step:
+    """An embedding looks up row i of its weight for token id i: on the one-hot vector of i that is the
+    linear map W^T (no bias). The padding row is looked up like any other (PyTorch only freezes it)."""
+    if module.max_norm is not None:
+        raise InputError(f"{name}: max_norm = {module.max_norm} rescales the rows it looks up, in place, on each "
+                         "call; only an embedding without max_norm is a fixed linear map.")
+    shape = _shape(module.weight, f"{prefix}weight")
+    if len(shape) != 2:
+        raise InputError(f"{prefix}weight has shape {shape}; an Embedding's weight is (num_embeddings, "
+                         "embedding_dim).")
+    vocabulary, d = _width(name, "num_embeddings", shape[0]), _width(name, "embedding_dim", shape[1])
+
+    def read():
+        rows = _exact(module.weight, f"{prefix}weight")  # (vocabulary, d) row-major; the block's P is its transpose
+        return [rows[i * d + r] for r in range(d) for i in range(vocabulary)]
+    return _Step(name, (Linear(d),), vocabulary, d, read, onehot=True)
+
+
 # the layers that become one block each, from their shapes: one row per layer class
-_LAYERS = {nn.Linear: _linear, nn.LayerNorm: _layernorm, nn.RMSNorm: _rmsnorm}
+_LAYERS = {nn.Linear: _linear, nn.LayerNorm: _layernorm, nn.RMSNorm: _rmsnorm, nn.Embedding: _embedding}
+# the modules of modules, planned from their children's steps (``encoder``)
+_STACKS = {nn.TransformerEncoderLayer: encoder_layer, nn.TransformerEncoder: encoder}
 
 
 def _torch_network(module: TorchNetwork, name: str) -> _Step:
@@ -236,6 +261,10 @@ def _torch_network(module: TorchNetwork, name: str) -> _Step:
 def _network(steps: list[_Step], tokens: int, top: str) -> Network:
     """The network of the steps, its widths chained and its limits checked before any weight is read."""
     width = first = giver = None
+    for step in steps[1:]:
+        if step.onehot:
+            raise InputError(f"{step.name} takes token ids, so it converts only as the first layer (the network's "
+                             "inputs are then its one-hot vectors).")
     for step in steps:
         if step.takes is not None and width is not None and step.takes != width:
             raise InputError(f"{step.name} takes {step.takes} features but {giver} before it gives {width}; each "
@@ -247,7 +276,7 @@ def _network(steps: list[_Step], tokens: int, top: str) -> Network:
     owners = [step.name for step in steps for _ in step.blocks]
     if first is None:
         raise InputError(f"{top} has no layer that fixes a width (nn.Linear, nn.LayerNorm, nn.RMSNorm, "
-                         "nn.MultiheadAttention); there is nothing to convert.")
+                         "nn.MultiheadAttention, nn.Embedding); there is nothing to convert.")
     if len(owners) > MAX_BLOCKS:
         raise InputError(f"{top} converts to {len(owners)} blocks, above the supported maximum of {MAX_BLOCKS}.")
     try:
@@ -263,6 +292,8 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     (d_head = embed_dim / num_heads, biases as the module has them) with the 1/sqrt(d_head) scale folded into
     Q and b_q (exactly for square d_head, else the float64 PyTorch multiplies by); softmax, or with
     ``lightning`` our lightning variant on the same weights; ``causal`` when it is called with a causal mask.
+    A post-LN ``nn.TransformerEncoderLayer`` is attention (residual), LayerNorm, mlp (residual), LayerNorm;
+    an ``nn.Embedding`` first is a linear block on one-hot token ids (the network's inputs are one-hot).
     Anything else is refused naming the module or the option, before any weight is read; the result is
     checked against the module's own forward on random inputs (the softmax network, with ``lightning``)."""
     if not isinstance(module, nn.Module):
@@ -281,7 +312,7 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     values = [v for step in steps for v in step.read()]
     source = f"torch {type(module).__name__}"
     point = WeightPoint(net, tuple(values), source=source)
-    prove(module, net, point, causal)
+    prove(module, net, point, causal, onehot=steps[0].onehot)
     if lightning:
         net = Network(net.input, net.tokens, tuple(b for s in steps for b in (s.lightning or s.blocks)))
         point = WeightPoint(net, point.values, source=source)
