@@ -1,0 +1,215 @@
+"""The generic ED degree by msolve: the critical points of the squared distance, as one zero-dimensional
+system in the weights of a gauge slice, counted mod two primes that must agree.
+
+The system (docs/critical.md, "msolve"): y = F(w) the coordinates of the neurovariety X (a basis of the
+coefficient span of the output column, as for the Lagrange method), m = dim X weights free (chosen so the
+differential is onto the tangent space) and the others fixed at random integers, a random data point and
+form: phi(s) = |M F(s) - u|^2, and
+
+    d phi / d s_i = 0  (i = 1..m),    z det(R J(s)) - 1 = 0,
+
+J = dF/ds (n x m), R a random m x n matrix. The second equation (a Rabinowitsch variable z) removes by
+construction every point where J has rank < m: the vertex, the zero weights, the degenerate weights,
+which otherwise form positive-dimensional families of spurious solutions. What is left are the points
+where the slice map is a local immersion and F(s) a critical point of the distance on X; for generic data
+each critical point of X is hit by exactly f of them, f the number of points of the slice over a generic
+point of X (computed the same way: F(s) = F(s0), z det(R J(s)) - 1 = 0). So ED degree = N / f.
+
+Everything is integer data reduced mod each prime: two counts that agree are the counts of the one
+system over QQ unless both primes are unlucky, and that system's count is the ED degree unless the random
+choices (slice, form, data point) are; wrong only for unlucky choices, as the Lagrange method.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from lightning_cas.core.architecture import Architecture, as_network
+from lightning_cas.core.network import Network
+from lightning_cas.errors import ResultError, TooLargeError
+from lightning_cas.geometry.degree_records import EDDegreeResult, Metric
+from lightning_cas.msolve.runner import msolve_version
+from lightning_cas.msolve.solve import solve
+
+MSOLVE_PRIMES = (1_073_741_789, 1_073_741_783)  # the two largest primes below 2^30 (msolve's fields hold 31 bits)
+MAX_WEIGHTS = 40  # the coefficient expansion, as the numerical methods' guard
+MAX_FREE = 12  # slice dimension: the determinant has degree m (deg F - 1) in m variables
+DATA_RANGE = 2 ** 15  # random integers of the slice, the form and the data point are drawn from +-this
+
+
+def output_columns(net: Network) -> list[int]:
+    """The output tokens whose coefficients are the coordinates (as Macaulay2's lcasOutputColumns with one
+    column): the first; in a causal network the last; causal with biases all of them."""
+    causal = any(getattr(b, "causal", False) for b in net.blocks)
+    if causal and net.biased:
+        return list(range(net.tokens))
+    return [net.tokens - 1] if causal else [0]
+
+
+def coordinate_polynomials(arch: Architecture | Network):
+    """The flint context of the weights and a basis of the coefficient span (first come first kept), as
+    fmpz_mpoly: the coordinates y = F(w) of the neurovariety."""
+    import flint
+    import sympy
+
+    from lightning_cas.core.model import coefficient_map, flat_weight_symbols
+
+    net = as_network(arch)
+    symbols = flat_weight_symbols(net)
+    names = tuple(f"w{i}" for i in range(len(symbols)))
+    ctx = flint.fmpz_mpoly_ctx.get(names, "degrevlex")
+    columns = set(output_columns(net))
+    polys = []
+    for (_row, token, _key), expr in sorted(coefficient_map(net).items()):
+        if token in columns:
+            terms = sympy.Poly(expr, *symbols).as_dict()
+            polys.append(ctx.from_dict({tuple(int(e) for e in k): int(c) for k, c in terms.items()}))
+    monomials = sorted({k for p in polys for k in p.to_dict()})
+    if not polys or not monomials:
+        return ctx, []
+    rows = [[p.to_dict().get(k, 0) for k in monomials] for p in polys]
+    # the pivot columns of the transposed coefficient matrix: the first independent coefficients, exactly
+    reduced, rank = flint.fmpq_mat(len(monomials), len(polys), [rows[j][i] for i in range(len(monomials))
+                                                                  for j in range(len(polys))]).rref()
+    pivots = []
+    for i in range(rank):
+        pivots.append(next(j for j in range(len(polys)) if reduced[i, j] != 0))
+    return ctx, [polys[j] for j in pivots]
+
+
+def _rank_mod(rows, p: int) -> int:
+    import flint
+
+    return flint.nmod_mat([[int(v) % p for v in r] for r in rows], p).rank() if rows and rows[0] else 0
+
+
+def gauge(ctx, coords, rng: random.Random, p: int) -> tuple[int, list[int]]:
+    """dim X (the Jacobian's rank at a random point mod p) and m weights, in a random order, whose columns
+    of the Jacobian there are independent: the free weights of the slice."""
+    nweights = ctx.nvars()
+    point = [rng.randrange(-DATA_RANGE, DATA_RANGE + 1) for _ in range(nweights)]
+    columns = [[int(f.derivative(i)(*point)) % p for f in coords] for i in range(nweights)]
+    dim = _rank_mod(columns, p)
+    order = list(range(nweights))
+    rng.shuffle(order)
+    free: list[int] = []
+    for i in order:
+        if len(free) < dim and _rank_mod([columns[c] for c in free + [i]], p) > len(free):
+            free.append(i)
+    return dim, sorted(free)
+
+
+def _determinant(matrix):
+    """det of a square matrix of fmpz_mpoly by fraction-free (Bareiss) elimination, with row swaps."""
+    a = [row[:] for row in matrix]
+    n = len(a)
+    one = a[0][0].context().from_dict({(0,) * a[0][0].context().nvars(): 1})
+    prev, sign = one, 1
+    for k in range(n - 1):
+        pivot = next((i for i in range(k, n) if a[i][k] != 0), None)
+        if pivot is None:
+            return one - one
+        if pivot != k:
+            a[k], a[pivot], sign = a[pivot], a[k], -sign
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                a[i][j] = (a[i][j] * a[k][k] - a[i][k] * a[k][j]) / prev
+        prev = a[k][k]
+    return sign * a[n - 1][n - 1]
+
+
+def critical_systems(arch, seed: int, p: int):
+    """The variables, the critical system and the fiber system (both with the Rabinowitsch equation), and
+    (n, m): the coordinates and the dimension. Integer data from ``seed``, the same for every prime."""
+    import flint
+
+    ctx, coords = coordinate_polynomials(arch)
+    n = len(coords)
+    rng = random.Random(seed)
+    m, free = gauge(ctx, coords, rng, p)
+    if m > MAX_FREE:
+        raise TooLargeError(f"the msolve method would solve in {m} free weights (limit {MAX_FREE}: the determinant "
+                            "of the Rabinowitsch equation grows with their number); choose a smaller architecture "
+                            "or --method monodromy (a lower bound).")
+    if m == n or m == 0:
+        return None, None, None, (n, m)
+    names = tuple(f"s{i}" for i in range(m)) + ("z",)
+    sctx = flint.fmpz_mpoly_ctx.get(names, "degrevlex")
+    gens = sctx.gens()
+    const = lambda c: sctx.from_dict({(0,) * (m + 1): c}) if c else sctx.from_dict({})
+    draw = lambda: rng.randrange(-DATA_RANGE, DATA_RANGE + 1)
+    args = [gens[free.index(i)] if i in free else const(draw() or 1) for i in range(ctx.nvars())]
+    F = [f.compose(*args, ctx=sctx) for f in coords]
+    zero = const(0)
+    M = [[draw() for _ in range(n)] for _ in range(n)]
+    u = [draw() for _ in range(n)]
+    residuals = [sum((M[r][k] * F[k] for k in range(n)), zero) - u[r] for r in range(n)]
+    phi = sum((q * q for q in residuals), zero)
+    gradient = [phi.derivative(i) for i in range(m)]
+    R = [[draw() for _ in range(n)] for _ in range(m)]
+    J = [[F[k].derivative(i) for i in range(m)] for k in range(n)]
+    RJ = [[sum((R[a][k] * J[k][i] for k in range(n)), zero) for i in range(m)] for a in range(m)]
+    rabinowitsch = gens[m] * _determinant(RJ) - 1
+    s0 = [draw() for _ in range(m)] + [0]
+    fiber = [f - int(f(*s0)) for f in F]
+    as_dicts = lambda polys: [q.to_dict() for q in polys if q != 0]
+    return list(names), as_dicts(gradient + [rabinowitsch]), as_dicts(fiber + [rabinowitsch]), (n, m)
+
+
+def _count(names, system, prime, timeout, msolve, threads, what: str) -> tuple[int | None, float, str]:
+    sol, elapsed, source = solve(names, system, prime, timeout=timeout, msolve=msolve, threads=threads,
+                                 stem=f"msolve-ed-{what}")
+    if sol.status == "positive":
+        return None, elapsed, source
+    if sol.status == "finite" and not sol.radical:
+        raise ResultError(f"the {what} system mod {prime} has a multiple solution (degree {sol.degree}, "
+                          f"{sol.solutions} distinct): the random choices were not generic; rerun with another seed.")
+    return sol.solutions, elapsed, source
+
+
+def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | None = None, msolve=None,
+              threads: int = 1, primes: tuple[int, int] = MSOLVE_PRIMES) -> EDDegreeResult:
+    """The generic ED degree of the neurovariety by msolve (see the module docstring), within ``timeout``."""
+    from lightning_cas.system.deadline import time_limit
+
+    start = time.perf_counter()
+    with time_limit(timeout):
+        counts, fibers, sources, spent = [], [], [], 0.0
+        names, system, fiber, (n, m) = critical_systems(arch, seed, primes[0])
+        for prime in primes if system is not None else ():
+            crit, t1, src = _count(names, system, prime, None, msolve, threads, "critical")
+            fib, t2, _ = _count(names, fiber, prime, None, msolve, threads, "fiber")
+            counts.append(crit), fibers.append(fib), sources.append(src)
+            spent += t1 + t2
+        version = msolve_version(msolve)
+    common = dict(architecture=arch, metric=Metric(metric), dimension=m, coordinates=n, method="msolve",
+                  certainty="probabilistic", seed=seed, m2_version=None, prime=primes[0], primes=tuple(primes),
+                  elapsed_s=time.perf_counter() - start,
+                  method_detail=f"msolve {version}: critical points of |M F(s) - u|^2 on a gauge slice of {m} free "
+                                "weights, with z det(R dF/ds) = 1 (Rabinowitsch: no rank-deficient point), over "
+                                f"GF(p) for p = {primes[0]} and {primes[1]}; ED degree = critical points / points "
+                                "of the slice over a generic point",
+                  certainty_detail="the two primes agree; random integer slice, form and data point: wrong only "
+                                   "for unlucky choices")
+    if system is None:  # the image fills its space (or is a point): y = u is the one critical point
+        return EDDegreeResult(**common, ed_degree=1 if m == n else 0, solutions=1 if m == n else 0,
+                              notes=(f"the variety fills its {n} coordinates: the data point itself is the one "
+                                     "critical point" if m == n else "the network is constant: no critical point",))
+    if counts[0] != counts[1] or fibers[0] != fibers[1]:
+        raise ResultError(f"msolve's counts mod {primes[0]} and {primes[1]} disagree (critical points {counts[0]} "
+                          f"and {counts[1]}, slice fibers {fibers[0]} and {fibers[1]}): an unlucky prime or "
+                          "choice; rerun with another seed.")
+    crit, fib = counts[0], fibers[0]
+    notes = [f"msolve took {spent:.3g} s on the critical and fiber systems mod both primes; input: {sources[0]}"]
+    if crit is None or not fib:
+        notes.append("the critical system has infinitely many solutions (or the slice misses a generic fiber): "
+                     "the random choices were not generic; rerun with another seed")
+        return EDDegreeResult(**common, ed_degree=None, solutions=crit, notes=tuple(notes), script=sources[0])
+    if crit % fib:
+        raise ResultError(f"{crit} critical points on the slice are not a multiple of its {fib} points over a "
+                          "generic point of the variety: the random choices were not generic; rerun with another "
+                          "seed.")
+    notes.insert(0, f"{crit} critical points on the gauge slice, {fib} over each point of the variety")
+    return EDDegreeResult(**common, ed_degree=crit // fib, solutions=crit, notes=tuple(notes), script=sources[0])
+
