@@ -1,19 +1,21 @@
 """The generic ED degree by msolve: the critical points of the squared distance, as one zero-dimensional
-system in the weights of a gauge slice, counted mod two primes that must agree.
+ideal in the weights of a gauge slice, its degree counted mod two primes that must agree.
 
 The system (docs/critical.md, "msolve"): y = F(w) the coordinates of the neurovariety X (a basis of the
 coefficient span of the output column, as for the Lagrange method), m = dim X weights free (chosen so the
 differential is onto the tangent space) and the others fixed at random integers, a random data point and
-form: phi(s) = |M F(s) - u|^2, and
+form: phi(s) = |M F(s) - u|^2, and the ideal
 
-    d phi / d s_i = 0  (i = 1..m),    z det(R J(s)) - 1 = 0,
+    ( d phi / d s_1, ..., d phi / d s_m ) : det(R J(s))^oo,
 
-J = dF/ds (n x m), R a random m x n matrix. The second equation (a Rabinowitsch variable z) removes by
-construction every point where J has rank < m: the vertex, the zero weights, the degenerate weights,
-which otherwise form positive-dimensional families of spurious solutions. What is left are the points
-where the slice map is a local immersion and F(s) a critical point of the distance on X; for generic data
-each critical point of X is hit by exactly f of them, f the number of points of the slice over a generic
-point of X (computed the same way: F(s) = F(s0), z det(R J(s)) - 1 = 0). So ED degree = N / f.
+J = dF/ds (n x m), R a random m x n matrix. The saturation (msolve's f4sat, ``-S``; the same ideal as a
+Rabinowitsch variable z det(R J) - 1 would give, measured faster) removes by construction every point
+where J has rank < m: the vertex, zero weights, degenerate weights, which otherwise form positive-
+dimensional families and isolated spurious solutions. What is left are the points where the slice map is
+a local immersion and F(s) a critical point of the distance on X; for generic data each critical point of
+X is hit by exactly f of them, f the number of points of the slice over a generic point of X (the same way:
+(F(s) - F(s0)) : det(R J)^oo). So ED degree = N / f, N and f the degrees of the two zero-dimensional ideals,
+read from the leading monomials of their Groebner bases (the staircase).
 
 Everything is integer data reduced mod each prime: two counts that agree are the counts of the one
 system over QQ unless both primes are unlucky, and that system's count is the ED degree unless the random
@@ -30,7 +32,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.errors import ResultError, TooLargeError
 from lightning_cas.geometry.degree_records import EDDegreeResult, Metric
 from lightning_cas.msolve.runner import msolve_version
-from lightning_cas.msolve.solve import solve
+from lightning_cas.msolve.solve import leading_ideal
 
 MSOLVE_PRIMES = (1_073_741_789, 1_073_741_783)  # the two largest primes below 2^30 (msolve's fields hold 31 bits)
 MAX_WEIGHTS = 40  # the coefficient expansion, as the numerical methods' guard
@@ -120,7 +122,7 @@ def _determinant(matrix):
 
 
 def critical_systems(arch, seed: int, p: int):
-    """The variables, the critical system and the fiber system (both with the Rabinowitsch equation), and
+    """The variables, the critical system and the fiber system (each with det(R J) last, to saturate by), and
     (n, m): the coordinates and the dimension. Integer data from ``seed``, the same for every prime."""
     import flint
 
@@ -134,10 +136,10 @@ def critical_systems(arch, seed: int, p: int):
                             "or --method monodromy (a lower bound).")
     if m == n or m == 0:
         return None, None, None, (n, m)
-    names = tuple(f"s{i}" for i in range(m)) + ("z",)
+    names = tuple(f"s{i}" for i in range(m))
     sctx = flint.fmpz_mpoly_ctx.get(names, "degrevlex")
     gens = sctx.gens()
-    const = lambda c: sctx.from_dict({(0,) * (m + 1): c}) if c else sctx.from_dict({})
+    const = lambda c: sctx.from_dict({(0,) * m: c}) if c else sctx.from_dict({})
     draw = lambda: rng.randrange(-DATA_RANGE, DATA_RANGE + 1)
     args = [gens[free.index(i)] if i in free else const(draw() or 1) for i in range(ctx.nvars())]
     F = [f.compose(*args, ctx=sctx) for f in coords]
@@ -150,22 +152,19 @@ def critical_systems(arch, seed: int, p: int):
     R = [[draw() for _ in range(n)] for _ in range(m)]
     J = [[F[k].derivative(i) for i in range(m)] for k in range(n)]
     RJ = [[sum((R[a][k] * J[k][i] for k in range(n)), zero) for i in range(m)] for a in range(m)]
-    rabinowitsch = gens[m] * _determinant(RJ) - 1
-    s0 = [draw() for _ in range(m)] + [0]
+    det = _determinant(RJ)
+    s0 = [draw() for _ in range(m)]
     fiber = [f - int(f(*s0)) for f in F]
     as_dicts = lambda polys: [q.to_dict() for q in polys if q != 0]
-    return list(names), as_dicts(gradient + [rabinowitsch]), as_dicts(fiber + [rabinowitsch]), (n, m)
+    return list(names), as_dicts(gradient) + [det.to_dict()], as_dicts(fiber) + [det.to_dict()], (n, m)
 
 
-def _count(names, system, prime, timeout, msolve, threads, what: str) -> tuple[int | None, float, str]:
-    sol, elapsed, source = solve(names, system, prime, timeout=timeout, msolve=msolve, threads=threads,
-                                 stem=f"msolve-ed-{what}")
-    if sol.status == "positive":
-        return None, elapsed, source
-    if sol.status == "finite" and not sol.radical:
-        raise ResultError(f"the {what} system mod {prime} has a multiple solution (degree {sol.degree}, "
-                          f"{sol.solutions} distinct): the random choices were not generic; rerun with another seed.")
-    return sol.solutions, elapsed, source
+def _count(names, system, prime, msolve, threads, what: str) -> tuple[int | None, float, str]:
+    """The degree of the saturation of the system by its last polynomial mod ``prime`` (None: not finite)."""
+    ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads,
+                          stem=f"msolve-ed-{what}")
+    return (ideal.degree if ideal.dimension == 0 else 0 if ideal.dimension < 0 else None), ideal.elapsed_s, \
+        ideal.input_file
 
 
 def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | None = None, msolve=None,
@@ -178,8 +177,8 @@ def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | 
         counts, fibers, sources, spent = [], [], [], 0.0
         names, system, fiber, (n, m) = critical_systems(arch, seed, primes[0])
         for prime in primes if system is not None else ():
-            crit, t1, src = _count(names, system, prime, None, msolve, threads, "critical")
-            fib, t2, _ = _count(names, fiber, prime, None, msolve, threads, "fiber")
+            crit, t1, src = _count(names, system, prime, msolve, threads, "critical")
+            fib, t2, _ = _count(names, fiber, prime, msolve, threads, "fiber")
             counts.append(crit), fibers.append(fib), sources.append(src)
             spent += t1 + t2
         version = msolve_version(msolve)
@@ -187,7 +186,7 @@ def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | 
                   certainty="probabilistic", seed=seed, m2_version=None, prime=primes[0], primes=tuple(primes),
                   elapsed_s=time.perf_counter() - start,
                   method_detail=f"msolve {version}: critical points of |M F(s) - u|^2 on a gauge slice of {m} free "
-                                "weights, with z det(R dF/ds) = 1 (Rabinowitsch: no rank-deficient point), over "
+                                "weights, saturated by det(R dF/ds) (no rank-deficient point), its degree over "
                                 f"GF(p) for p = {primes[0]} and {primes[1]}; ED degree = critical points / points "
                                 "of the slice over a generic point",
                   certainty_detail="the two primes agree; random integer slice, form and data point: wrong only "
