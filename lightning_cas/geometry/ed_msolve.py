@@ -29,7 +29,7 @@ import time
 
 from lightning_cas.core.architecture import Architecture, as_network
 from lightning_cas.core.network import Network
-from lightning_cas.errors import ResultError, TooLargeError
+from lightning_cas.errors import ResultError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree_records import EDDegreeResult, Metric
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
@@ -172,6 +172,8 @@ def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | 
     """The generic ED degree of the neurovariety by msolve (see the module docstring), within ``timeout``."""
     from lightning_cas.system.deadline import time_limit
 
+    if metric != "generic":
+        raise UnsupportedError(f"the msolve method counts the generic ED degree, not the {metric} one.")
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0

@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from lightning_cas.errors import MsolveParseError
+from lightning_cas.errors import InputError, MsolveParseError
 from lightning_cas.msolve.parse import Solution, read_polynomials, read_solution
 from lightning_cas.msolve.runner import run
 from lightning_cas.msolve.writer import check_characteristic, check_variables, system_text
 
+SATURATION_MIN_PRIME = 2 ** 16  # msolve's f4sat: "not implemented yet (prime field of too low characteristic)"
 MAX_STAIRCASE = 10 ** 7  # standard monomials counted one by one at most (a degree above this is refused)
 
 
@@ -55,6 +56,8 @@ def leading_ideal(variables, polynomials, characteristic: int, *, saturate: bool
     saturation of the ideal of all polynomials but the last by the last (msolve's f4sat, GF(p) only)."""
     names = check_variables(variables)
     char = check_characteristic(characteristic)
+    if saturate and char < SATURATION_MIN_PRIME:
+        raise InputError(f"msolve saturates over prime fields of characteristic above 2^16 only, got {char}.")
     flags = ["-g", "1"] + (["-S"] if saturate else [])
     res = run(system_text(names, polynomials, char), flags, timeout=timeout, msolve=msolve, threads=threads,
               stem=stem)
