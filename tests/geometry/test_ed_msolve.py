@@ -1,0 +1,82 @@
+"""The ED degree by msolve: the same counts as the Macaulay2 Lagrange ideal where both run, two primes that
+agree, the result saying so; refusals before any work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from lightning_cas import Architecture, ed_degree
+from lightning_cas.cli import main
+from lightning_cas.errors import InputError, MsolveNotFoundError, UnsupportedError
+from lightning_cas.geometry.degree_records import EDDegreeResult
+from lightning_cas.geometry.degrees import plan_ed
+from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, critical_systems, msolve_ed
+
+SEGRE = Architecture((2, 1), (1,), tokens=2)  # the cone over P^1 x P^2: generic ED degree 10
+FULL_A = Architecture((2, 1), (2,), tokens=2)  # a quartic hypersurface in 6 coordinates: 14
+
+
+@pytest.mark.parametrize("arch, expected", [(SEGRE, 10), (FULL_A, 14)])
+def test_msolve_agrees_with_the_lagrange_ideal_of_macaulay2(msolve_binary, m2, arch, expected):
+    mine = ed_degree(arch, method="msolve")
+    theirs = ed_degree(arch, method="lagrange")
+    assert mine.ed_degree == theirs.ed_degree == expected
+    assert (mine.dimension, mine.coordinates) == (theirs.dimension, theirs.coordinates)
+    assert mine.method == "msolve" and mine.primes == MSOLVE_PRIMES and mine.prime == MSOLVE_PRIMES[0]
+    assert mine.certainty == "probabilistic" and not mine.lower_bound
+    assert mine.solutions % mine.ed_degree == 0  # f points of the slice over each critical point
+
+
+def test_another_seed_another_slice_the_same_count(msolve_binary):
+    runs = [msolve_ed(SEGRE, seed=seed) for seed in (1, 2)]
+    assert [r.ed_degree for r in runs] == [10, 10]
+
+
+def test_the_result_says_msolve_and_both_primes_and_round_trips(msolve_binary):
+    res = msolve_ed(FULL_A)
+    assert f"mod {MSOLVE_PRIMES[0]} and {MSOLVE_PRIMES[1]}" in res.text()
+    assert "msolve" in res.method_detail and any("critical points on the gauge slice" in n for n in res.notes)
+    back = EDDegreeResult.from_json(res.to_json())
+    assert back.primes == res.primes and back.ed_degree == 14
+    assert open(res.script).read().splitlines()[1] == str(MSOLVE_PRIMES[0])  # the input is kept to rerun
+
+
+def test_the_critical_system_is_integer_data_with_the_determinant_last():
+    names, system, fiber, (n, m) = critical_systems(SEGRE, 0, MSOLVE_PRIMES[0])
+    assert (n, m, len(names)) == (6, 4, 4)
+    assert len(system) == m + 1 and len(fiber) >= m + 1 and system[-1] == fiber[-1]
+    assert all(isinstance(int(c), int) for poly in system for c in poly.values())
+
+
+def test_the_command_line_runs_msolve_and_prints_json(msolve_binary):
+    out = CliRunner().invoke(main, ["ed", "--widths", "2,1", "--attention", "1", "--method", "msolve", "--json",
+                                    "--msolve", msolve_binary])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert (data["ed_degree"], data["method"], data["primes"]) == (10, "msolve", list(MSOLVE_PRIMES))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--method", "msolve", "--metric", "standard"], "generic ED degree"),
+    (["--method", "msolve", "--format", "m2"], "not a Macaulay2 computation"),
+    (["--msolve", "msolve"], "give --method msolve"),
+    (["--method", "msolve", "--msolve", "/nonexistent/msolve"], "not found"),
+])
+def test_the_command_line_refuses_in_one_line(args, message):
+    out = CliRunner().invoke(main, ["ed", "--widths", "2,1", "--attention", "1", *args])
+    assert out.exit_code != 0 and message in out.output and out.output.count("\n") == 1
+
+
+def test_refusals_before_any_work(tmp_path):
+    with pytest.raises(UnsupportedError, match="generic"):
+        plan_ed(SEGRE, "msolve", "data")
+    with pytest.raises(MsolveNotFoundError):
+        plan_ed(SEGRE, "msolve", "generic", str(tmp_path / "none"))
+    with pytest.raises(UnsupportedError):
+        msolve_ed(SEGRE, metric="standard")
+    with pytest.raises(InputError, match="method must be one of"):
+        plan_ed(SEGRE, "gröbner")
+    assert plan_ed(SEGRE, "auto") == "lagrange"  # auto is unchanged: msolve only when asked for
