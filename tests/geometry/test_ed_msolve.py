@@ -14,6 +14,7 @@ from lightning_cas.errors import InputError, MsolveNotFoundError, UnsupportedErr
 from lightning_cas.geometry.degree_records import EDDegreeResult
 from lightning_cas.geometry.degrees import plan_ed
 from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, critical_systems, msolve_ed
+from lightning_cas.msolve.runner import work_dir
 
 SEGRE = Architecture((2, 1), (1,), tokens=2)  # the cone over P^1 x P^2: generic ED degree 10
 FULL_A = Architecture((2, 1), (2,), tokens=2)  # a quartic hypersurface in 6 coordinates: 14
@@ -80,3 +81,12 @@ def test_refusals_before_any_work(tmp_path):
     with pytest.raises(InputError, match="method must be one of"):
         plan_ed(SEGRE, "gröbner")
     assert plan_ed(SEGRE, "auto") == "lagrange"  # auto is unchanged: msolve only when asked for
+
+
+def test_the_commands_timeout_stops_msolve_in_one_line(msolve_binary):
+    """(3,1) a=1 takes minutes in msolve: --timeout 5 ends it (in Python or in msolve) with one error line."""
+    out = CliRunner().invoke(main, ["ed", "--widths", "3,1", "--attention", "1", "--method", "msolve",
+                                    "--timeout", "5"])
+    errors = [line for line in out.output.splitlines() if "error" in line]
+    assert out.exit_code != 0 and len(errors) == 1 and "5 s time limit" in errors[0], out.output
+    assert not list(work_dir().glob("out-*"))  # msolve's output file went with it
