@@ -134,7 +134,7 @@ def critical_systems(arch, seed: int, p: int):
         raise TooLargeError(f"the msolve method would solve in {m} free weights (limit {MAX_FREE}: the determinant "
                             "of the Rabinowitsch equation grows with their number); choose a smaller architecture "
                             "or --method monodromy (a lower bound).")
-    if m == n or m == 0:
+    if m == n or m == 0:  # the variety fills its space, or is a point: one critical point, nothing to solve
         return None, None, None, (n, m)
     names = tuple(f"s{i}" for i in range(m))
     sctx = flint.fmpz_mpoly_ctx.get(names, "degrevlex")
@@ -153,6 +153,9 @@ def critical_systems(arch, seed: int, p: int):
     J = [[F[k].derivative(i) for i in range(m)] for k in range(n)]
     RJ = [[sum((R[a][k] * J[k][i] for k in range(n)), zero) for i in range(m)] for a in range(m)]
     det = _determinant(RJ)
+    if det == 0:
+        raise ResultError("the random m x m part of the slice's Jacobian is singular everywhere: an unlucky choice; "
+                          "rerun with another seed.")
     s0 = [draw() for _ in range(m)]
     fiber = [f - int(f(*s0)) for f in F]
     as_dicts = lambda polys: [q.to_dict() for q in polys if q != 0]
@@ -174,6 +177,12 @@ def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | 
 
     if metric != "generic":
         raise UnsupportedError(f"the msolve method counts the generic ED degree, not the {metric} one.")
+    net = as_network(arch)
+    if not net.polynomial:
+        raise UnsupportedError("the msolve method needs a polynomial network (softmax has no ED degree).")
+    if net.parameters > MAX_WEIGHTS:
+        raise TooLargeError(f"the msolve method would expand {net.parameters} weights (limit {MAX_WEIGHTS}); choose a "
+                            "smaller architecture.")
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0
@@ -193,10 +202,10 @@ def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | 
                                 "of the slice over a generic point",
                   certainty_detail="the two primes agree; random integer slice, form and data point: wrong only "
                                    "for unlucky choices")
-    if system is None:  # the image fills its space (or is a point): y = u is the one critical point
-        return EDDegreeResult(**common, ed_degree=1 if m == n else 0, solutions=1 if m == n else 0,
-                              notes=(f"the variety fills its {n} coordinates: the data point itself is the one "
-                                     "critical point" if m == n else "the network is constant: no critical point",))
+    if system is None:
+        return EDDegreeResult(**common, ed_degree=1, solutions=1, notes=(
+            f"the variety fills its {n} coordinates: the data point itself is the one critical point" if m == n else
+            "the network is constant: its variety is a point, the one critical point",))
     if counts[0] != counts[1] or fibers[0] != fibers[1]:
         raise ResultError(f"msolve's counts mod {primes[0]} and {primes[1]} disagree (critical points {counts[0]} "
                           f"and {counts[1]}, slice fibers {fibers[0]} and {fibers[1]}): an unlucky prime or "

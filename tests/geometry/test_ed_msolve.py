@@ -20,7 +20,8 @@ SEGRE = Architecture((2, 1), (1,), tokens=2)  # the cone over P^1 x P^2: generic
 FULL_A = Architecture((2, 1), (2,), tokens=2)  # a quartic hypersurface in 6 coordinates: 14
 
 
-@pytest.mark.parametrize("arch, expected", [(SEGRE, 10), (FULL_A, 14)])
+@pytest.mark.parametrize("arch, expected", [(SEGRE, 10), (FULL_A, 14), (Architecture((2, 1), (1,), tokens=3), 10),
+                                            (Architecture((2, 1), (1,), tokens=1), 1)])
 def test_msolve_agrees_with_the_lagrange_ideal_of_macaulay2(msolve_binary, m2, arch, expected):
     mine = ed_degree(arch, method="msolve")
     theirs = ed_degree(arch, method="lagrange")
@@ -29,6 +30,7 @@ def test_msolve_agrees_with_the_lagrange_ideal_of_macaulay2(msolve_binary, m2, a
     assert mine.method == "msolve" and mine.primes == MSOLVE_PRIMES and mine.prime == MSOLVE_PRIMES[0]
     assert mine.certainty == "probabilistic" and not mine.lower_bound
     assert mine.solutions % mine.ed_degree == 0  # f points of the slice over each critical point
+    assert (mine.solutions == 1) == (mine.dimension == mine.coordinates)  # a variety that fills its space
 
 
 def test_another_seed_another_slice_the_same_count(msolve_binary):
