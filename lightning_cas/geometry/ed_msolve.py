@@ -124,9 +124,14 @@ def _determinant(matrix):
 def critical_systems(arch, seed: int, p: int):
     """The variables, the critical system and the fiber system (each with det(R J) last, to saturate by), and
     (n, m): the coordinates and the dimension. Integer data from ``seed``, the same for every prime."""
+    return slice_systems(*coordinate_polynomials(arch), seed, p)
+
+
+def slice_systems(ctx, coords, seed: int, p: int):
+    """:func:`critical_systems` of any variety given as the closure of the image of ``coords`` (fmpz_mpoly in
+    the variables of ``ctx``, linearly independent): the ED problem of every parametrized variety."""
     import flint
 
-    ctx, coords = coordinate_polynomials(arch)
     n = len(coords)
     rng = random.Random(seed)
     m, free = gauge(ctx, coords, rng, p)
