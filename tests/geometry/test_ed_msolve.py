@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from lightning_cas import Architecture, ed_degree
 from lightning_cas.cli import main
-from lightning_cas.errors import InputError, MsolveNotFoundError, UnsupportedError
+from lightning_cas.errors import InputError, MsolveNotFoundError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree_records import EDDegreeResult
 from lightning_cas.geometry.degrees import plan_ed
 from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, critical_systems, msolve_ed
@@ -92,3 +92,39 @@ def test_the_commands_timeout_stops_msolve_in_one_line(msolve_binary):
     errors = [line for line in out.output.splitlines() if "error" in line]
     assert out.exit_code != 0 and len(errors) == 1 and "5 s time limit" in errors[0], out.output
     assert not list(work_dir().glob("out-*"))  # msolve's output file went with it
+
+
+def _symmetric(k: int, r: int):
+    """Symmetric k x k matrices of rank <= r as sum_j a_j a_j^T: the upper triangle in the entries of the a_j."""
+    import flint
+
+    ctx = flint.fmpz_mpoly_ctx.get(tuple(f"a{j}_{i}" for j in range(r) for i in range(k)), "degrevlex")
+    a = ctx.gens()
+    return ctx, [sum((a[j * k + i1] * a[j * k + i2] for j in range(r)), ctx.from_dict({}))
+                 for i1 in range(k) for i2 in range(i1, k)]
+
+
+def _generic_ed(ctx, coords, seed=0):
+    from lightning_cas.geometry.ed_msolve import _count, slice_systems
+
+    names, crit, fiber, _ = slice_systems(ctx, coords, seed, MSOLVE_PRIMES[0])
+    counts = [(_count(names, crit, p, None, 1, "test")[0], _count(names, fiber, p, None, 1, "test")[0])
+              for p in MSOLVE_PRIMES]
+    assert counts[0] == counts[1] and counts[0][0] % counts[0][1] == 0
+    return counts[0][0] // counts[0][1]
+
+
+def test_duality_the_veronese_surface_and_the_cubic_symmetroid_have_the_same_ed_degree(msolve_binary):
+    """The generic ED degree is that of the dual variety: rank <= 1 and rank <= 2 symmetric 3 x 3 matrices are
+    dual, and a smooth conic (2 x 2, rank 1) has 4 critical points."""
+    assert _generic_ed(*_symmetric(3, 1)) == _generic_ed(*_symmetric(3, 2)) == 13
+    assert _generic_ed(*_symmetric(2, 1)) == 4
+
+
+def test_beyond_the_lagrange_guard_two_seeds_count_the_same(msolve_binary):
+    """d = 2, d' = 2, a = 1: 12 coordinates, which the lagrange method refuses; other slices, forms and data
+    points give the same 196."""
+    arch = Architecture((2, 2), (1,), tokens=2)
+    with pytest.raises(TooLargeError, match="limit 10"):
+        plan_ed(arch, "lagrange")
+    assert [msolve_ed(arch, seed=seed).ed_degree for seed in (0, 1)] == [196, 196]
