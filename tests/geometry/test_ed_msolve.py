@@ -116,9 +116,9 @@ def _generic_ed(ctx, coords, seed=0):
 
 def test_duality_the_veronese_surface_and_the_cubic_symmetroid_have_the_same_ed_degree(msolve_binary):
     """The generic ED degree is that of the dual variety: rank <= 1 and rank <= 2 symmetric 3 x 3 matrices are
-    dual, and a smooth conic (2 x 2, rank 1) has 4 critical points."""
+    dual; the Veronese variety of P^(k-1) (k x k, rank 1) has (3^k - 1) / 2, a smooth conic 4."""
     assert _generic_ed(*_symmetric(3, 1)) == _generic_ed(*_symmetric(3, 2)) == 13
-    assert _generic_ed(*_symmetric(2, 1)) == 4
+    assert [_generic_ed(*_symmetric(k, 1)) for k in (2, 4)] == [(3 ** k - 1) // 2 for k in (2, 4)] == [4, 40]
 
 
 def test_beyond_the_lagrange_guard_two_seeds_count_the_same(msolve_binary):
