@@ -171,7 +171,8 @@ def run(text: str, flags: list[str] | tuple[str, ...] = (), *, timeout: float | 
             _kill_group(proc)
         elapsed = time.perf_counter() - start
         _check_exit(proc.returncode, stdout, stderr, source, binary, memory)
-        output = read_text(out_path, "msolve output", max_bytes=MAX_OUTPUT_BYTES) if out_path.exists() else ""
+        output = (read_text(out_path, "msolve output", max_bytes=MAX_OUTPUT_BYTES, follow_symlinks=False)
+                  if out_path.exists() else "")
     finally:
         out_path.unlink(missing_ok=True)
     return MsolveRun(source, output, stdout, stderr, elapsed, binary)
