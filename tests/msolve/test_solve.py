@@ -34,6 +34,11 @@ def test_irrational_roots_come_as_dyadic_intervals_that_contain_them(msolve_bina
     assert sol.parametrization.eliminating in ((-2, 0, 1), (2, 0, -1))
 
 
+def test_no_real_root_is_an_empty_list_of_boxes_not_an_empty_system(msolve_binary):
+    sol, _, _ = solve(XY, [{(2, 0): 1, (0, 0): 1}, {(0, 1): 1}], 0)  # x^2 + 1 = 0, y = 0
+    assert (sol.status, sol.real_roots, sol.solutions) == ("finite", (), 2)
+
+
 def test_the_parametrization_mod_p_evaluates_to_solutions(msolve_binary):
     sol, _, _ = solve(XY, CIRCLE, 65521)
     par = sol.parametrization
