@@ -128,3 +128,10 @@ def test_beyond_the_lagrange_guard_two_seeds_count_the_same(msolve_binary):
     with pytest.raises(TooLargeError, match="limit 10"):
         plan_ed(arch, "lagrange")
     assert [msolve_ed(arch, seed=seed).ed_degree for seed in (0, 1)] == [196, 196]
+
+
+@pytest.mark.slow
+def test_symmetric_four_by_four_matrices_of_rank_two_have_122(msolve_binary):
+    """Beyond the Veronese: rank <= 2 symmetric 4 x 4 matrices, 122 in the table of generic ED degrees of
+    symmetric matrices (Draisma, Horobet, Ottaviani, Sturmfels, Thomas); 7 free variables, seconds."""
+    assert _generic_ed(*_symmetric(4, 2)) == 122
