@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y --no-install-recommends python3-venv python3-pip && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dask,plot,notebook,torch]'
+	$(PY) -m pip install --quiet -e '.[test,dask,plot,notebook,torch,msolve]'
 	@echo "registering the Jupyter kernel 'lightning-cas' (this venv's Python) for $$USER in ~/.local/share/jupyter/kernels"
 	$(PY) -m ipykernel install --user --name lightning-cas --display-name "Python (lightning_cas)"
 	@touch $(STAMP)

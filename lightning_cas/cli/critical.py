@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number, apply_options,
-                                      clean_errors, echo, network_options, parse_architecture)
+from lightning_cas.cli.common import (M2_OPTION, MSOLVE_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number,
+                                      apply_options, clean_errors, echo, network_options, parse_architecture)
 from lightning_cas.core.paper import NORMALIZATIONS
 from lightning_cas.results.display import printable
 from lightning_cas.errors import InputError
@@ -39,11 +39,11 @@ def _output(as_json: bool, output_format: str) -> str:
     return "json" if as_json else output_format
 
 
-def _run(message: str, fn, timeout, command: str = "degree", quiet: bool = False):
+def _run(message: str, fn, timeout, command: str = "degree", quiet: bool = False, engine: str = "Macaulay2"):
     """``fn()`` under the one progress display (cli.progress); without a terminal, one line says what runs."""
     from lightning_cas.cli.progress import progress_display
 
-    with progress_display(f"{command} (Macaulay2)", quiet=quiet, task=message, limit=timeout, announce=True):
+    with progress_display(f"{command} ({engine})", quiet=quiet, task=message, limit=timeout, announce=True):
         return fn()
 
 
@@ -108,6 +108,9 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     if (boundary or targets is not None) and (method != "auto" or output == "m2"):
         raise InputError("--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary "
                          "or --targets.")
+    if method == "msolve" and output == "m2":
+        raise InputError("--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
+                         "--format json or --method lagrange.")
     if targets is not None:
         if metric not in (None, "data"):
             raise InputError("--targets trains on the data: its metric is the data's, not --metric " + metric + ".")
@@ -129,9 +132,11 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
 @click.option("--inputs", default=None, metavar="PATH", help="Token matrices (N, d_0, t): .npy, .npz or JSON.")
 @click.option("--layout", default=None, type=click.Choice(["features-tokens", "tokens-features"]),
               help="How --inputs is laid out: (N, d_0, t) or PyTorch's (N, t, d_0); needed when t = d_0.")
-@click.option("--method", default="auto", show_default=True, type=click.Choice(("auto", "lagrange", "monodromy")),
+@click.option("--method", default="auto", show_default=True,
+              type=click.Choice(("auto", "lagrange", "monodromy", "msolve")),
               help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
-                   "auto: lagrange within its size guard.")
+                   "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
+                   "(generic metric; beyond the lagrange guard); auto: lagrange within its size guard.")
 @click.option("--repeats", default=10, show_default=True, type=Number(low=1, high=1000),
               help="Monodromy: stop after this many loops without a new solution.")
 @click.option("--boundary", is_flag=True, help="The ED degree of the decision boundary {X : <w, f(X)> = 0}.")
@@ -142,10 +147,10 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
               "--seed).")
 @click.option("--targets", default=None, metavar="PATH", help="With --inputs: targets; the real critical points "
               "of the squared loss on the function space.")
+@MSOLVE_OPTION
 @clean_errors
 def ed_command(network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2,
-               quiet, metric,
-               inputs, method, repeats, boundary, readout, point, at, targets, layout):
+               quiet, metric, inputs, method, repeats, boundary, readout, point, at, targets, layout, msolve):
     """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
     output = _output(as_json, output_format)
     metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout)
@@ -169,12 +174,16 @@ def ed_command(network, widths, attention, tokens, normalization, as_json, outpu
     else:
         from lightning_cas.geometry.degrees import ed_degree, plan_ed
 
-        plan_ed(arch, method)
+        if msolve is not None and method != "msolve":
+            raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
+        plan_ed(arch, method, metric, msolve)
         if inputs is not None:  # read and checked (shape, numbers, count, not all zero) before the progress line
             from lightning_cas.geometry.degrees import read_inputs
 
             inputs = read_inputs(arch, inputs, layout)
-        res = _run(f"running Macaulay2 (ED degree, {metric} metric, {method})",
+        engine = "msolve" if method == "msolve" else "Macaulay2"
+        res = _run(f"running {engine} (ED degree, {metric} metric, {method})",
                    lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
-                                     m2=m2, repeats=repeats), timeout, "ed", quiet or output != "text")
+                                     m2=m2, repeats=repeats, msolve=msolve), timeout, "ed",
+                   quiet or output != "text", engine)
     _emit(res, output)

