@@ -56,6 +56,7 @@ test: setup lint
 # the two pure layers
 lint: setup
 	$(VENV)/bin/ruff check lightning_cas tests benchmarks
+	$(VENV)/bin/ruff format --check lightning_cas tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy lightning_cas/core lightning_cas/results
 

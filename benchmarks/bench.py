@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_dimension import M2_TIMEOUT, _worker, dimension_cases, dimension_row
-from benchmarks.report import dim_cell, sec, environment, markdown_path, print_tables, render_markdown, save
+from benchmarks.report import dim_cell, environment, markdown_path, print_tables, render_markdown, save, sec
 from benchmarks.workers import crashed_workers, worker_failure  # noqa: F401 (worker_failure: its old import path)
 
 SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models", "llc")
@@ -62,13 +62,21 @@ def geometry_with_theory(rows: list[dict]) -> list[dict]:
 # ---- driver --------------------------------------------------------------------------------
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None, help="results JSON (default bench/results.json, "
-                        "bench/quick.json with --quick); the Markdown table goes next to it")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="results JSON (default bench/results.json, "
+        "bench/quick.json with --quick); the Markdown table goes next to it",
+    )
     parser.add_argument("--quick", action="store_true", help="a small subset, for a smoke test")
     parser.add_argument("--only", choices=SECTIONS, help="run one section, keeping the others from --out")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--m2-timeout", type=float, default=None,
-                        help=f"seconds per M2 jacobian case (default {M2_TIMEOUT:g}, 20 with --quick)")
+    parser.add_argument(
+        "--m2-timeout",
+        type=float,
+        default=None,
+        help=f"seconds per M2 jacobian case (default {M2_TIMEOUT:g}, 20 with --quick)",
+    )
     parser.add_argument("--geometry-timeout", type=float, default=GEOMETRY_TIMEOUT)
     parser.add_argument("--render", action="store_true", help="only re-render the tables from --out")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -90,37 +98,53 @@ def main(argv=None) -> int:
         results = json.loads(out.read_text())  # keep the other sections, re-run this one
         kept = results.setdefault("section_runs", {})
         for name in results.get("sections", {}):  # remember which run measured each kept section
-            kept.setdefault(name, {k: results.get(k) for k in ("started", "finished")}
-                            | {"run": results.get("started"), "environment": results.get("environment")})
-    results.update(quick=args.quick, only=args.only, seed=args.seed, m2_timeout=args.m2_timeout,
-                   started=time.strftime("%Y-%m-%d %H:%M:%S %Z"), environment=environment())
+            kept.setdefault(
+                name,
+                {k: results.get(k) for k in ("started", "finished")}
+                | {"run": results.get("started"), "environment": results.get("environment")},
+            )
+    results.update(
+        quick=args.quick,
+        only=args.only,
+        seed=args.seed,
+        m2_timeout=args.m2_timeout,
+        started=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        environment=environment(),
+    )
     results.pop("finished", None)
     sections = [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc"))]
     repeats = 1 if args.quick else REPEATS
     for section in sections:
         rows = results["sections"][section] = []
         results.setdefault("section_runs", {})[section] = {
-            "run": results["started"], "environment": results["environment"],
-            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+            "run": results["started"],
+            "environment": results["environment"],
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        }
         if section == "dimension":
             for case in dimension_cases(args.quick):
                 row = dimension_row(case, args.seed, repeats, args.m2_timeout)
                 rows.append(row)
                 save(out, results)
-                print(f"[dimension] {case['group']} widths={case['widths']}: modp={dim_cell(row['modp'])} "
-                      f"({sec(row['modp'])} s) M2={dim_cell(row['jacobian'])} fast float={dim_cell(row['numeric'])} "
-                      f"({sec(row['numeric'])} s) paper={dim_cell(row['paper'])} ({sec(row['paper'])} s) "
-                      f"theory={row['theory']}"
-                      + ("  FINDING: " + "; ".join(row["findings"]) if row["findings"] else ""), flush=True)
+                print(
+                    f"[dimension] {case['group']} widths={case['widths']}: modp={dim_cell(row['modp'])} "
+                    f"({sec(row['modp'])} s) M2={dim_cell(row['jacobian'])} fast float={dim_cell(row['numeric'])} "
+                    f"({sec(row['numeric'])} s) paper={dim_cell(row['paper'])} ({sec(row['paper'])} s) "
+                    f"theory={row['theory']}" + ("  FINDING: " + "; ".join(row["findings"]) if row["findings"] else ""),
+                    flush=True,
+                )
         elif section == "softmax":
             from benchmarks.bench_softmax import PAPER_WIDTHS, run_softmax_bench
 
-            for delta in ((3, 4) if args.quick else PAPER_WIDTHS):
+            for delta in (3, 4) if args.quick else PAPER_WIDTHS:
                 row = run_softmax_bench(widths=(delta,), seed=args.seed)[0]
                 rows.append(row)
                 save(out, results)
-                print(f"[softmax] delta={delta}: {row['softmax_dimension']} (paper {row['expected_softmax']}) "
-                      f"{row['softmax_seconds']} s", flush=True)
+                print(
+                    f"[softmax] delta={delta}: {row['softmax_dimension']} (paper {row['expected_softmax']}) "
+                    f"{row['softmax_seconds']} s",
+                    flush=True,
+                )
         elif section == "rank":
             from benchmarks.bench_rank import run_rank_bench
 
@@ -153,8 +177,11 @@ def main(argv=None) -> int:
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench
 
-            print("[geometry] implicitization, singular locus and boundary cases (about 20 min: the full-output "
-                  "(3,2,2) case runs into its time limit) ...", flush=True)
+            print(
+                "[geometry] implicitization, singular locus and boundary cases (about 20 min: the full-output "
+                "(3,2,2) case runs into its time limit) ...",
+                flush=True,
+            )
             start = time.perf_counter()
             rows.extend(geometry_with_theory(run_geometry_bench(args.geometry_timeout)))
             results["geometry_total_s"] = round(time.perf_counter() - start, 3)

@@ -24,10 +24,14 @@ TARGETS = [  # (what, d, d', a, expected, limit_s)
     ("ed", 2, 1, 2, 14, 10.0),
 ]
 REACH = [  # (what, method, d, d', a)
-    ("degree", "implicit", 2, 2, 2), ("degree", "numerical", 2, 2, 2),
-    ("degree", "implicit", 3, 1, 2), ("degree", "numerical", 3, 1, 2),
+    ("degree", "implicit", 2, 2, 2),
+    ("degree", "numerical", 2, 2, 2),
+    ("degree", "implicit", 3, 1, 2),
+    ("degree", "numerical", 3, 1, 2),
     ("degree", "numerical", 3, 2, 1),
-    ("ed", "lagrange", 3, 1, 1), ("ed", "lagrange", 2, 2, 1), ("ed", "lagrange", 2, 2, 2),
+    ("ed", "lagrange", 3, 1, 1),
+    ("ed", "lagrange", 2, 2, 1),
+    ("ed", "lagrange", 2, 2, 2),
     ("ed", "monodromy", 2, 1, 1),
 ]
 
@@ -39,12 +43,23 @@ def _row(what: str, method: str, d: int, e: int, a: int, timeout: float) -> dict
     try:
         if what == "degree":
             res = degree(arch, method=method, timeout=timeout)
-            row.update(status="ok", value=res.degree, dimension=res.dimension, lower_bound=res.lower_bound,
-                       trace_residual=res.trace_residual, certainty=res.certainty)
+            row.update(
+                status="ok",
+                value=res.degree,
+                dimension=res.dimension,
+                lower_bound=res.lower_bound,
+                trace_residual=res.trace_residual,
+                certainty=res.certainty,
+            )
         else:
             res = ed_degree(arch, method=method, timeout=timeout)
-            row.update(status="ok", value=res.ed_degree, dimension=res.dimension, lower_bound=res.lower_bound,
-                       certainty=res.certainty)
+            row.update(
+                status="ok",
+                value=res.ed_degree,
+                dimension=res.dimension,
+                lower_bound=res.lower_bound,
+                certainty=res.certainty,
+            )
     except LightningError as exc:
         row.update(status="error", error=str(exc)[:200])
     row["elapsed_s"] = round(time.perf_counter() - start, 3)
@@ -58,8 +73,7 @@ def run_critical_bench(timeout: float = 600.0, quick: bool = False, progress=pri
         methods = ("implicit", "numerical") if what == "degree" else ("lagrange",)
         for method in methods:
             row = _row(what, method, d, e, a, timeout)
-            row.update(expected=expected, limit_s=limit,
-                       met=row.get("value") == expected and row["elapsed_s"] < limit)
+            row.update(expected=expected, limit_s=limit, met=row.get("value") == expected and row["elapsed_s"] < limit)
             rows.append(row)
             progress(json.dumps(row))
     if not quick:

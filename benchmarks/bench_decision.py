@@ -21,8 +21,14 @@ def run_decision_rows(timeout: float = 600, cases=CASES) -> list[dict]:
         start = time.perf_counter()
         try:
             res = boundary_ed(Architecture((d, e), (a,), t), seed=0, timeout=timeout)
-            row.update(status="ok", ed_exact=res.ed_degree_exact, ed_numeric=list(res.ed_degree_numeric),
-                       agree=res.agree, degree=res.degree, variables=res.variables)
+            row.update(
+                status="ok",
+                ed_exact=res.ed_degree_exact,
+                ed_numeric=list(res.ed_degree_numeric),
+                agree=res.agree,
+                degree=res.degree,
+                variables=res.variables,
+            )
         except LightningError as exc:
             row.update(status="error", error=str(exc))
         row["elapsed_s"] = round(time.perf_counter() - start, 3)

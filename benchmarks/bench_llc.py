@@ -99,9 +99,15 @@ def truth(name: str) -> dict:
     make, weights, _ = CASES[name]
     start = time.perf_counter()
     r = learning_coefficient(make(), {"weights": weights})
-    return {"lower": r.lower, "upper": r.upper, "exact": r.learning_coefficient, "multiplicity": r.multiplicity,
-            "rank_at_point": r.rank_at_point, "parameters": r.parameters,
-            "truth_s": round(time.perf_counter() - start, 3)}
+    return {
+        "lower": r.lower,
+        "upper": r.upper,
+        "exact": r.learning_coefficient,
+        "multiplicity": r.multiplicity,
+        "rank_at_point": r.rank_at_point,
+        "parameters": r.parameters,
+        "truth_s": round(time.perf_counter() - start, 3),
+    }
 
 
 def make_data(model, n: int = N_SAMPLES, noise: float = NOISE, seed: int = 0):
@@ -133,8 +139,9 @@ def estimate(model, X, Y, config: dict, seed: int = 0) -> dict:
 
     torch.set_num_threads(1)
     n = len(X)
-    loader = DataLoader(TensorDataset(X, Y), batch_size=BATCH, shuffle=True,
-                        generator=torch.Generator().manual_seed(seed))
+    loader = DataLoader(
+        TensorDataset(X, Y), batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(seed)
+    )
     kwargs = {k: v for k, v in config.items() if k != "nbeta"}
     if config.get("nbeta") == "n/log n":
         kwargs["nbeta"] = n / math.log(n)
@@ -148,19 +155,38 @@ def estimate(model, X, Y, config: dict, seed: int = 0) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = estimate_learning_coeff_with_summary(
-                model, loader, evaluate=_evaluate, sampling_method=SGLD, optimizer_kwargs=kwargs,
-                num_chains=CHAINS, seed=seed, verbose=False, device="cpu", **steps)
+                model,
+                loader,
+                evaluate=_evaluate,
+                sampling_method=SGLD,
+                optimizer_kwargs=kwargs,
+                num_chains=CHAINS,
+                seed=seed,
+                verbose=False,
+                device="cpu",
+                **steps,
+            )
     except (RuntimeError, ValueError) as exc:  # a NaN loss (a diverged chain) is raised by the estimator
-        return {"status": "diverged", "error": str(exc).splitlines()[0][:160],
-                "seconds": round(time.perf_counter() - start, 3)}
+        return {
+            "status": "diverged",
+            "error": str(exc).splitlines()[0][:160],
+            "seconds": round(time.perf_counter() - start, 3),
+        }
     chains = [float(out[f"llc-chain/{i}"]) for i in range(CHAINS)]
     finite = all(math.isfinite(c) for c in chains)
-    return {"status": "ok" if finite else "diverged", "mean": float(out["llc/mean"]), "std": float(out["llc/std"]),
-            "chains": chains, "nbeta": kwargs.get("nbeta", BATCH / math.log(BATCH)),
-            "lr": kwargs.get("lr", 0.01), "localization": kwargs.get("localization", 0.0),
-            "draws": steps.get("num_draws", 100), "burnin": steps.get("num_burnin_steps", 0),
-            "init_loss": "all n points" if "init_loss" in steps else f"{CHAINS} batches",
-            "seconds": round(time.perf_counter() - start, 3)}
+    return {
+        "status": "ok" if finite else "diverged",
+        "mean": float(out["llc/mean"]),
+        "std": float(out["llc/std"]),
+        "chains": chains,
+        "nbeta": kwargs.get("nbeta", BATCH / math.log(BATCH)),
+        "lr": kwargs.get("lr", 0.01),
+        "localization": kwargs.get("localization", 0.0),
+        "draws": steps.get("num_draws", 100),
+        "burnin": steps.get("num_burnin_steps", 0),
+        "init_loss": "all n points" if "init_loss" in steps else f"{CHAINS} batches",
+        "seconds": round(time.perf_counter() - start, 3),
+    }
 
 
 def relative_error(lower: str, upper: str, mean: float) -> float:
@@ -216,9 +242,29 @@ def _cell(run: dict) -> str:
     return f"{run['mean']:.2f} ± {run['std']:.2f}" if run.get("status") == "ok" else run.get("status", "-")
 
 
-CSV_FIELDS = ("case", "point", "parameters", "lambda_lower", "lambda_upper", "lambda_exact", "multiplicity",
-              "config", "lr", "localization", "nbeta", "draws", "burnin", "init_loss", "chains", "estimate_mean",
-              "estimate_std", "relative_error", "status", "seconds", "truth_seconds")
+CSV_FIELDS = (
+    "case",
+    "point",
+    "parameters",
+    "lambda_lower",
+    "lambda_upper",
+    "lambda_exact",
+    "multiplicity",
+    "config",
+    "lr",
+    "localization",
+    "nbeta",
+    "draws",
+    "burnin",
+    "init_loss",
+    "chains",
+    "estimate_mean",
+    "estimate_std",
+    "relative_error",
+    "status",
+    "seconds",
+    "truth_seconds",
+)
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -228,17 +274,31 @@ def csv_text(rows: list[dict]) -> str:
     for r in rows:
         for label, run in (r.get("runs") or {}).items():
             ok = run.get("status") == "ok"
-            w.writerow({"case": r["case"], "point": r["point"], "parameters": r["parameters"],
-                        "lambda_lower": r["lower"], "lambda_upper": r["upper"], "lambda_exact": r["exact"] or "",
-                        "multiplicity": r["multiplicity"] or "", "config": label, "lr": run.get("lr", ""),
-                        "localization": run.get("localization", ""),
-                        "nbeta": f"{run['nbeta']:.2f}" if "nbeta" in run else "",
-                        "draws": run.get("draws", ""), "burnin": run.get("burnin", ""),
-                        "init_loss": run.get("init_loss", ""), "chains": CHAINS,
-                        "estimate_mean": f"{run['mean']:.4f}" if ok else "",
-                        "estimate_std": f"{run['std']:.4f}" if ok else "",
-                        "relative_error": f"{run['relative_error']:.3f}" if ok else "",
-                        "status": run["status"], "seconds": run["seconds"], "truth_seconds": r["truth_s"]})
+            w.writerow(
+                {
+                    "case": r["case"],
+                    "point": r["point"],
+                    "parameters": r["parameters"],
+                    "lambda_lower": r["lower"],
+                    "lambda_upper": r["upper"],
+                    "lambda_exact": r["exact"] or "",
+                    "multiplicity": r["multiplicity"] or "",
+                    "config": label,
+                    "lr": run.get("lr", ""),
+                    "localization": run.get("localization", ""),
+                    "nbeta": f"{run['nbeta']:.2f}" if "nbeta" in run else "",
+                    "draws": run.get("draws", ""),
+                    "burnin": run.get("burnin", ""),
+                    "init_loss": run.get("init_loss", ""),
+                    "chains": CHAINS,
+                    "estimate_mean": f"{run['mean']:.4f}" if ok else "",
+                    "estimate_std": f"{run['std']:.4f}" if ok else "",
+                    "relative_error": f"{run['relative_error']:.3f}" if ok else "",
+                    "status": run["status"],
+                    "seconds": run["seconds"],
+                    "truth_seconds": r["truth_s"],
+                }
+            )
     return buf.getvalue()
 
 
@@ -247,19 +307,33 @@ def llc_markdown(rows: list[dict]) -> str:
     ok = [r for r in rows if r.get("status") == "ok"]
     labels = list(CONFIGS)
     head = ["case", "P", "λ (lightning_cas)"] + labels + ["SGLD s (all configs)"]
-    lines = ["## devinterp's SGLD estimate against the proved λ (`llc`)", "",
-             f"n = {N_SAMPLES} Gaussian inputs, noise σ = {NOISE}, batch {BATCH}, {CHAINS} chains; "
-             f"sweep: {DRAWS} draws after {BURNIN} burn-in steps at nβ = n/log n = "
-             f"{N_SAMPLES / math.log(N_SAMPLES):.1f}; defaults: devinterp's (lr 0.01, γ = 0, nβ = batch/log batch = "
-             f"{BATCH / math.log(BATCH):.1f}, 100 draws, no burn-in). Each cell: devinterp's estimate, mean ± std "
-             "over chains, and in brackets its relative error against λ (0 inside a bracket).", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        "## devinterp's SGLD estimate against the proved λ (`llc`)",
+        "",
+        f"n = {N_SAMPLES} Gaussian inputs, noise σ = {NOISE}, batch {BATCH}, {CHAINS} chains; "
+        f"sweep: {DRAWS} draws after {BURNIN} burn-in steps at nβ = n/log n = "
+        f"{N_SAMPLES / math.log(N_SAMPLES):.1f}; defaults: devinterp's (lr 0.01, γ = 0, nβ = batch/log batch = "
+        f"{BATCH / math.log(BATCH):.1f}, 100 draws, no burn-in). Each cell: devinterp's estimate, mean ± std "
+        "over chains, and in brackets its relative error against λ (0 inside a bracket).",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for r in ok:
         runs = r["runs"]
-        cells = [_cell(runs[k]) + (f" ({runs[k]['relative_error']:+.2f})" if runs[k].get("status") == "ok" else "")
-                 for k in labels]
-        lines.append("| " + " | ".join([r["case"], str(r["parameters"]), _truth(r)] + cells
-                                       + [f"{sum(v['seconds'] for v in runs.values()):.1f}"]) + " |")
+        cells = [
+            _cell(runs[k]) + (f" ({runs[k]['relative_error']:+.2f})" if runs[k].get("status") == "ok" else "")
+            for k in labels
+        ]
+        lines.append(
+            "| "
+            + " | ".join(
+                [r["case"], str(r["parameters"]), _truth(r)]
+                + cells
+                + [f"{sum(v['seconds'] for v in runs.values()):.1f}"]
+            )
+            + " |"
+        )
     lines += ["", "| config | median abs. rel. error | within 20% | diverged |", "|---|---|---|---|"]
     for k in labels:
         errs = sorted(abs(r["runs"][k]["relative_error"]) for r in ok if r["runs"][k].get("status") == "ok")
@@ -295,8 +369,9 @@ def plot(rows: list[dict], path: Path) -> None:
                 ax.plot(x, ceiling, marker=marker, color=color, ms=5, alpha=0.8)
                 ax.annotate(f"{run['mean']:.0f}", (x, ceiling), fontsize=6, xytext=(3, -8), textcoords="offset points")
                 continue
-            ax.errorbar(x, run["mean"], yerr=run["std"], xerr=(hi - lo) / 2, fmt=marker, color=color, ms=5,
-                        capsize=2, alpha=0.8)
+            ax.errorbar(
+                x, run["mean"], yerr=run["std"], xerr=(hi - lo) / 2, fmt=marker, color=color, ms=5, capsize=2, alpha=0.8
+            )
         ax.plot([], [], marker, color=color, label=label)
     ax.plot([0, top * 1.1], [0, top * 1.1], "k--", lw=1, label="y = x")
     ax.set_xlabel("λ(w*) from lightning_cas (bracket as a bar)")
@@ -312,8 +387,9 @@ def plot(rows: list[dict], path: Path) -> None:
 def write_outputs(rows: list[dict], out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "llc.csv").write_text(csv_text(rows))
-    (out_dir / "llc.md").write_text("# lightning_cas λ vs devinterp\n\n" + llc_markdown(rows)
-                                    + "\n![estimate vs truth](llc.png)\n")
+    (out_dir / "llc.md").write_text(
+        "# lightning_cas λ vs devinterp\n\n" + llc_markdown(rows) + "\n![estimate vs truth](llc.png)\n"
+    )
     try:
         plot(rows, out_dir / "llc.png")
     except ImportError:  # matplotlib is the plot extra

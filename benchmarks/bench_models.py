@@ -56,8 +56,13 @@ def _worker(kind: str) -> dict:
         start = time.perf_counter()
         r = api.dimension(net, at=point)
         seconds = time.perf_counter() - start
-        out = {"parameters": net.parameters, "dimension": r.dimension, "generic": r.generic_dimension,
-               "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4)}
+        out = {
+            "parameters": net.parameters,
+            "dimension": r.dimension,
+            "generic": r.generic_dimension,
+            "loss_first": round(losses[0], 4),
+            "loss_last": round(losses[-1], 4),
+        }
     elif kind == "from_torch":
         torch.manual_seed(0)
         mha = nn.MultiheadAttention(64, 8, dtype=torch.float64).eval()
@@ -79,14 +84,23 @@ def _worker(kind: str) -> dict:
         start = time.perf_counter()
         r = api.dimension(net, inputs=X)
         seconds = time.perf_counter() - start
-        out = {"parameters": net.parameters, "dimension": r.dimension, "certainty": r.certainty,
-               "upper": r.certificate.upper}
+        out = {
+            "parameters": net.parameters,
+            "dimension": r.dimension,
+            "certainty": r.certainty,
+            "upper": r.certificate.upper,
+        }
     elif kind == "trained_relu":
         from benchmarks.trained_relu import main
 
         row = main()
-        return {**row, "parameters": row["weights"], "dimension": row["exact"], "seconds": row["exact_s"],
-                "peak_rss_bytes": _peak_rss()}
+        return {
+            **row,
+            "parameters": row["weights"],
+            "dimension": row["exact"],
+            "seconds": row["exact_s"],
+            "peak_rss_bytes": _peak_rss(),
+        }
     else:
         raise ValueError(kind)
     return {**out, "seconds": round(seconds, 3), "peak_rss_bytes": _peak_rss()}
@@ -118,17 +132,25 @@ def models_findings(rows: list[dict]) -> list[str]:
 
 
 def models_markdown(rows: list[dict]) -> str:
-    lines = ["## Models people train", "", "| case | weights | rank | seconds | target | notes |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "## Models people train",
+        "",
+        "| case | weights | rank | seconds | target | notes |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         notes = f"generic {r['generic']}; loss {r['loss_first']} -> {r['loss_last']}" if r.get("generic") else ""
         if r.get("relative_tolerance_ranks"):
-            notes = (f"numpy matrix_rank {r['numpy_matrix_rank']}; at relative tolerances "
-                     + ", ".join(f"{t}: {k}" for t, k in r["relative_tolerance_ranks"].items())
-                     + f"; float SVD {r['float_s']} s")
+            notes = (
+                f"numpy matrix_rank {r['numpy_matrix_rank']}; at relative tolerances "
+                + ", ".join(f"{t}: {k}" for t, k in r["relative_tolerance_ranks"].items())
+                + f"; float SVD {r['float_s']} s"
+            )
         target = f"< {r['target_s']:g} s" if r["target_s"] else "-"
-        lines.append(f"| {r['case']} | {r.get('parameters', '')} | {r.get('dimension', r.get('status'))} | "
-                     f"{r.get('seconds', '')} | {target} | {notes} |")
+        lines.append(
+            f"| {r['case']} | {r.get('parameters', '')} | {r.get('dimension', r.get('status'))} | "
+            f"{r.get('seconds', '')} | {target} | {notes} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -31,7 +31,7 @@ from benchmarks.workers import worker_failure
 GROWTH_WIDTHS = (4, 8, 12, 16, 20, 24, 28, 32)
 QUICK_WIDTHS = (4, 8, 16)
 TARGET_6144_S = 60.0
-TARGET_6144_BYTES = 2 * 2 ** 30
+TARGET_6144_BYTES = 2 * 2**30
 TARGET_CLI_1536_S = 2.0
 TARGET_STARTUP_S = 0.3
 WORKER_TIMEOUT = 1800.0
@@ -74,8 +74,8 @@ def _ratio(seconds: float, matmul_seconds: float) -> str:
 
 def _worker(spec: dict) -> dict:
     if spec["kind"] == "growth":
-        from lightning_cas.core.architecture import Architecture
         from lightning_cas.backends.modp import dimension_modp
+        from lightning_cas.core.architecture import Architecture
         from lightning_cas.core.theory import predict_dimension
 
         arch = Architecture(tuple(spec["widths"]), tuple(spec["attention"]), spec["tokens"])
@@ -85,27 +85,34 @@ def _worker(spec: dict) -> dict:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         peak = _peak_rss()
         P = arch.parameters
-        return {"parameters": P, "dimension": res.dimension, "theory": predict_dimension(arch).value,
-                "consistent": res.consistent, "rows": [r["rows"] for r in res.runs], "primes": list(res.primes),
-                "failure_bound": res.failure_bound, "seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-                "peak_rss_bytes": peak, "peak_rss_before_bytes": base,
-                "matmul_1thread_s": round(_matmul_seconds(P, 1), 7),
-                "matmul_default_threads_s": round(_matmul_seconds(P, None), 7)}
+        return {
+            "parameters": P,
+            "dimension": res.dimension,
+            "theory": predict_dimension(arch).value,
+            "consistent": res.consistent,
+            "rows": [r["rows"] for r in res.runs],
+            "primes": list(res.primes),
+            "failure_bound": res.failure_bound,
+            "seconds": round(wall, 3),
+            "cpu_seconds": round(cpu, 3),
+            "peak_rss_bytes": peak,
+            "peak_rss_before_bytes": base,
+            "matmul_1thread_s": round(_matmul_seconds(P, 1), 7),
+            "matmul_default_threads_s": round(_matmul_seconds(P, None), 7),
+        }
     if spec["kind"] == "prime":
         import flint
         import numpy as np
 
-        from lightning_cas.core import rank_modp
-        from lightning_cas.core import gfp
+        from lightning_cas.core import gfp, rank_modp
         from lightning_cas.core.primes import previous_prime
 
         n, r = spec["n"], spec["rank"]
         out = []
         for bits in (21, 23, 24, 25, 26):
-            p = previous_prime(2 ** bits)
+            p = previous_prime(2**bits)
             rng = np.random.default_rng(bits)
-            A = gfp.matmul(gfp.centred(rng.integers(0, p, (n, r)), p),
-                           gfp.centred(rng.integers(0, p, (r, n)), p), p)
+            A = gfp.matmul(gfp.centred(rng.integers(0, p, (n, r)), p), gfp.centred(rng.integers(0, p, (r, n)), p), p)
             with rank_modp.blas_threads():
                 start = time.perf_counter()
                 got = rank_modp.rank(gfp.residues(A, p), p)
@@ -127,9 +134,13 @@ def _worker(spec: dict) -> dict:
 def run_worker(spec: dict) -> dict:
     """One measurement in a fresh interpreter (its own peak RSS); errors become a row, not a crash."""
     try:
-        out = subprocess.run([sys.executable, "-m", "benchmarks.bench_rank", "--worker", json.dumps(spec)],
-                             capture_output=True, text=True, timeout=WORKER_TIMEOUT,
-                             cwd=Path(__file__).resolve().parents[1])
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.bench_rank", "--worker", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=WORKER_TIMEOUT,
+            cwd=Path(__file__).resolve().parents[1],
+        )
     except subprocess.TimeoutExpired:
         return {**spec, "status": "timeout"}
     if out.returncode != 0:
@@ -155,15 +166,27 @@ def cli_rows() -> list[dict]:
     big = ["dim", "--widths", "16,16,16,16,16", "--attention", "4,4,4,4", "--tokens", "3"]
     tiny = ["dim", "--widths", "2,2", "--attention", "1", "--tokens", "2"]
     rows = []
-    for name, args, repeats, target in (("cli_1536", big, 3, TARGET_CLI_1536_S),
-                                        ("startup_tiny", tiny, 5, TARGET_STARTUP_S)):
+    for name, args, repeats, target in (
+        ("cli_1536", big, 3, TARGET_CLI_1536_S),
+        ("startup_tiny", tiny, 5, TARGET_STARTUP_S),
+    ):
         load = os.getloadavg()[0]
         runs = [_cli_seconds(args) for _ in range(repeats)]
         times = [w for w, _ in runs]
-        rows.append({"kind": "cli", "name": name, "command": "lightning-cas " + " ".join(args),
-                     "seconds": round(statistics.median(times), 3), "all_seconds": [round(t, 3) for t in times],
-                     "cpu_seconds": round(statistics.median(c for _, c in runs), 3), "loadavg": round(load, 2),
-                     "target_s": target, "met": statistics.median(times) < target, "status": "ok"})
+        rows.append(
+            {
+                "kind": "cli",
+                "name": name,
+                "command": "lightning-cas " + " ".join(args),
+                "seconds": round(statistics.median(times), 3),
+                "all_seconds": [round(t, 3) for t in times],
+                "cpu_seconds": round(statistics.median(c for _, c in runs), 3),
+                "loadavg": round(load, 2),
+                "target_s": target,
+                "met": statistics.median(times) < target,
+                "status": "ok",
+            }
+        )
     return rows
 
 
@@ -174,14 +197,18 @@ def add_slopes(rows: list[dict]) -> None:
         if r.get("kind") != "growth" or r.get("status") != "ok":
             continue
         if prev is not None:
-            r["slope"] = round(math.log(r["seconds"] / prev["seconds"])
-                               / math.log(r["parameters"] / prev["parameters"]), 2)
+            r["slope"] = round(
+                math.log(r["seconds"] / prev["seconds"]) / math.log(r["parameters"] / prev["parameters"]), 2
+            )
         prev = r
 
 
 def fitted_slope(rows: list[dict], min_p: int = 1536, key: str = "seconds") -> float | None:
-    pts = [(math.log(r["parameters"]), math.log(r[key])) for r in rows
-           if r.get("kind") == "growth" and r.get("status") == "ok" and r["parameters"] >= min_p]
+    pts = [
+        (math.log(r["parameters"]), math.log(r[key]))
+        for r in rows
+        if r.get("kind") == "growth" and r.get("status") == "ok" and r["parameters"] >= min_p
+    ]
     if len(pts) < 2:
         return None
     mx, my = statistics.fmean(x for x, _ in pts), statistics.fmean(y for _, y in pts)
@@ -190,15 +217,22 @@ def fitted_slope(rows: list[dict], min_p: int = 1536, key: str = "seconds") -> f
 
 def run_rank_bench(quick: bool = False, seed: int = 0, progress=print) -> list[dict]:
     rows: list[dict] = []
-    for w in (QUICK_WIDTHS if quick else GROWTH_WIDTHS):
+    for w in QUICK_WIDTHS if quick else GROWTH_WIDTHS:
         load = os.getloadavg()[0]
         row = run_worker({**growth_case(w), "seed": seed})
         row["loadavg"] = round(load, 2)
         rows.append(row)
         add_slopes(rows)
-        progress(f"[rank] widths {w}x5: " + (f"P={row['parameters']} dim={row['dimension']} (theory {row['theory']}) "
-                                            f"{row['seconds']} s, {row['peak_rss_bytes'] / 2**20:.0f} MiB, matmul "
-                                            f"{row['matmul_1thread_s']} s" if row["status"] == "ok" else row["status"]))
+        progress(
+            f"[rank] widths {w}x5: "
+            + (
+                f"P={row['parameters']} dim={row['dimension']} (theory {row['theory']}) "
+                f"{row['seconds']} s, {row['peak_rss_bytes'] / 2**20:.0f} MiB, matmul "
+                f"{row['matmul_1thread_s']} s"
+                if row["status"] == "ok"
+                else row["status"]
+            )
+        )
     row = run_worker({"kind": "prime", "n": 1024 if quick else 4096, "rank": 475 if quick else 1900})
     rows.append(row)
     progress(f"[rank] prime choice: {row.get('primes', row['status'])}")
@@ -216,8 +250,10 @@ def rank_findings(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
         if r.get("status") != "ok":
-            out.append(f"rank bench {r.get('kind')} {r.get('widths', r.get('name', ''))}: {r.get('status')} "
-                       f"{r.get('error', '')}".strip())
+            out.append(
+                f"rank bench {r.get('kind')} {r.get('widths', r.get('name', ''))}: {r.get('status')} "
+                f"{r.get('error', '')}".strip()
+            )
         elif r["kind"] == "growth":
             if r["theory"] is not None and r["dimension"] != r["theory"]:
                 out.append(f"rank bench widths {r['widths']}: dimension {r['dimension']} != closed form {r['theory']}")
@@ -232,42 +268,61 @@ def rank_markdown(rows: list[dict]) -> str:
     cli = {r["name"]: r for r in rows if r.get("kind") == "cli"}
     out = ["## Exact dimension at real sizes", ""]
     if big:
-        out.append(f"- widths 32x5, attention 8x4, t = 3 (6144 weights): dimension {big['dimension']} (closed form "
-                   f"{big['theory']}) in {big['seconds']:.1f} s, CPU {big['cpu_seconds']:.1f} s, load average "
-                   f"{big.get('loadavg')} (target < {TARGET_6144_S:g} s): "
-                   f"{_yes(big['seconds'] < TARGET_6144_S)}; peak RSS {big['peak_rss_bytes'] / 2**20:.0f} MiB "
-                   f"(target < 2 GiB): {_yes(big['peak_rss_bytes'] < TARGET_6144_BYTES)}")
+        out.append(
+            f"- widths 32x5, attention 8x4, t = 3 (6144 weights): dimension {big['dimension']} (closed form "
+            f"{big['theory']}) in {big['seconds']:.1f} s, CPU {big['cpu_seconds']:.1f} s, load average "
+            f"{big.get('loadavg')} (target < {TARGET_6144_S:g} s): "
+            f"{_yes(big['seconds'] < TARGET_6144_S)}; peak RSS {big['peak_rss_bytes'] / 2**20:.0f} MiB "
+            f"(target < 2 GiB): {_yes(big['peak_rss_bytes'] < TARGET_6144_BYTES)}"
+        )
     else:
         out.append("- 6144 weights: not measured")
-    for name, label in (("cli_1536",
-                         "whole `lightning-cas dim` call, widths 16x5, attention 4x4, t = 3 (1536 weights)"),
-                        ("startup_tiny", "`lightning-cas dim` start-up on widths 2,2 (whole call)")):
+    for name, label in (
+        ("cli_1536", "whole `lightning-cas dim` call, widths 16x5, attention 4x4, t = 3 (1536 weights)"),
+        ("startup_tiny", "`lightning-cas dim` start-up on widths 2,2 (whole call)"),
+    ):
         c = cli.get(name)
-        out.append(f"- {label}: {c['seconds']:.2f} s (median of {len(c['all_seconds'])}; "
-                   f"target < {c['target_s']:g} s): "
-                   f"{_yes(c['met'])}; CPU {c['cpu_seconds']:.2f} s, load average {c['loadavg']}"
-                   if c else f"- {label}: not measured")
-    out += ["", f"Fitted log-log slope against P over P >= 1536: wall time {fitted_slope(growth)}, CPU time "
-            f"{fitted_slope(growth, key='cpu_seconds')} (the CPU time is the steadier measure on this shared machine: "
-            "the wall time includes waiting for the cores). "
-            "`ratio` = modp time (two primes) / one P x P float64 product on one BLAS thread, in the same worker.",
-            "", "| widths | a | P | dim | theory | rows (per run) | s | CPU s | slope | peak MiB | matmul 1T s | "
-            "matmul default s | ratio | failure bound | load |", "|" + "---|" * 15]
+        out.append(
+            f"- {label}: {c['seconds']:.2f} s (median of {len(c['all_seconds'])}; "
+            f"target < {c['target_s']:g} s): "
+            f"{_yes(c['met'])}; CPU {c['cpu_seconds']:.2f} s, load average {c['loadavg']}"
+            if c
+            else f"- {label}: not measured"
+        )
+    out += [
+        "",
+        f"Fitted log-log slope against P over P >= 1536: wall time {fitted_slope(growth)}, CPU time "
+        f"{fitted_slope(growth, key='cpu_seconds')} (the CPU time is the steadier measure on this shared machine: "
+        "the wall time includes waiting for the cores). "
+        "`ratio` = modp time (two primes) / one P x P float64 product on one BLAS thread, in the same worker.",
+        "",
+        "| widths | a | P | dim | theory | rows (per run) | s | CPU s | slope | peak MiB | matmul 1T s | "
+        "matmul default s | ratio | failure bound | load |",
+        "|" + "---|" * 15,
+    ]
     for r in growth:
-        out.append(f"| {r['widths'][0]}x5 | {r['attention'][0]} | {r['parameters']} | {r['dimension']} | "
-                   f"{r['theory']} | {', '.join(map(str, r['rows']))} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
-                   f"{r.get('slope', '-')} | {r['peak_rss_bytes'] / 2**20:.0f} | {r['matmul_1thread_s']:.3f} | "
-                   f"{r['matmul_default_threads_s']:.3f} | {_ratio(r['seconds'], r['matmul_1thread_s'])} | "
-                   f"{r['failure_bound']:.2g} | {r.get('loadavg', '-')} |")
+        out.append(
+            f"| {r['widths'][0]}x5 | {r['attention'][0]} | {r['parameters']} | {r['dimension']} | "
+            f"{r['theory']} | {', '.join(map(str, r['rows']))} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
+            f"{r.get('slope', '-')} | {r['peak_rss_bytes'] / 2**20:.0f} | {r['matmul_1thread_s']:.3f} | "
+            f"{r['matmul_default_threads_s']:.3f} | {_ratio(r['seconds'], r['matmul_1thread_s'])} | "
+            f"{r['failure_bound']:.2g} | {r.get('loadavg', '-')} |"
+        )
     prime = next((r for r in rows if r.get("kind") == "prime" and r.get("status") == "ok"), None)
     if prime:
-        out += ["", f"Prime choice: rank of one random {prime['n']} x {prime['n']} matrix of rank {prime['rank']} "
-                f"(one float64 product of that size: {prime['matmul_1thread_s']:.2f} s on one thread).", "",
-                "| prime | bits | residues per reduction | rank | s | flint convert s | flint rank s |",
-                "|---|---|---|---|---|---|---|"]
+        out += [
+            "",
+            f"Prime choice: rank of one random {prime['n']} x {prime['n']} matrix of rank {prime['rank']} "
+            f"(one float64 product of that size: {prime['matmul_1thread_s']:.2f} s on one thread).",
+            "",
+            "| prime | bits | residues per reduction | rank | s | flint convert s | flint rank s |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for e in prime["primes"]:
-            out.append(f"| {e['prime']} | {e['bits']} | {e['chunk']} | {e['rank']} | {e['seconds']:.2f} | "
-                       f"{e.get('flint_convert_s', '-')} | {e.get('flint_rank_s', '-')} |")
+            out.append(
+                f"| {e['prime']} | {e['bits']} | {e['chunk']} | {e['rank']} | {e['seconds']:.2f} | "
+                f"{e.get('flint_convert_s', '-')} | {e.get('flint_rank_s', '-')} |"
+            )
     return "\n".join(out) + "\n"
 
 

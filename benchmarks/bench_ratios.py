@@ -60,8 +60,9 @@ def naive_flint_rank(case: dict, seed: int = 0) -> dict:
     w = rng.integers(0, q, size=net.parameters, dtype=np.int64)
     ar = ModP(q)
     start = time.perf_counter()
-    J = np.asarray(jacobian(net, ar, ar.array(w), ar.random(rng, (-(-modp_rows // net.rows_per_sample),
-                                                                         net.input, net.tokens))))
+    J = np.asarray(
+        jacobian(net, ar, ar.array(w), ar.random(rng, (-(-modp_rows // net.rows_per_sample), net.input, net.tokens)))
+    )
     build = time.perf_counter() - start
     start = time.perf_counter()
     M = flint.nmod_mat(J.shape[0], J.shape[1], (J % q).astype(np.int64).reshape(-1).tolist(), q)
@@ -69,9 +70,16 @@ def naive_flint_rank(case: dict, seed: int = 0) -> dict:
     start = time.perf_counter()
     rank = M.rank()
     ranked = time.perf_counter() - start
-    return {"rows": int(J.shape[0]), "columns": int(J.shape[1]), "rank": int(rank), "modp_rank": int(modp_rank),
-            "build_s": round(build, 3),
-            "convert_s": round(convert, 3), "rank_s": round(ranked, 3), "seconds": round(convert + ranked, 3)}
+    return {
+        "rows": int(J.shape[0]),
+        "columns": int(J.shape[1]),
+        "rank": int(rank),
+        "modp_rank": int(modp_rank),
+        "build_s": round(build, 3),
+        "convert_s": round(convert, 3),
+        "rank_s": round(ranked, 3),
+        "seconds": round(convert + ranked, 3),
+    }
 
 
 def _worker(spec: dict) -> dict:
@@ -86,17 +94,27 @@ def _worker(spec: dict) -> dict:
         res = dimension_modp(arch, seed=spec.get("seed", 0))
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         P = arch.parameters
-        return {"parameters": P, "dimension": res.dimension, "seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-                "matmul_1thread_s": round(_matmul_seconds(P, 1), 7),
-                "matmul_default_threads_s": round(_matmul_seconds(P, None), 7)}
+        return {
+            "parameters": P,
+            "dimension": res.dimension,
+            "seconds": round(wall, 3),
+            "cpu_seconds": round(cpu, 3),
+            "matmul_1thread_s": round(_matmul_seconds(P, 1), 7),
+            "matmul_default_threads_s": round(_matmul_seconds(P, None), 7),
+        }
     raise ValueError(spec["kind"])
 
 
 def run_worker(spec: dict) -> dict:
     """One measurement in a fresh interpreter; an error becomes a row, not a crash."""
     try:
-        out = subprocess.run([sys.executable, "-m", "benchmarks.bench_ratios", "--worker", json.dumps(spec)],
-                             capture_output=True, text=True, timeout=WORKER_TIMEOUT, cwd=ROOT)
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.bench_ratios", "--worker", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=WORKER_TIMEOUT,
+            cwd=ROOT,
+        )
     except subprocess.TimeoutExpired:
         return {"status": "timeout"}
     if out.returncode != 0:
@@ -116,16 +134,30 @@ def _cli(args: list[str]) -> list[str]:
 
 
 def _dim_args(case: dict) -> list[str]:
-    return ["dim", "--widths", ",".join(map(str, case["widths"])), "--attention",
-            ",".join(map(str, case["attention"])), "--tokens", str(case["tokens"])]
+    return [
+        "dim",
+        "--widths",
+        ",".join(map(str, case["widths"])),
+        "--attention",
+        ",".join(map(str, case["attention"])),
+        "--tokens",
+        str(case["tokens"]),
+    ]
 
 
 def cli_vs_flint(repeats: int = 3, seed: int = 0) -> dict:
     load = os.getloadavg()[0]
     cli = [_wall(_cli(_dim_args(BIG_1536))) for _ in range(repeats)]
     flint = run_worker({"kind": "flint", "case": BIG_1536, "seed": seed})
-    row = {"kind": "cli_vs_flint", "case": BIG_1536, "cli_s": round(statistics.median(cli), 3),
-           "cli_all_s": [round(t, 3) for t in cli], "loadavg": round(load, 2), "target": TARGET_CLI_FLINT, **flint}
+    row = {
+        "kind": "cli_vs_flint",
+        "case": BIG_1536,
+        "cli_s": round(statistics.median(cli), 3),
+        "cli_all_s": [round(t, 3) for t in cli],
+        "loadavg": round(load, 2),
+        "target": TARGET_CLI_FLINT,
+        **flint,
+    }
     if flint["status"] == "ok":
         row["ratio"] = round(row["cli_s"] / flint["seconds"], 3)
         row["met"] = row["ratio"] <= TARGET_CLI_FLINT
@@ -135,8 +167,12 @@ def cli_vs_flint(repeats: int = 3, seed: int = 0) -> dict:
 def rank_vs_matmul(quick: bool = False, seed: int = 0) -> dict:
     load = os.getloadavg()[0]
     case = QUICK_6144 if quick else BIG_6144
-    row = {"kind": "rank_vs_matmul", "case": case, "loadavg": round(load, 2),
-           **run_worker({"kind": "modp", "case": case, "seed": seed})}
+    row = {
+        "kind": "rank_vs_matmul",
+        "case": case,
+        "loadavg": round(load, 2),
+        **run_worker({"kind": "modp", "case": case, "seed": seed}),
+    }
     if row["status"] == "ok":
         row["ratio_1thread"] = round(row["seconds"] / row["matmul_1thread_s"], 2)
         row["ratio_default"] = round(row["seconds"] / row["matmul_default_threads_s"], 2)
@@ -159,24 +195,35 @@ def startup(repeats: int = 8) -> dict:
         bare.append(_wall(bare_cmd))
         dim.append(_wall(dim_cmd))
     ratio = statistics.median(dim) / statistics.median(bare)
-    return {"kind": "startup", "status": "ok", "bare_s": round(statistics.median(bare), 3),
-            "dim_s": round(statistics.median(dim), 3), "bare_all_s": [round(t, 3) for t in bare],
-            "dim_all_s": [round(t, 3) for t in dim], "ratio": round(ratio, 3), "target": TARGET_STARTUP,
-            "bytecode": "compiled first (compileall)",
-            "environment_dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
-            "met": ratio <= TARGET_STARTUP, "loadavg": round(load, 2)}
+    return {
+        "kind": "startup",
+        "status": "ok",
+        "bare_s": round(statistics.median(bare), 3),
+        "dim_s": round(statistics.median(dim), 3),
+        "bare_all_s": [round(t, 3) for t in bare],
+        "dim_all_s": [round(t, 3) for t in dim],
+        "ratio": round(ratio, 3),
+        "target": TARGET_STARTUP,
+        "bytecode": "compiled first (compileall)",
+        "environment_dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+        "met": ratio <= TARGET_STARTUP,
+        "loadavg": round(load, 2),
+    }
 
 
 def run_ratio_bench(quick: bool = False, seed: int = 0, progress=print) -> list[dict]:
     rows = [startup(4 if quick else 8)]
-    progress(f"[ratios] startup: dim {rows[-1]['dim_s']} s vs bare imports {rows[-1]['bare_s']} s: "
-             f"{rows[-1]['ratio']}")
+    progress(f"[ratios] startup: dim {rows[-1]['dim_s']} s vs bare imports {rows[-1]['bare_s']} s: {rows[-1]['ratio']}")
     rows.append(cli_vs_flint(1 if quick else 3, seed))
-    progress(f"[ratios] 1536 weights: CLI {rows[-1]['cli_s']} s vs one flint rank {rows[-1].get('seconds')} s: "
-             f"{rows[-1].get('ratio')}")
+    progress(
+        f"[ratios] 1536 weights: CLI {rows[-1]['cli_s']} s vs one flint rank {rows[-1].get('seconds')} s: "
+        f"{rows[-1].get('ratio')}"
+    )
     rows.append(rank_vs_matmul(quick, seed))
-    progress(f"[ratios] rank vs matmul: {rows[-1].get('seconds')} s vs {rows[-1].get('matmul_1thread_s')} s "
-             f"(one thread): {rows[-1].get('ratio_1thread')}")
+    progress(
+        f"[ratios] rank vs matmul: {rows[-1].get('seconds')} s vs {rows[-1].get('matmul_1thread_s')} s "
+        f"(one thread): {rows[-1].get('ratio_1thread')}"
+    )
     return rows
 
 
@@ -189,34 +236,46 @@ def ratio_markdown(rows: list[dict]) -> str:
     out = ["## Ratios measured in one run", ""]
     s = by.get("startup")
     if s and s.get("status") == "ok":
-        out.append(f"- start-up: a whole `lightning-cas dim --widths 2,2 --attention 1` call {s['dim_s']:.3f} s "
-                   f"against a bare `python -c \"import numpy, flint, click\"` {s['bare_s']:.3f} s (medians of "
-                   f"{len(s['dim_all_s'])}, alternating): **{s['ratio']:.2f}x** (target <= {s['target']:g}x): "
-                   f"{_yes(s['met'])}; load average {s['loadavg']}")
+        out.append(
+            f"- start-up: a whole `lightning-cas dim --widths 2,2 --attention 1` call {s['dim_s']:.3f} s "
+            f'against a bare `python -c "import numpy, flint, click"` {s["bare_s"]:.3f} s (medians of '
+            f"{len(s['dim_all_s'])}, alternating): **{s['ratio']:.2f}x** (target <= {s['target']:g}x): "
+            f"{_yes(s['met'])}; load average {s['loadavg']}"
+        )
         if "bytecode" in s:
-            out.append("  (the package's bytecode compiled first, as an installed package has it"
-                       + ("; this machine sets PYTHONDONTWRITEBYTECODE=1, under which a package nothing compiled is "
-                          "compiled from source on every call" if s.get("environment_dont_write_bytecode") else "")
-                       + ")")
+            out.append(
+                "  (the package's bytecode compiled first, as an installed package has it"
+                + (
+                    "; this machine sets PYTHONDONTWRITEBYTECODE=1, under which a package nothing compiled is "
+                    "compiled from source on every call"
+                    if s.get("environment_dont_write_bytecode")
+                    else ""
+                )
+                + ")"
+            )
     c = by.get("cli_vs_flint")
     if c and c.get("ratio") is not None:
-        out.append(f"- 1536 weights (widths 16x5, attention 4x4, t = 3): the whole CLI call {c['cli_s']:.2f} s "
-                   f"(median of {len(c['cli_all_s'])}; two exact ranks, start-up included) against ONE naive "
-                   f"python-flint rank of the same {c['rows']} x {c['columns']} Jacobian {c['seconds']:.2f} s "
-                   f"(conversion {c['convert_s']:.2f} s + rank {c['rank_s']:.2f} s; building the matrix, "
-                   f"{c['build_s']:.2f} s, not counted): **{c['ratio']:.2f}** (target <= {c['target']:g}): "
-                   f"{_yes(c['met'])}; load average {c['loadavg']}")
+        out.append(
+            f"- 1536 weights (widths 16x5, attention 4x4, t = 3): the whole CLI call {c['cli_s']:.2f} s "
+            f"(median of {len(c['cli_all_s'])}; two exact ranks, start-up included) against ONE naive "
+            f"python-flint rank of the same {c['rows']} x {c['columns']} Jacobian {c['seconds']:.2f} s "
+            f"(conversion {c['convert_s']:.2f} s + rank {c['rank_s']:.2f} s; building the matrix, "
+            f"{c['build_s']:.2f} s, not counted): **{c['ratio']:.2f}** (target <= {c['target']:g}): "
+            f"{_yes(c['met'])}; load average {c['loadavg']}"
+        )
         if c["rank"] != c["modp_rank"]:
             out.append(f"- **FINDING: the flint rank {c['rank']} differs from the modp rank {c['modp_rank']}**")
     elif c:
         out.append(f"- 1536 weights: the flint rank did not finish ({c.get('status')} {c.get('error', '')})")
     m = by.get("rank_vs_matmul")
     if m and m.get("status") == "ok":
-        out.append(f"- {m['parameters']} weights (widths {m['case']['widths'][0]}x5): `dimension_modp` (two exact "
-                   f"ranks) {m['seconds']:.1f} s, CPU {m['cpu_seconds']:.1f} s, against one {m['parameters']} x "
-                   f"{m['parameters']} float64 product in the same worker: {m['matmul_1thread_s']:.2f} s on one BLAS "
-                   f"thread (**{m['ratio_1thread']:.1f}x**), {m['matmul_default_threads_s']:.2f} s on the default "
-                   f"count ({m['ratio_default']:.1f}x); load average {m['loadavg']}")
+        out.append(
+            f"- {m['parameters']} weights (widths {m['case']['widths'][0]}x5): `dimension_modp` (two exact "
+            f"ranks) {m['seconds']:.1f} s, CPU {m['cpu_seconds']:.1f} s, against one {m['parameters']} x "
+            f"{m['parameters']} float64 product in the same worker: {m['matmul_1thread_s']:.2f} s on one BLAS "
+            f"thread (**{m['ratio_1thread']:.1f}x**), {m['matmul_default_threads_s']:.2f} s on the default "
+            f"count ({m['ratio_default']:.1f}x); load average {m['loadavg']}"
+        )
     elif m:
         out.append(f"- rank vs matmul: {m.get('status')} {m.get('error', '')}")
     return "\n".join(out) + "\n"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import time
 
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends.numeric import PAPER_SAMPLES, dimension_numeric
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.theory import predict_dimension
 
 PAPER_WIDTHS = tuple(range(3, 11))
@@ -30,19 +30,29 @@ def run_softmax_bench(widths=PAPER_WIDTHS, seed: int = 0, samples: int = PAPER_S
         rl = dimension_numeric(light, seed=seed, samples=samples)
         light_s = time.perf_counter() - start
         expected = delta * delta + 8 * delta - 8  # the paper's Figure 3
-        rows.append({
-            "benchmark": "softmax_paper_sweep", "delta": delta, "widths": list(soft.widths),
-            "attention": list(soft.attention), "tokens": soft.tokens, "samples": samples, "seed": seed,
-            "expected_softmax": expected, "predicted_softmax": predict_dimension(soft).value,
-            "softmax_dimension": rs.dimension, "softmax_seconds": round(soft_s, 3),
-            "softmax_repetitions": sum(1 for r in rs.runs if r["precision"] == "float64"),
-            "softmax_min_gap_decades": min(r["gap_decades"] for r in rs.runs),
-            "softmax_high_precision": any(r["precision"] != "float64" for r in rs.runs),
-            "softmax_consistent": rs.consistent,
-            "lightning_float_dimension": rl.dimension, "lightning_float_seconds": round(light_s, 3),
-            "lightning_predicted": predict_dimension(light).value,
-            "agree": rs.dimension == expected,
-        })
+        rows.append(
+            {
+                "benchmark": "softmax_paper_sweep",
+                "delta": delta,
+                "widths": list(soft.widths),
+                "attention": list(soft.attention),
+                "tokens": soft.tokens,
+                "samples": samples,
+                "seed": seed,
+                "expected_softmax": expected,
+                "predicted_softmax": predict_dimension(soft).value,
+                "softmax_dimension": rs.dimension,
+                "softmax_seconds": round(soft_s, 3),
+                "softmax_repetitions": sum(1 for r in rs.runs if r["precision"] == "float64"),
+                "softmax_min_gap_decades": min(r["gap_decades"] for r in rs.runs),
+                "softmax_high_precision": any(r["precision"] != "float64" for r in rs.runs),
+                "softmax_consistent": rs.consistent,
+                "lightning_float_dimension": rl.dimension,
+                "lightning_float_seconds": round(light_s, 3),
+                "lightning_predicted": predict_dimension(light).value,
+                "agree": rs.dimension == expected,
+            }
+        )
     return rows
 
 

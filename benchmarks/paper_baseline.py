@@ -39,15 +39,18 @@ def _torch():
     try:
         import torch
     except ImportError as exc:
-        raise TorchMissingError("the paper-protocol baseline needs PyTorch, which is not installed; "
-                                "run pip install '.[bench]' (or pip install torch).") from exc
+        raise TorchMissingError(
+            "the paper-protocol baseline needs PyTorch, which is not installed; "
+            "run pip install '.[bench]' (or pip install torch)."
+        ) from exc
     return torch
 
 
 def _check(arch: Architecture, samples, trials) -> None:
     if arch.normalization != "none":
-        raise UnsupportedError("the paper baseline is implemented for lightning networks only; "
-                               "for softmax use --method numeric.")
+        raise UnsupportedError(
+            "the paper baseline is implemented for lightning networks only; for softmax use --method numeric."
+        )
     for name, v in (("samples", samples), ("trials", trials)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InputError(f"{name} must be a positive integer, got {v!r}.")
@@ -75,9 +78,13 @@ def jacobian_rows(arch: Architecture, w: np.ndarray, X: np.ndarray) -> np.ndarra
     letters = [m.letter for m in net.weight_matrices[:3]]
     if letters != ["q", "k", "v"]:  # forward() below and _rows' column order both take Q, K, V
         raise UnsupportedError(f"the paper baseline expects each layer's weights in the order Q, K, V, not {letters}.")
-    weights = [tuple(torch.tensor(np.ascontiguousarray(heads[0][letter]), dtype=torch.float64, requires_grad=True)
-                     for letter in "qkv")
-               for heads in split(net, Float64(), np.asarray(w, dtype=np.float64))]
+    weights = [
+        tuple(
+            torch.tensor(np.ascontiguousarray(heads[0][letter]), dtype=torch.float64, requires_grad=True)
+            for letter in "qkv"
+        )
+        for heads in split(net, Float64(), np.asarray(w, dtype=np.float64))
+    ]
     return _rows(torch, weights, torch.tensor(np.asarray(X, dtype=np.float64))).numpy()
 
 
@@ -89,14 +96,19 @@ def _rows(torch, weights, X):
         for p in params:
             p.grad = None  # what Module.zero_grad() does
         y[j].backward(retain_graph=True)
-        rows.append(torch.cat([p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
-                               for p in params]))
+        rows.append(
+            torch.cat(
+                [p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype) for p in params]
+            )
+        )
     return torch.stack(rows)
 
 
 def _random_weights(torch, arch: Architecture, gen):
-    return [tuple(torch.randn(rows, d, generator=gen, dtype=torch.float64, requires_grad=True)
-                  for rows in (a, a, e)) for a, d, e in arch.paper.layer_shapes]
+    return [
+        tuple(torch.randn(rows, d, generator=gen, dtype=torch.float64, requires_grad=True) for rows in (a, a, e))
+        for a, d, e in arch.paper.layer_shapes
+    ]
 
 
 def spectrum_diagnostics(torch, J, rank: int) -> dict:
@@ -109,15 +121,23 @@ def spectrum_diagnostics(torch, J, rank: int) -> dict:
     tol = float(s[0] * max(J.shape) * np.finfo(np.float64).eps) if len(s) else 0.0  # matrix_rank's default
     logs = np.log10(np.maximum(s, s[0] * 1e-300 if len(s) and s[0] > 0 else 1e-300))
     gaps = logs[:-1] - logs[1:]
-    return {"s_max": float(s[0]) if len(s) else 0.0, "tolerance": tol,
-            "smallest_kept": float(s[rank - 1]) if rank else 0.0,
-            "largest_dropped": float(s[rank]) if rank < len(s) else 0.0,
-            "kept_decades": round(float(logs[0] - logs[rank - 1]), 2) if rank else 0.0,
-            "largest_gap_rank": int(np.argmax(gaps)) + 1 if len(gaps) else len(s)}
+    return {
+        "s_max": float(s[0]) if len(s) else 0.0,
+        "tolerance": tol,
+        "smallest_kept": float(s[rank - 1]) if rank else 0.0,
+        "largest_dropped": float(s[rank]) if rank < len(s) else 0.0,
+        "kept_decades": round(float(logs[0] - logs[rank - 1]), 2) if rank else 0.0,
+        "largest_gap_rank": int(np.argmax(gaps)) + 1 if len(gaps) else len(s),
+    }
 
 
-def dimension_paper(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMPLES,
-                    trials: int = PAPER_TRIALS, diagnostics: bool = True) -> DimensionResult:
+def dimension_paper(
+    arch: Architecture,
+    seed: int = 0,
+    samples: int = PAPER_SAMPLES,
+    trials: int = PAPER_TRIALS,
+    diagnostics: bool = True,
+) -> DimensionResult:
     """Largest float64 Jacobian rank over ``trials`` fresh Gaussian points, the paper's way.
 
     ``diagnostics`` adds each trial's spectrum summary (an extra SVD, timed apart as
@@ -136,19 +156,38 @@ def dimension_paper(arch: Architecture, seed: int = 0, samples: int = PAPER_SAMP
         t1 = time.perf_counter()
         rank = int(torch.linalg.matrix_rank(J))
         t2 = time.perf_counter()
-        run = {"seed": seed + k, "precision": "float64", "samples": samples, "rows": int(J.shape[0]),
-               "rank": rank, "backward_passes": int(J.shape[0]), "jacobian_s": round(t1 - t0, 4),
-               "rank_s": round(t2 - t1, 4), "torch_threads": torch.get_num_threads()}
+        run = {
+            "seed": seed + k,
+            "precision": "float64",
+            "samples": samples,
+            "rows": int(J.shape[0]),
+            "rank": rank,
+            "backward_passes": int(J.shape[0]),
+            "jacobian_s": round(t1 - t0, 4),
+            "rank_s": round(t2 - t1, 4),
+            "torch_threads": torch.get_num_threads(),
+        }
         if diagnostics:
             run.update(spectrum_diagnostics(torch, J, rank), diagnostics_s=time.perf_counter() - t2)
         runs.append(run)
     ranks = [r["rank"] for r in runs]
-    notes = [f"paper protocol: torch {torch.__version__}, one backward pass per output entry, "
-             f"torch.linalg.matrix_rank, largest of {trials} trial ranks {ranks}"]
+    notes = [
+        f"paper protocol: torch {torch.__version__}, one backward pass per output entry, "
+        f"torch.linalg.matrix_rank, largest of {trials} trial ranks {ranks}"
+    ]
     if len(set(ranks)) > 1:
         notes.append(f"trial ranks differ: {ranks}")
     return DimensionResult(
-        architecture=arch, dimension=max(ranks), parameters=arch.parameters,
-        ambient_dimension=arch.ambient_dimension, method="paper", certainty="numeric", seed=seed,
-        elapsed_s=time.perf_counter() - start, samples=samples, runs=tuple(runs),
-        consistent=len(set(ranks)) == 1, notes=tuple(notes))
+        architecture=arch,
+        dimension=max(ranks),
+        parameters=arch.parameters,
+        ambient_dimension=arch.ambient_dimension,
+        method="paper",
+        certainty="numeric",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        samples=samples,
+        runs=tuple(runs),
+        consistent=len(set(ranks)) == 1,
+        notes=tuple(notes),
+    )

@@ -37,16 +37,26 @@ def main(steps: int = 3000, seed: int = 0) -> dict:
     names = [n for n, _ in model.named_parameters()]
     start = time.perf_counter()
     jac = torch.autograd.functional.jacobian(
-        lambda *ps: torch.func.functional_call(model, dict(zip(names, ps)), (x,)), tuple(model.parameters()))
+        lambda *ps: torch.func.functional_call(model, dict(zip(names, ps)), (x,)), tuple(model.parameters())
+    )
     J = np.concatenate([j.reshape(200, -1).numpy() for j in jac], axis=1)
     s = np.linalg.svd(J, compute_uv=False)
     float_s = time.perf_counter() - start
     ranks = {f"{tol:g}": int((s > tol * s[0]).sum()) for tol in (1e-3, 1e-6, 1e-9, 1e-12)}
-    return {"weights": net.parameters, "loss": float(loss.detach()), "exact": result.dimension,
-            "certainty": result.certainty, "upper": result.certificate.upper, "notes": list(result.notes),
-            "numpy_matrix_rank": int(np.linalg.matrix_rank(J)), "relative_tolerance_ranks": ranks,
-            "smallest_nonzero": float(s[result.dimension - 1]), "next": float(s[result.dimension]),
-            "exact_s": round(exact_s, 3), "float_s": round(float_s, 3)}
+    return {
+        "weights": net.parameters,
+        "loss": float(loss.detach()),
+        "exact": result.dimension,
+        "certainty": result.certainty,
+        "upper": result.certificate.upper,
+        "notes": list(result.notes),
+        "numpy_matrix_rank": int(np.linalg.matrix_rank(J)),
+        "relative_tolerance_ranks": ranks,
+        "smallest_nonzero": float(s[result.dimension - 1]),
+        "next": float(s[result.dimension]),
+        "exact_s": round(exact_s, 3),
+        "float_s": round(float_s, 3),
+    }
 
 
 if __name__ == "__main__":

@@ -11,14 +11,13 @@ import os
 from typing import TYPE_CHECKING
 
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
-from lightning_cas.system.files import check_path
 from lightning_cas.core.network import Network
-from lightning_cas.system.files import read_json
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, concrete_method, resolve, weight_numerator
 from lightning_cas.results import result_class
 from lightning_cas.results.contract import JsonResult
 from lightning_cas.results.dimension import DimensionResult
+from lightning_cas.system.files import check_path, read_json
 
 if TYPE_CHECKING:
     from lightning_cas.results.theory import TheoryReport
@@ -27,13 +26,25 @@ if TYPE_CHECKING:
 # The theory (closed forms, orbit ranks), the verdict and the defect split load only for the verbs that
 # use them: a `dim` call is a rank and its printout (a sweep of `dim` calls pays each import every call).
 
-MAX_RESULT_BYTES = 64 * 2 ** 20
+MAX_RESULT_BYTES = 64 * 2**20
 METHODS = DIMENSION_METHODS
 
 
-def dimension(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
-              m2: str | None = None, prime: int | None = None, session=None, at=None, inputs=None,
-              exact: bool = False, spectrum: bool = False, layout: str | None = None) -> DimensionResult:
+def dimension(
+    arch: Network,
+    *,
+    method: str = "auto",
+    seed: int = 0,
+    timeout: float | None = None,
+    m2: str | None = None,
+    prime: int | None = None,
+    session=None,
+    at=None,
+    inputs=None,
+    exact: bool = False,
+    spectrum: bool = False,
+    layout: str | None = None,
+) -> DimensionResult:
     """Dimension of the neurovariety of ``arch``, or the rank of the differential at given weights.
 
     ``auto`` is ``modp`` for lightning networks (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
@@ -47,8 +58,7 @@ def dimension(arch: Network, *, method: str = "auto", seed: int = 0, timeout: fl
     (small sizes); a softmax network's rank at a point is certified (arb balls). ``spectrum``: the float64
     singular values there too.
     """
-    opts = resolve("dimension", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime,
-                   session=session)
+    opts = resolve("dimension", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
     for name, flag in (("exact", exact), ("spectrum", spectrum)):
         if not isinstance(flag, bool):
             raise InputError(f"{name} must be True or False, got {flag!r}.")
@@ -60,8 +70,11 @@ def dimension(arch: Network, *, method: str = "auto", seed: int = 0, timeout: fl
             raise InputError("layout says how an inputs array is laid out; give inputs as an array with it.")
 
         point = None if at is None else as_point(arch, at, "the point")
-        data = None if inputs is None else (inputs if isinstance(inputs, InputData) else
-                                            inputs_from_array(arch, inputs, "the inputs", layout))
+        data = (
+            None
+            if inputs is None
+            else (inputs if isinstance(inputs, InputData) else inputs_from_array(arch, inputs, "the inputs", layout))
+        )
     if point is None and data is None and arch.functions:
         raise UnsupportedError(given_weights_only(arch))
     with opts.deadline() as deadline:
@@ -78,23 +91,28 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
 
     net = arch
     if opts.method not in ("auto", "modp") or (exact and opts.method == "modp"):
-        raise UnsupportedError("the rank at given weights or inputs is computed by the default method (exact mod "
-                               f"two primes, --exact over QQ; certified for softmax), not by {opts.method}.")
+        raise UnsupportedError(
+            "the rank at given weights or inputs is computed by the default method (exact mod "
+            f"two primes, --exact over QQ; certified for softmax), not by {opts.method}."
+        )
     if net.functions and relu_only(net):
         result = rank_at_point_relu(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
     elif not net.polynomial:
         if exact:
             what = "softmax" if not net.functions else " and ".join(net.functions)
-            raise UnsupportedError(f"{what} is not polynomial, so there is no exact QQ path: its rank at a point is "
-                                   "certified with arb balls by default.")
+            raise UnsupportedError(
+                f"{what} is not polynomial, so there is no exact QQ path: its rank at a point is "
+                "certified with arb balls by default."
+            )
         result = rank_at_point_softmax(arch, point, inputs=data, seed=opts.seed)
     elif exact:
         result = rank_at_point_exact(arch, point, inputs=data, seed=opts.seed)
     else:
         if opts.prime is not None and data is None:  # random inputs: the prime must make their bound small
             check_modp_prime(opts.prime)
-            check_failure_bound(opts.prime, failure_numerator(net, random_weights=False), "modp", repetitions=2,
-                                limit=MODULUS_LIMIT)
+            check_failure_bound(
+                opts.prime, failure_numerator(net, random_weights=False), "modp", repetitions=2, limit=MODULUS_LIMIT
+            )
         result = rank_at_point_modp(arch, point, inputs=data, seed=opts.seed, prime=opts.prime)
     if spectrum and not result.spectrum and result.certificate is None:
         result = dataclasses.replace(result, spectrum=float_spectrum(arch, point, data, opts.seed))
@@ -103,9 +121,11 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
 
 def given_weights_only(net: Network) -> str:
     """The one line that refuses a generic question about a network with activation functions or LayerNorm."""
-    return (f"a network with {' and '.join(net.functions)} has no generic dimension (its rank changes with the "
-            "weights, and it is not polynomial); give weights and inputs: --at FILE and --inputs FILE (at= and "
-            "inputs= in Python) for its rank there.")
+    return (
+        f"a network with {' and '.join(net.functions)} has no generic dimension (its rank changes with the "
+        "weights, and it is not polynomial); give weights and inputs: --at FILE and --inputs FILE (at= and "
+        "inputs= in Python) for its rank there."
+    )
 
 
 def _check_prime(arch: Network, prime: int, method: str) -> None:
@@ -141,8 +161,10 @@ def _with_split(result: DimensionResult) -> DimensionResult:
 def _compute_dimension(arch: Network, opts, deadline) -> DimensionResult:
     method = concrete_method(opts.method, arch)
     if arch.paper is None and method == "implicit":
-        raise UnsupportedError("the implicit method eliminates one plain attention layer; for a network of blocks "
-                               "use --method modp or --method jacobian.")
+        raise UnsupportedError(
+            "the implicit method eliminates one plain attention layer; for a network of blocks "
+            "use --method modp or --method jacobian."
+        )
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
     if method in ("jacobian", "implicit"):  # the Macaulay2 backend loads only for the runs that need it
@@ -179,13 +201,24 @@ def _check_theory_memory(arch) -> None:
         return  # the paper's network with one head per layer: closed forms only
     need, free = orbit_bytes(arch), available_bytes()
     if need > free:
-        raise TooLargeError(f"the bounds of predict (the symmetry group's orbit rank mod p) would need about "
-                            f"{need / 2**30:.1f} GiB for this network ({arch.parameters} weights) and "
-                            f"{free / 2**30:.1f} GiB are available; try smaller widths.")
+        raise TooLargeError(
+            f"the bounds of predict (the symmetry group's orbit rank mod p) would need about "
+            f"{need / 2**30:.1f} GiB for this network ({arch.parameters} weights) and "
+            f"{free / 2**30:.1f} GiB are available; try smaller widths."
+        )
 
 
-def verify(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
-           m2: str | None = None, prime: int | None = None, session=None, compare: bool = False) -> VerifyResult:
+def verify(
+    arch: Network,
+    *,
+    method: str = "auto",
+    seed: int = 0,
+    timeout: float | None = None,
+    m2: str | None = None,
+    prime: int | None = None,
+    session=None,
+    compare: bool = False,
+) -> VerifyResult:
     """Compute the dimension and compare it with the theory's prediction.
 
     ``compare=True`` also computes the other normalization (lightning exactly mod p, softmax
@@ -217,11 +250,24 @@ def verify(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float
     split = computed.explained
     if split is not None:
         computed = dataclasses.replace(computed, explained=None)  # carried once, at the top
-    return VerifyResult(arch, computed, pred.value, pred.status, pred.regime, pred.reason, verdict, message,
-                        details, explained=split,
-                        method=computed.method, certainty=computed.certainty, seed=computed.seed,
-                        elapsed_s=computed.elapsed_s, m2_version=computed.m2_version,
-                        method_detail="the dimension by " + computed.method + ", compared with the closed forms")
+    return VerifyResult(
+        arch,
+        computed,
+        pred.value,
+        pred.status,
+        pred.regime,
+        pred.reason,
+        verdict,
+        message,
+        details,
+        explained=split,
+        method=computed.method,
+        certainty=computed.certainty,
+        seed=computed.seed,
+        elapsed_s=computed.elapsed_s,
+        m2_version=computed.m2_version,
+        method_detail="the dimension by " + computed.method + ", compared with the closed forms",
+    )
 
 
 # ---------------------------------------------------------------- softmax vs lightning
@@ -258,18 +304,23 @@ def compare_normalizations(arch: Network, seed: int = 0) -> dict:
     explanation = []
     if diff == scalings:
         what = "L" if not arch.multihead else "the number of heads"
-        explanation.append(f"softmax - lightning = {diff} = {what}: exactly the scaling symmetry "
-                           "(A, V) -> (lambda A, V / lambda) of each head, which softmax breaks")
+        explanation.append(
+            f"softmax - lightning = {diff} = {what}: exactly the scaling symmetry "
+            "(A, V) -> (lambda A, V / lambda) of each head, which softmax breaks"
+        )
     else:
         what = f"L = {L}" if not arch.multihead else f"the {scalings} per-head scalings"
-        explanation.append(f"softmax - lightning = {diff}, not {what}: the normalizations differ beyond "
-                           "the scaling symmetry")
+        explanation.append(
+            f"softmax - lightning = {diff}, not {what}: the normalizations differ beyond the scaling symmetry"
+        )
     if arch.tokens == 1:
         r = min(arch.widths)
         linear = r * (arch.widths[0] + arch.widths[-1] - r)
-        explanation.append(f"with one token softmax is identically 1, so the softmax network is the linear map "
-                           f"x -> V_L...V_1 x: d_L x d_0 matrices of rank <= {r}, dimension {linear} "
-                           f"(computed {rs.dimension}); lightning stays cubic and is not comparable")
+        explanation.append(
+            f"with one token softmax is identically 1, so the softmax network is the linear map "
+            f"x -> V_L...V_1 x: d_L x d_0 matrices of rank <= {r}, dimension {linear} "
+            f"(computed {rs.dimension}); lightning stays cubic and is not comparable"
+        )
     lightning_vs_theory = _against_theory("lightning", pl, rl.dimension)
     if lightning_vs_theory:
         explanation.append(lightning_vs_theory)
@@ -277,20 +328,39 @@ def compare_normalizations(arch: Network, seed: int = 0) -> dict:
     if softmax_vs_theory:
         explanation.append(softmax_vs_theory)
     elif pl.value is None:
-        explanation.append(f"softmax matches its formula {ps.formula} = {ps.value} ({ps.status}), so the extra "
-                           f"{diff - L} dimensions are lightning's loss in its obstructed regime")
-    return {"architecture": {k: v for k, v in arch.to_dict().items() if k != "normalization"},
-            "lightning": {"dimension": rl.dimension, "method": rl.method, "certainty": rl.certainty,
-                          "predicted": pl.value, "status": pl.status, "reason": pl.reason},
-            "softmax": {"dimension": rs.dimension, "method": rs.method, "certainty": rs.certainty,
-                        "predicted": ps.value, "status": ps.status, "reason": ps.reason,
-                        "consistent": rs.consistent},
-            "difference": diff, "depth": L, "explanation": "; ".join(explanation),
-            "results": {"lightning": rl, "softmax": rs}}
+        explanation.append(
+            f"softmax matches its formula {ps.formula} = {ps.value} ({ps.status}), so the extra "
+            f"{diff - L} dimensions are lightning's loss in its obstructed regime"
+        )
+    return {
+        "architecture": {k: v for k, v in arch.to_dict().items() if k != "normalization"},
+        "lightning": {
+            "dimension": rl.dimension,
+            "method": rl.method,
+            "certainty": rl.certainty,
+            "predicted": pl.value,
+            "status": pl.status,
+            "reason": pl.reason,
+        },
+        "softmax": {
+            "dimension": rs.dimension,
+            "method": rs.method,
+            "certainty": rs.certainty,
+            "predicted": ps.value,
+            "status": ps.status,
+            "reason": ps.reason,
+            "consistent": rs.consistent,
+        },
+        "difference": diff,
+        "depth": L,
+        "explanation": "; ".join(explanation),
+        "results": {"lightning": rl, "softmax": rs},
+    }
 
 
 # ---------------------------------------------------------------- reading any result back
 # (the kind a file names is looked up in the registry the result modules fill: lightning_cas.results)
+
 
 def result_from_dict(data) -> JsonResult:
     """Any result from its ``to_dict`` form, as the class its ``kind`` names."""

@@ -13,23 +13,39 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from lightning_cas.core.architecture import check_architecture
-from lightning_cas.core.checks import MAX_TIMEOUT_S, SEED_LIMIT, check_seed, check_timeout, derived_seed, integer_value, shown  # noqa: F401,E501
-from lightning_cas.system.deadline import time_limit
-from lightning_cas.core.methods import (DIMENSION_METHODS, FIBER_METHODS, METHOD_ALIASES,  # noqa: F401
-                                       SINGULAR_METHOD_SPELLINGS, SINGULAR_METHODS)
-from lightning_cas.core.primes import check_prime
-from lightning_cas.core.primes import PRIME_LIMIT, next_prime, second_primes
+from lightning_cas.core.checks import (  # noqa: F401,E501
+    MAX_TIMEOUT_S,
+    SEED_LIMIT,
+    check_seed,
+    check_timeout,
+    derived_seed,
+    integer_value,
+    shown,
+)
+from lightning_cas.core.methods import (  # noqa: F401
+    DIMENSION_METHODS,
+    FIBER_METHODS,
+    METHOD_ALIASES,
+    SINGULAR_METHOD_SPELLINGS,
+    SINGULAR_METHODS,
+)
+from lightning_cas.core.primes import PRIME_LIMIT, check_prime, next_prime, second_primes
 from lightning_cas.core.weights import MultiHead, point_from_dict
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.system.deadline import time_limit
 
 MAX_FAILURE_BOUND = 1e-3  # a prime whose Schwartz-Zippel bound is not below this is refused
 MAX_PARALLEL_JOBS = 256
 
-VERB_METHODS = {"dimension": DIMENSION_METHODS, "verify": DIMENSION_METHODS, "sweep": DIMENSION_METHODS,
-                "fiber": FIBER_METHODS, "singular_locus": SINGULAR_METHODS}
-DEFAULT_METHODS = {"dimension": "auto", "verify": "auto", "sweep": "auto", "fiber": "auto",
-                   "singular_locus": "strata"}
+VERB_METHODS = {
+    "dimension": DIMENSION_METHODS,
+    "verify": DIMENSION_METHODS,
+    "sweep": DIMENSION_METHODS,
+    "fiber": FIBER_METHODS,
+    "singular_locus": SINGULAR_METHODS,
+}
+DEFAULT_METHODS = {"dimension": "auto", "verify": "auto", "sweep": "auto", "fiber": "auto", "singular_locus": "strata"}
 
 
 def _shown_bound(value: float) -> str:
@@ -46,8 +62,9 @@ def smallest_prime_above(n: int) -> int:
     return next_prime(n)
 
 
-def check_failure_bound(prime: int, numerator: int, method: str, *, repetitions: int = 1,
-                        limit: int = PRIME_LIMIT) -> float:
+def check_failure_bound(
+    prime: int, numerator: int, method: str, *, repetitions: int = 1, limit: int = PRIME_LIMIT
+) -> float:
     """The one rule for a given prime: the failure bound ``numerator / q`` of every prime q the method
     uses (``prime`` and, with ``repetitions`` > 1, the primes just below it) must be below
     MAX_FAILURE_BOUND, or the prime is refused, with the prime from which on it would pass.
@@ -65,11 +82,16 @@ def check_failure_bound(prime: int, numerator: int, method: str, *, repetitions:
     for _ in range(repetitions - 2):
         need = smallest_prime_above(need)
     used = f"{prime}" + (f" (and {smallest}, its repetition)" if smallest != prime else "")
-    advice = (f"use a prime above {need}" if need + 1 < limit else
-              f"no prime the {method} method takes (below {limit}) makes it small enough here; without a prime "
-              "the default one is used and the result states its bound")
-    raise InputError(f"the prime {used} is too small for the {method} method on this architecture: the failure bound "
-                     f"{numerator}/{smallest} = {_shown_bound(bound)} is not below {MAX_FAILURE_BOUND:g}; {advice}.")
+    advice = (
+        f"use a prime above {need}"
+        if need + 1 < limit
+        else f"no prime the {method} method takes (below {limit}) makes it small enough here; without a prime "
+        "the default one is used and the result states its bound"
+    )
+    raise InputError(
+        f"the prime {used} is too small for the {method} method on this architecture: the failure bound "
+        f"{numerator}/{smallest} = {_shown_bound(bound)} is not below {MAX_FAILURE_BOUND:g}; {advice}."
+    )
 
 
 def weight_numerator(arch) -> int:
@@ -171,8 +193,9 @@ def concrete_method(method: str, arch) -> str:
 PRIME_METHODS = {"dimension": ("modp", "jacobian"), "verify": ("modp", "jacobian"), "fiber": ("m2", "auto")}
 
 
-def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=None, m2=None, session=None,
-            jobs=1) -> Options:
+def resolve(
+    verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=None, m2=None, session=None, jobs=1
+) -> Options:
     """Validate every option of ``verb`` at once (the architecture too, when given)."""
     if arch is not None or verb not in ("sweep",):
         check_architecture(arch, verb)
@@ -189,16 +212,23 @@ def resolve(verb: str, arch=None, *, seed=0, timeout=None, prime=None, method=No
             raise InputError(f"{verb}() has no prime option.")
         concrete = concrete_method(method, arch) if verb in ("dimension", "verify") else method
         if concrete not in PRIME_METHODS[verb]:
-            raise InputError(f"a prime applies to the {' and '.join(PRIME_METHODS[verb])} methods only, "
-                             f"not to {concrete}.")
+            raise InputError(
+                f"a prime applies to the {' and '.join(PRIME_METHODS[verb])} methods only, not to {concrete}."
+            )
         if verb == "fiber":
             # the point is given, so no bound is proved: this one is that of the tangent rank at a
             # random point, and it keeps out the small primes where the fiber mod p most often differs
             bound = check_failure_bound(prime, weight_numerator(arch), "fiber")
         # dimensions: the api applies the same rule with the bound of the method that runs (the backends state it)
-    return Options(seed=seed, timeout=timeout, prime=prime, method=method,
-                   macaulay2=connection(m2, session), jobs=jobs, failure_bound=bound)
-
+    return Options(
+        seed=seed,
+        timeout=timeout,
+        prime=prime,
+        method=method,
+        macaulay2=connection(m2, session),
+        jobs=jobs,
+        failure_bound=bound,
+    )
 
 
 def check_point(arch, point, name: str = "point"):
@@ -206,14 +236,17 @@ def check_point(arch, point, name: str = "point"):
 
     Everything else (strings, floats, wrong shapes) is refused in one sentence before any work.
     """
+
     def rows(M):
         # entries stay as given (Fractions, numpy scalars with their dtype): core.weights.parse_entry reads
         # each exactly, with the subnormal range of its own type, and names a too large one by its size
         if not isinstance(M, (list, tuple)) and not hasattr(M, "tolist"):
             raise InputError(f"the {name}: each of Q, K, V must be a matrix (rows of entries), got {shown(M)}.")
         if hasattr(M, "tolist") and getattr(M, "ndim", 2) != 2:
-            raise InputError(f"the {name}: each of Q, K, V must be a matrix (rows of entries), got an array of "
-                             f"shape {tuple(M.shape)}.")
+            raise InputError(
+                f"the {name}: each of Q, K, V must be a matrix (rows of entries), got an array of "
+                f"shape {tuple(M.shape)}."
+            )
         M = [list(row) for row in M] if hasattr(M, "tolist") else M
         return [list(row) if isinstance(row, (list, tuple)) else row for row in M]
 

@@ -14,10 +14,19 @@ from tests.support import CI as _CI
 
 # Property tests: derandomized under CI (the same examples every run, so CI cannot go red at random);
 # random locally, so each run explores new examples. Select explicitly with HYPOTHESIS_PROFILE.
-settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-settings.register_profile("dev", derandomize=False, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "dev",
+    derandomize=False,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _CI else "dev"))
 
 
@@ -54,8 +63,7 @@ def msolve_binary(_private_session_dirs):
 # Tests of how one Macaulay2 process is started, limited, killed and isolated see a process per script;
 # every other test runs its Macaulay2 scripts in one session per worker (Macaulay2 and the package start
 # once). A single test opts out with @pytest.mark.fresh_m2.
-FRESH_M2 = ("tests/macaulay2/test_runner.py", "tests/macaulay2/test_isolation.py",
-            "tests/macaulay2/test_connection.py")
+FRESH_M2 = ("tests/macaulay2/test_runner.py", "tests/macaulay2/test_isolation.py", "tests/macaulay2/test_connection.py")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -129,7 +137,8 @@ def pytest_collection_modifyitems(config, items):
         # a parameter that names a Macaulay2 fixture (``request.getfixturevalue(which)``) counts too
         named = [v for v in getattr(getattr(item, "callspec", None), "params", {}).values() if isinstance(v, str)]
         if "m2" in getattr(item, "fixturenames", ()) or any(
-                "m2" in d.argnames for v in named for d in (fixtures.getfixturedefs(v, item) or ())):
+            "m2" in d.argnames for v in named for d in (fixtures.getfixturedefs(v, item) or ())
+        ):
             item.add_marker(pytest.mark.m2)
 
 
@@ -139,7 +148,6 @@ def pytest_runtest_makereport(item, call):
     (Macaulay2, its Jupyter kernel, nbclient, Dask), so a skip there hides a missing install step."""
     outcome = yield
     report = outcome.get_result()
-    if report.skipped and os.environ.get("CI", "").lower() in ("1", "true", "yes") \
-            and not hasattr(report, "wasxfail"):
+    if report.skipped and os.environ.get("CI", "").lower() in ("1", "true", "yes") and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = f"skipped under CI=true (a missing install step?): {report.longrepr}"

@@ -12,7 +12,6 @@ import numpy as np
 from lightning_cas.core import forward
 from lightning_cas.core.arithmetic import Arithmetic, Float64, IntegersModP
 
-
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")  # the hypothesis profile and example counts
 
 

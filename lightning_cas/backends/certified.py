@@ -30,10 +30,15 @@ from lightning_cas.core.forward import Kink, jacobian
 from lightning_cas.core.kernel_proof import ball_images, candidates
 from lightning_cas.core.kernel_proof import bound as kernel_bound
 from lightning_cas.core.network import Network
-from lightning_cas.results.dimension import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
-from lightning_cas.core.spectra import block_shares, certified_bands, gram_minor_positive, largest_lower, \
-    pivoted_cholesky
+from lightning_cas.core.spectra import (
+    block_shares,
+    certified_bands,
+    gram_minor_positive,
+    largest_lower,
+    pivoted_cholesky,
+)
 from lightning_cas.errors import InputError, TimeLimitError
+from lightning_cas.results.dimension import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
 from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint
 
@@ -51,8 +56,9 @@ def gaussian_inputs(net: Network, seed: int, factor: int = 1):
     from ``seed``."""
     rng = np.random.default_rng(derived_seed(seed, 3))
     samples = factor * max(1, math.ceil((net.parameters + CERTIFY_MARGIN) / net.rows_per_sample))
-    return np.array([Fraction(float(v)) for v in rng.standard_normal(samples * net.input * net.tokens)],
-                    dtype=object).reshape(samples, net.input, net.tokens)
+    return np.array(
+        [Fraction(float(v)) for v in rng.standard_normal(samples * net.input * net.tokens)], dtype=object
+    ).reshape(samples, net.input, net.tokens)
 
 
 def _gram(net: Network, values, X, prec: int):
@@ -67,7 +73,7 @@ def _gram(net: Network, values, X, prec: int):
         per = net.rows_per_sample
         rows = []
         for n in range(len(X)):
-            block = J[n * per:(n + 1) * per]
+            block = J[n * per : (n + 1) * per]
             size = max((abs(float(x.mid())) for x in block.reshape(-1)), default=0.0)
             factor = flint.arb(2) ** (-math.frexp(size)[1]) if size > 0 else flint.arb(1)
             rows += [[x * factor for x in r] for r in block]
@@ -78,7 +84,7 @@ def _gram(net: Network, values, X, prec: int):
 def _labels(net: Network) -> list[tuple[int, int]]:
     out = [None] * net.parameters
     for m in net.weight_matrices:
-        out[m.offset:m.stop] = [(m.block, m.head)] * m.size
+        out[m.offset : m.stop] = [(m.block, m.head)] * m.size
     return out
 
 
@@ -87,7 +93,7 @@ def _value(log10: float, up: bool = True) -> float:
     float (not 0, which would claim a zero), a lower bound there becomes 0."""
     if log10 < -300:
         return 1e-300 if up else 0.0
-    return 10.0 ** log10
+    return 10.0**log10
 
 
 class Spectrum:
@@ -115,8 +121,11 @@ class Spectrum:
         out = [SpectrumBand(b.count, _value(b.log_upper), _value(b.log_lower, up=False)) for b in bands]
         rest = P - self.rank - zeros
         if rest > 0:
-            out.append(SpectrumBand(rest, _value(bounds[self.rank].log_upper) if self.rank in bounds else
-                                    math.inf, 0.0, "unresolved"))
+            out.append(
+                SpectrumBand(
+                    rest, _value(bounds[self.rank].log_upper) if self.rank in bounds else math.inf, 0.0, "unresolved"
+                )
+            )
         if zeros:
             out.append(SpectrumBand(zeros, 0.0, 0.0, "exact zeros"))
         full = self.rank if rank_at_w is None else rank_at_w
@@ -130,17 +139,25 @@ class Spectrum:
             shares = block_shares(bd.residual, labels)
             logs = self.pivoting.log_sigma
             nxt = logs[k] if k < len(logs) else bd.log_upper  # beyond the pivots: below the precision's noise
-            near.append(NearRank(rank=k, directions=full - k, scale=_value(nxt - logs[0]),
-                                 within=_value(bd.log_upper - top),
-                                 blocks=tuple({"block": blk, "head": h, "share": round(s, 3)}
-                                              for (blk, h), s in shares)))
+            near.append(
+                NearRank(
+                    rank=k,
+                    directions=full - k,
+                    scale=_value(nxt - logs[0]),
+                    within=_value(bd.log_upper - top),
+                    blocks=tuple({"block": blk, "head": h, "share": round(s, 3)} for (blk, h), s in shares),
+                )
+            )
         return tuple(out), tuple(near)
 
 
 def sources(point: WeightPoint | None, inputs: InputData | None) -> tuple[Source | None, Source | None]:
     """Where the weights and the inputs of a rank at a point came from, as the result records them."""
-    at = None if point is None else Source(point.source, point.sha256, len(point.values),
-                                           None if point.source else "given in Python")
+    at = (
+        None
+        if point is None
+        else Source(point.source, point.sha256, len(point.values), None if point.source else "given in Python")
+    )
     data = None if inputs is None else Source(inputs.source, inputs.sha256, inputs.count)
     return at, data
 
@@ -166,8 +183,11 @@ def float_rank_at(net: Network, values, X):
 def near_drops(net: Network, values, rank: int, seed: int):
     """(bands, near_ranks, notes) beside an exact rank at W of a polynomial network (None above the size)."""
     if net.parameters > NEAR_MAX_PARAMETERS:
-        return (), (), [f"near-drops are computed up to {NEAR_MAX_PARAMETERS} weights (this network has "
-                        f"{net.parameters})"]
+        return (
+            (),
+            (),
+            [f"near-drops are computed up to {NEAR_MAX_PARAMETERS} weights (this network has {net.parameters})"],
+        )
     # inputs whose float Jacobian reaches the rank at W: P rows are not always enough (few inputs can see
     # less than the differential), so the inputs double while float64 sees less (at most twice)
     for factor in (1, 2, 4):
@@ -184,14 +204,22 @@ def near_drops(net: Network, values, rank: int, seed: int):
     bands, near = spec.records(net.parameters - rank, rank)
     notes = []
     if spec.rank < rank:
-        notes.append(f"the bands resolve {spec.rank} of the {rank} nonzero singular values at {spec.digits} "
-                     "digits; the rest are below that precision")
+        notes.append(
+            f"the bands resolve {spec.rank} of the {rank} nonzero singular values at {spec.digits} "
+            "digits; the rest are below that precision"
+        )
     return bands, near, notes
 
 
-def rank_at_point_softmax(arch: Network, point: WeightPoint | None, *,
-                          inputs: InputData | None = None, seed: int = 0, digits: int = DEFAULT_DIGITS,
-                          max_digits: int | None = None) -> DimensionResult:
+def rank_at_point_softmax(
+    arch: Network,
+    point: WeightPoint | None,
+    *,
+    inputs: InputData | None = None,
+    seed: int = 0,
+    digits: int = DEFAULT_DIGITS,
+    max_digits: int | None = None,
+) -> DimensionResult:
     """The certified rank at W of a softmax network (module docstring); a partial certificate when the
     command's time limit ends it."""
     net = arch
@@ -213,7 +241,7 @@ def rank_at_point_softmax(arch: Network, point: WeightPoint | None, *,
         # drawn inputs: P rows are not always enough (a few inputs can see less than the differential), so
         # they double while float64 sees less than the claimed upper bound (at most twice; float64 can also
         # miss genuine tiny singular values, which more inputs do not bring)
-        for factor in ((2, 4) if inputs is None else ()):
+        for factor in (2, 4) if inputs is None else ():
             if float_rank >= P - offered:
                 break
             more = gaussian_inputs(net, seed, factor)
@@ -223,8 +251,7 @@ def rank_at_point_softmax(arch: Network, point: WeightPoint | None, *,
                 break
             X, float_rank, s = more, rank_more, s_more
         rows = len(X) * net.rows_per_sample
-        float_note = (f"float64: numpy's matrix_rank gives {float_rank}; singular values "
-                      f"from {s[0]:.3g} to {s[-1]:.3g}")
+        float_note = f"float64: numpy's matrix_rank gives {float_rank}; singular values from {s[0]:.3g} to {s[-1]:.3g}"
         prec = digits
         while True:
             deadline.check()
@@ -247,16 +274,30 @@ def rank_at_point_softmax(arch: Network, point: WeightPoint | None, *,
     except Kink as kink:  # a ReLU after an analytic block, its input exactly 0 on these inputs
         raise InputError(f"{kink}; drop or move that input (a rank needs a derivative at every input).") from None
     lower = spec.rank if spec is not None else 0
-    lower_by = (f"the Gram determinant of {lower} pivot columns of the Jacobian is a ball excluding 0 at "
-                f"{spec.digits} digits" if lower else "none")
-    upper_by = (proof.upper_by() if proof is not None and proof.count and not contradiction else
-                "the rows and columns of the Jacobian")
-    cert = RankCertificate(lower=lower, upper=upper, lower_by=lower_by, upper_by=upper_by,
-                           digits=spec.digits if spec is not None else 0, stopped=stopped)
+    lower_by = (
+        f"the Gram determinant of {lower} pivot columns of the Jacobian is a ball excluding 0 at {spec.digits} digits"
+        if lower
+        else "none"
+    )
+    upper_by = (
+        proof.upper_by()
+        if proof is not None and proof.count and not contradiction
+        else "the rows and columns of the Jacobian"
+    )
+    cert = RankCertificate(
+        lower=lower,
+        upper=upper,
+        lower_by=lower_by,
+        upper_by=upper_by,
+        digits=spec.digits if spec is not None else 0,
+        stopped=stopped,
+    )
     notes = [float_note] if float_note else []
     if contradiction:
-        notes.append(f"a proved minor of rank {spec.rank} exceeds the {proof.count} kernel vectors' bound: their "
-                     "mechanisms do not hold here, so none of them is used")
+        notes.append(
+            f"a proved minor of rank {spec.rank} exceeds the {proof.count} kernel vectors' bound: their "
+            "mechanisms do not hold here, so none of them is used"
+        )
     bands, near = (), ()
     if spec is not None and not stopped:
         try:
@@ -266,19 +307,39 @@ def rank_at_point_softmax(arch: Network, point: WeightPoint | None, *,
     skipped = proof.skipped if proof is not None else ()
     notes += [f"no exact local kernel for {', '.join(skipped)} (too large to compute exactly)"] if skipped else []
     if stopped:
-        notes.append(f"{stopped} ended the certificate at {cert.digits} digits: the rank is at least {lower} "
-                     f"and at most {upper}")
+        notes.append(
+            f"{stopped} ended the certificate at {cert.digits} digits: the rank is at least {lower} and at most {upper}"
+        )
     elif lower < upper:
         notes.append(f"not certified within {cap} digits: the rank is at least {lower} and at most {upper}")
     at, data = sources(point, inputs)
-    spectrum = tuple(10.0 ** v for v in spec.pivoting.log_sigma[:lower]) if spec is not None else ()
+    spectrum = tuple(10.0**v for v in spec.pivoting.log_sigma[:lower]) if spec is not None else ()
     return DimensionResult(
-        architecture=arch, dimension=lower, parameters=P, ambient_dimension=arch.ambient_dimension,
-        method="arb", certainty="exact" if lower == upper else "numeric", seed=seed,
-        elapsed_s=time.perf_counter() - start, samples=len(X), consistent=lower == upper, notes=tuple(notes),
-        at=at, inputs=data, certificate=cert, spectrum=spectrum, bands=bands, near_ranks=near,
-        method_detail=("arb balls: a Gram minor proved nonzero; kernel vectors from the named group, "
-                       "bottlenecks, invisible directions and the blocks' own kernels, each checked against the "
-                       "Jacobian in the same balls"),
-        certainty_detail=("certified: the lower and upper bounds meet" if lower == upper else
-                          "a certified lower bound only (the dimension field); see certificate.upper"))
+        architecture=arch,
+        dimension=lower,
+        parameters=P,
+        ambient_dimension=arch.ambient_dimension,
+        method="arb",
+        certainty="exact" if lower == upper else "numeric",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        samples=len(X),
+        consistent=lower == upper,
+        notes=tuple(notes),
+        at=at,
+        inputs=data,
+        certificate=cert,
+        spectrum=spectrum,
+        bands=bands,
+        near_ranks=near,
+        method_detail=(
+            "arb balls: a Gram minor proved nonzero; kernel vectors from the named group, "
+            "bottlenecks, invisible directions and the blocks' own kernels, each checked against the "
+            "Jacobian in the same balls"
+        ),
+        certainty_detail=(
+            "certified: the lower and upper bounds meet"
+            if lower == upper
+            else "a certified lower bound only (the dimension field); see certificate.upper"
+        ),
+    )

@@ -12,13 +12,12 @@ import math
 import time
 
 from lightning_cas.core.network import Network
-from lightning_cas.errors import TooLargeError, UnsupportedError
-from lightning_cas.errors import M2ParseError
+from lightning_cas.core.primes import check_prime
+from lightning_cas.errors import M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import check_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_int, json_int_list, json_polynomials, json_str
 from lightning_cas.results.dimension import DimensionResult, ImplicitSummary
-from lightning_cas.core.primes import check_prime
 
 M2_PRIME = 2_147_483_629  # a prime below 2^31, distinct from the modp backend's first prime
 IMPLICIT_MAX_PARAMETERS = 14
@@ -27,8 +26,10 @@ JACOBIAN_MAX_ENTRIES = 20_000_000
 
 def _refuse_softmax(arch: Network, method: str) -> None:
     if arch.normalization != "none":
-        raise UnsupportedError(f"the {method} method works on polynomial (lightning) networks only; "
-                               "softmax is not polynomial, use --method numeric.")
+        raise UnsupportedError(
+            f"the {method} method works on polynomial (lightning) networks only; "
+            "softmax is not polynomial, use --method numeric."
+        )
 
 
 def jacobian_size(arch: Network) -> int:
@@ -43,20 +44,23 @@ def jacobian_size(arch: Network) -> int:
 def check_jacobian_size(arch: Network) -> None:
     size = jacobian_size(arch)
     if size > JACOBIAN_MAX_ENTRIES:
-        raise TooLargeError(f"the jacobian method would expand a {size:,}-entry coefficient Jacobian "
-                            f"(limit {JACOBIAN_MAX_ENTRIES:,}); use --method modp, which never expands it.")
+        raise TooLargeError(
+            f"the jacobian method would expand a {size:,}-entry coefficient Jacobian "
+            f"(limit {JACOBIAN_MAX_ENTRIES:,}); use --method modp, which never expands it."
+        )
 
 
 def check_implicit_size(arch: Network) -> None:
     depth = len(arch.blocks)
     if depth > 1 or arch.parameters > IMPLICIT_MAX_PARAMETERS:
-        raise TooLargeError(f"the implicit method (elimination) handles one layer with at most "
-                            f"{IMPLICIT_MAX_PARAMETERS} parameters; this architecture has depth {depth} and "
-                            f"{arch.parameters} parameters. Use --method jacobian or --method modp.")
+        raise TooLargeError(
+            f"the implicit method (elimination) handles one layer with at most "
+            f"{IMPLICIT_MAX_PARAMETERS} parameters; this architecture has depth {depth} and "
+            f"{arch.parameters} parameters. Use --method jacobian or --method modp."
+        )
 
 
-def dimension_jacobian(arch: Network, m2: Macaulay2, seed: int = 0,
-                       prime: int | None = None) -> DimensionResult:
+def dimension_jacobian(arch: Network, m2: Macaulay2, seed: int = 0, prime: int | None = None) -> DimensionResult:
     """Rank of the Jacobian of the coefficient map at a random point over ZZ/p, in M2 (any polynomial network)."""
     _refuse_softmax(arch, "jacobian")
     check_jacobian_size(arch)
@@ -73,15 +77,23 @@ def dimension_jacobian(arch: Network, m2: Macaulay2, seed: int = 0,
         raise M2ParseError(f"Macaulay2 reported rank {rank} for a Jacobian of {rows} rows", script)
     bound = rank * (arch.weight_degree - 1) / p  # only the weights are random here
     return DimensionResult(
-        architecture=arch, dimension=rank, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
-        method="jacobian", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=json_str(rec, "m2_version", script), primes=(got_p,),
-        runs=({"prime": got_p, "seed": seed, "rank": rank, "rows": rows},), failure_bound=min(1.0, bound),
-        script=script)
+        architecture=arch,
+        dimension=rank,
+        parameters=arch.parameters,
+        ambient_dimension=arch.ambient_dimension,
+        method="jacobian",
+        certainty="probabilistic",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        m2_version=json_str(rec, "m2_version", script),
+        primes=(got_p,),
+        runs=({"prime": got_p, "seed": seed, "rank": rank, "rows": rows},),
+        failure_bound=min(1.0, bound),
+        script=script,
+    )
 
 
-def dimension_implicit(arch: Network, m2: Macaulay2, seed: int = 0,
-                       generators: bool = False) -> DimensionResult:
+def dimension_implicit(arch: Network, m2: Macaulay2, seed: int = 0, generators: bool = False) -> DimensionResult:
     """Krull dimension of the kernel of the coefficient ring map over QQ (exact)."""
     _refuse_softmax(arch, "implicit")
     check_implicit_size(arch)
@@ -91,16 +103,27 @@ def dimension_implicit(arch: Network, m2: Macaulay2, seed: int = 0,
     check_parameters(arch, rec, script)
     dim = check_dimension(arch, json_int(rec, "dimension", script), script)
     degrees = json_int_list(rec, "generator_degrees", script)
-    notes = [f"degree {json_int(rec, 'degree', script)} (standard grading)",
-             f"{json_int(rec, 'linear_span', script)} linearly independent coefficients",
-             "minimal generator degrees " + str(degrees)]
+    notes = [
+        f"degree {json_int(rec, 'degree', script)} (standard grading)",
+        f"{json_int(rec, 'linear_span', script)} linearly independent coefficients",
+        "minimal generator degrees " + str(degrees),
+    ]
     if generators:
         gens = json_polynomials(rec, "generators", script)
         if len(gens) != len(degrees):
             raise M2ParseError(f"{len(gens)} generators but {len(degrees)} generator degrees from Macaulay2", script)
         notes.append("generators: " + " ; ".join(map(str, gens)))
     return DimensionResult(
-        architecture=arch, dimension=dim, parameters=arch.parameters, ambient_dimension=arch.ambient_dimension,
-        method="implicit", certainty="exact", seed=seed, elapsed_s=time.perf_counter() - start,
-        m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
-        implicit=ImplicitSummary(json_int(rec, "degree", script), json_int(rec, "linear_span", script), degrees))
+        architecture=arch,
+        dimension=dim,
+        parameters=arch.parameters,
+        ambient_dimension=arch.ambient_dimension,
+        method="implicit",
+        certainty="exact",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        m2_version=json_str(rec, "m2_version", script),
+        script=script,
+        notes=tuple(notes),
+        implicit=ImplicitSummary(json_int(rec, "degree", script), json_int(rec, "linear_span", script), degrees),
+    )

@@ -31,7 +31,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.system import deadline, progress
 from lightning_cas.core import rank_modp
 from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
@@ -39,9 +38,10 @@ from lightning_cas.core.forward import jacobian
 from lightning_cas.core.gfp import MODULUS_LIMIT
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import DEFAULT_PRIME, check_prime, next_prime, second_primes
-from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.errors import TooLargeError, UnsupportedError
 from lightning_cas.options import MAX_FAILURE_BOUND
+from lightning_cas.results.dimension import DimensionResult
+from lightning_cas.system import deadline, progress
 
 TANGENT_ELEMENTS = 1 << 22  # entries of one forward-mode tangent array per block (32 MiB)
 BLOCK_ROWS = 384  # Jacobian rows per block
@@ -52,8 +52,12 @@ MAX_REPETITIONS = 8  # runs of a network too large for any modp prime to keep on
 
 def check_modp_prime(p) -> int:
     """The one prime check with the modp method's range: below 2^26, where the float64 rank routine is exact."""
-    return check_prime(p, below=MODULUS_LIMIT, why=f"the modp method needs a prime below 2^26 = {MODULUS_LIMIT} "
-                       "(its exact float64 arithmetic), got {p}; for a larger prime use --method jacobian.")
+    return check_prime(
+        p,
+        below=MODULUS_LIMIT,
+        why=f"the modp method needs a prime below 2^26 = {MODULUS_LIMIT} "
+        "(its exact float64 arithmetic), got {p}; for a larger prime use --method jacobian.",
+    )
 
 
 def default_samples(arch: Network) -> int:
@@ -78,7 +82,7 @@ def working_bytes(arch: Network) -> int:
     net = arch
     P = net.parameters
     block = block_samples(net) * max(net.widest, net.tokens * net.tokens) * net.tokens * P
-    return 8 * (3 * P * P // 4 + 16 * block) + 64 * 2 ** 20
+    return 8 * (3 * P * P // 4 + 16 * block) + 64 * 2**20
 
 
 def check_memory(arch: Network, what: str = "the modp method") -> None:
@@ -86,9 +90,11 @@ def check_memory(arch: Network, what: str = "the modp method") -> None:
     net = arch
     need, free = working_bytes(net), available_bytes()
     if need > free:
-        raise TooLargeError(f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
-                            f"({net.parameters} weights) and {free / 2**30:.1f} GiB are available; "
-                            "try smaller widths.")
+        raise TooLargeError(
+            f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
+            f"({net.parameters} weights) and {free / 2**30:.1f} GiB are available; "
+            "try smaller widths."
+        )
 
 
 def available_bytes() -> int:
@@ -103,11 +109,17 @@ def available_bytes() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        return 2 ** 62
+        return 2**62
 
 
-def sample_rank(arch: Network, w: np.ndarray, prime: int, rng: np.random.Generator,
-                samples: int | None = None, inputs: np.ndarray | None = None) -> dict:
+def sample_rank(
+    arch: Network,
+    w: np.ndarray,
+    prime: int,
+    rng: np.random.Generator,
+    samples: int | None = None,
+    inputs: np.ndarray | None = None,
+) -> dict:
     """Rank of the Jacobian at the weights ``w`` (integers or Fractions, any representatives mod prime).
 
     Without ``inputs``, ``samples`` token matrices are drawn from ``rng`` up front (default:
@@ -138,7 +150,7 @@ def _stream(net, wc, ar, rng, first, ech) -> tuple[int, int]:
     drawn = sketched = 0
     last = None  # rank added by the previous block
     while ech.rank < P:
-        X = first[drawn:drawn + nb] if drawn < len(first) else ar.random(rng, (nb,) + shape)
+        X = first[drawn : drawn + nb] if drawn < len(first) else ar.random(rng, (nb,) + shape)
         drawn += len(X)
         B = jacobian(net, ar, wc, X)
         c = B.shape[0] if last is None else last + SKETCH_MARGIN
@@ -162,19 +174,19 @@ def _stream_given(net, wc, ar, X, ech) -> int:
     for s in range(0, len(X), nb):
         if ech.rank == net.parameters:
             break
-        ech.add(jacobian(net, ar, wc, X[s:s + nb]))
+        ech.add(jacobian(net, ar, wc, X[s : s + nb]))
     return len(X)
 
 
-def jacobian_rank(arch: Network, w: np.ndarray, prime: int, rng: np.random.Generator,
-                  samples: int | None = None) -> tuple[int, int]:
+def jacobian_rank(
+    arch: Network, w: np.ndarray, prime: int, rng: np.random.Generator, samples: int | None = None
+) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at the weights ``w`` (residues mod prime), tokens from ``rng``."""
     run = sample_rank(arch, w, prime, rng, samples)
     return run["rank"], run["rows"]
 
 
-def rank_at_random_point(arch: Network, prime: int, seed: int,
-                         samples: int | None = None) -> tuple[int, int]:
+def rank_at_random_point(arch: Network, prime: int, seed: int, samples: int | None = None) -> tuple[int, int]:
     """(rank, rows) of the Jacobian at weights and tokens drawn from GF(prime) with ``seed``."""
     net = arch
     rng = np.random.default_rng(seed)
@@ -218,19 +230,25 @@ def default_primes(arch: Network, repetitions: int = 2) -> list[int]:
     if need[-1] < MODULUS_LIMIT:
         return second_primes(need[-1], repetitions)
     primes = second_primes(DEFAULT_PRIME, repetitions)
-    while math.prod(Fraction(numerator, q) for q in primes) > Fraction(str(MAX_FAILURE_BOUND)) \
-            and numerator < min(primes) and len(primes) < MAX_REPETITIONS:
+    while (
+        math.prod(Fraction(numerator, q) for q in primes) > Fraction(str(MAX_FAILURE_BOUND))
+        and numerator < min(primes)
+        and len(primes) < MAX_REPETITIONS
+    ):
         primes = second_primes(primes[0], len(primes) + 1)
     return primes
 
 
-def dimension_modp(arch: Network, seed: int = 0, prime: int | None = None, repetitions: int = 2,
-                   samples: int | None = None) -> DimensionResult:
+def dimension_modp(
+    arch: Network, seed: int = 0, prime: int | None = None, repetitions: int = 2, samples: int | None = None
+) -> DimensionResult:
     """Dimension by exact rank mod p, repeated with a second prime and seed."""
     net = arch
     if not net.polynomial:
-        raise UnsupportedError("the modp method computes lightning (polynomial) networks only; "
-                               "softmax is not polynomial, use --method numeric.")
+        raise UnsupportedError(
+            "the modp method computes lightning (polynomial) networks only; "
+            "softmax is not polynomial, use --method numeric."
+        )
     start = time.perf_counter()
     if prime is not None:  # the api has held a given prime to the promise (options.check_failure_bound)
         primes = second_primes(check_modp_prime(prime), repetitions)
@@ -249,16 +267,31 @@ def dimension_modp(arch: Network, seed: int = 0, prime: int | None = None, repet
     rows = max(r["rows"] for r in runs)
     notes = []
     if len(ranks) > 1:
-        notes.append(f"repetitions disagree: ranks {[r['rank'] for r in runs]}; reporting the largest, "
-                     "which is still only a lower bound")
+        notes.append(
+            f"repetitions disagree: ranks {[r['rank'] for r in runs]}; reporting the largest, "
+            "which is still only a lower bound"
+        )
     per_run = failure_bound(net, dim, min(primes))
     if per_run >= MAX_FAILURE_BOUND:
         together = math.prod(failure_bound(net, dim, q) for q in primes)
-        notes.append(f"no prime below 2^26 (the modp method's limit) brings one run's failure bound below "
-                     f"{MAX_FAILURE_BOUND:g}; the dimension is wrong only if all {len(primes)} runs under-count, "
-                     f"with probability at most {together:.2g}")
+        notes.append(
+            f"no prime below 2^26 (the modp method's limit) brings one run's failure bound below "
+            f"{MAX_FAILURE_BOUND:g}; the dimension is wrong only if all {len(primes)} runs under-count, "
+            f"with probability at most {together:.2g}"
+        )
     return DimensionResult(
-        architecture=arch, dimension=dim, parameters=net.parameters, ambient_dimension=net.ambient_dimension,
-        method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
-        primes=tuple(primes), samples=rows // net.rows_per_sample, runs=tuple(runs), consistent=len(ranks) == 1,
-        failure_bound=per_run, notes=tuple(notes))
+        architecture=arch,
+        dimension=dim,
+        parameters=net.parameters,
+        ambient_dimension=net.ambient_dimension,
+        method="modp",
+        certainty="probabilistic",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        primes=tuple(primes),
+        samples=rows // net.rows_per_sample,
+        runs=tuple(runs),
+        consistent=len(ranks) == 1,
+        failure_bound=per_run,
+        notes=tuple(notes),
+    )

@@ -21,15 +21,15 @@ import time
 import numpy as np
 
 from lightning_cas.backends.modp import available_bytes
-from lightning_cas.system import deadline, progress
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Network
-from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.softmax import WEIGHT_SCALES, jacobian_arb, random_point, singular_values_high_precision
 from lightning_cas.core.softmax import jacobian as softmax_jacobian
 from lightning_cas.errors import InputError, TooLargeError
+from lightning_cas.results.dimension import DimensionResult
+from lightning_cas.system import deadline, progress
 
 PAPER_SAMPLES = 250
 CLEAR_GAP_DECADES = 4.0
@@ -46,7 +46,7 @@ def float_bytes(arch: Network, samples: int) -> int:
     net = arch
     rows, P = samples * net.rows_per_sample, net.parameters
     tangents = samples * max(net.widest, net.tokens * net.tokens) * net.tokens * P
-    return 8 * (3 * rows * P + 2 * min(rows, P) ** 2 + 4 * tangents) + 64 * 2 ** 20
+    return 8 * (3 * rows * P + 2 * min(rows, P) ** 2 + 4 * tangents) + 64 * 2**20
 
 
 def arb_bytes(arch: Network, samples: int) -> int:
@@ -55,16 +55,18 @@ def arb_bytes(arch: Network, samples: int) -> int:
     net = arch
     rows, P = samples * net.rows_per_sample, net.parameters
     tangents = samples * max(net.widest, net.tokens * net.tokens) * net.tokens * P
-    return ARB_ENTRY_BYTES * (2 * rows * P + 2 * P * P + 4 * tangents) + 64 * 2 ** 20
+    return ARB_ENTRY_BYTES * (2 * rows * P + 2 * P * P + 4 * tangents) + 64 * 2**20
 
 
 def check_numeric_memory(need: int, arch: Network, what: str) -> None:
     """Refuse, before any allocation, a run that would not fit in the memory this process may use."""
     free = available_bytes()
     if need > free:
-        raise TooLargeError(f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
-                            f"({arch.parameters} weights) and {free / 2**30:.1f} GiB are available; "
-                            "try smaller widths or fewer samples.")
+        raise TooLargeError(
+            f"{what} would need about {need / 2**30:.1f} GiB for this architecture "
+            f"({arch.parameters} weights) and {free / 2**30:.1f} GiB are available; "
+            "try smaller widths or fewer samples."
+        )
 
 
 def singular_values(arch: Network, seed: int, samples: int = PAPER_SAMPLES) -> np.ndarray:
@@ -94,10 +96,15 @@ def analyze_spectrum(s: np.ndarray, rows: int, cols: int) -> dict:
     floor_gap = float(logs[-1] - math.log10(max(tol, 1e-300))) if len(s) else 0.0
     if rank == len(s) and floor_gap > gap:
         gap_rank, gap = len(s), floor_gap
-    return {"rank": rank, "gap_rank": gap_rank, "gap_decades": round(gap, 3), "tolerance": tol,
-            "smallest_kept": float(s[gap_rank - 1]) if gap_rank else 0.0,
-            "largest_dropped": float(s[gap_rank]) if gap_rank < len(s) else 0.0,
-            "clear": bool(gap >= CLEAR_GAP_DECADES and rank == gap_rank)}
+    return {
+        "rank": rank,
+        "gap_rank": gap_rank,
+        "gap_decades": round(gap, 3),
+        "tolerance": tol,
+        "smallest_kept": float(s[gap_rank - 1]) if gap_rank else 0.0,
+        "largest_dropped": float(s[gap_rank]) if gap_rank < len(s) else 0.0,
+        "clear": bool(gap >= CLEAR_GAP_DECADES and rank == gap_rank),
+    }
 
 
 def dimension_numeric(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES, **options) -> DimensionResult:
@@ -111,16 +118,26 @@ def dimension_numeric(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES
     s = deadline.stoppable(singular_values, net, seed, samples)
     info = analyze_spectrum(s, samples * net.rows_per_sample, net.parameters)
     rank, gap_rank = info["rank"], info["gap_rank"]
-    notes = [f"tolerance {info['tolerance']:.3g}", f"largest gap after singular value {gap_rank}: "
-             f"{info['gap_decades']:.2f} decades"]
+    notes = [
+        f"tolerance {info['tolerance']:.3g}",
+        f"largest gap after singular value {gap_rank}: {info['gap_decades']:.2f} decades",
+    ]
     if gap_rank != rank:
         notes.append(f"tolerance rank {rank} and largest-gap rank {gap_rank} differ: the float rank is unreliable")
-    run = {"seed": seed, "precision": "float64", "samples": samples,
-           "rows": samples * net.rows_per_sample, **info}
+    run = {"seed": seed, "precision": "float64", "samples": samples, "rows": samples * net.rows_per_sample, **info}
     return DimensionResult(
-        architecture=arch, dimension=rank, parameters=net.parameters, ambient_dimension=arch.ambient_dimension,
-        method="numeric", certainty="numeric", seed=seed, elapsed_s=time.perf_counter() - start,
-        samples=samples, runs=(run,), notes=tuple(notes))
+        architecture=arch,
+        dimension=rank,
+        parameters=net.parameters,
+        ambient_dimension=arch.ambient_dimension,
+        method="numeric",
+        certainty="numeric",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        samples=samples,
+        runs=(run,),
+        notes=tuple(notes),
+    )
 
 
 def high_precision_samples(arch: Network) -> int:
@@ -129,8 +146,7 @@ def high_precision_samples(arch: Network) -> int:
     return max(1, math.ceil((net.parameters + net.parameters // 4 + 8) / net.rows_per_sample))
 
 
-def high_precision_run(arch: Network, seed: int, samples: int, dps: int = DEFAULT_DPS,
-                       scale: str = "fan_in") -> dict:
+def high_precision_run(arch: Network, seed: int, samples: int, dps: int = DEFAULT_DPS, scale: str = "fan_in") -> dict:
     """Rank at one point decided by recomputing the Jacobian at dps and 2 dps digits.
 
     The rank is the largest-gap rank of the 2 dps spectrum. It is *clear* when that gap is at
@@ -151,12 +167,21 @@ def high_precision_run(arch: Network, seed: int, samples: int, dps: int = DEFAUL
     gaps = logs[:-1] - logs[1:]
     gap_rank = int(np.argmax(gaps)) + 1 if len(gaps) else len(s2)
     gap = float(gaps.max()) if len(gaps) else 0.0
-    return {"seed": seed, "precision": f"arb {dps}/{2 * dps} digits", "samples": samples, "rows": rows,
-            "scale": scale, "rank": gap_rank, "gap_rank": gap_rank, "stable_rank": stable_rank,
-            "gap_decades": round(gap, 3), "noise_floor": float(s1.max() * 10.0 ** (-dps)),
-            "smallest_kept": float(s2[gap_rank - 1]) if gap_rank else 0.0,
-            "largest_dropped": float(s2[gap_rank]) if gap_rank < len(s2) else 0.0,
-            "clear": bool(gap >= CLEAR_GAP_DECADES and noise[gap_rank:].all())}
+    return {
+        "seed": seed,
+        "precision": f"arb {dps}/{2 * dps} digits",
+        "samples": samples,
+        "rows": rows,
+        "scale": scale,
+        "rank": gap_rank,
+        "gap_rank": gap_rank,
+        "stable_rank": stable_rank,
+        "gap_decades": round(gap, 3),
+        "noise_floor": float(s1.max() * 10.0 ** (-dps)),
+        "smallest_kept": float(s2[gap_rank - 1]) if gap_rank else 0.0,
+        "largest_dropped": float(s2[gap_rank]) if gap_rank < len(s2) else 0.0,
+        "clear": bool(gap >= CLEAR_GAP_DECADES and noise[gap_rank:].all()),
+    }
 
 
 def _float_spectrum(jacobian_fn, arch, w, X) -> np.ndarray:
@@ -164,9 +189,16 @@ def _float_spectrum(jacobian_fn, arch, w, X) -> np.ndarray:
     return np.linalg.svd(jacobian_fn(arch, w, X), compute_uv=False)
 
 
-def dimension_softmax(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES, repetitions: int = 3,
-                      dps: int = DEFAULT_DPS, confirm: str = "auto", scale: str = "fan_in",
-                      hp_samples: int | None = None) -> DimensionResult:
+def dimension_softmax(
+    arch: Network,
+    seed: int = 0,
+    samples: int = PAPER_SAMPLES,
+    repetitions: int = 3,
+    dps: int = DEFAULT_DPS,
+    confirm: str = "auto",
+    scale: str = "fan_in",
+    hp_samples: int | None = None,
+) -> DimensionResult:
     """Softmax dimension: float64 gap ranks at ``repetitions`` independent points, confirmed in
     high precision when any is unclear (``confirm="auto"``), always, or never.
 
@@ -186,8 +218,11 @@ def dimension_softmax(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES
         raise InputError(f"scale must be one of {', '.join(WEIGHT_SCALES)}, got {scale!r}.")
     check_numeric_memory(float_bytes(net, samples), net, "the numeric method")
     if confirm != "never":
-        check_numeric_memory(arb_bytes(net, hp_samples or high_precision_samples(net)), net,
-                             "the high-precision check of the numeric method")
+        check_numeric_memory(
+            arb_bytes(net, hp_samples or high_precision_samples(net)),
+            net,
+            "the high-precision check of the numeric method",
+        )
     start = time.perf_counter()
     rows = samples * net.rows_per_sample
     runs = []
@@ -196,12 +231,22 @@ def dimension_softmax(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES
         progress.report("float64 Jacobian spectra", done=k, total=repetitions, unit="runs")
         w, X = random_point(arch, run_seed, samples, scale)
         s = deadline.stoppable(_float_spectrum, softmax_jacobian, arch, w, X)
-        runs.append({"seed": run_seed, "precision": "float64", "samples": samples, "rows": rows,
-                     "scale": scale, **analyze_spectrum(s, rows, net.parameters)})
+        runs.append(
+            {
+                "seed": run_seed,
+                "precision": "float64",
+                "samples": samples,
+                "rows": rows,
+                "scale": scale,
+                **analyze_spectrum(s, rows, net.parameters),
+            }
+        )
     float_ranks = {r["gap_rank"] for r in runs}
     all_clear = all(r["clear"] for r in runs) and len(float_ranks) == 1
-    notes = [f"float64 gap ranks {[r['gap_rank'] for r in runs]}, gaps "
-             f"{[r['gap_decades'] for r in runs]} decades, tolerance ranks {[r['rank'] for r in runs]}"]
+    notes = [
+        f"float64 gap ranks {[r['gap_rank'] for r in runs]}, gaps "
+        f"{[r['gap_decades'] for r in runs]} decades, tolerance ranks {[r['rank'] for r in runs]}"
+    ]
     if rows < net.parameters:
         notes.append(f"only {rows} rows for {net.parameters} parameters: the rank is capped by the rows")
     consistent = True
@@ -209,18 +254,23 @@ def dimension_softmax(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES
         unclear = [r for r in runs if not r["clear"]]
         hp_seed = (unclear[0] if unclear else runs[0])["seed"]
         progress.report(f"high-precision spectra ({dps} and {2 * dps} digits)")
-        hp = deadline.stoppable(high_precision_run, arch, hp_seed, hp_samples or high_precision_samples(arch), dps,
-                                scale)
+        hp = deadline.stoppable(
+            high_precision_run, arch, hp_seed, hp_samples or high_precision_samples(arch), dps, scale
+        )
         runs.append(hp)
         dim = hp["rank"]
         consistent = hp["clear"]
-        notes.append(f"decided in high precision ({hp['precision']}, {hp['samples']} inputs): rank {hp['rank']} "
-                     f"at the largest gap ({hp['gap_decades']} decades); {hp['stable_rank']} leading values "
-                     "unchanged when the precision doubled")
+        notes.append(
+            f"decided in high precision ({hp['precision']}, {hp['samples']} inputs): rank {hp['rank']} "
+            f"at the largest gap ({hp['gap_decades']} decades); {hp['stable_rank']} leading values "
+            "unchanged when the precision doubled"
+        )
         if not hp["clear"]:
-            notes.append("the high-precision spectrum is not clean either (gap below "
-                         f"{CLEAR_GAP_DECADES} decades or a value below it did not move with the precision): "
-                         "treat the dimension as uncertain")
+            notes.append(
+                "the high-precision spectrum is not clean either (gap below "
+                f"{CLEAR_GAP_DECADES} decades or a value below it did not move with the precision): "
+                "treat the dimension as uncertain"
+            )
         if all_clear and dim not in float_ranks:
             notes.append(f"high precision ({dim}) contradicts the clear float64 rank {float_ranks.pop()}")
             consistent = False
@@ -228,10 +278,21 @@ def dimension_softmax(arch: Network, seed: int = 0, samples: int = PAPER_SAMPLES
         dim = max(float_ranks)
         if not all_clear:
             consistent = False
-            notes.append("float64 runs are unclear or disagree and no high-precision check was run "
-                         "(confirm='never'): reporting the largest gap rank")
+            notes.append(
+                "float64 runs are unclear or disagree and no high-precision check was run "
+                "(confirm='never'): reporting the largest gap rank"
+            )
     return DimensionResult(
-        architecture=arch, dimension=int(dim), parameters=net.parameters,
-        ambient_dimension=arch.ambient_dimension, method="numeric", certainty="numeric", seed=seed,
-        elapsed_s=time.perf_counter() - start, samples=samples, runs=tuple(runs), consistent=consistent,
-        notes=tuple(notes))
+        architecture=arch,
+        dimension=int(dim),
+        parameters=net.parameters,
+        ambient_dimension=arch.ambient_dimension,
+        method="numeric",
+        certainty="numeric",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        samples=samples,
+        runs=tuple(runs),
+        consistent=consistent,
+        notes=tuple(notes),
+    )

@@ -27,16 +27,16 @@ from lightning_cas.backends.certified import point_or_drawn, sources
 from lightning_cas.backends.local import _primes_for
 from lightning_cas.backends.numeric import check_numeric_memory
 from lightning_cas.core import rank_modp
+from lightning_cas.core.arithmetic import ModP, Rationals
+from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.exact_qq import _integer_rows
+from lightning_cas.core.forward import Kink, forward, jacobian
 from lightning_cas.core.gfp import MODULUS_LIMIT
 from lightning_cas.core.kernel_proof import bound as kernel_bound
 from lightning_cas.core.kernel_proof import candidates, denominator, exact_images, primes_needed, size_bounds
-from lightning_cas.core.arithmetic import ModP, Rationals
-from lightning_cas.core.checks import derived_seed
-from lightning_cas.core.forward import Kink, forward, jacobian
 from lightning_cas.core.network import Network
-from lightning_cas.results.dimension import DimensionResult, RankCertificate
 from lightning_cas.errors import InputError
+from lightning_cas.results.dimension import DimensionResult, RankCertificate
 from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint
 
@@ -55,8 +55,7 @@ def relu_only(net: Network) -> bool:
 
 
 def _gaussian(rng, shape) -> np.ndarray:
-    return np.array([Fraction(float(v)) for v in rng.standard_normal(int(np.prod(shape)))],
-                    dtype=object).reshape(shape)
+    return np.array([Fraction(float(v)) for v in rng.standard_normal(int(np.prod(shape)))], dtype=object).reshape(shape)
 
 
 def _patterns(net: Network, values, X) -> tuple[dict, list]:
@@ -112,8 +111,14 @@ def _grown(net: Network, values, seed: int, samples: int, X, patterns: dict, pri
     return X, patterns, rounds
 
 
-def rank_at_point_relu(arch: Network, point: WeightPoint | None, *,
-                       inputs: InputData | None = None, seed: int = 0, prime: int | None = None) -> DimensionResult:
+def rank_at_point_relu(
+    arch: Network,
+    point: WeightPoint | None,
+    *,
+    inputs: InputData | None = None,
+    seed: int = 0,
+    prime: int | None = None,
+) -> DimensionResult:
     """The rank at W of a ReLU network on the given inputs (or on drawn Gaussian ones: the rank of the
     differential), proved from both sides (module docstring)."""
     net = arch
@@ -126,15 +131,16 @@ def rank_at_point_relu(arch: Network, point: WeightPoint | None, *,
         try:
             patterns, streams = deadline.stoppable(_patterns, net, values, X)
         except Kink as kink:
-            raise InputError(f"{kink}; drop or move that input (a rank needs a derivative at every input).") \
-                from None
+            raise InputError(f"{kink}; drop or move that input (a rank needs a derivative at every input).") from None
     else:
         samples = max(1, math.ceil((P + CERTIFY_MARGIN) / net.rows_per_sample))
         check_numeric_memory(8 * MAX_ROUNDS * samples * net.rows_per_sample * P, net, "the ReLU Jacobian at the point")
         first = _drawn(net, values, seed, samples, 0)
         if first is None:
-            raise InputError("the weights put every drawn input on a kink of a ReLU (an input to it is 0 "
-                             "whatever the tokens); give inputs with --inputs.")
+            raise InputError(
+                "the weights put every drawn input on a kink of a ReLU (an input to it is 0 "
+                "whatever the tokens); give inputs with --inputs."
+            )
         X, patterns, streams = first
         cands = candidates(net, values)  # identities that hold at every input
         X, patterns, rounds = _grown(net, values, seed, samples, X, patterns, prime, cands)
@@ -180,35 +186,61 @@ def rank_at_point_relu(arch: Network, point: WeightPoint | None, *,
             upper_by = f"{solved} exact kernel vectors of the Jacobian on these inputs (its null space over QQ)"
     if upper == rows and rows < P - proof.count:
         upper_by = f"the {rows} rows of the Jacobian (fewer than the weights less the kernel vectors)"
-    cert = RankCertificate(lower=lower, upper=upper,
-                           lower_by=f"a nonzero minor of the Jacobian mod {runs[0]['prime']} (a minor nonzero mod p "
-                                    "is nonzero over QQ)",
-                           upper_by=upper_by, digits=0)
+    cert = RankCertificate(
+        lower=lower,
+        upper=upper,
+        lower_by=f"a nonzero minor of the Jacobian mod {runs[0]['prime']} (a minor nonzero mod p is nonzero over QQ)",
+        upper_by=upper_by,
+        digits=0,
+    )
     if len({r["rank"] for r in runs}) > 1:
         notes.append(f"the primes disagree: ranks {[r['rank'] for r in runs]}; the largest is proved")
     if lower < upper:
         agree = len({r["rank"] for r in runs}) == 1
-        notes.append(f"the bounds do not meet: the rank is at least {lower} and at most {upper}"
-                     + (f"; both primes give {lower}" if agree else ""))
+        notes.append(
+            f"the bounds do not meet: the rank is at least {lower} and at most {upper}"
+            + (f"; both primes give {lower}" if agree else "")
+        )
     active = _activity(net, patterns)
     if active:
         notes.append(active)
     at, data = sources(point, inputs)
     exact = lower == upper
-    where = ("the given inputs (the quantity: the rank on exactly these inputs, the batch functional dimension)"
-             if given else f"{len(X)} drawn Gaussian inputs (the quantity: the functional dimension at W, the rank "
-                           "over all inputs; the rank on the drawn ones bounds it below; drawn in rounds of "
-                           f"{samples} at scales {', '.join(map(str, SCALES))} in turn until a round raised the rank "
-                           f"no more: {rounds} of at most {MAX_ROUNDS})")
+    where = (
+        "the given inputs (the quantity: the rank on exactly these inputs, the batch functional dimension)"
+        if given
+        else f"{len(X)} drawn Gaussian inputs (the quantity: the functional dimension at W, the rank "
+        "over all inputs; the rank on the drawn ones bounds it below; drawn in rounds of "
+        f"{samples} at scales {', '.join(map(str, SCALES))} in turn until a round raised the rank "
+        f"no more: {rounds} of at most {MAX_ROUNDS})"
+    )
     return DimensionResult(
-        architecture=arch, dimension=lower, parameters=P, ambient_dimension=None, method="exact",
-        certainty="exact" if exact else "probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
-        primes=tuple(primes), samples=len(X), runs=tuple(runs), consistent=exact, notes=tuple(notes), at=at,
-        inputs=data, certificate=cert,
-        method_detail=(f"ReLU patterns on {where} from an exact pass over QQ; the rank of the Jacobian with those "
-                       "patterns mod " + " and ".join(map(str, primes)) + " below, exact kernel vectors above"),
-        certainty_detail=("exact: the proved bounds meet" if exact else
-                          "a proved lower bound (the dimension field); see certificate.upper"))
+        architecture=arch,
+        dimension=lower,
+        parameters=P,
+        ambient_dimension=None,
+        method="exact",
+        certainty="exact" if exact else "probabilistic",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        primes=tuple(primes),
+        samples=len(X),
+        runs=tuple(runs),
+        consistent=exact,
+        notes=tuple(notes),
+        at=at,
+        inputs=data,
+        certificate=cert,
+        method_detail=(
+            f"ReLU patterns on {where} from an exact pass over QQ; the rank of the Jacobian with those "
+            "patterns mod " + " and ".join(map(str, primes)) + " below, exact kernel vectors above"
+        ),
+        certainty_detail=(
+            "exact: the proved bounds meet"
+            if exact
+            else "a proved lower bound (the dimension field); see certificate.upper"
+        ),
+    )
 
 
 def _proved_by_residues(net: Network, values, X, patterns: dict, vectors, primes: list[int]):
@@ -218,8 +250,10 @@ def _proved_by_residues(net: Network, values, X, patterns: dict, vectors, primes
     ints = [[int(x) for x in r] for r in _integer_rows(vectors)]
     bounds = size_bounds(net, values, X, patterns, ints)
     if bounds is None:
-        return [False] * len(vectors), ("the kernel vectors are not used: the weights and inputs span too many "
-                                        "orders of magnitude for the size bound that proves them from residues")
+        return [False] * len(vectors), (
+            "the kernel vectors are not used: the weights and inputs span too many "
+            "orders of magnitude for the size bound that proves them from residues"
+        )
     more = primes_needed(denominator(net, values, X), bounds, primes, values, X, PROOF_PRIME_TOP)
     alive = [True] * len(vectors)
     for q in more:

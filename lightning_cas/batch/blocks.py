@@ -19,14 +19,31 @@ from pathlib import Path
 
 from lightning_cas import api
 from lightning_cas.batch.tables import to_csv
-from lightning_cas.system.files import atomic_write_text
 from lightning_cas.core.network import Attention, Linear, Network, Power
+from lightning_cas.core.symmetry import random_weights
 from lightning_cas.core.verdict import Verdict, judge
 from lightning_cas.geometry.network_fibers import extra_directions
-from lightning_cas.core.symmetry import random_weights
+from lightning_cas.system.files import atomic_write_text
 
-COLUMNS = ("family", "network", "parameters", "computed", "predicted", "kind", "status", "formula", "verdict",
-           "defect", "tight", "published", "named", "causes", "unexplained", "method", "seconds")
+COLUMNS = (
+    "family",
+    "network",
+    "parameters",
+    "computed",
+    "predicted",
+    "kind",
+    "status",
+    "formula",
+    "verdict",
+    "defect",
+    "tight",
+    "published",
+    "named",
+    "causes",
+    "unexplained",
+    "method",
+    "seconds",
+)
 MAX_FINDINGS = 40
 
 
@@ -41,11 +58,13 @@ def transformer_cases(quick: bool = False) -> list[Case]:
     out = []
     models = (2, 3) if quick else (2, 3, 4)
     for d, heads, d_head, layers, causal, residual, mlp in itertools.product(
-            models, (1, 2), (1, 2), (1, 2) if quick else (1, 2, 3), (False, True), (False, True), (False, True)):
+        models, (1, 2), (1, 2), (1, 2) if quick else (1, 2, 3), (False, True), (False, True), (False, True)
+    ):
         if d_head > d:
             continue
-        net = Network.transformer(d, heads, d_head, layers, d_mlp=2 * d if mlp else None, causal=causal,
-                                  residual=residual, tokens=3)
+        net = Network.transformer(
+            d, heads, d_head, layers, d_mlp=2 * d if mlp else None, causal=causal, residual=residual, tokens=3
+        )
         if net.parameters <= 400:
             out.append(Case("transformer", net))
     return out
@@ -67,12 +86,17 @@ def polynomial_cases(quick: bool = False) -> list[Case]:
 
 def softmax_cases() -> list[Case]:
     """Where the published softmax theorems apply (the numeric backend decides them)."""
-    return [Case("softmax, Henry causal", Network(3, 3, (Attention(3, causal=True, normalization="softmax"),))),
-            Case("softmax, Henry causal", Network(3, 3, (Attention(3, causal=True, residual=True,
-                                                                   normalization="softmax"),))),
-            Case("softmax, Henry causal", Network(3, 3, tuple(Attention(3, causal=True, residual=True,
-                                                                        normalization="softmax") for _ in range(2)))),
-            Case("softmax, Henry factored", Network(4, 3, (Attention(2, heads=2, value=2, normalization="softmax"),)))]
+    return [
+        Case("softmax, Henry causal", Network(3, 3, (Attention(3, causal=True, normalization="softmax"),))),
+        Case(
+            "softmax, Henry causal", Network(3, 3, (Attention(3, causal=True, residual=True, normalization="softmax"),))
+        ),
+        Case(
+            "softmax, Henry causal",
+            Network(3, 3, tuple(Attention(3, causal=True, residual=True, normalization="softmax") for _ in range(2))),
+        ),
+        Case("softmax, Henry factored", Network(4, 3, (Attention(2, heads=2, value=2, normalization="softmax"),))),
+    ]
 
 
 def run_case(case: Case) -> dict:
@@ -82,13 +106,24 @@ def run_case(case: Case) -> dict:
     pred = api.predict(net).dimension
     j = judge(pred, result.dimension)
     tight = (pred.reason or "").replace("attained by: ", "") if pred.kind == "upper bound" else ""
-    return {"family": case.family, "network": net.label(), "parameters": net.parameters,
-            "computed": result.dimension, "predicted": pred.value, "kind": pred.kind, "status": pred.status,
-            "formula": pred.formula if pred.kind == "value" else "", "verdict": str(j.verdict),
-            "defect": "" if j.defect is None else j.defect, "tight": tight,
-            "published": pred.regime if pred.kind == "value" else "", **_split_columns(result),
-            "method": result.method,
-            "seconds": round(time.perf_counter() - start, 3), "_net": net}
+    return {
+        "family": case.family,
+        "network": net.label(),
+        "parameters": net.parameters,
+        "computed": result.dimension,
+        "predicted": pred.value,
+        "kind": pred.kind,
+        "status": pred.status,
+        "formula": pred.formula if pred.kind == "value" else "",
+        "verdict": str(j.verdict),
+        "defect": "" if j.defect is None else j.defect,
+        "tight": tight,
+        "published": pred.regime if pred.kind == "value" else "",
+        **_split_columns(result),
+        "method": result.method,
+        "seconds": round(time.perf_counter() - start, 3),
+        "_net": net,
+    }
 
 
 def _split_columns(result) -> dict:
@@ -96,8 +131,9 @@ def _split_columns(result) -> dict:
     split = result.explained
     if split is None:
         return {"named": "", "causes": "", "unexplained": ""}
-    causes = "; ".join(f"{c.mechanism} {c.count}" + ("" if c.block is None else f" (block {c.block})")
-                       for c in split.causes)
+    causes = "; ".join(
+        f"{c.mechanism} {c.count}" + ("" if c.block is None else f" (block {c.block})") for c in split.causes
+    )
     return {"named": split.named_group, "causes": causes, "unexplained": split.unexplained}
 
 
@@ -105,10 +141,12 @@ def split_counts(rows: list[dict]) -> dict:
     """How many defects the split explains fully, and how many keep an unexplained part."""
     defects = [r for r in rows if r["verdict"] == str(Verdict.DEFECT)]
     unexplained = [r for r in rows if r.get("unexplained") not in ("", None, 0)]
-    return {"explained_defects": sum(r.get("unexplained") == 0 for r in defects),
-            "unexplained_defects": sum(r.get("unexplained") not in ("", None, 0) for r in defects),
-            "unexplained_networks": len(unexplained),
-            "split_networks": sum(r.get("unexplained") not in ("", None) for r in rows)}
+    return {
+        "explained_defects": sum(r.get("unexplained") == 0 for r in defects),
+        "unexplained_defects": sum(r.get("unexplained") not in ("", None, 0) for r in defects),
+        "unexplained_networks": len(unexplained),
+        "split_networks": sum(r.get("unexplained") not in ("", None) for r in rows),
+    }
 
 
 def findings(rows: list[dict]) -> list[str]:
@@ -119,17 +157,21 @@ def findings(rows: list[dict]) -> list[str]:
         if r.get("unexplained") in ("", None, 0) or len(lines) >= MAX_FINDINGS:
             continue
         net = r["_net"]
-        moved = "; ".join(f"{d.count} moving {', '.join(d.matrices)}"
-                          for d in extra_directions(net, random_weights(net, 0)))
-        lines.append(f"- `{r['network']}`: computed {r['computed']}, bound {r['predicted']} ({r['tight']}); "
-                     f"named orbit {r['named']}, explained: {r['causes'] or 'nothing'}; unexplained "
-                     f"{r['unexplained']}; extra fiber directions beyond the orbit: "
-                     f"{moved or 'none found at the sample point'}")
+        moved = "; ".join(
+            f"{d.count} moving {', '.join(d.matrices)}" for d in extra_directions(net, random_weights(net, 0))
+        )
+        lines.append(
+            f"- `{r['network']}`: computed {r['computed']}, bound {r['predicted']} ({r['tight']}); "
+            f"named orbit {r['named']}, explained: {r['causes'] or 'nothing'}; unexplained "
+            f"{r['unexplained']}; extra fiber directions beyond the orbit: "
+            f"{moved or 'none found at the sample point'}"
+        )
     return lines
 
 
 def plot(rows: list[dict], path: Path) -> Path:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -138,11 +180,20 @@ def plot(rows: list[dict], path: Path) -> Path:
     markers = {"agree": "o", "defect": "v", "disagree": "X", "no prediction": "s"}
     for fam in families:
         for verdict, marker in markers.items():
-            pts = [(r["predicted"], r["computed"]) for r in rows if r["family"] == fam and r["verdict"] == verdict
-                   and r["predicted"] is not None]
+            pts = [
+                (r["predicted"], r["computed"])
+                for r in rows
+                if r["family"] == fam and r["verdict"] == verdict and r["predicted"] is not None
+            ]
             if pts:
-                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, s=22, alpha=0.75,
-                           label=f"{fam}: {verdict} ({len(pts)})")
+                ax.scatter(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    marker=marker,
+                    s=22,
+                    alpha=0.75,
+                    label=f"{fam}: {verdict} ({len(pts)})",
+                )
     hi = max(max(r["computed"] for r in rows), max((r["predicted"] or 0) for r in rows))
     ax.plot([1, hi], [1, hi], color="grey", linewidth=0.8)
     ax.set_xscale("log")
@@ -172,33 +223,60 @@ def build(out: str | Path, quick: bool = False, progress=None) -> dict:
     defects = [r for r in rows if r["verdict"] == str(Verdict.DEFECT)]
     atomic_write_text(out / "defects.csv", to_csv(defects, COLUMNS))
     published = [r for r in rows if r["kind"] == "value"]
-    text = ["# Networks of blocks: findings", "",
-            f"{len(rows)} networks; {len(published)} inside the regime of a published formula "
-            f"({sum(r['verdict'] == 'agree' for r in published)} agree); {len(defects)} below the least proved "
-            f"upper bound; {sum(r['verdict'] == 'disagree' for r in rows)} disagreements.", "",
-            "## Published cases found again", ""]
-    exceptions = [r for r in published if "exception" in r["published"] or "defective for" in r["published"]
-                  and r["computed"] < min(r["parameters"], 10 ** 9) and "m = 1;" not in r["published"]]
+    text = [
+        "# Networks of blocks: findings",
+        "",
+        f"{len(rows)} networks; {len(published)} inside the regime of a published formula "
+        f"({sum(r['verdict'] == 'agree' for r in published)} agree); {len(defects)} below the least proved "
+        f"upper bound; {sum(r['verdict'] == 'disagree' for r in rows)} disagreements.",
+        "",
+        "## Published cases found again",
+        "",
+    ]
+    exceptions = [
+        r
+        for r in published
+        if "exception" in r["published"]
+        or "defective for" in r["published"]
+        and r["computed"] < min(r["parameters"], 10**9)
+        and "m = 1;" not in r["published"]
+    ]
     named = [r for r in published if "Alexander" not in r["published"] and "shallow" not in r["published"]]
-    text += [f"- `{r['network']}`: {r['computed']} ({r['formula']}; {r['published']}; {r['status']}): {r['verdict']}"
-             for r in named]
+    text += [
+        f"- `{r['network']}`: {r['computed']} ({r['formula']}; {r['published']}; {r['status']}): {r['verdict']}"
+        for r in named
+    ]
     shallow = [r for r in published if "shallow" in r["published"]]
-    text += [f"- {len(shallow)} shallow polynomial networks with one output (Alexander-Hirschowitz, proved): "
-             f"{sum(r['verdict'] == 'agree' for r in shallow)} agree; the defective ones among them:"]
+    text += [
+        f"- {len(shallow)} shallow polynomial networks with one output (Alexander-Hirschowitz, proved): "
+        f"{sum(r['verdict'] == 'agree' for r in shallow)} agree; the defective ones among them:"
+    ]
     text += [f"  - `{r['network']}`: {r['computed']} ({r['published']})" for r in exceptions]
     counts = split_counts(rows)
-    text += ["", "## Defects split into their causes", "",
-             f"{counts['split_networks']} networks carry a defect split (parameters - dimension = named orbit + "
-             f"mechanisms + unexplained); of the {len(defects)} defects, {counts['explained_defects']} are fully "
-             f"explained and {counts['unexplained_defects']} keep an unexplained part "
-             f"({counts['unexplained_networks']} networks in all keep one). Mechanisms found: "
-             + (", ".join(f"{name} in {n}" for name, n in _mechanism_counts(rows)) or "none") + ".", "",
-             "## What stays unexplained", ""] + (findings(rows) or ["- nothing: every split adds up with no "
-                                                                   "unexplained part"])
+    text += [
+        "",
+        "## Defects split into their causes",
+        "",
+        f"{counts['split_networks']} networks carry a defect split (parameters - dimension = named orbit + "
+        f"mechanisms + unexplained); of the {len(defects)} defects, {counts['explained_defects']} are fully "
+        f"explained and {counts['unexplained_defects']} keep an unexplained part "
+        f"({counts['unexplained_networks']} networks in all keep one). Mechanisms found: "
+        + (", ".join(f"{name} in {n}" for name, n in _mechanism_counts(rows)) or "none")
+        + ".",
+        "",
+        "## What stays unexplained",
+        "",
+    ] + (findings(rows) or ["- nothing: every split adds up with no unexplained part"])
     atomic_write_text(out / "findings.md", "\n".join(text) + "\n")
     plot(rows, out / "blocks.png")
-    return {"networks": len(rows), "published": len(published), "defects": len(defects),
-            "disagreements": sum(r["verdict"] == "disagree" for r in rows), **counts, "out": str(out)}
+    return {
+        "networks": len(rows),
+        "published": len(published),
+        "defects": len(defects),
+        "disagreements": sum(r["verdict"] == "disagree" for r in rows),
+        **counts,
+        "out": str(out),
+    }
 
 
 def _mechanism_counts(rows: list[dict]) -> list[tuple[str, int]]:

@@ -11,18 +11,31 @@ import itertools
 import os
 import time
 
-from lightning_cas.core.network import Network
 from lightning_cas.batch.tables import to_csv
+from lightning_cas.core.network import Network
 from lightning_cas.errors import LightningError
 from lightning_cas.geometry.degrees import degree, ed_degree
 from lightning_cas.system.files import atomic_write_text
 
-COLUMNS = ("d", "d_out", "a", "tokens", "dimension", "degree", "degree_method", "trace_residual", "ed_degree",
-           "ed_method", "seconds", "status")
+COLUMNS = (
+    "d",
+    "d_out",
+    "a",
+    "tokens",
+    "dimension",
+    "degree",
+    "degree_method",
+    "trace_residual",
+    "ed_degree",
+    "ed_method",
+    "seconds",
+    "status",
+)
 
 
-def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: float = 120.0, seed: int = 0,
-                session=None):
+def degree_rows(
+    ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: float = 120.0, seed: int = 0, session=None
+):
     """One row per (d, d', a): the degree (auto) and the generic ED degree (auto), each bounded by ``timeout``."""
     for d, e, a in itertools.product(ds, outs, attentions):
         if a > d:
@@ -33,9 +46,12 @@ def degree_rows(ds=(2, 3), outs=(1, 2), attentions=(1, 2), tokens=2, timeout: fl
         start = time.perf_counter()
         try:
             deg = degree(arch, timeout=timeout, seed=seed, session=session)
-            row.update(dimension=deg.dimension, degree=f">={deg.degree}" if deg.lower_bound else deg.degree,
-                       degree_method=deg.method,
-                       trace_residual=f"{deg.trace_residual:.2e}" if deg.trace_residual else "")
+            row.update(
+                dimension=deg.dimension,
+                degree=f">={deg.degree}" if deg.lower_bound else deg.degree,
+                degree_method=deg.method,
+                trace_residual=f"{deg.trace_residual:.2e}" if deg.trace_residual else "",
+            )
             ed = ed_degree(arch, timeout=timeout, seed=seed, session=session)
             row.update(ed_degree=f">={ed.ed_degree}" if ed.lower_bound else ed.ed_degree, ed_method=ed.method)
         except LightningError as exc:

@@ -21,14 +21,14 @@ import uuid
 from dataclasses import replace
 
 from lightning_cas import api
-from lightning_cas.batch.spec import Job
 from lightning_cas.batch.records import JobResult, Status, check_numbers, failed, judged
+from lightning_cas.batch.spec import Job
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES
-from lightning_cas.results.display import printable
-from lightning_cas.system.files import read_text
+from lightning_cas.core.verdict import Verdict
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.macaulay2.runner import die_with_parent
-from lightning_cas.core.verdict import Verdict
+from lightning_cas.results.display import printable
+from lightning_cas.system.files import read_text
 
 
 def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
@@ -59,8 +59,20 @@ def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
             text = read_text(script, "script", max_bytes=MAX_SCRIPT_BYTES)
         except InputError:
             text = None
-    rec = JobResult(job.label, job, Status(status), message, result, None, "", Verdict.NOT_COMPUTED, elapsed,
-                    socket.gethostname(), script, text)
+    rec = JobResult(
+        job.label,
+        job,
+        Status(status),
+        message,
+        result,
+        None,
+        "",
+        Verdict.NOT_COMPUTED,
+        elapsed,
+        socket.gethostname(),
+        script,
+        text,
+    )
     return judged(rec) if judge else rec
 
 
@@ -105,6 +117,7 @@ def admit(job: Job, answer, host: str) -> JobResult:
 
 # ---- executors -------------------------------------------------------------------------------
 
+
 class LocalExecutor:
     """A process pool: each job in a worker process, so a crash or a runaway job costs one worker."""
 
@@ -143,8 +156,9 @@ class DaskExecutor:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise InputError("the dask executor needs the optional 'distributed' package "
-                             "(pip install 'lightning_cas[dask]').") from None
+            raise InputError(
+                "the dask executor needs the optional 'distributed' package (pip install 'lightning_cas[dask]')."
+            ) from None
         self.cluster = None
         self.address = address or "local cluster"
         try:
@@ -152,24 +166,28 @@ class DaskExecutor:
                 self.client = Client(address, timeout="20s")
             else:
                 # threads in this process: M2 runs as subprocesses anyway, and startup stays fast
-                self.cluster = LocalCluster(n_workers=1, threads_per_worker=max(1, jobs), processes=False,
-                                            dashboard_address=None)
+                self.cluster = LocalCluster(
+                    n_workers=1, threads_per_worker=max(1, jobs), processes=False, dashboard_address=None
+                )
                 self.client = Client(self.cluster)
         except (OSError, ValueError, TimeoutError) as exc:
-            raise InputError(f"cannot connect to the Dask scheduler {printable(address)}: "
-                             f"{printable(str(exc).rstrip('.'))}.") from None
+            raise InputError(
+                f"cannot connect to the Dask scheduler {printable(address)}: {printable(str(exc).rstrip('.'))}."
+            ) from None
 
     def submit(self, job: Job, m2):
         return self.client.submit(run_job, job, m2, False, pure=False, key=f"lcas-{job.label}-{uuid.uuid4().hex[:8]}")
 
     def as_completed(self, futures):
         from distributed import as_completed
+
         return as_completed(futures)
 
     @staticmethod
     def wait_some(futures, timeout: float):
         """The futures that finished within ``timeout`` seconds (possibly none)."""
         from distributed import wait
+
         try:
             wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
         except TimeoutError:
@@ -186,8 +204,11 @@ class DaskExecutor:
             self.cluster.close()
 
 
-_ADDRESS = re.compile(r"(?:(?:tcp|tls)://)?(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])"
-                      r":([0-9]{1,5})", re.ASCII)
+_ADDRESS = re.compile(
+    r"(?:(?:tcp|tls)://)?(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])"
+    r":([0-9]{1,5})",
+    re.ASCII,
+)
 
 
 def check_scheduler(address: str | None, inproc: bool = False) -> str | None:
@@ -200,8 +221,7 @@ def check_scheduler(address: str | None, inproc: bool = False) -> str | None:
         return address
     m = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
     if m is None or not 1 <= int(m.group(1)) <= 65535:
-        raise InputError(f"the Dask scheduler address must look like tcp://host:8786, got "
-                         f"{printable(repr(address))}.")
+        raise InputError(f"the Dask scheduler address must look like tcp://host:8786, got {printable(repr(address))}.")
     return address
 
 
@@ -211,5 +231,3 @@ def make_executor(kind: str, jobs: int = 1, scheduler: str | None = None):
     if kind == "dask":
         return DaskExecutor(jobs, scheduler)
     raise InputError(f"executor must be local or dask, got {kind!r}.")
-
-

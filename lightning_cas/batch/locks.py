@@ -17,8 +17,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.system.files import parse_json, read_bytes
 from lightning_cas.errors import InputError
+from lightning_cas.system.files import parse_json, read_bytes
 
 MAX_LOCK_BYTES = 4096
 LOCK_TTL_S = 120.0  # a lock not refreshed for this long is stale, whoever holds it
@@ -79,8 +79,15 @@ class Locks:
                     self.break_lock(label, state.reason)
                 continue
             with os.fdopen(fd, "w") as fh:
-                json.dump({"host": socket.gethostname(), "pid": os.getpid(), "since": time.time(),
-                           "start": _start_time(os.getpid())}, fh)
+                json.dump(
+                    {
+                        "host": socket.gethostname(),
+                        "pid": os.getpid(),
+                        "since": time.time(),
+                        "start": _start_time(os.getpid()),
+                    },
+                    fh,
+                )
             return True
         return False
 
@@ -97,12 +104,19 @@ class Locks:
         if age < -FUTURE_SLACK_S:
             return LockState("stale", f"dated {-age:.0f} s in the future")
         try:
-            data = parse_json(read_bytes(lock, "lock", max_bytes=MAX_LOCK_BYTES, follow_symlinks=False)
-                              .decode("utf-8"), "lock", max_depth=2)
+            data = parse_json(
+                read_bytes(lock, "lock", max_bytes=MAX_LOCK_BYTES, follow_symlinks=False).decode("utf-8"),
+                "lock",
+                max_depth=2,
+            )
         except (InputError, UnicodeDecodeError):
             data = None  # unreadable, a FIFO, a symlink, not JSON, or gone meanwhile (checked below)
-        ok = (isinstance(data, dict) and isinstance(data.get("host"), str) and type(data.get("pid")) is int
-              and 0 < data["pid"] < 2 ** 22)
+        ok = (
+            isinstance(data, dict)
+            and isinstance(data.get("host"), str)
+            and type(data.get("pid")) is int
+            and 0 < data["pid"] < 2**22
+        )
         if not ok:
             if not os.path.lexists(lock):
                 return LockState("absent")

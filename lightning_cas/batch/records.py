@@ -28,10 +28,10 @@ from dataclasses import dataclass, replace
 from lightning_cas import api
 from lightning_cas.batch.spec import Job
 from lightning_cas.core.network import Network
-from lightning_cas.results.dimension import DimensionResult, ImplicitSummary, check_dimension_numbers
-from lightning_cas.results.contract import JsonResult, Record
 from lightning_cas.core.verdict import Verdict, judge
 from lightning_cas.errors import InputError, ResultError
+from lightning_cas.results.contract import JsonResult, Record
+from lightning_cas.results.dimension import DimensionResult, ImplicitSummary, check_dimension_numbers
 
 RECORD_VERSION = 4
 READABLE_VERSIONS = (2, 3, 4)
@@ -113,14 +113,25 @@ class JobResult(JsonResult):
         return self.result.method if self.result is not None else self.job.method
 
 
-def failed(job: Job, status: Status, message: str, host: str, elapsed_s: float = 0.0,
-           script: str | None = None, script_text: str | None = None) -> JobResult:
+def failed(
+    job: Job,
+    status: Status,
+    message: str,
+    host: str,
+    elapsed_s: float = 0.0,
+    script: str | None = None,
+    script_text: str | None = None,
+) -> JobResult:
     """The record of a job that produced no dimension."""
-    return judged(JobResult(job.label, job, status, message, None, None, "", Verdict.NOT_COMPUTED, elapsed_s,
-                            host, script, script_text))
+    return judged(
+        JobResult(
+            job.label, job, status, message, None, None, "", Verdict.NOT_COMPUTED, elapsed_s, host, script, script_text
+        )
+    )
 
 
 # ---- numbers are checked where they enter -----------------------------------------------------
+
 
 def check_numbers(rec: JobResult) -> None:
     """Refuse (InputError, one line) a record whose numbers cannot be true for its own job."""
@@ -141,8 +152,9 @@ def check_numbers(rec: JobResult) -> None:
         raise InputError(str(exc).removeprefix("the DimensionResult's ")) from None
     ambient = arch.ambient_dimension  # None for softmax networks (not polynomial)
     s = r.implicit
-    if s is not None and not (s.degree >= 1 and r.dimension <= s.linear_span <= (ambient or 0)
-                              and all(g >= 1 for g in s.generator_degrees)):
+    if s is not None and not (
+        s.degree >= 1 and r.dimension <= s.linear_span <= (ambient or 0) and all(g >= 1 for g in s.generator_degrees)
+    ):
         raise InputError(f"its implicit ideal's numbers (degree {s.degree}, span {s.linear_span}) are impossible")
 
 
@@ -163,9 +175,11 @@ def judged(rec: JobResult) -> JobResult:
 
 # ---- JSON versions ----------------------------------------------------------------------------
 
-_LEGACY_NOTES = {"degree": re.compile(r"^degree (\d+) "),
-                 "linear_span": re.compile(r"^(\d+) linearly independent coefficients$"),
-                 "generator_degrees": re.compile(r"^minimal generator degrees \[([\d, ]*)\]$")}
+_LEGACY_NOTES = {
+    "degree": re.compile(r"^degree (\d+) "),
+    "linear_span": re.compile(r"^(\d+) linearly independent coefficients$"),
+    "generator_degrees": re.compile(r"^minimal generator degrees \[([\d, ]*)\]$"),
+}
 
 
 def legacy_implicit(notes) -> ImplicitSummary | None:
@@ -198,8 +212,9 @@ def record_from_dict(data: dict, judge: bool = True) -> JobResult:
         raise InputError("not a lightning-cas job record")
     version = data.get("version")
     if version not in READABLE_VERSIONS:
-        raise InputError(f"record version {version!r} is not one this lightning_cas reads "
-                         f"({', '.join(map(str, READABLE_VERSIONS))})")
+        raise InputError(
+            f"record version {version!r} is not one this lightning_cas reads ({', '.join(map(str, READABLE_VERSIONS))})"
+        )
     body = {k: v for k, v in data.items() if k not in ("mac", "checksum")}
     rec = JobResult.from_dict(body)
     if rec.result is not None and version < 4:

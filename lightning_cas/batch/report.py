@@ -19,16 +19,27 @@ from pathlib import Path
 from lightning_cas.batch.records import JobResult, Origin, Status
 from lightning_cas.batch.store import RecordCheck, ResultStore
 from lightning_cas.batch.tables import job_row
-from lightning_cas.results.display import printable
 from lightning_cas.errors import InputError
+from lightning_cas.results.display import printable
 
 PLOT_FORMATS = (".png", ".pdf", ".svg")
 
 # the terminal table: (title, row key, right-aligned); the label, certainty and message stay in the CSV/JSON
-TABLE_COLUMNS = (("widths", "widths", False), ("a", "attention", False), ("H", "heads", False), ("t", "tokens", True),
-                 ("norm", "normalization", False), ("method", "method", False), ("seed", "seed", True),
-                 ("params", "parameters", True), ("dim", "dimension", True), ("pred", "predicted", True),
-                 ("verdict", "agreement", False), ("s", "elapsed_s", True), ("source", "source", False))
+TABLE_COLUMNS = (
+    ("widths", "widths", False),
+    ("a", "attention", False),
+    ("H", "heads", False),
+    ("t", "tokens", True),
+    ("norm", "normalization", False),
+    ("method", "method", False),
+    ("seed", "seed", True),
+    ("params", "parameters", True),
+    ("dim", "dimension", True),
+    ("pred", "predicted", True),
+    ("verdict", "agreement", False),
+    ("s", "elapsed_s", True),
+    ("source", "source", False),
+)
 STYLES = {"disagree": "red", "not computed": "yellow", "defect": "cyan"}
 
 
@@ -44,9 +55,11 @@ def scan(directory: str | os.PathLike, judge: bool = True) -> tuple[list[RecordC
     bad = [c for c in checks if c.record is None]
     if not shown:
         if bad:
-            raise InputError(f"{printable(path)} holds {len(bad)} record file(s) and none is a valid job record "
-                             f"(e.g. {printable(Path(bad[0].path).name)}: {printable(bad[0].reason)}); "
-                             "the results directory is damaged.")
+            raise InputError(
+                f"{printable(path)} holds {len(bad)} record file(s) and none is a valid job record "
+                f"(e.g. {printable(Path(bad[0].path).name)}: {printable(bad[0].reason)}); "
+                "the results directory is damaged."
+            )
         raise InputError(f"{printable(path)} holds no job results (run lightning-cas sweep first).")
     return shown, bad
 
@@ -87,8 +100,10 @@ def claim_notes(checks: list[RecordCheck]) -> list[str]:
     for where, labels in groups.items():
         host, rest = where.split(", ", 1)
         shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
-        lines.append(f"{len(labels)} claim{'s' if len(labels) > 1 else ''} from {host} ({rest}): {shown}; "
-                     "`lightning-cas sweep --recheck` or `notebook --execute` re-checks them")
+        lines.append(
+            f"{len(labels)} claim{'s' if len(labels) > 1 else ''} from {host} ({rest}): {shown}; "
+            "`lightning-cas sweep --recheck` or `notebook --execute` re-checks them"
+        )
     return lines
 
 
@@ -102,8 +117,7 @@ def print_table(rows: list[dict], title: str | None = None, file=None, notes: li
 
     from lightning_cas.batch.tables import cell
 
-    table = Table(title=Text(printable(title)) if title else None, box=box.SIMPLE_HEAD, pad_edge=False,
-                  padding=(0, 1))
+    table = Table(title=Text(printable(title)) if title else None, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     for name, _, right in TABLE_COLUMNS:
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
     for row in rows:
@@ -147,24 +161,66 @@ def figure(checks: list[RecordCheck], title: str | None = None):
             pick = [c.record for c in rs if c.status == source]
             pairs = [(r.predicted, r.result.dimension) for r in pick if r.predicted is not None]
             if pairs:
-                left.scatter(*zip(*pairs), marker=marker, s=40, alpha=0.85,
-                             label=fam + (" (claims)" if source is Origin.CLAIM else ""),
-                             facecolors=colour if source is Origin.HERE else "none", edgecolors=colour)
-        pts = sorted((c.record.architecture.widths[0], c.record.result.dimension, c.record.predicted,
-                      c.status == Origin.CLAIM) for c in rs)
+                left.scatter(
+                    *zip(*pairs),
+                    marker=marker,
+                    s=40,
+                    alpha=0.85,
+                    label=fam + (" (claims)" if source is Origin.CLAIM else ""),
+                    facecolors=colour if source is Origin.HERE else "none",
+                    edgecolors=colour,
+                )
+        pts = sorted(
+            (c.record.architecture.widths[0], c.record.result.dimension, c.record.predicted, c.status == Origin.CLAIM)
+            for c in rs
+        )
         pred = [(p[0], p[2]) for p in pts if p[2] is not None]
         if pred:
-            right.plot(*zip(*pred), linestyle=":", linewidth=1.2, marker="o", markersize=11, markerfacecolor="none",
-                       color=colour, alpha=0.7, label="_nolegend_", zorder=2)
-        right.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="-", linewidth=1.2, color=colour, label=fam,
-                   marker=marker, markersize=5, zorder=3)
+            right.plot(
+                *zip(*pred),
+                linestyle=":",
+                linewidth=1.2,
+                marker="o",
+                markersize=11,
+                markerfacecolor="none",
+                color=colour,
+                alpha=0.7,
+                label="_nolegend_",
+                zorder=2,
+            )
+        right.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            linestyle="-",
+            linewidth=1.2,
+            color=colour,
+            label=fam,
+            marker=marker,
+            markersize=5,
+            zorder=3,
+        )
         claimed = [p for p in pts if p[3]]
         if claimed:  # hollow on top of the line's filled markers
-            right.scatter([p[0] for p in claimed], [p[1] for p in claimed], marker=marker, s=30, zorder=4,
-                          facecolors="white", edgecolors=colour)
+            right.scatter(
+                [p[0] for p in claimed],
+                [p[1] for p in claimed],
+                marker=marker,
+                s=30,
+                zorder=4,
+                facecolors="white",
+                edgecolors=colour,
+            )
     if any(c.record.predicted is not None for c in ok):
-        right.plot([], [], linestyle=":", marker="o", markersize=11, markerfacecolor="none", color="grey",
-                   label="predicted (its family's colour)")
+        right.plot(
+            [],
+            [],
+            linestyle=":",
+            marker="o",
+            markersize=11,
+            markerfacecolor="none",
+            color="grey",
+            label="predicted (its family's colour)",
+        )
     values = [v for c in ok for v in (c.record.predicted, c.record.result.dimension) if v is not None]
     if values:
         lo, hi = min(values), max(values)
@@ -198,6 +254,7 @@ def pyplot():
     """matplotlib's pyplot on the Agg backend, or a one-line refusal."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -208,5 +265,7 @@ def pyplot():
 def _family(r: JobResult) -> str:
     a = r.architecture
     heads = "" if not a.multihead else f", H={','.join(map(str, a.heads))}"
-    return (f"{a.normalization}, L={a.depth}, a={','.join(map(str, sorted(set(a.attention))))}{heads}, "
-            f"t={a.tokens}, {r.method}")
+    return (
+        f"{a.normalization}, L={a.depth}, a={','.join(map(str, sorted(set(a.attention))))}{heads}, "
+        f"t={a.tokens}, {r.method}"
+    )

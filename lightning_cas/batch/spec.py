@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections import Counter
 import os
 import re
 import tomllib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.core.checks import check_seed, check_timeout
-from lightning_cas.system.files import parse_toml, read_text
 from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import integer_text
-from lightning_cas.results.contract import Record
 from lightning_cas.errors import InputError
+from lightning_cas.results.contract import Record
+from lightning_cas.system.files import parse_toml, read_text
 
 METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 M2_METHODS = ("jacobian", "implicit")
@@ -33,6 +33,7 @@ MAX_SPEC_BYTES = 1024 * 1024
 MAX_NAME = 100
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_NAME, re.ASCII)
 
+
 @dataclass(frozen=True)
 class Job(Record):
     """One dimension computation: an architecture, a method, a seed and a time limit."""
@@ -44,8 +45,7 @@ class Job(Record):
 
     def __post_init__(self):
         if not isinstance(self.architecture, Network):
-            raise ValueError(f"a job's architecture must be a Network, got "
-                             f"{type(self.architecture).__name__}")
+            raise ValueError(f"a job's architecture must be a Network, got {type(self.architecture).__name__}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         object.__setattr__(self, "seed", check_seed(self.seed))
@@ -166,9 +166,11 @@ def check_name(name, source: str, lines: "_Lines | None" = None, derived: bool =
     name (ASCII letters, digits, ``.``, ``_``, ``-``; no separators, no ``..``) or refused."""
     if isinstance(name, str) and _NAME.fullmatch(name) and name not in (".", ".."):
         return name
-    hint = (" (it is taken from the spec's file name; set name = \"...\" in the spec)" if derived else "")
-    message = (f"name must be a plain file name of at most {MAX_NAME} ASCII letters, digits, '.', '_' or '-' "
-               f"(no path separators or '..'), got {name!r}{hint}.")
+    hint = ' (it is taken from the spec\'s file name; set name = "..." in the spec)' if derived else ""
+    message = (
+        f"name must be a plain file name of at most {MAX_NAME} ASCII letters, digits, '.', '_' or '-' "
+        f"(no path separators or '..'), got {name!r}{hint}."
+    )
     if lines is None:
         raise InputError(f"{source}: {message}")
     _refuse(source, lines, ("name",), message)
@@ -180,8 +182,10 @@ def count_jobs(grid_values: dict) -> int:
     by_len_w = Counter(len(w) for w in grid_values["widths"])
     by_len_a = Counter(len(a) for a in grid_values["attention"])
     by_len_h = Counter(len(h) for h in grid_values["heads"]) if "heads" in grid_values else None
-    pairs = sum(n * by_len_a.get(length - 1, 0) * (1 if by_len_h is None else by_len_h.get(length - 1, 0))
-                for length, n in by_len_w.items())
+    pairs = sum(
+        n * by_len_a.get(length - 1, 0) * (1 if by_len_h is None else by_len_h.get(length - 1, 0))
+        for length, n in by_len_w.items()
+    )
     return pairs * _other_count(grid_values)
 
 
@@ -234,8 +238,10 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
     if not isinstance(networks, list) or not all(isinstance(e, dict) for e in networks):
         _refuse(source, lines, ("network",), "network must be given as [[network]] tables.")
     if not grids and not entries and not networks:
-        raise InputError(f"{source} has neither a [grid] table nor [[architecture]] or [[network]] entries, "
-                         "so there is nothing to run.")
+        raise InputError(
+            f"{source} has neither a [grid] table nor [[architecture]] or [[network]] entries, "
+            "so there is nothing to run."
+        )
 
     jobs: list[Job] = []
     mismatched = 0
@@ -246,13 +252,21 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
         values = {}
         for key, raw in grid.items():
             if key not in SPEC_KEYS:
-                _refuse(source, lines, path + (key,),
-                        f"{_section_name(path)} has unknown key {key!r} (expected {', '.join(SPEC_KEYS)}).")
+                _refuse(
+                    source,
+                    lines,
+                    path + (key,),
+                    f"{_section_name(path)} has unknown key {key!r} (expected {', '.join(SPEC_KEYS)}).",
+                )
             if key == "timeout":
                 items = [raw]
             elif not isinstance(raw, list) or not raw:
-                _refuse(source, lines, path + (key,),
-                        f"{_section_name(path)} {key} must be a non-empty list of values, got {raw!r}.")
+                _refuse(
+                    source,
+                    lines,
+                    path + (key,),
+                    f"{_section_name(path)} {key} must be a non-empty list of values, got {raw!r}.",
+                )
             else:
                 items = raw
             try:
@@ -265,8 +279,11 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
         checked.append((path, values))
     total = sum(count_jobs(values) for _, values in checked) + len(entries) + len(networks)
     if total > max_jobs:
-        advice = (f"pass --max-jobs {total} to run it anyway" if total <= MAX_JOBS_CEILING else
-                  f"that is above the ceiling of {MAX_JOBS_CEILING} that --max-jobs can raise it to; split the spec")
+        advice = (
+            f"pass --max-jobs {total} to run it anyway"
+            if total <= MAX_JOBS_CEILING
+            else f"that is above the ceiling of {MAX_JOBS_CEILING} that --max-jobs can raise it to; split the spec"
+        )
         raise InputError(f"{source} expands to {total} jobs, above the limit of {max_jobs}; {advice}.")
     for path, values in checked:
         timeout = values.get("timeout", [default_timeout])[0]
@@ -277,14 +294,19 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
         heads_by_length: dict[int, list] = {}
         for heads in values.get("heads", []):
             heads_by_length.setdefault(len(heads), []).append(heads)
-        mismatched += (len(values["widths"]) * len(values["attention"]) * len(values.get("heads", [None])) * rest
-                       - count_jobs(values))
+        mismatched += len(values["widths"]) * len(values["attention"]) * len(
+            values.get("heads", [None])
+        ) * rest - count_jobs(values)
         for widths in values["widths"]:  # only matching pairs are visited (no all-pairs loop)
             depth = len(widths) - 1
             for attention, heads, tokens, norm, method, seed in itertools.product(
-                    by_length.get(depth, []), heads_by_length.get(depth, []) if "heads" in values else [None],
-                    values.get("tokens", [2]), values.get("normalization", ["none"]), values.get("method", ["auto"]),
-                    values.get("seed", [0])):
+                by_length.get(depth, []),
+                heads_by_length.get(depth, []) if "heads" in values else [None],
+                values.get("tokens", [2]),
+                values.get("normalization", ["none"]),
+                values.get("method", ["auto"]),
+                values.get("seed", [0]),
+            ):
                 arch = _architecture(source, lines, path, widths, attention, tokens, norm, heads)
                 jobs.append(Job(arch, method, seed, timeout))
     for i, entry in enumerate(entries):
@@ -298,8 +320,16 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
         for key in ("widths", "attention"):
             if key not in vals:
                 _refuse(source, lines, path, f"{_section_name(path)} is missing {key}.")
-        arch = _architecture(source, lines, path, vals["widths"], vals["attention"], vals.get("tokens", 2),
-                             vals.get("normalization", "none"), vals.get("heads"))
+        arch = _architecture(
+            source,
+            lines,
+            path,
+            vals["widths"],
+            vals["attention"],
+            vals.get("tokens", 2),
+            vals.get("normalization", "none"),
+            vals.get("heads"),
+        )
         jobs.append(Job(arch, vals.get("method", "auto"), vals.get("seed", 0), vals.get("timeout", default_timeout)))
     for i, entry in enumerate(networks):
         path = ("network", i)
@@ -314,8 +344,14 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
         described = {k: v for k, v in entry.items() if k not in NETWORK_JOB_KEYS}
         line = lines.line(*path)
         net = Network.from_dict(described, source=f"{where}" + (f" (line {line})" if line else ""))
-        jobs.append(Job(net, job_values.get("method", "auto"), job_values.get("seed", 0),
-                        job_values.get("timeout", default_timeout)))
+        jobs.append(
+            Job(
+                net,
+                job_values.get("method", "auto"),
+                job_values.get("seed", 0),
+                job_values.get("timeout", default_timeout),
+            )
+        )
     unique: dict[str, Job] = {}
     for job in jobs:
         unique.setdefault(job.label, job)
@@ -335,8 +371,14 @@ def spec_toml(name: str, jobs) -> str:
     for job in jobs:
         arch = job.architecture
         if arch.paper is None:
-            out += ["", "[[network]]", f"input = {arch.input}", f"tokens = {arch.tokens}",
-                    f"method = {json.dumps(job.method)}", f"seed = {job.seed}"]
+            out += [
+                "",
+                "[[network]]",
+                f"input = {arch.input}",
+                f"tokens = {arch.tokens}",
+                f"method = {json.dumps(job.method)}",
+                f"seed = {job.seed}",
+            ]
             if job.timeout is not None:
                 out.append(f"timeout = {json.dumps(job.timeout)}")
             for block in arch.to_dict()["blocks"]:

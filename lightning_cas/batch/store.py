@@ -31,9 +31,9 @@ from pathlib import Path, PurePosixPath
 from lightning_cas.batch.locks import Locks
 from lightning_cas.batch.records import JobResult, Origin, record_from_dict
 from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME, job_row, to_csv
+from lightning_cas.errors import InputError, LightningError
 from lightning_cas.results.display import printable
 from lightning_cas.system.files import atomic_write_text, parse_json, private_dir, read_bytes
-from lightning_cas.errors import InputError, LightningError
 
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024
@@ -73,16 +73,20 @@ def record_key() -> bytes:
             os.unlink(tmp)
     info = os.lstat(path)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-        raise InputError(f"the record key {str(path)!r} is not a private file of this user (mode "
-                         f"{stat.S_IMODE(info.st_mode):o}); refusing to use it.")
+        raise InputError(
+            f"the record key {str(path)!r} is not a private file of this user (mode "
+            f"{stat.S_IMODE(info.st_mode):o}); refusing to use it."
+        )
     text = read_bytes(path, "record key", max_bytes=256, follow_symlinks=False).decode("ascii", "replace").strip()
     try:
         key = bytes.fromhex(text)
     except ValueError:
         key = b""
     if len(key) < 16:
-        raise InputError(f"the record key {str(path)!r} is damaged; delete it to make a new one "
-                         "(records signed with it will then show as claims).")
+        raise InputError(
+            f"the record key {str(path)!r} is damaged; delete it to make a new one "
+            "(records signed with it will then show as claims)."
+        )
     _KEYS[str(path)] = key
     return key
 
@@ -111,6 +115,7 @@ def record_checksum(data: dict) -> str:
 
 # ---- reading entries by descriptor ---------------------------------------------------------------
 
+
 def _open_dir(root, name: str | None = None, parent: int | None = None) -> int:
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     if parent is None:
@@ -118,8 +123,12 @@ def _open_dir(root, name: str | None = None, parent: int | None = None) -> int:
     return os.open(name, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=parent)
 
 
-def read_entry(root: str | os.PathLike, relative: str, what: str = "entry", max_bytes: int = MAX_RECORD_BYTES,
-               ) -> bytes:
+def read_entry(
+    root: str | os.PathLike,
+    relative: str,
+    what: str = "entry",
+    max_bytes: int = MAX_RECORD_BYTES,
+) -> bytes:
     """The bytes of ``root/relative``: every component opened under its parent's descriptor with
     ``O_NOFOLLOW`` (no symlink at any level, none swapped in between check and read), plain names
     only (no absolute path, no ``..``), a regular file with a single link, at most ``max_bytes``.
@@ -141,14 +150,19 @@ def read_entry(root: str | os.PathLike, relative: str, what: str = "entry", max_
             try:
                 fds.append(_open_dir(root, part, fds[-1]))
             except OSError as exc:
-                raise InputError(f"the {what} '{shown}': {printable(part)} is not a plain directory "
-                                 f"({exc.strerror})") from None
+                raise InputError(
+                    f"the {what} '{shown}': {printable(part)} is not a plain directory ({exc.strerror})"
+                ) from None
         try:
-            fd = os.open(path.parts[-1], os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-                         | getattr(os, "O_CLOEXEC", 0), dir_fd=fds[-1])
+            fd = os.open(
+                path.parts[-1],
+                os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                dir_fd=fds[-1],
+            )
         except OSError as exc:
-            raise InputError(f"the {what} '{shown}' cannot be opened without following a link "
-                             f"({exc.strerror})") from None
+            raise InputError(
+                f"the {what} '{shown}' cannot be opened without following a link ({exc.strerror})"
+            ) from None
         fds.append(fd)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -202,16 +216,18 @@ class RecordCheck:
         return self.status == Origin.HERE
 
 
-def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes | None = None,
-                  judge: bool = True) -> RecordCheck:
+def verify_record(
+    path: str | os.PathLike, label: str | None = None, key: bytes | None = None, judge: bool = True
+) -> RecordCheck:
     """Read one record file (by descriptor, bounded) and check its shape, its numbers and its
     signature: the one function that decides whether a record on disk is this user's result."""
     where = str(path)
     key = record_key() if key is None else key  # a damaged key is an error, not "every record unsigned"
     path = Path(path)
     try:
-        data = parse_json(read_entry(path.parent, path.name, "result record").decode("utf-8"),
-                          f"result record {where!r}")
+        data = parse_json(
+            read_entry(path.parent, path.name, "result record").decode("utf-8"), f"result record {where!r}"
+        )
     except (InputError, UnicodeDecodeError) as exc:
         return RecordCheck(where, "invalid", str(exc) if isinstance(exc, InputError) else "not UTF-8 text")
     try:
@@ -223,8 +239,7 @@ def verify_record(path: str | os.PathLike, label: str | None = None, key: bytes 
         return RecordCheck(where, "invalid", f"it holds {rec.label}, not {label}")
     mac = data.get("mac")
     if data.get("version") == 2 or not isinstance(mac, str):
-        return RecordCheck(where, Origin.CLAIM, f"record version {data.get('version')!r} carries no key signature",
-                           rec)
+        return RecordCheck(where, Origin.CLAIM, f"record version {data.get('version')!r} carries no key signature", rec)
     try:
         good = hmac.compare_digest(mac, record_mac(data, key))
     except (TypeError, ValueError):  # e.g. non-ASCII text in the mac field
@@ -256,8 +271,9 @@ class ResultStore:
         except FileExistsError:
             pass
         except OSError as exc:
-            raise InputError(f"cannot create the results directory {printable(self.root)}: "
-                             f"{exc.strerror or exc}.") from None
+            raise InputError(
+                f"cannot create the results directory {printable(self.root)}: {exc.strerror or exc}."
+            ) from None
         self._scripts_dir()
 
     def _scripts_dir(self) -> Path:
@@ -294,8 +310,12 @@ class ResultStore:
             digest = hashlib.sha256(record.script_text.encode()).hexdigest()
         stored = replace(record, script=script, script_text=None, script_sha256=digest, signer=key_id())
         data = stored.to_dict()
-        atomic_write_text(self.path(record.label), json.dumps({**data, "mac": record_mac(data)}, indent=1) + "\n",
-                          "record", replace_entries=True)
+        atomic_write_text(
+            self.path(record.label),
+            json.dumps({**data, "mac": record_mac(data)}, indent=1) + "\n",
+            "record",
+            replace_entries=True,
+        )
         return stored
 
     def script_text(self, record: JobResult) -> str | None:
@@ -339,6 +359,10 @@ class ResultStore:
         jsonl = "".join(json.dumps(r.to_dict()) + "\n" for r, source in rows if source is Origin.HERE)
         csv_path, jsonl_path = self.root / CSV_NAME, self.root / JSONL_NAME
         atomic_write_text(jsonl_path, jsonl, "results table", replace_entries=True)
-        atomic_write_text(csv_path, to_csv([job_row(r, source) for r, source in rows], CSV_COLUMNS), "results table",
-                          replace_entries=True)
+        atomic_write_text(
+            csv_path,
+            to_csv([job_row(r, source) for r, source in rows], CSV_COLUMNS),
+            "results table",
+            replace_entries=True,
+        )
         return csv_path, jsonl_path

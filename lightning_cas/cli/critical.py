@@ -6,11 +6,22 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (M2_OPTION, MSOLVE_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, Number,
-                                      apply_options, clean_errors, echo, network_options, parse_architecture)
+from lightning_cas.cli.common import (
+    M2_OPTION,
+    MSOLVE_OPTION,
+    QUIET_OPTION,
+    SEED_OPTION,
+    TIMEOUT_OPTION,
+    Number,
+    apply_options,
+    clean_errors,
+    echo,
+    network_options,
+    parse_architecture,
+)
 from lightning_cas.core.paper import NORMALIZATIONS
-from lightning_cas.results.display import printable
 from lightning_cas.errors import InputError
+from lightning_cas.results.display import printable
 
 OUTPUTS = ("text", "json", "m2")
 
@@ -20,11 +31,21 @@ def _common(fn):
         click.option("--widths", default=None, help="Widths d_0,...,d_L, e.g. 2,1."),
         click.option("--attention", default=None, help="Attention dims a_1,...,a_L, e.g. 1."),
         click.option("--tokens", default=None, help="Number of tokens t (default 2; a network file's own)."),
-        click.option("--normalization", default=None, type=click.Choice(NORMALIZATIONS),
-                     help="none (lightning, default); softmax is refused (not algebraic)."),
+        click.option(
+            "--normalization",
+            default=None,
+            type=click.Choice(NORMALIZATIONS),
+            help="none (lightning, default); softmax is refused (not algebraic).",
+        ),
         click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout (= --format json)."),
-        click.option("--format", "output_format", type=click.Choice(OUTPUTS), default="text", show_default=True,
-                     help="text; json; m2: Macaulay2 code that recomputes the number."),
+        click.option(
+            "--format",
+            "output_format",
+            type=click.Choice(OUTPUTS),
+            default="text",
+            show_default=True,
+            help="text; json; m2: Macaulay2 code that recomputes the number.",
+        ),
         SEED_OPTION,
         TIMEOUT_OPTION,
         M2_OPTION,
@@ -72,21 +93,31 @@ def _emit(res, output: str) -> None:
 
 @click.command("degree")
 @_common
-@click.option("--method", default="auto", show_default=True, type=click.Choice(("auto", "implicit", "numerical")),
-              help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
-                   "auto: implicit where elimination finishes, numerical beyond.")
+@click.option(
+    "--method",
+    default="auto",
+    show_default=True,
+    type=click.Choice(("auto", "implicit", "numerical")),
+    help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
+    "auto: implicit where elimination finishes, numerical beyond.",
+)
 @clean_errors
-def degree_command(network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout,
-                   m2, quiet, method):
+def degree_command(
+    network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, method
+):
     """Degree of the neurovariety (its projectivization's), in coordinates of the coefficient span."""
     from lightning_cas.geometry.degrees import degree, plan_degree
 
     output = _output(as_json, output_format)
     arch = parse_architecture(widths, attention, tokens, normalization, network)
     plan_degree(arch, method)  # refusals before the progress line
-    res = _run(f"running Macaulay2 (degree, {method})",
-               lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2), timeout,
-               "degree", quiet or output != "text")
+    res = _run(
+        f"running Macaulay2 (degree, {method})",
+        lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2),
+        timeout,
+        "degree",
+        quiet or output != "text",
+    )
     _emit(res, output)
 
 
@@ -97,20 +128,31 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     if targets is not None and inputs is None:
         raise InputError("--targets needs --inputs (the data the targets belong to).")
     if boundary and (targets is not None or inputs is not None or metric is not None):
-        raise InputError("--boundary computes the ED degree of the decision boundary in the input coordinates; it "
-                         "takes no --metric, --inputs or --targets.")
+        raise InputError(
+            "--boundary computes the ED degree of the decision boundary in the input coordinates; it "
+            "takes no --metric, --inputs or --targets."
+        )
     if not boundary and (readout is not None or point is not None):
         raise InputError(f"--{'readout' if readout is not None else 'point'} goes with --boundary.")
     if at is not None and not boundary:
-        raise InputError("--at goes with --boundary (" + ("--targets starts its gauge slice and local searches from "
-                         "weights drawn from --seed" if targets is not None else "the ED degree of the variety "
-                         "needs no weights") + ").")
+        raise InputError(
+            "--at goes with --boundary ("
+            + (
+                "--targets starts its gauge slice and local searches from weights drawn from --seed"
+                if targets is not None
+                else "the ED degree of the variety needs no weights"
+            )
+            + ")."
+        )
     if (boundary or targets is not None) and (method != "auto" or output == "m2"):
-        raise InputError("--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary "
-                         "or --targets.")
+        raise InputError(
+            "--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary or --targets."
+        )
     if method == "msolve" and output == "m2":
-        raise InputError("--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
-                         "--format json or --method lagrange.")
+        raise InputError(
+            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
+            "--format json or --method lagrange."
+        )
     if targets is not None:
         if metric not in (None, "data"):
             raise InputError("--targets trains on the data: its metric is the data's, not --metric " + metric + ".")
@@ -126,31 +168,79 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
 
 @click.command("ed")
 @_common
-@click.option("--metric", default=None, type=click.Choice(("generic", "standard", "data")),
-              help="generic (default): a generic quadratic form, an invariant; standard: the Euclidean form in the "
-                   "coordinates y_i; data: sum_n |f(X_n)|^2 of --inputs.")
+@click.option(
+    "--metric",
+    default=None,
+    type=click.Choice(("generic", "standard", "data")),
+    help="generic (default): a generic quadratic form, an invariant; standard: the Euclidean form in the "
+    "coordinates y_i; data: sum_n |f(X_n)|^2 of --inputs.",
+)
 @click.option("--inputs", default=None, metavar="PATH", help="Token matrices (N, d_0, t): .npy, .npz or JSON.")
-@click.option("--layout", default=None, type=click.Choice(["features-tokens", "tokens-features"]),
-              help="How --inputs is laid out: (N, d_0, t) or PyTorch's (N, t, d_0); needed when t = d_0.")
-@click.option("--method", default="auto", show_default=True,
-              type=click.Choice(("auto", "lagrange", "monodromy", "msolve")),
-              help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
-                   "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
-                   "(generic metric; beyond the lagrange guard); auto: lagrange within its size guard.")
-@click.option("--repeats", default=10, show_default=True, type=Number(low=1, high=1000),
-              help="Monodromy: stop after this many loops without a new solution.")
+@click.option(
+    "--layout",
+    default=None,
+    type=click.Choice(["features-tokens", "tokens-features"]),
+    help="How --inputs is laid out: (N, d_0, t) or PyTorch's (N, t, d_0); needed when t = d_0.",
+)
+@click.option(
+    "--method",
+    default="auto",
+    show_default=True,
+    type=click.Choice(("auto", "lagrange", "monodromy", "msolve")),
+    help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
+    "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
+    "(generic metric; beyond the lagrange guard); auto: lagrange within its size guard.",
+)
+@click.option(
+    "--repeats",
+    default=10,
+    show_default=True,
+    type=Number(low=1, high=1000),
+    help="Monodromy: stop after this many loops without a new solution.",
+)
 @click.option("--boundary", is_flag=True, help="The ED degree of the decision boundary {X : <w, f(X)> = 0}.")
 @click.option("--readout", default=None, metavar="PATH", help="With --boundary: the readout w (d_L x t array).")
-@click.option("--point", default=None, metavar="PATH", help="With --boundary: an input X0 (d_0 x t): its real "
-              "critical points on the boundary and its robustness radius.")
-@click.option("--at", "at", default=None, metavar="PATH", help="With --boundary: the weights (default: random, from "
-              "--seed).")
-@click.option("--targets", default=None, metavar="PATH", help="With --inputs: targets; the real critical points "
-              "of the squared loss on the function space.")
+@click.option(
+    "--point",
+    default=None,
+    metavar="PATH",
+    help="With --boundary: an input X0 (d_0 x t): its real critical points on the boundary and its robustness radius.",
+)
+@click.option(
+    "--at", "at", default=None, metavar="PATH", help="With --boundary: the weights (default: random, from --seed)."
+)
+@click.option(
+    "--targets",
+    default=None,
+    metavar="PATH",
+    help="With --inputs: targets; the real critical points of the squared loss on the function space.",
+)
 @MSOLVE_OPTION
 @clean_errors
-def ed_command(network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2,
-               quiet, metric, inputs, method, repeats, boundary, readout, point, at, targets, layout, msolve):
+def ed_command(
+    network,
+    widths,
+    attention,
+    tokens,
+    normalization,
+    as_json,
+    output_format,
+    seed,
+    timeout,
+    m2,
+    quiet,
+    metric,
+    inputs,
+    method,
+    repeats,
+    boundary,
+    readout,
+    point,
+    at,
+    targets,
+    layout,
+    msolve,
+):
     """ED degree of the neurovariety: critical points of the squared distance (training's squared loss)."""
     output = _output(as_json, output_format)
     metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout)
@@ -161,16 +251,24 @@ def ed_command(network, widths, attention, tokens, normalization, as_json, outpu
     if boundary:
         from lightning_cas.geometry.decision import boundary_ed
 
-        res = _run("running Macaulay2 (decision boundary ED degree)",
-                   lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
-                   timeout, "ed", quiet or output != "text")
+        res = _run(
+            "running Macaulay2 (decision boundary ED degree)",
+            lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
+            timeout,
+            "ed",
+            quiet or output != "text",
+        )
     elif targets is not None:
         from lightning_cas.geometry.training import read_training, training_critical_points
 
         data = read_training(arch, inputs, targets, layout)  # read and checked before the progress line
-        res = _run("running Macaulay2 (critical points of training)",
-                   lambda: training_critical_points(arch, data=data, at=at, seed=seed, timeout=timeout, m2=m2),
-                   timeout, "ed", quiet or output != "text")
+        res = _run(
+            "running Macaulay2 (critical points of training)",
+            lambda: training_critical_points(arch, data=data, at=at, seed=seed, timeout=timeout, m2=m2),
+            timeout,
+            "ed",
+            quiet or output != "text",
+        )
     else:
         from lightning_cas.geometry.degrees import ed_degree, plan_ed
 
@@ -182,8 +280,22 @@ def ed_command(network, widths, attention, tokens, normalization, as_json, outpu
 
             inputs = read_inputs(arch, inputs, layout)
         engine = "msolve" if method == "msolve" else "Macaulay2"
-        res = _run(f"running {engine} (ED degree, {metric} metric, {method})",
-                   lambda: ed_degree(arch, metric=metric, inputs=inputs, method=method, seed=seed, timeout=timeout,
-                                     m2=m2, repeats=repeats, msolve=msolve), timeout, "ed",
-                   quiet or output != "text", engine)
+        res = _run(
+            f"running {engine} (ED degree, {metric} metric, {method})",
+            lambda: ed_degree(
+                arch,
+                metric=metric,
+                inputs=inputs,
+                method=method,
+                seed=seed,
+                timeout=timeout,
+                m2=m2,
+                repeats=repeats,
+                msolve=msolve,
+            ),
+            timeout,
+            "ed",
+            quiet or output != "text",
+            engine,
+        )
     _emit(res, output)

@@ -7,28 +7,67 @@ import sys
 
 import click
 
-from lightning_cas.cli.common import (EXIT_DISCREPANCY, TIMEOUT_OPTION, architecture_options, check_m2_format,
-                                      clean_errors, echo, format_option, method_options, parse_architecture)
-from lightning_cas.errors import InputError
+from lightning_cas.cli.common import (
+    EXIT_DISCREPANCY,
+    TIMEOUT_OPTION,
+    architecture_options,
+    check_m2_format,
+    clean_errors,
+    echo,
+    format_option,
+    method_options,
+    parse_architecture,
+)
 from lightning_cas.cli.progress import progress_display, run_label
+from lightning_cas.errors import InputError
 
 
 @click.command("dim")
 @architecture_options
 @format_option
 @method_options
-@click.option("--at", "at", default=None, metavar="FILE",
-              help="The rank at these weights (JSON, .npz or .safetensors; floats are read exactly).")
-@click.option("--inputs", default=None, metavar="FILE",
-              help="The rank on these token matrices (N, d_0, t): .npy, .npz (key inputs) or JSON.")
-@click.option("--layout", default=None, type=click.Choice(["features-tokens", "tokens-features"]),
-              help="How --inputs is laid out: (N, d_0, t) features-tokens, or (N, t, d_0) tokens-features "
-                   "(PyTorch's); default: from the shape (refused when t = d_0) or what the file records.")
+@click.option(
+    "--at",
+    "at",
+    default=None,
+    metavar="FILE",
+    help="The rank at these weights (JSON, .npz or .safetensors; floats are read exactly).",
+)
+@click.option(
+    "--inputs",
+    default=None,
+    metavar="FILE",
+    help="The rank on these token matrices (N, d_0, t): .npy, .npz (key inputs) or JSON.",
+)
+@click.option(
+    "--layout",
+    default=None,
+    type=click.Choice(["features-tokens", "tokens-features"]),
+    help="How --inputs is laid out: (N, d_0, t) features-tokens, or (N, t, d_0) tokens-features "
+    "(PyTorch's); default: from the shape (refused when t = d_0) or what the file records.",
+)
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
 @clean_errors
-def dim_command(network, widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet, at,
-                inputs, layout, exact, spectrum):
+def dim_command(
+    network,
+    widths,
+    attention,
+    tokens,
+    normalization,
+    output,
+    method,
+    seed,
+    timeout,
+    prime,
+    m2,
+    quiet,
+    at,
+    inputs,
+    layout,
+    exact,
+    spectrum,
+):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     from lightning_cas import api
 
@@ -44,8 +83,18 @@ def dim_command(network, widths, attention, tokens, normalization, output, metho
         point = None if at is None else load_weights(arch, at)
         data = None if inputs is None else load_inputs(arch, inputs, layout)
     with progress_display(run_label("dim", method), quiet=quiet or as_json):
-        result = api.dimension(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, at=point,
-                               inputs=data, exact=exact, spectrum=spectrum)
+        result = api.dimension(
+            arch,
+            method=method,
+            seed=seed,
+            timeout=timeout,
+            m2=m2,
+            prime=prime,
+            at=point,
+            inputs=data,
+            exact=exact,
+            spectrum=spectrum,
+        )
     if as_json:
         echo(result.to_json())
     elif output == "m2":
@@ -92,8 +141,9 @@ def predict_command(network, widths, attention, tokens, normalization, output, t
 @method_options
 @click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
 @clean_errors
-def verify_command(network, widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet,
-                   compare):
+def verify_command(
+    network, widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet, compare
+):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
     from lightning_cas import api
 

@@ -6,9 +6,19 @@ from dataclasses import replace
 
 import click
 
-from lightning_cas.cli.common import (echo, INTEGER, M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION,
-                                      architecture_options, clean_errors, format_option, parse_architecture,
-                                      plain_architecture)
+from lightning_cas.cli.common import (
+    INTEGER,
+    M2_OPTION,
+    QUIET_OPTION,
+    SEED_OPTION,
+    TIMEOUT_OPTION,
+    architecture_options,
+    clean_errors,
+    echo,
+    format_option,
+    parse_architecture,
+    plain_architecture,
+)
 from lightning_cas.cli.progress import progress_display, run_label
 from lightning_cas.core.methods import FIBER_METHODS as METHODS
 from lightning_cas.errors import InputError
@@ -17,20 +27,30 @@ from lightning_cas.errors import InputError
 @click.command("fiber")
 @architecture_options
 @format_option
-@click.option("--at", "at", default=None, metavar="FILE",
-              help="Weight point: JSON ({\"layers\": ...} or {\"blocks\": ...}), .npz or .safetensors; floats exact.")
+@click.option(
+    "--at",
+    "at",
+    default=None,
+    metavar="FILE",
+    help='Weight point: JSON ({"layers": ...} or {"blocks": ...}), .npz or .safetensors; floats exact.',
+)
 @click.option("--save-point", default=None, help="Write the point used (e.g. the random one) to this file.")
-@click.option("--method", default="auto", show_default=True, type=click.Choice(METHODS),
-              help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.")
+@click.option(
+    "--method",
+    default="auto",
+    show_default=True,
+    type=click.Choice(METHODS),
+    help="m2 = decompose the fiber in Macaulay2; modp = dimensions only; auto = m2 when small.",
+)
 @SEED_OPTION
 @TIMEOUT_OPTION
 @click.option("--prime", default=None, type=INTEGER, help="Decompose over ZZ/prime instead of QQ (faster).")
 @M2_OPTION
 @QUIET_OPTION
 @clean_errors
-def fiber_command(network, widths, attention, tokens, normalization, output, at, save_point, method, seed,
-                  timeout, prime,
-                  m2, quiet):
+def fiber_command(
+    network, widths, attention, tokens, normalization, output, at, save_point, method, seed, timeout, prime, m2, quiet
+):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     from lightning_cas.core.weights import random_point
     from lightning_cas.geometry.fibers import fiber
@@ -40,11 +60,15 @@ def fiber_command(network, widths, attention, tokens, normalization, output, at,
     arch = parse_architecture(widths, attention, tokens, normalization, network)
     if arch.paper is None:
         if output == "latex":  # tangent ranks only: there is no ideal to write
-            raise InputError("--format latex writes ideals, and the fiber of a network of blocks is computed by "
-                             "tangent ranks, without one; use --format text, json or m2.")
+            raise InputError(
+                "--format latex writes ideals, and the fiber of a network of blocks is computed by "
+                "tangent ranks, without one; use --format text, json or m2."
+            )
         if output == "m2" and arch.normalization != "none":
-            raise InputError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
-                             "this one has softmax attention (use --format text or json).")
+            raise InputError(
+                "--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
+                "this one has softmax attention (use --format text or json)."
+            )
         return _network_fiber_command(arch, output, at, save_point, method, seed, timeout, prime, m2, quiet)
     arch = plain_architecture(arch, "fiber")
     point = load_point(arch, at) if at is not None else None

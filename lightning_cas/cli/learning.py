@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options,
-                                      clean_errors, echo, parse_architecture)
+from lightning_cas.cli.common import (
+    M2_OPTION,
+    QUIET_OPTION,
+    SEED_OPTION,
+    TIMEOUT_OPTION,
+    architecture_options,
+    clean_errors,
+    echo,
+    parse_architecture,
+)
 from lightning_cas.cli.progress import progress_display
 
 
 @click.command("llc")
 @architecture_options
-@click.option("--at", "at", default=None, metavar="FILE",
-              help="The weights w* (JSON, .npz or .safetensors; floats are read exactly); random integers from "
-                   "--seed when absent.")
+@click.option(
+    "--at",
+    "at",
+    default=None,
+    metavar="FILE",
+    help="The weights w* (JSON, .npz or .safetensors; floats are read exactly); random integers from "
+    "--seed when absent.",
+)
 @click.option("--no-fiber", is_flag=True, help="Skip Macaulay2's exact dimension of the fiber at w* (small networks).")
 @click.option("--lct", is_flag=True, help="Add lct/2 (Dmodules' log canonical threshold; 6 weights at most).")
 @SEED_OPTION
@@ -21,8 +34,9 @@ from lightning_cas.cli.progress import progress_display
 @M2_OPTION
 @QUIET_OPTION
 @clean_errors
-def llc_command(network, widths, attention, tokens, normalization, as_json, at, no_fiber, lct, seed, timeout,
-                m2, quiet):
+def llc_command(
+    network, widths, attention, tokens, normalization, as_json, at, no_fiber, lct, seed, timeout, m2, quiet
+):
     """The local learning coefficient λ at w* (singular learning theory): exact, or a proved bracket."""
     from lightning_cas.geometry.learning import learning_coefficient
 

@@ -13,9 +13,9 @@ import time
 
 import click
 
+from lightning_cas.results.display import printable
 from lightning_cas.system import progress
 from lightning_cas.system.deadline import shielded
-from lightning_cas.results.display import printable
 
 SHOW_AFTER_S = 0.5  # runs shorter than this show nothing
 REFRESH_S = 0.25
@@ -109,8 +109,9 @@ def run_label(command: str, method: str | None) -> str:
 
 
 @contextlib.contextmanager
-def progress_display(label: str, *, quiet: bool = False, task: str | None = None, limit: float | None = None,
-                     announce: bool = False):
+def progress_display(
+    label: str, *, quiet: bool = False, task: str | None = None, limit: float | None = None, announce: bool = False
+):
     """While the body runs (in the caller's thread, where the command's deadline applies), a rich
     spinner on stderr says what the computation reports (system.progress), for how long, and the
     ``limit`` (seconds) when there is one; on a terminal only, never with --json or --quiet, and not

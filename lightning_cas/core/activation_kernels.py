@@ -165,8 +165,12 @@ def _norm_spans(vs: Vectors) -> None:
         d = widths[i]
         g = [vs.entry(vs.mats(i, "g")[0], r, 0) for r in range(d)] if vs.mats(i, "g") else [Fraction(1)] * d
         mats, bias = prev.output_letters()
-        span = [[fmpq(g[r] * vs.entry(m, r, col)) for r in range(d)]
-                for letter in mats + ([bias] if bias else []) for m in vs.mats(i - 1, letter) for col in range(m.cols)]
+        span = [
+            [fmpq(g[r] * vs.entry(m, r, col)) for r in range(d)]
+            for letter in mats + ([bias] if bias else [])
+            for m in vs.mats(i - 1, letter)
+            for col in range(m.cols)
+        ]
         for w in nullspace(span, d):
             w = [Fraction(int(x.p), int(x.q)) for x in w]
             for letter in nxt.input_letters():
@@ -175,8 +179,9 @@ def _norm_spans(vs: Vectors) -> None:
                         vs.add(f"{type(nb).__name__} span", {m.offset + r * m.cols + c: w[c] for c in range(d)})
 
 
-def kernel_vectors(net: Network, values, patterns: dict | None = None,
-                   streams: list | None = None) -> list[tuple[str, np.ndarray]]:
+def kernel_vectors(
+    net: Network, values, patterns: dict | None = None, streams: list | None = None
+) -> list[tuple[str, np.ndarray]]:
     """(mechanism, vector of Fractions) for every exact kernel vector the mechanisms give at W (module
     docstring); ``patterns``: the ReLU signs on the inputs, for dead units, always-active units and blind
     spots; ``streams``: each block's input over QQ on those inputs, for blind spots."""

@@ -77,8 +77,9 @@ class Arithmetic:
 
     def signs(self, A) -> np.ndarray:
         """The signs (-1, 0, 1, int array) of A's entries: what ReLU needs."""
-        raise UnsupportedError(f"ReLU needs the signs of its inputs, which {self.name} has not: they come from an "
-                               "exact pass over QQ.")
+        raise UnsupportedError(
+            f"ReLU needs the signs of its inputs, which {self.name} has not: they come from an exact pass over QQ."
+        )
 
     def analytic(self, name: str, A):
         """(f(A), f'(A)) entrywise for f = tanh or gelu (x Phi(x), Phi the normal distribution), or
@@ -270,6 +271,7 @@ class Balls(Arithmetic):
             if isinstance(v, (int, np.integer)):
                 return flint.arb(int(v))
             return flint.arb(float(v))
+
         return _object_array(values, ball)
 
     def zeros(self, shape):
@@ -290,13 +292,17 @@ class Balls(Arithmetic):
 
     def signs(self, A):
         """Decided only where the ball excludes 0 (else one line: more digits are needed)."""
+
         def sign(v):
             if v > 0:
                 return 1
             if v < 0:
                 return -1
-            raise UnsupportedError(f"a ReLU input's ball {v.str(5, radius=True)} contains 0 at {self.dps} digits: "
-                                   "its side of the kink is not decided.")
+            raise UnsupportedError(
+                f"a ReLU input's ball {v.str(5, radius=True)} contains 0 at {self.dps} digits: "
+                "its side of the kink is not decided."
+            )
+
         return _object_signs(A, sign)
 
     def analytic(self, name, A):
@@ -344,6 +350,7 @@ class Rationals(Arithmetic):
                 v = Fraction(float(v))
             v = Fraction(v)
             return flint.fmpq(v.numerator, v.denominator)
+
         return _object_array(values, rational)
 
     def zeros(self, shape):

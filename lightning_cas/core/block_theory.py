@@ -28,11 +28,12 @@ their exceptions).
 from __future__ import annotations
 
 import math
-from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
-from lightning_cas.core.predictions import Prediction
+
 import numpy as np
 
 from lightning_cas.core.arithmetic import ModP
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
+from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
 from lightning_cas.core.symmetry import generic_orbit_dimension, random_weights, tangent_blocks
@@ -61,8 +62,14 @@ def _shallow_one_output(net: Network) -> tuple[int, int, int] | None:
     b = net.blocks
     if len(b) == 1 and isinstance(b[0], MLP) and not b[0].residual and b[0].out == 1 and not b[0].bias:
         return net.input, b[0].degree, b[0].hidden
-    if (len(b) == 3 and isinstance(b[0], Linear) and isinstance(b[1], Power) and isinstance(b[2], Linear)
-            and b[2].out == 1 and not b[2].bias):
+    if (
+        len(b) == 3
+        and isinstance(b[0], Linear)
+        and isinstance(b[1], Power)
+        and isinstance(b[2], Linear)
+        and b[2].out == 1
+        and not b[2].bias
+    ):
         # a first-layer bias: powers of affine forms, the Veronese in d_0 + 1 variables dehomogenized
         return net.input + b[0].bias, b[1].degree, b[0].out
     return None
@@ -71,8 +78,15 @@ def _shallow_one_output(net: Network) -> tuple[int, int, int] | None:
 def _shallow_output_bias(net: Network) -> tuple[int, int, int] | None:
     """(d_0, r, m) for x -> c . (W x)^{o r} + b (a bias on the output only), else None."""
     b = net.blocks
-    if (len(b) == 3 and isinstance(b[0], Linear) and not b[0].bias and isinstance(b[1], Power)
-            and isinstance(b[2], Linear) and b[2].out == 1 and b[2].bias):
+    if (
+        len(b) == 3
+        and isinstance(b[0], Linear)
+        and not b[0].bias
+        and isinstance(b[1], Power)
+        and isinstance(b[2], Linear)
+        and b[2].out == 1
+        and b[2].bias
+    ):
         return net.input, b[1].degree, b[0].out
     return None
 
@@ -84,16 +98,24 @@ def published(net: Network) -> Prediction | None:
         d0, r, m = shallow
         value, case = alexander_hirschowitz(d0, r, m)
         affine = " (affine forms in the d_0 - 1 inputs: homogenized)" if net.biased else ""
-        return Prediction("dimension", value, "dim of sums of m r-th powers of linear forms in d_0 variables",
-                          f"shallow polynomial network, one output{affine}: d_0 = {d0}, r = {r}, m = {m}; {case}",
-                          "proved")
+        return Prediction(
+            "dimension",
+            value,
+            "dim of sums of m r-th powers of linear forms in d_0 variables",
+            f"shallow polynomial network, one output{affine}: d_0 = {d0}, r = {r}, m = {m}; {case}",
+            "proved",
+        )
     shifted = _shallow_output_bias(net)
     if shifted is not None:  # the constant is a coordinate of its own (degree 0, the powers have degree r)
         d0, r, m = shifted
         value, case = alexander_hirschowitz(d0, r, m)
-        return Prediction("dimension", value + 1, "dim of sums of m r-th powers of linear forms, + 1 (the bias)",
-                          f"shallow polynomial network, one output, output bias: d_0 = {d0}, r = {r}, m = {m}; "
-                          f"{case}", "proved")
+        return Prediction(
+            "dimension",
+            value + 1,
+            "dim of sums of m r-th powers of linear forms, + 1 (the bias)",
+            f"shallow polynomial network, one output, output bias: d_0 = {d0}, r = {r}, m = {m}; {case}",
+            "proved",
+        )
     if net.biased:
         return None  # the published attention formulas are for bias-free weights
     blocks = [b for b in net.blocks if isinstance(b, Attention) and b.normalization == "softmax"]
@@ -104,23 +126,43 @@ def published(net: Network) -> Prediction | None:
     same = all(b.heads == k and b.out == d for b in blocks)
     if same and all(b.causal and b.value is None and b.attention == d for b in blocks) and net.tokens >= 3:
         if all(b.residual for b in blocks) and d >= max(2, k * L + 1):
-            return Prediction("dimension", 2 * L * k * d * d, "2 L k d^2",
-                              f"causal softmax, merged weights (a = d), residual, k = {k} heads, L = {L}, "
-                              f"T >= 3, d >= max(2, kL + 1) (Henry 2026, Lean-checked: fiber = head permutations)",
-                              "claim")
+            return Prediction(
+                "dimension",
+                2 * L * k * d * d,
+                "2 L k d^2",
+                f"causal softmax, merged weights (a = d), residual, k = {k} heads, L = {L}, "
+                f"T >= 3, d >= max(2, kL + 1) (Henry 2026, Lean-checked: fiber = head permutations)",
+                "claim",
+            )
         if not any(b.residual for b in blocks) and d >= max(2, k * (L + 1)):
-            return Prediction("dimension", 2 * L * k * d * d - (L - 1) * d * d, "2 L k d^2 - (L - 1) d^2",
-                              f"causal softmax, merged weights (a = d), no residual, k = {k} heads, L = {L}, "
-                              f"T >= 3, d >= max(2, k(L + 1)) (Henry 2026, Lean-checked: head permutations x "
-                              "the GL(d) chain)", "claim")
+            return Prediction(
+                "dimension",
+                2 * L * k * d * d - (L - 1) * d * d,
+                "2 L k d^2 - (L - 1) d^2",
+                f"causal softmax, merged weights (a = d), no residual, k = {k} heads, L = {L}, "
+                f"T >= 3, d >= max(2, k(L + 1)) (Henry 2026, Lean-checked: head permutations x "
+                "the GL(d) chain)",
+                "claim",
+            )
     if L == 1:
         b = blocks[0]
-        if (b.value is not None and b.value == b.attention and b.attention <= d and b.out == d and not b.causal
-                and not b.residual and net.tokens >= 2):
+        if (
+            b.value is not None
+            and b.value == b.attention
+            and b.attention <= d
+            and b.out == d
+            and not b.causal
+            and not b.residual
+            and net.tokens >= 2
+        ):
             a = b.attention
-            return Prediction("dimension", 4 * k * d * a - 2 * k * a * a, "4 k d a - 2 k a^2",
-                              f"one softmax layer, k = {k} heads, factored Q, K, W, O with a = b = {a} <= d "
-                              "(Henry 2026)", "claim")
+            return Prediction(
+                "dimension",
+                4 * k * d * a - 2 * k * a * a,
+                "4 k d a - 2 k a^2",
+                f"one softmax layer, k = {k} heads, factored Q, K, W, O with a = b = {a} <= d (Henry 2026)",
+                "claim",
+            )
     return None
 
 
@@ -178,9 +220,14 @@ def split_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
         suffix = Network(w, net.tokens, rest)
         acting = interface_acting(blocks, k, w, m)
         bound = w * m + suffix.parameters - acting - generic_orbit_dimension(suffix, seed)
-        out.append((f"split after block {k - 1}", bound,
-                    f"blocks 0..{k - 1} give {w} polynomials in a space of dimension {m} each; the rest has "
-                    f"{suffix.parameters} weights and a group of orbit {acting} acts at the interface"))
+        out.append(
+            (
+                f"split after block {k - 1}",
+                bound,
+                f"blocks 0..{k - 1} give {w} polynomials in a space of dimension {m} each; the rest has "
+                f"{suffix.parameters} weights and a group of orbit {acting} acts at the interface",
+            )
+        )
     return out
 
 
@@ -200,13 +247,23 @@ def filling_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
         space, own, why = found
         losses[i] = own - space
         bound = net.parameters - losses[i] - projected_orbit_rank(net, (i,), seed)
-        out.append((f"filling of block {i}", bound,
-                    f"block {i} alone gives maps in a space of dimension {space} ({why}) from {own} weights"))
+        out.append(
+            (
+                f"filling of block {i}",
+                bound,
+                f"block {i} alone gives maps in a space of dimension {space} ({why}) from {own} weights",
+            )
+        )
     if len(losses) > 1:
         names = ", ".join(map(str, losses))
         bound = net.parameters - sum(losses.values()) - projected_orbit_rank(net, tuple(losses), seed)
-        out.append((f"filling of blocks {names}", bound,
-                    f"the network factors through the map spaces of blocks {names} and the other weights"))
+        out.append(
+            (
+                f"filling of blocks {names}",
+                bound,
+                f"the network factors through the map spaces of blocks {names} and the other weights",
+            )
+        )
     return out
 
 
@@ -235,23 +292,39 @@ def block_alone(block: Block, width: int, tokens: int) -> Network:
 def expected(net: Network, seed: int = 0) -> Prediction:
     """The least proved upper bound, with every bound it is the least of."""
     orbit = generic_orbit_dimension(net, seed)
-    bounds = [("parameters - orbit", net.parameters - orbit,
-               "the named group's orbit (rank of its action mod p at a random integer point) lies in the fiber")]
+    bounds = [
+        (
+            "parameters - orbit",
+            net.parameters - orbit,
+            "the named group's orbit (rank of its action mod p at a random integer point) lies in the fiber",
+        )
+    ]
     if net.ambient_dimension is not None:
         bounds.append(("ambient", net.ambient_dimension, "all polynomial maps with the network's degrees"))
         bounds += split_bounds(net, seed)
         bounds += filling_bounds(net, seed)
     value = min(b[1] for b in bounds)
     tight = [b[0] for b in bounds if b[1] == value]
-    polynomial_stack = all(isinstance(b, (Linear, Power)) or (isinstance(b, MLP) and not b.residual)
-                           for b in net.blocks)
+    polynomial_stack = all(
+        isinstance(b, (Linear, Power)) or (isinstance(b, MLP) and not b.residual) for b in net.blocks
+    )
     if polynomial_stack:
-        regime = ("polynomial network: the expected dimension sum d_i d_(i-1) - sum_hidden d_i, capped by the "
-                  "ambient and split bounds; an upper bound (Alexander-Hirschowitz and deep defects fall below it)")
+        regime = (
+            "polynomial network: the expected dimension sum d_i d_(i-1) - sum_hidden d_i, capped by the "
+            "ambient and split bounds; an upper bound (Alexander-Hirschowitz and deep defects fall below it)"
+        )
     else:
         regime = "network of blocks: no closed form known; the least of proved upper bounds"
-    return Prediction("dimension", value, "min(" + ", ".join(b[0] for b in bounds) + ")", regime, "derived",
-                      reason=f"attained by: {', '.join(tight)}", kind="upper bound", bounds=tuple(bounds))
+    return Prediction(
+        "dimension",
+        value,
+        "min(" + ", ".join(b[0] for b in bounds) + ")",
+        regime,
+        "derived",
+        reason=f"attained by: {', '.join(tight)}",
+        kind="upper bound",
+        bounds=tuple(bounds),
+    )
 
 
 def predict_network_dimension(net: Network, seed: int = 0) -> Prediction:
@@ -263,8 +336,7 @@ def predict_network_dimension(net: Network, seed: int = 0) -> Prediction:
     return Prediction(claim.quantity, claim.value, claim.formula, claim.regime, claim.status, bounds=bound.bounds)
 
 
-def projected_orbit_rank(net: Network, blocks: tuple[int, ...], seed: int = 0,
-                         prime: int = DEFAULT_PRIME) -> int:
+def projected_orbit_rank(net: Network, blocks: tuple[int, ...], seed: int = 0, prime: int = DEFAULT_PRIME) -> int:
     """Rank mod p, at a random point, of the named group's tangents with the coordinates of ``blocks``
     deleted (their projection onto the other blocks' weights): a lower bound of the orbit dimension of
     the group acting on (block's map space) x (the other weights), which the filling bound subtracts."""
@@ -273,7 +345,7 @@ def projected_orbit_rank(net: Network, blocks: tuple[int, ...], seed: int = 0,
     keep = np.ones(net.parameters, dtype=bool)
     for m in net.weight_matrices:
         if m.block in blocks:
-            keep[m.offset:m.stop] = False
+            keep[m.offset : m.stop] = False
     cols = np.flatnonzero(keep)
     ech = RowEchelon(len(cols), prime)
     with blas_threads():

@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from lightning_cas.core.numbers import integer_text
 from lightning_cas.errors import InputError
 
-SEED_LIMIT = 2 ** 32  # numpy and Macaulay2 take any such seed; derived seeds wrap inside it
+SEED_LIMIT = 2**32  # numpy and Macaulay2 take any such seed; derived seeds wrap inside it
 MAX_TIMEOUT_S = 7 * 24 * 3600
 
 
 def shown(value, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters, for messages (a 5000-digit number stays one line)."""
     text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _numpy(value) -> bool:
@@ -100,8 +100,14 @@ def _sequence(values, name: str, what: str):
             raise InputError(f"{name} must be a list of {what}, got a {values.ndim}-dimensional array.")
         return list(values)
     if isinstance(values, (str, bytes, bytearray)) or not isinstance(values, Sequence):
-        kinds: dict[type, str] = {set: "a set", frozenset: "a set", dict: "a dict", str: "a string",
-                                  bytes: "bytes", bytearray: "bytes"}
+        kinds: dict[type, str] = {
+            set: "a set",
+            frozenset: "a set",
+            dict: "a dict",
+            str: "a string",
+            bytes: "bytes",
+            bytearray: "bytes",
+        }
         kind = kinds.get(type(values), type(values).__name__)
         raise InputError(f"{name} must be a list of {what} (a list or tuple), got {kind}: {shown(values)}.")
     return list(values)
@@ -148,6 +154,7 @@ def check_timeout(timeout, name: str = "timeout") -> float | None:
         raise InputError(f"{name} must be a positive number of seconds, got {shown(timeout)}.")
     finite = isinstance(value, int) or math.isfinite(value)  # an int is compared as it is, never as a float
     if not (finite and 0 < value <= MAX_TIMEOUT_S):
-        raise InputError(f"{name} must be a positive, finite number of seconds (at most {MAX_TIMEOUT_S}), "
-                         f"got {shown(timeout)}.")
+        raise InputError(
+            f"{name} must be a positive, finite number of seconds (at most {MAX_TIMEOUT_S}), got {shown(timeout)}."
+        )
     return float(value)

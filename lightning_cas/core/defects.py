@@ -93,15 +93,19 @@ def block_kernels(net: Network, ar, wc, i: int, rng) -> tuple[np.ndarray, np.nda
     n_net = _samples(net, hi - lo, net.rows_per_sample, width)
     shape = (net.input, net.tokens)
     K_alone = _kernel(hi - lo, lambda g: jacobian(alone, ar, wi, ar.random(g, (n_alone, width, net.tokens))), rng, p)
-    K_input = _kernel(hi - lo, lambda g: jacobian(alone, ar, wi, prefix_output(net, ar, wc, ar.random(
-        g, (n_alone,) + shape), i)), rng, p)
+    K_input = _kernel(
+        hi - lo,
+        lambda g: jacobian(alone, ar, wi, prefix_output(net, ar, wc, ar.random(g, (n_alone,) + shape), i)),
+        rng,
+        p,
+    )
     K_local = _kernel(hi - lo, lambda g: jacobian(net, ar, wc, ar.random(g, (n_net,) + shape), only=i), rng, p)
     return K_alone, K_input, K_local
 
 
 def _embed(K: np.ndarray, lo: int, P: int) -> np.ndarray:
     out = np.zeros((K.shape[0], P))
-    out[:, lo:lo + K.shape[1]] = K
+    out[:, lo : lo + K.shape[1]] = K
     return out
 
 
@@ -131,23 +135,38 @@ def explain(net: Network, dimension: int, prime: int = DEFAULT_PRIME, seed: int 
             size = sum(m.size for m in own)
             gain = ech.add(_embed(K_alone, lo, P)) if len(K_alone) else 0
             if gain:
-                causes += _own_causes(net, i, gain, size - len(K_alone), wc[lo:lo + size], prime)
+                causes += _own_causes(net, i, gain, size - len(K_alone), wc[lo : lo + size], prime)
             gain = ech.add(_embed(K_input, lo, P)) if len(K_input) else 0
             if gain:
-                causes.append(Cause(i, "bottleneck", gain, f"block {i} sees only the outputs of the blocks before it, "
-                                    "a smaller set than its input space, and these directions change it only off "
-                                    "that set"))
+                causes.append(
+                    Cause(
+                        i,
+                        "bottleneck",
+                        gain,
+                        f"block {i} sees only the outputs of the blocks before it, "
+                        "a smaller set than its input space, and these directions change it only off "
+                        "that set",
+                    )
+                )
             gain = ech.add(_embed(K_local, lo, P)) if len(K_local) else 0
             if gain:
-                causes.append(Cause(i, "invisibility", gain, f"these directions change block {i}'s output but not "
-                                    "what the blocks after it make of it"))
+                causes.append(
+                    Cause(
+                        i,
+                        "invisibility",
+                        gain,
+                        f"these directions change block {i}'s output but not what the blocks after it make of it",
+                    )
+                )
         if P - dimension > ech.rank:
             causes += _prefix_causes(net, ar, wc, ech, P - dimension, rng)
         _check_kernel(net, ar, wc, ech, rng)
     unexplained = P - dimension - ech.rank
     if unexplained < 0:
-        raise ResultError(f"internal error: the defect split of {net.label()} does not add up: {ech.rank} kernel "
-                          f"directions found at the point, but parameters - dimension = {P - dimension}")
+        raise ResultError(
+            f"internal error: the defect split of {net.label()} does not add up: {ech.rank} kernel "
+            f"directions found at the point, but parameters - dimension = {P - dimension}"
+        )
     if unexplained:
         cause = _counted(net, dimension, unexplained, seed)
         if cause is not None:
@@ -168,21 +187,39 @@ def _prefix_causes(net: Network, ar, wc, ech: RowEchelon, kernel: int, rng) -> l
             break
         if isinstance(net.blocks[k], Power) and isinstance(net.blocks[k + 1], Power):
             continue
-        prefix = Network(net.input, net.tokens, net.blocks[:k + 1])
+        prefix = Network(net.input, net.tokens, net.blocks[: k + 1])
         n = _samples(net, prefix.parameters, prefix.rows_per_sample, net.input)
-        K = _kernel(prefix.parameters, lambda g: jacobian(prefix, ar, wc[:prefix.parameters], ar.random(
-            g, (n, net.input, net.tokens))), rng, ar.prime)
+        K = _kernel(
+            prefix.parameters,
+            lambda g: jacobian(prefix, ar, wc[: prefix.parameters], ar.random(g, (n, net.input, net.tokens))),
+            rng,
+            ar.prime,
+        )
         gain = ech.add(_embed(K, 0, net.parameters)) if len(K) else 0
         if not gain:
             continue
-        space = prefix.output * _row_space(net, net.blocks[:k + 1])
+        space = prefix.output * _row_space(net, net.blocks[: k + 1])
         if prefix.parameters - len(K) == space:
-            out.append(Cause(k, "filling", gain, f"blocks 0..{k} together give every tuple of {prefix.output} maps "
-                             f"with their degrees (dimension {space}) from {prefix.parameters} weights: the "
-                             "directions that do not change their output"))
+            out.append(
+                Cause(
+                    k,
+                    "filling",
+                    gain,
+                    f"blocks 0..{k} together give every tuple of {prefix.output} maps "
+                    f"with their degrees (dimension {space}) from {prefix.parameters} weights: the "
+                    "directions that do not change their output",
+                )
+            )
         else:
-            out.append(Cause(k, "own defect", gain, f"blocks 0..{k} together, on any input, have these kernel "
-                             "directions beyond the named group and the blocks' own kernels"))
+            out.append(
+                Cause(
+                    k,
+                    "own defect",
+                    gain,
+                    f"blocks 0..{k} together, on any input, have these kernel "
+                    "directions beyond the named group and the blocks' own kernels",
+                )
+            )
     return out
 
 
@@ -198,16 +235,25 @@ def _counted(net: Network, dimension: int, rest: int, seed: int) -> Cause | None
         if value != dimension or name == "parameters - orbit":
             continue
         if name == "ambient":
-            return Cause(None, "filling", rest, f"the network's maps fill the whole space of maps with its degrees "
-                         f"(dimension {value}): every weight beyond it lies in the fiber")
+            return Cause(
+                None,
+                "filling",
+                rest,
+                f"the network's maps fill the whole space of maps with its degrees "
+                f"(dimension {value}): every weight beyond it lies in the fiber",
+            )
         if name.startswith("split after block "):
             k = int(name.rsplit(" ", 1)[1])
-            return Cause(k, "filling", rest, f"blocks 0..{k} have more weights than the maps they give can hold, "
-                         f"with the group at the interface ({name} attained: {why})")
+            return Cause(
+                k,
+                "filling",
+                rest,
+                f"blocks 0..{k} have more weights than the maps they give can hold, "
+                f"with the group at the interface ({name} attained: {why})",
+            )
         if name.startswith("filling of block"):
             blocks = name.split("block", 1)[1].lstrip("s ").split(", ")
-            return Cause(int(blocks[0]) if len(blocks) == 1 else None, "filling", rest,
-                         f"{name} attained ({why})")
+            return Cause(int(blocks[0]) if len(blocks) == 1 else None, "filling", rest, f"{name} attained ({why})")
     return None
 
 
@@ -225,18 +271,40 @@ def _own_causes(net: Network, i: int, gain: int, alone_rank: int, wi, prime: int
     out = []
     mixing = min(gain - filling, _head_mixing(b, width))
     if mixing:
-        out.append(Cause(i, "head mixing", mixing, f"block {i} is linear in the pairs (V_h, A_h = K_h^T Q_h) and "
-                         f"every A_h ranges over all {width} x {width} matrices (a >= d), every V_h over all "
-                         "matrices: GL(heads) mixes the pairs, H^2 - H directions beyond the per-head scalings"))
+        out.append(
+            Cause(
+                i,
+                "head mixing",
+                mixing,
+                f"block {i} is linear in the pairs (V_h, A_h = K_h^T Q_h) and "
+                f"every A_h ranges over all {width} x {width} matrices (a >= d), every V_h over all "
+                "matrices: GL(heads) mixes the pairs, H^2 - H directions beyond the per-head scalings",
+            )
+        )
         gain -= mixing
     if filling:
-        out.append(Cause(i, "filling", filling, f"block {i} alone fills its map space, of dimension {space} ({why}), "
-                         f"with {size} weights and an orbit of {own_orbit}"))
+        out.append(
+            Cause(
+                i,
+                "filling",
+                filling,
+                f"block {i} alone fills its map space, of dimension {space} ({why}), "
+                f"with {size} weights and an orbit of {own_orbit}",
+            )
+        )
     if gain - filling:
-        out.append(Cause(i, "own defect", gain - filling, f"block {i} alone (on any input) has a kernel beyond its "
-                         f"named symmetries: its own map space has dimension {alone_rank}, below both {space} "
-                         f"({why}) and {size} - {own_orbit}" if alone_rank < space else
-                         f"block {i} alone has a kernel beyond its named symmetries and the count forced by filling"))
+        out.append(
+            Cause(
+                i,
+                "own defect",
+                gain - filling,
+                f"block {i} alone (on any input) has a kernel beyond its "
+                f"named symmetries: its own map space has dimension {alone_rank}, below both {space} "
+                f"({why}) and {size} - {own_orbit}"
+                if alone_rank < space
+                else f"block {i} alone has a kernel beyond its named symmetries and the count forced by filling",
+            )
+        )
     return out
 
 
@@ -254,9 +322,16 @@ def _check_kernel(net: Network, ar, wc, ech: RowEchelon, rng) -> None:
     """Every stacked direction must be in the kernel of a fresh batch of the network's Jacobian rows."""
     if not ech.rank:
         return
-    n = max(1, min(ROWS_PER_BLOCK // net.rows_per_sample + 1, TANGENT_ELEMENTS // (net.widest * net.tokens
-                                                                                   * net.parameters) or 1))
+    n = max(
+        1,
+        min(
+            ROWS_PER_BLOCK // net.rows_per_sample + 1,
+            TANGENT_ELEMENTS // (net.widest * net.tokens * net.parameters) or 1,
+        ),
+    )
     J = jacobian(net, ar, wc, ar.random(rng, (n, net.input, net.tokens)))
     if np.any(ar.matmul(J, np.ascontiguousarray(ech.basis().T)) != 0):
-        raise ResultError(f"internal error: the defect split of {net.label()} stacked a direction that is not in "
-                          "the kernel of the network's Jacobian")
+        raise ResultError(
+            f"internal error: the defect split of {net.label()} stacked a direction that is not in "
+            "the kernel of the network's Jacobian"
+        )

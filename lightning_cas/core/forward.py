@@ -59,12 +59,20 @@ def split(net: Network, ar: Arithmetic, w) -> list[list[dict]]:
         raise ValueError(f"expected {net.parameters} weights, got shape {w.shape}")
     out: list[list[dict]] = [[{} for _ in range(b.heads)] for b in net.blocks]
     for m in net.weight_matrices:
-        out[m.block][m.head][m.letter] = w[m.offset:m.stop].reshape(m.rows, m.cols)
+        out[m.block][m.head][m.letter] = w[m.offset : m.stop].reshape(m.rows, m.cols)
     return out
 
 
-def forward(net: Network, ar: Arithmetic, w, X, tangents: bool = False, only: int | None = None,
-            patterns: dict | None = None, streams: list | None = None):
+def forward(
+    net: Network,
+    ar: Arithmetic,
+    w,
+    X,
+    tangents: bool = False,
+    only: int | None = None,
+    patterns: dict | None = None,
+    streams: list | None = None,
+):
     """(phi_W(X), d phi_W(X) / dW or None); X is (N, d_0, t), both in the arithmetic ``ar``. With
     ``only`` (a block index) and ``tangents``, the derivative by that block's weights alone: the blocks
     before it run without tangents, the blocks after it carry its tangents without adding their own.

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-MODULUS_LIMIT = 2 ** 26  # below this, a reduction still covers 7 products (2^26 - 5)
-EXACT = 2 ** 53  # float64 represents every integer of absolute value up to this
+MODULUS_LIMIT = 2**26  # below this, a reduction still covers 7 products (2^26 - 5)
+EXACT = 2**53  # float64 represents every integer of absolute value up to this
 REDUCE_PIECE = 1 << 14  # entries reduced per step of a large array (128 KiB, stays in cache)
 
 
@@ -53,8 +53,8 @@ def reduce(x: np.ndarray, p: int) -> np.ndarray:
     flat = x.reshape(-1)
     buf = np.empty(REDUCE_PIECE)
     for s in range(0, flat.size, REDUCE_PIECE):
-        v = flat[s:s + REDUCE_PIECE]
-        b = buf[:v.size]
+        v = flat[s : s + REDUCE_PIECE]
+        b = buf[: v.size]
         np.multiply(v, inv, out=b)
         np.rint(b, out=b)
         b *= p
@@ -80,7 +80,7 @@ def matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
         return reduce(np.matmul(A, B), p)
     C = reduce(np.matmul(A[..., :k], B[..., :k, :]), p)
     for s in range(k, K, k):
-        C += np.matmul(A[..., s:s + k], B[..., s:s + k, :])
+        C += np.matmul(A[..., s : s + k], B[..., s : s + k, :])
         reduce(C, p)
     return C
 
@@ -89,6 +89,6 @@ def submul(C: np.ndarray, A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
     """C - A @ B mod p, computed in C's storage; returns C."""
     k, K = chunk(p), A.shape[-1]
     for s in range(0, K, k):
-        C -= A[..., s:s + k] @ B[s:s + k]
+        C -= A[..., s : s + k] @ B[s : s + k]
         reduce(C, p)
     return C

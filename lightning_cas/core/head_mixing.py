@@ -15,8 +15,13 @@ from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.core.primes import DEFAULT_PRIME
-from lightning_cas.core.symmetry import (_Tangents, generic_orbit_dimension, orbit_rank_modp, orbit_tangents,
-                                         random_weights)
+from lightning_cas.core.symmetry import (
+    _Tangents,
+    generic_orbit_dimension,
+    orbit_rank_modp,
+    orbit_tangents,
+    random_weights,
+)
 from lightning_cas.core.weights import flat
 
 
@@ -26,8 +31,15 @@ def mixing_layers(arch: Network) -> list[int]:
     (V_h, A_h), is unchanged by (V_h, A_h) -> (sum_k g_hk V_k, sum_k (g^-1)_kh A_k) for g in GL(H)."""
     net = arch
     widths = net.widths
-    return [i for i, b in enumerate(net.blocks) if isinstance(b, Attention) and b.normalization == "none"
-            and b.value is None and b.heads >= 2 and b.attention >= widths[i]]
+    return [
+        i
+        for i, b in enumerate(net.blocks)
+        if isinstance(b, Attention)
+        and b.normalization == "none"
+        and b.value is None
+        and b.heads >= 2
+        and b.attention >= widths[i]
+    ]
 
 
 def _gram_inverse_lift(K: np.ndarray, ar: Arithmetic):
@@ -40,8 +52,9 @@ def _gram_inverse_lift(K: np.ndarray, ar: Arithmetic):
         if G.rank() < G.nrows():
             return None
         Gi = G.inv()
-        inv = ar.array(np.array([[int(Gi[r, c]) for c in range(Gi.ncols())] for r in range(Gi.nrows())],
-                                dtype=np.int64))
+        inv = ar.array(
+            np.array([[int(Gi[r, c]) for c in range(Gi.ncols())] for r in range(Gi.nrows())], dtype=np.int64)
+        )
         return ar.matmul(K, inv)
     Gq = flint.fmpq_mat(_gram(K, ar).tolist())
     if Gq.rank() < Gq.nrows():
@@ -69,9 +82,9 @@ def mixing_blocks(arch: Network, w, ar: Arithmetic):
         T = tb.new(len(pairs))
         for row, (h, k) in enumerate(pairs):
             v, q = tb.where[(i, h, "v")], tb.where[(i, k, "q")]
-            T[row, v.offset:v.stop] = heads[k]["v"].reshape(-1)
+            T[row, v.offset : v.stop] = heads[k]["v"].reshape(-1)
             A_h = ar.matmul(np.ascontiguousarray(heads[h]["k"].T), heads[h]["q"])
-            T[row, q.offset:q.stop] = ar.scale(ar.matmul(lifts[k], A_h), -1).reshape(-1)
+            T[row, q.offset : q.stop] = ar.scale(ar.matmul(lifts[k], A_h), -1).reshape(-1)
         yield T
 
 
@@ -79,8 +92,7 @@ def mixing_tangents(arch: Network, point) -> list[list[Fraction]]:
     """The head-mixing tangents at W, exactly."""
     ar = Rationals()
     values = flat(point) if not isinstance(point, (list, np.ndarray)) else list(point)
-    return [[Fraction(int(v.p), int(v.q)) for v in row] for T in mixing_blocks(arch, ar.array(values), ar)
-            for row in T]
+    return [[Fraction(int(v.p), int(v.q)) for v in row] for T in mixing_blocks(arch, ar.array(values), ar) for row in T]
 
 
 def extended_orbit_dimension(arch: Network, point) -> int:
@@ -103,6 +115,4 @@ def generic_extended_orbit_dimension(arch: Network, seed: int = 0, tries: int = 
     is the orbit rank at the first point."""
     if not mixing_layers(arch):
         return generic_orbit_dimension(arch, seed)
-    return max(extended_orbit_rank_modp(arch, random_weights(arch, derived_seed(seed, k)))
-               for k in range(tries))
-
+    return max(extended_orbit_rank_modp(arch, random_weights(arch, derived_seed(seed, k))) for k in range(tries))

@@ -85,15 +85,20 @@ def candidates(net: Network, values, patterns: dict | None = None, streams: list
     P = net.parameters
     out: list[tuple[str, list]] = [("one key", v) for v in one_key(net)]
     if net.functions:
-        out += [("the named group's tangents", v) for v in local_kernels.named_tangents(net, values,
-                                                                                       interfaces=False)]
-        out += [(name, [_fmpq(x) for x in vec]) for name, vec in
-                activation_kernels.kernel_vectors(net, values, patterns, streams)]
+        out += [("the named group's tangents", v) for v in local_kernels.named_tangents(net, values, interfaces=False)]
+        out += [
+            (name, [_fmpq(x) for x in vec])
+            for name, vec in activation_kernels.kernel_vectors(net, values, patterns, streams)
+        ]
         return Candidates(tuple(out))
     out += [("the named group's tangents", v) for v in local_kernels.named_tangents(net, values)]
     kv = local_kernels.kernel_vectors(net, values)
-    for name, vecs in (("bottleneck", kv.bottleneck), ("invisibility", kv.invisible), ("polynomial tails", kv.tail),
-                       ("block-local kernels", kv.local + local_kernels.local_kernel_vectors(kv, P))):
+    for name, vecs in (
+        ("bottleneck", kv.bottleneck),
+        ("invisibility", kv.invisible),
+        ("polynomial tails", kv.tail),
+        ("block-local kernels", kv.local + local_kernels.local_kernel_vectors(kv, P)),
+    ):
         out += [(name, v) for v in vecs]
     return Candidates(tuple(out), kv.skipped)
 
@@ -172,8 +177,11 @@ def _relu_free(net: Network) -> Network:
 
     from lightning_cas.core.network import MLP, Activation
 
-    blocks = tuple(replace(b, activation="power", degree=1) if isinstance(b, MLP) and b.activation == "relu" else b
-                   for b in net.blocks if not (isinstance(b, Activation) and b.function == "relu"))
+    blocks = tuple(
+        replace(b, activation="power", degree=1) if isinstance(b, MLP) and b.activation == "relu" else b
+        for b in net.blocks
+        if not (isinstance(b, Activation) and b.function == "relu")
+    )
     return Network(net.input, net.tokens, blocks or (net.blocks[0],))
 
 
@@ -217,9 +225,14 @@ def size_bounds(net: Network, values, X, patterns: dict | None, ints) -> list[in
     if nonzero and degree * max(abs(math.log10(min(nonzero))), abs(math.log10(max(nonzero)))) > FLOAT_SAFE:
         return None
     f = Float64()
-    J = jacobian(net, f, f.array([abs(float(v)) for v in values]),
-                 f.array(np.vectorize(lambda x: abs(float(x)), otypes=[float])(np.asarray(X, dtype=object))),
-                 None, None if patterns is None else dict(patterns))
+    J = jacobian(
+        net,
+        f,
+        f.array([abs(float(v)) for v in values]),
+        f.array(np.vectorize(lambda x: abs(float(x)), otypes=[float])(np.asarray(X, dtype=object))),
+        None,
+        None if patterns is None else dict(patterns),
+    )
     V = np.array([[abs(float(x)) for x in v] for v in ints], dtype=float).T
     with np.errstate(over="ignore", invalid="ignore"):
         B = (J @ V).max(axis=0) * 1.01 if len(J) else np.zeros(len(ints))

@@ -26,8 +26,9 @@ class Bound:
 def reduced_rank_regression(inputs: int, hidden: int, outputs: int, rank: int) -> tuple[Fraction, int]:
     """(λ, m) of x ↦ B A x, A hidden × inputs, B outputs × hidden, at a true map of rank ``rank``
     (Aoyagi and Watanabe 2005, all four cases; m is the order of the largest pole)."""
-    M, H, N, r = (_size(v, name) for v, name in ((inputs, "inputs"), (hidden, "hidden"), (outputs, "outputs"),
-                                                 (rank, "rank")))
+    M, H, N, r = (
+        _size(v, name) for v, name in ((inputs, "inputs"), (hidden, "hidden"), (outputs, "outputs"), (rank, "rank"))
+    )
     if r > min(M, H, N):
         raise InputError(f"the true rank {r} is above min(inputs, hidden, outputs) = {min(M, H, N)}.")
     if N + H < M + r:
@@ -71,16 +72,23 @@ def deep_linear(widths, rank: int) -> tuple[Fraction, int]:
     ell, inside, S = chosen
     a = S - ell * ((S - 1) // ell)  # S = ℓ(M − 1) + a with 1 <= a <= ℓ
     pairs = sum(inside[i] * inside[j] for i in range(len(inside)) for j in range(i + 1, len(inside)))
-    value = (Fraction(r * (H[0] + H[-1]) - r * r, 2) + Fraction(pairs, 2) - Fraction((ell - 1) * S * S, 4 * ell)
-             + Fraction(a * (ell - a), 4 * ell))
+    value = (
+        Fraction(r * (H[0] + H[-1]) - r * r, 2)
+        + Fraction(pairs, 2)
+        - Fraction((ell - 1) * S * S, 4 * ell)
+        + Fraction(a * (ell - a), 4 * ell)
+    )
     return value, a * (ell - a) + 1
 
 
 def regular(rank: int, generic: int, weights: int) -> Bound | None:
     """λ = r/2 at a point of generic rank (J has constant rank near w*, the fiber is smooth of codimension r)."""
     if rank == generic:
-        return Bound(Fraction(rank, 2), f"rank J(w*) = {rank} is the generic rank: the fiber is smooth of "
-                     f"codimension {rank} at w*, so λ = {rank}/2 with multiplicity 1")
+        return Bound(
+            Fraction(rank, 2),
+            f"rank J(w*) = {rank} is the generic rank: the fiber is smooth of "
+            f"codimension {rank} at w*, so λ = {rank}/2 with multiplicity 1",
+        )
     return None
 
 
@@ -90,16 +98,20 @@ def bracket(rank: int, generic: int, weights: int, fiber_dimension: int | None =
     at = regular(rank, generic, weights)
     if at is not None:
         return at, at
-    lower = Bound(Fraction(rank, 2), f"rank J(w*)/2 = {rank}/2: the Hessian of K at w* has rank {rank} "
-                  "(splitting lemma)")
+    lower = Bound(
+        Fraction(rank, 2), f"rank J(w*)/2 = {rank}/2: the Hessian of K at w* has rank {rank} (splitting lemma)"
+    )
     if fiber_dimension is None:
         upper = Bound(Fraction(weights, 2), f"n/2 = {weights}/2: the number of weights")
     else:
         codim = weights - fiber_dimension
         if codim < rank:
             raise AssertionError(f"the fiber's codimension {codim} is below rank J(w*) = {rank}")
-        upper = Bound(Fraction(codim, 2), f"(n − dim F)/2 = {codim}/2: the fiber through w* has dimension "
-                      f"{fiber_dimension} there, and K is a nondegenerate quadratic form in its normal directions")
+        upper = Bound(
+            Fraction(codim, 2),
+            f"(n − dim F)/2 = {codim}/2: the fiber through w* has dimension "
+            f"{fiber_dimension} there, and K is a nondegenerate quadratic form in its normal directions",
+        )
     return lower, upper
 
 

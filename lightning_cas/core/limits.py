@@ -10,5 +10,5 @@ MAX_HEADS = 64
 MAX_LAYERS = 8  # of the paper's network (--widths/--attention)
 MAX_BLOCKS = 32  # of a network of blocks
 MAX_DEGREE = 16  # of one mlp or power block
-MAX_NETWORK_DEGREE = 3 ** 8  # of the whole network in the tokens (eight attention layers)
+MAX_NETWORK_DEGREE = 3**8  # of the whole network in the tokens (eight attention layers)
 MAX_NETWORK_BYTES = 1024 * 1024  # a network file

@@ -32,8 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lightning_cas.core.arithmetic import Rationals
-from lightning_cas.core.exact_qq import (LOCAL_BUDGET, _identity, _integer_rows, _rows, _unit, nullspace,
-                                        row_basis)
+from lightning_cas.core.exact_qq import LOCAL_BUDGET, _identity, _integer_rows, _rows, _unit, nullspace, row_basis
 from lightning_cas.core.forward import forward, split
 from lightning_cas.core.network import MLP, Attention, Linear, Network
 from lightning_cas.core.tail_kernels import tail_vectors
@@ -97,8 +96,7 @@ def invisible(net: Network, mats) -> list[list]:
             continue  # it reads the stream itself (a power block): no change of its input is invisible
         if isinstance(b, Linear):
             A = np.array(annihilator(N[j + 1], widths[j + 1]), dtype=object).reshape(-1, widths[j + 1])
-            N[j] = nullspace(_rows(Rationals().matmul(A, mats[j][0]["p"])), d) if len(A) else \
-                nullspace([], d)
+            N[j] = nullspace(_rows(Rationals().matmul(A, mats[j][0]["p"])), d) if len(A) else nullspace([], d)
             continue
         reads = [r for h in mats[j] for letter in b.input_letters() for r in _rows(h[letter])]
         if b.residual:
@@ -209,8 +207,11 @@ def kernel_vectors(net: Network, values) -> KernelVectors:
 
 def local_kernel_vectors(kv: KernelVectors, P: int) -> list:
     """The local maps' kernels as exact vectors (solved mod p, lifted and checked over QQ)."""
-    return [_unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0])
-            for first, stop, rows in kv.maps for v in nullspace(rows, stop - first)]
+    return [
+        _unit(P, [(first + i, x) for i, x in enumerate(v) if x != 0])
+        for first, stop, rows in kv.maps
+        for v in nullspace(rows, stop - first)
+    ]
 
 
 def named_tangents(net: Network, values, interfaces: bool = True) -> list:

@@ -39,7 +39,7 @@ def head_symbols(arch: Network) -> list[list[dict[str, sympy.Matrix]]]:
     symbols = flat_weight_symbols(net)
     out: list[list[dict]] = [[{} for _ in range(b.heads)] for b in net.blocks]
     for m in net.weight_matrices:
-        out[m.block][m.head][m.letter] = sympy.Matrix(m.rows, m.cols, symbols[m.offset:m.stop])
+        out[m.block][m.head][m.letter] = sympy.Matrix(m.rows, m.cols, symbols[m.offset : m.stop])
     return out
 
 
@@ -75,6 +75,7 @@ def flat_values(values) -> list:
                 walk(item)
         else:
             out.append(v)
+
     walk(values)
     return out
 
@@ -103,16 +104,25 @@ def network_output(arch: Network, weights=None, X=None) -> sympy.Matrix:
     R = _ring(free)
     if R is None:  # everything numeric
         from lightning_cas.core.arithmetic import Rationals
+
         qq = Rationals()
-        out = evaluate(net, qq, qq.array([sympy.Rational(v) for v in w]),
-                       qq.array([[[sympy.Rational(v) for v in row] for row in Xs.tolist()]]))[0]
+        out = evaluate(
+            net,
+            qq,
+            qq.array([sympy.Rational(v) for v in w]),
+            qq.array([[[sympy.Rational(v) for v in row] for row in Xs.tolist()]]),
+        )[0]
         return sympy.Matrix(out.shape[0], out.shape[1], lambda r, c: sympy.Rational(int(out[r, c].p), int(out[r, c].q)))
     from lightning_cas.core.arithmetic import Polynomials
 
     ar = Polynomials(R)
     conv = lambda e: R.from_expr(sympy.sympify(e))
-    out = evaluate(net, ar, np.array([conv(v) for v in w], dtype=object),
-                   np.array([[[conv(v) for v in row] for row in Xs.tolist()]], dtype=object))[0]
+    out = evaluate(
+        net,
+        ar,
+        np.array([conv(v) for v in w], dtype=object),
+        np.array([[[conv(v) for v in row] for row in Xs.tolist()]], dtype=object),
+    )[0]
     return sympy.Matrix(out.shape[0], out.shape[1], lambda r, c: out[r, c].as_expr())
 
 
@@ -139,8 +149,10 @@ def _coefficient_map(arch) -> dict:
     x_pos = [gens[str(x)] for x in xs]
     w_pos = [gens[str(s)] for s in weights]
     ar = Polynomials(R)
-    X = np.array([[[R.gens[gens[str(xs[r * net.tokens + j])]] for j in range(net.tokens)]
-                   for r in range(net.input)]], dtype=object)
+    X = np.array(
+        [[[R.gens[gens[str(xs[r * net.tokens + j])]] for j in range(net.tokens)] for r in range(net.input)]],
+        dtype=object,
+    )
     out = evaluate(net, ar, np.array([R.gens[k] for k in w_pos], dtype=object), X)[0]
     symbols = {k: sympy.Symbol(str(R.gens[k])) for k in w_pos}
     coeffs: dict = {}

@@ -10,17 +10,16 @@ at any size), and by the ambient dimension.
 
 from __future__ import annotations
 
-
 import math
 
-from lightning_cas.core.network import Network
 from lightning_cas.core.architecture import check_architecture
-from lightning_cas.core.paper import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
 from lightning_cas.core.checks import as_int
-from lightning_cas.errors import InputError
-from lightning_cas.core.predictions import Prediction, rho
 from lightning_cas.core.head_mixing import generic_extended_orbit_dimension
+from lightning_cas.core.network import Network
+from lightning_cas.core.paper import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
+from lightning_cas.core.predictions import Prediction, rho
 from lightning_cas.core.symmetry import generic_orbit_dimension
+from lightning_cas.errors import InputError
 
 
 def symmetric_rank_dimension(r: int, d: int) -> int:
@@ -70,34 +69,52 @@ def multihead_bound(arch: Network):
     paper = arch.paper
     assert paper is not None  # check_architecture refused every other network
     orbit = generic_orbit_dimension(arch)
-    bounds = [("parameters - orbit", arch.parameters - orbit,
-               "the named group's orbit (rank of its action mod p at a random integer point) lies in the fiber")]
+    bounds = [
+        (
+            "parameters - orbit",
+            arch.parameters - orbit,
+            "the named group's orbit (rank of its action mod p at a random integer point) lies in the fiber",
+        )
+    ]
     if arch.depth == 1:
         (a, d, e), H, t = paper.layer_shapes[0], arch.heads[0], arch.tokens
         one, one_formula = one_head_bound(a, d, e, t)
         if arch.normalization == "softmax":
             one, one_formula = one + 1, one_formula.replace(" - 1", "") + " (softmax: no scaling)"
-        bounds.insert(0, ("heads x one head", H * one, f"H ({one_formula}): a sum of H points of the one-head "
-                          "variety"))
+        bounds.insert(0, ("heads x one head", H * one, f"H ({one_formula}): a sum of H points of the one-head variety"))
         if arch.normalization == "none":
             bounds.insert(1, ("span", span_dimension(d, e, t), "linear span of one-layer functions (closed form)"))
     bounds.append(("ambient", paper.ambient_dimension, "all maps with entries homogeneous of degree 3^L"))
     value = min(b[1] for b in bounds)
     tight = [b[0] for b in bounds if b[1] == value]
     if arch.depth == 1 and arch.normalization == "none":
-        formula = "min(H (d'd + rho(a,d) - 1), span)" if arch.tokens >= 2 else \
-            "min(H (d'd + sigma(min(2a,d),d) - 1), span)"
-        regime = ("one layer with several heads: the expected dimension, an upper bound (sums of heads form a "
-                  "secant-type variety, which can be defective)")
+        formula = (
+            "min(H (d'd + rho(a,d) - 1), span)" if arch.tokens >= 2 else "min(H (d'd + sigma(min(2a,d),d) - 1), span)"
+        )
+        regime = (
+            "one layer with several heads: the expected dimension, an upper bound (sums of heads form a "
+            "secant-type variety, which can be defective)"
+        )
     else:
         formula = "min(" + ", ".join(b[0] for b in bounds) + ")"
-        regime = ("several heads" + (f", depth {arch.depth}" if arch.depth > 1 else "") +
-                  (", softmax" if arch.normalization == "softmax" else "") +
-                  ": no closed form known; only upper bounds")
+        regime = (
+            "several heads"
+            + (f", depth {arch.depth}" if arch.depth > 1 else "")
+            + (", softmax" if arch.normalization == "softmax" else "")
+            + ": no closed form known; only upper bounds"
+        )
     refined = min(value, refined_bound(arch))
-    return Prediction("dimension", value, formula, regime, "derived",
-                      reason=f"attained by: {', '.join(tight)}", kind="upper bound",
-                      bounds=tuple(bounds), refined=refined)
+    return Prediction(
+        "dimension",
+        value,
+        formula,
+        regime,
+        "derived",
+        reason=f"attained by: {', '.join(tight)}",
+        kind="upper bound",
+        bounds=tuple(bounds),
+        refined=refined,
+    )
 
 
 def refined_bound(arch: Network, seed: int = 0) -> int:

@@ -38,8 +38,13 @@ def indexed_name(letter: str, *indices: int) -> str:
         values = [operator.index(i) for i in indices if not isinstance(i, bool)]
     except TypeError:
         values = []
-    if not isinstance(letter, str) or not re.fullmatch(r"[a-z]+", letter) or not indices \
-            or len(values) != len(indices) or min(values) < 0:
+    if (
+        not isinstance(letter, str)
+        or not re.fullmatch(r"[a-z]+", letter)
+        or not indices
+        or len(values) != len(indices)
+        or min(values) < 0
+    ):
         raise ValueError(f"not a variable name: {letter!r} with indices {indices!r}")
     return f"{letter}_{values[0]}" if len(values) == 1 else f"{letter}_({','.join(map(str, values))})"
 
@@ -76,9 +81,11 @@ def latex_name(name: str) -> str:
 # a name: letters and digits, then an optional subscript _4 or _(1,2,3) (Macaulay2's indexed variables)
 # an operand: a number, or a rational in parentheses as Macaulay2 writes coefficients, (-3/2); no other
 # parentheses, so a text is a sum of products and never expands into more terms than it has
-_TOKEN = re.compile(r"\s*(?:(?P<name>[a-z][a-z0-9]*(?:_(?:\d+|\(\s*\d+(?:\s*,\s*\d+)*\s*\)))?)"
-                    r"|(?P<num>\d+|\(\s*-?\s*\d+(?:\s*/\s*\d+)?\s*\))"
-                    r"|(?P<op>[-+*/])|(?P<pow>\^(?P<exp>\d{1,3})(?![\d(])))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<name>[a-z][a-z0-9]*(?:_(?:\d+|\(\s*\d+(?:\s*,\s*\d+)*\s*\)))?)"
+    r"|(?P<num>\d+|\(\s*-?\s*\d+(?:\s*/\s*\d+)?\s*\))"
+    r"|(?P<op>[-+*/])|(?P<pow>\^(?P<exp>\d{1,3})(?![\d(])))"
+)
 MAX_TEXT = 1_000_000  # characters of one polynomial; a longer text is refused before sympy sees it
 
 
@@ -103,18 +110,31 @@ def parse_polynomial(text: str) -> sympy.Expr:
         terms = _sum_of_terms(tokens)
         if terms is None:  # a name divides: only sympy's own evaluation says whether it is a polynomial
             local = {ident: sympy.Symbol(name) for name, ident in names.items()}
-            expr = parse_expr(" ".join(pieces), local_dict=local, global_dict={"Integer": sympy.Integer,
-                                                                               "Rational": sympy.Rational,
-                                                                               "Symbol": sympy.Symbol,
-                                                                               "__builtins__": {}})
+            expr = parse_expr(
+                " ".join(pieces),
+                local_dict=local,
+                global_dict={
+                    "Integer": sympy.Integer,
+                    "Rational": sympy.Rational,
+                    "Symbol": sympy.Symbol,
+                    "__builtins__": {},
+                },
+            )
         else:
             symbols = {name: sympy.Symbol(name) for name in names}
-            expr = sympy.Add(*[sympy.Mul(sympy.Rational(c.numerator, c.denominator),
-                                         *[symbols[n] ** e for n, e in key]) for key, c in terms.items()])
+            expr = sympy.Add(
+                *[
+                    sympy.Mul(sympy.Rational(c.numerator, c.denominator), *[symbols[n] ** e for n, e in key])
+                    for key, c in terms.items()
+                ]
+            )
     except Exception as exc:  # sympy raises many types for malformed text
         raise ValueError(f"not a polynomial: {text[:200]!r} ({exc})") from None
-    if not isinstance(expr, sympy.Expr) or expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo) \
-            or not expr.is_polynomial(*expr.free_symbols):
+    if (
+        not isinstance(expr, sympy.Expr)
+        or expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+        or not expr.is_polynomial(*expr.free_symbols)
+    ):
         raise ValueError(f"not a polynomial: {text[:200]!r}")
     return expr
 
@@ -143,7 +163,7 @@ def _tokens(text: str) -> tuple[list[tuple[str, str | int]], list[str], dict[str
     while pos < len(body):
         m = _TOKEN.match(body, pos)
         if m is None or m.end() == pos:
-            raise ValueError(f"not a polynomial: {text[:200]!r} (at {body[pos:pos + 20]!r})")
+            raise ValueError(f"not a polynomial: {text[:200]!r} (at {body[pos : pos + 20]!r})")
         pos = m.end()
         kind = next(k for k in ("name", "num", "op", "pow") if m.group(k))
         op = m.group("op")
@@ -151,7 +171,7 @@ def _tokens(text: str) -> tuple[list[tuple[str, str | int]], list[str], dict[str
         after_operand = previous in ("name", "num", "pow")
         starts, continues = kind in ("name", "num"), op in ("*", "/") or kind == "pow"
         if starts and after_operand or continues and not after_operand:
-            raise ValueError(f"not a polynomial: {text[:200]!r} (at {body[m.start():m.start() + 20]!r})")
+            raise ValueError(f"not a polynomial: {text[:200]!r} (at {body[m.start() : m.start() + 20]!r})")
         if kind == "name":
             name = _canonical(m.group("name"))
             pieces.append(names.setdefault(name, f"v{len(names)}"))
@@ -202,7 +222,7 @@ def _sum_of_terms(tokens: list[tuple[str, str | int]]) -> dict[tuple[tuple[str, 
         if isinstance(factor, str):
             monomial[factor] = monomial.get(factor, 0) + exp
         else:
-            number = factor ** exp
+            number = factor**exp
             coeff = coeff * number if op == "*" else coeff / number
 
     def flush() -> None:

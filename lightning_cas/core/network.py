@@ -31,17 +31,43 @@ Validation happens here, once, before any work: a file names itself, the block a
 
 from __future__ import annotations
 
-__all__ = ["Network", "Block", "Attention", "MLP", "Linear", "Power", "Activation", "LayerNorm", "RMSNorm",
-           "WeightMatrix", "describe_block"]
+__all__ = [
+    "Network",
+    "Block",
+    "Attention",
+    "MLP",
+    "Linear",
+    "Power",
+    "Activation",
+    "LayerNorm",
+    "RMSNorm",
+    "WeightMatrix",
+    "describe_block",
+]
 
 import functools
 import math
 from dataclasses import dataclass, field
 
+from lightning_cas.core.blocks import (
+    BLOCK_LETTERS,
+    BLOCK_TYPES,
+    MAX_BLOCKS,
+    MAX_NETWORK_DEGREE,
+    MAX_TOKENS,
+    MAX_WIDTH,
+    MLP,
+    Activation,
+    Attention,
+    Block,
+    LayerNorm,
+    Linear,
+    Power,
+    RMSNorm,
+    WeightMatrix,
+    _KeyError,
+)
 from lightning_cas.core.checks import as_int, as_sequence
-from lightning_cas.core.blocks import (BLOCK_LETTERS, BLOCK_TYPES, MAX_BLOCKS, MAX_NETWORK_DEGREE, MAX_TOKENS,
-                                       MAX_WIDTH, MLP, Activation, Attention, Block, LayerNorm, Linear, Power,
-                                       RMSNorm, WeightMatrix, _KeyError)
 from lightning_cas.core.names import indexed_name, weight_name
 from lightning_cas.core.network_files import _block_from_dict, _plain_numbers, _top_int, describe_block
 from lightning_cas.core.paper import Paper
@@ -80,8 +106,10 @@ class Network:
         for i, block in enumerate(blocks):
             if not isinstance(block, Block):
                 names = [cls.__name__ for cls in BLOCK_TYPES.values()]
-                raise InputError(f"{source}: block {i} must be an {', '.join(names[:-1])} or {names[-1]} block, "
-                                 f"got {type(block).__name__}.")
+                raise InputError(
+                    f"{source}: block {i} must be an {', '.join(names[:-1])} or {names[-1]} block, "
+                    f"got {type(block).__name__}."
+                )
             try:
                 block = _plain_numbers(block).resolve(width)
             except _KeyError as exc:
@@ -92,16 +120,17 @@ class Network:
         object.__setattr__(self, "tokens", tokens)
         object.__setattr__(self, "blocks", tuple(resolved))
         if not self.parameters:
-            raise InputError(f"{source}: the network has no weights (only power blocks); there is nothing to "
-                             "compute.")
+            raise InputError(f"{source}: the network has no weights (only power blocks); there is nothing to compute.")
         # the largest degree by arithmetic (one degree through every block), before any degree set is built
         top: frozenset[int] = frozenset({1})
         for i, block in enumerate(self.blocks, start=1):
             top = block.token_degrees(top)
             top = frozenset({max(top)}) if top else top
             if top and max(top) > MAX_NETWORK_DEGREE:
-                raise InputError(f"{source}: the network has degree {max(top)} in the tokens after block {i}, above "
-                                 f"the supported maximum of {MAX_NETWORK_DEGREE}.")
+                raise InputError(
+                    f"{source}: the network has degree {max(top)} in the tokens after block {i}, above "
+                    f"the supported maximum of {MAX_NETWORK_DEGREE}."
+                )
 
     # ---- the paper's network ----------------------------------------------------------------
     @classmethod
@@ -109,9 +138,14 @@ class Network:
         """The paper's stack of plain attention blocks from its numbers (or from a `Paper`): validated once
         by `Paper`, the weight order and names the paper's."""
         paper = widths if isinstance(widths, Paper) else Paper(widths, attention, tokens, normalization, heads)
-        net = cls(paper.widths[0], paper.tokens, tuple(
-            Attention(attention=a, heads=h, out=e, normalization=paper.normalization)
-            for (a, _, e), h in zip(paper.layer_shapes, paper.heads)))
+        net = cls(
+            paper.widths[0],
+            paper.tokens,
+            tuple(
+                Attention(attention=a, heads=h, out=e, normalization=paper.normalization)
+                for (a, _, e), h in zip(paper.layer_shapes, paper.heads)
+            ),
+        )
         net.__dict__["paper"] = paper  # the very numbers it came from
         return net
 
@@ -135,8 +169,9 @@ class Network:
             raise InputError(f"{source}: a network must be an object with input, tokens and blocks.")
         unknown = set(data) - {"input", "tokens", "block", "blocks"}
         if unknown:
-            raise InputError(f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected input, "
-                             "tokens, block).")
+            raise InputError(
+                f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected input, tokens, block)."
+            )
         if "input" not in data:
             raise InputError(f"{source}: the input width `input` is missing.")
         if "block" in data and "blocks" in data:
@@ -179,9 +214,17 @@ class Network:
             for key, value in b.to_dict().items():
                 if key == "kind" or value is None or value == b.defaults().get(key, object()):
                     continue
-                text = ("true" if value else "false") if isinstance(value, bool) else \
-                    (f'"{value}"' if isinstance(value, str) else repr(float(value)) if isinstance(value, float)
-                     else str(int(value)))
+                text = (
+                    ("true" if value else "false")
+                    if isinstance(value, bool)
+                    else (
+                        f'"{value}"'
+                        if isinstance(value, str)
+                        else repr(float(value))
+                        if isinstance(value, float)
+                        else str(int(value))
+                    )
+                )
                 lines.append(f"{key} = {text}")
         return "\n".join(lines) + "\n"
 
@@ -220,8 +263,9 @@ class Network:
     def not_polynomial(self) -> str:
         """What makes the map not polynomial, in words ("softmax attention", "relu and layernorm"; "" if
         nothing): the one phrase every refusal uses."""
-        parts = (["softmax attention"] if any(b.normalization != "none" for b in self.blocks)
-                 else []) + list(self.functions)
+        parts = (["softmax attention"] if any(b.normalization != "none" for b in self.blocks) else []) + list(
+            self.functions
+        )
         return " and ".join(parts)
 
     @property
@@ -231,7 +275,7 @@ class Network:
 
     @property
     def normalization(self) -> str:
-        """"softmax" if any attention block normalizes, else "none" (the backends' switch)."""
+        """ "softmax" if any attention block normalizes, else "none" (the backends' switch)."""
         return "none" if self.polynomial else "softmax"
 
     @property
@@ -329,8 +373,9 @@ class Network:
             if m.vector:  # a bias or gain vector: letter_(i,r) or letter_(i,h,r)
                 names += [indexed_name(m.letter, m.block + 1, *((head,) if head else ()), r + 1) for r in range(m.rows)]
             else:
-                names += [weight_name(m.letter, m.block + 1, r + 1, c + 1, head) for r in range(m.rows)
-                          for c in range(m.cols)]
+                names += [
+                    weight_name(m.letter, m.block + 1, r + 1, c + 1, head) for r in range(m.rows) for c in range(m.cols)
+                ]
         return names
 
     def label(self) -> str:
@@ -347,9 +392,21 @@ class Network:
 
     # ---- shorthands ------------------------------------------------------------------------
     @classmethod
-    def transformer(cls, d_model: int, n_heads: int, d_head: int, n_layers: int, *, d_mlp: int | None = None,
-                    mlp_degree: int = 2, causal: bool = True, residual: bool = True, tokens: int = 3,
-                    normalization: str = "none", bias: bool = False) -> "Network":
+    def transformer(
+        cls,
+        d_model: int,
+        n_heads: int,
+        d_head: int,
+        n_layers: int,
+        *,
+        d_mlp: int | None = None,
+        mlp_degree: int = 2,
+        causal: bool = True,
+        residual: bool = True,
+        tokens: int = 3,
+        normalization: str = "none",
+        bias: bool = False,
+    ) -> "Network":
         """A bias-free transformer stack in PyTorch's terms: per layer an attention block with n_heads heads,
         query/key/value dim d_head and an output projection (value dim d_head), then an mlp block
         (x -> W_2 (W_1 x)^{mlp_degree}) when d_mlp is given; no biases, no LayerNorm. Its parameter count is
@@ -361,12 +418,23 @@ class Network:
         if layers <= 0:
             raise InputError(f"n_layers must be a positive integer, got {layers}.")
         if layers * per_layer > MAX_BLOCKS:  # before building: 10**12 layers are refused, not made
-            raise InputError(f"{layers} layers make {layers * per_layer} blocks, above the supported maximum of "
-                             f"{MAX_BLOCKS}.")
+            raise InputError(
+                f"{layers} layers make {layers * per_layer} blocks, above the supported maximum of {MAX_BLOCKS}."
+            )
         blocks: list[Block] = []
         for _ in range(layers):
-            blocks.append(Attention(attention=d_head, heads=n_heads, value=d_head, out=d_model, causal=causal,
-                                    residual=residual, normalization=normalization, bias=bias))
+            blocks.append(
+                Attention(
+                    attention=d_head,
+                    heads=n_heads,
+                    value=d_head,
+                    out=d_model,
+                    causal=causal,
+                    residual=residual,
+                    normalization=normalization,
+                    bias=bias,
+                )
+            )
             if d_mlp is not None:
                 blocks.append(MLP(hidden=d_mlp, degree=mlp_degree, out=d_model, residual=residual, bias=bias))
         return cls(d_model, tokens, tuple(blocks))
@@ -374,8 +442,11 @@ class Network:
     def plain_stack(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str] | None:
         """(widths, attention, heads, normalization) when this is the paper's network (only plain attention
         blocks: full value map, not causal, not residual, no biases, one normalization), else None."""
-        plain = [b for b in self.blocks if isinstance(b, Attention) and b.value is None and not b.causal
-                 and not b.residual and not b.bias]
+        plain = [
+            b
+            for b in self.blocks
+            if isinstance(b, Attention) and b.value is None and not b.causal and not b.residual and not b.bias
+        ]
         if len(plain) != len(self.blocks):
             return None
         norms = {b.normalization for b in plain}

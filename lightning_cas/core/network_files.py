@@ -24,9 +24,13 @@ def _plain_numbers(block: Block) -> Block:
 
 def describe_block(b: Block) -> str:
     """One block in words, every field that is set: ``attention(attention=2, heads=1, out=4, causal=True)``."""
-    shown = [f for f in fields(b) if getattr(b, f.name) not in (None, False, "none")
-             and not (f.name == "activation" and getattr(b, f.name) == "power")
-             and not (f.name == "degree" and not b.polynomial)]  # an mlp's relu, gelu or tanh has no degree
+    shown = [
+        f
+        for f in fields(b)
+        if getattr(b, f.name) not in (None, False, "none")
+        and not (f.name == "activation" and getattr(b, f.name) == "power")
+        and not (f.name == "degree" and not b.polynomial)
+    ]  # an mlp's relu, gelu or tanh has no degree
     parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
     return f"{b.kind}(" + ", ".join(parts) + ")"
 
@@ -54,13 +58,16 @@ def _block_from_dict(entry, index: int, source: str) -> Block:
     allowed = {f.name for f in fields(cls)}
     unknown = sorted(set(entry) - allowed - {"kind"})
     if unknown:
-        raise InputError(f"{source}: block {index} ({kind}): unknown key {unknown[0]!r} (a {kind} block takes "
-                         f"{', '.join(sorted(allowed))}).")
+        raise InputError(
+            f"{source}: block {index} ({kind}): unknown key {unknown[0]!r} (a {kind} block takes "
+            f"{', '.join(sorted(allowed))})."
+        )
     for key in REQUIRED_KEYS[kind]:
         if key not in entry:
             raise InputError(f"{source}: block {index} ({kind}): the key `{key}` is missing.")
     defaults = cls.defaults()
     # a key written as null means its default where the default is null (out, value)
-    values = {k: v for k, v in entry.items() if k != "kind" and not (v is None and k in defaults
-                                                                      and defaults[k] is None)}
+    values = {
+        k: v for k, v in entry.items() if k != "kind" and not (v is None and k in defaults and defaults[k] is None)
+    }
     return cls(**values)

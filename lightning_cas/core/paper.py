@@ -11,13 +11,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lightning_cas.core.limits import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_WIDTH  # noqa: F401 (the one table)
 from lightning_cas.core.checks import as_int as _as_int
 from lightning_cas.core.checks import int_sequence
+from lightning_cas.core.limits import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_WIDTH  # noqa: F401 (the one table)
 from lightning_cas.errors import InputError
 
 NORMALIZATIONS = ("none", "softmax")
-
 
 
 @dataclass(frozen=True, init=False)
@@ -56,8 +55,11 @@ class Paper:
                 f"heads needs one entry per layer: {len(widths)} widths mean {len(widths) - 1} "
                 f"layers, but {len(heads)} head counts were given."
             )
-        for name, values, cap in (("widths", widths, MAX_WIDTH), ("attention", attention, MAX_WIDTH),
-                                  ("heads", heads, MAX_HEADS)):
+        for name, values, cap in (
+            ("widths", widths, MAX_WIDTH),
+            ("attention", attention, MAX_WIDTH),
+            ("heads", heads, MAX_HEADS),
+        ):
             for v in values:
                 if v <= 0:
                     raise InputError(f"every entry of {name} must be a positive integer, got {v}.")
@@ -68,9 +70,7 @@ class Paper:
         if tokens > MAX_TOKENS:
             raise InputError(f"tokens {tokens} is above the supported maximum of {MAX_TOKENS}.")
         if normalization not in NORMALIZATIONS:
-            raise InputError(
-                f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {normalization!r}."
-            )
+            raise InputError(f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {normalization!r}.")
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "attention", attention)
         object.__setattr__(self, "tokens", tokens)
@@ -89,7 +89,7 @@ class Paper:
     @property
     def degree(self) -> int:
         """Degree of the network as a polynomial in the tokens: 3^L."""
-        return 3 ** self.depth
+        return 3**self.depth
 
     @property
     def weight_degree(self) -> int:
@@ -132,8 +132,13 @@ class Paper:
         return isinstance(data, dict) and "blocks" not in data and "block" not in data
 
     def to_dict(self) -> dict:
-        return {"widths": list(self.widths), "attention": list(self.attention),
-                "tokens": self.tokens, "normalization": self.normalization, "heads": list(self.heads)}
+        return {
+            "widths": list(self.widths),
+            "attention": list(self.attention),
+            "tokens": self.tokens,
+            "normalization": self.normalization,
+            "heads": list(self.heads),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> "Paper":
@@ -146,18 +151,26 @@ class Paper:
             if key not in data:
                 raise InputError(f"the architecture is missing {key}.")
         # files written before heads existed have no "heads": one head per layer
-        return cls(data["widths"], data["attention"], data.get("tokens", 2), data.get("normalization", "none"),
-                   data.get("heads"))
+        return cls(
+            data["widths"],
+            data["attention"],
+            data.get("tokens", 2),
+            data.get("normalization", "none"),
+            data.get("heads"),
+        )
 
     def label(self) -> str:
         """Short human name, also used for result file names: w3-3-3_a2-2_t2_none (one head per layer),
         w3-3_a2_h4_t2_none (heads given only when some layer has several, so old names stay valid)."""
         heads = f"_h{'-'.join(map(str, self.heads))}" if self.multihead else ""
-        return (f"w{'-'.join(map(str, self.widths))}_a{'-'.join(map(str, self.attention))}{heads}"
-                f"_t{self.tokens}_{self.normalization}")
+        return (
+            f"w{'-'.join(map(str, self.widths))}_a{'-'.join(map(str, self.attention))}{heads}"
+            f"_t{self.tokens}_{self.normalization}"
+        )
 
     def __str__(self) -> str:
         heads = f" heads={','.join(map(str, self.heads))}" if self.multihead else ""
-        return (f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))}"
-                f"{heads} tokens={self.tokens} normalization={self.normalization}")
-
+        return (
+            f"widths={','.join(map(str, self.widths))} attention={','.join(map(str, self.attention))}"
+            f"{heads} tokens={self.tokens} normalization={self.normalization}"
+        )

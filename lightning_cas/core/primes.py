@@ -19,7 +19,7 @@ from lightning_cas.errors import InputError
 # (measured in `make bench`: 2^23 and 2^24 cost the same, 2^25 half again, 2^26 three times as much)
 # and the failure bound halves with every bit.
 DEFAULT_PRIME = 16_777_213
-PRIME_LIMIT = 2 ** 31  # the int64 arithmetic of the GF(p) forward pass holds products of residues below this
+PRIME_LIMIT = 2**31  # the int64 arithmetic of the GF(p) forward pass holds products of residues below this
 
 _WITNESSES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
 
@@ -94,7 +94,6 @@ def check_prime(p, name: str = "prime", *, below: int = PRIME_LIMIT, why: str = 
     return value
 
 
-
 def reduces(values, p: int) -> bool:
     """p reduces the rationals ``values`` faithfully: no denominator is divisible by p and no nonzero entry
     vanishes mod p (ints, Fractions and finite floats; a float is the rational it stores)."""
@@ -116,7 +115,9 @@ def faithful_primes(values, start: int = DEFAULT_PRIME, count: int = 1, what: st
         if reduces(values, q):
             out.append(q)
         if q <= 3:
-            raise InputError(f"{what}: every prime from {start} down to 3 divides an entry or a denominator, so no "
-                             "prime reduces it faithfully; use entries with fewer digits.")
+            raise InputError(
+                f"{what}: every prime from {start} down to 3 divides an entry or a denominator, so no "
+                "prime reduces it faithfully; use entries with fewer digits."
+            )
         q = previous_prime(q)
     return out

@@ -113,7 +113,7 @@ def echelon(A: np.ndarray, p: int) -> tuple[np.ndarray, list[int]]:
     if m <= BASE_ROWS:
         return _base(A, p)
     E1, p1 = echelon(A[: m // 2], p)
-    A2 = A[m // 2:]
+    A2 = A[m // 2 :]
     if p1:
         A2 = submul(A2, columns(A2, p1), E1, p)
     E2, p2 = echelon(A2, p)
@@ -179,7 +179,7 @@ class RowEchelon:
             grown = np.empty((min(self.columns, max(2 * (r + k), 64)), self.stored.size))
             grown[:r] = self._buf[:r]
             self._buf = grown
-        self._buf[r:r + k] = E
+        self._buf[r : r + k] = E
         self.pivots = np.concatenate([self.pivots, self.stored[local]])
         self.alive[local] = False
         self._blocks.append((r, r + k))
@@ -188,7 +188,7 @@ class RowEchelon:
         if (~self.alive).sum() * 4 > self.stored.size:
             self._merge_all()
             keep = np.flatnonzero(self.alive)
-            self._buf = columns(self._buf[:self.rank], keep)
+            self._buf = columns(self._buf[: self.rank], keep)
             self.stored, self.alive = self.stored[keep], np.ones(keep.size, dtype=bool)
             self._where = np.full(self.columns, -1)
             self._where[self.stored] = np.arange(self.stored.size)
@@ -215,7 +215,7 @@ class RowEchelon:
         """The kept rows in full (rank x columns), identity at the pivots (the reduced row echelon form)."""
         self._merge_all()
         B = np.zeros((self.rank, self.columns))
-        B[:, self.stored] = self._buf[:self.rank]
+        B[:, self.stored] = self._buf[: self.rank]
         B[np.arange(self.rank), self.pivots] = 1.0
         return B
 
@@ -227,5 +227,5 @@ def rank(A: np.ndarray, p: int, block: int = 512) -> int:
         raise ValueError("rank needs a matrix")
     ech = RowEchelon(A.shape[1], p)
     for s in range(0, A.shape[0], block):
-        ech.add(centred(A[s:s + block], p))
+        ech.add(centred(A[s : s + block], p))
     return ech.rank

@@ -27,8 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.network import MLP, Activation, Linear
-from lightning_cas.core.weight_moves import (affine_in, affine_out, fmpq, input_letters, move,
-                                             output_letters, Vectors)
+from lightning_cas.core.weight_moves import Vectors, affine_in, affine_out, fmpq, input_letters, move, output_letters
 
 
 def _blind_spots(vs: Vectors, rows: list[int], signs, Y, bias: bool) -> None:
@@ -42,8 +41,7 @@ def _blind_spots(vs: Vectors, rows: list[int], signs, Y, bias: bool) -> None:
     if len(n_idx) >= 4 * len(rows):  # many active inputs: they span everything, nothing to find
         return
     one = flint.fmpq(1)
-    seen = [[flint.fmpq(Y[n, c, j]) for c in range(Y.shape[1])] + ([one] if bias else [])
-            for n, j in zip(n_idx, t_idx)]
+    seen = [[flint.fmpq(Y[n, c, j]) for c in range(Y.shape[1])] + ([one] if bias else []) for n, j in zip(n_idx, t_idx)]
     for v in nullspace(seen, len(rows)):
         vs.add("blind spot", {k: Fraction(int(x.p), int(x.q)) for k, x in zip(rows, v)})
 
@@ -127,15 +125,21 @@ def _unit_kernels(vs: Vectors, patterns: dict, streams: list) -> set:
             Y = streams[i]
             matter = _matter(patterns, blocks, i)
             for k in range(b.hidden):
-                H = np.tensordot(np.array([fmpq(vs.entry(U, k, c)) for c in range(U.cols)], dtype=object), Y,
-                                 axes=(0, 1)) + fmpq(vs.entry(bu[0], k, 0) if bu else Fraction(0))  # (N, t)
+                H = np.tensordot(
+                    np.array([fmpq(vs.entry(U, k, c)) for c in range(U.cols)], dtype=object), Y, axes=(0, 1)
+                ) + fmpq(vs.entry(bu[0], k, 0) if bu else Fraction(0))  # (N, t)
                 rows = [U.offset + k * U.cols + c for c in range(U.cols)] + [m.offset + k for m in bu]
                 cols = [D.offset + r * D.cols + k for r in range(D.rows)]
                 a = [fmpq(vs.entry(D, r, k)) for r in range(D.rows)]
                 if _unit_kernel(vs, rows, cols, a, H, Y, bool(bu), matter):
                     done.add((i, k))
-        elif isinstance(b, Activation) and b.function == "relu" and 0 < i < len(blocks) - 1 \
-                and isinstance(blocks[i - 1], Linear) and isinstance(blocks[i + 1], Linear):
+        elif (
+            isinstance(b, Activation)
+            and b.function == "relu"
+            and 0 < i < len(blocks) - 1
+            and isinstance(blocks[i - 1], Linear)
+            and isinstance(blocks[i + 1], Linear)
+        ):
             before, (P,) = blocks[i - 1], vs.mats(i + 1, "p")
             (Pb,), bp = vs.mats(i - 1, "p"), vs.mats(i - 1, "bp")
             _always_active_stream(vs, i, (np.asarray(patterns[i]) > 0).all(axis=(0, 2)))
@@ -186,8 +190,7 @@ def relu_units(vs: Vectors, patterns: dict | None, streams: list | None) -> None
                 if streams is not None:
                     for k in range(b.hidden):
                         if not dead[k] and (i, k) not in done:
-                            rows = [U.offset + k * U.cols + col for col in range(U.cols)] + \
-                                   [m.offset + k for m in bu]
+                            rows = [U.offset + k * U.cols + col for col in range(U.cols)] + [m.offset + k for m in bu]
                             _blind_spots(vs, rows, signs[:, k, :], streams[i], bool(bu))
             for k in range(b.hidden):
                 if (i, k) in done:

@@ -36,7 +36,7 @@ def random_point(arch: Network, seed: int, samples: int, scale: str = "fan_in"):
     w = rng.standard_normal(net.parameters)
     if scale == "fan_in":
         for m in net.weight_matrices:
-            w[m.offset:m.stop] /= math.sqrt(m.cols)
+            w[m.offset : m.stop] /= math.sqrt(m.cols)
     X = rng.standard_normal((samples, net.input, net.tokens))
     return w, X
 
@@ -61,6 +61,7 @@ def jacobian_arb(arch: Network, w: np.ndarray, X: np.ndarray, dps: int = 50):
     the precision still matters.
     """
     import flint
+
     with flint.ctx.workdps(dps):
         ar = Balls(dps)
         _, dY = forward(arch, ar, ar.array(w), ar.array(X), tangents=True)
@@ -70,6 +71,7 @@ def jacobian_arb(arch: Network, w: np.ndarray, X: np.ndarray, dps: int = 50):
 def evaluate_arb(arch: Network, w: np.ndarray, X: np.ndarray, dps: int = 50) -> np.ndarray:
     """phi_W(X) at ``dps`` digits (object array of arb), to check the float64 forward pass."""
     import flint
+
     with flint.ctx.workdps(dps):
         ar = Balls(dps)
         return forward(arch, ar, ar.array(w), ar.array(X))[0]
@@ -83,6 +85,7 @@ def singular_values_high_precision(J: np.ndarray, dps: int) -> np.ndarray:
     (Weyl), which is where zeros land, the noise floor. Values below 1e-300 are clipped there.
     """
     import flint
+
     with flint.ctx.workdps(2 * dps):
         M = flint.arb_mat([[x for x in row] for row in J])
         G = M.transpose() * M

@@ -35,8 +35,9 @@ class Explained(Data):
     def __post_init__(self):
         Data.__post_init__(self)
         if self.unexplained < 0 or self.named_group < 0 or any(c.count <= 0 for c in self.causes):
-            raise ResultError(f"a defect split with negative or empty parts: named {self.named_group}, "
-                              f"unexplained {self.unexplained}")
+            raise ResultError(
+                f"a defect split with negative or empty parts: named {self.named_group}, unexplained {self.unexplained}"
+            )
 
     @property
     def total(self) -> int:

@@ -38,9 +38,9 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
-from lightning_cas.core.forward import split
 from lightning_cas.core.blocks import GroupFactor
 from lightning_cas.core.blocks.base import gl_pairs
+from lightning_cas.core.forward import split
 from lightning_cas.core.network import MLP, Attention, Network, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
@@ -108,9 +108,14 @@ def _input_projections(net: Network, block: int) -> list[tuple]:
 def _translation_interfaces(net: Network) -> list[int]:
     """Interfaces k (after block k, 1-based) where the producer's output bias can be shifted into the consumer's."""
     blocks = net.blocks
-    return [k for k in range(1, len(blocks)) if not blocks[k - 1].residual
-            and not blocks[k].residual and _output_bias(net, k - 1) is not None
-            and _input_projections(net, k)]
+    return [
+        k
+        for k in range(1, len(blocks))
+        if not blocks[k - 1].residual
+        and not blocks[k].residual
+        and _output_bias(net, k - 1) is not None
+        and _input_projections(net, k)
+    ]
 
 
 def group_factors(arch: Network) -> tuple[GroupFactor, ...]:
@@ -166,8 +171,9 @@ class _Tangents:
         k = len(basis_rows)
         cols = m.offset + np.asarray(basis_rows)[:, None] * m.cols + np.arange(m.cols)[None, :]
         vals = M[np.asarray(basis_cols), :]
-        T[np.arange(k)[:, None], cols] = self.ar.add(T[np.arange(k)[:, None], cols],
-                                                    vals if sign == 1 else self.ar.scale(vals, sign))
+        T[np.arange(k)[:, None], cols] = self.ar.add(
+            T[np.arange(k)[:, None], cols], vals if sign == 1 else self.ar.scale(vals, sign)
+        )
 
     def right(self, T, key, basis_rows, basis_cols, sign: int = -1):
         """d M = M E_rc for basis pairs (r, c): column c of dM is column r of M (times sign)."""
@@ -176,8 +182,9 @@ class _Tangents:
         k = len(basis_rows)
         cols = m.offset + np.arange(m.rows)[None, :] * m.cols + np.asarray(basis_cols)[:, None]
         vals = np.ascontiguousarray(M[:, np.asarray(basis_rows)].T)
-        T[np.arange(k)[:, None], cols] = self.ar.add(T[np.arange(k)[:, None], cols],
-                                                    vals if sign == 1 else self.ar.scale(vals, sign))
+        T[np.arange(k)[:, None], cols] = self.ar.add(
+            T[np.arange(k)[:, None], cols], vals if sign == 1 else self.ar.scale(vals, sign)
+        )
 
     def unit(self, T, rows, key, entries, value=1):
         """T[row, entry of key] = value for each (row, entry) pair."""
@@ -191,7 +198,7 @@ class _Tangents:
             self.copy(T, row, bias, sign)
         m = self.where[key]
         M = self.mats[key[0]][key[1]][key[2]].reshape(-1)
-        T[row, m.offset:m.stop] = M if sign == 1 else self.ar.scale(M, sign)
+        T[row, m.offset : m.stop] = M if sign == 1 else self.ar.scale(M, sign)
 
 
 def _output_side(net: Network, block: int) -> list[tuple]:
@@ -222,8 +229,9 @@ def tangent_blocks(arch: Network, w, ar: Arithmetic, interfaces: bool = True):
         tb.unit(T, range(n), _output_bias(net, k - 1), range(n))
         for key in _input_projections(net, k):
             bias = tb.where[(key[0], key[1], "b" + key[2])]
-            T[:, bias.offset:bias.stop] = tb.ar.sub(T[:, bias.offset:bias.stop],
-                                                   np.ascontiguousarray(tb.mats[key[0]][key[1]][key[2]].T))
+            T[:, bias.offset : bias.stop] = tb.ar.sub(
+                T[:, bias.offset : bias.stop], np.ascontiguousarray(tb.mats[key[0]][key[1]][key[2]].T)
+            )
         yield T
     for kind, s, e, consumer, degree in _interface_actions(net):
         n = net.widths[s]
@@ -247,7 +255,7 @@ def orbit_bytes(arch: Network) -> int:
     8 bytes each: what a caller checks against the machine before asking."""
     net = arch
     P = net.parameters
-    return 8 * (3 * P * P // 4 + 2 * (TANGENT_CHUNK + net.widest ** 2) * P) + 64 * 2 ** 20
+    return 8 * (3 * P * P // 4 + 2 * (TANGENT_CHUNK + net.widest**2) * P) + 64 * 2**20
 
 
 def orbit_rank_modp(arch: Network, w, prime: int = DEFAULT_PRIME, extra=()) -> int:

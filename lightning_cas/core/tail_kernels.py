@@ -21,8 +21,8 @@ import math
 import numpy as np
 
 from lightning_cas.core.arithmetic import Rationals
-from lightning_cas.core.forward import forward
 from lightning_cas.core.exact_qq import LOCAL_BUDGET, _identity, _rows, _unit, nullspace, row_basis
+from lightning_cas.core.forward import forward
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 
 
@@ -72,9 +72,13 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
     P, widths, out, skipped = net.parameters, net.widths, [], []
     where = {(m.block, m.head, m.letter): m for m in net.weight_matrices}
     for j, b in enumerate(net.blocks):
-        tail = net.blocks[j + 1:]
-        if (not b.output_letters()[0] or not tail or any(t.mixes_tokens for t in tail)
-                or not any(isinstance(t, (Power, MLP)) for t in tail)):
+        tail = net.blocks[j + 1 :]
+        if (
+            not b.output_letters()[0]
+            or not tail
+            or any(t.mixes_tokens for t in tail)
+            or not any(isinstance(t, (Power, MLP)) for t in tail)
+        ):
             continue
         constant = _constant_output(net, j, mats)
         if constant is None:
@@ -103,7 +107,7 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
         at = lead
         for key, _ in parts:
             M = mats[key[0]][key[1]][key[2]]
-            lin[:, at:at + M.shape[1]] = M
+            lin[:, at : at + M.shape[1]] = M
             at += M.shape[1]
         weights = np.concatenate([lin.reshape(-1), np.asarray(constant, dtype=object), w[first:]])
         X = np.empty((points, width_in, 1), dtype=object)
@@ -113,7 +117,7 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
                 beta[c] += 1
             x, pos, at = [], 0, 0
             for k, basis in enumerate(bases):
-                z = beta[pos:pos + len(basis)]
+                z = beta[pos : pos + len(basis)]
                 size = d if (residual and k == 0) else cols[k - (1 if residual else 0)]
                 vec = [flint.fmpq(0)] * size
                 for coef, row in zip(z, basis):

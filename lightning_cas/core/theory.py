@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from lightning_cas.core.block_theory import predict_network_dimension
 from lightning_cas.core.multihead import multihead_bound
-from lightning_cas.core.predictions import Prediction, no_prediction, rho
 from lightning_cas.core.network import Network
+from lightning_cas.core.predictions import Prediction, no_prediction, rho
 from lightning_cas.core.symmetry import group_dimension, group_factors
 
 
@@ -26,8 +26,10 @@ def dimension_obstruction(arch: Network) -> str | None:
     if arch.normalization == "none":
         collapse = [i + 1 for i, a in enumerate(arch.attention[:-1]) if a == 1]
         if collapse:
-            return (f"attention dim a_{collapse[0]} = 1 before the last layer: all tokens collapse onto a "
-                    "line and later layers see only sym(A)")
+            return (
+                f"attention dim a_{collapse[0]} = 1 before the last layer: all tokens collapse onto a "
+                "line and later layers see only sym(A)"
+            )
     return None
 
 
@@ -48,8 +50,13 @@ def predict_dimension(arch: Network) -> Prediction:
     if arch.normalization == "softmax" and arch.tokens == 1:
         # softmax over a single key is identically 1: phi(x) = V_L ... V_1 x, a product of matrices
         r = min(arch.widths)
-        return Prediction("dimension", r * (arch.widths[0] + arch.widths[-1] - r), "r(d_0 + d_L - r), r = min width",
-                          "softmax, one token (the network is the linear map V_L...V_1)", "derived")
+        return Prediction(
+            "dimension",
+            r * (arch.widths[0] + arch.widths[-1] - r),
+            "r(d_0 + d_L - r), r = min width",
+            "softmax, one token (the network is the linear map V_L...V_1)",
+            "derived",
+        )
     reason = dimension_obstruction(arch)
     if reason:
         return no_prediction("dimension", reason)
@@ -67,23 +74,36 @@ def predict_dimension(arch: Network) -> Prediction:
         if L == 1:
             regime, status = "softmax, one layer, t >= 2", "proved"
         else:
-            regime, status = ("softmax, d_0 <= every hidden width, t >= 2 (conjectured in the paper; "
-                              "proved in the analytic case by Konda 2026)"), "conjecture"
+            regime, status = (
+                (
+                    "softmax, d_0 <= every hidden width, t >= 2 (conjectured in the paper; "
+                    "proved in the analytic case by Konda 2026)"
+                ),
+                "conjecture",
+            )
             if len(set(arch.widths)) == 1:
-                regime, status = (f"softmax, equal widths d = {d0}, one head per layer, t >= 2 (Konda 2026: rank "
-                                  "d^2 + sum_i r_i (2d - r_i), kernel (L - 1) d^2 + sum_i r_i^2)"), "claim"
+                regime, status = (
+                    (
+                        f"softmax, equal widths d = {d0}, one head per layer, t >= 2 (Konda 2026: rank "
+                        "d^2 + sum_i r_i (2d - r_i), kernel (L - 1) d^2 + sum_i r_i^2)"
+                    ),
+                    "claim",
+                )
     return Prediction("dimension", value, formula, regime, status)
 
 
 def predict_parameters(arch: Network) -> Prediction:
     if arch.paper is None:
-        return Prediction("parameters", arch.parameters, "sum of the blocks' weight matrices", "every network",
-                          "definition")
+        return Prediction(
+            "parameters", arch.parameters, "sum of the blocks' weight matrices", "every network", "definition"
+        )
     if arch.multihead:
-        return Prediction("parameters", arch.parameters, "sum_i H_i (2 a_i d_{i-1} + d_i d_{i-1})",
-                          "every architecture", "definition")
-    return Prediction("parameters", arch.parameters, "sum_i 2 a_i d_{i-1} + d_i d_{i-1}",
-                      "every architecture", "definition")
+        return Prediction(
+            "parameters", arch.parameters, "sum_i H_i (2 a_i d_{i-1} + d_i d_{i-1})", "every architecture", "definition"
+        )
+    return Prediction(
+        "parameters", arch.parameters, "sum_i 2 a_i d_{i-1} + d_i d_{i-1}", "every architecture", "definition"
+    )
 
 
 def predict_symmetry_dimension(arch: Network) -> Prediction:
@@ -91,10 +111,14 @@ def predict_symmetry_dimension(arch: Network) -> Prediction:
     network of blocks: its factors, listed in ``bounds``)."""
     if arch.paper is None:
         factors = group_factors(arch)
-        return Prediction("symmetry_group_dimension", group_dimension(arch),
-                          " + ".join(f"{f.name}" for f in factors) or "0",
-                          "every network (group, not orbit; head and neuron permutations are finite)", "definition",
-                          bounds=tuple((f.name, f.dimension, f.where) for f in factors))
+        return Prediction(
+            "symmetry_group_dimension",
+            group_dimension(arch),
+            " + ".join(f"{f.name}" for f in factors) or "0",
+            "every network (group, not orbit; head and neuron permutations are finite)",
+            "definition",
+            bounds=tuple((f.name, f.dimension, f.where) for f in factors),
+        )
     scal = arch.normalization == "none"
     if arch.multihead:
         formula = "sum_i H_i a_i^2 + sum_hidden d_i^2" + (" + sum_i H_i" if scal else "")
@@ -109,9 +133,14 @@ def predict_fiber_dimension(arch: Network, dim: Prediction | None = None) -> Pre
     """Generic fiber dimension = parameters - dimension wherever the dimension is predicted."""
     dim = predict_dimension(arch) if dim is None else dim
     if dim.kind == "upper bound" and dim.value is not None:
-        return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension bound",
-                          dim.regime, dim.status, kind="lower bound")
+        return Prediction(
+            "fiber_dimension",
+            arch.parameters - dim.value,
+            "parameters - dimension bound",
+            dim.regime,
+            dim.status,
+            kind="lower bound",
+        )
     if dim.value is None:
         return no_prediction("fiber_dimension", dim.reason or "no dimension prediction")
-    return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension",
-                      dim.regime, dim.status)
+    return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension", dim.regime, dim.status)

@@ -14,11 +14,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core.network import Network
-from lightning_cas.core.paper import Paper
 from lightning_cas.core.checks import check_seed, shown
-from lightning_cas.errors import InputError
+from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import rational_text
+from lightning_cas.core.paper import Paper
+from lightning_cas.errors import InputError
 
 MAX_DIGITS = 60  # numerators/denominators beyond this are refused, not silently truncated
 MAX_WEIGHT_BYTES = 4 * 1024 * 1024
@@ -69,8 +69,10 @@ def exact_float(value, where: str, dtype=np.float64) -> Fraction:
         raise InputError(f"{where}: the entry {value!r} is not a finite number.")
     tiny = smallest_normal(dtype)
     if value != 0.0 and abs(value) < tiny:
-        raise InputError(f"{where}: the entry {value!r} is a subnormal {np.dtype(dtype).name} (below {tiny:.2g}); "
-                         "write 0 or a rational string if it is meant.")
+        raise InputError(
+            f"{where}: the entry {value!r} is a subnormal {np.dtype(dtype).name} (below {tiny:.2g}); "
+            "write 0 or a rational string if it is meant."
+        )
     return Fraction(*value.as_integer_ratio()) if hasattr(value, "as_integer_ratio") else Fraction(float(value))
 
 
@@ -83,8 +85,10 @@ def _size_checked(q: Fraction, where: str) -> Fraction:
         # counted exactly up to 3000 digits (str() has a limit), estimated beyond
         digits = len(str(value)) if value.bit_length() < 10_000 else f"about {int(value.bit_length() * 0.30103)}"
         if not isinstance(digits, int) or digits > MAX_DIGITS:
-            raise InputError(f"{where}: the entry's {part} has {digits} digits, above the supported maximum of "
-                             f"{MAX_DIGITS} (a larger rational is refused, not rounded).")
+            raise InputError(
+                f"{where}: the entry's {part} has {digits} digits, above the supported maximum of "
+                f"{MAX_DIGITS} (a larger rational is refused, not rounded)."
+            )
     return q
 
 
@@ -92,7 +96,7 @@ def parse_entry(value, where: str) -> Fraction:
     """An integer, a Fraction, a rational string like "3/4" or a float (read exactly, as the binary
     rational it is); Python's or numpy's, never a bool. The same reading for JSON and Python values."""
     if isinstance(value, bool) or _numpy(value) and value.dtype.kind == "b":
-        raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got {value!r}.")
+        raise InputError(f'{where}: entries must be numbers or rational strings like "3/4", got {value!r}.')
     if _numpy(value) and value.dtype.kind in "iu":
         q = Fraction(int(value))
     elif _numpy(value) and value.dtype.kind == "f":
@@ -104,13 +108,14 @@ def parse_entry(value, where: str) -> Fraction:
     elif isinstance(value, float):
         return exact_float(value, where)  # a double's exact value has at most 1075 binary digits
     elif isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 8:
-        raise InputError(f"{where}: the entry has {len(value)} characters, more than a rational of {MAX_DIGITS}-digit "
-                         "numerator and denominator.")
+        raise InputError(
+            f"{where}: the entry has {len(value)} characters, more than a rational of {MAX_DIGITS}-digit "
+            "numerator and denominator."
+        )
     elif isinstance(value, str) and (parsed := _rational(value)) is not None:
         q = parsed
     else:
-        raise InputError(f"{where}: entries must be numbers or rational strings like \"3/4\", got "
-                         f"{shown(value)}.")
+        raise InputError(f'{where}: entries must be numbers or rational strings like "3/4", got {shown(value)}.')
     return _size_checked(q, where)
 
 
@@ -136,8 +141,10 @@ def exact_values(array: np.ndarray, where: str, dtype=None) -> list[Fraction]:
     kind = np.dtype(dtype or array.dtype)
     tiny = (wide != 0) & (np.abs(wide) < smallest_normal(kind))
     if tiny.any():
-        raise InputError(f"{where}: the array holds a subnormal {kind.name} ({float(wide[tiny][0])!r}, below "
-                         f"{smallest_normal(kind):.2g}); write 0 if it is meant.")
+        raise InputError(
+            f"{where}: the array holds a subnormal {kind.name} ({float(wide[tiny][0])!r}, below "
+            f"{smallest_normal(kind):.2g}); write 0 if it is meant."
+        )
     if wide.dtype.itemsize > 8:
         return [Fraction(*v.as_integer_ratio()) for v in wide]
     return [Fraction(float(v)) for v in wide]
@@ -188,8 +195,10 @@ def paper_of(arch: Network) -> Paper:
     if isinstance(arch, Paper):
         return arch
     if arch.paper is None:
-        raise InputError("the per-layer (Q, K, V) form is for the paper's network (plain attention blocks); give "
-                         "this network's point as blocks or flat weights.")
+        raise InputError(
+            "the per-layer (Q, K, V) form is for the paper's network (plain attention blocks); give "
+            "this network's point as blocks or flat weights."
+        )
     return arch.paper
 
 
@@ -199,7 +208,7 @@ def point_from_dict(arch: Network, data) -> Point:
         raise InputError('a weight point must be a JSON object {"layers": [{"Q": ..., "K": ..., "V": ...}, ...]}.')
     unknown = sorted(map(str, set(data) - {"layers"}))
     if unknown:
-        raise InputError(f"unknown weight point key(s) {', '.join(map(repr, unknown))}: a point has only \"layers\".")
+        raise InputError(f'unknown weight point key(s) {", ".join(map(repr, unknown))}: a point has only "layers".')
     layers = data["layers"]
     if not isinstance(layers, list) or len(layers) != arch.depth:
         got = len(layers) if isinstance(layers, list) else type(layers).__name__
@@ -215,28 +224,39 @@ def point_from_dict(arch: Network, data) -> Point:
         elif H == 1:
             heads = [layer]
         else:
-            raise InputError(f"layer {i} has {H} heads: it must be an object {{\"heads\": [{{\"Q\": ..., "
-                             "\"K\": ..., \"V\": ...}, ...]}.")
+            raise InputError(
+                f'layer {i} has {H} heads: it must be an object {{"heads": [{{"Q": ..., "K": ..., "V": ...}}, ...]}}.'
+            )
         parsed = []
         for h, head in enumerate(heads, start=1):
             where = f"layer {i}" if H == 1 else f"layer {i} head {h}"
             if not isinstance(head, dict) or set(head) != {"Q", "K", "V"}:
                 raise InputError(f"{where} must be an object with exactly the keys Q, K, V.")
-            parsed.append((_matrix(head["Q"], a, d, f"{where} Q"), _matrix(head["K"], a, d, f"{where} K"),
-                           _matrix(head["V"], e, d, f"{where} V")))
+            parsed.append(
+                (
+                    _matrix(head["Q"], a, d, f"{where} Q"),
+                    _matrix(head["K"], a, d, f"{where} K"),
+                    _matrix(head["V"], e, d, f"{where} V"),
+                )
+            )
         point.append(make_layer(parsed))
     return tuple(point)
 
 
 def point_to_dict(point: Point) -> dict:
     """JSON form; integers stay integers, other rationals become "p/q" strings."""
+
     def entry(q: Fraction):
         return q.numerator if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
     def head(qkv):
         return {name: [[entry(v) for v in row] for row in M] for name, M in zip("QKV", qkv)}
-    return {"layers": [{"heads": [head(h) for h in layer]} if isinstance(layer, MultiHead) else head(layer)
-                       for layer in point]}
+
+    return {
+        "layers": [
+            {"heads": [head(h) for h in layer]} if isinstance(layer, MultiHead) else head(layer) for layer in point
+        ]
+    }
 
 
 def random_point(arch: Network, seed: int, bound: int = 9) -> Point:
@@ -273,7 +293,7 @@ def unflat(arch: Network, values) -> Point:
     for i, _, a, d, e in paper_of(arch).head_blocks:
         mats = []
         for rows in (a, a, e):
-            mats.append(tuple(tuple(values[at + r * d:at + (r + 1) * d]) for r in range(rows)))
+            mats.append(tuple(tuple(values[at + r * d : at + (r + 1) * d]) for r in range(rows)))
             at += rows * d
         layers[i].append(tuple(mats))
     return tuple(make_layer(heads) for heads in layers)

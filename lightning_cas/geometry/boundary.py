@@ -30,17 +30,27 @@ from dataclasses import dataclass, replace
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point, point_to_dict
 from lightning_cas.errors import InputError
-from lightning_cas.results.certificates import ConeCertificate
 from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, implicit_from_record
-from lightning_cas.geometry.pointwise import (PointVerdict, boundary_verdict_d11, phi_coordinates, point_verdict,
-                                              vanishes)
-from lightning_cas.results.boundary import BoundaryComponent, BoundaryResult, BoundarySample
-from lightning_cas.results.ideals import Source, Stratum, SampleVerdict
-from lightning_cas.geometry.strata import (SAMPLED_STRATA, SAMPLES_PER_PIECE, CandidateRecord, candidate_record,
-                                           stratum_samples)
+from lightning_cas.geometry.pointwise import (
+    PointVerdict,
+    boundary_verdict_d11,
+    phi_coordinates,
+    point_verdict,
+    vanishes,
+)
+from lightning_cas.geometry.strata import (
+    SAMPLED_STRATA,
+    SAMPLES_PER_PIECE,
+    CandidateRecord,
+    candidate_record,
+    stratum_samples,
+)
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.options import check_point, resolve
+from lightning_cas.results.boundary import BoundaryComponent, BoundaryResult, BoundarySample
+from lightning_cas.results.certificates import ConeCertificate
+from lightning_cas.results.ideals import SampleVerdict, Source, Stratum
 
 
 @dataclass(frozen=True)
@@ -64,12 +74,24 @@ def vertex_verdict(arch: Network, pieces, seed: int, m2: Macaulay2) -> PointVerd
         for pt in piece.points:
             v = point_verdict(arch, pt, m2, seed)
             if v.boundary:
-                return replace(v, vertex=True, certificate=ConeCertificate(at=point_to_dict(pt), witness=v.certificate),
-                               evidence=("boundary: phi_W = 0 is the vertex; X(R) and M are cones, and X(R) \\ M is "
-                                         "not empty (witness curve at the critical point "
-                                         f"{point_to_dict(pt)['layers'][0]}), so t q -> 0 with q not in M"))
-    return PointVerdict(boundary=None, certificate=None, vertex=True, script="", m2_version="",
-                        evidence="undecided: phi_W = 0 is the vertex, and no witness point of X(R) \\ M was found")
+                return replace(
+                    v,
+                    vertex=True,
+                    certificate=ConeCertificate(at=point_to_dict(pt), witness=v.certificate),
+                    evidence=(
+                        "boundary: phi_W = 0 is the vertex; X(R) and M are cones, and X(R) \\ M is "
+                        "not empty (witness curve at the critical point "
+                        f"{point_to_dict(pt)['layers'][0]}), so t q -> 0 with q not in M"
+                    ),
+                )
+    return PointVerdict(
+        boundary=None,
+        certificate=None,
+        vertex=True,
+        script="",
+        m2_version="",
+        evidence="undecided: phi_W = 0 is the vertex, and no witness point of X(R) \\ M was found",
+    )
 
 
 def _candidates(found: CandidateRecord) -> dict:
@@ -98,8 +120,9 @@ def boundary_closure(arch: Network, found: CandidateRecord, seed: int, m2: Macau
         samples = []
         for pt in points:
             v = point_verdict(arch, pt, m2, seed)
-            samples.append(BoundarySample(point=point_to_dict(pt)["layers"][0], boundary=v.boundary,
-                                          evidence=v.evidence))
+            samples.append(
+                BoundarySample(point=point_to_dict(pt)["layers"][0], boundary=v.boundary, evidence=v.evidence)
+            )
         verdicts = [s.boundary for s in samples]
         if any(v is True for v in verdicts):
             verdict = SampleVerdict.BOUNDARY
@@ -111,11 +134,17 @@ def boundary_closure(arch: Network, found: CandidateRecord, seed: int, m2: Macau
         if stratum is None:
             complete = False
             notes.append("a candidate piece matches no stratum closure: its ideal is not known")
-        comps.append(BoundaryComponent(stratum=stratum or Stratum.UNLISTED, source=tuple(sorted(sources)),
-                                       verdict=verdict, samples=tuple(samples),
-                                       dimension=ideal.dimension if ideal else None,
-                                       degree=ideal.degree if ideal else None,
-                                       generators=ideal.generators if ideal else ()))
+        comps.append(
+            BoundaryComponent(
+                stratum=stratum or Stratum.UNLISTED,
+                source=tuple(sorted(sources)),
+                verdict=verdict,
+                samples=tuple(samples),
+                dimension=ideal.dimension if ideal else None,
+                degree=ideal.degree if ideal else None,
+                generators=ideal.generators if ideal else (),
+            )
+        )
     bd = [c for c in comps if c.verdict is SampleVerdict.BOUNDARY]
     closure, dim = (), None
     if len(bd) == 1 and bd[0].dimension is not None:
@@ -126,16 +155,33 @@ def boundary_closure(arch: Network, found: CandidateRecord, seed: int, m2: Macau
     image = found.critical.critical_image
     closed = found.critical.base_locus_V_or_A
     if not closed:
-        notes.append("phi has zeros with V != 0 and A != 0: the closedness argument for M fails, so points of "
-                     "the closure of M outside M are not examined")
+        notes.append(
+            "phi has zeros with V != 0 and A != 0: the closedness argument for M fails, so points of "
+            "the closure of M outside M are not examined"
+        )
         complete = False
-    return Closure(components=tuple(comps), closure=closure, closure_dimension=dim, complete=complete, closed=closed,
-                   critical_image=image.generators if image else (),
-                   critical_image_dimension=image.dimension if image else None, notes=tuple(notes))
+    return Closure(
+        components=tuple(comps),
+        closure=closure,
+        closure_dimension=dim,
+        complete=complete,
+        closed=closed,
+        critical_image=image.generators if image else (),
+        critical_image_dimension=image.dimension if image else None,
+        notes=tuple(notes),
+    )
 
 
-def boundary(arch: Network, point: Point | None = None, *, closure: bool = True, seed: int = 0,
-             timeout: float | None = None, m2: str | None = None, session=None) -> BoundaryResult:
+def boundary(
+    arch: Network,
+    point: Point | None = None,
+    *,
+    closure: bool = True,
+    seed: int = 0,
+    timeout: float | None = None,
+    m2: str | None = None,
+    session=None,
+) -> BoundaryResult:
     """The Zariski closure of the boundary (``closure``) and/or a certified verdict at ``point``.
 
     ``timeout`` bounds the whole command: each Macaulay2 run gets what the earlier ones left.
@@ -185,25 +231,44 @@ def _boundary(arch, point, closure, seed, m2: Macaulay2) -> BoundaryResult:
     methods, details = [], []
     if closure:
         methods.append("strata-closure")
-        details.append("critical locus and singular locus on G-orbit slices, matched to strata closures; each "
-                       f"candidate stratum judged at {SAMPLES_PER_PIECE} random rational points of its parametrization")
+        details.append(
+            "critical locus and singular locus on G-orbit slices, matched to strata closures; each "
+            f"candidate stratum judged at {SAMPLES_PER_PIECE} random rational points of its parametrization"
+        )
     if point is not None:
         methods.append("certificate")
-        details.append("real verdict by certificate: submersion/branch covering (interior), witness curve with a "
-                       "Sturm count of the fiber eliminant (boundary), cone over a witness (vertex)")
+        details.append(
+            "real verdict by certificate: submersion/branch covering (interior), witness curve with a "
+            "Sturm count of the fiber eliminant (boundary), cone over a witness (vertex)"
+        )
     return BoundaryResult(
-        architecture=arch, boundary=verdict, evidence=evidence, certificate=cert,
-        point=point_to_dict(point) if point is not None else None, in_critical_image=in_crit,
+        architecture=arch,
+        boundary=verdict,
+        evidence=evidence,
+        certificate=cert,
+        point=point_to_dict(point) if point is not None else None,
+        in_critical_image=in_crit,
         critical_image=found.critical_image if found else (),
         critical_image_dimension=found.critical_image_dimension if found else None,
         boundary_closure=found.closure if found else (),
         boundary_closure_dimension=found.closure_dimension if found else None,
         closure_complete=found.complete if found else None,
         components=found.components if found else (),
-        method="+".join(methods), method_detail="; ".join(details),
+        method="+".join(methods),
+        method_detail="; ".join(details),
         certainty="probabilistic" if closure else "exact",
-        certainty_detail="; ".join((["the verdict at the point is exact (a certificate)"] if point is not None else [])
-                                   + (["which candidate strata hold boundary points is probabilistic (components "
-                                       "judged at random points)"] if closure else [])),
-        seed=seed, elapsed_s=time.perf_counter() - start, m2_version=m2_version, script=script,
-        notes=tuple(notes), **coordinates)
+        certainty_detail="; ".join(
+            (["the verdict at the point is exact (a certificate)"] if point is not None else [])
+            + (
+                ["which candidate strata hold boundary points is probabilistic (components judged at random points)"]
+                if closure
+                else []
+            )
+        ),
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        m2_version=m2_version,
+        script=script,
+        notes=tuple(notes),
+        **coordinates,
+    )

@@ -58,7 +58,7 @@ def witness_bound(eliminant: str | sympy.Expr | None, variable: str = "t") -> Wi
     bad = bad.terms_gcd()[1].clear_denoms()[1]  # s = 0 is p itself; only roots in (0, s0] matter
     s0 = _root_free_start(bad)
     at_s0 = sympy.Poly(f.as_expr().subs(s, s0), t)
-    if (at_s0.count_roots(0, None) if squared else at_s0.count_roots()):
+    if at_s0.count_roots(0, None) if squared else at_s0.count_roots():
         return None
     return WitnessBound(s0=str(s0), eliminant_degree=f.degree() * (2 if squared else 1))
 
@@ -76,4 +76,4 @@ def _root_free_start(bad) -> sympy.Rational:
     k = 0
     while (b0 << k) < b0 + rest:
         k += 1
-    return sympy.Rational(1, 2 ** k)
+    return sympy.Rational(1, 2**k)

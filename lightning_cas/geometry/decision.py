@@ -24,13 +24,13 @@ import numpy as np
 from lightning_cas.core.checks import count_value, derived_seed
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
-from lightning_cas.results.dimension import Source
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
-from lightning_cas.results.critical import CriticalPoint, DecisionBoundaryResult, SingularComponent
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
 from lightning_cas.options import resolve
+from lightning_cas.results.critical import CriticalPoint, DecisionBoundaryResult, SingularComponent
+from lightning_cas.results.dimension import Source
 from lightning_cas.system.matrices import exact_array
 from lightning_cas.system.points import as_point, load_weights
 
@@ -43,12 +43,15 @@ MAX_VARIABLES = 9
 def polynomial_network(arch, verb: str) -> Network:
     """The network of ``arch`` when it is polynomial; softmax (not algebraic) refused in one line."""
     if not isinstance(arch, Network):
-        raise InputError(f"{verb}() needs a Network (Architecture(...) or Network(...)) first, got "
-                         f"{type(arch).__name__}.")
+        raise InputError(
+            f"{verb}() needs a Network (Architecture(...) or Network(...)) first, got {type(arch).__name__}."
+        )
     net = arch
     if not net.polynomial:
-        raise InputError(f"{verb}: a network with {net.not_polynomial} is not polynomial, so its decision boundaries "
-                         "and critical points are not algebraic; use a polynomial (lightning) network.")
+        raise InputError(
+            f"{verb}: a network with {net.not_polynomial} is not polynomial, so its decision boundaries "
+            "and critical points are not algebraic; use a polynomial (lightning) network."
+        )
     return net
 
 
@@ -62,8 +65,9 @@ def weight_values(arch, at, seed: int) -> tuple[list[Fraction], Source]:
             rng = np.random.default_rng(seed)
             mags, signs = rng.integers(1, 10, net.parameters), rng.choice([-1, 1], net.parameters)
             values = [Fraction(int(m * s)) for m, s in zip(mags, signs)]
-        return values, Source(source=None, sha256=None, count=len(values),
-                              drawn=f"random integers in +-[1, 9], seed {seed}")
+        return values, Source(
+            source=None, sha256=None, count=len(values), drawn=f"random integers in +-[1, 9], seed {seed}"
+        )
     point = load_weights(arch, at) if isinstance(at, str) or hasattr(at, "__fspath__") else as_point(arch, at)
     return list(point.values), Source(source=point.source, sha256=point.sha256, count=len(point.values))
 
@@ -90,10 +94,12 @@ def check_size(net: Network) -> None:
     n, e = net.input * net.tokens, net.degree
     paths = e ** (n + 1)
     if n > MAX_VARIABLES or paths > MAX_PATHS:
-        raise TooLargeError(f"the decision boundary has degree {e} in {n} input coordinates: the homotopy would "
-                            f"track {e}^{n + 1} = {paths} paths and the exact ideal has up to "
-                            f"{generic_ed_degree(e, n)} points; this command stops at {MAX_PATHS} paths and "
-                            f"{MAX_VARIABLES} coordinates.")
+        raise TooLargeError(
+            f"the decision boundary has degree {e} in {n} input coordinates: the homotopy would "
+            f"track {e}^{n + 1} = {paths} paths and the exact ideal has up to "
+            f"{generic_ed_degree(e, n)} points; this command stops at {MAX_PATHS} paths and "
+            f"{MAX_VARIABLES} coordinates."
+        )
 
 
 POINT_RANGE = (Fraction(1, 100), Fraction(100))  # max |X0| a boundary that is not a cone is searched from
@@ -115,15 +121,18 @@ def point_scale(net: Network, x0: np.ndarray) -> Fraction:
         return c if 1 <= s / c < 2 else c / 2
     low, high = POINT_RANGE
     if not low <= s <= high:
-        raise InputError(f"the point's largest entry is {float(s):.3g}: its decision boundary is not a cone (the "
-                         "network has biases or sums of degrees), so the radius cannot be computed at a rescaled "
-                         f"point, and this command searches from points with entries up to {float(high):g} and "
-                         f"largest entry at least {float(low):g} (the homotopy's tolerances are absolute).")
+        raise InputError(
+            f"the point's largest entry is {float(s):.3g}: its decision boundary is not a cone (the "
+            "network has biases or sums of degrees), so the radius cannot be computed at a rescaled "
+            f"point, and this command searches from points with entries up to {float(high):g} and "
+            f"largest entry at least {float(low):g} (the homotopy's tolerances are absolute)."
+        )
     return Fraction(1)
 
 
-def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None, m2=None,
-                session=None, numerical_runs: int = 1) -> DecisionBoundaryResult:
+def boundary_ed(
+    arch, *, at=None, readout=None, point=None, seed=0, timeout=None, m2=None, session=None, numerical_runs: int = 1
+) -> DecisionBoundaryResult:
     """The ED degree of the decision boundary by two methods and, with ``point``, every real critical point of
     the distance from it and the robustness radius. ``at``, ``readout``, ``point``: a file path or a value;
     None draws the weights and the readout from ``seed``."""
@@ -139,10 +148,18 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
     with opts.deadline():
         start = time.perf_counter()
         prime = _prime(opts, net, values, w, data)
-        script, rec = opts.macaulay2.run("boundary_ed", {
-            **package_params(net), "weights": values, "readout": [list(r) for r in w],
-            "center": [] if x0 is None else [v / scale for row in x0 for v in row], "modulus": prime,
-            "numericalRuns": numerical_runs, "seed": opts.seed})
+        script, rec = opts.macaulay2.run(
+            "boundary_ed",
+            {
+                **package_params(net),
+                "weights": values,
+                "readout": [list(r) for r in w],
+                "center": [] if x0 is None else [v / scale for row in x0 for v in row],
+                "modulus": prime,
+                "numericalRuns": numerical_runs,
+                "seed": opts.seed,
+            },
+        )
         check_parameters(net, rec, script)
         _refuse_no_boundary(rec, script)
         return _result(arch, net, rec, script, start, opts.seed, source, w, w_source, x0, x0_source, scale)
@@ -150,19 +167,24 @@ def boundary_ed(arch, *, at=None, readout=None, point=None, seed=0, timeout=None
 
 def _refuse_no_boundary(rec: dict, script: str) -> None:
     if json_get(rec, "zero", script):
-        raise InputError("the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
-                         "boundary (every input is on it).")
+        raise InputError(
+            "the readout and the weights make <w, f_W(X)> the zero polynomial: there is no decision "
+            "boundary (every input is on it)."
+        )
     if rec.get("constant"):
-        raise InputError("the readout and the weights make <w, f_W(X)> a nonzero constant: there is no decision "
-                         "boundary (every input is classified the same).")
+        raise InputError(
+            "the readout and the weights make <w, f_W(X)> a nonzero constant: there is no decision "
+            "boundary (every input is classified the same)."
+        )
 
 
 def _prime(opts, net: Network, values, w, data) -> int:
     """The exact count's prime, chosen after g is known: mod p it reduces the squarefree part of g, whose
     coefficients are sums of products of the data, so a prime dividing a data entry, a denominator or one
     of those coefficients would count another polynomial's critical points (or find no residue)."""
-    script, rec = opts.macaulay2.run("boundary_polynomial", {**package_params(net), "weights": values,
-                                                             "readout": [list(r) for r in w]})
+    script, rec = opts.macaulay2.run(
+        "boundary_polynomial", {**package_params(net), "weights": values, "readout": [list(r) for r in w]}
+    )
     check_parameters(net, rec, script)
     _refuse_no_boundary(rec, script)
     try:
@@ -181,19 +203,32 @@ def _floats(items, script) -> tuple[float, ...]:
 
 def _sign_change(coeffs: list[int], lo: Fraction, hi: Fraction) -> bool:
     def h(x):
-        return sum(Fraction(c) * x ** k for k, c in enumerate(coeffs))
+        return sum(Fraction(c) * x**k for k, c in enumerate(coeffs))
+
     return h(lo) * h(hi) <= 0
 
 
 def _on_boundary(x0: np.ndarray, singular: bool) -> dict:
     """X0 on B (Macaulay2 found g(X0) = 0 over QQ): the radius is 0 exactly, attained at X0 itself."""
     where = "singular" if singular else "smooth"
-    here = CriticalPoint(coordinates=tuple(float(v) for row in x0 for v in row), distance=0.0, stratum=where,
-                         certified=True, certified_real=True, beta_bound=0.0)
-    return {"critical_points": (here,), "on_boundary": True, "radius": 0.0, "radius_at": where,
-            "radius_certified": True, "notes": [],
-            "radius_evidence": "X0 lies on the boundary: g(X0) = 0 exactly over QQ, so the nearest boundary point "
-                               f"is X0 itself (a {where} point of B)"}
+    here = CriticalPoint(
+        coordinates=tuple(float(v) for row in x0 for v in row),
+        distance=0.0,
+        stratum=where,
+        certified=True,
+        certified_real=True,
+        beta_bound=0.0,
+    )
+    return {
+        "critical_points": (here,),
+        "on_boundary": True,
+        "radius": 0.0,
+        "radius_at": where,
+        "radius_certified": True,
+        "notes": [],
+        "radius_evidence": "X0 lies on the boundary: g(X0) = 0 exactly over QQ, so the nearest boundary point "
+        f"is X0 itself (a {where} point of B)",
+    }
 
 
 def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
@@ -210,21 +245,39 @@ def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
         if not real:
             continue
         beta = float(p["beta"])
-        points.append(CriticalPoint(coordinates=re, distance=float(p["distance"]), stratum="smooth",
-                                    certified=bool(p["certified"]), certified_real=bool(p["certified_real"]),
-                                    beta_bound=2 * beta if p["certified"] else None,
-                                    multiplier=float(p["lambda"][0])))
+        points.append(
+            CriticalPoint(
+                coordinates=re,
+                distance=float(p["distance"]),
+                stratum="smooth",
+                certified=bool(p["certified"]),
+                certified_real=bool(p["certified_real"]),
+                beta_bound=2 * beta if p["certified"] else None,
+                multiplier=float(p["lambda"][0]),
+            )
+        )
     components, singular = [], []
     for c in json_list(rad, "singular_components", script):
-        comp = SingularComponent(dimension=json_int(c, "dimension", script), degree=json_int(c, "degree", script),
-                                 linear=bool(c["linear"]), distance_squared=c.get("distance_squared"),
-                                 nearest=tuple(c.get("nearest", ())))
+        comp = SingularComponent(
+            dimension=json_int(c, "dimension", script),
+            degree=json_int(c, "degree", script),
+            linear=bool(c["linear"]),
+            distance_squared=c.get("distance_squared"),
+            nearest=tuple(c.get("nearest", ())),
+        )
         components.append(comp)
         if comp.linear:
             d2 = Fraction(comp.distance_squared)
-            singular.append(CriticalPoint(coordinates=tuple(float(Fraction(v)) for v in comp.nearest),
-                                          distance=math.sqrt(d2), stratum="singular", certified=True,
-                                          certified_real=True, beta_bound=0.0))
+            singular.append(
+                CriticalPoint(
+                    coordinates=tuple(float(Fraction(v)) for v in comp.nearest),
+                    distance=math.sqrt(d2),
+                    stratum="singular",
+                    certified=True,
+                    certified_real=True,
+                    beta_bound=0.0,
+                )
+            )
     everything = sorted(points + singular, key=lambda q: q.distance)
     eliminant = [int(c) for c in json_list(rad, "distance_eliminant", script)]
     all_found = exact_count is not None and len(numeric) == exact_count and all(p["certified"] for p in numeric)
@@ -235,26 +288,39 @@ def _radius(rec: dict, x0: np.ndarray, script: str) -> dict:
         evidence.append("no real critical point and no real singular point was found")
     elif best.stratum == "smooth":
         d2 = Fraction(best.distance) ** 2
-        slack = Fraction(2 * (best.beta_bound or 0) * best.distance + 1e-9 * (1 + best.distance ** 2))
+        slack = Fraction(2 * (best.beta_bound or 0) * best.distance + 1e-9 * (1 + best.distance**2))
         root = bool(eliminant) and _sign_change(eliminant, d2 - slack, d2 + slack)
-        evidence.append(f"{len(numeric)} homotopy solutions at X0, {exact_count} by the exact ideal"
-                        + (", all alpha-certified" if all_found else ""))
-        evidence.append("the squared radius is a root of the exact distance eliminant (sign change)" if root else
-                        "the squared radius shows no sign change of the exact distance eliminant")
+        evidence.append(
+            f"{len(numeric)} homotopy solutions at X0, {exact_count} by the exact ideal"
+            + (", all alpha-certified" if all_found else "")
+        )
+        evidence.append(
+            "the squared radius is a root of the exact distance eliminant (sign change)"
+            if root
+            else "the squared radius shows no sign change of the exact distance eliminant"
+        )
         certified = all_found and root and best.certified_real and not undecided
     else:
         evidence.append("attained on the singular locus (exact: the nearest point of a linear component)")
         certified = all_found and not undecided
     if any(not c.linear for c in components):
         certified = False
-        notes.append("a component of the singular locus is not a subspace and was not searched: the radius is an "
-                     "upper bound")
+        notes.append(
+            "a component of the singular locus is not a subspace and was not searched: the radius is an upper bound"
+        )
     if undecided:
         evidence.append(f"{len(undecided)} solution(s) neither certified real nor certified non-real")
-    return {"critical_points": tuple(everything), "complex_critical_points": len(numeric),
-            "exact_critical_points": exact_count, "singular_components": tuple(components),
-            "radius": best.distance if best else None, "radius_at": best.stratum if best else None,
-            "radius_certified": certified, "radius_evidence": "; ".join(evidence), "notes": notes}
+    return {
+        "critical_points": tuple(everything),
+        "complex_critical_points": len(numeric),
+        "exact_critical_points": exact_count,
+        "singular_components": tuple(components),
+        "radius": best.distance if best else None,
+        "radius_at": best.stratum if best else None,
+        "radius_certified": certified,
+        "radius_evidence": "; ".join(evidence),
+        "notes": notes,
+    }
 
 
 def _scaled(extra: dict, c: Fraction, e: int) -> dict:
@@ -263,29 +329,41 @@ def _scaled(extra: dict, c: Fraction, e: int) -> dict:
     f = float(c)
 
     def point(p: CriticalPoint) -> CriticalPoint:
-        return replace(p, coordinates=tuple(f * v for v in p.coordinates), distance=f * p.distance,
-                       beta_bound=None if p.beta_bound is None else f * p.beta_bound,
-                       multiplier=None if p.multiplier is None else p.multiplier * f ** (2 - e))
+        return replace(
+            p,
+            coordinates=tuple(f * v for v in p.coordinates),
+            distance=f * p.distance,
+            beta_bound=None if p.beta_bound is None else f * p.beta_bound,
+            multiplier=None if p.multiplier is None else p.multiplier * f ** (2 - e),
+        )
 
     def component(comp: SingularComponent) -> SingularComponent:
         if not comp.linear:
             return comp
-        return replace(comp, distance_squared=text(Fraction(comp.distance_squared) * c * c),
-                       nearest=tuple(text(Fraction(v) * c) for v in comp.nearest))
+        return replace(
+            comp,
+            distance_squared=text(Fraction(comp.distance_squared) * c * c),
+            nearest=tuple(text(Fraction(v) * c) for v in comp.nearest),
+        )
 
-    out = dict(extra, critical_points=tuple(point(p) for p in extra["critical_points"]),
-               singular_components=tuple(component(comp) for comp in extra.get("singular_components", ())))
+    out = dict(
+        extra,
+        critical_points=tuple(point(p) for p in extra["critical_points"]),
+        singular_components=tuple(component(comp) for comp in extra.get("singular_components", ())),
+    )
     if out.get("radius") is not None:
         out["radius"] = f * out["radius"]
     out["notes"] = list(extra.get("notes", [])) + [
         f"B is a cone, so the radius was computed at X0 / 2^{c.numerator.bit_length() - c.denominator.bit_length()}"
         " (largest entry between 1 and 2, the scale the homotopy's tolerances are made for) and carried back "
-        "exactly"]
+        "exactly"
+    ]
     return out
 
 
-def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_source,
-            scale: Fraction = Fraction(1)) -> DecisionBoundaryResult:
+def _result(
+    arch, net, rec, script, start, seed, source, w, w_source, x0, x0_source, scale: Fraction = Fraction(1)
+) -> DecisionBoundaryResult:
     n = json_int(rec, "variables", script)
     if n != net.input * net.tokens:
         raise M2ParseError(f"Macaulay2 reports {n} input coordinates, expected {net.input * net.tokens}", script)
@@ -296,11 +374,15 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
     prime = json_int(rec, "prime", script)
     agreed = exact if all(c == exact for c in numeric) else None
     if prime != PRIME:
-        notes.append(f"{PRIME} divides an entry or a denominator of the weights, the readout or the point, or a "
-                     f"coefficient of g, so the exact count runs mod {prime}")
+        notes.append(
+            f"{PRIME} divides an entry or a denominator of the weights, the readout or the point, or a "
+            f"coefficient of g, so the exact count runs mod {prime}"
+        )
     if agreed is None:
-        notes.append(f"the methods DISAGREE: exact mod {prime} {exact}, homotopy {list(numeric)} (a homotopy count "
-                     "is a lower bound; an exact count mod p at a random point can only drop)")
+        notes.append(
+            f"the methods DISAGREE: exact mod {prime} {exact}, homotopy {list(numeric)} (a homotopy count "
+            "is a lower bound; an exact count mod p at a random point can only drop)"
+        )
     if not json_get(rec, "squarefree", script):
         notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
     extra = _radius(rec, x0, script) if x0 is not None else {}
@@ -308,22 +390,44 @@ def _result(arch, net, rec, script, start, seed, source, w, w_source, x0, x0_sou
         extra = _scaled(extra, scale, reduced)
     notes += extra.pop("notes", [])
     return DecisionBoundaryResult(
-        architecture=arch, weights=source, readout=tuple(tuple(text(v) for v in row) for row in w),
-        polynomial=json_str(rec, "polynomial", script), variables=n, degree=json_int(rec, "degree", script),
-        reduced_degree=reduced, factors=json_int(rec, "factors", script), ed_degree=agreed, ed_degree_exact=exact,
-        prime=prime, ed_degree_numeric=numeric,
+        architecture=arch,
+        weights=source,
+        readout=tuple(tuple(text(v) for v in row) for row in w),
+        polynomial=json_str(rec, "polynomial", script),
+        variables=n,
+        degree=json_int(rec, "degree", script),
+        reduced_degree=reduced,
+        factors=json_int(rec, "factors", script),
+        ed_degree=agreed,
+        ed_degree_exact=exact,
+        prime=prime,
+        ed_degree_numeric=numeric,
         homogeneous=bool(json_get(rec, "homogeneous", script)),
         generic_ed_degree=generic_ed_degree(reduced, n, bool(json_get(rec, "homogeneous", script))),
-        point=None if x0 is None else tuple(text(v) for row in x0 for v in row), point_source=x0_source,
-        readout_source=w_source, **extra,
+        point=None if x0 is None else tuple(text(v) for row in x0 for v in row),
+        point_source=x0_source,
+        readout_source=w_source,
+        **extra,
         method="m2-modp+homotopy" + ("+alpha" if x0 is not None else ""),
-        method_detail=("the saturated Lagrange ideal mod a prime at a random point (its degree), and the square "
-                       "Lagrange system by total-degree homotopy (distinct regular solutions)"
-                       + ("; at X0: homotopy solutions alpha-certified in exact arithmetic, the exact distance "
-                          "eliminant, the singular locus by components over QQ" if x0 is not None else "")),
+        method_detail=(
+            "the saturated Lagrange ideal mod a prime at a random point (its degree), and the square "
+            "Lagrange system by total-degree homotopy (distinct regular solutions)"
+            + (
+                "; at X0: homotopy solutions alpha-certified in exact arithmetic, the exact distance "
+                "eliminant, the singular locus by components over QQ"
+                if x0 is not None
+                else ""
+            )
+        ),
         certainty="numeric" if x0 is not None else "probabilistic",
-        certainty_detail=("the ED degree is probabilistic (exact mod a prime at a random point, confirmed by the "
-                          "homotopy count)" + ("; critical points and radius are numeric, certified ones flagged"
-                                               if x0 is not None else "")),
-        seed=seed, elapsed_s=time.perf_counter() - start, m2_version=json_str(rec, "m2_version", script),
-        script=script, notes=tuple(notes))
+        certainty_detail=(
+            "the ED degree is probabilistic (exact mod a prime at a random point, confirmed by the "
+            "homotopy count)"
+            + ("; critical points and radius are numeric, certified ones flagged" if x0 is not None else "")
+        ),
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        m2_version=json_str(rec, "m2_version", script),
+        script=script,
+        notes=tuple(notes),
+    )

@@ -12,18 +12,17 @@ from __future__ import annotations
 import math
 import time
 
+from lightning_cas.core.checks import count_value
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
-from lightning_cas.results.dimension import Source
-from lightning_cas.core.checks import count_value
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
-from lightning_cas.results.degrees import DegreeResult, EDDegreeResult, Metric
 from lightning_cas.geometry.implicit import check_one_layer, implicit
-from lightning_cas.macaulay2.render import load_line
 from lightning_cas.macaulay2.network import check_parameters, package_params
-from lightning_cas.macaulay2.render import m2_literal
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_str
+from lightning_cas.macaulay2.render import load_line, m2_literal
 from lightning_cas.options import resolve
+from lightning_cas.results.degrees import DegreeResult, EDDegreeResult, Metric
+from lightning_cas.results.dimension import Source
 
 DEGREE_METHODS = ("auto", "implicit", "numerical")
 ED_METHODS = ("auto", "lagrange", "monodromy", "msolve")
@@ -52,16 +51,19 @@ def refuse_softmax(arch, verb: str) -> None:
     """Softmax networks have no degree: refused in one line."""
     if arch.normalization != "none":
         what = getattr(arch, "not_polynomial", "") or "softmax attention"
-        raise UnsupportedError(f"{verb} needs a polynomial network: {what} is not polynomial, so its function space "
-                               "has no degree.")
+        raise UnsupportedError(
+            f"{verb} needs a polynomial network: {what} is not polynomial, so its function space has no degree."
+        )
 
 
 def _guard(arch, limit: int, method: str) -> None:
     weights, coefficients = arch.parameters, coefficient_count(arch)
     if weights > limit or weights * coefficients > MAX_EXPANSION:
-        raise TooLargeError(f"the {method} method would work on {weights} weights and {coefficients:,} "
-                            f"coefficients ({weights * coefficients:,} entries; limits {limit} weights, "
-                            f"{MAX_EXPANSION:,} entries); choose a smaller architecture.")
+        raise TooLargeError(
+            f"the {method} method would work on {weights} weights and {coefficients:,} "
+            f"coefficients ({weights * coefficients:,} entries; limits {limit} weights, "
+            f"{MAX_EXPANSION:,} entries); choose a smaller architecture."
+        )
 
 
 def _fits(arch, limit: int) -> bool:
@@ -110,25 +112,33 @@ def plan_ed(arch, method: str, metric: str = "generic", msolve=None) -> str:
     method = _method(method, ED_METHODS, "ed_degree")
     refuse_softmax(arch, "ed")
     if method == "msolve" and metric != "generic":
-        raise UnsupportedError(f"the msolve method counts the generic ED degree; the {metric} metric runs with "
-                               "--method lagrange or monodromy.")
+        raise UnsupportedError(
+            f"the msolve method counts the generic ED degree; the {metric} metric runs with "
+            "--method lagrange or monodromy."
+        )
     if method == "auto":
-        method = ("lagrange" if _fits(arch, LAGRANGE_MAX_WEIGHTS) and span_estimate(arch) <= LAGRANGE_MAX_SPAN
-                  else "monodromy")
+        method = (
+            "lagrange"
+            if _fits(arch, LAGRANGE_MAX_WEIGHTS) and span_estimate(arch) <= LAGRANGE_MAX_SPAN
+            else "monodromy"
+        )
     _guard(arch, LAGRANGE_MAX_WEIGHTS if method == "lagrange" else NUMERICAL_MAX_WEIGHTS, method)
     if method == "msolve":  # found before any work: its absence is one line
         from lightning_cas.msolve.runner import find_msolve
 
         find_msolve(msolve)
     if method == "lagrange" and span_estimate(arch) > LAGRANGE_MAX_SPAN:
-        raise TooLargeError(f"the lagrange method would take the minors of a Jacobian in up to {span_estimate(arch)} "
-                            f"coordinates (limit {LAGRANGE_MAX_SPAN}: beyond, the saturation does not finish in "
-                            "minutes); use --method monodromy (a lower bound).")
+        raise TooLargeError(
+            f"the lagrange method would take the minors of a Jacobian in up to {span_estimate(arch)} "
+            f"coordinates (limit {LAGRANGE_MAX_SPAN}: beyond, the saturation does not finish in "
+            "minutes); use --method monodromy (a lower bound)."
+        )
     return method
 
 
-def degree(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None,
-           m2=None, session=None) -> DegreeResult:
+def degree(
+    arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None, m2=None, session=None
+) -> DegreeResult:
     """The degree of the neurovariety: ``implicit`` (exact, the ideal over QQ), ``numerical`` (a
     pseudo-witness set and the trace test; failing it, the count is a lower bound) or ``auto``
     (implicit within its size guard, numerical beyond)."""
@@ -138,42 +148,76 @@ def degree(arch: Network, *, method: str = "auto", seed: int = 0, timeout: float
         return _one_layer_degree(arch, opts)
     with opts.deadline():
         start = time.perf_counter()
-        script, rec = opts.macaulay2.run("degree", {**package_params(arch), "strategyCode": int(method == "numerical"),
-                                                    "columns": 1, "seed": opts.seed})
+        script, rec = opts.macaulay2.run(
+            "degree",
+            {**package_params(arch), "strategyCode": int(method == "numerical"), "columns": 1, "seed": opts.seed},
+        )
         check_parameters(arch, rec, script)
         value, dim, n = (json_int(rec, k, script) for k in ("degree", "dimension", "coordinates"))
         if value < 1 or not 0 <= dim <= n:
             raise M2ParseError(f"Macaulay2 reported degree {value} and dimension {dim} in {n} coordinates", script)
-        common = dict(architecture=arch, degree=value, dimension=dim, coordinates=n, seed=opts.seed,
-                      m2_version=json_str(rec, "m2_version", script), script=script,
-                      elapsed_s=time.perf_counter() - start)
+        common = dict(
+            architecture=arch,
+            degree=value,
+            dimension=dim,
+            coordinates=n,
+            seed=opts.seed,
+            m2_version=json_str(rec, "m2_version", script),
+            script=script,
+            elapsed_s=time.perf_counter() - start,
+        )
         if method == "implicit":
-            return DegreeResult(**common, method="implicit", certainty="exact",
-                                method_detail="degree of the implicit ideal (kernel of the coefficient map over QQ)",
-                                notes=(f"elimination took {json_int(rec, 'implicit_cpu_ms', script) / 1000:.3g} s "
-                                       "of M2 CPU time",))
+            return DegreeResult(
+                **common,
+                method="implicit",
+                certainty="exact",
+                method_detail="degree of the implicit ideal (kernel of the coefficient map over QQ)",
+                notes=(f"elimination took {json_int(rec, 'implicit_cpu_ms', script) / 1000:.3g} s of M2 CPU time",),
+            )
         residual = _float(json_str(rec, "trace", script), script)
         passed = json_bool(rec, "trace_test_passed", script)
         if math.isinf(residual):  # the test's paths failed: no residual to report
             residual, passed = None, False
         shown = "no residual: its paths failed" if residual is None else f"residual {residual:.3g}"
-        notes = () if passed else (f"the trace test failed ({shown}): {value} points were found on the linear "
-                                   "section, so the degree is at least that",)
-        return DegreeResult(**common, method="numerical", certainty="numeric", lower_bound=not passed,
-                            trace_residual=residual, trace_test_passed=passed, notes=notes,
-                            method_detail="NumericalImplicitization pseudoWitnessSet: monodromy on a linear "
-                                          "section, confirmed by the trace test")
+        notes = (
+            ()
+            if passed
+            else (
+                f"the trace test failed ({shown}): {value} points were found on the linear "
+                "section, so the degree is at least that",
+            )
+        )
+        return DegreeResult(
+            **common,
+            method="numerical",
+            certainty="numeric",
+            lower_bound=not passed,
+            trace_residual=residual,
+            trace_test_passed=passed,
+            notes=notes,
+            method_detail="NumericalImplicitization pseudoWitnessSet: monodromy on a linear "
+            "section, confirmed by the trace test",
+        )
 
 
 def _one_layer_degree(arch: Network, opts) -> DegreeResult:
     """One layer: the degree of the ideal ``implicit`` computes (from (V, A), or (V, A) modulo the rank
     minors of A, or (V, sym A) at one token: the same closure, far fewer variables)."""
     res = implicit(arch, generators=False, seed=opts.seed, timeout=opts.timeout, m2=opts.macaulay2)
-    return DegreeResult(architecture=arch, degree=res.degree, dimension=res.dimension, coordinates=res.ambient,
-                        method="implicit", certainty="exact", seed=opts.seed, m2_version=res.m2_version,
-                        elapsed_s=res.elapsed_s, script=res.script,
-                        method_detail=f"degree of the one-layer implicit ideal, eliminated from {res.parametrization}",
-                        notes=res.notes)
+    return DegreeResult(
+        architecture=arch,
+        degree=res.degree,
+        dimension=res.dimension,
+        coordinates=res.ambient,
+        method="implicit",
+        certainty="exact",
+        seed=opts.seed,
+        m2_version=res.m2_version,
+        elapsed_s=res.elapsed_s,
+        script=res.script,
+        method_detail=f"degree of the one-layer implicit ideal, eliminated from {res.parametrization}",
+        notes=res.notes,
+    )
 
 
 def _float(text: str, script: str) -> float:
@@ -197,11 +241,15 @@ def read_inputs(arch, inputs, layout: str | None = None):
     else:
         data = inputs_from_array(arch, inputs, "the inputs", layout)
     if data.count > MAX_SAMPLES:
-        raise TooLargeError(f"{data.count} inputs: the data metric takes at most {MAX_SAMPLES} (it expands every "
-                            "evaluation as a polynomial in the weights).")
+        raise TooLargeError(
+            f"{data.count} inputs: the data metric takes at most {MAX_SAMPLES} (it expands every "
+            "evaluation as a polynomial in the weights)."
+        )
     if not arch.biased and not any(data.values.flat):
-        raise InputError("every input is zero: a network without biases is 0 there for all weights, so the data "
-                         "metric sum_n |f(X_n)|^2 is the zero form and there is no distance to count.")
+        raise InputError(
+            "every input is zero: a network without biases is 0 there for all weights, so the data "
+            "metric sum_n |f(X_n)|^2 is the zero form and there is no distance to count."
+        )
     return data
 
 
@@ -220,9 +268,20 @@ def ed_prime(metric: str, method: str, values) -> int:
     return faithful_primes([v for mat in values for row in mat for v in row], ED_PRIME, 1, "the inputs")[0]
 
 
-def ed_degree(arch: Network, *, metric: str = "generic", inputs=None, method: str = "auto",
-              seed: int = 0, timeout: float | None = None, m2=None, session=None,
-              repeats: int = MONODROMY_REPEATS, layout: str | None = None, msolve=None) -> EDDegreeResult:
+def ed_degree(
+    arch: Network,
+    *,
+    metric: str = "generic",
+    inputs=None,
+    method: str = "auto",
+    seed: int = 0,
+    timeout: float | None = None,
+    m2=None,
+    session=None,
+    repeats: int = MONODROMY_REPEATS,
+    layout: str | None = None,
+    msolve=None,
+) -> EDDegreeResult:
     """The ED degree of the neurovariety for the ``generic`` form (an invariant), the ``standard`` form
     (Euclidean in the coordinates y_i) or the ``data`` form sum_n |f(X_n)|^2 of ``inputs``.
 
@@ -250,10 +309,19 @@ def ed_degree(arch: Network, *, metric: str = "generic", inputs=None, method: st
     prime = ed_prime(metric, method, values)
     with opts.deadline():
         start = time.perf_counter()
-        script, rec = opts.macaulay2.run("ed_degree", {
-            **package_params(arch), "metricCode": ED_METRICS.index(metric), "inputs": values,
-            "strategyCode": int(method == "monodromy"), "charP": prime, "columns": 1, "repeats": repeats,
-            "seed": opts.seed})
+        script, rec = opts.macaulay2.run(
+            "ed_degree",
+            {
+                **package_params(arch),
+                "metricCode": ED_METRICS.index(metric),
+                "inputs": values,
+                "strategyCode": int(method == "monodromy"),
+                "charP": prime,
+                "columns": 1,
+                "repeats": repeats,
+                "seed": opts.seed,
+            },
+        )
         return _ed_result(arch, metric, method, rec, script, opts.seed, source, start)
 
 
@@ -267,65 +335,112 @@ def _ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegr
     if metric == "data":
         span = json_int(rec, "span", script)
         degenerate = n < span
-        notes.append(f"the data metric of {source.count} inputs " + (
-            f"is degenerate: the evaluation map has a {span - n}-dimensional kernel on the {span}-dimensional "
-            f"coefficient span, so the critical points are counted on the projection of the neurovariety "
-            f"(dimension {dim} in {n} coordinates)" if degenerate else
-            "is non-degenerate on the coefficient span (the count is that of the neurovariety for this form)"))
+        notes.append(
+            f"the data metric of {source.count} inputs "
+            + (
+                f"is degenerate: the evaluation map has a {span - n}-dimensional kernel on the {span}-dimensional "
+                f"coefficient span, so the critical points are counted on the projection of the neurovariety "
+                f"(dimension {dim} in {n} coordinates)"
+                if degenerate
+                else "is non-degenerate on the coefficient span (the count is that of the neurovariety for this form)"
+            )
+        )
         if dim == n:
-            notes.append("the projection fills its space: every data point is reached with zero loss (a zero-loss "
-                         "fiber), one critical point")
+            notes.append(
+                "the projection fills its space: every data point is reached with zero loss (a zero-loss "
+                "fiber), one critical point"
+            )
     if metric == "standard":
-        notes.append("standard form: the Euclidean form in the coordinates y_i, a basis of the coefficient span "
-                     "(coefficients of token monomials of output token 1, chosen first come first kept; "
-                     "`lightning-cas implicit --coordinates` lists them)")
+        notes.append(
+            "standard form: the Euclidean form in the coordinates y_i, a basis of the coefficient span "
+            "(coefficients of token monomials of output token 1, chosen first come first kept; "
+            "`lightning-cas implicit --coordinates` lists them)"
+        )
     if method == "lagrange":
         if json_int(rec, "prime", script) != ED_PRIME:
-            notes.append(f"{ED_PRIME} divides an entry or a denominator of the inputs (the data mod {ED_PRIME} "
-                         f"would be other data), so the Lagrange ideal runs mod {json_int(rec, 'prime', script)}")
+            notes.append(
+                f"{ED_PRIME} divides an entry or a denominator of the inputs (the data mod {ED_PRIME} "
+                f"would be other data), so the Lagrange ideal runs mod {json_int(rec, 'prime', script)}"
+            )
         if value is None:
-            notes.append(f"the critical ideal has dimension {json_int(rec, 'critical_dimension', script)}, not 0: "
-                         "the data point was not generic; rerun with another seed")
-        common = dict(method="lagrange", certainty="probabilistic", prime=json_int(rec, "prime", script),
-                      method_detail="degree of the Lagrange ideal I + minors(c+1, [Jac I | G(y - u)]) saturated by "
-                                    "the singular locus, over ZZ/p at a random data point u",
-                      certainty_detail="mod p with a random form and data point: wrong only for unlucky choices")
+            notes.append(
+                f"the critical ideal has dimension {json_int(rec, 'critical_dimension', script)}, not 0: "
+                "the data point was not generic; rerun with another seed"
+            )
+        common = dict(
+            method="lagrange",
+            certainty="probabilistic",
+            prime=json_int(rec, "prime", script),
+            method_detail="degree of the Lagrange ideal I + minors(c+1, [Jac I | G(y - u)]) saturated by "
+            "the singular locus, over ZZ/p at a random data point u",
+            certainty_detail="mod p with a random form and data point: wrong only for unlucky choices",
+        )
     else:
         extra = dict(solutions=json_int(rec, "solutions", script), stable_loops=json_int(rec, "repeats", script))
-        notes.append(f"monodromy found {value} distinct regular critical images ({extra['solutions']} critical "
-                     f"points on the gauge slice) and no new one in {extra['stable_loops']} successive monodromy "
-                     "steps; a lower bound until an exact method confirms it")
-        common = dict(method="monodromy", certainty="numeric", lower_bound=True,
-                      method_detail="MonodromySolver on the critical equations of q(F(w0 + L s) - u), s the m free "
-                                    "weights of a gauge (the others fixed at random values)")
-    return EDDegreeResult(architecture=arch, metric=Metric(metric), ed_degree=value, dimension=dim, coordinates=n,
-                          degenerate=degenerate, span=span, inputs=source, **extra, **common, seed=seed,
-                          m2_version=json_str(rec, "m2_version", script), script=script, notes=tuple(notes),
-                          elapsed_s=time.perf_counter() - start)
-
+        notes.append(
+            f"monodromy found {value} distinct regular critical images ({extra['solutions']} critical "
+            f"points on the gauge slice) and no new one in {extra['stable_loops']} successive monodromy "
+            "steps; a lower bound until an exact method confirms it"
+        )
+        common = dict(
+            method="monodromy",
+            certainty="numeric",
+            lower_bound=True,
+            method_detail="MonodromySolver on the critical equations of q(F(w0 + L s) - u), s the m free "
+            "weights of a gauge (the others fixed at random values)",
+        )
+    return EDDegreeResult(
+        architecture=arch,
+        metric=Metric(metric),
+        ed_degree=value,
+        dimension=dim,
+        coordinates=n,
+        degenerate=degenerate,
+        span=span,
+        inputs=source,
+        **extra,
+        **common,
+        seed=seed,
+        m2_version=json_str(rec, "m2_version", script),
+        script=script,
+        notes=tuple(notes),
+        elapsed_s=time.perf_counter() - start,
+    )
 
 
 def m2_text(res: DegreeResult | EDDegreeResult) -> str:
     """Macaulay2 code that recomputes the result with the LightningCAS package (loaded first)."""
     params = package_params(res.architecture)
     net = f"N = neuralNetwork({params['inputWidth']}, {params['tokens']}, {m2_literal(params['blocks'])});"
-    head = [f"-- lightning-cas: {res.architecture}; {res.method}, {res.certainty}, seed {res.seed}",
-            load_line(), f"setRandomSeed {res.seed};", net]
+    head = [
+        f"-- lightning-cas: {res.architecture}; {res.method}, {res.certainty}, seed {res.seed}",
+        load_line(),
+        f"setRandomSeed {res.seed};",
+        net,
+    ]
     if isinstance(res, DegreeResult):
         strategy = "Implicit" if res.method == "implicit" else "Numerical"
         call = f'r = degreeRecord(N, Strategy => "{strategy}");'
-        check = (f'assert(r#"degree" == {res.degree})' if res.certainty == "exact"
-                 else f'print r#"degree" -- {res.degree}')
+        check = (
+            f'assert(r#"degree" == {res.degree})' if res.certainty == "exact" else f'print r#"degree" -- {res.degree}'
+        )
         return "\n".join(head + [call, check]) + "\n"
     if res.method == "msolve":
-        raise InputError("--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; "
-                         "use --format json (its input files are named in the notes) or --method lagrange.")
+        raise InputError(
+            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; "
+            "use --format json (its input files are named in the notes) or --method lagrange."
+        )
     if res.metric == "data":
-        raise InputError("--format m2 writes the generic and standard ED degrees; the data metric's inputs are not "
-                         "kept in the result.")
+        raise InputError(
+            "--format m2 writes the generic and standard ED degrees; the data metric's inputs are not "
+            "kept in the result."
+        )
     strategy = "Lagrange" if res.method == "lagrange" else "Monodromy"
     ring = f", CoefficientRing => ZZ/{res.prime}" if res.prime else ""
     call = f'r = edDegreeRecord(N, Metric => "{res.metric}", Strategy => "{strategy}"{ring});'
-    check = (f'assert(r#"ed_degree" == {res.ed_degree})' if res.method == "lagrange" and res.ed_degree is not None
-             else f'print r#"ed_degree" -- {res.ed_degree}')
+    check = (
+        f'assert(r#"ed_degree" == {res.ed_degree})'
+        if res.method == "lagrange" and res.ed_degree is not None
+        else f'print r#"ed_degree" -- {res.ed_degree}'
+    )
     return "\n".join(head + [call, check]) + "\n"

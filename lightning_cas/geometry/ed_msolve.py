@@ -29,14 +29,14 @@ import time
 
 from lightning_cas.core.network import Network
 from lightning_cas.errors import ResultError, TooLargeError, UnsupportedError
-from lightning_cas.results.degrees import EDDegreeResult, Metric
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
+from lightning_cas.results.degrees import EDDegreeResult, Metric
 
 MSOLVE_PRIMES = (1_073_741_789, 1_073_741_783)  # the two largest primes below 2^30 (msolve's fields hold 31 bits)
 MAX_WEIGHTS = 40  # the coefficient expansion, as the numerical methods' guard
 MAX_FREE = 12  # slice dimension: the determinant has degree m (deg F - 1) in m variables
-DATA_RANGE = 2 ** 15  # random integers of the slice, the form and the data point are drawn from +-this
+DATA_RANGE = 2**15  # random integers of the slice, the form and the data point are drawn from +-this
 
 
 def output_columns(net: Network) -> list[int]:
@@ -71,8 +71,9 @@ def coordinate_polynomials(arch: Network):
         return ctx, []
     rows = [[p.to_dict().get(k, 0) for k in monomials] for p in polys]
     # the pivot columns of the transposed coefficient matrix: the first independent coefficients, exactly
-    reduced, rank = flint.fmpq_mat(len(monomials), len(polys), [rows[j][i] for i in range(len(monomials))
-                                                                  for j in range(len(polys))]).rref()
+    reduced, rank = flint.fmpq_mat(
+        len(monomials), len(polys), [rows[j][i] for i in range(len(monomials)) for j in range(len(polys))]
+    ).rref()
     pivots = []
     for i in range(rank):
         pivots.append(next(j for j in range(len(polys)) if reduced[i, j] != 0))
@@ -135,9 +136,11 @@ def slice_systems(ctx, coords, seed: int, p: int):
     rng = random.Random(seed)
     m, free = gauge(ctx, coords, rng, p)
     if m > MAX_FREE:
-        raise TooLargeError(f"the msolve method would solve in {m} free weights (limit {MAX_FREE}: the determinant "
-                            "of the Rabinowitsch equation grows with their number); choose a smaller architecture "
-                            "or --method monodromy (a lower bound).")
+        raise TooLargeError(
+            f"the msolve method would solve in {m} free weights (limit {MAX_FREE}: the determinant "
+            "of the Rabinowitsch equation grows with their number); choose a smaller architecture "
+            "or --method monodromy (a lower bound)."
+        )
     if m == n or m == 0:  # the variety fills its space, or is a point: one critical point, nothing to solve
         return None, None, None, (n, m)
     names = tuple(f"s{i}" for i in range(m))
@@ -158,8 +161,10 @@ def slice_systems(ctx, coords, seed: int, p: int):
     RJ = [[sum((R[a][k] * J[k][i] for k in range(n)), zero) for i in range(m)] for a in range(m)]
     det = _determinant(RJ)
     if det == 0:
-        raise ResultError("the random m x m part of the slice's Jacobian is singular everywhere: an unlucky choice; "
-                          "rerun with another seed.")
+        raise ResultError(
+            "the random m x m part of the slice's Jacobian is singular everywhere: an unlucky choice; "
+            "rerun with another seed."
+        )
     s0 = [draw() for _ in range(m)]
     fiber = [f - int(f(*s0)) for f in F]
     as_dicts = lambda polys: [q.to_dict() for q in polys if q != 0]
@@ -168,14 +173,24 @@ def slice_systems(ctx, coords, seed: int, p: int):
 
 def _count(names, system, prime, msolve, threads, what: str) -> tuple[int | None, float, str]:
     """The degree of the saturation of the system by its last polynomial mod ``prime`` (None: not finite)."""
-    ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads,
-                          stem=f"msolve-ed-{what}")
-    return (ideal.degree if ideal.dimension == 0 else 0 if ideal.dimension < 0 else None), ideal.elapsed_s, \
-        ideal.input_file
+    ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads, stem=f"msolve-ed-{what}")
+    return (
+        (ideal.degree if ideal.dimension == 0 else 0 if ideal.dimension < 0 else None),
+        ideal.elapsed_s,
+        ideal.input_file,
+    )
 
 
-def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | None = None, msolve=None,
-              threads: int = 1, primes: tuple[int, int] = MSOLVE_PRIMES) -> EDDegreeResult:
+def msolve_ed(
+    arch,
+    *,
+    metric: str = "generic",
+    seed: int = 0,
+    timeout: float | None = None,
+    msolve=None,
+    threads: int = 1,
+    primes: tuple[int, int] = MSOLVE_PRIMES,
+) -> EDDegreeResult:
     """The generic ED degree of the neurovariety by msolve (see the module docstring), within ``timeout``."""
     from lightning_cas.system.deadline import time_limit
 
@@ -185,8 +200,10 @@ def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | 
     if not net.polynomial:
         raise UnsupportedError("the msolve method needs a polynomial network (softmax has no ED degree).")
     if net.parameters > MAX_WEIGHTS:
-        raise TooLargeError(f"the msolve method would expand {net.parameters} weights (limit {MAX_WEIGHTS}); choose a "
-                            "smaller architecture.")
+        raise TooLargeError(
+            f"the msolve method would expand {net.parameters} weights (limit {MAX_WEIGHTS}); choose a "
+            "smaller architecture."
+        )
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0
@@ -197,33 +214,55 @@ def msolve_ed(arch, *, metric: str = "generic", seed: int = 0, timeout: float | 
             counts.append(crit), fibers.append(fib), sources.append(src)
             spent += t1 + t2
         version = msolve_version(msolve)
-    common = dict(architecture=arch, metric=Metric(metric), dimension=m, coordinates=n, method="msolve",
-                  certainty="probabilistic", seed=seed, m2_version=None, prime=primes[0], primes=tuple(primes),
-                  elapsed_s=time.perf_counter() - start,
-                  method_detail=f"msolve {version}: critical points of |M F(s) - u|^2 on a gauge slice of {m} free "
-                                "weights, saturated by det(R dF/ds) (no rank-deficient point), its degree over "
-                                f"GF(p) for p = {primes[0]} and {primes[1]}; ED degree = critical points / points "
-                                "of the slice over a generic point",
-                  certainty_detail="the two primes agree; random integer slice, form and data point: wrong only "
-                                   "for unlucky choices")
+    common = dict(
+        architecture=arch,
+        metric=Metric(metric),
+        dimension=m,
+        coordinates=n,
+        method="msolve",
+        certainty="probabilistic",
+        seed=seed,
+        m2_version=None,
+        prime=primes[0],
+        primes=tuple(primes),
+        elapsed_s=time.perf_counter() - start,
+        method_detail=f"msolve {version}: critical points of |M F(s) - u|^2 on a gauge slice of {m} free "
+        "weights, saturated by det(R dF/ds) (no rank-deficient point), its degree over "
+        f"GF(p) for p = {primes[0]} and {primes[1]}; ED degree = critical points / points "
+        "of the slice over a generic point",
+        certainty_detail="the two primes agree; random integer slice, form and data point: wrong only "
+        "for unlucky choices",
+    )
     if system is None:
-        return EDDegreeResult(**common, ed_degree=1, solutions=1, notes=(
-            f"the variety fills its {n} coordinates: the data point itself is the one critical point" if m == n else
-            "the network is constant: its variety is a point, the one critical point",))
+        return EDDegreeResult(
+            **common,
+            ed_degree=1,
+            solutions=1,
+            notes=(
+                f"the variety fills its {n} coordinates: the data point itself is the one critical point"
+                if m == n
+                else "the network is constant: its variety is a point, the one critical point",
+            ),
+        )
     if counts[0] != counts[1] or fibers[0] != fibers[1]:
-        raise ResultError(f"msolve's counts mod {primes[0]} and {primes[1]} disagree (critical points {counts[0]} "
-                          f"and {counts[1]}, slice fibers {fibers[0]} and {fibers[1]}): an unlucky prime or "
-                          "choice; rerun with another seed.")
+        raise ResultError(
+            f"msolve's counts mod {primes[0]} and {primes[1]} disagree (critical points {counts[0]} "
+            f"and {counts[1]}, slice fibers {fibers[0]} and {fibers[1]}): an unlucky prime or "
+            "choice; rerun with another seed."
+        )
     crit, fib = counts[0], fibers[0]
     notes = [f"msolve took {spent:.3g} s on the critical and fiber systems mod both primes; input: {sources[0]}"]
     if crit is None or not fib:
-        notes.append("the critical system has infinitely many solutions (or the slice misses a generic fiber): "
-                     "the random choices were not generic; rerun with another seed")
+        notes.append(
+            "the critical system has infinitely many solutions (or the slice misses a generic fiber): "
+            "the random choices were not generic; rerun with another seed"
+        )
         return EDDegreeResult(**common, ed_degree=None, solutions=crit, notes=tuple(notes), script=sources[0])
     if crit % fib:
-        raise ResultError(f"{crit} critical points on the slice are not a multiple of its {fib} points over a "
-                          "generic point of the variety: the random choices were not generic; rerun with another "
-                          "seed.")
+        raise ResultError(
+            f"{crit} critical points on the slice are not a multiple of its {fib} points over a "
+            "generic point of the variety: the random choices were not generic; rerun with another "
+            "seed."
+        )
     notes.insert(0, f"{crit} critical points on the gauge slice, {fib} over each point of the variety")
     return EDDegreeResult(**common, ed_degree=crit // fib, solutions=crit, notes=tuple(notes), script=sources[0])
-

@@ -39,8 +39,10 @@ def _network(arch) -> list[str]:
     try:
         call = network_call(arch)
     except UnsupportedError:
-        raise UnsupportedError("--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
-                               "this one has softmax attention (use --format text or json).") from None
+        raise UnsupportedError(
+            "--format m2 builds the network in Macaulay2, which builds polynomial networks only; "
+            "this one has softmax attention (use --format text or json)."
+        ) from None
     return [load_line(), *network_comments(arch), f"N = {call};"]
 
 

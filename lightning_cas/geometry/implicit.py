@@ -13,15 +13,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from lightning_cas.core.network import Network
-from lightning_cas.core.names import polynomial_text
 from lightning_cas.core.checks import count_value
+from lightning_cas.core.names import polynomial_text
+from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
-from lightning_cas.results.implicit import DegreeRun, IdealComponent, ImplicitResult, NumericalDegree
-from lightning_cas.results.ideals import Parametrization
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_int_list, json_list, json_polynomials, json_str
 from lightning_cas.options import resolve
+from lightning_cas.results.ideals import Parametrization
+from lightning_cas.results.implicit import DegreeRun, IdealComponent, ImplicitResult, NumericalDegree
 
 # Beyond these sizes elimination does not finish in minutes (measured; see bench_geometry).
 MAX_PARAMETER_VARIABLES = 21
@@ -31,21 +31,29 @@ MAX_AMBIENT = 40
 def check_one_layer(arch: Network, one_coordinate: bool = False) -> None:
     """Refuse what the templates cannot do, in one sentence, before M2 starts."""
     if arch.normalization != "none":
-        raise UnsupportedError("implicit equations exist for polynomial (lightning) networks only; softmax is "
-                               "not polynomial.")
+        raise UnsupportedError(
+            "implicit equations exist for polynomial (lightning) networks only; softmax is not polynomial."
+        )
     if arch.depth != 1:
         raise UnsupportedError(f"the geometry commands handle one layer; this architecture has depth {arch.depth}.")
     if arch.multihead:
         raise UnsupportedError("the geometry commands handle one head; for several heads use dim, verify or fiber.")
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     # (V, A), (V, Z = sym A) at one token, or (Q, K, V) for a = 1 < d, t >= 2 (implicitModel in m2/LightningCAS.m2)
-    variables = (e * d + d * (d + 1) // 2 if arch.tokens == 1 and a < d else e * d + d * d if a > 1 or a >= d
-                 else arch.parameters)
+    variables = (
+        e * d + d * (d + 1) // 2
+        if arch.tokens == 1 and a < d
+        else e * d + d * d
+        if a > 1 or a >= d
+        else arch.parameters
+    )
     ambient = (1 if one_coordinate else e) * d * d * (d + 1) // 2
     if variables > MAX_PARAMETER_VARIABLES or ambient > MAX_AMBIENT:
-        raise TooLargeError(f"elimination for d={d}, d'={e}, a={a} is beyond what finishes in minutes "
-                            f"({variables} parameter variables); use `lightning-cas dim` for the dimension, "
-                            "or --one-coordinate.")
+        raise TooLargeError(
+            f"elimination for d={d}, d'={e}, a={a} is beyond what finishes in minutes "
+            f"({variables} parameter variables); use `lightning-cas dim` for the dimension, "
+            "or --one-coordinate."
+        )
 
 
 def check_lightning_one_head(arch: Network) -> None:
@@ -61,9 +69,12 @@ def polynomial_texts(rec: dict, key: str, script: str) -> tuple[str, ...]:
 
 def ideal_record(rec: dict, script: str, contained_in=()) -> IdealComponent:
     """An ideal as the package's ``idealRecord`` writes it: generators, dimension, degree."""
-    return IdealComponent(generators=polynomial_texts(rec, "generators", script),
-                          dimension=json_int(rec, "dimension", script), degree=json_int(rec, "degree", script),
-                          contained_in=tuple(contained_in))
+    return IdealComponent(
+        generators=polynomial_texts(rec, "generators", script),
+        dimension=json_int(rec, "dimension", script),
+        degree=json_int(rec, "degree", script),
+        contained_in=tuple(contained_in),
+    )
 
 
 def coordinate_labels(arch: Network, rec: dict, script: str) -> tuple:
@@ -73,8 +84,9 @@ def coordinate_labels(arch: Network, rec: dict, script: str) -> tuple:
     for i, label in enumerate(json_list(rec, "labels", script)):
         flat = json_int_list({"label": label}, "label", script) if isinstance(label, list) else None
         if flat is None or len(flat) != width:
-            raise M2ParseError(f"coordinate label {i + 1} from Macaulay2 has the wrong shape: {str(label)[:100]}",
-                               script)
+            raise M2ParseError(
+                f"coordinate label {i + 1} from Macaulay2 has the wrong shape: {str(label)[:100]}", script
+            )
         labels.append((flat[0], tuple(flat[1:])))
     return tuple(labels)
 
@@ -99,8 +111,9 @@ def _consensus(rec: dict, runs: int, script: str) -> NumericalDegree:
         values.append(DegreeRun(degree=degree, cpu_s=json_int(run, "cpu_ms", script) / 1000))
     counts = Counter(v.degree for v in values if v.degree is not None)
     value, votes = counts.most_common(1)[0] if counts else (None, 0)
-    return NumericalDegree(value=value, runs=tuple(values), consensus=f"{votes} of {runs} runs",
-                           unanimous=votes == runs)
+    return NumericalDegree(
+        value=value, runs=tuple(values), consensus=f"{votes} of {runs} runs", unanimous=votes == runs
+    )
 
 
 def flag(value, name: str) -> bool:
@@ -109,9 +122,19 @@ def flag(value, name: str) -> bool:
     return value
 
 
-def implicit(arch: Network, *, one_coordinate: bool = False, generators: bool = True,
-             numerical_degree_runs: int = 0, ideal: bool = True, seed: int = 0, timeout: float | None = None,
-             m2: str | None = None, session=None, reparametrize: bool = True) -> ImplicitResult:
+def implicit(
+    arch: Network,
+    *,
+    one_coordinate: bool = False,
+    generators: bool = True,
+    numerical_degree_runs: int = 0,
+    ideal: bool = True,
+    seed: int = 0,
+    timeout: float | None = None,
+    m2: str | None = None,
+    session=None,
+    reparametrize: bool = True,
+) -> ImplicitResult:
     """Implicit ideal of a one-layer neurovariety (exact, over QQ), optionally a numerical degree.
 
     ``ideal=False`` with ``numerical_degree_runs > 0`` skips elimination: for cases it cannot reach.
@@ -119,8 +142,11 @@ def implicit(arch: Network, *, one_coordinate: bool = False, generators: bool = 
     independent check of the (V, A) / (V, sym A) routes (docs/implicit.md).
     """
     opts = resolve("implicit", arch, seed=seed, timeout=timeout, m2=m2, session=session)
-    one_coordinate, generators, ideal = (flag(one_coordinate, "one_coordinate"), flag(generators, "generators"),
-                                         flag(ideal, "ideal"))
+    one_coordinate, generators, ideal = (
+        flag(one_coordinate, "one_coordinate"),
+        flag(generators, "generators"),
+        flag(ideal, "ideal"),
+    )
     check_one_layer(arch, one_coordinate) if ideal else check_lightning_one_head(arch)
     numerical_degree_runs = count_value(numerical_degree_runs, "the number of numerical degree runs", 0, 50)
     if not ideal and numerical_degree_runs == 0:
@@ -128,23 +154,34 @@ def implicit(arch: Network, *, one_coordinate: bool = False, generators: bool = 
     reparametrize = flag(reparametrize, "reparametrize")
     with opts.deadline():
         start = time.perf_counter()
-        script, rec = opts.macaulay2.run("implicit", {
-            **one_head_params(arch), "oneCoord": int(one_coordinate), "reparam": int(reparametrize),
-            "wantIdeal": int(ideal), "emitGenerators": int(generators), "numDegreeRuns": numerical_degree_runs,
-            "seed": opts.seed})
-        return implicit_from_record(arch, one_coordinate, rec, script, start, opts.seed, numerical_degree_runs,
-                                    ideal)
+        script, rec = opts.macaulay2.run(
+            "implicit",
+            {
+                **one_head_params(arch),
+                "oneCoord": int(one_coordinate),
+                "reparam": int(reparametrize),
+                "wantIdeal": int(ideal),
+                "emitGenerators": int(generators),
+                "numDegreeRuns": numerical_degree_runs,
+                "seed": opts.seed,
+            },
+        )
+        return implicit_from_record(arch, one_coordinate, rec, script, start, opts.seed, numerical_degree_runs, ideal)
 
 
 def _notes(arch: Network, route: Parametrization, rec: dict, script: str, numeric) -> list[str]:
     notes = [f"elimination (ker) took {json_int(rec, 'implicit_cpu_ms', script) / 1000:.3g} s of M2 CPU time"]
     if route is Parametrization.VA_RANK:
-        notes.append(f"eliminated from (V, A) modulo the {arch.attention[0] + 1}-minors of A (A = K^T Q has rank "
-                     "<= a; the minors ideal is prime and (Q, K) -> K^T Q is onto it, so the closure is the same)")
+        notes.append(
+            f"eliminated from (V, A) modulo the {arch.attention[0] + 1}-minors of A (A = K^T Q has rank "
+            "<= a; the minors ideal is prime and (Q, K) -> K^T Q is onto it, so the closure is the same)"
+        )
     if route is Parametrization.VZ:
-        notes.append("one token: phi depends on A only through Z = (A + A^T)/2, and these Z are dense in the "
-                     "symmetric matrices of rank <= min(2a, d), so the ideal is eliminated from (V, Z) with Z "
-                     "symmetric modulo its (2a+1)-minors (none when 2a >= d): the same closure")
+        notes.append(
+            "one token: phi depends on A only through Z = (A + A^T)/2, and these Z are dense in the "
+            "symmetric matrices of rank <= min(2a, d), so the ideal is eliminated from (V, Z) with Z "
+            "symmetric modulo its (2a+1)-minors (none when 2a >= d): the same closure"
+        )
     degree = json_int(rec, "degree", script)
     if numeric and numeric.value is not None and numeric.value != degree:
         notes.append(f"numerical degree {numeric.value} DISAGREES with the exact degree {degree}")
@@ -162,17 +199,28 @@ def implicit_from_record(arch, one_coordinate, rec, script, start, seed, runs=0,
     get = (lambda k: json_int(rec, k, script)) if ideal else (lambda k: None)
     numeric = _consensus(rec, runs, script) if runs else None
     return ImplicitResult(
-        architecture=arch, one_coordinate=one_coordinate, dimension=get("dimension"),
-        codimension=get("codimension"), degree=get("degree"),
+        architecture=arch,
+        one_coordinate=one_coordinate,
+        dimension=get("dimension"),
+        codimension=get("codimension"),
+        degree=get("degree"),
         generator_degrees=tuple(json_int_list(rec, "generator_degrees", script)) if ideal else (),
         generators=polynomial_texts(rec, "generators", script) if "generators" in rec else (),
-        **coordinates_of(arch, rec, script), parametrization=route,
+        **coordinates_of(arch, rec, script),
+        parametrization=route,
         parameter_variables=json_int(rec, "parameters", script),
         coefficients=json_int(rec, "coefficients", script),
         method="m2-ker" if ideal else "m2-numerical",
-        method_detail=("elimination: kernel of the coefficient ring map over QQ" if ideal else
-                       "NumericalImplicitization numericalImageDegree (monodromy); no elimination"),
-        certainty="exact" if ideal else "numeric", seed=seed,
-        elapsed_s=time.perf_counter() - start, m2_version=json_str(rec, "m2_version", script),
-        numerical_degree=numeric, script=script,
-        notes=tuple(_notes(arch, route, rec, script, numeric) if ideal else ()))
+        method_detail=(
+            "elimination: kernel of the coefficient ring map over QQ"
+            if ideal
+            else "NumericalImplicitization numericalImageDegree (monodromy); no elimination"
+        ),
+        certainty="exact" if ideal else "numeric",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        m2_version=json_str(rec, "m2_version", script),
+        numerical_degree=numeric,
+        script=script,
+        notes=tuple(_notes(arch, route, rec, script, numeric) if ideal else ()),
+    )

@@ -22,13 +22,24 @@ from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import Attention, Network
-from lightning_cas.system.points import WeightPoint
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
-from lightning_cas.results.fibers import (VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS, VERDICT_INCONSISTENT,
-                                          ExtraDirection, NetworkFiberResult)
-from lightning_cas.core.symmetry import (group_dimension, head_permutations, orbit_dimension, orbit_rank_modp,
-                                         random_weights, tangent_blocks)
+from lightning_cas.core.symmetry import (
+    group_dimension,
+    head_permutations,
+    orbit_dimension,
+    orbit_rank_modp,
+    random_weights,
+    tangent_blocks,
+)
+from lightning_cas.results.fibers import (
+    VERDICT_DIMENSION_ONLY,
+    VERDICT_DIMENSIONS,
+    VERDICT_INCONSISTENT,
+    ExtraDirection,
+    NetworkFiberResult,
+)
+from lightning_cas.system.points import WeightPoint
 
 EXACT_ORBIT_MAX_PARAMETERS = 300  # beyond this the orbit rank is taken mod p (a valid lower bound)
 
@@ -86,7 +97,7 @@ def extra_directions(net: Network, values, prime: int = DEFAULT_PRIME, seed: int
     names = _matrix_names(net)
     groups: dict[tuple, int] = {}
     for v in extra:
-        moved = tuple(names[i] for i, m in enumerate(net.weight_matrices) if np.any(v[m.offset:m.stop] != 0))
+        moved = tuple(names[i] for i, m in enumerate(net.weight_matrices) if np.any(v[m.offset : m.stop] != 0))
         groups[moved] = groups.get(moved, 0) + 1
     return [ExtraDirection(count, moved) for moved, count in sorted(groups.items(), key=lambda kv: -kv[1])]
 
@@ -104,35 +115,59 @@ def network_fiber(net: Network, point: WeightPoint | None, seed: int = 0) -> Net
     else:
         orbit = orbit_rank_modp(net, values, local.primes[0])
     extra = extra_directions(net, values, local.primes[0], seed) if tangent > orbit else []
-    notes = [f"generic fiber dimension {generic_fiber} (parameters {net.parameters} - dimension {generic.dimension}, "
-             f"modp, primes {', '.join(map(str, generic.primes))})",
-             f"tangent space of the fiber at W: dimension {tangent} (Jacobian rank at W mod "
-             f"{', '.join(map(str, local.primes))})",
-             f"orbit of the named group at W: {orbit} (" + ("exact over QQ" if exact else
-                                                           f"rank mod {local.primes[0]}, a lower bound") + ")"]
+    notes = [
+        f"generic fiber dimension {generic_fiber} (parameters {net.parameters} - dimension {generic.dimension}, "
+        f"modp, primes {', '.join(map(str, generic.primes))})",
+        f"tangent space of the fiber at W: dimension {tangent} (Jacobian rank at W mod "
+        f"{', '.join(map(str, local.primes))})",
+        f"orbit of the named group at W: {orbit} ("
+        + ("exact over QQ" if exact else f"rank mod {local.primes[0]}, a lower bound")
+        + ")",
+    ]
     if head_permutations(net) > 1:
-        notes.append(f"head permutations: a finite group of order {head_permutations(net)} (components, never "
-                     "dimensions)")
+        notes.append(
+            f"head permutations: a finite group of order {head_permutations(net)} (components, never dimensions)"
+        )
     if tangent > generic_fiber:
-        notes.append("W is a critical point of the parametrization (the Jacobian drops rank there): this fiber is "
-                     "special, not the generic one")
+        notes.append(
+            "W is a critical point of the parametrization (the Jacobian drops rank there): this fiber is "
+            "special, not the generic one"
+        )
     if orbit > tangent:
         verdict = VERDICT_INCONSISTENT
         message = f"the named orbit ({orbit}) is larger than the fiber's tangent space at W ({tangent})"
     elif tangent > orbit:
         verdict = VERDICT_DIMENSIONS
         moved = "; ".join(f"{d.count} moving {', '.join(d.matrices)}" for d in extra)
-        message = (f"the fiber's tangent space at W has dimension {tangent}, the named orbit {orbit}: "
-                   f"{tangent - orbit} direction(s) no named symmetry explains ({moved})")
+        message = (
+            f"the fiber's tangent space at W has dimension {tangent}, the named orbit {orbit}: "
+            f"{tangent - orbit} direction(s) no named symmetry explains ({moved})"
+        )
     else:
         verdict = VERDICT_DIMENSION_ONLY
-        message = (f"generic fiber dimension {generic_fiber}, named orbit at W {orbit}: the named group explains the "
-                   "fiber's dimension (components not computed)")
+        message = (
+            f"generic fiber dimension {generic_fiber}, named orbit at W {orbit}: the named group explains the "
+            "fiber's dimension (components not computed)"
+        )
     source = None if point is None or point.source is None else {"source": point.source, "sha256": point.sha256}
     return NetworkFiberResult(
-        architecture=net, point=wp.to_dict(), generic_fiber_dimension=generic_fiber, tangent_dimension=tangent,
-        symmetry_orbit_dimension=orbit, symmetry_group_dimension=group_dimension(net), verdict=verdict,
-        message=message, parameters=net.parameters, primes=local.primes, extra=tuple(extra), notes=tuple(notes),
-        source=source, point_source=None if point is not None else f"random integers (seed {seed})",
-        method="modp", certainty="probabilistic", seed=seed, elapsed_s=time.perf_counter() - start,
-        method_detail="tangent ranks mod p: the Jacobian's kernel at W against the named group's tangents")
+        architecture=net,
+        point=wp.to_dict(),
+        generic_fiber_dimension=generic_fiber,
+        tangent_dimension=tangent,
+        symmetry_orbit_dimension=orbit,
+        symmetry_group_dimension=group_dimension(net),
+        verdict=verdict,
+        message=message,
+        parameters=net.parameters,
+        primes=local.primes,
+        extra=tuple(extra),
+        notes=tuple(notes),
+        source=source,
+        point_source=None if point is not None else f"random integers (seed {seed})",
+        method="modp",
+        certainty="probabilistic",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        method_detail="tangent ranks mod p: the Jacobian's kernel at W against the named group's tangents",
+    )

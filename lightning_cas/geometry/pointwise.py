@@ -13,24 +13,35 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.core.network import Network
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
-from lightning_cas.core.names import (coordinate_names, indexed_name, parse_polynomial, parse_polynomials,
-                                     polynomial_terms, weight_name)
+from lightning_cas.core.names import (
+    coordinate_names,
+    indexed_name,
+    parse_polynomial,
+    parse_polynomials,
+    polynomial_terms,
+    weight_name,
+)
+from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError
-from lightning_cas.results.certificates import (Blocks, BranchCertificate, Certificate, SubmersionCertificate,
-                                                WitnessCurveCertificate)
 from lightning_cas.geometry.certificates import witness_bound
 from lightning_cas.geometry.implicit import check_lightning_one_head, implicit
-from lightning_cas.results.implicit import ImplicitResult
-from lightning_cas.results.singular import PointSingularityResult
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import is_exact_rational, json_bool, json_get, json_int, json_list, json_str
 from lightning_cas.macaulay2.parse import parse_polynomial as parse_m2_polynomial
 from lightning_cas.options import check_point, resolve
+from lightning_cas.results.certificates import (
+    Blocks,
+    BranchCertificate,
+    Certificate,
+    SubmersionCertificate,
+    WitnessCurveCertificate,
+)
+from lightning_cas.results.implicit import ImplicitResult
+from lightning_cas.results.singular import PointSingularityResult
 
 WITNESS_DIRECTIONS = 2  # random kernel directions tried per critical preimage and block pair
 
@@ -157,8 +168,13 @@ def _expr_terms(polys: tuple, n: int):
     if not ys or any(not g.free_symbols <= set(ys) for g in polys):
         return None
     R, *_ = ring(ys, QQ)
-    return tuple([(Fraction(int(c.numerator), int(c.denominator)), tuple((i, e) for i, e in enumerate(m) if e))
-                  for m, c in R.from_expr(g).terms()] for g in polys)
+    return tuple(
+        [
+            (Fraction(int(c.numerator), int(c.denominator)), tuple((i, e) for i, e in enumerate(m) if e))
+            for m, c in R.from_expr(g).terms()
+        ]
+        for g in polys
+    )
 
 
 def _values_and_gradients(terms, point, gradients: bool = True):
@@ -209,8 +225,16 @@ def _phi_is_zero(arch: Network, point: Point) -> bool:
     return all(c.xreplace(subs) == 0 for c in coefficient_map(arch).values())
 
 
-def is_singular(arch: Network, point: Point, *, implicit_result: ImplicitResult | None = None, seed: int = 0,
-                timeout: float | None = None, m2: str | None = None, session=None) -> PointSingularityResult:
+def is_singular(
+    arch: Network,
+    point: Point,
+    *,
+    implicit_result: ImplicitResult | None = None,
+    seed: int = 0,
+    timeout: float | None = None,
+    m2: str | None = None,
+    session=None,
+) -> PointSingularityResult:
     """Tangent-space test of φ_W against the implicit ideal (exact), and the critical-point test at W."""
     opts = resolve("is_singular", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     check_lightning_one_head(arch)
@@ -233,30 +257,43 @@ def _is_singular(arch, point, implicit_result, opts) -> PointSingularityResult:
             notes.append(f"no implicit ideal, so no tangent-space verdict: {exc}")
     d_rank = differential_rank(arch, point)
     # max over two points with large entries: one unlucky point (e.g. v parallel to k) under-estimates
-    generic = max(differential_rank(arch, random_point(arch, seed=derived_seed(seed, 10_000 + i), bound=10**6))
-                  for i in (0, 1))
+    generic = max(
+        differential_rank(arch, random_point(arch, seed=derived_seed(seed, 10_000 + i), bound=10**6)) for i in (0, 1)
+    )
     t_rank = singular = codim = None
     zero = _phi_is_zero(arch, point)
     if res is not None:
         coords = phi_coordinates(res, point)
         if not vanishes(res.generators, coords):
-            raise M2ParseError("φ_W does not satisfy the computed implicit equations; the ideal or the coordinates "
-                               "are inconsistent (please report this).")
+            raise M2ParseError(
+                "φ_W does not satisfy the computed implicit equations; the ideal or the coordinates "
+                "are inconsistent (please report this)."
+            )
         t_rank, codim = tangent_rank(res.generators, coords), res.codimension
         singular, zero = t_rank < codim, all(c == 0 for c in coords)
         if generic != res.dimension:
             notes.append(f"generic differential rank {generic} at random points differs from dim {res.dimension}")
     return PointSingularityResult(
-        architecture=arch, point=point_to_dict(point), phi_is_zero=zero,
-        singular=singular, tangent_rank=t_rank, codimension=codim,
-        critical=d_rank < generic, differential_rank=d_rank, generic_rank=generic,
+        architecture=arch,
+        point=point_to_dict(point),
+        phi_is_zero=zero,
+        singular=singular,
+        tangent_rank=t_rank,
+        codimension=codim,
+        critical=d_rank < generic,
+        differential_rank=d_rank,
+        generic_rank=generic,
         method="tangent-space",
         method_detail="tangent space of the implicit ideal at phi_W; rank of the differential at W",
         certainty="exact" if res is not None else "probabilistic",
-        certainty_detail=None if res is not None else "no implicit ideal: the critical-point test only, against "
-                                                      "the generic rank at random points", seed=seed,
+        certainty_detail=None
+        if res is not None
+        else "no implicit ideal: the critical-point test only, against the generic rank at random points",
+        seed=seed,
         elapsed_s=time.perf_counter() - start,
-        m2_version=res.m2_version if res is not None else None, notes=tuple(notes))
+        m2_version=res.m2_version if res is not None else None,
+        notes=tuple(notes),
+    )
 
 
 # ---------------------------------------------------------------- the real verdict at a point
@@ -286,10 +323,19 @@ def exact_nested(value, script: str):
 
 def point_verdict(arch: Network, point: Point, m2: Macaulay2, seed: int = 0) -> PointVerdict:
     """Interior/boundary certificate at one rational weight point (the vertex is left to the caller)."""
-    (Q, K, V), = point
+    ((Q, K, V),) = point
     lists = lambda M: [list(r) for r in M]  # noqa: E731
-    script, rec = m2.run("point_verdict", {**one_head_params(arch), "pointQ": lists(Q), "pointK": lists(K),
-                                           "pointV": lists(V), "numDirections": WITNESS_DIRECTIONS, "seed": seed})
+    script, rec = m2.run(
+        "point_verdict",
+        {
+            **one_head_params(arch),
+            "pointQ": lists(Q),
+            "pointK": lists(K),
+            "pointV": lists(V),
+            "numDirections": WITNESS_DIRECTIONS,
+            "seed": seed,
+        },
+    )
     made = dict(script=script, m2_version=json_str(rec, "m2_version", script))
     if json_bool(rec, "vertex", script):
         return PointVerdict(boundary=None, evidence="phi_W = 0 is the vertex", certificate=None, vertex=True, **made)
@@ -298,22 +344,35 @@ def point_verdict(arch: Network, point: Point, m2: Macaulay2, seed: int = 0) -> 
     fiber_degree = get("fiber_degree") if json_get(rec, "fiber_degree", script) is not None else None
     off_chart = json_bool(rec, "fiber_off_chart", script)
     smooth = get("tangent_rank") == get("codimension")
-    facts = (f"phi_W is a {'smooth' if smooth else 'singular'} point of X; fiber: "
-             + (f"{fiber_degree} orbit(s) counted with multiplicity" if fiber_degree is not None
-                else "positive-dimensional")
-             + f", {pre} rational ({regular} regular, {critical} critical)"
-             + (", some orbits off the chart ell(V) = 1" if off_chart else ""))
+    facts = (
+        f"phi_W is a {'smooth' if smooth else 'singular'} point of X; fiber: "
+        + (f"{fiber_degree} orbit(s) counted with multiplicity" if fiber_degree is not None else "positive-dimensional")
+        + f", {pre} rational ({regular} regular, {critical} critical)"
+        + (", some orbits off the chart ell(V) = 1" if off_chart else "")
+    )
     if smooth and regular:
         return PointVerdict(
-            boundary=False, certificate=SubmersionCertificate(regular_preimages=regular), vertex=False, **made,
-            evidence=(f"interior: {facts}; at a regular real preimage W -> phi_W is a submersion onto the "
-                      "real manifold X(R) near phi_W, so a neighbourhood of phi_W in X(R) lies in M"))
+            boundary=False,
+            certificate=SubmersionCertificate(regular_preimages=regular),
+            vertex=False,
+            **made,
+            evidence=(
+                f"interior: {facts}; at a regular real preimage W -> phi_W is a submersion onto the "
+                "real manifold X(R) near phi_W, so a neighbourhood of phi_W in X(R) lies in M"
+            ),
+        )
     if regular and regular == pre == fiber_degree and not off_chart:
         return PointVerdict(
-            boundary=False, certificate=BranchCertificate(regular_preimages=regular), vertex=False, **made,
-            evidence=(f"interior: {facts}; the whole complex fiber is these real regular orbits, so every "
-                      "branch of X at phi_W is a smooth germ that phi maps a real neighbourhood of one of "
-                      "them onto (real points included), and a neighbourhood of phi_W in X(R) lies in M"))
+            boundary=False,
+            certificate=BranchCertificate(regular_preimages=regular),
+            vertex=False,
+            **made,
+            evidence=(
+                f"interior: {facts}; the whole complex fiber is these real regular orbits, so every "
+                "branch of X at phi_W is a smooth germ that phi maps a real neighbourhood of one of "
+                "them onto (real points included), and a neighbourhood of phi_W in X(R) lies in M"
+            ),
+        )
     tried = []
     for witness in json_list(rec, "witnesses", script):
         eliminant = json_get(witness, "eliminant", script)
@@ -330,19 +389,37 @@ def point_verdict(arch: Network, point: Point, m2: Macaulay2, seed: int = 0) -> 
         if bound is not None:
             direction = exact_nested(json_list(witness, "direction", script), script)
             # delta is in the order of the parametrization's weights (V, A) or (Q, K, V); base is (V, A)
-            cert = WitnessCurveCertificate(blocks=Blocks(blocks),
-                                           preimage_V_A=exact_nested(json_list(witness, "base", script), script),
-                                           direction=direction, s0=bound.s0, eliminant_degree=bound.eliminant_degree)
+            cert = WitnessCurveCertificate(
+                blocks=Blocks(blocks),
+                preimage_V_A=exact_nested(json_list(witness, "base", script), script),
+                direction=direction,
+                s0=bound.s0,
+                eliminant_degree=bound.eliminant_degree,
+            )
             return PointVerdict(
-                boundary=True, certificate=cert, vertex=False, **made,
-                evidence=(f"boundary: q(s) = phi_W - s phi_2(delta) (delta in the kernel of the ({blocks}) "
-                          f"partial differential, {direction}) is a real point of X without a real preimage "
-                          f"for all 0 < s <= {cert.s0} (Sturm count of the fiber eliminant, degree "
-                          f"{cert.eliminant_degree}); q(s) -> phi_W ({facts})"))
-    why = (f"no witness curve among {len(tried)} kernel direction(s)" if tried else
-           "no critical rational preimage to build a witness curve from")
-    return PointVerdict(boundary=None, certificate=None, vertex=False, **made,
-                        evidence=f"undecided: {why}, and the fiber is not all real and regular ({facts})")
+                boundary=True,
+                certificate=cert,
+                vertex=False,
+                **made,
+                evidence=(
+                    f"boundary: q(s) = phi_W - s phi_2(delta) (delta in the kernel of the ({blocks}) "
+                    f"partial differential, {direction}) is a real point of X without a real preimage "
+                    f"for all 0 < s <= {cert.s0} (Sturm count of the fiber eliminant, degree "
+                    f"{cert.eliminant_degree}); q(s) -> phi_W ({facts})"
+                ),
+            )
+    why = (
+        f"no witness curve among {len(tried)} kernel direction(s)"
+        if tried
+        else "no critical rational preimage to build a witness curve from"
+    )
+    return PointVerdict(
+        boundary=None,
+        certificate=None,
+        vertex=False,
+        **made,
+        evidence=f"undecided: {why}, and the fiber is not all real and regular ({facts})",
+    )
 
 
 def boundary_verdict_d11(point: Point) -> tuple[bool, str]:
@@ -354,7 +431,7 @@ def boundary_verdict_d11(point: Point) -> tuple[bool, str]:
     """
     import sympy
 
-    (Q, K, V), = point
+    ((Q, K, V),) = point
     q, k, v = [list(M[0]) for M in (Q, K, V)]
     S = sympy.Matrix(len(v), len(v), lambda i, j: sympy.Rational(v[i] * k[j] + k[i] * v[j]))
     if all(x == 0 for x in q) or S.is_zero_matrix:

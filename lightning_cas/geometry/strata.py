@@ -18,11 +18,11 @@ from lightning_cas.core.weights import Point
 from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry.implicit import check_one_layer, ideal_record, polynomial_texts
 from lightning_cas.geometry.pointwise import exact_nested
-from lightning_cas.results.ideals import NAMED_STRATA, Stratum
-from lightning_cas.results.implicit import IdealComponent
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_list, json_object, json_str
+from lightning_cas.results.ideals import NAMED_STRATA, Stratum
+from lightning_cas.results.implicit import IdealComponent
 
 # the strata method forms at most this many minors at once ((2,2,2) needs 2.4 million, 27 s)
 MINOR_BUDGET = 3_000_000
@@ -90,33 +90,43 @@ def parse_weights(value, script: str) -> Point:
 def _piece(piece: dict, script: str, singular: bool) -> PieceRecord:
     extra = {}
     if singular:
-        extra = {k: json_int(piece, k, script) for k in ("image_dimension", "rank_A", "jacobian_rank",
-                                                          "codimension")}
+        extra = {k: json_int(piece, k, script) for k in ("image_dimension", "rank_A", "jacobian_rank", "codimension")}
         extra["colspace_A_in_rowspace_V"] = json_bool(piece, "colspace_A_in_rowspace_V", script)
-    return PieceRecord(rank_V=json_int(piece, "rank_V", script), matches=json_str(piece, "matches", script),
-                       generators=polynomial_texts(piece, "generators", script),
-                       points=tuple(parse_weights(pt, script) for pt in json_list(piece, "points", script)),
-                       **extra)
+    return PieceRecord(
+        rank_V=json_int(piece, "rank_V", script),
+        matches=json_str(piece, "matches", script),
+        generators=polynomial_texts(piece, "generators", script),
+        points=tuple(parse_weights(pt, script) for pt in json_list(piece, "points", script)),
+        **extra,
+    )
 
 
 def read_slices(found: dict, script: str, singular: bool) -> SliceRecord:
     """The record of ``singularStrata`` (``singular``) or ``criticalLocus``, read and checked once."""
     pieces = tuple(_piece(p, script, singular) for p in json_list(found, "pieces", script))
-    unresolved = tuple(UnresolvedRecord(rank_V=json_int(p, "rank_V", script),
-                                        generators=polynomial_texts(p, "generators", script),
-                                        reason=json_str(p, "reason", script))
-                       for p in json_list(found, "unresolved", script))
+    unresolved = tuple(
+        UnresolvedRecord(
+            rank_V=json_int(p, "rank_V", script),
+            generators=polynomial_texts(p, "generators", script),
+            reason=json_str(p, "reason", script),
+        )
+        for p in json_list(found, "unresolved", script)
+    )
     if singular:
         sing = json_get(found, "singular", script)
-        return SliceRecord(pieces=pieces, unresolved=unresolved,
-                           singular=None if sing is None else ideal_record(json_object(found, "singular", script),
-                                                                           script),
-                           factor_route=json_bool(found, "factor_route", script))
+        return SliceRecord(
+            pieces=pieces,
+            unresolved=unresolved,
+            singular=None if sing is None else ideal_record(json_object(found, "singular", script), script),
+            factor_route=json_bool(found, "factor_route", script),
+        )
     image = json_get(found, "critical_image", script)
-    return SliceRecord(pieces=pieces, unresolved=unresolved,
-                       critical_image=None if image is None else ideal_record(
-                           json_object(found, "critical_image", script), script),
-                       base_locus_V_or_A=json_bool(found, "base_locus_V_or_A", script))
+    return SliceRecord(
+        pieces=pieces,
+        unresolved=unresolved,
+        critical_image=None if image is None else ideal_record(json_object(found, "critical_image", script), script),
+        base_locus_V_or_A=json_bool(found, "base_locus_V_or_A", script),
+    )
 
 
 def slice_text(arch: Network, rank_v: int) -> str:
@@ -144,16 +154,26 @@ class CandidateRecord:
 
 def candidate_record(arch: Network, m2: Macaulay2, seed: int = 0, singular: bool = True) -> CandidateRecord:
     """One M2 run: strata closures, critical pieces and (optionally) singular pieces, with sample points."""
-    script, rec = m2.run("boundary_candidates", {**one_head_params(arch), "withSingular": int(singular),
-                                                 "minorBudget": MINOR_BUDGET, "samplesPerPiece": SAMPLES_PER_PIECE,
-                                                 "seed": seed})
+    script, rec = m2.run(
+        "boundary_candidates",
+        {
+            **one_head_params(arch),
+            "withSingular": int(singular),
+            "minorBudget": MINOR_BUDGET,
+            "samplesPerPiece": SAMPLES_PER_PIECE,
+            "seed": seed,
+        },
+    )
     strata = json_object(rec, "strata", script)
     return CandidateRecord(
-        script=script, record=rec,
+        script=script,
+        record=rec,
         strata={name: ideal_record(json_object(strata, name, script), script) for name in strata},
         critical=read_slices(json_object(rec, "critical", script), script, singular=False),
         singular=read_slices(json_object(rec, "singular_strata", script), script, singular=True)
-        if "singular_strata" in rec else None)
+        if "singular_strata" in rec
+        else None,
+    )
 
 
 def critical_image_by_elimination(arch: Network, m2: Macaulay2, seed: int = 0) -> tuple[IdealComponent, tuple]:

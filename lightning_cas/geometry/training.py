@@ -36,19 +36,19 @@ import numpy as np
 
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.forward import evaluate, jacobian
-from lightning_cas.results.dimension import Source
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
-from lightning_cas.results.critical import TrainingPoint, TrainingResult
 from lightning_cas.geometry.decision import polynomial_network
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
 from lightning_cas.options import resolve
+from lightning_cas.results.critical import TrainingPoint, TrainingResult
+from lightning_cas.results.dimension import Source
 from lightning_cas.system.matrices import exact_array
 
 MAX_PATHS = 20000  # total-degree homotopy paths (2 D - 1)^r; beyond, a run takes more than minutes
 MAX_SAMPLES = 64
-VALUE_RANGE = (Fraction(1, 10 ** 8), Fraction(10 ** 8))  # s^D, the values' size at unit weights
-MAX_TARGET = Fraction(10 ** 8)
+VALUE_RANGE = (Fraction(1, 10**8), Fraction(10**8))  # s^D, the values' size at unit weights
+MAX_TARGET = Fraction(10**8)
 SEARCHES = 12
 RANK_TOL = 1e-7
 CRIT_TOL = 1e-8
@@ -107,20 +107,26 @@ def check_scale(net, X: np.ndarray, Y: np.ndarray) -> None:
     s^D outside VALUE_RANGE, targets beyond MAX_TARGET."""
     s = max((abs(v) for v in X.flat), default=Fraction(0))
     if s == 0 and not net.biased:
-        raise InputError("every input is zero: the network's values are 0 for all weights, so the loss is the "
-                         "constant |Y|^2 and has no critical points to find.")
+        raise InputError(
+            "every input is zero: the network's values are 0 for all weights, so the loss is the "
+            "constant |Y|^2 and has no critical points to find."
+        )
     d = net.degree
     low, high = VALUE_RANGE
-    if s and not low <= s ** d <= high:
-        raise InputError(f"the inputs' largest entry is {_size(s)}, so the network's values (degree {d} in the "
-                         f"input) are of size {_size(s ** d)} at unit weights; this command takes sizes from "
-                         f"{_size(low)} to {_size(high)} (the homotopy and the local searches run in float64, "
-                         "where the loss's terms of size s^(2D) and |Y|^2 must share 16 digits): rescale the "
-                         "inputs.")
+    if s and not low <= s**d <= high:
+        raise InputError(
+            f"the inputs' largest entry is {_size(s)}, so the network's values (degree {d} in the "
+            f"input) are of size {_size(s**d)} at unit weights; this command takes sizes from "
+            f"{_size(low)} to {_size(high)} (the homotopy and the local searches run in float64, "
+            "where the loss's terms of size s^(2D) and |Y|^2 must share 16 digits): rescale the "
+            "inputs."
+        )
     t = max((abs(v) for v in Y.flat), default=Fraction(0))
     if t > MAX_TARGET:
-        raise InputError(f"the targets' largest entry is {_size(t)}; this command takes targets up to "
-                         f"{_size(MAX_TARGET)} (the loss |f(X) - Y|^2 is computed in float64): rescale the targets.")
+        raise InputError(
+            f"the targets' largest entry is {_size(t)}; this command takes targets up to "
+            f"{_size(MAX_TARGET)} (the loss |f(X) - Y|^2 is computed in float64): rescale the targets."
+        )
 
 
 def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -160,8 +166,9 @@ def local_searches(net, X: np.ndarray, Y: np.ndarray, seed: int, runs: int = SEA
         z = evaluate(net, ar, w, X).reshape(-1)
         J = jacobian(net, ar, w, X)
         sv = np.linalg.svd(J, compute_uv=False)
-        out.append({"loss": loss, "values": z, "gradient": float(np.linalg.norm(J.T @ (z - target))),
-                    "singular_values": sv})
+        out.append(
+            {"loss": loss, "values": z, "gradient": float(np.linalg.norm(J.T @ (z - target))), "singular_values": sv}
+        )
     return out
 
 
@@ -179,14 +186,16 @@ def read_training(arch, inputs, targets, layout: str | None = None) -> tuple:
     if X.shape[0] != Y.shape[0]:
         raise InputError(f"the inputs hold {X.shape[0]} sample(s), the targets {Y.shape[0]}: one target per input.")
     if X.shape[0] > MAX_SAMPLES:
-        raise TooLargeError(f"{X.shape[0]} samples: this command takes at most {MAX_SAMPLES} (the loss is built "
-                            "symbolically).")
+        raise TooLargeError(
+            f"{X.shape[0]} samples: this command takes at most {MAX_SAMPLES} (the loss is built symbolically)."
+        )
     check_scale(net, X, Y)
     return X, Y, x_source, y_source
 
 
-def training_critical_points(arch, *, inputs=None, targets=None, at=None, seed=0, timeout=None, m2=None,
-                             session=None, data: tuple | None = None) -> TrainingResult:
+def training_critical_points(
+    arch, *, inputs=None, targets=None, at=None, seed=0, timeout=None, m2=None, session=None, data: tuple | None = None
+) -> TrainingResult:
     """The real critical points of the squared loss on the function space, their losses and kinds
     (``data``: what read_training returned, instead of ``inputs`` and ``targets``)."""
     net = polynomial_network(arch, "training_critical_points")
@@ -196,17 +205,28 @@ def training_critical_points(arch, *, inputs=None, targets=None, at=None, seed=0
     paths = (2 * net.weight_degree - 1) ** bound
     with opts.deadline():
         start = time.perf_counter()
-        script, rec = opts.macaulay2.run("training_critical", {
-            **package_params(net), "inputs": [[list(r) for r in x] for x in X],
-            "targets": [[list(r) for r in y] for y in Y], "maxPaths": MAX_PATHS, "seed": opts.seed})
+        script, rec = opts.macaulay2.run(
+            "training_critical",
+            {
+                **package_params(net),
+                "inputs": [[list(r) for r in x] for x in X],
+                "targets": [[list(r) for r in y] for y in Y],
+                "maxPaths": MAX_PATHS,
+                "seed": opts.seed,
+            },
+        )
         check_parameters(net, rec, script)
         if json_int(rec, "rank", script) == 0:  # what check_scale cannot see from the inputs alone
-            raise InputError("the network's values on these inputs are the same for all weights (dz/dW has rank "
-                             "0), so the loss is constant and has no critical points to find.")
+            raise InputError(
+                "the network's values on these inputs are the same for all weights (dz/dW has rank "
+                "0), so the loss is constant and has no critical points to find."
+            )
         if json_get(rec, "too_large", script):
-            raise TooLargeError(f"the critical equations on the gauge slice have {json_int(rec, 'paths', script)} "
-                                f"homotopy paths (dimension {json_int(rec, 'rank', script)}, weight degree "
-                                f"{net.weight_degree}); this command stops at {MAX_PATHS}.")
+            raise TooLargeError(
+                f"the critical equations on the gauge slice have {json_int(rec, 'paths', script)} "
+                f"homotopy paths (dimension {json_int(rec, 'rank', script)}, weight degree "
+                f"{net.weight_degree}); this command stops at {MAX_PATHS}."
+            )
         Xf, Yf = X.astype(float), Y.astype(float)
         searched = local_searches(net, Xf, Yf, opts.seed)
         return _result(arch, net, rec, script, start, opts.seed, X, Y, x_source, y_source, searched, paths)
@@ -234,9 +254,16 @@ def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searc
             continue
         kind, eig = second_order(J, H)
         w = np.array([_complex(v) for v in p["weights"]])
-        real_points.append((float(np.sum((z.real - target) ** 2)), z.real, kind, eig,
-                            tuple(float(v) for v in w.real) if np.abs(w.imag).max(initial=0) < 1e-9 else (),
-                            ("homotopy",)))
+        real_points.append(
+            (
+                float(np.sum((z.real - target) ** 2)),
+                z.real,
+                kind,
+                eig,
+                tuple(float(v) for v in w.real) if np.abs(w.imag).max(initial=0) < 1e-9 else (),
+                ("homotopy",),
+            )
+        )
     dim = json_int(rec, "dimension", script)
     # converged local searches where dz/dW has full rank: critical points of the smooth locus (local minima)
     found = []
@@ -247,8 +274,9 @@ def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searc
     extra = 0
     for run in found:
         hit = [q for q in real_points if abs(q[0] - run["loss"]) <= 1e-6 * (1 + run["loss"])]
-        if not hit and not any(abs(q[0] - run["loss"]) <= 1e-6 * (1 + run["loss"]) for q in real_points
-                               if q[5] == ("local search",)):
+        if not hit and not any(
+            abs(q[0] - run["loss"]) <= 1e-6 * (1 + run["loss"]) for q in real_points if q[5] == ("local search",)
+        ):
             real_points.append((run["loss"], run["values"], "local minimum", (), (), ("local search",)))
             extra += 1
     real_points = [q if len(q) == 6 else q + (("homotopy",),) for q in real_points]
@@ -256,33 +284,60 @@ def _result(arch, net, rec, script, start, seed, X, Y, x_source, y_source, searc
     points = []
     for loss, z, kind, eig, w, by in real_points:
         hit = by == ("homotopy",) and any(abs(s["loss"] - loss) <= 1e-6 * (1 + loss) for s in found)
-        points.append(TrainingPoint(loss=loss, values=tuple(float(v) for v in z), kind=kind, hessian_eigenvalues=eig,
-                                    weights=w, found_by=by + (("local search",) if hit else ())))
+        points.append(
+            TrainingPoint(
+                loss=loss,
+                values=tuple(float(v) for v in z),
+                kind=kind,
+                hessian_eigenvalues=eig,
+                weights=w,
+                found_by=by + (("local search",) if hit else ()),
+            )
+        )
     notes = [f"{spurious} slice solution(s) where the parametrization drops rank were set aside"] if spurious else []
     if inaccurate:
         notes.append(f"{inaccurate} homotopy end point(s) that are not critical to working precision were set aside")
     if extra:
-        notes.append(f"the homotopy MISSED {extra} real critical point(s) that converged local searches found (listed "
-                     "as found by local search; the homotopy count is a lower bound)")
+        notes.append(
+            f"the homotopy MISSED {extra} real critical point(s) that converged local searches found (listed "
+            "as found by local search; the homotopy count is a lower bound)"
+        )
     best = min(s["loss"] for s in searched) if searched else None
     unconverged = len(searched) - len(found)
     if unconverged:
-        notes.append(f"{unconverged} local search(es) stopped where dz/dW drops rank or did not converge (training "
-                     "on real weights can stop where the parametrization is critical)")
+        notes.append(
+            f"{unconverged} local search(es) stopped where dz/dW drops rank or did not converge (training "
+            "on real weights can stop where the parametrization is critical)"
+        )
     if r < dim:
-        notes.append(f"the data metric is degenerate (rank {r} < {dim}): these are the critical points of the "
-                     "projection of the function space by the data, and each has a positive-dimensional fiber of "
-                     "functions with the same values")
+        notes.append(
+            f"the data metric is degenerate (rank {r} < {dim}): these are the critical points of the "
+            "projection of the function space by the data, and each has a positive-dimensional fiber of "
+            "functions with the same values"
+        )
     return TrainingResult(
-        architecture=arch, samples=int(X.shape[0]),
+        architecture=arch,
+        samples=int(X.shape[0]),
         inputs=Source(source=x_source, sha256=None, count=int(X.shape[0])),
         targets=Source(source=y_source, sha256=None, count=int(Y.shape[0])),
-        function_dimension=dim, evaluation_rank=r, complex_critical_points=len(seen), critical_points=tuple(points),
-        minimum_loss=points[0].loss if points else None, local_search_minimum=best, local_searches=len(searched),
+        function_dimension=dim,
+        evaluation_rank=r,
+        complex_critical_points=len(seen),
+        critical_points=tuple(points),
+        minimum_loss=points[0].loss if points else None,
+        local_search_minimum=best,
+        local_searches=len(searched),
         method="m2-homotopy+local-search",
-        method_detail=("critical equations on a random rational gauge slice of the weights, total-degree homotopy "
-                       f"(Macaulay2 solveSystem, {json_int(rec, 'paths', script)} paths); second-order test on the "
-                       f"tangent space; {len(searched)} Levenberg-Marquardt searches from random real weights"),
-        certainty="numeric", certainty_detail="homotopy solutions and float64 searches; the count is a lower bound",
-        seed=seed, elapsed_s=time.perf_counter() - start, m2_version=json_str(rec, "m2_version", script),
-        script=script, notes=tuple(notes))
+        method_detail=(
+            "critical equations on a random rational gauge slice of the weights, total-degree homotopy "
+            f"(Macaulay2 solveSystem, {json_int(rec, 'paths', script)} paths); second-order test on the "
+            f"tangent space; {len(searched)} Levenberg-Marquardt searches from random real weights"
+        ),
+        certainty="numeric",
+        certainty_detail="homotopy solutions and float64 searches; the count is a lower bound",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        m2_version=json_str(rec, "m2_version", script),
+        script=script,
+        notes=tuple(notes),
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT, check_heap
@@ -102,6 +101,7 @@ class Macaulay2:
             if session is not None:
                 out = session.run(script, timeout=left)
             else:
-                out = run_script(script, timeout=DEFAULT_TIMEOUT if left is None else left, m2=self.binary,
-                                 heap=self.heap)
+                out = run_script(
+                    script, timeout=DEFAULT_TIMEOUT if left is None else left, m2=self.binary, heap=self.heap
+                )
         return str(script), json_record(out.stdout, str(script))

@@ -9,7 +9,7 @@ from lightning_cas.errors import InputError
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_HEAP = "8G"
 _HEAP = re.compile(r"[1-9][0-9]{0,15}[KMGkmg]?")
-MIN_HEAP_BYTES = 2 ** 20  # a cap in bytes below a MiB is a slip (8 for 8G), never a heap Macaulay2 can run in
+MIN_HEAP_BYTES = 2**20  # a cap in bytes below a MiB is a slip (8 for 8G), never a heap Macaulay2 can run in
 
 
 def check_heap(heap) -> str:
@@ -18,8 +18,10 @@ def check_heap(heap) -> str:
     so it is refused."""
     if not isinstance(heap, str) or not _HEAP.fullmatch(heap):
         raise InputError(f"the Macaulay2 heap cap must be a size such as 8G, 512M or 1048576K, got {shown(heap)}.")
-    scale = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(heap[-1].upper(), 1)
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(heap[-1].upper(), 1)
     if int(heap.rstrip("KMGkmg")) * scale < MIN_HEAP_BYTES:
-        raise InputError(f"the Macaulay2 heap cap {heap} is below {MIN_HEAP_BYTES // 2 ** 20}M (sizes are in "
-                         "bytes unless K, M or G follows).")
+        raise InputError(
+            f"the Macaulay2 heap cap {heap} is below {MIN_HEAP_BYTES // 2**20}M (sizes are in "
+            "bytes unless K, M or G follows)."
+        )
     return heap

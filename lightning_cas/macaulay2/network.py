@@ -22,18 +22,28 @@ ATTENTION, MLP_CODE, LINEAR, POWER = 0, 1, 2, 3
 
 def _attention(block: Attention) -> list[int]:
     if block.normalization != "none":
-        raise UnsupportedError("Macaulay2 builds polynomial networks only; softmax attention is not "
-                               "polynomial, use --method numeric.")
-    return [ATTENTION, block.heads, block.attention, block.value or 0, block.out, int(block.causal),
-            int(block.residual)] + _bias(block)
+        raise UnsupportedError(
+            "Macaulay2 builds polynomial networks only; softmax attention is not polynomial, use --method numeric."
+        )
+    return [
+        ATTENTION,
+        block.heads,
+        block.attention,
+        block.value or 0,
+        block.out,
+        int(block.causal),
+        int(block.residual),
+    ] + _bias(block)
 
 
 # each polynomial kind's integer list (``neuralNetwork`` in the package reads it): one row per kind; the
 # kinds that are not polynomial have none (a network with one is refused before a template is written)
-CODES = {Attention: _attention,
-         MLP: lambda b: [MLP_CODE, b.hidden, b.degree, b.out, int(b.residual)] + _bias(b),
-         Linear: lambda b: [LINEAR, b.out] + _bias(b),
-         Power: lambda b: [POWER, b.degree]}
+CODES = {
+    Attention: _attention,
+    MLP: lambda b: [MLP_CODE, b.hidden, b.degree, b.out, int(b.residual)] + _bias(b),
+    Linear: lambda b: [LINEAR, b.out] + _bias(b),
+    Power: lambda b: [POWER, b.degree],
+}
 
 
 def block_list(block: Block) -> list[int]:
@@ -76,7 +86,6 @@ def _safe(text) -> str:
     return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
-
 def one_head_params(arch: Network) -> dict:
     """Template parameters of the one-layer geometry templates (``implicitModel(widths, attention, tokens)``)."""
     return {"widths": list(arch.widths), "attention": list(arch.attention), "tokens": arch.tokens}
@@ -94,14 +103,20 @@ def check_dimension(arch: Network, value: int, script: str, what: str = "dimensi
     the image of the parametrization can be no larger than its source or its target."""
     top = min(arch.parameters, arch.ambient_dimension)
     if not 0 <= value <= top:
-        raise M2ParseError(f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights into a "
-                           f"{arch.ambient_dimension}-dimensional space; it must lie between 0 and {top}", script)
+        raise M2ParseError(
+            f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights into a "
+            f"{arch.ambient_dimension}-dimensional space; it must lie between 0 and {top}",
+            script,
+        )
     return value
 
 
 def check_fiber_dimension(arch: Network, value: int, script: str, what: str = "fiber dimension") -> int:
     """A fiber (or fiber component) dimension from Macaulay2: a subvariety of the weights, so 0..parameters."""
     if not 0 <= value <= arch.parameters:
-        raise M2ParseError(f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights; it must "
-                           f"lie between 0 and {arch.parameters}", script)
+        raise M2ParseError(
+            f"Macaulay2 reported {what} {value} for a network of {arch.parameters} weights; it must "
+            f"lie between 0 and {arch.parameters}",
+            script,
+        )
     return value

@@ -33,7 +33,7 @@ def records(output: str, script: str | None = None) -> dict[str, str]:
         line = line.rstrip("\r")
         if not line.startswith(MARK):
             continue
-        key, _, value = line[len(MARK):].partition(" ")
+        key, _, value = line[len(MARK) :].partition(" ")
         if not key or key in found:
             raise M2ParseError(f"malformed or repeated Macaulay2 record: {line[:200]!r}", script)
         found[key] = value.strip()
@@ -63,8 +63,9 @@ def _to_int(text: str, script: str | None) -> int:
     try:
         return int(text)
     except ValueError:
-        raise M2ParseError(f"integer from Macaulay2 too long ({len(text)} characters): {text[:60]!r}...",
-                           script) from None
+        raise M2ParseError(
+            f"integer from Macaulay2 too long ({len(text)} characters): {text[:60]!r}...", script
+        ) from None
 
 
 def _json_int(text: str) -> int:
@@ -110,14 +111,15 @@ def json_record(output: str, script: str | None = None) -> dict:
     """The one ``@@LCAS-JSON@@`` record of an M2 run, as a dict (none, two, or bad JSON: an error).
 
     Floats, NaN and infinities are refused: exact values travel as integers or strings."""
-    lines = [line.rstrip("\r")[len(JSON_MARK):] for line in output.splitlines() if line.startswith(JSON_MARK)]
+    lines = [line.rstrip("\r")[len(JSON_MARK) :] for line in output.splitlines() if line.startswith(JSON_MARK)]
     if len(lines) != 1:
         raise M2ParseError(f"expected one JSON record from Macaulay2, got {len(lines)}", script)
     try:
         value = json.loads(lines[0], parse_float=_no_floats, parse_constant=_no_floats, parse_int=_json_int)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is a too-long int
-        raise M2ParseError(f"malformed JSON record from Macaulay2 ({str(exc)[:100]}): {lines[0][:200]!r}",
-                           script) from None
+        raise M2ParseError(
+            f"malformed JSON record from Macaulay2 ({str(exc)[:100]}): {lines[0][:200]!r}", script
+        ) from None
     if not isinstance(value, dict):
         raise M2ParseError(f"the Macaulay2 record is not a JSON object: {lines[0][:200]!r}", script)
     return value
@@ -162,8 +164,7 @@ def json_object(rec: dict, key: str, script: str | None = None) -> dict:
 def json_int_list(rec: dict, key: str, script: str | None = None) -> list[int]:
     values = json_list(rec, key, script)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        raise M2ParseError(f"expected a list of integers for {key!r} from Macaulay2, got {str(values)[:200]!r}",
-                           script)
+        raise M2ParseError(f"expected a list of integers for {key!r} from Macaulay2, got {str(values)[:200]!r}", script)
     return values
 
 
@@ -171,15 +172,17 @@ def json_polynomials(rec: dict, key: str, script: str | None = None) -> list[sym
     """A list of polynomial strings, each through ``parse_polynomial``'s checks."""
     values = json_list(rec, key, script)
     if not all(isinstance(v, str) for v in values):
-        raise M2ParseError(f"expected polynomials (strings) for {key!r} from Macaulay2, got {str(values)[:200]!r}",
-                           script)
+        raise M2ParseError(
+            f"expected polynomials (strings) for {key!r} from Macaulay2, got {str(values)[:200]!r}", script
+        )
     return [parse_polynomial(v, script) for v in values]
 
 
 def is_exact_rational(value) -> bool:
     """How a record carries an exact rational: a JSON integer, or a string "p" or "p/q"."""
-    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str)
-                                                                         and bool(_RATIONAL.match(value)))
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, str) and bool(_RATIONAL.match(value))
+    )
 
 
 def json_rationals(rec: dict, key: str, script: str | None = None) -> list[Fraction] | None:
@@ -187,10 +190,14 @@ def json_rationals(rec: dict, key: str, script: str | None = None) -> list[Fract
     values = json_get(rec, key, script)
     if values is None:
         return None
-    if not isinstance(values, list) or not all(is_exact_rational(v) for v in values) \
-            or any(isinstance(v, str) and max(map(len, v.lstrip("-").split("/"))) > MAX_DIGITS for v in values):
-        raise M2ParseError(f"expected a list of rationals for {key!r} from Macaulay2, got {str(values)[:200]!r}",
-                           script)
+    if (
+        not isinstance(values, list)
+        or not all(is_exact_rational(v) for v in values)
+        or any(isinstance(v, str) and max(map(len, v.lstrip("-").split("/"))) > MAX_DIGITS for v in values)
+    ):
+        raise M2ParseError(
+            f"expected a list of rationals for {key!r} from Macaulay2, got {str(values)[:200]!r}", script
+        )
     try:
         return [Fraction(v) for v in values]
     except (ValueError, ZeroDivisionError):

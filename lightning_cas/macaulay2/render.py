@@ -17,8 +17,8 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from lightning_cas.system.files import atomic_write_text, make_private, private_dir, read_bytes
 from lightning_cas.errors import InputError
+from lightning_cas.system.files import atomic_write_text, make_private, private_dir, read_bytes
 
 PACKAGE = "LightningCAS.m2"
 TEMPLATES = "templates"
@@ -57,8 +57,10 @@ def load_line() -> str:
     path = package_file().as_posix()
     if not _M2_STRING_SAFE.fullmatch(path):
         raise ValueError(f"the path of the Macaulay2 package cannot be quoted for Macaulay2: {path!r}")
-    return (f'needsPackage("LightningCAS", FileName => "{path}"); -- for good: lightning-cas notebook '
-            '--install-package, then needsPackage "LightningCAS"')
+    return (
+        f'needsPackage("LightningCAS", FileName => "{path}"); -- for good: lightning-cas notebook '
+        '--install-package, then needsPackage "LightningCAS"'
+    )
 
 
 def package_line() -> str:
@@ -119,8 +121,9 @@ def write_script(template: str, **params) -> Path:
     digest = hashlib.sha256(data).hexdigest()
     path = script_dir() / f"{template}-{digest[:12]}.m2"
     try:
-        ok = hashlib.sha256(read_bytes(path, "script", max_bytes=len(data),
-                                       follow_symlinks=False)).hexdigest() == digest
+        ok = (
+            hashlib.sha256(read_bytes(path, "script", max_bytes=len(data), follow_symlinks=False)).hexdigest() == digest
+        )
     except InputError:
         ok = False
     if not ok:

@@ -26,18 +26,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.core.checks import check_timeout, shown
+from lightning_cas.errors import (
+    InputError,
+    M2CrashError,
+    M2Error,
+    M2NotFoundError,
+    M2OutputError,
+    M2ScriptError,
+    M2TimeoutError,
+)
 from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT, MIN_HEAP_BYTES, check_heap  # noqa: F401
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import private_dir
-from lightning_cas.errors import (InputError, M2CrashError, M2Error, M2NotFoundError, M2OutputError, M2ScriptError,
-                                  M2TimeoutError)
 
 # Far above any record we read (the largest, an implicit ideal with its generators, is a few MB);
 # a program that is not Macaulay2 (`yes` given as --m2) is stopped here instead of filling memory.
-MAX_OUTPUT_BYTES = 64 * 2 ** 20
+MAX_OUTPUT_BYTES = 64 * 2**20
 _POLL_S = 0.2
-INSTALL_HINT = ("install it with `apt-get install -y --no-install-recommends macaulay2` (or `make setup`), "
-                "or point --m2 / LIGHTNING_CAS_M2 at the binary")
+INSTALL_HINT = (
+    "install it with `apt-get install -y --no-install-recommends macaulay2` (or `make setup`), "
+    "or point --m2 / LIGHTNING_CAS_M2 at the binary"
+)
 _ERROR_LINE = re.compile(r"^.*\berror: .*$", re.MULTILINE)
 _OOM = re.compile(r"out of memory|GC Warning: Out of Memory|Too many heap sections|cannot allocate", re.I)
 
@@ -104,8 +113,9 @@ def first_error(text: str) -> str | None:
     return match.group(0).strip() if match else None
 
 
-def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: str | None = None,
-               heap: str = DEFAULT_HEAP) -> M2Run:
+def run_script(
+    script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: str | None = None, heap: str = DEFAULT_HEAP
+) -> M2Run:
     """Run ``M2 --script`` on a file; raises a specific M2Error on any failure."""
     script = str(script)
     try:
@@ -114,9 +124,16 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
         raise M2NotFoundError(str(exc), script) from None
     start = time.perf_counter()
     try:
-        proc = subprocess.Popen([binary, "--script", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, env=m2_environment(heap), cwd=work_dir(),
-                                start_new_session=True, preexec_fn=die_with_parent)
+        proc = subprocess.Popen(
+            [binary, "--script", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=m2_environment(heap),
+            cwd=work_dir(),
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
     except OSError as exc:
         raise M2NotFoundError(f"cannot start Macaulay2 {binary!r}: {exc}; {INSTALL_HINT}", script) from None
     try:
@@ -133,8 +150,11 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
         if proc.returncode < 0:
             raise M2CrashError(f"Macaulay2 was killed by signal {-proc.returncode}", script, both)
         if _OOM.search(both):
-            raise M2CrashError(f"Macaulay2 ran out of memory (heap cap {heap}; raise it or use a smaller "
-                               "network or --method modp)", script, both)
+            raise M2CrashError(
+                f"Macaulay2 ran out of memory (heap cap {heap}; raise it or use a smaller network or --method modp)",
+                script,
+                both,
+            )
         err = first_error(both)
         if err:
             raise M2ScriptError(f"Macaulay2 error: {err}", script, both)
@@ -143,8 +163,11 @@ def run_script(script: Path | str, timeout: float | None = DEFAULT_TIMEOUT, m2: 
 
 
 def _too_much(binary: str, script: str | None) -> M2OutputError:
-    return M2OutputError(f"Macaulay2 ({binary}) printed more than {MAX_OUTPUT_BYTES // 2 ** 20} MiB without "
-                        "finishing and was stopped; is it really Macaulay2?", script)
+    return M2OutputError(
+        f"Macaulay2 ({binary}) printed more than {MAX_OUTPUT_BYTES // 2**20} MiB without "
+        "finishing and was stopped; is it really Macaulay2?",
+        script,
+    )
 
 
 def _read_capped(proc: subprocess.Popen, timeout: float | None, script: str, binary: str) -> tuple[str, str]:
@@ -201,8 +224,9 @@ def m2_version(m2: str | None = None) -> str:
     """The Macaulay2 version string (``M2 --version``), cached per binary."""
     binary = find_m2(m2)
     if binary not in _VERSION_CACHE:
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60,
-                             env=m2_environment(), cwd=work_dir())
+        out = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=60, env=m2_environment(), cwd=work_dir()
+        )
         _VERSION_CACHE[binary] = out.stdout.strip() or "unknown"
     return _VERSION_CACHE[binary]
 
@@ -234,10 +258,19 @@ class M2Session:
 
         try:
             # searchwindowsize: the prompt is looked for in the newest output only, not in all of it again
-            self.child = pexpect.spawn(self.binary, ["--no-readline", "--silent", "--no-debug", "-q"],
-                                       env=m2_environment(self.heap), cwd=str(work_dir()), encoding="utf-8",
-                                       codec_errors="replace", echo=False, timeout=self.timeout, maxread=65536,
-                                       searchwindowsize=4 * len(self.token) + 65536, preexec_fn=die_with_parent)
+            self.child = pexpect.spawn(
+                self.binary,
+                ["--no-readline", "--silent", "--no-debug", "-q"],
+                env=m2_environment(self.heap),
+                cwd=str(work_dir()),
+                encoding="utf-8",
+                codec_errors="replace",
+                echo=False,
+                timeout=self.timeout,
+                maxread=65536,
+                searchwindowsize=4 * len(self.token) + 65536,
+                preexec_fn=die_with_parent,
+            )
         except pexpect.ExceptionPexpect as exc:
             raise M2NotFoundError(f"cannot start Macaulay2 {self.binary!r}: {exc}; {INSTALL_HINT}") from None
         self.starts += 1
@@ -245,8 +278,10 @@ class M2Session:
         half = len(self.token) // 2
         prompt = f'concatenate(newline, "{self.token[:half]}", "{self.token[half:]}", newline)'
         private = 'value Core#"private dictionary"#'
-        self.child.sendline(f'ZZ#{{Standard,{private}"InputPrompt"}} = lineno -> {prompt}; '
-                            f'ZZ#{{Standard,{private}"InputContinuationPrompt"}} = lineno -> "";')
+        self.child.sendline(
+            f'ZZ#{{Standard,{private}"InputPrompt"}} = lineno -> {prompt}; '
+            f'ZZ#{{Standard,{private}"InputContinuationPrompt"}} = lineno -> "";'
+        )
         self._expect_prompt(None, 60)
 
     def _expect_prompt(self, script: str | None, timeout: float) -> str:
@@ -260,8 +295,9 @@ class M2Session:
                 left = end - time.monotonic()
                 if left <= 0:
                     self._kill()
-                    raise M2TimeoutError(f"Macaulay2 session exceeded the {timeout:g} s time limit and was stopped",
-                                         script)
+                    raise M2TimeoutError(
+                        f"Macaulay2 session exceeded the {timeout:g} s time limit and was stopped", script
+                    )
                 try:
                     self.child.expect_exact(self.token, timeout=min(_POLL_S, left))
                     break
@@ -273,8 +309,7 @@ class M2Session:
             out = self.child.before or ""
             self._kill()
             if _OOM.search(out):
-                raise M2CrashError(f"Macaulay2 session ran out of memory (heap cap {self.heap})", script,
-                                   out) from None
+                raise M2CrashError(f"Macaulay2 session ran out of memory (heap cap {self.heap})", script, out) from None
             raise M2CrashError("Macaulay2 session died", script, out) from None
         return self.child.before or ""
 

@@ -24,8 +24,10 @@ from fractions import Fraction
 
 from lightning_cas.errors import MsolveParseError
 
-_TOKEN = re.compile(r"\s*(?:(?P<open>\[)|(?P<close>\])|(?P<comma>,)|(?P<str>'[^']*')|"
-                    r"(?P<num>-?\d+)(?:\s*/\s*(?P<den>\d+)(?:\s*\^\s*(?P<exp>\d+))?)?)")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<open>\[)|(?P<close>\])|(?P<comma>,)|(?P<str>'[^']*')|"
+    r"(?P<num>-?\d+)(?:\s*/\s*(?P<den>\d+)(?:\s*\^\s*(?P<exp>\d+))?)?)"
+)
 
 
 def read_list(text: str, source: str | None = None):
@@ -127,12 +129,18 @@ class Solution:
 def _poly(entry, source, text) -> tuple:
     """``[d, [c_0, ..., c_d]]`` as the coefficient tuple (checked against d)."""
     if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) and isinstance(entry[1], list)):
-        raise MsolveParseError(f"a polynomial of msolve's parametrization is not [degree, coefficients]: "
-                               f"{_excerpt(str(entry))}", source, text)
+        raise MsolveParseError(
+            f"a polynomial of msolve's parametrization is not [degree, coefficients]: {_excerpt(str(entry))}",
+            source,
+            text,
+        )
     degree, coeffs = entry
     if not all(isinstance(c, int) for c in coeffs) or (coeffs and len(coeffs) != degree + 1) or degree < -1:
-        raise MsolveParseError(f"msolve's parametrization has a polynomial of degree {degree} with {len(coeffs)} "
-                               "coefficients", source, text)
+        raise MsolveParseError(
+            f"msolve's parametrization has a polynomial of degree {degree} with {len(coeffs)} coefficients",
+            source,
+            text,
+        )
     return tuple(coeffs)
 
 
@@ -141,8 +149,9 @@ def _parametrization(entry, source, text) -> Parametrization:
         char, nvars, degree, names, form, (one, (elim, den, params)) = entry
         names = tuple(names)
     except (TypeError, ValueError):
-        raise MsolveParseError(f"msolve's parametrization does not have its documented shape: "
-                               f"{_excerpt(str(entry))}", source, text) from None
+        raise MsolveParseError(
+            f"msolve's parametrization does not have its documented shape: {_excerpt(str(entry))}", source, text
+        ) from None
     if one != 1 or nvars != len(names) or len(form) != nvars or not isinstance(degree, int) or len(params) != nvars - 1:
         raise MsolveParseError("msolve's parametrization does not match its own variable count", source, text)
     numerators, divisors = [], []
@@ -157,10 +166,14 @@ def _parametrization(entry, source, text) -> Parametrization:
             raise MsolveParseError(f"a numerator of msolve's parametrization is {_excerpt(str(p))}", source, text)
     elim = _poly(elim, source, text)
     if len(elim) - 1 > degree:
-        raise MsolveParseError(f"msolve's eliminating polynomial has degree {len(elim) - 1}, above the ideal's "
-                               f"degree {degree}", source, text)
-    return Parametrization(char, names, tuple(form), degree, elim, _poly(den, source, text), tuple(numerators),
-                           tuple(divisors))
+        raise MsolveParseError(
+            f"msolve's eliminating polynomial has degree {len(elim) - 1}, above the ideal's degree {degree}",
+            source,
+            text,
+        )
+    return Parametrization(
+        char, names, tuple(form), degree, elim, _poly(den, source, text), tuple(numerators), tuple(divisors)
+    )
 
 
 def _boxes(entry, nvars: int, source, text) -> tuple:
@@ -168,10 +181,14 @@ def _boxes(entry, nvars: int, source, text) -> tuple:
         raise MsolveParseError(f"msolve's real solutions are not [1, [boxes]]: {_excerpt(str(entry))}", source, text)
     boxes = []
     for box in entry[1]:
-        if not (isinstance(box, list) and len(box) == nvars and all(
-                isinstance(iv, list) and len(iv) == 2 and iv[0] <= iv[1] for iv in box)):
-            raise MsolveParseError(f"a real solution of msolve is not {nvars} intervals: {_excerpt(str(box))}",
-                                   source, text)
+        if not (
+            isinstance(box, list)
+            and len(box) == nvars
+            and all(isinstance(iv, list) and len(iv) == 2 and iv[0] <= iv[1] for iv in box)
+        ):
+            raise MsolveParseError(
+                f"a real solution of msolve is not {nvars} intervals: {_excerpt(str(box))}", source, text
+            )
         boxes.append(tuple((Fraction(lo), Fraction(hi)) for lo, hi in box))
     return tuple(boxes)
 

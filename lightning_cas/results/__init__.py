@@ -19,8 +19,19 @@ import importlib
 from lightning_cas.errors import InputError
 
 # the family modules, cheapest first (the ideal families import sympy)
-FAMILIES = ("dimension", "verify", "theory", "degrees", "critical", "fibers", "implicit", "singular", "boundary",
-            "claims", "learning")
+FAMILIES = (
+    "dimension",
+    "verify",
+    "theory",
+    "degrees",
+    "critical",
+    "fibers",
+    "implicit",
+    "singular",
+    "boundary",
+    "claims",
+    "learning",
+)
 
 
 def _registry() -> dict[str, type]:

@@ -7,14 +7,31 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
-from lightning_cas.core.network import Network
 from lightning_cas.core.names import parse_polynomials
+from lightning_cas.core.network import Network
 from lightning_cas.results.certificates import Certificate, legacy_certificate
 from lightning_cas.results.contract import JsonResult, Provenance, Record, how, lines_text
-from lightning_cas.results.formats import (M2Context, comment, coordinate_comments, ideal, latex_coordinates,
-                                           latex_ideal, latex_ring, one_layer_model, y_ring)
-from lightning_cas.results.ideals import (Coordinates, Polynomials, SampleVerdict, Source, Stratum, coordinate_lines,
-                                          legacy, legacy_items)
+from lightning_cas.results.formats import (
+    M2Context,
+    comment,
+    coordinate_comments,
+    ideal,
+    latex_coordinates,
+    latex_ideal,
+    latex_ring,
+    one_layer_model,
+    y_ring,
+)
+from lightning_cas.results.ideals import (
+    Coordinates,
+    Polynomials,
+    SampleVerdict,
+    Source,
+    Stratum,
+    coordinate_lines,
+    legacy,
+    legacy_items,
+)
 
 if typing.TYPE_CHECKING:
     import sympy
@@ -93,11 +110,15 @@ class BoundaryResult(Coordinates, Polynomials, Provenance, JsonResult):
         lines = []
         ring_ = latex_ring(_boundary_ambient(self)) if self.boundary_closure or self.critical_image else ""
         if self.boundary_closure:
-            lines += [latex_ideal(r"I_{\partial}", self.boundary_closure, ring_),
-                      f"% the Zariski closure of the boundary: dimension {self.boundary_closure_dimension}"]
+            lines += [
+                latex_ideal(r"I_{\partial}", self.boundary_closure, ring_),
+                f"% the Zariski closure of the boundary: dimension {self.boundary_closure_dimension}",
+            ]
         if self.critical_image_dimension is not None:
-            lines += [latex_ideal(r"I_{\mathrm{crit}}", self.critical_image, ring_),
-                      f"% the image of the critical points: dimension {self.critical_image_dimension}"]
+            lines += [
+                latex_ideal(r"I_{\mathrm{crit}}", self.critical_image, ring_),
+                f"% the image of the critical points: dimension {self.critical_image_dimension}",
+            ]
         return lines + latex_coordinates(self)
 
 
@@ -115,17 +136,23 @@ def boundary_text(res, coordinates: bool = False) -> str:
         lines.append(f"image of the critical points: dimension {res.critical_image_dimension}")
     for i, c in enumerate(res.components, start=1):
         flags = ", ".join(str(s.boundary).lower() for s in c.samples)
-        lines.append(f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
-                     f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})")
+        lines.append(
+            f"candidate {i}: closure of {c.stratum} (from the {' and '.join(c.source)}), dimension "
+            f"{c.dimension}, degree {c.degree}: {c.verdict} (sample verdicts: {flags})"
+        )
     if res.closure_complete is not None:
         if res.boundary_closure:
             gens = res.boundary_closure
-            lines.append(f"Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"
-                         + ("" if res.closure_complete else " (INCOMPLETE: undecided candidates)"))
+            lines.append(
+                f"Zariski closure of the boundary: dimension {res.boundary_closure_dimension}"
+                + ("" if res.closure_complete else " (INCOMPLETE: undecided candidates)")
+            )
             lines.append("  " + " ; ".join(gens[:8]) + (" ..." if len(gens) > 8 else ""))
         else:
-            lines.append("Zariski closure of the boundary: " + ("at most the vertex" if res.closure_complete
-                                                                else "not determined (undecided candidates)"))
+            lines.append(
+                "Zariski closure of the boundary: "
+                + ("at most the vertex" if res.closure_complete else "not determined (undecided candidates)")
+            )
     lines.append(f"({how(res)})")
     lines += [f"note: {note}" for note in res.notes]
     return lines_text(lines)
@@ -133,8 +160,10 @@ def boundary_text(res, coordinates: bool = False) -> str:
 
 def _boundary_ambient(res: BoundaryResult) -> int:
     if not res.coordinate_labels:
-        raise ValueError("this boundary result carries no coordinates (no closure was computed, or it was written "
-                         "before results carried them), so the ring of its ideals is not known")
+        raise ValueError(
+            "this boundary result carries no coordinates (no closure was computed, or it was written "
+            "before results carried them), so the ring of its ideals is not known"
+        )
     return len(res.coordinate_labels)
 
 
@@ -143,18 +172,26 @@ def _m2_boundary(res: BoundaryResult) -> list[str]:
     if res.point is not None:
         verdict = "unknown" if res.boundary is None else str(res.boundary).lower()
         lines += [comment(f"the point: boundary {verdict} ({res.evidence})")]
-    lines += [f"R = {y_ring(_boundary_ambient(res))};",
-              "-- the variety (its ideal recomputed by the package)", f"I = {one_layer_model(res)};", "use R;"]
+    lines += [
+        f"R = {y_ring(_boundary_ambient(res))};",
+        "-- the variety (its ideal recomputed by the package)",
+        f"I = {one_layer_model(res)};",
+        "use R;",
+    ]
     if res.boundary_closure:
         state = "" if res.closure_complete else " (INCOMPLETE: undecided candidates)"
-        lines += [f"-- the Zariski closure of the boundary: dimension {res.boundary_closure_dimension}{state}",
-                  f"B = {ideal(res.boundary_closure)};"]
+        lines += [
+            f"-- the Zariski closure of the boundary: dimension {res.boundary_closure_dimension}{state}",
+            f"B = {ideal(res.boundary_closure)};",
+        ]
     else:
         why = "at most the vertex" if res.closure_complete else "not determined (undecided candidates)"
         lines += [f"B = null; -- the Zariski closure of the boundary: {why}"]
     if res.critical_image_dimension is not None:
-        lines += [f"-- the image of the critical points: dimension {res.critical_image_dimension}",
-                  f"criticalImageIdeal = {ideal(res.critical_image)};"]
+        lines += [
+            f"-- the image of the critical points: dimension {res.critical_image_dimension}",
+            f"criticalImageIdeal = {ideal(res.critical_image)};",
+        ]
     if res.components:
         lines += ["boundaryCandidates = {"]
         for i, c in enumerate(res.components, 1):

@@ -23,8 +23,8 @@ import enum
 import typing
 from dataclasses import dataclass, fields
 
-from lightning_cas.results.contract import Record
 from lightning_cas.errors import InputError
+from lightning_cas.results.contract import Record
 
 if typing.TYPE_CHECKING:
     pass
@@ -54,8 +54,10 @@ class Certificate(Record):
 
     def __post_init__(self):
         if not hasattr(type(self), "KIND"):
-            raise TypeError("Certificate is abstract: make a SubmersionCertificate, BranchCertificate, "
-                            "WitnessCurveCertificate or ConeCertificate")
+            raise TypeError(
+                "Certificate is abstract: make a SubmersionCertificate, BranchCertificate, "
+                "WitnessCurveCertificate or ConeCertificate"
+            )
         super().__post_init__()
 
     @classmethod
@@ -92,8 +94,10 @@ class Certificate(Record):
         kind = data.get("kind")
         sub = _BY_KIND.get(kind) if isinstance(kind, str) else None
         if sub is None or not issubclass(sub, cls):
-            raise InputError(f"unknown certificate kind {str(kind)[:40]!r}; expected one of "
-                             f"{', '.join(str(k) for k in _BY_KIND if issubclass(_BY_KIND[k], cls))}.")
+            raise InputError(
+                f"unknown certificate kind {str(kind)[:40]!r}; expected one of "
+                f"{', '.join(str(k) for k in _BY_KIND if issubclass(_BY_KIND[k], cls))}."
+            )
         return super(Certificate, sub).from_dict({k: v for k, v in data.items() if k != "kind"})
 
 
@@ -156,7 +160,8 @@ class ConeCertificate(Certificate):
 
 # looked up by the "kind" string of a JSON object (a CertificateKind is a str)
 _BY_KIND: dict[str, type[Certificate]] = {
-    c.KIND: c for c in (SubmersionCertificate, BranchCertificate, WitnessCurveCertificate, ConeCertificate)}
+    c.KIND: c for c in (SubmersionCertificate, BranchCertificate, WitnessCurveCertificate, ConeCertificate)
+}
 
 
 def legacy_certificate(data: dict) -> dict:

@@ -121,8 +121,11 @@ class Record(Data):
 
     def to_dict(self) -> dict:
         # a field marked optional is written only when set, so results that never set it keep their JSON
-        return {f.name: encode(getattr(self, f.name)) for f in fields(self)
-                if not (f.metadata.get(OPTIONAL) and getattr(self, f.name) == f.default)}
+        return {
+            f.name: encode(getattr(self, f.name))
+            for f in fields(self)
+            if not (f.metadata.get(OPTIONAL) and getattr(self, f.name) == f.default)
+        }
 
     def html_fields(self) -> list[tuple[str, object]]:
         """(name, value) pairs shown when the record is displayed in Jupyter (core.display)."""
@@ -140,8 +143,9 @@ def _check_keys(cls, data) -> dict:
     unknown = set(data) - names
     if unknown:
         raise InputError(f"unknown {cls.__name__} keys: {', '.join(sorted(map(str, unknown)))}.")
-    required = {f.name for f in fields(cls) if f.default is dataclasses.MISSING
-                and f.default_factory is dataclasses.MISSING}
+    required = {
+        f.name for f in fields(cls) if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
     missing = required - set(data)
     if missing:
         raise InputError(f"the {cls.__name__} is missing {', '.join(sorted(missing))}.")
@@ -211,8 +215,11 @@ class JsonResult(Record):
         provenance = {f.name for f in fields(Provenance)} | {"script"}
         own = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name not in provenance]
         made = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name in provenance]
-        return html_document(self._title(), [("result", [(k, v) for k, v in own if k != "architecture"]),
-                                             ("provenance", made)], certainty=self._certainty())
+        return html_document(
+            self._title(),
+            [("result", [(k, v) for k, v in own if k != "architecture"]), ("provenance", made)],
+            certainty=self._certainty(),
+        )
 
     def _repr_markdown_(self) -> str:
         """The title, the certainty in words, and the CLI's text as a code block (every text escaped)."""
@@ -238,8 +245,10 @@ class JsonResult(Record):
             raise InputError(f"expected a {cls.__name__}, got kind {kind!r}.")
         schema = data.get("schema", 1)
         if isinstance(schema, bool) or not isinstance(schema, int) or not 1 <= schema <= cls.SCHEMA:
-            raise InputError(f"a {cls.__name__} of schema {str(schema)[:20]!r}: this version of lightning_cas reads "
-                             f"schema 1 to {cls.SCHEMA}.")
+            raise InputError(
+                f"a {cls.__name__} of schema {str(schema)[:20]!r}: this version of lightning_cas reads "
+                f"schema 1 to {cls.SCHEMA}."
+            )
         data = {k: v for k, v in data.items() if k not in ("kind", "schema")}
         if schema < cls.SCHEMA:
             data = cls.upgrade(data, schema)
@@ -303,10 +312,14 @@ def certainty_text(result) -> str:
     detail = f" ({result.certainty_detail})" if getattr(result, "certainty_detail", None) else ""
     if cert is not None and hasattr(cert, "certified"):
         if cert.certified:
-            return (f"certified: rank = {cert.lower} (rank >= {cert.lower} by {cert.lower_by}; rank <= {cert.upper} "
-                    f"by {cert.upper_by})")
-        return (f"{result.certainty}, NOT certified: {cert.lower} <= rank <= {cert.upper} proved, the value between "
-                "them is a float estimate")
+            return (
+                f"certified: rank = {cert.lower} (rank >= {cert.lower} by {cert.lower_by}; rank <= {cert.upper} "
+                f"by {cert.upper_by})"
+            )
+        return (
+            f"{result.certainty}, NOT certified: {cert.lower} <= rank <= {cert.upper} proved, the value between "
+            "them is a float estimate"
+        )
     if result.certainty == "exact":
         return "exact" + detail
     if result.certainty == "probabilistic":

@@ -83,29 +83,37 @@ class DecisionBoundaryResult(Provenance, JsonResult):
 
     def text(self) -> str:
         """The lines the command line prints after the architecture (which prints the notes after them)."""
-        lines = [f"decision boundary B = {{X : <w, f_W(X)> = 0}}: degree {self.degree} in {self.variables} input "
-                 f"coordinates ({self.factors} irreducible factor(s), reduced degree {self.reduced_degree})",
-                 f"ED degree {self.ed_degree if self.ed_degree is not None else 'UNDECIDED'}: exact mod "
-                 f"{self.prime} {self.ed_degree_exact}, homotopy {', '.join(map(str, self.ed_degree_numeric))} "
-                 f"(a generic {'cone' if self.homogeneous else 'hypersurface'} of degree {self.reduced_degree}: "
-                 f"{self.generic_ed_degree})   "
-                 f"({self.method}; {self.certainty}; {self.elapsed_s:.3g} s)"]
+        lines = [
+            f"decision boundary B = {{X : <w, f_W(X)> = 0}}: degree {self.degree} in {self.variables} input "
+            f"coordinates ({self.factors} irreducible factor(s), reduced degree {self.reduced_degree})",
+            f"ED degree {self.ed_degree if self.ed_degree is not None else 'UNDECIDED'}: exact mod "
+            f"{self.prime} {self.ed_degree_exact}, homotopy {', '.join(map(str, self.ed_degree_numeric))} "
+            f"(a generic {'cone' if self.homogeneous else 'hypersurface'} of degree {self.reduced_degree}: "
+            f"{self.generic_ed_degree})   "
+            f"({self.method}; {self.certainty}; {self.elapsed_s:.3g} s)",
+        ]
         if self.point is not None and self.on_boundary:
             lines.append(f"at X0 = ({', '.join(self.point)}): X0 lies on the boundary")
         elif self.point is not None:
-            lines.append(f"at X0 = ({', '.join(self.point)}): {self.complex_critical_points} complex critical "
-                         f"points by homotopy, {self.exact_critical_points} by the exact ideal; "
-                         f"{len(self.critical_points)} real")
+            lines.append(
+                f"at X0 = ({', '.join(self.point)}): {self.complex_critical_points} complex critical "
+                f"points by homotopy, {self.exact_critical_points} by the exact ideal; "
+                f"{len(self.critical_points)} real"
+            )
             for p in self.critical_points:
                 flag = "certified real" if p.certified_real else ("certified" if p.certified else "not certified")
-                lines.append(f"  distance {p.distance:.10g}  {p.stratum:8s} {flag:15s} at "
-                             f"({', '.join(f'{c:.6g}' for c in p.coordinates)})")
+                lines.append(
+                    f"  distance {p.distance:.10g}  {p.stratum:8s} {flag:15s} at "
+                    f"({', '.join(f'{c:.6g}' for c in p.coordinates)})"
+                )
             for c in self.singular_components:
                 extra = f", nearest at distance^2 {c.distance_squared}" if c.linear else " (not a subspace)"
                 lines.append(f"  singular component: dimension {c.dimension}, degree {c.degree}{extra}")
         if self.point is not None:
-            lines.append(f"robustness radius {_fmt(self.radius)} (at a {self.radius_at} point; "
-                         f"{'certified' if self.radius_certified else 'NOT certified'}): {self.radius_evidence}")
+            lines.append(
+                f"robustness radius {_fmt(self.radius)} (at a {self.radius_at} point; "
+                f"{'certified' if self.radius_certified else 'NOT certified'}): {self.radius_evidence}"
+            )
         return "\n".join(lines)
 
 
@@ -141,14 +149,21 @@ class TrainingResult(Provenance, JsonResult):
 
     def text(self) -> str:
         """The lines the command line prints after the architecture (which prints the notes after them)."""
-        lines = [f"squared loss on {self.samples} sample(s): function space of dimension {self.function_dimension}"
-                 f", data metric of rank {self.evaluation_rank}"
-                 + (" (degenerate: critical points of the projection)" if self.evaluation_rank < self.function_dimension
-                    else ""),
-                 f"{self.complex_critical_points} complex critical points (homotopy on a gauge slice), "
-                 f"{len(self.critical_points)} real   ({self.method}; {self.certainty}; {self.elapsed_s:.3g} s)"]
+        lines = [
+            f"squared loss on {self.samples} sample(s): function space of dimension {self.function_dimension}"
+            f", data metric of rank {self.evaluation_rank}"
+            + (
+                " (degenerate: critical points of the projection)"
+                if self.evaluation_rank < self.function_dimension
+                else ""
+            ),
+            f"{self.complex_critical_points} complex critical points (homotopy on a gauge slice), "
+            f"{len(self.critical_points)} real   ({self.method}; {self.certainty}; {self.elapsed_s:.3g} s)",
+        ]
         for p in self.critical_points:
             lines.append(f"  loss {p.loss:.10g}  {p.kind}  (found by {', '.join(p.found_by)})")
-        lines.append(f"smallest loss {_fmt(self.minimum_loss)}; best of {self.local_searches} local searches "
-                     f"{_fmt(self.local_search_minimum)}")
+        lines.append(
+            f"smallest loss {_fmt(self.minimum_loss)}; best of {self.local_searches} local searches "
+            f"{_fmt(self.local_search_minimum)}"
+        )
         return "\n".join(lines)

@@ -74,7 +74,10 @@ class EDDegreeResult(Provenance, JsonResult):
         how = f"{self.method}; {self.certainty}" + (f"; mod {mod}" if mod else "")
         if self.ed_degree is None:
             return f"ED degree ({self.metric.value} metric): unknown   ({how})"
-        head = (f"ED degree >= {self.ed_degree} (found and stable, a lower bound)" if self.lower_bound
-                else f"ED degree {self.ed_degree}")
+        head = (
+            f"ED degree >= {self.ed_degree} (found and stable, a lower bound)"
+            if self.lower_bound
+            else f"ED degree {self.ed_degree}"
+        )
         where = f"variety of dimension {self.dimension} in {self.coordinates} coordinates"
         return f"{head} ({self.metric.value} metric), {where}   ({how})"

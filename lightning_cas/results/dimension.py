@@ -102,8 +102,10 @@ def check_dimension_numbers(result: "DimensionResult") -> None:
     parameters = _count(result, "parameters", arch.parameters, arch.parameters)
     if arch.ambient_dimension is None:  # not polynomial: there is no ambient space of coefficients
         if result.ambient_dimension is not None:
-            raise ResultError(f"the DimensionResult's ambient_dimension {result.ambient_dimension!r} should be "
-                              "null: the network is not polynomial")
+            raise ResultError(
+                f"the DimensionResult's ambient_dimension {result.ambient_dimension!r} should be "
+                "null: the network is not polynomial"
+            )
         top = parameters
     else:
         top = min(parameters, _count(result, "ambient_dimension", arch.ambient_dimension, arch.ambient_dimension))
@@ -123,18 +125,22 @@ def check_dimension_numbers(result: "DimensionResult") -> None:
     if result.failure_bound is not None:
         bound = real_value(result.failure_bound)
         if bound is None or not 0 <= bound < 1:
-            raise ResultError(f"the failure bound {result.failure_bound!r} is not in [0, 1): a bound of 1 or "
-                              "more guarantees nothing")
+            raise ResultError(
+                f"the failure bound {result.failure_bound!r} is not in [0, 1): a bound of 1 or more guarantees nothing"
+            )
     if result.generic_dimension is not None:
         _count(result, "generic_dimension", 0, top)
     split = result.explained
     if split is not None and split.total != parameters - result.dimension:
-        raise ResultError(f"the defect split of {arch} adds up to {split.total}, not parameters - dimension = "
-                          f"{parameters - result.dimension}")
+        raise ResultError(
+            f"the defect split of {arch} adds up to {split.total}, not parameters - dimension = "
+            f"{parameters - result.dimension}"
+        )
     cert = result.certificate
     if cert is not None and not 0 <= cert.lower <= cert.upper <= top:
-        raise ResultError(f"the rank certificate's bounds {cert.lower} <= rank <= {cert.upper} are not within "
-                          f"0 and {top}")
+        raise ResultError(
+            f"the rank certificate's bounds {cert.lower} <= rank <= {cert.upper} are not within 0 and {top}"
+        )
 
 
 @dataclass(frozen=True)
@@ -186,8 +192,9 @@ class SpectrumBand(Record):
         try:
             object.__setattr__(self, "kind", BandKind(self.kind))
         except ValueError:
-            raise ValueError(f"a spectrum band's kind must be one of {', '.join(k.value for k in BandKind)}, got "
-                             f"{self.kind!r}") from None
+            raise ValueError(
+                f"a spectrum band's kind must be one of {', '.join(k.value for k in BandKind)}, got {self.kind!r}"
+            ) from None
         Record.__post_init__(self)
 
 
@@ -215,8 +222,11 @@ def spectrum_bands(s) -> list[tuple[int, float, float]]:
     s = [float(v) for v in s]
     bands, first = [], 0
     for k in range(1, len(s) + 1):  # zeros (and values at the float floor) are one band, not one each
-        if k == len(s) or (s[k] > 1e-300 and math.log10(max(s[k - 1], 1e-300)) - math.log10(s[k]) >= BAND_DECADES) \
-                or (s[k] <= 1e-300 < s[k - 1]):
+        if (
+            k == len(s)
+            or (s[k] > 1e-300 and math.log10(max(s[k - 1], 1e-300)) - math.log10(s[k]) >= BAND_DECADES)
+            or (s[k] <= 1e-300 < s[k - 1])
+        ):
             bands.append((k - first, s[first], s[k - 1]))
             first = k
     return bands
@@ -225,11 +235,15 @@ def spectrum_bands(s) -> list[tuple[int, float, float]]:
 def _where(result) -> str:
     parts = []
     if result.at is not None:
-        parts.append(f"at {result.at.source or 'the given point'}"
-                     + (f" (sha256 {result.at.sha256[:12]})" if result.at.sha256 else ""))
+        parts.append(
+            f"at {result.at.source or 'the given point'}"
+            + (f" (sha256 {result.at.sha256[:12]})" if result.at.sha256 else "")
+        )
     if result.inputs is not None:
-        parts.append(f"on {result.inputs.count} inputs from {result.inputs.source or 'Python'}"
-                     + (f" (sha256 {result.inputs.sha256[:12]})" if result.inputs.sha256 else ""))
+        parts.append(
+            f"on {result.inputs.count} inputs from {result.inputs.source or 'Python'}"
+            + (f" (sha256 {result.inputs.sha256[:12]})" if result.inputs.sha256 else "")
+        )
     return (" " + ", ".join(parts)) if parts else ""
 
 
@@ -237,12 +251,16 @@ def _quantity(result) -> str:
     """What the number is, in words, when it is not a generic dimension: on given inputs the batch functional
     dimension (a lower bound of the rank at W, which is the supremum over input sets); at W alone the rank there."""
     if result.inputs is not None:
-        return (f"quantity: the batch functional dimension on these {result.inputs.count} inputs (the rank of the "
-                "Jacobian of the outputs on them in the weights); the rank at the point, over every input, is at "
-                "least this")
+        return (
+            f"quantity: the batch functional dimension on these {result.inputs.count} inputs (the rank of the "
+            "Jacobian of the outputs on them in the weights); the rank at the point, over every input, is at "
+            "least this"
+        )
     if result.at is not None and not result.architecture.polynomial:
-        return ("quantity: the functional dimension at the point (the rank over every input: inputs drawn until "
-                "the rank stops growing give the lower bound, kernel vectors valid on every input the upper)")
+        return (
+            "quantity: the functional dimension at the point (the rank over every input: inputs drawn until "
+            "the rank stops growing give the lower bound, kernel vectors valid on every input the upper)"
+        )
     return ""
 
 
@@ -250,41 +268,66 @@ def dimension_text(result, spectrum: bool = False) -> str:
     """What ``lightning-cas dim`` prints for a DimensionResult: the number, how sure it is, near-drops,
     the singular values (``spectrum``: as ``--spectrum`` prints them), the notes and the defect split."""
     where, how, c = _where(result), provenance_text(result), result.certificate
-    lines = [f"{result.architecture}",
-             f"rank between {c.lower} and {c.upper}{where}   ({how})" if c is not None and not c.certified
-             else f"dimension {result.dimension}{where}   ({how})"]
+    lines = [
+        f"{result.architecture}",
+        f"rank between {c.lower} and {c.upper}{where}   ({how})"
+        if c is not None and not c.certified
+        else f"dimension {result.dimension}{where}   ({how})",
+    ]
     quantity = _quantity(result)
     if quantity:
         lines.append(quantity)
     if result.generic_dimension is not None:
         lines.append(f"generic dimension {result.generic_dimension}, drop {result.drop}")
     if c is not None:
-        lines.append(f"certified: rank {c.lower}: >= by {c.lower_by}; <= by {c.upper_by}" if c.certified else
-                     f"not certified: rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by})"
-                     + (f"; {c.stopped} stopped it at {c.digits} digits" if c.stopped else ""))
+        lines.append(
+            f"certified: rank {c.lower}: >= by {c.lower_by}; <= by {c.upper_by}"
+            if c.certified
+            else f"not certified: rank >= {c.lower} ({c.lower_by}); rank <= {c.upper} ({c.upper_by})"
+            + (f"; {c.stopped} stopped it at {c.digits} digits" if c.stopped else "")
+        )
     for near in result.near_ranks:
-        moved = ", ".join(f"block {b['block']}" + (f" head {b['head']}" if _has_heads(result, b['block']) else "")
-                          + f" {b['share']:.0%}" for b in near.blocks)
-        lines.append(f"near-drop: {near.directions} directions at scale {near.scale:.0e}"
-                     + (f" (moving {moved})" if moved else "")
-                     + f": within {near.within:.1e} of rank {near.rank} (relative distance, proved)")
-    fiber = ("tangent space of the fiber at the point" if result.generic_dimension is not None
-             else "kernel of the differential at the point" if result.at is not None or result.inputs is not None
-             else "generic fiber dimension")
-    ambient = ("no ambient space of coefficients (not polynomial)" if result.ambient_dimension is None
-               else f"ambient dimension {result.ambient_dimension}")
+        moved = ", ".join(
+            f"block {b['block']}"
+            + (f" head {b['head']}" if _has_heads(result, b["block"]) else "")
+            + f" {b['share']:.0%}"
+            for b in near.blocks
+        )
+        lines.append(
+            f"near-drop: {near.directions} directions at scale {near.scale:.0e}"
+            + (f" (moving {moved})" if moved else "")
+            + f": within {near.within:.1e} of rank {near.rank} (relative distance, proved)"
+        )
+    fiber = (
+        "tangent space of the fiber at the point"
+        if result.generic_dimension is not None
+        else "kernel of the differential at the point"
+        if result.at is not None or result.inputs is not None
+        else "generic fiber dimension"
+    )
+    ambient = (
+        "no ambient space of coefficients (not polynomial)"
+        if result.ambient_dimension is None
+        else f"ambient dimension {result.ambient_dimension}"
+    )
     lines.append(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, {ambient}")
     if result.failure_bound is not None:
         lines.append(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
     if spectrum and result.bands:
         lines.append("singular values of the Jacobian at the point, in proved bands:")
         for b in result.bands:
-            lines.append(f"  {b.count} exact zeros" if b.kind == "exact zeros" else
-                         f"  {b.count} at most {b.largest:.3g}, not resolved (not proved zero)"
-                         if b.kind == "unresolved" else f"  {b.count} in [{b.smallest:.3g}, {b.largest:.3g}]")
+            lines.append(
+                f"  {b.count} exact zeros"
+                if b.kind == "exact zeros"
+                else f"  {b.count} at most {b.largest:.3g}, not resolved (not proved zero)"
+                if b.kind == "unresolved"
+                else f"  {b.count} in [{b.smallest:.3g}, {b.largest:.3g}]"
+            )
     elif spectrum and result.spectrum:
-        lines.append("spectrum bands (float64; count: largest .. smallest): " + "; ".join(
-            f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum)))
+        lines.append(
+            "spectrum bands (float64; count: largest .. smallest): "
+            + "; ".join(f"{n}: {a:.3g} .. {b:.3g}" for n, a, b in spectrum_bands(result.spectrum))
+        )
     lines += [f"note: {note}" for note in result.notes]
     if getattr(result, "explained", None) is not None:
         lines += explained_lines(result.explained)
@@ -299,22 +342,28 @@ def _has_heads(result, block: int) -> bool:
 
 def explained_lines(split: Explained) -> list[str]:
     """The split in words, one line per part (the text output of dim and verify)."""
-    out = [f"parameters - dimension = {split.total}: named group {split.named_group}"
-           + "".join(f" + {c.mechanism} {c.count}" for c in split.causes) + f" + unexplained {split.unexplained}"]
+    out = [
+        f"parameters - dimension = {split.total}: named group {split.named_group}"
+        + "".join(f" + {c.mechanism} {c.count}" for c in split.causes)
+        + f" + unexplained {split.unexplained}"
+    ]
     for c in split.causes:
         where = "the whole network" if c.block is None else f"block {c.block}"
         out.append(f"  {c.mechanism} {c.count} ({where}): {c.detail}")
     if split.unexplained:
-        out.append(f"  unexplained {split.unexplained}: kernel directions no mechanism names (they move "
-                   "several blocks at once and are not tangent to the named group)")
+        out.append(
+            f"  unexplained {split.unexplained}: kernel directions no mechanism names (they move "
+            "several blocks at once and are not tangent to the named group)"
+        )
     return out
 
 
 def dimension_m2_lines(res: DimensionResult, context: M2Context) -> list[str]:
     """The dimension and its provenance as Macaulay2 comments, and the package's call that recomputes it
     (unless the package's coefficient Jacobian is beyond what Macaulay2 finishes)."""
-    how = f"{res.method}, {res.certainty}" + (f", failure bound {res.failure_bound:.2g} per run"
-                                             if res.failure_bound is not None else "")
+    how = f"{res.method}, {res.certainty}" + (
+        f", failure bound {res.failure_bound:.2g} per run" if res.failure_bound is not None else ""
+    )
     at_point = res.generic_dimension is not None or res.at is not None or res.inputs is not None
     if at_point:
         lines = [f"-- the rank at the given point or inputs: {res.dimension} ({how}); not a generic dimension"]
@@ -324,12 +373,16 @@ def dimension_m2_lines(res: DimensionResult, context: M2Context) -> list[str]:
         lines = [f"-- the dimension of the neurovariety: {res.dimension} ({how}): neurovarietyDimension N"]
     generic = res.generic_dimension if at_point else res.dimension
     fiber = "" if generic is None else f", generic fiber dimension {res.parameters - generic}"
-    lines += [f"-- parameters {res.parameters} (N#\"parameters\"){fiber}, ambient dimension {res.ambient_dimension}"]
+    lines += [f'-- parameters {res.parameters} (N#"parameters"){fiber}, ambient dimension {res.ambient_dimension}']
     entries = context.jacobian_entries(res.architecture)
     if entries > context.jacobian_limit:
-        lines += [f"-- note: the package's coefficient Jacobian of N has {entries:,} entries, beyond what Macaulay2 "
-                  "finishes; N is still the network (its weights, blocks and forward map)"]
+        lines += [
+            f"-- note: the package's coefficient Jacobian of N has {entries:,} entries, beyond what Macaulay2 "
+            "finishes; N is still the network (its weights, blocks and forward map)"
+        ]
     elif res.method == "jacobian" and res.primes and not at_point:
-        lines += [f"-- the same computation (its prime and seed): setRandomSeed {res.seed or 0}; "
-                  f"neurovarietyDimension(N, CoefficientRing => ZZ/{res.primes[0]})"]
+        lines += [
+            f"-- the same computation (its prime and seed): setRandomSeed {res.seed or 0}; "
+            f"neurovarietyDimension(N, CoefficientRing => ZZ/{res.primes[0]})"
+        ]
     return lines

@@ -23,8 +23,18 @@ _UNSAFE = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
 _ASCII_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 MODES = ("terminal", "csv", "html", "markdown", "latex")
 CSV_FORMULA = ("=", "+", "-", "@", "\t", "\r")
-_LATEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
-          "^": r"\^{}", "_": r"\_", "%": r"\%", "~": r"\~{}"}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "^": r"\^{}",
+    "_": r"\_",
+    "%": r"\%",
+    "~": r"\~{}",
+}
 _LATEX_RE = re.compile("|".join(map(re.escape, _LATEX)))
 
 
@@ -97,8 +107,11 @@ def html_value(value) -> str:
     if isinstance(value, (list, tuple)):
         if not value:
             return "(none)"
-        if all(isinstance(v, (int, float, str, bool)) or v is None for v in value) and len(value) <= 8 \
-                and sum(len(str(v)) for v in value) <= 80:
+        if (
+            all(isinstance(v, (int, float, str, bool)) or v is None for v in value)
+            and len(value) <= 8
+            and sum(len(str(v)) for v in value) <= 80
+        ):
             return "<code>" + escape(", ".join(map(str, value)), "html") + "</code>"
         items = "".join(f"<li>{html_value(v)}</li>" for v in value[:MAX_ITEMS])
         more = f"<li>... ({len(value) - MAX_ITEMS} more)</li>" if len(value) > MAX_ITEMS else ""
@@ -107,15 +120,20 @@ def html_value(value) -> str:
 
 
 def html_table(pairs) -> str:
-    rows = "".join(f"<tr><th style='text-align:left'>{escape(k, 'html')}</th>"
-                   f"<td style='text-align:left'>{html_value(v)}</td></tr>" for k, v in pairs)
+    rows = "".join(
+        f"<tr><th style='text-align:left'>{escape(k, 'html')}</th><td style='text-align:left'>{html_value(v)}</td></tr>"
+        for k, v in pairs
+    )
     return f"<table>{rows}</table>"
 
 
 def html_document(title: str, sections, certainty: str | None = None) -> str:
     """A result as HTML: a title, how certain it is (in words), and (heading, [(name, value), ...]) sections."""
-    body = "".join(f"<details open><summary><b>{escape(heading, 'html')}</b></summary>{html_table(pairs)}</details>"
-                   for heading, pairs in sections if pairs)
+    body = "".join(
+        f"<details open><summary><b>{escape(heading, 'html')}</b></summary>{html_table(pairs)}</details>"
+        for heading, pairs in sections
+        if pairs
+    )
     sure = "" if certainty is None else f"<p>certainty: <b>{escape(certainty, 'html')}</b></p>"
     return f"<div class='lightning-cas-result'><p><b>{escape(title, 'html')}</b></p>{sure}{body}</div>"
 

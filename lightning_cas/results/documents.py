@@ -60,8 +60,7 @@ def _check_size(text, what: str) -> None:
     if not isinstance(text, str):
         raise InputError(f"the {what} must be text, got {type(text).__name__}.")
     if len(text) > MAX_DOCUMENT_CHARS:
-        raise InputError(f"the {what} has {len(text)} characters, above the supported maximum of "
-                         f"{MAX_DOCUMENT_CHARS}.")
+        raise InputError(f"the {what} has {len(text)} characters, above the supported maximum of {MAX_DOCUMENT_CHARS}.")
 
 
 def parse_json(text: str, what: str = "document", max_depth: int = MAX_NESTING):

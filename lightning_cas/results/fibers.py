@@ -80,9 +80,14 @@ class FiberResult(Provenance, JsonResult):
     def latex_lines(self) -> list[str]:
         lines = []
         for i, c in enumerate(self.components, 1):
-            lines += [latex_ideal(f"F_{{{i}}}", c.generators, r"\mathbb{Q}[W]" if self.field == "QQ"
-                                  else rf"\mathbb{{F}}_{{{self.field[3:]}}}[W]"),
-                      f"% component {i}: dimension {c.dimension}, degree {c.degree}"]
+            lines += [
+                latex_ideal(
+                    f"F_{{{i}}}",
+                    c.generators,
+                    r"\mathbb{Q}[W]" if self.field == "QQ" else rf"\mathbb{{F}}_{{{self.field[3:]}}}[W]",
+                ),
+                f"% component {i}: dimension {c.dimension}, degree {c.degree}",
+            ]
         if not self.components:
             lines += [f"% no decomposition ({self.method}): fiber dimension {self.fiber_dimension}"]
         return lines
@@ -94,10 +99,17 @@ class FiberResult(Provenance, JsonResult):
     @classmethod
     def upgrade(cls, data: dict, schema: int) -> dict:
         if isinstance(data.get("components"), list):
-            data = {**data, "components": [{**c, "generators": [legacy_polynomial_text(g) for g in c["generators"]]}
-                                           if isinstance(c, dict) and isinstance(c.get("generators"), list)
-                                           and all(isinstance(g, str) for g in c["generators"]) else c
-                                           for c in data["components"]]}
+            data = {
+                **data,
+                "components": [
+                    {**c, "generators": [legacy_polynomial_text(g) for g in c["generators"]]}
+                    if isinstance(c, dict)
+                    and isinstance(c.get("generators"), list)
+                    and all(isinstance(g, str) for g in c["generators"])
+                    else c
+                    for c in data["components"]
+                ],
+            }
         return data
 
 
@@ -132,10 +144,12 @@ class NetworkFiberResult(Provenance, JsonResult):
         return network_fiber_text(self)
 
     def m2_lines(self, context: M2Context) -> list[str]:
-        return [f"-- the fiber through W: generic fiber dimension {self.generic_fiber_dimension}, tangent space at W "
-                f"{self.tangent_dimension} ({self.method}: tangent ranks, no ideal)",
-                "F = null; -- the fiber of a network of blocks is computed by tangent ranks, without an ideal",
-                comment(f"verdict: {self.verdict}: {self.message}")]
+        return [
+            f"-- the fiber through W: generic fiber dimension {self.generic_fiber_dimension}, tangent space at W "
+            f"{self.tangent_dimension} ({self.method}: tangent ranks, no ideal)",
+            "F = null; -- the fiber of a network of blocks is computed by tangent ranks, without an ideal",
+            comment(f"verdict: {self.verdict}: {self.message}"),
+        ]
 
     @property
     def fiber_dimension(self) -> int:
@@ -157,8 +171,10 @@ def _point_line(res) -> str:
 def _compact(point: dict) -> str:
     def mat(M):
         return "[" + "; ".join(" ".join(str(v) for v in row) for row in M) + "]"
-    return "  ".join(f"{name}{i}={mat(layer[name])}" for i, layer in enumerate(point["layers"], 1)
-                     for name in ("Q", "K", "V"))
+
+    return "  ".join(
+        f"{name}{i}={mat(layer[name])}" for i, layer in enumerate(point["layers"], 1) for name in ("Q", "K", "V")
+    )
 
 
 def fiber_text(res) -> str:
@@ -169,8 +185,10 @@ def fiber_text(res) -> str:
         how_.append(f"Macaulay2 {res.m2_version}")
     how_.append(f"{res.elapsed_s:.3g} s")
     lines.append(f"fiber dimension {res.fiber_dimension}   ({'; '.join(how_)})")
-    lines.append(f"symmetry orbit dimension {res.symmetry_orbit_dimension} "
-                 f"(named group dimension {res.symmetry_group_dimension})")
+    lines.append(
+        f"symmetry orbit dimension {res.symmetry_orbit_dimension} "
+        f"(named group dimension {res.symmetry_group_dimension})"
+    )
     for n, comp in enumerate(res.components, 1):
         mark = "contains W" if comp.contains_point else "does not contain W"
         lines.append(f"component {n}: dimension {comp.dimension}, degree {comp.degree}, {mark}")
@@ -187,8 +205,10 @@ def network_fiber_text(res) -> str:
     lines = [f"{res.architecture}", _point_line(res)]
     how_ = f"{res.method}; {res.certainty}; primes {', '.join(map(str, res.primes))}; seed {res.seed}"
     lines.append(f"generic fiber dimension {res.generic_fiber_dimension}   ({how_}; {res.elapsed_s:.3g} s)")
-    lines.append(f"tangent space of the fiber at W {res.tangent_dimension}, named orbit at W "
-                 f"{res.symmetry_orbit_dimension} (named group dimension {res.symmetry_group_dimension})")
+    lines.append(
+        f"tangent space of the fiber at W {res.tangent_dimension}, named orbit at W "
+        f"{res.symmetry_orbit_dimension} (named group dimension {res.symmetry_group_dimension})"
+    )
     for d in res.extra:
         lines.append(f"    {d.count} direction(s) beyond the orbit moving {', '.join(d.matrices)}")
     lines.append(f"verdict: {res.verdict}: {res.message}")
@@ -214,6 +234,10 @@ def _m2_fiber(res: FiberResult) -> list[str]:
         comma = "," if i < len(res.components) else ""
         mark = "contains W" if c.contains_point else "does not contain W"
         lines += [f"    {ideal(c.generators)}{comma} -- dimension {c.dimension}, degree {c.degree}, {mark}"]
-    lines += ["    };", f"-- the fiber (its radical): dimension {res.fiber_dimension}",
-              "F = intersect fiberComponents;", comment(f"verdict: {res.verdict}: {res.message}")]
+    lines += [
+        "    };",
+        f"-- the fiber (its radical): dimension {res.fiber_dimension}",
+        "F = intersect fiberComponents;",
+        comment(f"verdict: {res.verdict}: {res.message}"),
+    ]
     return lines

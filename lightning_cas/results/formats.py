@@ -36,16 +36,20 @@ def header(res, mark: str = "--") -> list[str]:
     if res.m2_version:
         how.append(f"Macaulay2 {res.m2_version}")
     how += [f"lightning_cas {res.lightning_cas_version}", f"seed {res.seed}"]
-    return [comment(f"lightning_cas {type(res).__name__}: {res.architecture}", mark),
-            comment("; ".join(map(str, how)), mark)]
+    return [
+        comment(f"lightning_cas {type(res).__name__}: {res.architecture}", mark),
+        comment("; ".join(map(str, how)), mark),
+    ]
 
 
 def one_layer_model(res) -> str:
     """The package's call that recomputes the variety's ideal of a one-layer result, in R's coordinates."""
     arch = res.architecture
     one = ", OneCoordinate => true" if getattr(res, "one_coordinate", False) else ""
-    return (f"sub(implicitIdeal implicitModel({{{arch.widths[0]}, {arch.widths[1]}}}, {{{arch.attention[0]}}}, "
-            f"{arch.tokens}{one}), R)")
+    return (
+        f"sub(implicitIdeal implicitModel({{{arch.widths[0]}, {arch.widths[1]}}}, {{{arch.attention[0]}}}, "
+        f"{arch.tokens}{one}), R)"
+    )
 
 
 def checked_text(poly: str) -> str:
@@ -96,7 +100,14 @@ def latex_ring(n: int) -> str:
 def latex_coordinates(res) -> list[str]:
     if not res.coordinate_labels:
         return []
-    rows = [f"  ${latex_name(name)}$ & {row} & ${polynomial_latex(parse_polynomial(monomial))}$ \\\\"
-            for name, row, monomial, _ in res.coordinate_table()]
-    return ["% y_i is the coefficient of a token monomial in output row p of output token 1",
-            "\\begin{tabular}{lll}", "  coordinate & output row & coefficient of \\\\", *rows, "\\end{tabular}"]
+    rows = [
+        f"  ${latex_name(name)}$ & {row} & ${polynomial_latex(parse_polynomial(monomial))}$ \\\\"
+        for name, row, monomial, _ in res.coordinate_table()
+    ]
+    return [
+        "% y_i is the coefficient of a token monomial in output row p of output token 1",
+        "\\begin{tabular}{lll}",
+        "  coordinate & output row & coefficient of \\\\",
+        *rows,
+        "\\end{tabular}",
+    ]

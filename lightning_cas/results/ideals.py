@@ -16,9 +16,14 @@ from __future__ import annotations
 import enum
 import typing
 
+from lightning_cas.core.names import (
+    coordinate_name,
+    legacy_polynomial_text,
+    parse_polynomials,
+    polynomial_latex,
+    token_name,
+)
 from lightning_cas.core.network import Network
-from lightning_cas.core.names import (coordinate_name, legacy_polynomial_text, parse_polynomials, polynomial_latex,
-                                      token_name)
 
 if typing.TYPE_CHECKING:
     import sympy
@@ -44,8 +49,13 @@ class Stratum(enum.StrEnum):
         return _CODE_STRATA.get(code) if isinstance(code, str) else None
 
 
-_STRATUM_CODES = {Stratum.RANK11: "rank11", Stratum.PARALLEL: "parallel", Stratum.RANK_A: "rankA",
-                  Stratum.VERTEX: "vertex", Stratum.UNLISTED: "none"}
+_STRATUM_CODES = {
+    Stratum.RANK11: "rank11",
+    Stratum.PARALLEL: "parallel",
+    Stratum.RANK_A: "rankA",
+    Stratum.VERTEX: "vertex",
+    Stratum.UNLISTED: "none",
+}
 _CODE_STRATA = {code: s for s, code in _STRATUM_CODES.items() if s is not Stratum.UNLISTED}
 NAMED_STRATA = tuple(_CODE_STRATA.values())
 
@@ -127,8 +137,10 @@ class Coordinates:
         """Per coordinate: (name y_i, output row, the token monomial it is the coefficient of, and y_i as a
         polynomial in the parameters, or None when the record has no coordinates)."""
         polys = tuple(self.coordinates) or (None,) * len(self.coordinate_labels)
-        return [(coordinate_name(i), row, monomial_text(self.architecture, exps), poly)
-                for i, ((row, exps), poly) in enumerate(zip(self.coordinate_labels, polys), start=1)]
+        return [
+            (coordinate_name(i), row, monomial_text(self.architecture, exps), poly)
+            for i, ((row, exps), poly) in enumerate(zip(self.coordinate_labels, polys), start=1)
+        ]
 
 
 def legacy(value):
@@ -142,8 +154,10 @@ def legacy(value):
 def legacy_items(items, *keys):
     if not isinstance(items, (list, tuple)):
         return items
-    return [{**item, **{k: legacy(item[k]) for k in keys if k in item}} if isinstance(item, dict) else item
-            for item in items]
+    return [
+        {**item, **{k: legacy(item[k]) for k in keys if k in item}} if isinstance(item, dict) else item
+        for item in items
+    ]
 
 
 SHORT_TABLE = 12  # coordinates listed before "... (n more: --coordinates)"
@@ -154,10 +168,13 @@ def coordinate_lines(res, everything: bool = False) -> list[str]:
     table = res.coordinate_table()
     if not table:
         return []
-    lines = ["  y_i = coefficient of the token monomial in output row p of output token 1"
-             + ("" if everything else " (--coordinates: as polynomials in the parameters)") + ":"]
+    lines = [
+        "  y_i = coefficient of the token monomial in output row p of output token 1"
+        + ("" if everything else " (--coordinates: as polynomials in the parameters)")
+        + ":"
+    ]
     width = max(len(name) for name, *_ in table)
-    for name, row, monomial, poly in table[:None if everything else SHORT_TABLE]:
+    for name, row, monomial, poly in table[: None if everything else SHORT_TABLE]:
         tail = f"  = {poly}" if everything and poly else ""
         lines.append(f"  {name:<{width}}  row {row}  {monomial}{tail}")
     if not everything and len(table) > SHORT_TABLE:

@@ -9,11 +9,20 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
-from lightning_cas.core.network import Network
 from lightning_cas.core.names import indexed_name, parse_polynomials
+from lightning_cas.core.network import Network
 from lightning_cas.results.contract import JsonResult, Provenance, Record, how, lines_text
-from lightning_cas.results.formats import (M2Context, checked_text, coordinate_comments, ideal, latex_coordinates,
-                                           latex_ideal, latex_ring, ring, y_ring)
+from lightning_cas.results.formats import (
+    M2Context,
+    checked_text,
+    coordinate_comments,
+    ideal,
+    latex_coordinates,
+    latex_ideal,
+    latex_ring,
+    ring,
+    y_ring,
+)
 from lightning_cas.results.ideals import Coordinates, Parametrization, Polynomials, Stratum, coordinate_lines, legacy
 
 if typing.TYPE_CHECKING:
@@ -97,24 +106,30 @@ class ImplicitResult(Coordinates, Polynomials, Provenance, JsonResult):
         if self.dimension is None:
             lines += ["I = null; -- no elimination was asked for (numerical degree only)"]
         else:
-            lines += [f"-- dimension {self.dimension}, codimension {self.codimension}, degree {self.degree}",
-                      f"I = {ideal(self.generators)};"]
+            lines += [
+                f"-- dimension {self.dimension}, codimension {self.codimension}, degree {self.degree}",
+                f"I = {ideal(self.generators)};",
+            ]
         names, rank = _parameters(self.architecture, self.parametrization)
         # phi is homogeneous once each y_i has the degree of its image (the package's graded kernel): fast
         degree = max((_degree(c) for c in self.coordinate_polynomials), default=1)
-        lines += [f"-- the parametrization {self.parametrization}: I == sub(ker phi, R)",
-                  f"P = {ring('QQ', names)};"]
+        lines += [f"-- the parametrization {self.parametrization}: I == sub(ker phi, R)", f"P = {ring('QQ', names)};"]
         if rank is not None:
             lines += [f"P = P / {rank};"]
-        lines += [f"Rphi = newRing(R, Degrees => toList({self.ambient}:{degree}));",
-                  "phi = map(P, Rphi, {" + ", ".join(checked_text(c) for c in self.coordinates) + "});", "use R;"]
+        lines += [
+            f"Rphi = newRing(R, Degrees => toList({self.ambient}:{degree}));",
+            "phi = map(P, Rphi, {" + ", ".join(checked_text(c) for c in self.coordinates) + "});",
+            "use R;",
+        ]
         return lines
 
     def latex_lines(self) -> list[str]:
         lines = []
         if self.dimension is not None:
-            lines += [latex_ideal("I", self.generators, latex_ring(self.ambient)),
-                      f"% dimension {self.dimension}, codimension {self.codimension}, degree {self.degree}"]
+            lines += [
+                latex_ideal("I", self.generators, latex_ring(self.ambient)),
+                f"% dimension {self.dimension}, codimension {self.codimension}, degree {self.degree}",
+            ]
         return lines + latex_coordinates(self)
 
 
@@ -127,9 +142,11 @@ def _count(values) -> dict:
 
 def implicit_text(res, coordinates: bool = False) -> str:
     """The ideal's numbers and generators, what each y_i is, the numerical degree and the notes."""
-    lines = [f"{res.architecture}{'  (one output coordinate)' if res.one_coordinate else ''}",
-             f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
-             f"{res.parametrization} with {res.parameter_variables} variables"]
+    lines = [
+        f"{res.architecture}{'  (one output coordinate)' if res.one_coordinate else ''}",
+        f"coordinates y_1..y_{res.ambient} (basis of the coefficient span); parametrization "
+        f"{res.parametrization} with {res.parameter_variables} variables",
+    ]
     lines += coordinate_lines(res, coordinates)
     if res.dimension is not None:
         lines.append(f"dimension {res.dimension}, codimension {res.codimension}, degree {res.degree}   ({how(res)})")
@@ -150,8 +167,12 @@ def _parameters(arch: Network, route: Parametrization) -> tuple[list[str], str |
     d, e, a = arch.widths[0], arch.widths[1], arch.attention[0]
     v = [indexed_name("v", p + 1, q + 1) for p in range(e) for q in range(d)]
     if route is Parametrization.QKV:
-        names = [indexed_name(m, 1, r + 1, c + 1) for m, rows in (("q", a), ("k", a), ("v", e))
-                 for r in range(rows) for c in range(d)]
+        names = [
+            indexed_name(m, 1, r + 1, c + 1)
+            for m, rows in (("q", a), ("k", a), ("v", e))
+            for r in range(rows)
+            for c in range(d)
+        ]
         return names, None
     if route is Parametrization.VZ:
         z = {(r, c): indexed_name("z", min(r, c) + 1, max(r, c) + 1) for r in range(d) for c in range(d)}

@@ -12,6 +12,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import rational_text
 from lightning_cas.results.contract import JsonResult, Provenance, Record, optional
 
+
 class Side(enum.StrEnum):
     """Which side of λ a bound is on; an equality decides it."""
 
@@ -42,7 +43,7 @@ class LearningBound(Record):
     def rational(self) -> Fraction:
         value = rational_text(self.value)
         if value is None:
-            raise ValueError(f"a bound's value is an exact rational \"p/q\", got {self.value!r}")
+            raise ValueError(f'a bound\'s value is an exact rational "p/q", got {self.value!r}')
         return value
 
 
@@ -68,8 +69,9 @@ class LearningCoefficientResult(Provenance, JsonResult):
     source: str | None = optional()  # where w* came from: a file, "given weights", or how it was drawn
 
     @classmethod
-    def from_bounds(cls, *, bounds: tuple[LearningBound, ...], parameters: int,
-                    **fields) -> "LearningCoefficientResult":
+    def from_bounds(
+        cls, *, bounds: tuple[LearningBound, ...], parameters: int, **fields
+    ) -> "LearningCoefficientResult":
         """The tightest bracket of ``bounds`` (and n/2); a lower bound above an upper one is a bug, never shown."""
         top = LearningBound.of("upper", Bound(Fraction(parameters, 2), f"n/2 = {parameters}/2: the number of weights"))
         lowers = [b for b in bounds if b.side in ("lower", "equal")] or [LearningBound(Side.LOWER, "0", "λ >= 0")]
@@ -78,19 +80,28 @@ class LearningCoefficientResult(Provenance, JsonResult):
         low = max(lowers, key=lambda b: (b.rational, b.side == "equal"))
         high = min(uppers, key=lambda b: (b.rational, b.side != "equal"))
         if low.rational > high.rational:
-            raise AssertionError(f"the learning coefficient's bounds cross: {low.value} ({low.reason}) > "
-                                 f"{high.value} ({high.reason})")
+            raise AssertionError(
+                f"the learning coefficient's bounds cross: {low.value} ({low.reason}) > {high.value} ({high.reason})"
+            )
         met = low.rational == high.rational
         orders = {b.multiplicity for b in bounds if b.side == "equal" and b.multiplicity is not None}
-        return cls(parameters=parameters, lower=low.value, upper=high.value,
-                   learning_coefficient=low.value if met else None,
-                   multiplicity=orders.pop() if met and len(orders) == 1 else None, bounds=bounds,
-                   lower_reason=low.reason, upper_reason=high.reason, method="ranks-fiber", certainty="exact",
-                   method_detail="exact ranks mod p (lower bounds of ranks over QQ), the orbit through w* over QQ, "
-                                 "the fiber's tangent cone in Macaulay2 within its guard, and closed forms",
-                   certainty_detail="every bound is a theorem applied to a proved number: the bracket holds; "
-                                    "λ is exact when its ends meet",
-                   **fields)
+        return cls(
+            parameters=parameters,
+            lower=low.value,
+            upper=high.value,
+            learning_coefficient=low.value if met else None,
+            multiplicity=orders.pop() if met and len(orders) == 1 else None,
+            bounds=bounds,
+            lower_reason=low.reason,
+            upper_reason=high.reason,
+            method="ranks-fiber",
+            certainty="exact",
+            method_detail="exact ranks mod p (lower bounds of ranks over QQ), the orbit through w* over QQ, "
+            "the fiber's tangent cone in Macaulay2 within its guard, and closed forms",
+            certainty_detail="every bound is a theorem applied to a proved number: the bracket holds; "
+            "λ is exact when its ends meet",
+            **fields,
+        )
 
     def finish(self, *, source: str | None, elapsed_s: float) -> "LearningCoefficientResult":
         return dataclasses.replace(self, source=source, elapsed_s=elapsed_s)

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lightning_cas.core.network import Network
 from lightning_cas.core.names import indexed_name
+from lightning_cas.core.network import Network
 from lightning_cas.results.contract import JsonResult, Provenance, Record, how, lines_text
 from lightning_cas.results.display import printable
-from lightning_cas.results.formats import (M2Context, coordinate_comments, ideal, latex_coordinates, latex_ideal,
-                                           latex_ring, one_layer_model, ring, y_ring)
-from lightning_cas.results.ideals import (Coordinates, Polynomials, Stratum, coordinate_lines, legacy,
-                                          legacy_items)
+from lightning_cas.results.formats import (
+    M2Context,
+    coordinate_comments,
+    ideal,
+    latex_coordinates,
+    latex_ideal,
+    latex_ring,
+    one_layer_model,
+    ring,
+    y_ring,
+)
+from lightning_cas.results.ideals import Coordinates, Polynomials, Stratum, coordinate_lines, legacy, legacy_items
 from lightning_cas.results.implicit import IdealComponent
 
 
@@ -85,8 +93,11 @@ class SingularLocusResult(Coordinates, Polynomials, Provenance, JsonResult):
         out = dict(data)
         if "singular_ideal" in out:
             out["singular_ideal"] = legacy(out["singular_ideal"])
-        for key, field in (("components", "generators"), ("pieces", "slice_generators"),
-                           ("unresolved", "slice_generators")):
+        for key, field in (
+            ("components", "generators"),
+            ("pieces", "slice_generators"),
+            ("unresolved", "slice_generators"),
+        ):
             if key in out:
                 out[key] = legacy_items(out[key], field)
         return out
@@ -101,13 +112,20 @@ class SingularLocusResult(Coordinates, Polynomials, Provenance, JsonResult):
     def latex_lines(self) -> list[str]:
         lines = []
         if self.singular_dimension is not None:
-            lines += [latex_ideal(r"I_{\mathrm{sing}}", self.singular_ideal,
-                                  latex_ring(self.variety.dimension + self.variety.codimension)),
-                      f"% the singular locus: dimension {self.singular_dimension}"]
+            lines += [
+                latex_ideal(
+                    r"I_{\mathrm{sing}}",
+                    self.singular_ideal,
+                    latex_ring(self.variety.dimension + self.variety.codimension),
+                ),
+                f"% the singular locus: dimension {self.singular_dimension}",
+            ]
         for i, c in enumerate(self.components, 1):
             ring = latex_ring(self.variety.dimension + self.variety.codimension)
-            lines += [latex_ideal(f"P_{{{i}}}", c.generators, ring),
-                      f"% component {i}: dimension {c.dimension}, degree {c.degree}"]
+            lines += [
+                latex_ideal(f"P_{{{i}}}", c.generators, ring),
+                f"% component {i}: dimension {c.dimension}, degree {c.degree}",
+            ]
         return lines + latex_coordinates(self)
 
 
@@ -128,18 +146,22 @@ class PointSingularityResult(Provenance, JsonResult):
 
     def text(self) -> str:
         """What ``lightning-cas singular --at`` prints: singular, and critical for the parametrization."""
-        lines = [f"singular: {str(self.singular).lower()}   (tangent rank {self.tangent_rank} vs codimension "
-                 f"{self.codimension})",
-                 f"critical point of the parametrization: {str(self.critical).lower()}   (differential rank "
-                 f"{self.differential_rank}, generic {self.generic_rank})"]
+        lines = [
+            f"singular: {str(self.singular).lower()}   (tangent rank {self.tangent_rank} vs codimension "
+            f"{self.codimension})",
+            f"critical point of the parametrization: {str(self.critical).lower()}   (differential rank "
+            f"{self.differential_rank}, generic {self.generic_rank})",
+        ]
         lines += [f"note: {note}" for note in self.notes]
         return lines_text(lines)
 
 
 def singular_text(res, coordinates: bool = False) -> str:
     v = res.variety
-    lines = [f"{res.architecture}: variety of dimension {v.dimension}, degree {v.degree}   ({how(res)})",
-             f"coordinates y_1..y_{v.dimension + v.codimension} (basis of the coefficient span)"]
+    lines = [
+        f"{res.architecture}: variety of dimension {v.dimension}, degree {v.degree}   ({how(res)})",
+        f"coordinates y_1..y_{v.dimension + v.codimension} (basis of the coefficient span)",
+    ]
     lines += coordinate_lines(res, coordinates)
     if res.singular_dimension is not None and res.singular_dimension < 0:
         lines.append("smooth everywhere (the singular ideal is the unit ideal)")
@@ -159,11 +181,14 @@ def _strata_lines(res) -> list[str]:
     for i, c in enumerate(res.pieces, start=1):
         inside = "; ".join(c.contained_in) or "NO listed stratum"
         eqs = " ; ".join(c.slice_generators) or "the whole slice"
-        lines.append(f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
-                     f"{c.jacobian_rank} < {c.codimension}; closure of dimension {c.image_dimension} = {inside}")
+        lines.append(
+            f"singular piece {i}: {c.slice}, where {eqs}: rank A = {c.rank_A}, Jacobian rank "
+            f"{c.jacobian_rank} < {c.codimension}; closure of dimension {c.image_dimension} = {inside}"
+        )
     for c in res.unresolved:
-        lines.append(f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'}"
-                     f" ({c.reason})")
+        lines.append(
+            f"NOT EXAMINED: {c.slice}, where {' ; '.join(c.slice_generators) or 'the whole slice'} ({c.reason})"
+        )
     if res.complete and res.singular_dimension >= 0:
         lines.append(f"singular locus: dimension {res.singular_dimension}, {len(res.singular_ideal)} generators")
         lines.append("  " + " ; ".join(res.singular_ideal[:8]) + (" ..." if len(res.singular_ideal) > 8 else ""))
@@ -172,10 +197,13 @@ def _strata_lines(res) -> list[str]:
 
 def _m2_singular(res: SingularLocusResult) -> list[str]:
     v = res.variety
-    lines = coordinate_comments(res) + [f"R = {y_ring(v.dimension + v.codimension)};",
-                                         f"-- the variety: dimension {v.dimension}, codimension {v.codimension}, "
-                                         f"degree {v.degree} (its ideal recomputed by the package)",
-                                         f"I = {one_layer_model(res)};", "use R;"]
+    lines = coordinate_comments(res) + [
+        f"R = {y_ring(v.dimension + v.codimension)};",
+        f"-- the variety: dimension {v.dimension}, codimension {v.codimension}, "
+        f"degree {v.degree} (its ideal recomputed by the package)",
+        f"I = {one_layer_model(res)};",
+        "use R;",
+    ]
     if res.singular_dimension is None:
         lines += ["S = null; -- the singular ideal was not assembled (see the pieces)"]
     else:
@@ -185,20 +213,27 @@ def _m2_singular(res: SingularLocusResult) -> list[str]:
         for i, c in enumerate(res.components, 1):
             comma = "," if i < len(res.components) else ""
             inside = "; ".join(c.contained_in) or "no listed stratum"
-            lines += [f"    {ideal(c.generators)}{comma} -- dimension {c.dimension}, degree {c.degree}, inside: "
-                      f"{printable(inside)}"]
+            lines += [
+                f"    {ideal(c.generators)}{comma} -- dimension {c.dimension}, degree {c.degree}, inside: "
+                f"{printable(inside)}"
+            ]
         lines += ["    };"]
     pieces = res.pieces + res.unresolved
     if pieces:
         names = _slice_variables(res.architecture)
-        lines += ["-- pieces on weight slices V = [I_r 0; 0 0], in the slice coordinates",
-                  f"sliceRing = {ring('QQ', names)};", "slicePieces = {"]
+        lines += [
+            "-- pieces on weight slices V = [I_r 0; 0 0], in the slice coordinates",
+            f"sliceRing = {ring('QQ', names)};",
+            "slicePieces = {",
+        ]
         for i, p in enumerate(pieces, 1):
             comma = "," if i < len(pieces) else ""
-            what = (f"closure of dimension {p.image_dimension} = {'; '.join(p.contained_in) or 'no listed stratum'}"
-                    if isinstance(p, SingularPiece) else f"NOT EXAMINED ({p.reason})")
-            lines += [f"    {ideal(p.slice_generators, 'sliceRing')}{comma} -- rank V = {p.rank_V}: "
-                      f"{printable(what)}"]
+            what = (
+                f"closure of dimension {p.image_dimension} = {'; '.join(p.contained_in) or 'no listed stratum'}"
+                if isinstance(p, SingularPiece)
+                else f"NOT EXAMINED ({p.reason})"
+            )
+            lines += [f"    {ideal(p.slice_generators, 'sliceRing')}{comma} -- rank V = {p.rank_V}: {printable(what)}"]
         lines += ["    };", "use R;"]
     return lines
 

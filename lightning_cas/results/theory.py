@@ -10,8 +10,12 @@ from dataclasses import dataclass, field
 
 from lightning_cas.core.network import Network
 from lightning_cas.core.predictions import Prediction
-from lightning_cas.core.theory import (predict_dimension, predict_fiber_dimension, predict_parameters,
-                                       predict_symmetry_dimension)
+from lightning_cas.core.theory import (
+    predict_dimension,
+    predict_fiber_dimension,
+    predict_parameters,
+    predict_symmetry_dimension,
+)
 from lightning_cas.results.contract import JsonResult, Provenance
 from lightning_cas.results.display import printable
 from lightning_cas.results.formats import M2Context, comment
@@ -39,10 +43,13 @@ class TheoryReport(Provenance, JsonResult):
         lines = []
         for pred in (self.dimension, self.parameters, self.symmetry_group_dimension, self.fiber_dimension):
             kind = pred.kind if pred.kind != "value" else "predicted"
-            said = (f"no prediction ({pred.reason})" if pred.value is None else
-                    f"{kind} {pred.value} ({pred.formula}; {pred.status})")
+            said = (
+                f"no prediction ({pred.reason})"
+                if pred.value is None
+                else f"{kind} {pred.value} ({pred.formula}; {pred.status})"
+            )
             lines.append(comment(f"{pred.quantity}: {said}"))
-        return lines + ["-- compare: neurovarietyDimension N, N#\"parameters\""]
+        return lines + ['-- compare: neurovarietyDimension N, N#"parameters"']
 
 
 def theory_text(report) -> str:
@@ -56,8 +63,10 @@ def theory_text(report) -> str:
             for name, value, why in pred.bounds:
                 lines.append(f"    {name}: {value}   ({why})")
             if pred.refined is not None:
-                lines.append(f"    head-mixing bound: {pred.refined}   (sharper, proved; with head mixing, see "
-                             "docs/multihead.md)")
+                lines.append(
+                    f"    head-mixing bound: {pred.refined}   (sharper, proved; with head mixing, see "
+                    "docs/multihead.md)"
+                )
         else:
             lines.append(f"{pred.quantity}: {pred.value}   [{pred.formula}; {pred.regime}; {pred.status}]")
     lines.append(f"ambient_dimension: {report.ambient_dimension}")
@@ -67,7 +76,13 @@ def theory_text(report) -> str:
 def theory_report(arch: Network) -> TheoryReport:
     """Every closed-form prediction for ``arch``, each with its regime."""
     dim = predict_dimension(arch)
-    return TheoryReport(arch, dim, predict_parameters(arch),
-                        predict_symmetry_dimension(arch), predict_fiber_dimension(arch, dim),
-                        arch.ambient_dimension, seed=None,
-                        certainty_detail="closed forms, no computation; see each prediction's status")
+    return TheoryReport(
+        arch,
+        dim,
+        predict_parameters(arch),
+        predict_symmetry_dimension(arch),
+        predict_fiber_dimension(arch, dim),
+        arch.ambient_dimension,
+        seed=None,
+        certainty_detail="closed forms, no computation; see each prediction's status",
+    )

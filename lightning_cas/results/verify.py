@@ -19,27 +19,36 @@ from lightning_cas.results.display import printable
 from lightning_cas.results.formats import M2Context, comment
 
 
-def verdict_sentence(prediction: Prediction, judgement: Judgement, computed_how: str = "",
-                     subject: str | None = None, with_status: bool = False) -> str | None:
+def verdict_sentence(
+    prediction: Prediction,
+    judgement: Judgement,
+    computed_how: str = "",
+    subject: str | None = None,
+    with_status: bool = False,
+) -> str | None:
     """The verdict in one sentence: as ``verify`` prints it (``computed_how``: "method, certainty"), or, for
     ``subject`` (a normalization: "lightning", "softmax"), as a clause of the comparison of the two, which
     says nothing (None) when the computation agrees (``with_status``: the prediction's status after a
     disagreement)."""
     c, value, verdict = judgement.computed, prediction.value, judgement.verdict
     if verdict is Verdict.NO_PREDICTION:
-        return (f"{subject} has no closed form here ({prediction.reason})" if subject else
-                f"computed {c}; no closed form applies: {prediction.reason}")
+        return (
+            f"{subject} has no closed form here ({prediction.reason})"
+            if subject
+            else f"computed {c}; no closed form applies: {prediction.reason}"
+        )
     if verdict is Verdict.NOT_COMPUTED:
         return f"{subject} was not computed" if subject else "no dimension was computed"
     if verdict is Verdict.DEFECT:
         if subject:
             return f"{subject} is defective: computed {c}, below the expected {value} (an upper bound)"
-        message = (f"computed {c} < expected {value} ({prediction.formula}; upper bound): "
-                   f"defect {judgement.defect}")
+        message = f"computed {c} < expected {value} ({prediction.formula}; upper bound): defect {judgement.defect}"
         if prediction.refined is not None:
-            message += ("; explained by head mixing (bound " + str(prediction.refined) + ")"
-                        if prediction.refined == c else
-                        f"; below the head-mixing bound {prediction.refined} too: not explained by head mixing")
+            message += (
+                "; explained by head mixing (bound " + str(prediction.refined) + ")"
+                if prediction.refined == c
+                else f"; below the head-mixing bound {prediction.refined} too: not explained by head mixing"
+            )
         return message
     if verdict is Verdict.AGREE:
         if subject:
@@ -47,14 +56,19 @@ def verdict_sentence(prediction: Prediction, judgement: Judgement, computed_how:
         attained = "; upper bound attained" if prediction.kind == "upper bound" else ""
         return f"computed {c} = predicted {value} ({prediction.formula}; {prediction.status}{attained})"
     if subject:  # DISAGREE
-        return (f"{subject} DISAGREES with theory: computed {c}, predicted {value}"
-                + (f" ({prediction.status})" if with_status else ""))
+        return f"{subject} DISAGREES with theory: computed {c}, predicted {value}" + (
+            f" ({prediction.status})" if with_status else ""
+        )
     if judgement.above == "head-mixing bound":
-        return (f"DISCREPANCY: computed {c} ({computed_how}) is above the head-mixing upper bound "
-                f"{prediction.refined} (expected {value}, {prediction.formula})")
+        return (
+            f"DISCREPANCY: computed {c} ({computed_how}) is above the head-mixing upper bound "
+            f"{prediction.refined} (expected {value}, {prediction.formula})"
+        )
     what = "upper bound" if prediction.kind == "upper bound" else "predicted"
-    return (f"DISCREPANCY: computed {c} ({computed_how}) but {what} {value} ({prediction.formula}; "
-            f"regime: {prediction.regime}; {prediction.status})")
+    return (
+        f"DISCREPANCY: computed {c} ({computed_how}) but {what} {value} ({prediction.formula}; "
+        f"regime: {prediction.regime}; {prediction.status})"
+    )
 
 
 @dataclass(frozen=True)
@@ -81,5 +95,8 @@ class VerifyResult(Provenance, JsonResult):
 
     def m2_lines(self, context: M2Context) -> list[str]:
         pred = "no prediction" if self.predicted is None else f"predicted {self.predicted} ({self.prediction_status})"
-        return [comment(f"verdict: {self.verdict}: {self.message}"), f"-- {pred}",
-                *dimension_m2_lines(self.computed, context)]
+        return [
+            comment(f"verdict: {self.verdict}: {self.message}"),
+            f"-- {pred}",
+            *dimension_m2_lines(self.computed, context),
+        ]

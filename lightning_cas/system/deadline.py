@@ -52,8 +52,9 @@ class Deadline:
 
     def expired_error(self, what: str = "") -> TimeLimitError:
         suffix = f" {what}" if what else ""
-        return TimeLimitError(f"the {self.timeout:g} s time limit ran out{suffix}; raise --timeout or choose a "
-                              "smaller architecture.")
+        return TimeLimitError(
+            f"the {self.timeout:g} s time limit ran out{suffix}; raise --timeout or choose a smaller architecture."
+        )
 
     def left(self, what: str = "before the next step") -> float | None:
         """Seconds left (None: unlimited); raises TimeLimitError when none are."""
@@ -77,8 +78,9 @@ def m2_limit(deadline: Deadline):
     except M2TimeoutError as exc:
         if deadline.timeout is None:
             raise
-        raise M2TimeoutError(f"Macaulay2 exceeded the {deadline.timeout:g} s time limit and was stopped",
-                             exc.script, exc.output) from None
+        raise M2TimeoutError(
+            f"Macaulay2 exceeded the {deadline.timeout:g} s time limit and was stopped", exc.script, exc.output
+        ) from None
 
 
 def current() -> Deadline:
@@ -151,8 +153,9 @@ class _Limit:
             self.old_hook = sys.unraisablehook
             sys.unraisablehook = self._dropped
             self.old_handler = signal.signal(signal.SIGALRM, self._on_alarm)
-            self.old_delay, _ = signal.setitimer(signal.ITIMER_REAL,
-                                                 max(deadline.end + ALARM_GRACE_S - time.monotonic(), 1e-3))
+            self.old_delay, _ = signal.setitimer(
+                signal.ITIMER_REAL, max(deadline.end + ALARM_GRACE_S - time.monotonic(), 1e-3)
+            )
             self.armed_at = time.monotonic()
         return deadline
 

@@ -27,10 +27,11 @@ import stat
 import uuid
 from pathlib import Path
 
-# the readers decode what they read with the pure parsers (re-exported: one import for callers)
-from lightning_cas.results.documents import MAX_NESTING, check_depth, parse_json, parse_toml  # noqa: F401
 from lightning_cas.core.checks import shown
 from lightning_cas.errors import InputError, OutputError
+
+# the readers decode what they read with the pure parsers (re-exported: one import for callers)
+from lightning_cas.results.documents import MAX_NESTING, check_depth, parse_json, parse_toml  # noqa: F401
 
 MAX_BYTES = 8 * 1024 * 1024  # default cap: far above any spec, weight file or record we write
 PRIVATE_ENV = "LIGHTNING_CAS_PRIVATE_DIR"
@@ -56,8 +57,9 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: str | os.PathLike, what: str = "file", *, max_bytes: int = MAX_BYTES,
-               follow_symlinks: bool = True) -> bytes:
+def read_bytes(
+    path: str | os.PathLike, what: str = "file", *, max_bytes: int = MAX_BYTES, follow_symlinks: bool = True
+) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``; anything else is one InputError.
 
     ``follow_symlinks=False`` refuses a symlink as the last component (for files found inside a
@@ -95,8 +97,9 @@ def read_bytes(path: str | os.PathLike, what: str = "file", *, max_bytes: int = 
         os.close(fd)
 
 
-def read_text(path: str | os.PathLike, what: str = "file", *, max_bytes: int = MAX_BYTES,
-              follow_symlinks: bool = True) -> str:
+def read_text(
+    path: str | os.PathLike, what: str = "file", *, max_bytes: int = MAX_BYTES, follow_symlinks: bool = True
+) -> str:
     """UTF-8 text of a bounded regular file (see :func:`read_bytes`)."""
     data = read_bytes(path, what, max_bytes=max_bytes, follow_symlinks=follow_symlinks)
     try:
@@ -105,8 +108,14 @@ def read_text(path: str | os.PathLike, what: str = "file", *, max_bytes: int = M
         raise InputError(f"the {what} {os.fspath(path)!r} is not UTF-8 text.") from None
 
 
-def read_json(path: str | os.PathLike, what: str = "JSON file", *, max_bytes: int = MAX_BYTES,
-              max_depth: int = MAX_NESTING, follow_symlinks: bool = True):
+def read_json(
+    path: str | os.PathLike,
+    what: str = "JSON file",
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_NESTING,
+    follow_symlinks: bool = True,
+):
     """A bounded JSON file, decoded; every problem is one InputError naming the file."""
     text = read_text(path, what, max_bytes=max_bytes, follow_symlinks=follow_symlinks)
     return parse_json(text, f"{what} {os.fspath(path)!r}", max_depth)
@@ -136,8 +145,9 @@ def check_output_target(path: str | os.PathLike, what: str = "output file", *, r
     return name
 
 
-def write_file(path: str | os.PathLike, data: str | bytes, what: str = "output file", *,
-               replace_entries: bool = False) -> None:
+def write_file(
+    path: str | os.PathLike, data: str | bytes, what: str = "output file", *, replace_entries: bool = False
+) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` atomically: a temp file beside it, fsync, rename.
 
     An existing ``path`` must be a regular file; anything else is refused with one InputError
@@ -161,7 +171,7 @@ def write_file(path: str | os.PathLike, data: str | bytes, what: str = "output f
         try:
             view = memoryview(payload)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -178,13 +188,15 @@ def write_file(path: str | os.PathLike, data: str | bytes, what: str = "output f
                 pass
 
 
-def atomic_write_text(path: str | os.PathLike, text: str, what: str = "output file", *,
-                      replace_entries: bool = False) -> None:
+def atomic_write_text(
+    path: str | os.PathLike, text: str, what: str = "output file", *, replace_entries: bool = False
+) -> None:
     """Text through :func:`write_file`."""
     write_file(path, text, what, replace_entries=replace_entries)
 
 
 # ---- the private per-user directory ------------------------------------------------------------
+
 
 def check_private(path: Path, what: str = "private directory") -> Path:
     """``path`` must be a real directory (not a symlink), owned by this user, with no access for
@@ -200,8 +212,10 @@ def check_private(path: Path, what: str = "private directory") -> Path:
     if info.st_uid != os.geteuid():
         raise InputError(f"the {what} {str(path)!r} belongs to another user (uid {info.st_uid}); refusing to use it.")
     if info.st_mode & 0o077:
-        raise InputError(f"the {what} {str(path)!r} is accessible to other users (mode "
-                         f"{stat.S_IMODE(info.st_mode):o}, expected 700); refusing to use it.")
+        raise InputError(
+            f"the {what} {str(path)!r} is accessible to other users (mode "
+            f"{stat.S_IMODE(info.st_mode):o}, expected 700); refusing to use it."
+        )
     return path
 
 

@@ -53,8 +53,7 @@ def check_layout(layout) -> str | None:
     return layout
 
 
-def inputs_from_array(arch: Network, array, source: str = "the inputs",
-                      layout: str | None = None) -> InputData:
+def inputs_from_array(arch: Network, array, source: str = "the inputs", layout: str | None = None) -> InputData:
     """Token matrices from an array of shape (N, d_0, t) (``features-tokens``, ours: tokens are columns) or
     (N, t, d_0) (``tokens-features``, PyTorch's batches). Without a stated layout the shape decides, and an
     array that fits both (t = d_0) is refused rather than guessed."""
@@ -66,20 +65,26 @@ def inputs_from_array(arch: Network, array, source: str = "the inputs",
     ours, torch_shape = (net.input, net.tokens), (net.tokens, net.input)
     shape = tuple(arr.shape[1:]) if arr.ndim == 3 else None
     if layout is None and shape == ours == torch_shape:
-        raise InputError(f"{source}: shape {tuple(arr.shape)} fits both layouts (t = d_0 = {net.input}); say which "
-                         "with --layout features-tokens (N, d_0, t) or tokens-features (N, t, d_0, PyTorch's).")
+        raise InputError(
+            f"{source}: shape {tuple(arr.shape)} fits both layouts (t = d_0 = {net.input}); say which "
+            "with --layout features-tokens (N, d_0, t) or tokens-features (N, t, d_0, PyTorch's)."
+        )
     if layout is None:
         layout = "tokens-features" if shape == torch_shape else "features-tokens"
     want = ours if layout == "features-tokens" else torch_shape
     if arr.ndim != 3 or shape != want or arr.shape[0] < 1:
-        raise InputError(f"{source}: inputs must be an array of shape (N, {net.input}, {net.tokens}) (token "
-                         f"matrices, tokens as columns) or (N, {net.tokens}, {net.input}) (PyTorch's batches, "
-                         f"--layout tokens-features), got shape {tuple(arr.shape)}.")
+        raise InputError(
+            f"{source}: inputs must be an array of shape (N, {net.input}, {net.tokens}) (token "
+            f"matrices, tokens as columns) or (N, {net.tokens}, {net.input}) (PyTorch's batches, "
+            f"--layout tokens-features), got shape {tuple(arr.shape)}."
+        )
     if layout == "tokens-features":
         arr = np.swapaxes(arr, 1, 2)
     if arr.size > MAX_INPUT_ENTRIES:  # before any entry is converted
-        raise InputError(f"{source}: {arr.shape[0]} token matrices ({arr.size} entries) are above the supported "
-                         f"maximum of {MAX_INPUT_ENTRIES} entries.")
+        raise InputError(
+            f"{source}: {arr.shape[0]} token matrices ({arr.size} entries) are above the supported "
+            f"maximum of {MAX_INPUT_ENTRIES} entries."
+        )
     values = np.array(entries_of(arr, source), dtype=object).reshape(arr.shape)
     return InputData(values, source)
 
@@ -110,8 +115,10 @@ def load_inputs(arch: Network, path: str | os.PathLike, layout: str | None = Non
     elif name.endswith(".npz"):
         arrays = npz_arrays(data, name, {"inputs": None, "layout": None}, "the inputs", text=("layout",))
         if set(arrays) - {"layout"} != {"inputs"}:
-            raise InputError(f"{name}: an .npz of inputs holds one array named 'inputs' (and optionally 'layout'), "
-                             f"got {', '.join(sorted(arrays)) or 'none'}.")
+            raise InputError(
+                f"{name}: an .npz of inputs holds one array named 'inputs' (and optionally 'layout'), "
+                f"got {', '.join(sorted(arrays)) or 'none'}."
+            )
         stored = _stored_layout(arrays, name)
         if stored is not None and layout is not None and stored != layout:
             raise InputError(f"{name}: the file records the layout {stored}, not {layout}.")
@@ -120,12 +127,21 @@ def load_inputs(arch: Network, path: str | os.PathLike, layout: str | None = Non
     else:
         net = arch
         doc = parse_json(data.decode("utf-8", errors="replace"), f"input file {name!r}")
-        shaped = (isinstance(doc, list) and doc and all(
-            isinstance(mat, list) and len(mat) == net.input
-            and all(isinstance(row, list) and len(row) == net.tokens for row in mat) for mat in doc))
+        shaped = (
+            isinstance(doc, list)
+            and doc
+            and all(
+                isinstance(mat, list)
+                and len(mat) == net.input
+                and all(isinstance(row, list) and len(row) == net.tokens for row in mat)
+                for mat in doc
+            )
+        )
         if not shaped:
-            raise InputError(f"{name}: inputs must be a list of token matrices, each {net.input} rows of "
-                             f"{net.tokens} numbers (tokens as columns).")
+            raise InputError(
+                f"{name}: inputs must be a list of token matrices, each {net.input} rows of "
+                f"{net.tokens} numbers (tokens as columns)."
+            )
         nested = [[[parse_entry(v, f"{name} input {n + 1}") for v in row] for row in mat] for n, mat in enumerate(doc)]
         return InputData(np.array(nested, dtype=object), os.path.basename(name), _digest(data))
     out = inputs_from_array(arch, arr, name, layout)

@@ -32,8 +32,10 @@ def _from_file(path, what: str, key: str | None = None):
         if key in arrays:
             return arrays[key], os.path.basename(name)
         if len(arrays) != 1:
-            raise InputError(f"{name}: an .npz {what} holds one array (or one named {key!r}), got "
-                             f"{', '.join(sorted(arrays)) or 'none'}.")
+            raise InputError(
+                f"{name}: an .npz {what} holds one array (or one named {key!r}), got "
+                f"{', '.join(sorted(arrays)) or 'none'}."
+            )
         return next(iter(arrays.values())), os.path.basename(name)
     try:
         text = data.decode("utf-8")

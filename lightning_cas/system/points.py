@@ -30,21 +30,46 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core import weights
-from lightning_cas.core.checks import shown
-from lightning_cas.system.files import atomic_write_text, check_path, parse_json, read_bytes, read_json
 from lightning_cas.core.blocks import BLOCK_LETTERS
+from lightning_cas.core.checks import shown
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.core.weights import array_of, entries_of, exact_values, flat, parse_entry, point_from_dict  # noqa: F401
-from lightning_cas.system.arrays import PICKLE_ENDINGS, npz_arrays, refuse_pickle, safetensors_arrays  # noqa: F401
-from lightning_cas.system.inputs import (LAYOUTS, MAX_INPUT_BYTES, MAX_INPUT_ENTRIES, InputData,  # noqa: F401
-                                         check_layout, inputs_from_array, load_inputs, save_inputs)
 from lightning_cas.errors import InputError
+from lightning_cas.system.arrays import PICKLE_ENDINGS, npz_arrays, refuse_pickle, safetensors_arrays  # noqa: F401
+from lightning_cas.system.files import atomic_write_text, check_path, parse_json, read_bytes, read_json
+from lightning_cas.system.inputs import (  # noqa: F401
+    LAYOUTS,
+    MAX_INPUT_BYTES,
+    MAX_INPUT_ENTRIES,
+    InputData,
+    check_layout,
+    inputs_from_array,
+    load_inputs,
+    save_inputs,
+)
 
 MAX_POINT_BYTES = 512 * 1024 * 1024  # a trained model's weights; the engine refuses sizes it cannot finish
-LETTERS = {"q": "Q", "k": "K", "v": "V", "w": "W", "o": "O", "u": "U", "d": "D", "p": "P",
-           # biases keep their lower-case letters and are vectors (one list of numbers)
-           "bq": "bq", "bk": "bk", "bv": "bv", "bw": "bw", "bo": "bo", "bu": "bu", "bd": "bd", "bp": "bp",
-           "g": "g", "bg": "bg"}  # a LayerNorm's gain and bias: vectors
+LETTERS = {
+    "q": "Q",
+    "k": "K",
+    "v": "V",
+    "w": "W",
+    "o": "O",
+    "u": "U",
+    "d": "D",
+    "p": "P",
+    # biases keep their lower-case letters and are vectors (one list of numbers)
+    "bq": "bq",
+    "bk": "bk",
+    "bv": "bv",
+    "bw": "bw",
+    "bo": "bo",
+    "bu": "bu",
+    "bd": "bd",
+    "bp": "bp",
+    "g": "g",
+    "bg": "bg",
+}  # a LayerNorm's gain and bias: vectors
 
 
 @dataclass(frozen=True)
@@ -116,8 +141,7 @@ def _values_of(m, data, where: str) -> list[Fraction]:
 
 
 def _matrix_values(data, rows: int, cols: int, where: str) -> list[Fraction]:
-    if not isinstance(data, list) or len(data) != rows or not all(isinstance(r, list) and len(r) == cols
-                                                                    for r in data):
+    if not isinstance(data, list) or len(data) != rows or not all(isinstance(r, list) and len(r) == cols for r in data):
         raise InputError(f"{where} must be {rows} rows of {cols} entries.")
     return [parse_entry(v, f"{where}[{r + 1}][{c + 1}]") for r, row in enumerate(data) for c, v in enumerate(row)]
 
@@ -139,12 +163,15 @@ def point_from_data(arch: Network, data, source: str = "the point") -> WeightPoi
         return WeightPoint(net, tuple(parse_entry(v, f"{source} weight {k + 1}") for k, v in enumerate(values)))
     if keys == {"layers"}:
         if net.paper is None:
-            raise InputError(f"{source}: the layers form is for the paper's network; give this network's point as "
-                             "blocks.")
+            raise InputError(
+                f"{source}: the layers form is for the paper's network; give this network's point as blocks."
+            )
         return WeightPoint(net, tuple(flat(point_from_dict(net, data))))
     if keys != {"blocks"}:
-        raise InputError(f"{source}: a weight point has exactly one of the keys blocks, layers, weights; got "
-                         f"{', '.join(shown(k, 40) for k in sorted(map(str, keys))) or 'none'}.")  # a key is any text
+        raise InputError(
+            f"{source}: a weight point has exactly one of the keys blocks, layers, weights; got "
+            f"{', '.join(shown(k, 40) for k in sorted(map(str, keys))) or 'none'}."
+        )  # a key is any text
     blocks = data["blocks"]
     if not isinstance(blocks, list) or len(blocks) != len(net.blocks):
         got = len(blocks) if isinstance(blocks, list) else type(blocks).__name__
@@ -162,24 +189,25 @@ def point_from_data(arch: Network, data, source: str = "the point") -> WeightPoi
             given = {k: entry.pop(k) for k in outer if k in entry}
             heads = entry.get("heads") if set(entry) == {"heads"} else ([entry] if b.heads == 1 else None)
             if not isinstance(heads, list) or len(heads) != b.heads:
-                raise InputError(f"{where} has {b.heads} head(s): give {{\"heads\": [...]}} with one object each.")
+                raise InputError(f'{where} has {b.heads} head(s): give {{"heads": [...]}} with one object each.')
             if set(given) != outer:
                 raise InputError(f"{where} needs the key(s) {', '.join(sorted(outer))} beside its heads.")
             for m in shared:
-                values[m.offset:m.stop] = _values_of(m, given[LETTERS[m.letter]], f"{where} {LETTERS[m.letter]}")
+                values[m.offset : m.stop] = _values_of(m, given[LETTERS[m.letter]], f"{where} {LETTERS[m.letter]}")
             for h, head in enumerate(heads):
                 names = {LETTERS[m.letter] for m in mats if m.head == h and m.letter not in BLOCK_LETTERS}
                 if not isinstance(head, dict) or set(head) != names:
                     raise InputError(f"{where} head {h} must have exactly the keys {', '.join(sorted(names))}.")
                 for m in (m for m in mats if m.head == h and m.letter not in BLOCK_LETTERS):
-                    values[m.offset:m.stop] = _values_of(m, head[LETTERS[m.letter]],
-                                                         f"{where} head {h} {LETTERS[m.letter]}")
+                    values[m.offset : m.stop] = _values_of(
+                        m, head[LETTERS[m.letter]], f"{where} head {h} {LETTERS[m.letter]}"
+                    )
         else:
             names = {LETTERS[m.letter] for m in mats}
             if set(entry) != names:
                 raise InputError(f"{where} must have exactly the keys {', '.join(sorted(names)) or '(none)'}.")
             for m in mats:
-                values[m.offset:m.stop] = _values_of(m, entry[LETTERS[m.letter]], f"{where} {LETTERS[m.letter]}")
+                values[m.offset : m.stop] = _values_of(m, entry[LETTERS[m.letter]], f"{where} {LETTERS[m.letter]}")
     return WeightPoint(net, tuple(values))
 
 
@@ -200,8 +228,10 @@ def as_point(arch: Network, value, name: str = "the point") -> WeightPoint:
         return WeightPoint(net, tuple(entries_of(array_of(value, name), name)))  # "p/q" and Fractions too
     if isinstance(value, (tuple, list)):
         if net.paper is None:
-            raise InputError(f"{name}: per-layer (Q, K, V) is the paper's network's form; give this network's "
-                             "point as a dict of blocks or flat weights.")
+            raise InputError(
+                f"{name}: per-layer (Q, K, V) is the paper's network's form; give this network's "
+                "point as a dict of blocks or flat weights."
+            )
         return WeightPoint(net, tuple(flat(_old_point(net, value, name))))
     raise InputError(f"{name} must be a WeightPoint, a dict, or a list of weights, got {type(value).__name__}.")
 
@@ -212,8 +242,12 @@ def _old_point(arch: Network, value, name: str):
         if not isinstance(layer, (list, tuple)) or len(layer) != 3:
             raise InputError(f"{name}: layer {i} must be a triple (Q, K, V).")
         # entries as given: parse_entry reads Fractions and numpy scalars (with their own subnormal range)
-        layers.append({k: [list(row) if isinstance(row, (list, tuple, np.ndarray)) else row for row in M]
-                       for k, M in zip("QKV", layer)})
+        layers.append(
+            {
+                k: [list(row) if isinstance(row, (list, tuple, np.ndarray)) else row for row in M]
+                for k, M in zip("QKV", layer)
+            }
+        )
     return point_from_dict(arch, {"layers": layers})
 
 
@@ -245,8 +279,9 @@ def point_from_arrays(arch: Network, arrays: dict, source: str = "the point") ->
     if missing:
         raise InputError(f"{source}: the array {missing[0]!r} is missing (expected {', '.join(names)}).")
     if extra:
-        raise InputError(f"{source}: the array {extra[0]!r} is not a weight of this network (expected "
-                         f"{', '.join(names)}).")
+        raise InputError(
+            f"{source}: the array {extra[0]!r} is not a weight of this network (expected {', '.join(names)})."
+        )
     values: list[Fraction | None] = [None] * net.parameters
     for name, shape in names.items():
         arr = array_of(arrays[name], f"{source} {name}")
@@ -256,7 +291,7 @@ def point_from_arrays(arch: Network, arrays: dict, source: str = "the point") ->
         vals = entries_of(arr, f"{source} {name}")
         for m in (m for m in net.weight_matrices if m.block == int(i) and m.letter == letter):
             size = m.size
-            values[m.offset:m.stop] = vals[m.head * size:(m.head + 1) * size]
+            values[m.offset : m.stop] = vals[m.head * size : (m.head + 1) * size]
     return WeightPoint(net, tuple(values))
 
 
@@ -285,8 +320,9 @@ def load_weights(arch: Network, path: str | os.PathLike) -> WeightPoint:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise InputError(f"the weight file {name!r} is not UTF-8 JSON (use .npz or .safetensors for "
-                             "arrays).") from None
+            raise InputError(
+                f"the weight file {name!r} is not UTF-8 JSON (use .npz or .safetensors for arrays)."
+            ) from None
         point = point_from_data(arch, parse_json(text, f"weight file {name!r}"), source)
     return WeightPoint(point.network, point.values, os.path.basename(name), _digest(data))
 

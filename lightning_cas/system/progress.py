@@ -42,21 +42,34 @@ class Progress:
         self._page = mmap.mmap(-1, _HEAD.size + 2 + _TEXT_BYTES)  # anonymous and shared across fork
         self._last = Snapshot()
 
-    def update(self, task: str | None = None, *, done: int | None = None, total: int | None = None,
-               unit: str | None = None, detail: str | None = None) -> None:
+    def update(
+        self,
+        task: str | None = None,
+        *,
+        done: int | None = None,
+        total: int | None = None,
+        unit: str | None = None,
+        detail: str | None = None,
+    ) -> None:
         """Set what is given; a new ``task`` clears the count and the detail of the previous one."""
         old = self.snapshot() or self._last
         if task is not None and task != old.task:
             old = Snapshot(task=task)
-        new = Snapshot(old.task, old.done if done is None else int(done), old.total if total is None else int(total),
-                       old.unit if unit is None else unit, old.detail if detail is None else detail)
+        new = Snapshot(
+            old.task,
+            old.done if done is None else int(done),
+            old.total if total is None else int(total),
+            old.unit if unit is None else unit,
+            old.detail if detail is None else detail,
+        )
         text = _SEP.join((new.task, new.unit, new.detail)).encode("utf-8")[:_TEXT_BYTES]
         seq = _HEAD.unpack_from(self._page, 0)[0]
         seq += 1 if seq % 2 == 0 else 2  # odd: being written
         _HEAD.pack_into(self._page, 0, seq, -1, -1)
         struct.pack_into(f"<H{_TEXT_BYTES}s", self._page, _HEAD.size, len(text), text)
-        _HEAD.pack_into(self._page, 0, seq + 1, -1 if new.done is None else new.done,
-                        -1 if new.total is None else new.total)
+        _HEAD.pack_into(
+            self._page, 0, seq + 1, -1 if new.done is None else new.done, -1 if new.total is None else new.total
+        )
         self._last = new
 
     def snapshot(self) -> Snapshot | None:
@@ -85,8 +98,14 @@ def watching(state: Progress):
         _current.reset(token)
 
 
-def report(task: str | None = None, *, done: int | None = None, total: int | None = None, unit: str | None = None,
-           detail: str | None = None) -> None:
+def report(
+    task: str | None = None,
+    *,
+    done: int | None = None,
+    total: int | None = None,
+    unit: str | None = None,
+    detail: str | None = None,
+) -> None:
     """Tell the watcher, if there is one, what the computation is doing (see :meth:`Progress.update`)."""
     state = _current.get()
     if state is not None:

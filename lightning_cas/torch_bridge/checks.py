@@ -25,12 +25,18 @@ from lightning_cas.errors import InputError
 
 # torch.nn.modules.module's registries of hooks that every module's call runs (torch 2.x; the
 # _with_kwargs and _always_called tables only flag entries of these)
-_GLOBAL_HOOKS = {"_global_forward_pre_hooks": "forward pre-hook (register_module_forward_pre_hook)",
-                 "_global_forward_hooks": "forward hook (register_module_forward_hook)",
-                 "_global_backward_pre_hooks": "backward pre-hook (register_module_full_backward_pre_hook)",
-                 "_global_backward_hooks": "backward hook (register_module_full_backward_hook)"}
-_HOOKS = {"_forward_pre_hooks": "a forward pre-hook", "_forward_hooks": "a forward hook",
-          "_backward_pre_hooks": "a backward pre-hook", "_backward_hooks": "a backward hook"}
+_GLOBAL_HOOKS = {
+    "_global_forward_pre_hooks": "forward pre-hook (register_module_forward_pre_hook)",
+    "_global_forward_hooks": "forward hook (register_module_forward_hook)",
+    "_global_backward_pre_hooks": "backward pre-hook (register_module_full_backward_pre_hook)",
+    "_global_backward_hooks": "backward hook (register_module_full_backward_hook)",
+}
+_HOOKS = {
+    "_forward_pre_hooks": "a forward pre-hook",
+    "_forward_hooks": "a forward hook",
+    "_backward_pre_hooks": "a backward pre-hook",
+    "_backward_hooks": "a backward hook",
+}
 # what calling a module runs: a subclass or the instance replacing any of these changes the function
 CALL = ("forward", "__call__", "_call_impl", "_wrapped_call_impl")
 TOLERANCE = 1e-8  # relative to the output's size: float64 rounding of two orders of the same operations
@@ -53,16 +59,20 @@ def check_hooks(root: nn.Module) -> None:
     for attr, what in _GLOBAL_HOOKS.items():
         hooks = getattr(torch_module, attr, None)
         if hooks:
-            raise InputError(f"a global {what} is registered ({_hook_names(hooks)}): it runs on every module's call, "
-                             "so what a module computes is not its layers' alone; remove it (the handle's .remove()) "
-                             "before from_torch.")
+            raise InputError(
+                f"a global {what} is registered ({_hook_names(hooks)}): it runs on every module's call, "
+                "so what a module computes is not its layers' alone; remove it (the handle's .remove()) "
+                "before from_torch."
+            )
     for path, module in root.named_modules(remove_duplicate=False):
         for attr, what in _HOOKS.items():
             hooks = getattr(module, attr, None)
             if hooks:
-                raise InputError(f"{where(path, module)} has {what} ({_hook_names(hooks)}): a hook can change what "
-                                 "the module computes, and from_torch reads its layers alone; remove it (the "
-                                 "handle's .remove()) first.")
+                raise InputError(
+                    f"{where(path, module)} has {what} ({_hook_names(hooks)}): a hook can change what "
+                    "the module computes, and from_torch reads its layers alone; remove it (the "
+                    "handle's .remove()) first."
+                )
 
 
 def check_own_calls(root: nn.Module) -> None:
@@ -71,8 +81,10 @@ def check_own_calls(root: nn.Module) -> None:
     for path, module in root.named_modules(remove_duplicate=False):
         own = [attr for attr in CALL if attr in vars(module)]
         if own:
-            raise InputError(f"{where(path, module)} has its own {own[0]} set on the instance, so it need not compute "
-                             "what its class computes; from_torch reads only a class's own forward.")
+            raise InputError(
+                f"{where(path, module)} has its own {own[0]} set on the instance, so it need not compute "
+                "what its class computes; from_torch reads only a class's own forward."
+            )
 
 
 def check_class(name: str, module: nn.Module, base: type) -> None:
@@ -81,13 +93,17 @@ def check_class(name: str, module: nn.Module, base: type) -> None:
     other weights than the ones read)."""
     for attr in CALL:
         if getattr(type(module), attr, None) is not getattr(base, attr, None):
-            raise InputError(f"{name} is a subclass of nn.{base.__name__} with its own {attr}; from_torch reads only "
-                             f"what nn.{base.__name__}'s own forward computes.")
+            raise InputError(
+                f"{name} is a subclass of nn.{base.__name__} with its own {attr}; from_torch reads only "
+                f"what nn.{base.__name__}'s own forward computes."
+            )
     if parametrize.is_parametrized(module):
         tensor = next(iter(module.parametrizations.keys()))
-        raise InputError(f"{name} has a parametrization of {tensor} (torch.nn.utils.parametrize), which computes its "
-                         "weights on each call; fix them first with parametrize.remove_parametrizations(module, "
-                         f"{tensor!r}, leave_parametrized=True).")
+        raise InputError(
+            f"{name} has a parametrization of {tensor} (torch.nn.utils.parametrize), which computes its "
+            "weights on each call; fix them first with parametrize.remove_parametrizations(module, "
+            f"{tensor!r}, leave_parametrized=True)."
+        )
 
 
 def check_tied(root: nn.Module) -> None:
@@ -101,12 +117,16 @@ def check_tied(root: nn.Module) -> None:
         a, b = first[id(parameter)], name
         owners = [p.rpartition(".")[0] for p in (a, b)]
         modules = [root.get_submodule(p) for p in owners]
-        shared = f"{where(owners[0], modules[0])} is used twice, as {owners[0] or 'the top level'} and {owners[1]}" \
-            if modules[0] is modules[1] else \
-            f"{where(owners[0], modules[0])} and {where(owners[1], modules[1])} share a parameter"
-        raise InputError(f"tied weights: {shared} ({a} is {b}); each block of a network has its own weights, so a "
-                         "tied weight is refused: give each place its own copy (copy.deepcopy) to convert the "
-                         "untied model.")
+        shared = (
+            f"{where(owners[0], modules[0])} is used twice, as {owners[0] or 'the top level'} and {owners[1]}"
+            if modules[0] is modules[1]
+            else f"{where(owners[0], modules[0])} and {where(owners[1], modules[1])} share a parameter"
+        )
+        raise InputError(
+            f"tied weights: {shared} ({a} is {b}); each block of a network has its own weights, so a "
+            "tied weight is refused: give each place its own copy (copy.deepcopy) to convert the "
+            "untied model."
+        )
     _check_shared_memory(root)
 
 
@@ -126,9 +146,11 @@ def _check_shared_memory(root: nn.Module) -> None:
     spans = sorted(((span, name) for name, span in spans if span is not None))
     for (span, name), (other, other_name) in zip(spans, spans[1:]):
         if span[0] == other[0] and other[1] < span[2]:
-            raise InputError(f"tied weights: the parameters {name} and {other_name} share memory (one is a view of "
-                             "the other, or both of one tensor); each block of a network has its own weights: give "
-                             "each its own copy (.clone()) to convert the untied model.")
+            raise InputError(
+                f"tied weights: the parameters {name} and {other_name} share memory (one is a view of "
+                "the other, or both of one tensor); each block of a network has its own weights: give "
+                "each its own copy (.clone()) to convert the untied model."
+            )
 
 
 class _SelfAttention(nn.Module):
@@ -212,13 +234,17 @@ def prove(module: nn.Module, net, point, causal: bool, onehot: bool = False) -> 
             theirs = twin(torch.from_numpy(X))
     except Exception as exc:  # the user's module (and what it holds): anything it raises is a refusal, not a crash
         text = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise InputError(f"checking the conversion failed: copying the module to float64 and running it on random "
-                         f"inputs raised {type(exc).__name__}: {text}") from None
+        raise InputError(
+            f"checking the conversion failed: copying the module to float64 and running it on random "
+            f"inputs raised {type(exc).__name__}: {text}"
+        ) from None
     ours = np.swapaxes(evaluate(net, Float64(), point.floats(), np.swapaxes(X, 1, 2)), 1, 2)
     if not isinstance(theirs, torch.Tensor) or tuple(theirs.shape) != ours.shape:
         got = tuple(theirs.shape) if isinstance(theirs, torch.Tensor) else type(theirs).__name__
-        raise InputError(f"the converted network does not compute what the module computes: on inputs of shape "
-                         f"{X.shape} (batch, tokens, features) the module returns {got}, the network {ours.shape}.")
+        raise InputError(
+            f"the converted network does not compute what the module computes: on inputs of shape "
+            f"{X.shape} (batch, tokens, features) the module returns {got}, the network {ours.shape}."
+        )
     theirs = theirs.numpy()
     same = (theirs == ours) | (np.isnan(theirs) & np.isnan(ours))  # equal infinities and NaNs agree too
     gap = np.where(same, 0.0, np.nan_to_num(np.abs(theirs - ours), nan=np.inf))
@@ -226,7 +252,9 @@ def prove(module: nn.Module, net, point, causal: bool, onehot: bool = False) -> 
     scale = max(1.0, float(finite.max()) if finite.size else 1.0)
     if gap.max() > TOLERANCE * scale:
         n, t, e = np.unravel_index(int(np.argmax(gap)), gap.shape)
-        raise InputError(f"the converted network does not compute what the module computes: on random inputs "
-                         f"(seed {PROOF_SEED}) the largest difference is {gap.max():.3g} (input {n}, token {t}, "
-                         f"output {e}: the module gives {theirs[n, t, e]:.6g}, the network {ours[n, t, e]:.6g}); "
-                         "from_torch converts only what the supported layers' own forwards compute.")
+        raise InputError(
+            f"the converted network does not compute what the module computes: on random inputs "
+            f"(seed {PROOF_SEED}) the largest difference is {gap.max():.3g} (input {n}, token {t}, "
+            f"output {e}: the module gives {theirs[n, t, e]:.6g}, the network {ours[n, t, e]:.6g}); "
+            "from_torch converts only what the supported layers' own forwards compute."
+        )

@@ -26,12 +26,27 @@ from lightning_cas.torch_bridge.encoder import encoder, encoder_layer
 from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict, tensor_array
 
 # the classes that convert, most specific first (a subclass converts as the class it is, if it keeps its forward)
-SUPPORTED = (TorchNetwork, nn.MultiheadAttention, nn.Linear, nn.LayerNorm, nn.RMSNorm, nn.Sequential, nn.ReLU,
-             nn.Tanh, nn.GELU, nn.Dropout, nn.Identity, nn.TransformerEncoderLayer, nn.TransformerEncoder,
-             nn.Embedding)
-_SUPPORTED_TEXT = ("nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU, "
-                   "nn.Tanh, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
-                   "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork")
+SUPPORTED = (
+    TorchNetwork,
+    nn.MultiheadAttention,
+    nn.Linear,
+    nn.LayerNorm,
+    nn.RMSNorm,
+    nn.Sequential,
+    nn.ReLU,
+    nn.Tanh,
+    nn.GELU,
+    nn.Dropout,
+    nn.Identity,
+    nn.TransformerEncoderLayer,
+    nn.TransformerEncoder,
+    nn.Embedding,
+)
+_SUPPORTED_TEXT = (
+    "nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU, "
+    "nn.Tanh, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
+    "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork"
+)
 
 
 @dataclass(frozen=True)
@@ -73,8 +88,10 @@ def _shape(tensor, name: str, expected: tuple | None = None) -> tuple:
 
 def _width(name: str, what: str, value: int) -> int:
     if not 1 <= value <= MAX_WIDTH:
-        raise InputError(f"{name}: {what} = {value} is outside the supported widths 1..{MAX_WIDTH}; a network this "
-                         "wide is refused before its weights are read.")
+        raise InputError(
+            f"{name}: {what} = {value} is outside the supported widths 1..{MAX_WIDTH}; a network this "
+            "wide is refused before its weights are read."
+        )
     return value
 
 
@@ -103,8 +120,10 @@ def _plan(module, path: str, causal: bool) -> list[_Step]:
         return []
     if base in (nn.ReLU, nn.Tanh, nn.GELU):
         if base is nn.GELU and module.approximate != "none":
-            raise InputError(f"{name}: approximate = {module.approximate!r} is not supported; the erf form "
-                             "(approximate = 'none', the default) is.")
+            raise InputError(
+                f"{name}: approximate = {module.approximate!r} is not supported; the erf form "
+                "(approximate = 'none', the default) is."
+            )
         function = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu"}[base]
         return [_Step(name, (Activation(function),), None, None, list)]
     if base in _STACKS:
@@ -128,14 +147,17 @@ def _linear(module, name: str, prefix: str) -> _Step:
 
     def read():
         return _exact(module.weight, f"{prefix}weight") + (_exact(module.bias, f"{prefix}bias") if bias else [])
+
     return _Step(name, (Linear(out, bias=bias),), d, out, read)
 
 
 def _layernorm(module, name: str, prefix: str) -> _Step:
     shape = tuple(module.normalized_shape)
     if len(shape) != 1:
-        raise InputError(f"{name}: normalized_shape = {shape} normalizes over several axes; a LayerNorm block "
-                         "normalizes each token's features (normalized_shape = (d,)).")
+        raise InputError(
+            f"{name}: normalized_shape = {shape} normalizes over several axes; a LayerNorm block "
+            "normalizes each token's features (normalized_shape = (d,))."
+        )
     d = _width(name, "normalized_shape", shape[0])
     affine, bias = module.weight is not None, getattr(module, "bias", None) is not None
     for present, letter in ((affine, "weight"), (bias, "bias")):
@@ -143,8 +165,10 @@ def _layernorm(module, name: str, prefix: str) -> _Step:
             _shape(getattr(module, letter), f"{prefix}{letter}", (d,))
 
     def read():
-        return (_exact(module.weight, f"{prefix}weight") if affine else []) + \
-            (_exact(module.bias, f"{prefix}bias") if bias else [])
+        return (_exact(module.weight, f"{prefix}weight") if affine else []) + (
+            _exact(module.bias, f"{prefix}bias") if bias else []
+        )
+
     return _Step(name, (LayerNorm(affine=affine, bias=bias, eps=float(module.eps)),), d, d, read)
 
 
@@ -153,31 +177,37 @@ def _rmsnorm(module, name: str, prefix: str) -> _Step:
     read (and proved) in float64, so it becomes float64's 2^-52."""
     shape = tuple(module.normalized_shape)
     if len(shape) != 1:
-        raise InputError(f"{name}: normalized_shape = {shape} normalizes over several axes; an RMSNorm block "
-                         "normalizes each token's features (normalized_shape = (d,)).")
+        raise InputError(
+            f"{name}: normalized_shape = {shape} normalizes over several axes; an RMSNorm block "
+            "normalizes each token's features (normalized_shape = (d,))."
+        )
     d = _width(name, "normalized_shape", shape[0])
     affine = module.weight is not None
     if affine:
         _shape(module.weight, f"{prefix}weight", (d,))
-    eps = float(module.eps) if module.eps is not None else 2.0 ** -52
+    eps = float(module.eps) if module.eps is not None else 2.0**-52
 
     def read():
         return _exact(module.weight, f"{prefix}weight") if affine else []
+
     return _Step(name, (RMSNorm(affine=affine, eps=eps),), d, d, read)
 
 
 def _attention(module, name: str, prefix: str, causal: bool) -> _Step:
     E, H = module.embed_dim, module.num_heads
     if module.kdim != E or module.vdim != E:
-        raise InputError(f"{name}: kdim = {module.kdim}, vdim = {module.vdim} differ from embed_dim = {E}; only "
-                         "self-attention (kdim = vdim = embed_dim) is a block.")
+        raise InputError(
+            f"{name}: kdim = {module.kdim}, vdim = {module.vdim} differ from embed_dim = {E}; only "
+            "self-attention (kdim = vdim = embed_dim) is a block."
+        )
     if module.bias_k is not None or module.bias_v is not None:
         raise InputError(f"{name}: add_bias_kv is not supported (it appends a learned key and value token).")
     if module.add_zero_attn:
         raise InputError(f"{name}: add_zero_attn is not supported (it appends a zero token).")
     if module.dropout and module.training:
-        raise InputError(f"{name}: dropout = {module.dropout} in training mode makes the map random; call "
-                         "module.eval() first.")
+        raise InputError(
+            f"{name}: dropout = {module.dropout} in training mode makes the map random; call module.eval() first."
+        )
     _width(name, "embed_dim", E)
     if not 1 <= H <= MAX_HEADS or E % H:
         raise InputError(f"{name}: num_heads = {H} must divide embed_dim = {E} and be at most {MAX_HEADS}.")
@@ -199,12 +229,12 @@ def _attention(module, name: str, prefix: str, causal: bool) -> _Step:
     def read() -> list[Fraction]:
         if packed:
             whole = _exact(module.in_proj_weight, f"{prefix}in_proj_weight")
-            projections = [whole[:E * E], whole[E * E:2 * E * E], whole[2 * E * E:]]
+            projections = [whole[: E * E], whole[E * E : 2 * E * E], whole[2 * E * E :]]
         else:
             projections = [_exact(getattr(module, f"{x}_proj_weight"), f"{prefix}{x}_proj_weight") for x in "qkv"]
         if bias:
             b = _exact(module.in_proj_bias, f"{prefix}in_proj_bias")
-            biases = [b[:E], b[E:2 * E], b[2 * E:]]
+            biases = [b[:E], b[E : 2 * E], b[2 * E :]]
         out_w = _exact(module.out_proj.weight, f"{prefix}out_proj.weight")  # (E, E) row-major
         scale = _head_scale(d)
         values: list[Fraction] = []
@@ -214,8 +244,8 @@ def _attention(module, name: str, prefix: str, causal: bool) -> _Step:
             values += projections[1][rows] + projections[2][rows]  # K_h, W_h (value)
             values += [out_w[r * E + h * d + c] for r in range(E) for c in range(d)]  # O_h: columns of out_proj
             if bias:
-                values += [v * scale for v in biases[0][h * d:(h + 1) * d]]
-                values += biases[1][h * d:(h + 1) * d] + biases[2][h * d:(h + 1) * d]
+                values += [v * scale for v in biases[0][h * d : (h + 1) * d]]
+                values += biases[1][h * d : (h + 1) * d] + biases[2][h * d : (h + 1) * d]
         if bias:
             values += _exact(module.out_proj.bias, f"{prefix}out_proj.bias")
         return values
@@ -228,17 +258,19 @@ def _embedding(module, name: str, prefix: str) -> _Step:
     """An embedding looks up row i of its weight for token id i: on the one-hot vector of i that is the
     linear map W^T (no bias). The padding row is looked up like any other (PyTorch only freezes it)."""
     if module.max_norm is not None:
-        raise InputError(f"{name}: max_norm = {module.max_norm} rescales the rows it looks up, in place, on each "
-                         "call; only an embedding without max_norm is a fixed linear map.")
+        raise InputError(
+            f"{name}: max_norm = {module.max_norm} rescales the rows it looks up, in place, on each "
+            "call; only an embedding without max_norm is a fixed linear map."
+        )
     shape = _shape(module.weight, f"{prefix}weight")
     if len(shape) != 2:
-        raise InputError(f"{prefix}weight has shape {shape}; an Embedding's weight is (num_embeddings, "
-                         "embedding_dim).")
+        raise InputError(f"{prefix}weight has shape {shape}; an Embedding's weight is (num_embeddings, embedding_dim).")
     vocabulary, d = _width(name, "num_embeddings", shape[0]), _width(name, "embedding_dim", shape[1])
 
     def read():
         rows = _exact(module.weight, f"{prefix}weight")  # (vocabulary, d) row-major; the block's P is its transpose
         return [rows[i * d + r] for r in range(d) for i in range(vocabulary)]
+
     return _Step(name, (Linear(d),), vocabulary, d, read, onehot=True)
 
 
@@ -255,6 +287,7 @@ def _torch_network(module: TorchNetwork, name: str) -> _Step:
 
     def read():  # its parameters, not its state_dict (a state_dict hook could change what that holds)
         return list(point_from_state_dict(net, dict(module.named_parameters())).values)
+
     return _Step(name, tuple(net.blocks), net.input, net.output, read)
 
 
@@ -263,27 +296,33 @@ def _network(steps: list[_Step], tokens: int, top: str) -> Network:
     width = first = giver = None
     for step in steps[1:]:
         if step.onehot:
-            raise InputError(f"{step.name} takes token ids, so it converts only as the first layer (the network's "
-                             "inputs are then its one-hot vectors).")
+            raise InputError(
+                f"{step.name} takes token ids, so it converts only as the first layer (the network's "
+                "inputs are then its one-hot vectors)."
+            )
     for step in steps:
         if step.takes is not None and width is not None and step.takes != width:
-            raise InputError(f"{step.name} takes {step.takes} features but {giver} before it gives {width}; each "
-                             "layer must take the features the one before it gives.")
+            raise InputError(
+                f"{step.name} takes {step.takes} features but {giver} before it gives {width}; each "
+                "layer must take the features the one before it gives."
+            )
         if step.takes is not None and first is None:
             first = width = step.takes
         if step.gives is not None:
             width, giver = step.gives, step.name
     owners = [step.name for step in steps for _ in step.blocks]
     if first is None:
-        raise InputError(f"{top} has no layer that fixes a width (nn.Linear, nn.LayerNorm, nn.RMSNorm, "
-                         "nn.MultiheadAttention, nn.Embedding); there is nothing to convert.")
+        raise InputError(
+            f"{top} has no layer that fixes a width (nn.Linear, nn.LayerNorm, nn.RMSNorm, "
+            "nn.MultiheadAttention, nn.Embedding); there is nothing to convert."
+        )
     if len(owners) > MAX_BLOCKS:
         raise InputError(f"{top} converts to {len(owners)} blocks, above the supported maximum of {MAX_BLOCKS}.")
     try:
         return Network(first, tokens, tuple(b for step in steps for b in step.blocks))
     except InputError as exc:
         found = re.match(r"network: block (\d+) \(\w+\): ", str(exc))  # name the module, not the block
-        raise InputError(f"{owners[int(found.group(1))]}: {str(exc)[found.end():]}" if found else str(exc)) from None
+        raise InputError(f"{owners[int(found.group(1))]}: {str(exc)[found.end() :]}" if found else str(exc)) from None
 
 
 def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool = False):

@@ -30,8 +30,10 @@ _PARTS = ("_sa_block", "_ff_block")
 def _only(steps: list, kind: type, name: str, what: str):
     """The one step of one block of ``kind`` a child converts to."""
     if len(steps) != 1 or len(steps[0].blocks) != 1 or not isinstance(steps[0].blocks[0], kind):
-        raise InputError(f"{name}: its {what} converts to {len(steps)} steps, not to one {kind.__name__} block; "
-                         f"a TransformerEncoderLayer converts with its own {what}.")
+        raise InputError(
+            f"{name}: its {what} converts to {len(steps)} steps, not to one {kind.__name__} block; "
+            f"a TransformerEncoderLayer converts with its own {what}."
+        )
     return steps[0]
 
 
@@ -44,8 +46,10 @@ def _activation(module, name: str, prefix: str, plan: Callable) -> str:
     found = next((function for f, function in _FUNCTIONS if act is f), None)
     if found is None:
         label = getattr(act, "__qualname__", None) or repr(act)[:80]
-        raise InputError(f"{name}: activation = {label} is not supported; 'relu', 'gelu' (F.relu, F.gelu, nn.ReLU(), "
-                         "nn.GELU() in its erf form) and nn.Tanh() are mlp activations.")
+        raise InputError(
+            f"{name}: activation = {label} is not supported; 'relu', 'gelu' (F.relu, F.gelu, nn.ReLU(), "
+            "nn.GELU() in its erf form) and nn.Tanh() are mlp activations."
+        )
     return found
 
 
@@ -53,21 +57,28 @@ def encoder_layer(module: nn.TransformerEncoderLayer, path: str, plan: Callable)
     """A post-LN layer's four steps: attention (residual), norm1, mlp (residual), norm2."""
     name, prefix = where(path, module), f"{path}." if path else ""
     if module.norm_first:
-        raise InputError(f"{name}: norm_first = True (pre-LN) computes x + SA(LN1(x)), a residual around a norm and "
-                         "a block; a residual wraps one block in this network model, so only post-LN "
-                         "(norm_first = False) converts.")
+        raise InputError(
+            f"{name}: norm_first = True (pre-LN) computes x + SA(LN1(x)), a residual around a norm and "
+            "a block; a residual wraps one block in this network model, so only post-LN "
+            "(norm_first = False) converts."
+        )
     for part in _PARTS:
         if getattr(type(module), part, None) is not getattr(nn.TransformerEncoderLayer, part):
-            raise InputError(f"{name} is a subclass of nn.TransformerEncoderLayer with its own {part}; from_torch "
-                             "reads only what nn.TransformerEncoderLayer's own forward computes.")
+            raise InputError(
+                f"{name} is a subclass of nn.TransformerEncoderLayer with its own {part}; from_torch "
+                "reads only what nn.TransformerEncoderLayer's own forward computes."
+            )
     for key in ("dropout", "dropout1", "dropout2"):  # refused in training mode, skipped in eval mode
         if plan(getattr(module, key), f"{prefix}{key}"):
             raise InputError(f"{name}: its {key} is not a Dropout.")
     if not isinstance(module.self_attn, nn.MultiheadAttention):
         raise InputError(f"{name}: self_attn is a {type(module.self_attn).__name__}, not an nn.MultiheadAttention.")
     attention = _only(plan(module.self_attn, f"{prefix}self_attn"), Attention, name, "self_attn")
-    attention = replace(attention, blocks=tuple(replace(b, residual=True) for b in attention.blocks),
-                        lightning=tuple(replace(b, residual=True) for b in attention.lightning))
+    attention = replace(
+        attention,
+        blocks=tuple(replace(b, residual=True) for b in attention.blocks),
+        lightning=tuple(replace(b, residual=True) for b in attention.lightning),
+    )
     norm1, norm2 = (plan(getattr(module, key), f"{prefix}{key}") for key in ("norm1", "norm2"))
     return [attention, *norm1, _feedforward(module, name, prefix, plan), *norm2]
 
@@ -76,19 +87,23 @@ def _feedforward(module, name: str, prefix: str, plan: Callable):
     """linear2(act(linear1 x)) + x as one mlp block with a residual; its weights in the block's order (U, D,
     then b_u, b_d)."""
     function = _activation(module, name, prefix, plan)
-    first, second = (_only(plan(getattr(module, key), f"{prefix}{key}"), Linear, name, key)
-                     for key in ("linear1", "linear2"))
+    first, second = (
+        _only(plan(getattr(module, key), f"{prefix}{key}"), Linear, name, key) for key in ("linear1", "linear2")
+    )
     hidden, bias = first.gives, first.blocks[0].bias
     if second.blocks[0].bias != bias:
         raise InputError(f"{name}: linear1 and linear2 disagree on biases; an mlp block has both or neither.")
     if second.takes != hidden or second.gives != first.takes:
-        raise InputError(f"{name}: linear2 maps {second.takes} to {second.gives} features but linear1 maps "
-                         f"{first.takes} to {hidden}; the feedforward must map d_model back to d_model.")
+        raise InputError(
+            f"{name}: linear2 maps {second.takes} to {second.gives} features but linear1 maps "
+            f"{first.takes} to {hidden}; the feedforward must map d_model back to d_model."
+        )
     d = first.takes
 
     def read():
         up, down = first.read(), second.read()
-        return up[:hidden * d] + down[:d * hidden] + up[hidden * d:] + down[d * hidden:]
+        return up[: hidden * d] + down[: d * hidden] + up[hidden * d :] + down[d * hidden :]
+
     block = MLP(hidden, activation=function, out=d, residual=True, bias=bias)
     return replace(first, name=f"{name} feedforward", blocks=(block,), gives=d, read=read, lightning=None)
 
@@ -104,8 +119,9 @@ def encoder(module: nn.TransformerEncoder, path: str, plan: Callable) -> list:
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise InputError(f"{name}: layers.{i} is a {type(layer).__name__}, not an nn.TransformerEncoderLayer.")
     if len({layer.self_attn.batch_first for layer in layers}) > 1:
-        raise InputError(f"{name}: its layers disagree on batch_first, so they read the same tensor with "
-                         "different token axes; give every layer the same batch_first.")
+        raise InputError(
+            f"{name}: its layers disagree on batch_first, so they read the same tensor with "
+            "different token axes; give every layer the same batch_first."
+        )
     steps = [step for i, layer in enumerate(layers) for step in plan(layer, f"{prefix}layers.{i}")]
     return steps + (plan(module.norm, f"{prefix}norm") if module.norm is not None else [])
-

@@ -18,8 +18,7 @@ class TorchNetwork(nn.Module):
     """A network of blocks as an nn.Module (module docstring); float64 by default, so the weights a test
     trains are the exact binary rationals the rank is computed at."""
 
-    def __init__(self, network: Network, dtype: torch.dtype = torch.float64, seed: int = 0,
-                 calibrate: bool = True):
+    def __init__(self, network: Network, dtype: torch.dtype = torch.float64, seed: int = 0, calibrate: bool = True):
         super().__init__()
         self.network = network
         generator = torch.Generator().manual_seed(seed)
@@ -34,8 +33,9 @@ class TorchNetwork(nn.Module):
                     module.register_parameter(letter, nn.Parameter(init))
                 elif int(index) == i:
                     scale = 1.0 / math.sqrt(shape[-1])  # fan-in: keeps attention logits O(1)
-                    module.register_parameter(letter, nn.Parameter(torch.randn(shape, generator=generator,
-                                                                               dtype=dtype) * scale))
+                    module.register_parameter(
+                        letter, nn.Parameter(torch.randn(shape, generator=generator, dtype=dtype) * scale)
+                    )
             self.blocks.append(module)
         if calibrate:
             self._calibrate(generator, dtype)
@@ -119,7 +119,7 @@ def _attention(b: Attention, p: dict, Y: torch.Tensor) -> torch.Tensor:
 
 def _mlp(b: MLP, p: dict, Y: torch.Tensor) -> torch.Tensor:
     H = p["u"] @ Y + (p["bu"][:, None] if b.bias else 0)
-    out = p["d"] @ (H ** b.degree if b.polynomial else _FUNCTIONS[b.activation](H))
+    out = p["d"] @ (H**b.degree if b.polynomial else _FUNCTIONS[b.activation](H))
     return out + (p["bd"][:, None] if b.bias else 0)
 
 
@@ -135,10 +135,15 @@ def _rmsnorm(b: RMSNorm, p: dict, Y: torch.Tensor) -> torch.Tensor:
 
 
 # each kind's forward in torch: one row per block kind
-_BRANCHES = {Attention: _attention, MLP: _mlp, LayerNorm: _layernorm, RMSNorm: _rmsnorm,
-             Activation: lambda b, p, Y: _FUNCTIONS[b.function](Y),
-             Linear: lambda b, p, Y: p["p"] @ Y + (p["bp"][:, None] if b.bias else 0),
-             Power: lambda b, p, Y: Y ** b.degree}
+_BRANCHES = {
+    Attention: _attention,
+    MLP: _mlp,
+    LayerNorm: _layernorm,
+    RMSNorm: _rmsnorm,
+    Activation: lambda b, p, Y: _FUNCTIONS[b.function](Y),
+    Linear: lambda b, p, Y: p["p"] @ Y + (p["bp"][:, None] if b.bias else 0),
+    Power: lambda b, p, Y: Y**b.degree,
+}
 
 
 def point_from_state_dict(network: Network, state: dict) -> WeightPoint:
@@ -147,8 +152,9 @@ def point_from_state_dict(network: Network, state: dict) -> WeightPoint:
     refused in one line naming the key."""
     if not isinstance(state, dict):
         raise InputError(f"a state_dict must be a mapping of names to tensors, got {type(state).__name__}.")
-    arrays = {name: tensor_array(tensor, f"the state_dict entry {name!r}", integers=True)
-              for name, tensor in state.items()}
+    arrays = {
+        name: tensor_array(tensor, f"the state_dict entry {name!r}", integers=True) for name, tensor in state.items()
+    }
     return point_from_arrays(network, arrays, "the state_dict")
 
 
@@ -160,7 +166,7 @@ def state_dict_from_point(point: WeightPoint, dtype: torch.dtype = torch.float64
     for name, shape in state_names(net).items():
         _, i, letter = name.split(".")
         mats = [m for m in net.weight_matrices if m.block == int(i) and m.letter == letter]
-        data = np.concatenate([values[m.offset:m.stop] for m in mats]).reshape(shape)
+        data = np.concatenate([values[m.offset : m.stop] for m in mats]).reshape(shape)
         out[name] = torch.tensor(data, dtype=dtype)
     return out
 
@@ -183,8 +189,10 @@ def tensor_array(tensor, name: str, integers: bool = False) -> np.ndarray:
     if tensor.layout != torch.strided:
         raise InputError(f"{name} is a sparse tensor ({tensor.layout}); convert it with .to_dense() first.")
     if tensor.dtype not in READ_DTYPES and not (integers and tensor.dtype in _INTEGERS):
-        raise InputError(f"{name} holds {tensor.dtype}; lightning_cas reads float64, float32, float16 and bfloat16 "
-                         "weights (convert with .to(torch.float32)).")
+        raise InputError(
+            f"{name} holds {tensor.dtype}; lightning_cas reads float64, float32, float16 and bfloat16 "
+            "weights (convert with .to(torch.float32))."
+        )
     value = tensor.detach().cpu()
     if value.dtype == torch.bfloat16:  # numpy has no bfloat16; float32 holds it exactly, with the same range
         value = value.to(torch.float32)

@@ -21,9 +21,9 @@ from lightning_cas.batch.spec import parse_spec
 from lightning_cas.batch.store import verify_record
 from lightning_cas.cli import main
 from lightning_cas.core.blocks import MAX_BLOCKS, MAX_NETWORK_DEGREE
-from lightning_cas.results.documents import MAX_KEY_PARTS, parse_toml
 from lightning_cas.core.network import Attention, Network
 from lightning_cas.errors import InputError
+from lightning_cas.results.documents import MAX_KEY_PARTS, parse_toml
 from lightning_cas.system.arrays import npz_arrays
 from lightning_cas.system.points import MAX_INPUT_ENTRIES, as_point, load_inputs, load_weights
 
@@ -50,9 +50,10 @@ def timed(fn):
 
 # ---- degree sets by arithmetic ------------------------------------------------------------------
 
+
 def test_twelve_residual_blocks_are_refused_at_once_by_their_degree():
     """The degrees triple per residual attention block: 3^12 > the cap, known without any degree set."""
-    with pytest.raises(InputError, match=f"degree {3 ** 9} in the tokens after block 9.*{MAX_NETWORK_DEGREE}"):
+    with pytest.raises(InputError, match=f"degree {3**9} in the tokens after block 9.*{MAX_NETWORK_DEGREE}"):
         timed(lambda: Network.from_dict(RESIDUAL_12))
     _, took = timed(lambda: pytest.raises(InputError, Network.from_dict, RESIDUAL_12))
     assert took < 1.0
@@ -63,7 +64,7 @@ def test_eight_residual_blocks_have_every_degree_up_to_the_cap():
     degrees are odd; the residual keeps every lower one): 3281 of them, computed in well under a second."""
     net, took = timed(lambda: Network(2, 2, tuple(Attention(1, residual=True) for _ in range(8))))
     degrees, took2 = timed(lambda: net.token_degrees)
-    assert net.degree == MAX_NETWORK_DEGREE and degrees == frozenset(range(1, 3 ** 8 + 1, 2))
+    assert net.degree == MAX_NETWORK_DEGREE and degrees == frozenset(range(1, 3**8 + 1, 2))
     assert took + took2 < 2.0
 
 
@@ -97,13 +98,13 @@ def test_the_deep_network_is_refused_through_every_door(tmp_path, where):
 def test_the_transformer_shorthand_checks_its_cap_before_building():
     with pytest.raises(InputError, match=f"above the supported maximum of {MAX_BLOCKS}"):
         start = time.monotonic()
-        Network.transformer(4, 1, 2, 10 ** 12, d_mlp=4)
+        Network.transformer(4, 1, 2, 10**12, d_mlp=4)
     assert time.monotonic() - start < 1.0
-    one_line_refusal(invoke("predict", "--d-model", 4, "--n-heads", 1, "--d-head", 2, "--n-layers", 10 ** 12),
-                     "blocks")
+    one_line_refusal(invoke("predict", "--d-model", 4, "--n-heads", 1, "--d-head", 2, "--n-layers", 10**12), "blocks")
 
 
 # ---- documents: size, depth and key length before parsing --------------------------------------
+
 
 def test_a_toml_key_of_many_dotted_parts_is_refused_before_parsing():
     """tomllib's work on one dotted key grows with the square of its parts: 400 KB took minutes."""
@@ -121,13 +122,14 @@ def test_values_with_dots_and_quoted_dotted_keys_are_not_counted():
 
 # ---- arrays: from the zip directory and the headers before decompressing -----------------------
 
-def _bomb(name: str = "weights", entries: int = 2 ** 24) -> bytes:
+
+def _bomb(name: str = "weights", entries: int = 2**24) -> bytes:
     """An .npz whose one member is 128 MiB of zeros compressed to about 128 KB."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
         with archive.open(f"{name}.npy", "w", force_zip64=True) as fp:
             np.lib.format.write_array_header_1_0(fp, {"descr": "<f8", "fortran_order": False, "shape": (entries,)})
-            chunk = bytes(2 ** 24)
+            chunk = bytes(2**24)
             for _ in range(entries * 8 // len(chunk)):
                 fp.write(chunk)
     return buf.getvalue()
@@ -139,16 +141,16 @@ def bomb():
 
 
 def test_an_npz_bomb_is_refused_from_its_directory(tmp_path, bomb):
-    assert len(bomb) < 4 * 2 ** 20
+    assert len(bomb) < 4 * 2**20
     path = tmp_path / "bomb.npz"
     path.write_bytes(bomb)
     net = Network(2, 2, (Attention(1),))
     _, took = timed(lambda: pytest.raises(InputError, load_weights, net, path))
     assert took < FAST_S
-    with pytest.raises(InputError, match=f"{2 ** 24} entries, the network 8"):
+    with pytest.raises(InputError, match=f"{2**24} entries, the network 8"):
         load_weights(net, path)
     with pytest.raises(InputError, match="bytes uncompressed, above the supported maximum"):
-        npz_arrays(bomb, "bomb.npz", max_bytes=2 ** 26)
+        npz_arrays(bomb, "bomb.npz", max_bytes=2**26)
 
 
 def test_npz_names_are_checked_before_any_member_is_read(bomb):
@@ -163,6 +165,7 @@ def test_a_flat_array_of_the_wrong_length_is_refused_before_conversion():
     _, took = timed(lambda: pytest.raises(InputError, as_point, net, big))
     assert took < 1.0
     from lightning_cas.system.points import point_from_arrays
+
     _, took = timed(lambda: pytest.raises(InputError, point_from_arrays, net, {"weights": big}))
     assert took < 1.0
 
@@ -177,10 +180,12 @@ def test_too_many_inputs_are_refused_before_conversion(tmp_path):
 
 # ---- memory of predict; the whole-command time limit ------------------------------------------
 
+
 def test_predict_refuses_an_orbit_rank_that_does_not_fit():
     """131072 weights: the orbit rank's echelon form alone is about 100 GiB (26 GiB were asked before)."""
-    res, took = timed(lambda: invoke("predict", "--d-model", 64, "--n-heads", 4, "--d-head", 16, "--n-layers", 4,
-                                     "--d-mlp", 128))
+    res, took = timed(
+        lambda: invoke("predict", "--d-model", 64, "--n-heads", 4, "--d-head", 16, "--n-layers", 4, "--d-mlp", 128)
+    )
     one_line_refusal(res, "GiB")
     assert took < FAST_S
 
@@ -201,7 +206,8 @@ def test_the_timeout_covers_reading_the_inputs(tmp_path):
     rows[-1][-1][-1] = "not a number"
     path = tmp_path / "inputs.json"
     path.write_text(json.dumps(rows))
-    res, took = timed(lambda: invoke("dim", "--widths", "2,2", "--attention", 1, "--inputs", path,
-                                     "--timeout", 0.05))  # far below the conversion, on a quiet machine too
+    res, took = timed(
+        lambda: invoke("dim", "--widths", "2,2", "--attention", 1, "--inputs", path, "--timeout", 0.05)
+    )  # far below the conversion, on a quiet machine too
     one_line_refusal(res, "time limit", code=1)  # a time limit is exit 1, as for every verb
     assert took < FAST_S

@@ -5,8 +5,8 @@ Each test here is a finding of the review: it failed on the former main and pass
 
 from __future__ import annotations
 
-import inspect
 import enum
+import inspect
 import json
 import math
 import os
@@ -24,24 +24,37 @@ from hypothesis import strategies as st
 
 import lightning_cas
 from lightning_cas import Architecture
-from lightning_cas.cli import main
-from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.api import load_result, result_class
+from lightning_cas.cli import main
 from lightning_cas.core.network import MLP, Attention, Linear, Network
-from lightning_cas.results.contract import CERTAINTIES, JsonResult, Provenance, Record
 from lightning_cas.core.splits import Cause, Explained
+from lightning_cas.errors import InputError, LightningError, TimeLimitError
+from lightning_cas.results.contract import CERTAINTIES, JsonResult, Provenance, Record
 from lightning_cas.results.dimension import RankCertificate
 from tests.support import examples
 
 A211 = Architecture((2, 1), (1,), 2)
 ONE_LAYER = ["--widths", "2,1", "--attention", "1", "--tokens", "2"]
 COMMANDS = {  # every command that takes options, with valid arguments
-    "dim": ["dim", *ONE_LAYER], "verify": ["verify", *ONE_LAYER], "fiber": ["fiber", *ONE_LAYER],
-    "implicit": ["implicit", *ONE_LAYER], "singular": ["singular", *ONE_LAYER],
-    "boundary": ["boundary", *ONE_LAYER], "claims": ["claims", *ONE_LAYER],
+    "dim": ["dim", *ONE_LAYER],
+    "verify": ["verify", *ONE_LAYER],
+    "fiber": ["fiber", *ONE_LAYER],
+    "implicit": ["implicit", *ONE_LAYER],
+    "singular": ["singular", *ONE_LAYER],
+    "boundary": ["boundary", *ONE_LAYER],
+    "claims": ["claims", *ONE_LAYER],
 }
-PROVENANCE_KEYS = {"kind", "method", "certainty", "seed", "elapsed_s", "m2_version", "lightning_cas_version",
-                   "method_detail", "certainty_detail"}
+PROVENANCE_KEYS = {
+    "kind",
+    "method",
+    "certainty",
+    "seed",
+    "elapsed_s",
+    "m2_version",
+    "lightning_cas_version",
+    "method_detail",
+    "certainty_detail",
+}
 
 
 def run_cli(args, **kwargs):
@@ -72,8 +85,7 @@ def test_sweep_refuses_a_bad_timeout(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text('name = "s"\n[grid]\nwidths = [[2, 2]]\nattention = [[1]]\ntokens = [2]\n')
     for value in ("nan", "inf"):
-        one_line_refusal(run_cli(["sweep", str(spec), "--out", str(tmp_path / "o"), "--timeout", value]), 2,
-                         "timeout")
+        one_line_refusal(run_cli(["sweep", str(spec), "--out", str(tmp_path / "o"), "--timeout", value]), 2, "timeout")
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -85,9 +97,9 @@ def test_every_command_refuses_a_bad_seed_before_macaulay2_runs(command, seed):
 
 def test_claims_seed_near_the_top_of_the_range_runs(m2):
     """claims adds offsets to the seed; they wrap inside the range instead of being refused after M2 ran."""
-    res = run_cli(["claims", *ONE_LAYER, "--seed", str(2 ** 32 - 1), "--pointwise-only", "--m2", m2, "--json"])
+    res = run_cli(["claims", *ONE_LAYER, "--seed", str(2**32 - 1), "--pointwise-only", "--m2", m2, "--json"])
     assert res.exit_code in (0, 3), res.stderr
-    assert json.loads(res.stdout)["seed"] == 2 ** 32 - 1
+    assert json.loads(res.stdout)["seed"] == 2**32 - 1
 
 
 def test_prime_whose_bound_is_not_small_is_refused_in_one_line():
@@ -98,25 +110,30 @@ def test_prime_whose_bound_is_not_small_is_refused_in_one_line():
 
 def test_a_prime_with_a_small_bound_gives_the_true_dimension():
     from lightning_cas import dimension
-
     from lightning_cas.core.primes import previous_prime
 
-    r = dimension(A211, prime=previous_prime(2 ** 23))
+    r = dimension(A211, prime=previous_prime(2**23))
     assert r.dimension == 4 and r.failure_bound < 1e-3
     # accepted up front means the bound the run states is small too (once, this prime was refused afterwards)
     r = dimension(A211, prime=65521)
     assert r.dimension == 4 and r.failure_bound < 1e-3
 
 
-@pytest.mark.parametrize("seed", [-1, True, np.bool_(True), Fraction(1), 1.0, "3", 2 ** 32, None])
+@pytest.mark.parametrize("seed", [-1, True, np.bool_(True), Fraction(1), 1.0, "3", 2**32, None])
 def test_python_verbs_refuse_bad_seeds_with_lightning_errors(seed):
     from lightning_cas import boundary, check_claims, dimension, fiber, implicit, is_singular, singular_locus, verify
 
     point = ((((1, 2),), ((3, 4),), ((5, 6),)),)
-    calls = [lambda: dimension(A211, seed=seed), lambda: verify(A211, seed=seed),
-             lambda: fiber(A211, seed=seed), lambda: implicit(A211, seed=seed),
-             lambda: singular_locus(A211, seed=seed), lambda: is_singular(A211, point, seed=seed),
-             lambda: boundary(A211, seed=seed), lambda: check_claims(A211, seed=seed)]
+    calls = [
+        lambda: dimension(A211, seed=seed),
+        lambda: verify(A211, seed=seed),
+        lambda: fiber(A211, seed=seed),
+        lambda: implicit(A211, seed=seed),
+        lambda: singular_locus(A211, seed=seed),
+        lambda: is_singular(A211, point, seed=seed),
+        lambda: boundary(A211, seed=seed),
+        lambda: check_claims(A211, seed=seed),
+    ]
     for call in calls:
         with pytest.raises(InputError, match="seed"):
             call()
@@ -140,14 +157,24 @@ def test_python_verbs_refuse_bad_timeouts(timeout):
 def test_public_verbs_raise_only_lightning_errors_for_bad_values():
     from lightning_cas import check_claims, dimension, fiber, is_singular, predict
 
-    bad = [lambda: predict(None), lambda: predict("2,1"), lambda: dimension(None),
-           lambda: fiber(A211, point="abc"), lambda: fiber(A211, point=((("a", "b"), ("c", "d"), ("e", "f")),)),
-           lambda: fiber(A211, point=(((("x", 1),), ((1, 1),), ((1, 1),)),)),
-           lambda: is_singular(A211, 3.5), lambda: check_claims(A211, seed=-1),
-           lambda: dimension(A211, method=3), lambda: dimension(A211, m2=5), lambda: dimension(A211, session="M2"),
-           lambda: dimension(A211, prime=4), lambda: dimension(A211, prime=2.0),
-           lambda: dimension(A211, method="implicit", prime=30013),
-           lambda: lightning_cas.sweep(5, out="x"), lambda: lightning_cas.sweep("x.toml", out="o", jobs=0)]
+    bad = [
+        lambda: predict(None),
+        lambda: predict("2,1"),
+        lambda: dimension(None),
+        lambda: fiber(A211, point="abc"),
+        lambda: fiber(A211, point=((("a", "b"), ("c", "d"), ("e", "f")),)),
+        lambda: fiber(A211, point=(((("x", 1),), ((1, 1),), ((1, 1),)),)),
+        lambda: is_singular(A211, 3.5),
+        lambda: check_claims(A211, seed=-1),
+        lambda: dimension(A211, method=3),
+        lambda: dimension(A211, m2=5),
+        lambda: dimension(A211, session="M2"),
+        lambda: dimension(A211, prime=4),
+        lambda: dimension(A211, prime=2.0),
+        lambda: dimension(A211, method="implicit", prime=30013),
+        lambda: lightning_cas.sweep(5, out="x"),
+        lambda: lightning_cas.sweep("x.toml", out="o", jobs=0),
+    ]
     for call in bad:
         with pytest.raises(LightningError):
             call()
@@ -168,16 +195,20 @@ def test_a_fake_m2_printing_non_utf8_is_an_m2_error_not_a_crash(tmp_path):
 def _cli(args, timeout):
     """The real command in a fresh process (the alarm needs its own main thread); (rc, stderr, seconds)."""
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "lightning_cas", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *args], capture_output=True, text=True, timeout=timeout
+    )
     return proc.returncode, proc.stderr, time.monotonic() - start
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [
-    ["dim", "--widths", "40,40,40", "--attention", "10,10", "--tokens", "3"],  # modp: well over 2 s without a limit
-    ["dim", "--widths", "24,24,24", "--attention", "6,6", "--tokens", "3", "--normalization", "softmax"],  # ~13 s
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dim", "--widths", "40,40,40", "--attention", "10,10", "--tokens", "3"],  # modp: well over 2 s without a limit
+        ["dim", "--widths", "24,24,24", "--attention", "6,6", "--tokens", "3", "--normalization", "softmax"],  # ~13 s
+    ],
+)
 def test_timeout_stops_python_side_work(args):
     _, _, startup = _cli(["predict", *ONE_LAYER], 60)  # the interpreter and imports, on this (shared) machine
     rc, err, seconds = _cli(args + ["--timeout", "2"], 60)
@@ -214,8 +245,9 @@ def test_a_sweep_job_records_a_python_timeout(tmp_path):
     from lightning_cas import sweep
 
     spec = tmp_path / "big.toml"
-    spec.write_text('name = "big"\ntimeout = 2\n[grid]\nwidths = [[40, 40, 40]]\nattention = [[10, 10]]\n'
-                    'tokens = [3]\n')
+    spec.write_text(
+        'name = "big"\ntimeout = 2\n[grid]\nwidths = [[40, 40, 40]]\nattention = [[10, 10]]\ntokens = [3]\n'
+    )
     summary = sweep(str(spec), out=tmp_path / "out")
     assert summary.timeout == 1 and summary.ok == 0
     rec = json.loads(next((tmp_path / "out").glob("**/w40*.json")).read_text())
@@ -224,8 +256,18 @@ def test_a_sweep_job_records_a_python_timeout(tmp_path):
 
 # ---------------------------------------------------------------- one API
 
-VERBS = ["dimension", "predict", "verify", "fiber", "implicit", "singular_locus", "is_singular", "boundary",
-         "check_claims", "sweep"]
+VERBS = [
+    "dimension",
+    "predict",
+    "verify",
+    "fiber",
+    "implicit",
+    "singular_locus",
+    "is_singular",
+    "boundary",
+    "check_claims",
+    "sweep",
+]
 
 
 @pytest.mark.parametrize("name", VERBS)
@@ -342,15 +384,28 @@ def _all_result_classes():
     return [result_class(kind) for kind in sorted(result_kinds())]
 
 
-json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8),
-                        st.floats(allow_nan=False, allow_infinity=False))
-json_value = st.recursive(json_scalar, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                               st.dictionaries(st.text(max_size=5), inner,
-                                                                               max_size=3)), max_leaves=8)
-architectures = st.builds(lambda w, a, t: Architecture((w, 1), (a,), t), st.integers(1, 3), st.integers(1, 3),
-                          st.integers(1, 3))
-networks = st.builds(lambda d, a, c, h: Network(d, 2, (Attention(a, causal=c), MLP(h, residual=True), Linear(1))),
-                     st.integers(1, 3), st.integers(1, 3), st.booleans(), st.integers(1, 3))
+json_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.text(max_size=8),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+json_value = st.recursive(
+    json_scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    max_leaves=8,
+)
+architectures = st.builds(
+    lambda w, a, t: Architecture((w, 1), (a,), t), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)
+)
+networks = st.builds(
+    lambda d, a, c, h: Network(d, 2, (Attention(a, causal=c), MLP(h, residual=True), Linear(1))),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.booleans(),
+    st.integers(1, 3),
+)
 
 
 def strategy_for(tp, depth=0):
@@ -380,26 +435,58 @@ def strategy_for(tp, depth=0):
         if hasattr(tp, "kinds") and tp not in tp.kinds():  # an abstract record (a certificate): a concrete one
             return st.one_of([record_strategy(c, depth + 1) for c in tp.kinds()])
         return record_strategy(tp, depth + 1)
-    return {int: st.integers(-10**9, 10**9), str: st.text(max_size=10), bool: st.booleans(),
-            float: st.floats(allow_nan=False, allow_infinity=False)}.get(tp, json_value)
+    return {
+        int: st.integers(-(10**9), 10**9),
+        str: st.text(max_size=10),
+        bool: st.booleans(),
+        float: st.floats(allow_nan=False, allow_infinity=False),
+    }.get(tp, json_value)
 
 
-consistent_dimension_numbers_keys = ("architecture", "parameters", "ambient_dimension", "dimension", "runs", "primes",
-                                     "samples", "failure_bound", "generic_dimension", "certificate", "explained")
+consistent_dimension_numbers_keys = (
+    "architecture",
+    "parameters",
+    "ambient_dimension",
+    "dimension",
+    "runs",
+    "primes",
+    "samples",
+    "failure_bound",
+    "generic_dimension",
+    "certificate",
+    "explained",
+)
 
 
 @st.composite
 def splits(draw, total=None):
     """A defect split whose parts are >= 0 (causes > 0), adding up to ``total`` when given."""
-    causes = tuple(draw(st.lists(st.builds(Cause, st.one_of(st.none(), st.integers(0, 5)), st.text(max_size=8),
-                                           st.integers(1, 5), st.text(max_size=8)), max_size=2)))
+    causes = tuple(
+        draw(
+            st.lists(
+                st.builds(
+                    Cause,
+                    st.one_of(st.none(), st.integers(0, 5)),
+                    st.text(max_size=8),
+                    st.integers(1, 5),
+                    st.text(max_size=8),
+                ),
+                max_size=2,
+            )
+        )
+    )
     used = sum(c.count for c in causes)
     if total is not None and used > total:
         causes, used = (), 0
     named = draw(st.integers(0, 20 if total is None else total - used))
     rest = draw(st.integers(0, 20)) if total is None else total - used - named
-    return Explained(named, causes, rest, draw(st.one_of(st.none(), st.just(16777213))),
-                     tuple(draw(st.lists(st.text(max_size=5), max_size=2))))
+    return Explained(
+        named,
+        causes,
+        rest,
+        draw(st.one_of(st.none(), st.just(16777213))),
+        tuple(draw(st.lists(st.text(max_size=5), max_size=2))),
+    )
 
 
 @st.composite
@@ -408,20 +495,40 @@ def consistent_dimension_numbers(draw):
     dimension, 0 <= dimension (and every run's rank) <= both, primes that are prime, a bound in [0, 1)."""
     arch = draw(architectures)
     top = min(arch.parameters, arch.ambient_dimension)
-    runs = draw(st.lists(st.fixed_dictionaries({"rank": st.integers(0, top)},
-                                               optional={"rows": st.integers(0, 10 ** 6), "note": json_value}),
-                         max_size=2).map(tuple))
+    runs = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {"rank": st.integers(0, top)}, optional={"rows": st.integers(0, 10**6), "note": json_value}
+            ),
+            max_size=2,
+        ).map(tuple)
+    )
     dim = draw(st.integers(0, top))
-    return {"architecture": arch, "parameters": arch.parameters, "ambient_dimension": arch.ambient_dimension,
-            "dimension": dim, "runs": runs, "explained": draw(st.one_of(st.none(), splits(arch.parameters - dim))),
-            "primes": draw(st.lists(st.sampled_from([3, 32003, 16777213, 2 ** 31 - 1]), max_size=2).map(tuple)),
-            "samples": draw(st.one_of(st.none(), st.integers(0, 10 ** 6))),
-            "failure_bound": draw(st.one_of(st.none(), st.floats(0, 1, exclude_max=True))),
-            "generic_dimension": draw(st.one_of(st.none(), st.integers(0, top))),
-            "certificate": draw(st.one_of(st.none(), st.builds(
-                lambda lo, up, digits, a, b: RankCertificate(min(lo, up), max(lo, up), a, b, digits),
-                st.integers(0, top), st.integers(0, top), st.integers(0, 10 ** 4), st.text(max_size=8),
-                st.text(max_size=8))))}
+    return {
+        "architecture": arch,
+        "parameters": arch.parameters,
+        "ambient_dimension": arch.ambient_dimension,
+        "dimension": dim,
+        "runs": runs,
+        "explained": draw(st.one_of(st.none(), splits(arch.parameters - dim))),
+        "primes": draw(st.lists(st.sampled_from([3, 32003, 16777213, 2**31 - 1]), max_size=2).map(tuple)),
+        "samples": draw(st.one_of(st.none(), st.integers(0, 10**6))),
+        "failure_bound": draw(st.one_of(st.none(), st.floats(0, 1, exclude_max=True))),
+        "generic_dimension": draw(st.one_of(st.none(), st.integers(0, top))),
+        "certificate": draw(
+            st.one_of(
+                st.none(),
+                st.builds(
+                    lambda lo, up, digits, a, b: RankCertificate(min(lo, up), max(lo, up), a, b, digits),
+                    st.integers(0, top),
+                    st.integers(0, top),
+                    st.integers(0, 10**4),
+                    st.text(max_size=8),
+                    st.text(max_size=8),
+                ),
+            )
+        ),
+    }
 
 
 def record_strategy(cls, depth=0):
@@ -432,10 +539,14 @@ def record_strategy(cls, depth=0):
 
     hints = typing.get_type_hints(cls)
     if cls is DimensionResult:  # its numbers are checked against each other: draw them together
-        rest = {f.name: strategy_for(hints[f.name], depth) if f.name != "certainty" else st.sampled_from(CERTAINTIES)
-                for f in dataclasses.fields(cls) if f.name not in consistent_dimension_numbers_keys}
-        return st.builds(lambda numbers, other: cls(**numbers, **other), consistent_dimension_numbers(),
-                         st.fixed_dictionaries(rest))
+        rest = {
+            f.name: strategy_for(hints[f.name], depth) if f.name != "certainty" else st.sampled_from(CERTAINTIES)
+            for f in dataclasses.fields(cls)
+            if f.name not in consistent_dimension_numbers_keys
+        }
+        return st.builds(
+            lambda numbers, other: cls(**numbers, **other), consistent_dimension_numbers(), st.fixed_dictionaries(rest)
+        )
     kwargs = {}
     for f in dataclasses.fields(cls):
         if f.name == "certainty":
@@ -463,12 +574,22 @@ def test_hypothesis_is_derandomized_under_ci():
     code = "from hypothesis import settings; import tests.conftest; print(settings().derandomize)"
     env = {**os.environ, "CI": "true"}
     env.pop("HYPOTHESIS_PROFILE", None)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
     assert out.stdout.strip() == "True", out.stderr
     env["CI"] = "false"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -494,21 +615,51 @@ def test_an_error_inside_a_stoppable_computation_reaches_the_caller():
 
 # -------- every verb and command, any option value: a result or one LightningError (property tests)
 
-junk = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 40, 2 ** 40), st.floats(), st.text(max_size=6),
-                 st.fractions(max_denominator=5), st.lists(st.integers(), max_size=2),
-                 st.sampled_from([0, 1, 7, 3, 65521, 2 ** 32 - 1, 2 ** 32, "auto", "modp", "m2", "strata",
-                                  "whole-ideal", "jacobian", np.int64(5), np.bool_(False), math.nan, math.inf]))
+junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(),
+    st.text(max_size=6),
+    st.fractions(max_denominator=5),
+    st.lists(st.integers(), max_size=2),
+    st.sampled_from(
+        [
+            0,
+            1,
+            7,
+            3,
+            65521,
+            2**32 - 1,
+            2**32,
+            "auto",
+            "modp",
+            "m2",
+            "strata",
+            "whole-ideal",
+            "jacobian",
+            np.int64(5),
+            np.bool_(False),
+            math.nan,
+            math.inf,
+        ]
+    ),
+)
 NO_M2 = "/nonexistent/M2"  # every Macaulay2 run fails fast: the property is about validation
 
 
 @pytest.mark.parametrize("name", [v for v in VERBS if v not in ("predict", "sweep")])
 @settings(max_examples=examples(40))
-@given(seed=junk, timeout=junk, extra=junk, which=st.sampled_from(["seed", "timeout", "method", "prime", "m2",
-                                                                       "session"]))
+@given(
+    seed=junk, timeout=junk, extra=junk, which=st.sampled_from(["seed", "timeout", "method", "prime", "m2", "session"])
+)
 def test_any_option_value_gives_a_result_or_a_lightning_error(name, seed, timeout, extra, which):
     verb = getattr(lightning_cas, name)
-    kwargs = {"seed": seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 50 else 0,
-              "timeout": 60, "m2": NO_M2}
+    kwargs = {
+        "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 50 else 0,
+        "timeout": 60,
+        "m2": NO_M2,
+    }
     kwargs[which] = {"seed": seed, "timeout": timeout}.get(which, extra)
     if which in ("method", "prime") and which not in inspect.signature(verb).parameters:
         kwargs.pop(which)
@@ -523,9 +674,13 @@ def test_any_option_value_gives_a_result_or_a_lightning_error(name, seed, timeou
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @settings(max_examples=examples(30))
-@given(option=st.sampled_from(["--seed", "--timeout", "--prime"]),
-       value=st.one_of(st.text(max_size=8).filter(lambda t: not t.startswith("-") or t[1:2].isdigit()),
-                       st.sampled_from(["nan", "inf", "-0", "0", "1e309", "-5", "2147483647", "4294967296", "3"])))
+@given(
+    option=st.sampled_from(["--seed", "--timeout", "--prime"]),
+    value=st.one_of(
+        st.text(max_size=8).filter(lambda t: not t.startswith("-") or t[1:2].isdigit()),
+        st.sampled_from(["nan", "inf", "-0", "0", "1e309", "-5", "2147483647", "4294967296", "3"]),
+    ),
+)
 def test_any_option_text_on_any_command_is_a_result_or_one_line(command, option, value):
     if option == "--prime" and command not in ("dim", "verify", "fiber"):
         option = "--seed"
@@ -534,7 +689,6 @@ def test_any_option_text_on_any_command_is_a_result_or_one_line(command, option,
     if res.exit_code not in (0, 3):
         lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("lightning-cas: running")]
         assert len(lines) == 1 and lines[0].startswith("lightning-cas: error:"), lines
-
 
 
 @pytest.mark.parametrize("command", ["implicit", "singular", "boundary", "claims"])

@@ -26,10 +26,10 @@ from lightning_cas.batch.makerules import make_rules
 from lightning_cas.batch.spec import parse_spec
 from lightning_cas.batch.store import ResultStore, record_checksum, verify_record
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.system.files import read_json, read_text
-from lightning_cas.system.points import load_point
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2.render import script_dir
+from lightning_cas.system.files import read_json, read_text
+from lightning_cas.system.points import load_point
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = 'name = "fast"\n[grid]\nwidths = [[2, 2]]\nattention = [[1], [2]]\nmethod = ["modp"]\n'
@@ -42,8 +42,14 @@ def _limit_memory():
 
 
 def cli(*args, timeout=60, cwd=None):
-    return subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=cwd or REPO,
-                          capture_output=True, text=True, timeout=timeout, preexec_fn=_limit_memory)
+    return subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *map(str, args)],
+        cwd=cwd or REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=_limit_memory,
+    )
 
 
 def one_line_refusal(proc, *phrases):
@@ -56,6 +62,7 @@ def one_line_refusal(proc, *phrases):
 
 
 # ---- scripts are private and never trusted from disk ----------------------------------
+
 
 def test_a_planted_script_at_the_content_address_is_replaced_not_run(m2, tmp_path):
     arch = Architecture((2, 2), (1,), 2)
@@ -114,6 +121,7 @@ def test_default_script_dir_and_m2_home_are_private_not_shared_tmp(tmp_path, mon
 
 # ---- bounded inputs through one reader ---------------------------------------------------
 
+
 @pytest.fixture
 def fifo(tmp_path):
     path = tmp_path / "pipe.json"
@@ -121,10 +129,13 @@ def fifo(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("args", [
-    ["sweep", "/dev/zero", "--list"],
-    ["fiber", "--widths", "2,2", "--attention", "1", "--at", "/dev/zero"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sweep", "/dev/zero", "--list"],
+        ["fiber", "--widths", "2,2", "--attention", "1", "--at", "/dev/zero"],
+    ],
+)
 def test_devices_are_refused_at_once(args):
     start = time.monotonic()
     line = one_line_refusal(cli(*args, timeout=60), "/dev/zero", "a device")
@@ -134,8 +145,9 @@ def test_devices_are_refused_at_once(args):
 def test_a_fifo_is_refused_without_blocking(fifo, tmp_path):
     toml = tmp_path / "spec.toml"
     os.mkfifo(toml)
-    one_line_refusal(cli("fiber", "--widths", "2,2", "--attention", "1", "--at", fifo, "--timeout", "3",
-                         timeout=30), "FIFO")
+    one_line_refusal(
+        cli("fiber", "--widths", "2,2", "--attention", "1", "--at", fifo, "--timeout", "3", timeout=30), "FIFO"
+    )
     one_line_refusal(cli("sweep", toml, "--list", timeout=30), "FIFO")
     one_line_refusal(cli("boundary", "--widths", "2,1", "--attention", "2", "--at", fifo, timeout=30), "FIFO")
 
@@ -153,7 +165,7 @@ def test_reader_refuses_directories_big_files_and_deep_nesting(tmp_path):
         with pytest.raises(InputError, match="nested more than"):
             read_json(deep)
     with pytest.raises(InputError, match="nested more than"):
-        parse_spec("name = \"x\"\nwidths = " + "[" * 50_000 + "]" * 50_000 + "\n")
+        parse_spec('name = "x"\nwidths = ' + "[" * 50_000 + "]" * 50_000 + "\n")
 
 
 @pytest.mark.parametrize("digits", ["\u0663", "\uff13", "\u09e9"])  # Arabic-Indic, fullwidth, Bengali 3
@@ -178,7 +190,7 @@ def test_unicode_digits_refused_in_specs_and_weight_files_like_on_the_command_li
 def test_grids_above_the_cap_are_refused_with_their_count_unless_raised(tmp_path):
     widths = ", ".join(f"[{w}, 2]" for w in range(1, 101))
     spec = tmp_path / "big.toml"
-    spec.write_text(f'[grid]\nwidths = [{widths}]\nattention = [[1], [2], [1, 1]]\nseed = {list(range(51))}\n')
+    spec.write_text(f"[grid]\nwidths = [{widths}]\nattention = [[1], [2], [1, 1]]\nseed = {list(range(51))}\n")
     start = time.monotonic()
     one_line_refusal(cli("sweep", spec, "--list"), "10200 jobs", "--max-jobs")  # 100 x 2 x 51
     proc = cli("sweep", spec, "--list", "--max-jobs", 10200)
@@ -186,9 +198,11 @@ def test_grids_above_the_cap_are_refused_with_their_count_unless_raised(tmp_path
     # 10^12 jobs: refused from the count alone, in well under the time it would take to expand
     huge = tmp_path / "huge.toml"
     ws = ", ".join(f"[{w}, 2]" for w in range(1, 1001))
-    huge.write_text(f'[grid]\nwidths = [{ws}]\nattention = [[1]]\nseed = {list(range(1000))}\n'
-                    f'tokens = {list(range(2, 66))}\nmethod = ["modp", "numeric"]\n'
-                    'normalization = ["none", "softmax"]\n')
+    huge.write_text(
+        f"[grid]\nwidths = [{ws}]\nattention = [[1]]\nseed = {list(range(1000))}\n"
+        f'tokens = {list(range(2, 66))}\nmethod = ["modp", "numeric"]\n'
+        'normalization = ["none", "softmax"]\n'
+    )
     one_line_refusal(cli("sweep", huge, "--list"), "256000000 jobs")
     assert time.monotonic() - start < 60
 
@@ -199,9 +213,13 @@ def test_locks_are_taken_per_job_as_it_starts(m2, tmp_path):
     spec = tmp_path / "slow.toml"
     spec.write_text(f'name = "slow"\n[grid]\nwidths = [{widths}]\nattention = [[1]]\nmethod = ["jacobian"]\n')
     out = tmp_path / "r"
-    proc = subprocess.Popen([sys.executable, "-m", "lightning_cas", "sweep", str(spec), "--out", str(out),
-                             "--quiet", "--jobs", "1"], cwd=REPO, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lightning_cas", "sweep", str(spec), "--out", str(out), "--quiet", "--jobs", "1"],
+        cwd=REPO,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not list(out.glob("*.json")):
@@ -222,7 +240,7 @@ def _lock_cases(host):
     return {
         "garbage": b"\x00\xffnot json",
         "bad pid": json.dumps({"host": host, "pid": "abc", "since": 0}).encode(),
-        "huge pid": json.dumps({"host": host, "pid": 10 ** 30, "since": 0}).encode(),
+        "huge pid": json.dumps({"host": host, "pid": 10**30, "since": 0}).encode(),
         "list": b"[1, 2, 3]",
         "other host, never refreshed": json.dumps({"host": "elsewhere.example", "pid": 1, "since": 0}).encode(),
         "our host, pid 1 (alive, not ours), never refreshed": json.dumps({"host": host, "pid": 1}).encode(),
@@ -280,6 +298,7 @@ def test_deeply_nested_json_in_a_results_dir_does_not_crash(tmp_path):
 
 # ---- names stay inside --out, make fragments are escaped ---------------------------------
 
+
 @pytest.mark.parametrize("name", ["../../x", "/tmp/abs", "a/b", "..", "x\ny", "x\u0000y", "a\\b", "", "~x$(y)"])
 def test_spec_names_that_would_leave_the_results_directory_are_refused(name, tmp_path):
     spec = tmp_path / "s.toml"
@@ -300,13 +319,13 @@ def test_make_rules_never_run_shell_functions_under_make_n(tmp_path):
     spec.write_text(FAST)
     one_line_refusal(cli("sweep", spec, "--out", "r$(shell touch PWNED)", "--make-rules"), "--out")
     one_line_refusal(cli("sweep", spec, "--out", "r\nall:\n\ttouch x", "--make-rules"), "control character")
-    proc = cli("sweep", spec, "--out", tmp_path / "r", "--make-rules", "--command",
-               "lightning-cas $(shell touch PWNED)")
+    proc = cli(
+        "sweep", spec, "--out", tmp_path / "r", "--make-rules", "--command", "lightning-cas $(shell touch PWNED)"
+    )
     assert proc.returncode == 0, proc.stderr
     mk = tmp_path / "jobs.mk"
     mk.write_text(proc.stdout)
-    dry = subprocess.run(["make", "-n", "-f", str(mk), "all"], capture_output=True, text=True, timeout=60,
-                         cwd=tmp_path)
+    dry = subprocess.run(["make", "-n", "-f", str(mk), "all"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert not pwned.exists(), "make ran a $(shell ...) from the generated rules"
     # the recipe names the spec file literally (make turned $$ back into $, the shell sees one word)
@@ -317,13 +336,18 @@ def test_make_rules_never_run_shell_functions_under_make_n(tmp_path):
 
 def test_batch_mk_quotes_the_values_it_passes_to_the_shell(tmp_path):
     pwned = tmp_path / "PWNED"
-    dry = subprocess.run(["make", "-n", "-C", str(REPO), "sweep", f"SPEC=a b&&touch {pwned}", "OUT=o",
-                          "VENV=/nonexistent"], capture_output=True, text=True, timeout=60)
+    dry = subprocess.run(
+        ["make", "-n", "-C", str(REPO), "sweep", f"SPEC=a b&&touch {pwned}", "OUT=o", "VENV=/nonexistent"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     line = next(ln for ln in dry.stdout.splitlines() if " sweep " in ln)
     assert f"sweep 'a b&&touch {pwned}' --out 'o'" in line, dry.stdout + dry.stderr
 
 
 # ---- report: forged records are refused or claims, escapes are escaped ----------------------------
+
 
 def _forge(path: Path, **changes):
     """What an attacker with write access to a results dir can do: edit, then re-sign the old way."""
@@ -443,5 +467,6 @@ def test_stored_scripts_are_read_only_from_inside_the_results_dir(m2, tmp_path):
     script.symlink_to("/etc/passwd")
     assert store.script_text(rec) is None
     import dataclasses
+
     for path in ("/etc/passwd", "../../../etc/passwd", f"scripts/../{rec.label}.json"):
         assert store.script_text(dataclasses.replace(rec, script=path)) is None

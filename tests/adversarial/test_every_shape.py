@@ -23,15 +23,16 @@ from hypothesis import strategies as st
 
 from lightning_cas.api import result_from_dict
 from lightning_cas.cli import main
-from lightning_cas.core.network import Attention, Linear, MLP, Network, Power
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.core.symmetry import random_weights
 from lightning_cas.errors import InputError
 from lightning_cas.system.points import WeightPoint, save_weights, state_names
 
 VERBS = ("dim", "dim-at-json", "dim-at-npz", "verify", "predict", "fiber", "fiber-json")
 # the property runs 6 drawn networks and the 4 examples below: about 5 s of CPU in all
-SETTINGS = settings(max_examples=6, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=6, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
 
 
 @st.composite
@@ -40,9 +41,15 @@ def blocks_on(draw, width: int):
     residual = draw(st.booleans())
     out = None if residual else draw(st.sampled_from([None, 1, 2]))
     if kind == "attention":
-        return Attention(attention=draw(st.integers(1, 2)), heads=draw(st.integers(1, 2)),
-                         value=draw(st.sampled_from([None, 1])), out=out, causal=draw(st.booleans()),
-                         residual=residual, normalization=draw(st.sampled_from(["none", "none", "softmax"])))
+        return Attention(
+            attention=draw(st.integers(1, 2)),
+            heads=draw(st.integers(1, 2)),
+            value=draw(st.sampled_from([None, 1])),
+            out=out,
+            causal=draw(st.booleans()),
+            residual=residual,
+            normalization=draw(st.sampled_from(["none", "none", "softmax"])),
+        )
     if kind == "mlp":
         return MLP(hidden=draw(st.integers(1, 2)), degree=draw(st.integers(1, 2)), out=out, residual=residual)
     return Linear(draw(st.integers(1, 2))) if kind == "linear" else Power(2)
@@ -86,7 +93,7 @@ def files(work: Path, net: Network) -> tuple[Path, Path, Path]:
     arrays = {name: np.zeros(shape, dtype=np.int64) for name, shape in state_names(net).items()}
     for m in net.weight_matrices:  # attention matrices are stacked over heads
         target = arrays[f"blocks.{m.block}.{m.letter}"]
-        piece = np.array(values[m.offset:m.stop], dtype=np.int64).reshape(m.rows, m.cols)
+        piece = np.array(values[m.offset : m.stop], dtype=np.int64).reshape(m.rows, m.cols)
         if target.ndim == 3:
             target[m.head] = piece
         else:
@@ -96,10 +103,15 @@ def files(work: Path, net: Network) -> tuple[Path, Path, Path]:
 
 
 def command(verb: str, arch: Path, at_json: Path, at_npz: Path) -> list[str]:
-    return {"dim": ["dim", "--json", "--quiet"], "dim-at-json": ["dim", "--at", str(at_json), "--json", "--quiet"],
-            "dim-at-npz": ["dim", "--at", str(at_npz), "--json", "--quiet"], "verify": ["verify", "--json", "--quiet"],
-            "predict": ["predict", "--json"], "fiber": ["fiber", "--quiet"],
-            "fiber-json": ["fiber", "--json", "--quiet"]}[verb] + ["--arch", str(arch)]
+    return {
+        "dim": ["dim", "--json", "--quiet"],
+        "dim-at-json": ["dim", "--at", str(at_json), "--json", "--quiet"],
+        "dim-at-npz": ["dim", "--at", str(at_npz), "--json", "--quiet"],
+        "verify": ["verify", "--json", "--quiet"],
+        "predict": ["predict", "--json"],
+        "fiber": ["fiber", "--quiet"],
+        "fiber-json": ["fiber", "--json", "--quiet"],
+    }[verb] + ["--arch", str(arch)]
 
 
 def one_line(res) -> str | None:
@@ -120,8 +132,7 @@ def one_line(res) -> str | None:
 def problems(net: Network, runs: dict) -> dict[str, str]:
     """What is wrong with the runs of every verb on one network, by verb."""
     out = {verb: p for verb, res in runs.items() if (p := one_line(res)) is not None}
-    data = {verb: json.loads(res.stdout) for verb, res in runs.items() if res.exit_code in (0, 3)
-            and verb != "fiber"}
+    data = {verb: json.loads(res.stdout) for verb, res in runs.items() if res.exit_code in (0, 3) and verb != "fiber"}
     for verb, record in data.items():  # every JSON result reads back as itself
         if json.loads(result_from_dict(record).to_json()) != record:
             out[verb] = "the JSON form does not round-trip"
@@ -136,10 +147,14 @@ def problems(net: Network, runs: dict) -> dict[str, str]:
                 if verb in data and not data[verb]["dimension"] <= dim:
                     out[verb] = f"rank at a point {data[verb]['dimension']} above the generic {dim}"
             if "fiber-json" in data and data["fiber-json"]["generic_fiber_dimension"] != net.parameters - dim:
-                out["fiber-json"] = (f"generic fiber {data['fiber-json']['generic_fiber_dimension']} is not "
-                                     f"{net.parameters} - {dim}")
-    if "dim-at-json" in data and "dim-at-npz" in data and \
-            data["dim-at-json"]["dimension"] != data["dim-at-npz"]["dimension"]:
+                out["fiber-json"] = (
+                    f"generic fiber {data['fiber-json']['generic_fiber_dimension']} is not {net.parameters} - {dim}"
+                )
+    if (
+        "dim-at-json" in data
+        and "dim-at-npz" in data
+        and data["dim-at-json"]["dimension"] != data["dim-at-npz"]["dimension"]
+    ):
         out["dim-at-npz"] = "the same point from .npz and from JSON gives two ranks"
     elif "dim" in data and ("dim-at-json" in data) != ("dim-at-npz" in data):
         out["dim-at-npz"] = "the same point is read from one format and refused from the other"
@@ -157,8 +172,11 @@ def work(tmp_path_factory):
 @SETTINGS
 @given(net=networks())
 @example(net=Network(2, 2, (Power(2), Attention(1, causal=True), Power(2))))  # power first and last
-@example(net=Network(1, 2, (Attention(1, normalization="softmax", heads=2), Attention(1, normalization="softmax",
-                                                                                     residual=True))))
+@example(
+    net=Network(
+        1, 2, (Attention(1, normalization="softmax", heads=2), Attention(1, normalization="softmax", residual=True))
+    )
+)
 @example(net=Network(2, 2, (Attention(1, residual=True, value=1), MLP(2, residual=True), Attention(2, residual=True))))
 @example(net=Network(2, 1, (MLP(1, degree=1, out=1), Linear(2), Power(2))))
 def test_every_verb_answers_or_refuses_in_one_line(work, net):

@@ -48,11 +48,13 @@ def test_a_long_double_point_of_rank_four_is_not_rounded_to_rank_three(tmp_path)
     assert float(p1[0, 1]) == 1.0  # what float64 made of it
     for name, P1 in (("exact", p1), ("rounded", p1.astype(np.float64))):
         np.savez(tmp_path / f"{name}.npz", **{"blocks.0.p": P1, "blocks.1.p": P1})
-    assert load_weights(net, tmp_path / "exact.npz").values[1] == 1 + Fraction(1, 2 ** 60)
+    assert load_weights(net, tmp_path / "exact.npz").values[1] == 1 + Fraction(1, 2**60)
     ranks = {}
     for name in ("exact", "rounded"):
-        res = CliRunner().invoke(main, ["dim", "--arch", str(tmp_path / "net.json"), "--at",
-                                        str(tmp_path / f"{name}.npz"), "--json", "--quiet"])
+        res = CliRunner().invoke(
+            main,
+            ["dim", "--arch", str(tmp_path / "net.json"), "--at", str(tmp_path / f"{name}.npz"), "--json", "--quiet"],
+        )
         assert res.exit_code == 0, res.stderr
         ranks[name] = json.loads(res.stdout)["dimension"]
     assert ranks == {"exact": 4, "rounded": 3}
@@ -105,8 +107,11 @@ def test_a_weight_file_is_held_to_the_subnormal_range_of_its_own_dtype(case, tmp
         np.savez(tmp_path / "w.npz", **{"blocks.0.p": p})
         path = tmp_path / "w.npz"
     else:
-        raw = (np.array([1, 0x3F80], dtype="<u2").tobytes() if fmt == "BF16"  # 2^-133 (subnormal) and 1.0
-               else np.array([np.finfo(dtype).smallest_subnormal, 1], dtype=dtype).tobytes())
+        raw = (
+            np.array([1, 0x3F80], dtype="<u2").tobytes()
+            if fmt == "BF16"  # 2^-133 (subnormal) and 1.0
+            else np.array([np.finfo(dtype).smallest_subnormal, 1], dtype=dtype).tobytes()
+        )
         path = tmp_path / "w.safetensors"
         _safetensors(path, "blocks.0.p", fmt, (1, 2), raw)
     with pytest.raises(InputError, match=f"subnormal {shown}"):
@@ -124,4 +129,4 @@ def test_inputs_from_an_npy_file_are_held_to_their_dtype_too(tmp_path):
         load_inputs(net, tmp_path / "x.npy")
     inputs[0, 1, 2] = np.finfo(np.float32).smallest_normal
     np.save(tmp_path / "x.npy", inputs)
-    assert load_inputs(net, tmp_path / "x.npy").values[0, 1, 2] == Fraction(1, 2 ** 126)
+    assert load_inputs(net, tmp_path / "x.npy").values[0, 1, 2] == Fraction(1, 2**126)

@@ -21,12 +21,17 @@ def test_every_type_shows_as_its_description(m2, tmp_path):
     """net, toString and print of NeuralNetwork, NetworkBlock and ImplicitModel: the one short text."""
     script = tmp_path / "types.m2"
     load = f'loadPackage("LightningCAS", FileName => "{package_file().as_posix()}");\n'
-    script.write_text(SEARCH_PATH_LINE + "\n" + load + textwrap.dedent('''
+    script.write_text(
+        SEARCH_PATH_LINE
+        + "\n"
+        + load
+        + textwrap.dedent("""
         N = neuralNetwork(2, 2, {attentionBlock(1, Causal => true), mlpBlock(2), linearBlock 1,
             powerBlock 2});
         M = implicitModel({1,1}, {1}, 1);
         for x in {N, first N#"blocks", M} do (print x; << "@@" << toString x << "@@" << toString net x << endl);
-        '''))
+        """)
+    )
     out = run_script(script, timeout=300, m2=m2).stdout
     shown = re.findall(r"@@(.*)@@(.*)", out)
     assert [a for a, _ in shown] == [b for _, b in shown]  # toString and net agree

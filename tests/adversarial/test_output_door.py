@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from lightning_cas.batch.tables import cell, to_csv
 from lightning_cas.cli import main
-from lightning_cas.results.display import MODES, escape, html_value, printable
 from lightning_cas.core.network import Attention, Network
+from lightning_cas.results.display import MODES, escape, html_value, printable
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\rfake line\u202eevil\x00"
 
@@ -31,7 +31,7 @@ def test_newlines_are_kept_only_when_asked():
     assert printable("a\nb", keep_newlines=True) == "a\nb"
 
 
-@pytest.mark.parametrize("value", ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"])
+@pytest.mark.parametrize("value", ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"])
 def test_a_csv_cell_never_starts_a_formula(value):
     out = escape(value, "csv")  # a tab or CR is first shown as \\x09 or \\x0d, which starts no formula either
     assert not out.startswith(("=", "+", "-", "@", "\t", "\r")) and out.lstrip("'").endswith(value[1:])
@@ -48,8 +48,10 @@ def test_html_markdown_and_latex_are_inert():
     assert escape("<script>&", "html") == "&lt;script&gt;&amp;"
     assert html_value("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
     assert escape("a|b`c<i>", "markdown") == "a\\|b'c&lt;i&gt;"
-    assert escape(r"\input{/etc/passwd} $x$ 50% a_b ^ ~ # &", "latex") == \
-        r"\textbackslash{}input\{/etc/passwd\} \$x\$ 50\% a\_b \^{} \~{} \# \&"
+    assert (
+        escape(r"\input{/etc/passwd} $x$ 50% a_b ^ ~ # &", "latex")
+        == r"\textbackslash{}input\{/etc/passwd\} \$x\$ 50\% a\_b \^{} \~{} \# \&"
+    )
 
 
 def test_a_hostile_file_name_is_shown_escaped_by_every_command_that_echoes_it(tmp_path):
@@ -60,8 +62,12 @@ def test_a_hostile_file_name_is_shown_escaped_by_every_command_that_echoes_it(tm
     np.savez(name, weights=np.arange(1, net.parameters + 1, dtype=float))
     inputs = tmp_path / "in\x1b[31m\u202e.npy"
     np.save(inputs, np.arange(1, 9, dtype=float).reshape(4, 2, 1))
-    for args in (["dim", "--arch", arch, "--at", name], ["dim", "--arch", arch, "--inputs", inputs],
-                 ["fiber", "--arch", arch, "--at", name], ["dim", "--arch", tmp_path / "gone\x1b[2J.json"]):
+    for args in (
+        ["dim", "--arch", arch, "--at", name],
+        ["dim", "--arch", arch, "--inputs", inputs],
+        ["fiber", "--arch", arch, "--at", name],
+        ["dim", "--arch", tmp_path / "gone\x1b[2J.json"],
+    ):
         res = CliRunner().invoke(main, [str(a) for a in args] + ["--quiet"], catch_exceptions=True)
         text = res.stdout + res.stderr
         assert res.exit_code in (0, 2, 3), (res.exit_code, text)

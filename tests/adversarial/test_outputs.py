@@ -20,8 +20,9 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 def cli(*args, **kwargs):
-    return subprocess.run([*PY, *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=120, env=ENV,
-                          **kwargs)
+    return subprocess.run(
+        [*PY, *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=120, env=ENV, **kwargs
+    )
 
 
 def one_line(proc, code, *phrases):
@@ -72,44 +73,59 @@ def test_save_point_writes_a_point_fiber_reads_back(tmp_path):
     assert json.loads(first.stdout)["point"] == json.loads(again.stdout)["point"]
 
 
-@pytest.mark.parametrize("args", [
-    ["dim", "--widths", "2,2", "--attention", "1", "--json"],
-    ["dim", "--widths", "2,2", "--attention", "1"],
-    ["predict", "--widths", "2,2", "--attention", "1", "--json"],
-    ["verify", "--widths", "2,2", "--attention", "1"],
-    ["--help"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dim", "--widths", "2,2", "--attention", "1", "--json"],
+        ["dim", "--widths", "2,2", "--attention", "1"],
+        ["predict", "--widths", "2,2", "--attention", "1", "--json"],
+        ["verify", "--widths", "2,2", "--attention", "1"],
+        ["--help"],
+    ],
+)
 def test_standard_output_on_a_full_disk_is_one_line(args):
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([*PY, *args], cwd=REPO, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
-                              env=ENV)
+        proc = subprocess.run(
+            [*PY, *args], cwd=REPO, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, env=ENV
+        )
     one_line(proc, 1, "cannot write to standard output", "No space left on device")
 
 
 def test_a_reader_that_goes_away_is_a_quiet_exit():
     """`fiber | head -3`: whether fiber is still writing when head leaves is a race; either way no message."""
-    proc = subprocess.run(f"{' '.join(PY)} fiber --widths 2,1 --attention 1 --method modp | head -3; "
-                          "echo \"status ${PIPESTATUS[0]}\"", shell=True, executable="/bin/bash", cwd=REPO,
-                          capture_output=True, text=True, timeout=120, env=ENV)
+    proc = subprocess.run(
+        f'{" ".join(PY)} fiber --widths 2,1 --attention 1 --method modp | head -3; echo "status ${{PIPESTATUS[0]}}"',
+        shell=True,
+        executable="/bin/bash",
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
     lines = proc.stdout.splitlines()
     assert len(lines) == 4 and lines[0].startswith("widths=2,1") and lines[-1] in ("status 0", "status 141")
     assert proc.stderr == "", proc.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ["fiber", "--widths", "2,1", "--attention", "1", "--method", "modp"],
-    ["dim", "--widths", "2,2", "--attention", "1"],
-    ["dim", "--widths", "2,2", "--attention", "1", "--json"],
-    ["predict", "--widths", "3,3", "--attention", "2"],
-    ["verify", "--widths", "2,2", "--attention", "1", "--json"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fiber", "--widths", "2,1", "--attention", "1", "--method", "modp"],
+        ["dim", "--widths", "2,2", "--attention", "1"],
+        ["dim", "--widths", "2,2", "--attention", "1", "--json"],
+        ["predict", "--widths", "3,3", "--attention", "2"],
+        ["verify", "--widths", "2,2", "--attention", "1", "--json"],
+    ],
+)
 def test_a_reader_that_is_gone_before_the_first_line_is_a_quiet_exit(args):
     """The deterministic form of `| head`: the read end is closed before the command starts."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([*PY, *args], cwd=REPO, stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              timeout=120, env=ENV)
+        proc = subprocess.run(
+            [*PY, *args], cwd=REPO, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120, env=ENV
+        )
     finally:
         os.close(write_end)
     assert proc.returncode == 141 and proc.stderr == "", (proc.returncode, proc.stderr)
@@ -119,8 +135,9 @@ def test_help_into_a_closed_pipe_is_quiet():
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([*PY, "--help"], cwd=REPO, stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              timeout=120, env=ENV)
+        proc = subprocess.run(
+            [*PY, "--help"], cwd=REPO, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120, env=ENV
+        )
     finally:
         os.close(write_end)
     assert proc.returncode != 0 and proc.stderr == "", (proc.returncode, proc.stderr)

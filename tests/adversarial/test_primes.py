@@ -23,9 +23,15 @@ from lightning_cas.options import MAX_FAILURE_BOUND, check_failure_bound, smalle
 # the plain case, multi-head, one token, token collapse (a_1 = 1), a bottleneck, depth three: the
 # last three drew more samples than a first draw and one block, where the old up-front check and
 # the old stated bound disagreed
-ARCHS = [Architecture((2, 2), (1,), 2), Architecture((3, 3), (3,), 2, heads=(2,)), Architecture((2, 2), (2,), 1),
-         Architecture((4, 4, 4), (1, 1), 3), Architecture((5, 1, 5), (1, 1), 2), Architecture((2, 3, 4), (1, 2), 5),
-         Architecture((2, 2, 2, 2), (2, 2, 2), 2)]
+ARCHS = [
+    Architecture((2, 2), (1,), 2),
+    Architecture((3, 3), (3,), 2, heads=(2,)),
+    Architecture((2, 2), (2,), 1),
+    Architecture((4, 4, 4), (1, 1), 3),
+    Architecture((5, 1, 5), (1, 1), 2),
+    Architecture((2, 3, 4), (1, 2), 5),
+    Architecture((2, 2, 2, 2), (2, 2, 2), 2),
+]
 
 
 def advice(message: str) -> int:
@@ -83,8 +89,9 @@ def test_every_command_with_a_prime_uses_the_same_rule():
 
 
 def test_a_fiber_prime_that_passes_runs(m2):
-    res = CliRunner().invoke(main, ["fiber", "--widths", "2,1", "--attention", "1", "--prime", "12007", "--json",
-                                    "--m2", m2])
+    res = CliRunner().invoke(
+        main, ["fiber", "--widths", "2,1", "--attention", "1", "--prime", "12007", "--json", "--m2", m2]
+    )
     assert res.exit_code == 0, res.stderr
     assert json.loads(res.stdout)["field"] == "ZZ/12007"
 

@@ -26,8 +26,20 @@ WIDE = ",".join(["256"] * 9)
 DEEP = ",".join(["256"] * 8)
 ONE_LAYER = ["--widths", "2,1", "--attention", "1"]
 NUMBERS = ["٣", "３", "1_0", "-1", "0", BIG, "-" + BIG, "nan", "inf", "1e999", "", " ", "0x1f", "\x1b[2J", "3;id"]
-LISTS = ["", ",", "2,,2", "٣,٣", "1_0,2", "-2,2", "0,2", BIG + ",2", "2;id", "\x1b]0;pwn\x07", "2," * 400 + "2",
-         "2.5,2"]
+LISTS = [
+    "",
+    ",",
+    "2,,2",
+    "٣,٣",
+    "1_0,2",
+    "-2,2",
+    "0,2",
+    BIG + ",2",
+    "2;id",
+    "\x1b]0;pwn\x07",
+    "2," * 400 + "2",
+    "2.5,2",
+]
 
 
 def invoke(*args):
@@ -61,13 +73,25 @@ def specials(tmp_path_factory):
 
 
 COMMANDS = {  # command -> the arguments that make it valid (before the hostile one is added)
-    "dim": ["--widths", "2,2", "--attention", "1"], "predict": ["--widths", "2,2", "--attention", "1"],
-    "verify": ["--widths", "2,2", "--attention", "1"], "fiber": ONE_LAYER, "implicit": ONE_LAYER,
-    "singular": ONE_LAYER, "boundary": ONE_LAYER, "claims": ONE_LAYER,
+    "dim": ["--widths", "2,2", "--attention", "1"],
+    "predict": ["--widths", "2,2", "--attention", "1"],
+    "verify": ["--widths", "2,2", "--attention", "1"],
+    "fiber": ONE_LAYER,
+    "implicit": ONE_LAYER,
+    "singular": ONE_LAYER,
+    "boundary": ONE_LAYER,
+    "claims": ONE_LAYER,
 }
-NUMERIC = {"dim": ["--seed", "--timeout", "--prime"], "predict": [], "verify": ["--seed", "--timeout", "--prime"],
-           "fiber": ["--seed", "--timeout", "--prime"], "implicit": ["--seed", "--timeout", "--numerical-degree"],
-           "singular": ["--seed", "--timeout"], "boundary": ["--seed", "--timeout"], "claims": ["--seed", "--timeout"]}
+NUMERIC = {
+    "dim": ["--seed", "--timeout", "--prime"],
+    "predict": [],
+    "verify": ["--seed", "--timeout", "--prime"],
+    "fiber": ["--seed", "--timeout", "--prime"],
+    "implicit": ["--seed", "--timeout", "--numerical-degree"],
+    "singular": ["--seed", "--timeout"],
+    "boundary": ["--seed", "--timeout"],
+    "claims": ["--seed", "--timeout"],
+}
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -113,15 +137,18 @@ def test_hostile_methods(method):
     clean(invoke("dim", "--widths", "2,2", "--attention", "1", "--method", method))
 
 
-@pytest.mark.parametrize("args", [
-    ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
-    ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
-    # the named group's orbit rank at 64 heads of 256 wide: refused by the memory guard before any work
-    ["predict", "--widths", "256,256", "--attention", "256", "--heads", "64", "--tokens", "64", "--json"],
-    ["dim", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
-    ["verify", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
-    ["fiber", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--method", "m2"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
+        ["predict", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
+        # the named group's orbit rank at 64 heads of 256 wide: refused by the memory guard before any work
+        ["predict", "--widths", "256,256", "--attention", "256", "--heads", "64", "--tokens", "64", "--json"],
+        ["dim", "--widths", WIDE, "--attention", DEEP, "--tokens", "64"],
+        ["verify", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--json"],
+        ["fiber", "--widths", WIDE, "--attention", DEEP, "--tokens", "64", "--method", "m2"],
+    ],
+)
 def test_the_largest_architectures_are_a_result_or_one_line(args):
     clean(invoke(*args))
 
@@ -140,11 +167,18 @@ def test_long_integers_in_a_fresh_interpreter(tmp_path):
     """The limit is raised by the library itself (to_json, the JSON reader), not only by the CLI."""
     import subprocess
 
-    code = ("from lightning_cas import Architecture, predict\n"
-            "r = predict(Architecture((256,) * 9, (256,) * 8, 64))\n"
-            "print(len(r.to_json()) > 6000)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    code = (
+        "from lightning_cas import Architecture, predict\n"
+        "r = predict(Architecture((256,) * 9, (256,) * 8, 64))\n"
+        "print(len(r.to_json()) > 6000)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr[-1500:]
 
 
@@ -155,9 +189,12 @@ def test_raising_the_limit_does_not_open_the_macaulay2_parser():
     from lightning_cas.macaulay2.parse import JSON_MARK, json_rationals, json_record, parse_int, parse_int_list
 
     allow_long_integers()
-    for bad in (lambda: parse_int("9" * 5000), lambda: parse_int_list("{1, " + "9" * 5000 + "}"),
-                lambda: json_record(JSON_MARK + '{"rank": 1' + "0" * 5000 + "}\n"),
-                lambda: json_rationals({"w": ["1/" + "3" * 5000]}, "w")):
+    for bad in (
+        lambda: parse_int("9" * 5000),
+        lambda: parse_int_list("{1, " + "9" * 5000 + "}"),
+        lambda: json_record(JSON_MARK + '{"rank": 1' + "0" * 5000 + "}\n"),
+        lambda: json_rationals({"w": ["1/" + "3" * 5000]}, "w"),
+    ):
         with pytest.raises(M2ParseError):
             bad()
-    assert parse_int("9" * 4000) == 10 ** 4000 - 1
+    assert parse_int("9" * 4000) == 10**4000 - 1

@@ -23,20 +23,26 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, event, example, given, settings
-from hypothesis.errors import InvalidArgument
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from lightning_cas import api
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends import modp
-from lightning_cas.core import primes
 from lightning_cas.cli import main
+from lightning_cas.core import primes
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import InputError, LightningError, TooLargeError
-from lightning_cas.macaulay2.render import (LOAD_LINE, SEARCH_PATH_LINE, SEED_LINE, m2_literal, package_file, render,
-                                           template_dir)
+from lightning_cas.macaulay2.render import (
+    LOAD_LINE,
+    SEARCH_PATH_LINE,
+    SEED_LINE,
+    m2_literal,
+    package_file,
+    render,
+    template_dir,
+)
 from lightning_cas.system.points import load_point
-from tests.support import wait_until
-from tests.support import examples
+from tests.support import examples, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,19 +53,51 @@ def note_event(name: str) -> None:
         event(name)
     except InvalidArgument:  # outside a hypothesis test: nothing to count
         pass
+
+
 # derandomize comes from the profile in conftest.py (fixed under CI=true, random locally)
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 PWNED = f"/tmp/lcas-pwned-{secrets.token_hex(4)}"
-HOSTILE = [f'1; run "touch {PWNED}"', f'2,2"; run "touch {PWNED}', f"2\nrun \"touch {PWNED}\"",
-           f"$(touch {PWNED})", f"`touch {PWNED}`", "{2,2}", "2,2; exit 1", "toString 3", "0x3", "2**3",
-           "1e3", "2.0", "nan", "inf", "-inf", "\x00", "٣,٣", "", " ", ",", "3,,3", "9" * 40, "-1", "+2", "2 2"]
+HOSTILE = [
+    f'1; run "touch {PWNED}"',
+    f'2,2"; run "touch {PWNED}',
+    f'2\nrun "touch {PWNED}"',
+    f"$(touch {PWNED})",
+    f"`touch {PWNED}`",
+    "{2,2}",
+    "2,2; exit 1",
+    "toString 3",
+    "0x3",
+    "2**3",
+    "1e3",
+    "2.0",
+    "nan",
+    "inf",
+    "-inf",
+    "\x00",
+    "٣,٣",
+    "",
+    " ",
+    ",",
+    "3,,3",
+    "9" * 40,
+    "-1",
+    "+2",
+    "2 2",
+]
 
 # ---- strategies ------------------------------------------------------------------------------
 
 small_list = st.lists(st.integers(-2, 4), min_size=0, max_size=4).map(lambda v: ",".join(map(str, v)))
 small_int = st.integers(-3, 6).map(str)
-field_text = st.one_of(small_list, small_int, st.text(max_size=16), st.sampled_from(HOSTILE),
-                       st.integers().map(str), st.floats(allow_nan=True).map(str))
+field_text = st.one_of(
+    small_list,
+    small_int,
+    st.text(max_size=16),
+    st.sampled_from(HOSTILE),
+    st.integers().map(str),
+    st.floats(allow_nan=True).map(str),
+)
 maybe = lambda s: st.one_of(st.none(), s)  # noqa: E731 - None means: leave the option out
 
 
@@ -93,8 +131,9 @@ def invoke(args: list[str]):
 def check_outcome(res, success_marker: str, kind: str) -> bool:
     """Valid result, or a clean refusal. Returns True when it was a result."""
     note_event(kind)
-    assert res.exception is None or isinstance(res.exception, SystemExit), \
+    assert res.exception is None or isinstance(res.exception, SystemExit), (
         f"uncaught {type(res.exception).__name__}: {res.exception!r}"
+    )
     assert "Traceback" not in res.stdout + res.stderr
     if res.exit_code == 0 or (kind.startswith("verify") and res.exit_code == 3):
         assert success_marker in res.stdout
@@ -119,9 +158,15 @@ def add(args: list, name: str, value) -> None:
 
 # ---- 1. the command line ----------------------------------------------------------------------
 
+
 @settings(max_examples=examples(160), **SETTINGS)
-@given(fields=arch_fields(), seed=seed_text, timeout=timeout_text, prime=prime_text,
-       method=st.sampled_from(["modp", "auto"]))
+@given(
+    fields=arch_fields(),
+    seed=seed_text,
+    timeout=timeout_text,
+    prime=prime_text,
+    method=st.sampled_from(["modp", "auto"]),
+)
 def test_cli_dim_any_text(fields, seed, timeout, prime, method):
     widths, attention, tokens = fields
     args = ["dim", "--widths", widths, "--attention", attention, "--method", method]
@@ -169,8 +214,9 @@ def test_cli_hostile_strings_in_every_field(command, tmp_path, monkeypatch):
     """Injection attempts are refused before anything is rendered: the script directory stays empty."""
     scripts = tmp_path / "scripts"
     monkeypatch.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(scripts))
-    fields = ["--widths", "--attention", "--tokens"] + ([] if command == "predict" else ["--seed", "--timeout",
-                                                                                            "--prime"])
+    fields = ["--widths", "--attention", "--tokens"] + (
+        [] if command == "predict" else ["--seed", "--timeout", "--prime"]
+    )
     base = {"--widths": "2,1", "--attention": "1", "--tokens": "2"}
     method = [] if command == "predict" else ["--method", "m2" if command == "fiber" else "jacobian"]
     tried = 0
@@ -190,8 +236,7 @@ def test_cli_hostile_strings_in_every_field(command, tmp_path, monkeypatch):
 
 
 def test_cli_m2_option_is_not_a_shell_command(tmp_path):
-    res = invoke(["dim", "--widths", "2,1", "--attention", "1", "--method", "jacobian",
-                  "--m2", f"M2; touch {PWNED}"])
+    res = invoke(["dim", "--widths", "2,1", "--attention", "1", "--method", "jacobian", "--m2", f"M2; touch {PWNED}"])
     assert res.exit_code != 0 and "not found" in res.stderr
     assert not Path(PWNED).exists()
 
@@ -199,15 +244,34 @@ def test_cli_m2_option_is_not_a_shell_command(tmp_path):
 # ---- 1b. the Python API ------------------------------------------------------------------------
 
 anything = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8), st.binary(max_size=4),
-              st.fractions(), st.complex_numbers()),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner), st.sets(st.integers(), max_size=3),
-                            st.dictionaries(st.text(max_size=3), inner, max_size=3)),
-    max_leaves=8)
-int_like = st.one_of(st.integers(-3, 5), st.sampled_from(["2", " 3 ", "x", "", "2.0", "+1"]), st.floats(0, 5),
-                     st.booleans(), st.none())
-widths_like = st.one_of(anything, st.lists(int_like, max_size=4), st.tuples(int_like, int_like), field_text,
-                        st.lists(st.integers(1, 4), min_size=1, max_size=4))
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(),
+        st.text(max_size=8),
+        st.binary(max_size=4),
+        st.fractions(),
+        st.complex_numbers(),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.sets(st.integers(), max_size=3),
+        st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    ),
+    max_leaves=8,
+)
+int_like = st.one_of(
+    st.integers(-3, 5), st.sampled_from(["2", " 3 ", "x", "", "2.0", "+1"]), st.floats(0, 5), st.booleans(), st.none()
+)
+widths_like = st.one_of(
+    anything,
+    st.lists(int_like, max_size=4),
+    st.tuples(int_like, int_like),
+    field_text,
+    st.lists(st.integers(1, 4), min_size=1, max_size=4),
+)
 
 
 @st.composite
@@ -218,14 +282,22 @@ def arch_args(draw):
         attention = draw(widths_like)
     else:
         widths = draw(st.lists(st.integers(1, 4), min_size=2, max_size=4))
-        attention = draw(st.lists(st.one_of(st.integers(1, 4), st.integers(1, 4), int_like), min_size=len(widths) - 1,
-                                  max_size=len(widths) - 1))
+        attention = draw(
+            st.lists(
+                st.one_of(st.integers(1, 4), st.integers(1, 4), int_like),
+                min_size=len(widths) - 1,
+                max_size=len(widths) - 1,
+            )
+        )
     return widths, attention
 
 
 @settings(max_examples=examples(400), **SETTINGS)
-@given(pair=arch_args(), tokens=st.one_of(st.integers(1, 4), int_like, anything),
-       normalization=st.one_of(st.sampled_from(["none", "softmax", "None", ""]), anything))
+@given(
+    pair=arch_args(),
+    tokens=st.one_of(st.integers(1, 4), int_like, anything),
+    normalization=st.one_of(st.sampled_from(["none", "softmax", "None", ""]), anything),
+)
 def test_architecture_accepts_or_raises_input_error(pair, tokens, normalization):
     widths, attention = pair
     note_event("Architecture(...)")
@@ -242,14 +314,15 @@ def test_architecture_accepts_or_raises_input_error(pair, tokens, normalization)
 
 
 @settings(max_examples=examples(120), **SETTINGS)
-@given(method=st.one_of(st.sampled_from(["auto", "modp", "auto", "modp", "MODP", "", "jacobian ", "numeric;"]),
-                        anything),
-       seed=st.one_of(st.integers(0, 9), st.integers(-5, 2 ** 32), anything),
-       timeout=st.one_of(st.none(), st.none(), anything, st.floats(allow_nan=True)),
-       prime=st.one_of(st.none(), st.none(), st.integers(-10, 2 ** 40),
-                       st.sampled_from([3, 5, 7, 65537, 2 ** 31 - 1, 2 ** 31]),
-                       anything),
-       arch=st.sampled_from([Architecture((2, 1), (1,)), Architecture((2, 2, 2), (1, 2), 3)]))
+@given(
+    method=st.one_of(st.sampled_from(["auto", "modp", "auto", "modp", "MODP", "", "jacobian ", "numeric;"]), anything),
+    seed=st.one_of(st.integers(0, 9), st.integers(-5, 2**32), anything),
+    timeout=st.one_of(st.none(), st.none(), anything, st.floats(allow_nan=True)),
+    prime=st.one_of(
+        st.none(), st.none(), st.integers(-10, 2**40), st.sampled_from([3, 5, 7, 65537, 2**31 - 1, 2**31]), anything
+    ),
+    arch=st.sampled_from([Architecture((2, 1), (1,)), Architecture((2, 2, 2), (1, 2), 3)]),
+)
 def test_dimension_api_raises_only_lightning_errors(method, seed, timeout, prime, arch):
     note_event("dimension(...)")
     if method in ("jacobian", "implicit", "numeric"):
@@ -274,10 +347,16 @@ def test_bytes_are_not_widths():
 
 ARCH = Architecture((2, 2), (1,), 2)
 VALID = {"layers": [{"Q": [[1, 2]], "K": [[3, "4/5"]], "V": [[1, -1], [2, 7]]}]}
-entry = st.one_of(st.integers(-10 ** 70, 10 ** 70), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6),
-                  st.booleans(), st.none(), st.fractions().map(str), st.sampled_from(["1/0", "nan", "Infinity",
-                                                                                         " 3 / 4 ", "1e3", "0x1"]),
-                  st.lists(st.integers(), max_size=2))
+entry = st.one_of(
+    st.integers(-(10**70), 10**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+    st.booleans(),
+    st.none(),
+    st.fractions().map(str),
+    st.sampled_from(["1/0", "nan", "Infinity", " 3 / 4 ", "1e3", "0x1"]),
+    st.lists(st.integers(), max_size=2),
+)
 
 
 def mutated_point():
@@ -288,6 +367,7 @@ def mutated_point():
         rows = layer[name]
         rows[min(r, len(rows) - 1)][c % 2] = draw_entry
         return data
+
     return st.builds(mutate, entry, st.tuples(st.sampled_from("QKV"), st.integers(0, 1), st.integers(0, 1)))
 
 
@@ -295,20 +375,35 @@ json_doc = st.one_of(
     mutated_point().map(json.dumps),
     anything.map(lambda v: json.dumps(v, default=str)),
     st.recursive(st.integers(0, 3), lambda i: st.lists(i, max_size=3), max_leaves=6).map(
-        lambda m: json.dumps({"layers": [{"Q": m, "K": m, "V": m}]})),
+        lambda m: json.dumps({"layers": [{"Q": m, "K": m, "V": m}]})
+    ),
     st.text(max_size=40),
     st.integers(1, 3000).map(lambda n: "[" * n + "]" * n),
-    st.sampled_from(['{"layers": [{"Q": [[NaN, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]]}]}',
-                     '{"layers": [{"Q": [[1e400, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]]}]}',
-                     '{"layers": [{"Q": [[-Infinity, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]]}]}',
-                     '{"layers": [{"Q": [[1, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]], "W": 1}]}',
-                     '{"layers": []}', '{"layers": {}}', "null", '"layers"', "[" * 100000]),
+    st.sampled_from(
+        [
+            '{"layers": [{"Q": [[NaN, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]]}]}',
+            '{"layers": [{"Q": [[1e400, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]]}]}',
+            '{"layers": [{"Q": [[-Infinity, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]]}]}',
+            '{"layers": [{"Q": [[1, 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]], "W": 1}]}',
+            '{"layers": []}',
+            '{"layers": {}}',
+            "null",
+            '"layers"',
+            "[" * 100000,
+        ]
+    ),
 )
 
 
 @settings(max_examples=examples(300), **SETTINGS)
-@given(doc=st.one_of(json_doc.map(str.encode), st.binary(max_size=60),
-                     json_doc.map(lambda t: t.encode("utf-16")), json_doc.map(lambda t: b"\xff" + t.encode())))
+@given(
+    doc=st.one_of(
+        json_doc.map(str.encode),
+        st.binary(max_size=60),
+        json_doc.map(lambda t: t.encode("utf-16")),
+        json_doc.map(lambda t: b"\xff" + t.encode()),
+    )
+)
 @example(doc=b'{"\\n": null}')  # a key that is a newline was echoed as one (found by a random local run)
 def test_weight_files_load_or_one_sentence(doc, tmp_path_factory):
     note_event("weight file")
@@ -338,8 +433,9 @@ def test_fiber_cli_with_a_hostile_point_file(tmp_path, monkeypatch):
     scripts = tmp_path / "scripts"
     monkeypatch.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(scripts))
     bad = tmp_path / "w.json"
-    bad.write_text(json.dumps({"layers": [{"Q": [[f'1; run "touch {PWNED}"', 1]], "K": [[1, 1]],
-                                           "V": [[1, 1], [1, 1]]}]}))
+    bad.write_text(
+        json.dumps({"layers": [{"Q": [[f'1; run "touch {PWNED}"', 1]], "K": [[1, 1]], "V": [[1, 1], [1, 1]]}]})
+    )
     res = invoke(["fiber", "--widths", "2,2", "--attention", "1", "--at", str(bad), "--method", "m2"])
     assert res.exit_code == 2 and res.stdout == ""
     assert len(res.stderr.strip().splitlines()) == 1 and "layer 1 Q[1][1]" in res.stderr
@@ -349,12 +445,16 @@ def test_fiber_cli_with_a_hostile_point_file(tmp_path, monkeypatch):
 
 # ---- 1d. sizes that would explode ---------------------------------------------------------------
 
-@pytest.mark.parametrize("method,widths,attention,works", [
-    ("implicit", (3, 3, 3), (2, 2), "modp"),
-    ("implicit", (4, 4), (4,), "modp"),
-    ("jacobian", (9, 9, 9), (9, 9), "modp"),
-    ("jacobian", (4, 4, 4), (4, 4), "modp"),
-])
+
+@pytest.mark.parametrize(
+    "method,widths,attention,works",
+    [
+        ("implicit", (3, 3, 3), (2, 2), "modp"),
+        ("implicit", (4, 4), (4,), "modp"),
+        ("jacobian", (9, 9, 9), (9, 9), "modp"),
+        ("jacobian", (4, 4, 4), (4, 4), "modp"),
+    ],
+)
 def test_too_large_is_refused_up_front(method, widths, attention, works, tmp_path):
     arch = Architecture(widths, attention, 3)
     start = time.monotonic()
@@ -364,14 +464,28 @@ def test_too_large_is_refused_up_front(method, widths, attention, works, tmp_pat
     assert time.monotonic() - start < 2
     assert works in str(err.value) and "\n" not in str(err.value)
     assert re.search(r"\d", str(err.value))  # states the size
-    res = invoke(["dim", "--widths", ",".join(map(str, widths)), "--attention", ",".join(map(str, attention)),
-                  "--tokens", "3", "--method", method, "--m2", str(tmp_path / "no-M2")])
+    res = invoke(
+        [
+            "dim",
+            "--widths",
+            ",".join(map(str, widths)),
+            "--attention",
+            ",".join(map(str, attention)),
+            "--tokens",
+            "3",
+            "--method",
+            method,
+            "--m2",
+            str(tmp_path / "no-M2"),
+        ]
+    )
     assert res.exit_code == 2 and res.stdout == "" and works in res.stderr
 
 
 def test_fiber_m2_on_a_large_network_is_refused(tmp_path):
-    res = invoke(["fiber", "--widths", "6,6,6", "--attention", "6,6", "--method", "m2", "--m2",
-                  str(tmp_path / "no-M2")])
+    res = invoke(
+        ["fiber", "--widths", "6,6,6", "--attention", "6,6", "--method", "m2", "--m2", str(tmp_path / "no-M2")]
+    )
     assert res.exit_code == 2 and "modp" in res.stderr and "not found" not in res.stderr
 
 
@@ -403,8 +517,10 @@ def assert_only_template_and_numbers(text: str, template: str) -> None:
         assert _HEADER_LINE.match(line), line
 
 
-@pytest.mark.parametrize("value", ["1", '1; run "touch /tmp/pwned"', b"1", 1.5, float("nan"), None, object(),
-                                   [1, "2"], (1, [2, 3.0]), {"a": 1}, 1j])
+@pytest.mark.parametrize(
+    "value",
+    ["1", '1; run "touch /tmp/pwned"', b"1", 1.5, float("nan"), None, object(), [1, "2"], (1, [2, 3.0]), {"a": 1}, 1j],
+)
 def test_m2_literal_refuses_everything_but_numbers(value):
     with pytest.raises(TypeError):
         m2_literal(value)
@@ -414,8 +530,7 @@ def test_m2_literal_of_numbers():
     assert m2_literal([1, -2, Fraction(3, 4), (Fraction(5), True)]) == "{1, -2, (3/4), {5, 1}}"
 
 
-@pytest.mark.parametrize("name", ["a;run", "a b", "1a", "a\n",
-    "", "a-b", 'x"'])
+@pytest.mark.parametrize("name", ["a;run", "a b", "1a", "a\n", "", "a-b", 'x"'])
 def test_render_refuses_bad_parameter_names(name):
     with pytest.raises(ValueError):
         render("dimension_jacobian", **{name: 1})
@@ -435,20 +550,30 @@ def test_every_script_written_by_real_runs_is_template_plus_numbers(m2, tmp_path
     monkeypatch.setenv("LIGHTNING_CAS_SCRIPT_DIR", str(scripts))
     point = tmp_path / "w.json"
     point.write_text(json.dumps({"layers": [{"Q": [["3/4", -2]], "K": [[1, "-5/7"]], "V": [[2, 1]]}]}))
-    runs = [["dim", "--widths", "2,2", "--attention", "1", "--method", "jacobian", "--seed", "7"],
-            ["dim", "--widths", "2,1", "--attention", "1", "--method", "implicit"],
-            ["fiber", "--widths", "2,1", "--attention", "1", "--method", "m2", "--at", str(point)],
-            ["implicit", "--widths", "2,1", "--attention", "1"],
-            ["singular", "--widths", "2,1", "--attention", "1"],
-            ["singular", "--widths", "2,1", "--attention", "1", "--method", "whole-ideal"],
-            ["boundary", "--widths", "2,1", "--attention", "1", "--at", str(point)]]
+    runs = [
+        ["dim", "--widths", "2,2", "--attention", "1", "--method", "jacobian", "--seed", "7"],
+        ["dim", "--widths", "2,1", "--attention", "1", "--method", "implicit"],
+        ["fiber", "--widths", "2,1", "--attention", "1", "--method", "m2", "--at", str(point)],
+        ["implicit", "--widths", "2,1", "--attention", "1"],
+        ["singular", "--widths", "2,1", "--attention", "1"],
+        ["singular", "--widths", "2,1", "--attention", "1", "--method", "whole-ideal"],
+        ["boundary", "--widths", "2,1", "--attention", "1", "--at", str(point)],
+    ]
     for args in runs:
         res = invoke(args + ["--m2", m2])
         assert res.exit_code == 0, (args, res.stderr)
     written = sorted(scripts.glob("*.m2"))
     templates = {p.name.rsplit("-", 1)[0] for p in written}
-    assert templates == {"dimension_jacobian", "dimension_implicit", "fiber", "implicit", "singular_strata",
-                         "singular_whole", "boundary_candidates", "point_verdict"}, templates
+    assert templates == {
+        "dimension_jacobian",
+        "dimension_implicit",
+        "fiber",
+        "implicit",
+        "singular_strata",
+        "singular_whole",
+        "boundary_candidates",
+        "point_verdict",
+    }, templates
     for path in written:
         assert_only_template_and_numbers(path.read_text(), path.name.rsplit("-", 1)[0])
     fiber_text = next(p for p in written if p.name.startswith("fiber-")).read_text()
@@ -468,6 +593,7 @@ def test_package_never_formats_text_into_m2_code():
 
 
 # ---- 4. results never lost or wrong silently ----------------------------------------------------
+
 
 def test_modp_repetitions_disagreeing_is_reported(monkeypatch):
     real = modp.rank_at_random_point
@@ -511,8 +637,15 @@ SPEC = textwrap.dedent("""\
 
 
 def sweep_cli(*args, timeout=120, env=None, **kw):
-    return subprocess.run([sys.executable, "-m", "lightning_cas", "sweep", *map(str, args), "--quiet"], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "lightning_cas", "sweep", *map(str, args), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        **kw,
+    )
 
 
 def summary_of(proc) -> dict:
@@ -559,24 +692,34 @@ def test_interrupted_sweep_resumes(m2, tmp_path):
     """Kill a sweep (SIGKILL to its process group, as a terminal would) while a slow M2 job runs; the
     rerun keeps the finished results, redoes the rest, and no Macaulay2 of the killed sweep survives."""
     spec = tmp_path / "s.toml"
-    spec.write_text(SPEC + textwrap.dedent("""\
+    spec.write_text(
+        SPEC
+        + textwrap.dedent("""\
         [[architecture]]
         widths = [3, 3, 3]
         attention = [2, 2]
         tokens = 3
         method = "jacobian"
         timeout = 60
-        """))
+        """)
+    )
     out = tmp_path / "out"
     scripts = tmp_path / f"scripts-{secrets.token_hex(4)}"
     env = {"LIGHTNING_CAS_SCRIPT_DIR": str(scripts)}
-    proc = subprocess.Popen([sys.executable, "-m", "lightning_cas", "sweep", str(spec), "--out", str(out),
-                             "--quiet", "--m2", m2], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, **env}, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lightning_cas", "sweep", str(spec), "--out", str(out), "--quiet", "--m2", m2],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **env},
+        start_new_session=True,
+    )
     slow = "w3-3-3_a2-2_t3_none_jacobian_s0.json"
     try:
+
         def m2_running():
             return any(str(scripts) in cmd for cmd in _cmdlines())
+
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (len(list(out.glob("*modp*.json"))) == 3 and m2_running()):
             time.sleep(0.1)
@@ -609,12 +752,30 @@ def _kill_group_quietly(pgid: int) -> None:
 
 def test_killing_only_the_sweep_process_leaves_no_m2(m2, tmp_path):
     spec = tmp_path / "s.toml"
-    spec.write_text('name = "k"\n[[architecture]]\nwidths = [3, 3, 3]\nattention = [2, 2]\ntokens = 3\n'
-                    'method = "jacobian"\ntimeout = 60\n')
+    spec.write_text(
+        'name = "k"\n[[architecture]]\nwidths = [3, 3, 3]\nattention = [2, 2]\ntokens = 3\n'
+        'method = "jacobian"\ntimeout = 60\n'
+    )
     scripts = tmp_path / f"scripts-{secrets.token_hex(4)}"
-    proc = subprocess.Popen([sys.executable, "-m", "lightning_cas", "sweep", str(spec), "--out", str(tmp_path / "o"),
-                             "--quiet", "--m2", m2], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "LIGHTNING_CAS_SCRIPT_DIR": str(scripts)}, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lightning_cas",
+            "sweep",
+            str(spec),
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+            "--m2",
+            m2,
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "LIGHTNING_CAS_SCRIPT_DIR": str(scripts)},
+        start_new_session=True,
+    )
     survivors = []
     try:
         assert wait_until(lambda: any(str(scripts) in cmd for cmd in _cmdlines()), 30), "M2 never started"
@@ -642,12 +803,12 @@ def _cmdlines() -> list[str]:
             try:
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
                 if state != "Z":
-                    found.append(Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(
-                        errors="replace"))
+                    found.append(
+                        Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    )
             except OSError:
                 pass
     return found
-
 
 
 @st.composite
@@ -656,14 +817,17 @@ def one_layer_fields(draw):
     widths = f"{draw(st.integers(1, 3))},{draw(st.integers(1, 2))}"
     attention, tokens = str(draw(st.integers(1, 3))), str(draw(st.integers(1, 3)))
     spoil = draw(st.sets(st.sampled_from(["widths", "attention", "tokens"]), max_size=2))
-    return tuple(draw(field_text) if name in spoil else value
-                 for name, value in (("widths", widths), ("attention", attention), ("tokens", tokens)))
+    return tuple(
+        draw(field_text) if name in spoil else value
+        for name, value in (("widths", widths), ("attention", attention), ("tokens", tokens))
+    )
 
 
 @pytest.mark.m2  # every valid example runs Macaulay2: not for the fast loop
 @settings(max_examples=examples(30), **SETTINGS)
-@given(fields=one_layer_fields(), seed=seed_text,
-       command=st.sampled_from(["implicit", "singular", "boundary", "claims"]))
+@given(
+    fields=one_layer_fields(), seed=seed_text, command=st.sampled_from(["implicit", "singular", "boundary", "claims"])
+)
 def test_cli_geometry_any_text(fields, seed, command):
     """Valid small one-layer networks answer (or hit the 5 s limit, cleanly); anything else is refused."""
     widths, attention, tokens = fields
@@ -674,8 +838,9 @@ def test_cli_geometry_any_text(fields, seed, command):
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "Traceback" not in res.stdout + res.stderr
     if res.exit_code in (0, 3):  # 3: claims found a disagreement (printed, not an error)
-        assert res.stdout.startswith("widths=") or res.stdout.startswith(("image of", "candidate", "Zariski")), \
+        assert res.stdout.startswith("widths=") or res.stdout.startswith(("image of", "candidate", "Zariski")), (
             res.stdout[:200]
+        )
         note_event(f"geometry {command} result")
     else:
         assert res.exit_code not in (70,), res.stderr

@@ -16,13 +16,13 @@ from lightning_cas.batch import locks, spec, store
 from lightning_cas.cli import main
 from lightning_cas.core import blocks, weights
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.results import documents
-from lightning_cas.results.documents import parse_json
 from lightning_cas.core.weights import flat, random_point, unflat
 from lightning_cas.errors import InputError
 from lightning_cas.macaulay2 import runner
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.runner import M2Session, check_heap
+from lightning_cas.results import documents
+from lightning_cas.results.documents import parse_json
 from lightning_cas.system import arrays, points
 from lightning_cas.system.arrays import safetensors_arrays
 from lightning_cas.system.networks import load_network
@@ -88,11 +88,17 @@ def test_an_invalid_heap_cap_is_refused_not_dropped(heap):
 
 
 def test_valid_heap_caps_pass():
-    assert [check_heap(h) for h in ("8G", "512M", "65536K", "2g", str(2 ** 30))] == \
-        ["8G", "512M", "65536K", "2g", str(2 ** 30)]
+    assert [check_heap(h) for h in ("8G", "512M", "65536K", "2g", str(2**30))] == [
+        "8G",
+        "512M",
+        "65536K",
+        "2g",
+        str(2**30),
+    ]
 
 
 # ---- the same point formats for every command --------------------------------------------------
+
 
 @pytest.fixture
 def plain_point(tmp_path):
@@ -100,17 +106,22 @@ def plain_point(tmp_path):
     point = random_point(arch, 5)
     values = flat(point)
     net = arch
-    files = {"layers.json": json.dumps(weights.point_to_dict(point)),
-             "flat.json": json.dumps({"weights": [int(v) for v in values]})}
+    files = {
+        "layers.json": json.dumps(weights.point_to_dict(point)),
+        "flat.json": json.dumps({"weights": [int(v) for v in values]}),
+    }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     points.save_weights(points.WeightPoint(net, tuple(values)), tmp_path / "blocks.json")
     named = {name: np.zeros(shape) for name, shape in points.state_names(net).items()}
     for m in net.weight_matrices:
-        named[f"blocks.{m.block}.{m.letter}"][m.head] = np.array(values[m.offset:m.stop], float).reshape(m.rows, m.cols)
+        named[f"blocks.{m.block}.{m.letter}"][m.head] = np.array(values[m.offset : m.stop], float).reshape(
+            m.rows, m.cols
+        )
     np.savez(tmp_path / "named.npz", **named)
     np.savez(tmp_path / "flat.npz", weights=np.array(values, float))
     from safetensors.numpy import save_file
+
     save_file(named, str(tmp_path / "named.safetensors"))
     return arch, point, tmp_path
 
@@ -129,8 +140,10 @@ def test_fiber_at_an_npz_point_of_a_widths_network(tmp_path):
     small = Architecture((2, 1), (1,))
     np.savez(tmp_path / "small.npz", weights=np.array([1.0, 2.0, 3.0, -1.0, 2.0, 1.0]))
     (tmp_path / "small.json").write_text(json.dumps(weights.point_to_dict(load_point(small, tmp_path / "small.npz"))))
-    runs = [invoke("fiber", "--widths", "2,1", "--attention", 1, "--at", tmp_path / name, "--json", "--quiet")
-            for name in ("small.npz", "small.json")]
+    runs = [
+        invoke("fiber", "--widths", "2,1", "--attention", 1, "--at", tmp_path / name, "--json", "--quiet")
+        for name in ("small.npz", "small.json")
+    ]
     assert all(r.exit_code in (0, 3) for r in runs), [r.stderr for r in runs]
     a, b = (json.loads(r.stdout) for r in runs)
     assert a["fiber_dimension"] == b["fiber_dimension"] and a["point"] == b["point"]
@@ -138,8 +151,9 @@ def test_fiber_at_an_npz_point_of_a_widths_network(tmp_path):
 
 # ---- the caps in the docs are the code's --------------------------------------------------------
 
+
 def _mib(n: int) -> str:
-    return f"{n // 2 ** 20} MiB" if n >= 2 ** 20 else f"{n // 2 ** 10} KiB"
+    return f"{n // 2**20} MiB" if n >= 2**20 else f"{n // 2**10} KiB"
 
 
 def test_the_caps_in_security_md_are_the_code():
@@ -164,7 +178,7 @@ def test_the_caps_in_security_md_are_the_code():
     assert f"at most {_mib(blocks.MAX_NETWORK_BYTES)}" in network
     assert f"more than {documents.MAX_KEY_PARTS} parts" in network and f"at most {blocks.MAX_BLOCKS} blocks" in network
     assert f"degree at most {blocks.MAX_NETWORK_DEGREE}" in network
-    assert f"at least {runner.MIN_HEAP_BYTES // 2 ** 20}M" in row("Macaulay2 heap cap")
+    assert f"at least {runner.MIN_HEAP_BYTES // 2**20}M" in row("Macaulay2 heap cap")
     assert f"at most {_mib(store.MAX_RECORD_BYTES)}" in row("result records")
     assert f"at most {_mib(locks.MAX_LOCK_BYTES)}" in row("lock files")
     assert f"a cap of {_mib(runner.MAX_OUTPUT_BYTES)}" in doc

@@ -46,13 +46,23 @@ def numeric_options():
 
 
 # a minimal valid invocation of each command, so that only the option under test can be wrong
-BASE = {"dim": ["--widths", "2,2", "--attention", "1"], "predict": ["--widths", "2,2", "--attention", "1"],
-        "verify": ["--widths", "2,2", "--attention", "1"], "fiber": ["--widths", "2,1", "--attention", "1"],
-        "implicit": ["--widths", "2,1", "--attention", "1"], "singular": ["--widths", "2,1", "--attention", "1"],
-        "boundary": ["--widths", "2,1", "--attention", "1"], "claims": ["--widths", "2,1", "--attention", "1"],
-        "sweep": ["examples/sweep.toml", "--list"], "report": ["."], "notebook": ["."],
-        "degree": ["--widths", "2,1", "--attention", "1"], "ed": ["--widths", "2,1", "--attention", "1"],
-        "degrees": ["--out", "never-written"], "llc": ["--widths", "2,1", "--attention", "1"]}
+BASE = {
+    "dim": ["--widths", "2,2", "--attention", "1"],
+    "predict": ["--widths", "2,2", "--attention", "1"],
+    "verify": ["--widths", "2,2", "--attention", "1"],
+    "fiber": ["--widths", "2,1", "--attention", "1"],
+    "implicit": ["--widths", "2,1", "--attention", "1"],
+    "singular": ["--widths", "2,1", "--attention", "1"],
+    "boundary": ["--widths", "2,1", "--attention", "1"],
+    "claims": ["--widths", "2,1", "--attention", "1"],
+    "sweep": ["examples/sweep.toml", "--list"],
+    "report": ["."],
+    "notebook": ["."],
+    "degree": ["--widths", "2,1", "--attention", "1"],
+    "ed": ["--widths", "2,1", "--attention", "1"],
+    "degrees": ["--out", "never-written"],
+    "llc": ["--widths", "2,1", "--attention", "1"],
+}
 
 
 def test_no_command_uses_clicks_own_number_types():
@@ -66,20 +76,29 @@ def test_no_command_uses_clicks_own_number_types():
 @pytest.mark.parametrize("name, option", numeric_options())
 @pytest.mark.parametrize("text", ["٣", "３", "1_0", "٣٣", "𝟑", "nan", "inf", "-inf", "1e999", "0x10", " ", "3 4"])
 def test_every_numeric_option_reads_ascii_digits_only(name, option, text):
-    res = CliRunner().invoke(main, [name, *BASE[name], option, text, "--m2", "/nonexistent/M2"]
-                             if name not in ("predict", "sweep", "report", "notebook", "degrees")
-                             else [name, *BASE[name], option, text])
+    res = CliRunner().invoke(
+        main,
+        [name, *BASE[name], option, text, "--m2", "/nonexistent/M2"]
+        if name not in ("predict", "sweep", "report", "notebook", "degrees")
+        else [name, *BASE[name], option, text],
+    )
     assert res.exit_code == 2, (res.exit_code, res.stdout, res.stderr)
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("lightning-cas: error:") and option in lines[0], res.stderr
     assert "Traceback" not in res.stdout + res.stderr and res.stdout == ""
 
 
-@pytest.mark.parametrize("args, field, value", [
-    (["--seed", "7"], "seed", 7), (["--seed", "+7"], "seed", 7), (["--timeout", "30"], None, None),
-    (["--timeout", "2.5"], None, None), (["--timeout", "1e3"], None, None),
-    (["--prime", "65521"], "primes", [65521, 65519]),
-])
+@pytest.mark.parametrize(
+    "args, field, value",
+    [
+        (["--seed", "7"], "seed", 7),
+        (["--seed", "+7"], "seed", 7),
+        (["--timeout", "30"], None, None),
+        (["--timeout", "2.5"], None, None),
+        (["--timeout", "1e3"], None, None),
+        (["--prime", "65521"], "primes", [65521, 65519]),
+    ],
+)
 def test_ascii_numbers_still_work(args, field, value):
     res = CliRunner().invoke(main, ["dim", "--widths", "2,2", "--attention", "1", "--json", *args])
     assert res.exit_code == 0, res.stderr
@@ -101,7 +120,7 @@ def test_the_text_readers_never_raise():
     for text in ["٣", "1_0", "nan", "inf", "1e999", too_long, "", "-", "+3", " 4 "]:
         integer_text(text), decimal_text(text)
     assert integer_text(too_long) is None and decimal_text("1e999") is None and decimal_text("nan") is None
-    assert integer_text("9" * 5000) == 10 ** 5000 - 1  # the largest architectures' numbers have 5966 digits
+    assert integer_text("9" * 5000) == 10**5000 - 1  # the largest architectures' numbers have 5966 digits
     assert integer_text(" +3 ") == 3 and decimal_text("2.5") == 2.5 and decimal_text(".5e1") == 5.0
 
 
@@ -115,8 +134,8 @@ def sweep(**kwargs):
 
 
 REFUSED = {
-    "dimension(timeout=10**400)": lambda: lightning_cas.dimension(A22, timeout=10 ** 400),
-    "dimension(timeout=-10**400)": lambda: lightning_cas.dimension(A22, timeout=-10 ** 400),
+    "dimension(timeout=10**400)": lambda: lightning_cas.dimension(A22, timeout=10**400),
+    "dimension(timeout=-10**400)": lambda: lightning_cas.dimension(A22, timeout=-(10**400)),
     "dimension(timeout=True)": lambda: lightning_cas.dimension(A22, timeout=True),
     "dimension(timeout=Fraction)": lambda: lightning_cas.dimension(A22, timeout=Fraction(1, 2)),
     "dimension(timeout=1j)": lambda: lightning_cas.dimension(A22, timeout=1j),
@@ -133,7 +152,7 @@ REFUSED = {
     "multihead_bound('x')": lambda: lightning_cas.multihead_bound("x"),
     "multihead_bound(None)": lambda: lightning_cas.multihead_bound(None),
     "span_dimension('x', 1, 2)": lambda: lightning_cas.span_dimension("x", 1, 2),
-    "span_dimension(10**6, 1, 2)": lambda: lightning_cas.span_dimension(10 ** 6, 1, 2),
+    "span_dimension(10**6, 1, 2)": lambda: lightning_cas.span_dimension(10**6, 1, 2),
     "head_mixing_bound(None, ...)": lambda: lightning_cas.head_mixing_bound(None, 2, 2, 2, 2),
     "Architecture(widths={4, 3})": lambda: Architecture(widths={4, 3}, attention=(1,)),
     "Architecture(widths={4: 1, 3: 2})": lambda: Architecture(widths={4: 1, 3: 2}, attention=(1,)),
@@ -167,12 +186,15 @@ ACCEPTED = {
     "dimension(timeout=np.int64)": lambda: lightning_cas.dimension(A22, timeout=np.int64(30)).dimension,
     "dimension(timeout=np.float32)": lambda: lightning_cas.dimension(A22, timeout=np.float32(30)).dimension,
     "dimension(timeout=30)": lambda: lightning_cas.dimension(A22, timeout=30).dimension,
-    "dimension(seed=np.uint32, prime=np.int64)": lambda: lightning_cas.dimension(
-        A22, seed=np.uint32(5), prime=np.int64(16777213)).dimension,
-    "Architecture(np.int64 widths)": lambda: lightning_cas.dimension(
-        Architecture((np.int64(2), np.int32(2)), [np.int8(1)], np.int16(2))).dimension,
-    "Architecture(numpy arrays)": lambda: lightning_cas.dimension(
-        Architecture(np.array([2, 2]), np.array([1]))).dimension,
+    "dimension(seed=np.uint32, prime=np.int64)": lambda: (
+        lightning_cas.dimension(A22, seed=np.uint32(5), prime=np.int64(16777213)).dimension
+    ),
+    "Architecture(np.int64 widths)": lambda: (
+        lightning_cas.dimension(Architecture((np.int64(2), np.int32(2)), [np.int8(1)], np.int16(2))).dimension
+    ),
+    "Architecture(numpy arrays)": lambda: (
+        lightning_cas.dimension(Architecture(np.array([2, 2]), np.array([1]))).dimension
+    ),
     "Architecture(range)": lambda: 6 if Architecture(range(2, 4), [1]).widths == (2, 3) else None,
     "Architecture('2,2')": lambda: lightning_cas.dimension(Architecture("2,2", "1")).dimension,
 }
@@ -185,7 +207,7 @@ def test_integers_of_any_kind_and_sequences_are_accepted(name):
 
 def test_the_rule_itself():
     assert check_timeout(np.int64(5)) == 5.0 and check_timeout(np.float64(0.5)) == 0.5 and check_timeout(None) is None
-    for bad in (10 ** 400, 0, -1, float("inf"), True, "5", Fraction(1)):
+    for bad in (10**400, 0, -1, float("inf"), True, "5", Fraction(1)):
         with pytest.raises(InputError):
             check_timeout(bad)
     assert int_sequence(np.array([3, 2], dtype=np.int64), "widths") == (3, 2)
@@ -206,7 +228,7 @@ A21 = Architecture((2, 1), (1,), 2)
 
 def per_layer(q11):
     """A22's point in the verbs' per-layer form with Q[1][1] = q11."""
-    return (((q11, 2),), ((3, 4),), ((1, -1), (2, 7))),
+    return ((((q11, 2),), ((3, 4),), ((1, -1), (2, 7))),)
 
 
 POINT_VERBS = {  # every public verb that takes a weight point, called so that only the point can be wrong
@@ -224,8 +246,8 @@ BAD_ENTRIES = {
     "float32 subnormal": (np.float32(1e-40), "subnormal float32"),
     "float16 subnormal": (np.float16(1e-6), "subnormal float16"),
     "float64 subnormal": (1e-310, "subnormal float64"),
-    "Fraction of 501 digits": (Fraction(10 ** 500, 3), "numerator has 501 digits"),
-    "Fraction over 501 digits": (Fraction(3, 10 ** 500), "denominator has 501 digits"),
+    "Fraction of 501 digits": (Fraction(10**500, 3), "numerator has 501 digits"),
+    "Fraction over 501 digits": (Fraction(3, 10**500), "denominator has 501 digits"),
     "numpy bool": (np.bool_(True), "entries must be numbers"),
 }
 
@@ -246,14 +268,14 @@ def test_every_point_verb_refuses_a_bad_entry_in_one_line_naming_why(verb, bad):
 
 @pytest.mark.parametrize("verb", sorted(POINT_VERBS))
 def test_every_point_verb_refuses_a_ragged_point(verb):
-    ragged = (((1, 2),), ((3,),), ((1, -1), (2, 7))),  # K has one entry, not two
+    ragged = ((((1, 2),), ((3,),), ((1, -1), (2, 7))),)  # K has one entry, not two
     one_line_input_error(lambda: POINT_VERBS[verb](ragged), "entries")
 
 
 @pytest.mark.parametrize("verb", sorted(POINT_VERBS))
 @pytest.mark.parametrize("entry", ["1/2", Fraction(1, 2), np.float32(0.5), np.float16(0.5), 0.5])
 def test_every_point_verb_reads_half_exactly_in_every_spelling(verb, entry):
-    """"1/2", Fraction(1, 2) and a float 0.5 of any width are the same weight: the verb gets past its
+    """ "1/2", Fraction(1, 2) and a float 0.5 of any width are the same weight: the verb gets past its
     validation (to Macaulay2, absent here, for the two that need it) with the same answer."""
     try:
         result = POINT_VERBS[verb](per_layer(entry))
@@ -268,9 +290,21 @@ def test_every_point_verb_reads_half_exactly_in_every_spelling(verb, entry):
 def test_a_flat_python_list_point_reads_rational_strings_like_json(entry):
     flat = [entry, 2, 3, 4, 1, -1, 2, 7]
     via_list = lightning_cas.dimension(A22, at=flat)
-    via_json = lightning_cas.dimension(A22, at={"weights": [str(entry) if isinstance(entry, Fraction) else
-                                                            int(entry) if isinstance(entry, np.integer) else entry,
-                                                            2, 3, 4, 1, -1, 2, 7]})
+    via_json = lightning_cas.dimension(
+        A22,
+        at={
+            "weights": [
+                str(entry) if isinstance(entry, Fraction) else int(entry) if isinstance(entry, np.integer) else entry,
+                2,
+                3,
+                4,
+                1,
+                -1,
+                2,
+                7,
+            ]
+        },
+    )
     assert via_list.dimension == via_json.dimension and via_list.at == via_json.at
 
 
@@ -282,8 +316,10 @@ def test_a_flat_point_refuses_what_the_per_layer_form_refuses(bad):
 
 @pytest.mark.parametrize("dtype, tiny", [(np.float16, 1e-6), (np.float32, 1e-40), (np.float64, 1e-310)])
 def test_a_flat_array_point_refuses_the_subnormals_of_its_own_dtype(dtype, tiny):
-    one_line_input_error(lambda: lightning_cas.dimension(A22, at=np.array([tiny, 2, 3, 4, 1, -1, 2, 7], dtype=dtype)),
-                         f"subnormal {np.dtype(dtype).name}")
+    one_line_input_error(
+        lambda: lightning_cas.dimension(A22, at=np.array([tiny, 2, 3, 4, 1, -1, 2, 7], dtype=dtype)),
+        f"subnormal {np.dtype(dtype).name}",
+    )
     normal = np.finfo(dtype).smallest_normal  # the smallest normal number of the type is a weight like any other
     assert lightning_cas.dimension(A22, at=np.array([normal, 2, 3, 4, 1, -1, 2, 7], dtype=dtype)).dimension == 6
 
@@ -310,16 +346,19 @@ def test_every_input_verb_refuses_subnormal_inputs_of_their_dtype(verb):
 
 def test_inputs_given_as_python_lists_read_rational_strings_exactly():
     exact = lightning_cas.dimension(A22, inputs=[[["1/2", 2], [3, 4]], [[1, 5], [-2, "7/3"]]], layout="features-tokens")
-    floats = lightning_cas.dimension(A22, inputs=np.array([[[0.5, 2], [3, 4]], [[1, 5], [-2, 7 / 3]]]),
-                                    layout="features-tokens")
+    floats = lightning_cas.dimension(
+        A22, inputs=np.array([[[0.5, 2], [3, 4]], [[1, 5], [-2, 7 / 3]]]), layout="features-tokens"
+    )
     assert exact.inputs.count == 2 and exact.dimension == floats.dimension
 
 
 COUNTS = {  # every integer option of a verb beyond seed and prime, with a valid value
     "ed_degree(repeats)": (lambda v: lightning_cas.ed_degree(A21, method="monodromy", repeats=v, m2=NO_M2), 3),
     "implicit(numerical_degree_runs)": (lambda v: lightning_cas.implicit(A21, numerical_degree_runs=v, m2=NO_M2), 2),
-    "singular_locus(minor_budget)": (lambda v: lightning_cas.singular_locus(A21, method="whole-ideal",
-                                                                           minor_budget=v, m2=NO_M2), 5),
+    "singular_locus(minor_budget)": (
+        lambda v: lightning_cas.singular_locus(A21, method="whole-ideal", minor_budget=v, m2=NO_M2),
+        5,
+    ),
     "dimension(seed)": (lambda v: lightning_cas.dimension(A22, seed=v, method="jacobian", m2=NO_M2), 3),
 }
 
@@ -351,12 +390,15 @@ def test_boundary_ed_runs_take_numpy_integers_too():
         boundary_ed(A21, numerical_runs=np.bool_(True), m2=NO_M2)
 
 
-@pytest.mark.parametrize("blocks", [
-    pytest.param(lambda: (b for b in [lightning_cas.Attention(1)]), id="generator"),
-    pytest.param(lambda: {lightning_cas.Attention(1)}, id="set"),
-    pytest.param(lambda: iter([lightning_cas.Attention(1)]), id="iterator"),
-    pytest.param(lambda: "attention", id="string"),
-])
+@pytest.mark.parametrize(
+    "blocks",
+    [
+        pytest.param(lambda: (b for b in [lightning_cas.Attention(1)]), id="generator"),
+        pytest.param(lambda: {lightning_cas.Attention(1)}, id="set"),
+        pytest.param(lambda: iter([lightning_cas.Attention(1)]), id="iterator"),
+        pytest.param(lambda: "attention", id="string"),
+    ],
+)
 def test_a_network_refuses_blocks_that_are_not_a_sequence(blocks):
     one_line_input_error(lambda: lightning_cas.Network(2, 2, blocks()), "blocks must be a list")
     assert lightning_cas.Network(2, 2, [lightning_cas.Attention(1)]).parameters == 8  # a list is fine
@@ -376,7 +418,9 @@ def test_every_public_verb_taking_points_inputs_or_counts_is_covered_above():
         for param in inspect.signature(value).parameters:
             if param in covered and name not in covered[param]:
                 missing.append(f"{name}({param})")
-            if param in ("repeats", "numerical_runs", "numerical_degree_runs", "minor_budget") \
-                    and counts.get(param) != name:
+            if (
+                param in ("repeats", "numerical_runs", "numerical_degree_runs", "minor_budget")
+                and counts.get(param) != name
+            ):
                 missing.append(f"{name}({param})")
     assert missing == []

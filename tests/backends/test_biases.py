@@ -15,13 +15,19 @@ from lightning_cas.macaulay2.network import package_params
 
 PAIRS = [  # (bias-free, biased) of the same shape
     (Network(2, 2, (Attention(1),)), Network(2, 2, (Attention(1, bias=True),))),
-    (Network(2, 3, (Attention(1, value=1, causal=True),)),
-     Network(2, 3, (Attention(1, value=1, causal=True, bias=True),))),
-    (Network(2, 2, (Attention(1, heads=2, residual=True), Linear(1))),
-     Network(2, 2, (Attention(1, heads=2, residual=True, bias=True), Linear(1, bias=True)))),
+    (
+        Network(2, 3, (Attention(1, value=1, causal=True),)),
+        Network(2, 3, (Attention(1, value=1, causal=True, bias=True),)),
+    ),
+    (
+        Network(2, 2, (Attention(1, heads=2, residual=True), Linear(1))),
+        Network(2, 2, (Attention(1, heads=2, residual=True, bias=True), Linear(1, bias=True))),
+    ),
     (Network(2, 1, (MLP(2), Linear(1))), Network(2, 1, (MLP(2, bias=True), Linear(1, bias=True)))),
-    (Network(2, 1, (Linear(2), Power(2), Linear(1))),
-     Network(2, 1, (Linear(2, bias=True), Power(2), Linear(1, bias=True)))),
+    (
+        Network(2, 1, (Linear(2), Power(2), Linear(1))),
+        Network(2, 1, (Linear(2, bias=True), Power(2), Linear(1, bias=True))),
+    ),
 ]
 NETS = [pytest.param(n, marks=pytest.mark.slow) if n is PAIRS[2][1] else n for pair in PAIRS for n in pair]
 
@@ -91,10 +97,18 @@ def test_bias_names_and_order():
 
 SYMMETRIC = [
     Network(2, 2, (Attention(1, bias=True),)),
-    Network(3, 2, (Linear(3, bias=True), Attention(2, heads=2, value=1, bias=True), MLP(2, bias=True),
-                   Linear(1, bias=True))),
-    Network(2, 3, (Linear(2, bias=True), Attention(1, heads=2, value=1, causal=True, residual=True, bias=True),
-                   Linear(1, bias=True))),
+    Network(
+        3, 2, (Linear(3, bias=True), Attention(2, heads=2, value=1, bias=True), MLP(2, bias=True), Linear(1, bias=True))
+    ),
+    Network(
+        2,
+        3,
+        (
+            Linear(2, bias=True),
+            Attention(1, heads=2, value=1, causal=True, residual=True, bias=True),
+            Linear(1, bias=True),
+        ),
+    ),
     Network(2, 1, (Linear(2, bias=True), Power(2), Linear(1, bias=True))),
     Network(3, 3, (Attention(2, heads=2, value=2, normalization="softmax", bias=True), Linear(2, bias=True))),
     Network(3, 3, (Attention(2, heads=2, normalization="softmax", bias=True),)),
@@ -130,13 +144,16 @@ def test_the_group_with_biases_moves_along_the_fiber(net):
             assert np.abs(J @ np.array([float(v) for v in t])).max() < 1e-9 * max(1.0, np.abs(J).max())
 
 
-@pytest.mark.parametrize("net, formula", [
-    (Network(2, 1, (Linear(3, bias=True), Power(2), Linear(1))), True),  # every quadric in x, 1: 6
-    (Network(3, 1, (Linear(2, bias=True), Power(3), Linear(1))), True),
-    (Network(3, 1, (Linear(2), Power(3), Linear(1, bias=True))), True),
-    (Network(2, 1, (Linear(2, bias=True), Power(2), Linear(1, bias=True))), False),
-    (Network(2, 2, (Attention(1, bias=True),)), False),
-])
+@pytest.mark.parametrize(
+    "net, formula",
+    [
+        (Network(2, 1, (Linear(3, bias=True), Power(2), Linear(1))), True),  # every quadric in x, 1: 6
+        (Network(3, 1, (Linear(2, bias=True), Power(3), Linear(1))), True),
+        (Network(3, 1, (Linear(2), Power(3), Linear(1, bias=True))), True),
+        (Network(2, 1, (Linear(2, bias=True), Power(2), Linear(1, bias=True))), False),
+        (Network(2, 2, (Attention(1, bias=True),)), False),
+    ],
+)
 def test_theory_with_biases_is_a_proved_formula_or_none(net, formula):
     """Alexander-Hirschowitz for powers of affine forms (homogenized) and for an output bias (+ 1); no formula
     elsewhere, only the proved upper bounds, which the computed rank never exceeds."""
@@ -152,14 +169,20 @@ def test_theory_with_biases_is_a_proved_formula_or_none(net, formula):
 def test_biased_points_round_trip_through_json_and_arrays(tmp_path):
     from fractions import Fraction
 
-    from lightning_cas.system.points import (WeightPoint, load_weights, point_from_arrays, save_weights,
-                                             state_names)
+    from lightning_cas.system.points import WeightPoint, load_weights, point_from_arrays, save_weights, state_names
 
     net = Network(2, 2, (Attention(1, heads=2, value=1, bias=True), MLP(2, bias=True), Linear(1, bias=True)))
     point = WeightPoint(net, tuple(Fraction(k - 20, 3) for k in range(net.parameters)))
     doc = point.to_dict()
     assert set(doc["blocks"][0]) == {"heads", "bo"} and set(doc["blocks"][0]["heads"][0]) == {
-        "Q", "K", "W", "O", "bq", "bk", "bw"}
+        "Q",
+        "K",
+        "W",
+        "O",
+        "bq",
+        "bk",
+        "bw",
+    }
     save_weights(point, tmp_path / "w.json")
     assert load_weights(net, tmp_path / "w.json").values == point.values
     shapes = state_names(net)
@@ -169,12 +192,25 @@ def test_biased_points_round_trip_through_json_and_arrays(tmp_path):
     for name, shape in shapes.items():
         _, i, letter = name.split(".")
         mats = [m for m in net.weight_matrices if m.block == int(i) and m.letter == letter]
-        arrays[name] = np.concatenate([flat[m.offset:m.stop] for m in mats]).reshape(shape)
+        arrays[name] = np.concatenate([flat[m.offset : m.stop] for m in mats]).reshape(shape)
     assert point_from_arrays(net, arrays).floats().tolist() == flat.tolist()
     one = Network(2, 2, (Attention(1, value=1, bias=True),))
-    direct = {"blocks": [{"Q": [[1, 2]], "K": [[3, 4]], "W": [[5, 6]], "O": [[7], [8]], "bq": [1], "bk": [2],
-                          "bw": [3], "bo": [4, 5]}]}
+    direct = {
+        "blocks": [
+            {
+                "Q": [[1, 2]],
+                "K": [[3, 4]],
+                "W": [[5, 6]],
+                "O": [[7], [8]],
+                "bq": [1],
+                "bk": [2],
+                "bw": [3],
+                "bo": [4, 5],
+            }
+        ]
+    }
     from lightning_cas.system.points import point_from_data
+
     assert [int(v) for v in point_from_data(one, direct).values] == [1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5]
     with pytest.raises(Exception, match="bias vector"):
         point_from_data(one, {"blocks": [{**direct["blocks"][0], "bq": [[1]]}]})

@@ -33,17 +33,24 @@ from lightning_cas.system.points import WeightPoint
 
 S = "softmax"
 TWO_HEADS = Architecture((4, 3, 3), (1, 2), 2, "none", (2, 2))  # 82 weights, generic rank 59
-SCALE = 10 ** -2.5  # the head's Q, K, V scaled by this: its Jacobian columns (bilinear) by SCALE^2 = 1e-5
+SCALE = 10**-2.5  # the head's Q, K, V scaled by this: its Jacobian columns (bilinear) by SCALE^2 = 1e-5
 # a bias-free softmax transformer with an embedding, a factored two-head causal attention block and an mlp on a
 # residual stream, and a readout: 8 + 64 + 64 + 8 = 144 weights
-TRANSFORMER = Network(2, 3, (Linear(4), Attention(2, heads=2, value=2, causal=True, residual=True, normalization=S),
-                             MLP(8, residual=True), Linear(2)))
+TRANSFORMER = Network(
+    2,
+    3,
+    (
+        Linear(4),
+        Attention(2, heads=2, value=2, causal=True, residual=True, normalization=S),
+        MLP(8, residual=True),
+        Linear(2),
+    ),
+)
 # a quadratic readout after softmax attention: Σ p_i y_i^2 is invariant under the orthogonal group of diag(p),
 # which moves V unseen (a polynomial tail)
 QUADRATIC = Network(2, 3, (MLP(4, degree=3), Attention(2, normalization=S), Power(2), Linear(1)))
 # two kernel directions no mechanism here names: the certificate stays open (19 <= rank <= 21)
-OPEN = Network(3, 3, (Attention(1, heads=2, value=2, residual=True, normalization=S), Linear(1), Power(2),
-                      Linear(1)))
+OPEN = Network(3, 3, (Attention(1, heads=2, value=2, residual=True, normalization=S), Linear(1), Power(2), Linear(1)))
 
 
 def _point(net, w):
@@ -55,7 +62,7 @@ def _head_scaled(scale):
     w = np.random.default_rng(0).standard_normal(net.parameters)
     for m in net.weight_matrices:
         if (m.block, m.head) == (0, 0):
-            w[m.offset:m.stop] *= scale
+            w[m.offset : m.stop] *= scale
     return net, w
 
 
@@ -82,7 +89,7 @@ def test_a_head_scaled_down_is_a_near_drop_to_the_rank_without_it():
     s = np.linalg.svd(J.reshape(-1, net.parameters), compute_uv=False)
     start = 0
     for b in r.bands[:-1]:
-        inside = s[start:start + b.count]
+        inside = s[start : start + b.count]
         assert (inside <= b.largest * 1.001).all() and (inside >= b.smallest * 0.999).all()
         start += b.count
     assert s[35] / s[0] <= near.within * 1.001  # Eckart-Young: the proved distance bounds the float one
@@ -119,15 +126,22 @@ def _count(net, values):
     return proof.count, proof.steps
 
 
-@pytest.mark.parametrize("net", [
-    Network(2, 3, (Linear(4), Attention(2, heads=2, value=2, causal=True, residual=True), MLP(3, residual=True),
-                   Linear(2))),
-    Network(3, 2, (Linear(2), MLP(3), Power(2), Linear(1))),
-    Network(2, 2, (Attention(1, residual=True), Linear(1))),
-    Network(3, 2, (MLP(2, degree=3), Attention(1, value=1), Linear(2))),
-    Network(2, 3, (MLP(4, degree=3), Attention(2), Power(2), Linear(1))),
-    Network(3, 2, (Attention(1, value=1), MLP(3, residual=True), Power(2), Linear(2))),
-], ids=lambda n: n.label())
+@pytest.mark.parametrize(
+    "net",
+    [
+        Network(
+            2,
+            3,
+            (Linear(4), Attention(2, heads=2, value=2, causal=True, residual=True), MLP(3, residual=True), Linear(2)),
+        ),
+        Network(3, 2, (Linear(2), MLP(3), Power(2), Linear(1))),
+        Network(2, 2, (Attention(1, residual=True), Linear(1))),
+        Network(3, 2, (MLP(2, degree=3), Attention(1, value=1), Linear(2))),
+        Network(2, 3, (MLP(4, degree=3), Attention(2), Power(2), Linear(1))),
+        Network(3, 2, (Attention(1, value=1), MLP(3, residual=True), Power(2), Linear(2))),
+    ],
+    ids=lambda n: n.label(),
+)
 def test_every_kernel_vector_is_exactly_in_the_kernel(net):
     """On polynomial networks the Jacobian is exact over QQ: J v = 0 for every vector, and the count never
     pushes the upper bound below the rank at the point."""
@@ -137,8 +151,14 @@ def test_every_kernel_vector_is_exactly_in_the_kernel(net):
     ar = Rationals()
     X = ar.array(rng.integers(-9, 10, (6, net.input, net.tokens)))
     J = jacobian(net, ar, ar.array(values), X)
-    for v in kv.bottleneck + kv.invisible + kv.local + kv.tail + local_kernel_vectors(kv, net.parameters) + \
-            named_tangents(net, values):
+    for v in (
+        kv.bottleneck
+        + kv.invisible
+        + kv.local
+        + kv.tail
+        + local_kernel_vectors(kv, net.parameters)
+        + named_tangents(net, values)
+    ):
         assert all(x == 0 for x in J.dot(np.array(v, dtype=object)))
     count, _ = _count(net, values)
     assert net.parameters - count >= api.dimension(net, at=WeightPoint(net, tuple(values))).dimension
@@ -207,8 +227,9 @@ def test_softmax_one_layer_at_a_point_from_widths_is_the_proved_formula(tmp_path
     path = tmp_path / "w.json"
     rng = np.random.default_rng(2)
     path.write_text(json.dumps({"layers": [{k: rng.standard_normal((2, 2)).tolist() for k in "QKV"}]}))
-    res = CliRunner().invoke(main, ["dim", "--widths", "2,2", "--attention", "2", "--normalization", "softmax",
-                                    "--at", str(path), "--json"])
+    res = CliRunner().invoke(
+        main, ["dim", "--widths", "2,2", "--attention", "2", "--normalization", "softmax", "--at", str(path), "--json"]
+    )
     assert res.exit_code == 0, res.output
     rec = json.loads(res.output)
     assert rec["dimension"] == 2 * 2 + rho(2, 2) and rec["certainty"] == "exact"  # d d' + rho(a, d), t >= 2
@@ -216,12 +237,14 @@ def test_softmax_one_layer_at_a_point_from_widths_is_the_proved_formula(tmp_path
 
 def test_a_stack_of_only_softmax_attention_blocks_from_a_network_file(tmp_path):
     path = tmp_path / "soft.toml"
-    path.write_text("input = 2\ntokens = 2\n" + "[[block]]\nkind = \"attention\"\nattention = 1\n"
-                    "normalization = \"softmax\"\n" * 2)
+    path.write_text(
+        "input = 2\ntokens = 2\n" + '[[block]]\nkind = "attention"\nattention = 1\nnormalization = "softmax"\n' * 2
+    )
     res = CliRunner().invoke(main, ["dim", "--arch", str(path), "--json"])
     assert res.exit_code == 0, res.output
-    flags = CliRunner().invoke(main, ["dim", "--widths", "2,2,2", "--attention", "1,1", "--normalization",
-                                      "softmax", "--json"])
+    flags = CliRunner().invoke(
+        main, ["dim", "--widths", "2,2,2", "--attention", "1,1", "--normalization", "softmax", "--json"]
+    )
     assert json.loads(res.output)["dimension"] == json.loads(flags.output)["dimension"]
 
 
@@ -229,9 +252,11 @@ def test_an_open_certificate_says_so_once_and_never_certified(tmp_path):
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"weights": list(np.random.default_rng(3).standard_normal(OPEN.parameters) / 2)}))
     arch = tmp_path / "open.toml"
-    arch.write_text("input = 3\ntokens = 3\n[[block]]\nkind = \"attention\"\nattention = 1\nheads = 2\nvalue = 2\n"
-                    "residual = true\nnormalization = \"softmax\"\n[[block]]\nkind = \"linear\"\nout = 1\n"
-                    "[[block]]\nkind = \"power\"\n[[block]]\nkind = \"linear\"\nout = 1\n")
+    arch.write_text(
+        'input = 3\ntokens = 3\n[[block]]\nkind = "attention"\nattention = 1\nheads = 2\nvalue = 2\n'
+        'residual = true\nnormalization = "softmax"\n[[block]]\nkind = "linear"\nout = 1\n'
+        '[[block]]\nkind = "power"\n[[block]]\nkind = "linear"\nout = 1\n'
+    )
     res = CliRunner().invoke(main, ["dim", "--arch", str(arch), "--at", str(path), "--spectrum"])
     assert res.exit_code == 0, res.output
     head = res.stdout.splitlines()[1]

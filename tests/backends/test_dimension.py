@@ -35,8 +35,11 @@ def test_worked_examples_modp(widths, attention, dim, params):
     assert len(set(result.primes)) == 2 and all(r["rank"] == dim for r in result.runs)
 
 
-@pytest.mark.parametrize("widths, attention, dim, params", [w for w in WORKED if w[0] != (2, 2, 2, 2)],
-                         ids=[i for i, w in zip(IDS, WORKED) if w[0] != (2, 2, 2, 2)])
+@pytest.mark.parametrize(
+    "widths, attention, dim, params",
+    [w for w in WORKED if w[0] != (2, 2, 2, 2)],
+    ids=[i for i, w in zip(IDS, WORKED) if w[0] != (2, 2, 2, 2)],
+)
 def test_worked_examples_macaulay2_jacobian(m2, widths, attention, dim, params):
     result = dimension(Architecture(widths, attention, 2), method="jacobian", seed=2, m2=m2)
     assert result.dimension == dim
@@ -52,8 +55,9 @@ def test_depth_three_worked_example_macaulay2(m2):
     assert dimension(arch, method="jacobian", m2=m2).dimension == 13
 
 
-@pytest.mark.parametrize("widths, attention", [((2, 2), (1,)), ((2, 2), (2,)), ((2, 1), (1,)), ((2, 1), (2,)),
-                                               ((3, 1), (1,))])
+@pytest.mark.parametrize(
+    "widths, attention", [((2, 2), (1,)), ((2, 2), (2,)), ((2, 1), (1,)), ((2, 1), (2,)), ((3, 1), (1,))]
+)
 def test_implicit_exact_agrees_with_jacobian_and_modp(m2, widths, attention):
     arch = Architecture(widths, attention, 2)
     exact = dimension(arch, method="implicit", m2=m2)
@@ -63,15 +67,24 @@ def test_implicit_exact_agrees_with_jacobian_and_modp(m2, widths, attention):
 
 
 # Shrinking, growing, bottleneck, token collapse, one token: modp against M2 where the theory is silent.
-SMALL = [((2, 3, 2), (2, 1), 2), ((3, 2, 3), (2, 2), 2), ((2, 1, 2), (1, 1), 2), ((2, 2, 2), (1, 2), 2),
-         ((3, 3), (2,), 1), ((2, 2), (2,), 3), ((1, 2, 1), (1, 1), 2), ((3, 2), (1,), 2)]
+SMALL = [
+    ((2, 3, 2), (2, 1), 2),
+    ((3, 2, 3), (2, 2), 2),
+    ((2, 1, 2), (1, 1), 2),
+    ((2, 2, 2), (1, 2), 2),
+    ((3, 3), (2,), 1),
+    ((2, 2), (2,), 3),
+    ((1, 2, 1), (1, 1), 2),
+    ((3, 2), (1,), 2),
+]
 
 
 @pytest.mark.parametrize("widths, attention, tokens", SMALL, ids=[str(s) for s in SMALL])
 def test_modp_agrees_with_macaulay2(m2, widths, attention, tokens):
     arch = Architecture(widths, attention, tokens)
-    assert dimension(arch, method="modp", seed=3).dimension == dimension(arch, method="jacobian", seed=4,
-                                                                         m2=m2).dimension
+    assert (
+        dimension(arch, method="modp", seed=3).dimension == dimension(arch, method="jacobian", seed=4, m2=m2).dimension
+    )
 
 
 def test_modp_is_deterministic_for_a_seed_and_reports_it():
@@ -125,18 +138,39 @@ def test_result_json_round_trip():
     assert again == result
 
 
-REQUIRED = {"architecture", "dimension", "parameters", "ambient_dimension", "method", "certainty", "seed",
-            "elapsed_s"}
+REQUIRED = {"architecture", "dimension", "parameters", "ambient_dimension", "method", "certainty", "seed", "elapsed_s"}
 
 
 def test_cli_json_contract(m2):
-    run = CliRunner().invoke(main, ["dim", "--widths", "2,2", "--attention", "2", "--tokens", "2",
-                                    "--method", "jacobian", "--seed", "9", "--json", "--m2", m2])
+    run = CliRunner().invoke(
+        main,
+        [
+            "dim",
+            "--widths",
+            "2,2",
+            "--attention",
+            "2",
+            "--tokens",
+            "2",
+            "--method",
+            "jacobian",
+            "--seed",
+            "9",
+            "--json",
+            "--m2",
+            m2,
+        ],
+    )
     assert run.exit_code == 0, run.output
     data = json.loads(run.output)
     assert REQUIRED <= set(data)
-    assert data["architecture"] == {"widths": [2, 2], "attention": [2], "tokens": 2, "normalization": "none",
-                                    "heads": [1]}
+    assert data["architecture"] == {
+        "widths": [2, 2],
+        "attention": [2],
+        "tokens": 2,
+        "normalization": "none",
+        "heads": [1],
+    }
     assert data["dimension"] == 7 and data["parameters"] == 12 and data["seed"] == 9
     assert data["certainty"] == "probabilistic" and data["m2_version"].startswith("1.")
 
@@ -151,12 +185,20 @@ def test_m2_binary_from_environment(m2, monkeypatch, tmp_path):
 
 
 def test_python_dash_m_is_the_cli():
-    out = subprocess.run([sys.executable, "-m", "lightning_cas", "dim", "--widths", "2,2", "--attention", "1",
-                          "--json"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "lightning_cas", "dim", "--widths", "2,2", "--attention", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["dimension"] == 6
-    bad = subprocess.run([sys.executable, "-m", "lightning_cas", "dim", "--widths", "2,0", "--attention", "1"],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "lightning_cas", "dim", "--widths", "2,0", "--attention", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().count("\n") == 0
 
@@ -173,9 +215,14 @@ def test_verify_agrees_and_reports_discrepancy_exit_code(monkeypatch):
 
     def off_by_one(arch):
         rep = real(arch)
-        return theory.TheoryReport(rep.architecture, theory.Prediction(
-            "dimension", rep.dimension.value + 1, "test", "test", "claim"), rep.parameters,
-            rep.symmetry_group_dimension, rep.fiber_dimension, rep.ambient_dimension)
+        return theory.TheoryReport(
+            rep.architecture,
+            theory.Prediction("dimension", rep.dimension.value + 1, "test", "test", "claim"),
+            rep.parameters,
+            rep.symmetry_group_dimension,
+            rep.fiber_dimension,
+            rep.ambient_dimension,
+        )
 
     monkeypatch.setattr(theory, "theory_report", off_by_one)  # api.verify loads the theory when it runs
     run = CliRunner().invoke(main, ["verify", "--widths", "3,3,3", "--attention", "2,2"])
@@ -199,6 +246,7 @@ def test_verify_compare_explains_token_collapse():
 
 
 # ---- the failure bound a run states keeps the promise a given prime is held to (options.MAX_FAILURE_BOUND)
+
 
 def _transformer():
     from lightning_cas.system.networks import load_network

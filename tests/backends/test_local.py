@@ -12,12 +12,12 @@ import sympy
 
 from lightning_cas import api
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.system.examples import konda_point
 from lightning_cas.core.model import coefficient_map, flat_weight_symbols, rank_over_qq
 from lightning_cas.core.network import MLP, Activation, Attention, Linear, Network, Power
-from lightning_cas.system.points import WeightPoint, as_point
 from lightning_cas.core.softmax import jacobian as float_jacobian
 from lightning_cas.errors import InputError, UnsupportedError
+from lightning_cas.system.examples import konda_point
+from lightning_cas.system.points import WeightPoint, as_point
 
 ONE = Architecture((2, 1), (1,), 2)
 
@@ -48,17 +48,21 @@ def test_a_known_critical_point_and_floats_near_it():
     assert api.dimension(ONE, at=as_point(ONE, near)).dimension == 4
 
 
-@pytest.mark.parametrize("net", [
-    Architecture((2, 2), (1,), 2),
-    Network(2, 2, (Attention(1, causal=True, residual=True), Linear(1))),
-    Network(2, 1, (Linear(2), Power(2), Linear(1))),
-], ids=lambda n: n.label())
+@pytest.mark.parametrize(
+    "net",
+    [
+        Architecture((2, 2), (1,), 2),
+        Network(2, 2, (Attention(1, causal=True, residual=True), Linear(1))),
+        Network(2, 1, (Linear(2), Power(2), Linear(1))),
+    ],
+    ids=lambda n: n.label(),
+)
 def test_a_dead_layer_and_random_points_against_the_symbolic_rank(net):
     rng = np.random.default_rng(4)
     values = [Fraction(int(v)) for v in rng.integers(-5, 6, net.parameters)]
     dead = list(values)
     m = next(m for m in net.weight_matrices if m.letter in ("q", "p"))
-    dead[m.offset:m.stop] = [Fraction(0)] * m.size  # Q = 0 (or the first linear map = 0)
+    dead[m.offset : m.stop] = [Fraction(0)] * m.size  # Q = 0 (or the first linear map = 0)
     for vals in (values, dead):
         expected = coefficient_rank(net, vals)
         assert api.dimension(net, at=_point(net, vals)).dimension == expected
@@ -97,8 +101,14 @@ def test_softmax_has_no_exact_path():
         api.dimension(Architecture((2, 2), (1,), 2, "softmax"), at=[0.5] * 8, exact=True)
 
 
-@pytest.mark.parametrize("net", [Network(2, 1, (Linear(2, bias=True), Activation("relu"), Linear(1))),
-                                 Network(2, 2, (Attention(1, bias=True), Linear(1)))], ids=["relu", "polynomial"])
+@pytest.mark.parametrize(
+    "net",
+    [
+        Network(2, 1, (Linear(2, bias=True), Activation("relu"), Linear(1))),
+        Network(2, 2, (Attention(1, bias=True), Linear(1))),
+    ],
+    ids=["relu", "polynomial"],
+)
 def test_inputs_whose_denominators_the_default_primes_divide_choose_other_primes(net):
     """The primes are chosen after the data: an input with 16777213 (the default prime) or 16777199 (the next
     one) in a denominator has no residue mod them (an internal ZeroDivisionError before); the rank is the one
@@ -108,8 +118,9 @@ def test_inputs_whose_denominators_the_default_primes_divide_choose_other_primes
     from lightning_cas.core.primes import DEFAULT_PRIME
 
     rng = np.random.default_rng(0)
-    X = np.array([F(int(v), 7) for v in rng.integers(-20, 21, 6 * net.input * net.tokens)],
-                 dtype=object).reshape(6, net.input, net.tokens)
+    X = np.array([F(int(v), 7) for v in rng.integers(-20, 21, 6 * net.input * net.tokens)], dtype=object).reshape(
+        6, net.input, net.tokens
+    )
     X[0, 0, 0] = F(1, DEFAULT_PRIME)
     X[1, -1, -1] = F(5, 16777199)
     w = [F(int(v), 4) for v in rng.integers(-6, 7, net.parameters)]

@@ -10,12 +10,11 @@ import pytest
 
 from lightning_cas import Architecture, dimension
 from lightning_cas.backends import modp
-from lightning_cas.core import rank_modp
-from lightning_cas.core import gfp, primes
+from lightning_cas.core import gfp, primes, rank_modp
 from lightning_cas.core.arithmetic import ModP
+from lightning_cas.core.theory import predict_dimension
 from lightning_cas.errors import InputError, LightningError, TooLargeError
 from tests.support import Field, jacobian
-from lightning_cas.core.theory import predict_dimension
 
 LARGEST = primes.previous_prime(gfp.MODULUS_LIMIT)  # 2^26 - 5: 8 products per reduction
 PRIMES = [3, 5, 65521, primes.DEFAULT_PRIME, LARGEST]
@@ -36,8 +35,23 @@ def known_rank(rng, m, n, r, p, entries=None):
 
 
 @pytest.mark.parametrize("p", PRIMES)
-@pytest.mark.parametrize("m,n,r", [(1, 1, 1), (1, 1, 0), (0, 5, 0), (5, 0, 0), (1, 9, 1), (9, 1, 1), (7, 7, 7),
-                                   (40, 12, 12), (12, 40, 12), (60, 60, 23), (130, 90, 71), (200, 300, 140)])
+@pytest.mark.parametrize(
+    "m,n,r",
+    [
+        (1, 1, 1),
+        (1, 1, 0),
+        (0, 5, 0),
+        (5, 0, 0),
+        (1, 9, 1),
+        (9, 1, 1),
+        (7, 7, 7),
+        (40, 12, 12),
+        (12, 40, 12),
+        (60, 60, 23),
+        (130, 90, 71),
+        (200, 300, 140),
+    ],
+)
 def test_rank_matches_flint_on_matrices_of_known_rank(p, m, n, r):
     rng = np.random.default_rng(m * 1000 + n + r + p % 97)
     A = known_rank(rng, m, n, r, p) if r else np.zeros((m, n), dtype=np.int64)
@@ -67,7 +81,7 @@ def test_products_are_exact_at_the_largest_residues():
     for p in PRIMES:
         h = gfp.bound(p)
         k = gfp.chunk(p)
-        assert k * h * h + 2 * h <= 2 ** 53 and k >= 1
+        assert k * h * h + 2 * h <= 2**53 and k >= 1
         K = min(5 * k + 3, 5000)  # several chunks wherever a chunk is shorter than 1000
         A = np.full((3, K), float(p // 2))
         B = np.full((K, 2), -float(p // 2))
@@ -80,7 +94,7 @@ def test_echelon_keeps_the_row_space_in_reduced_form():
     rng = np.random.default_rng(5)
     A = known_rank(rng, 150, 120, 77, p)
     ech = rank_modp.RowEchelon(120, p)
-    gains = [ech.add(gfp.centred(A[s:s + 40], p)) for s in range(0, 150, 40)]
+    gains = [ech.add(gfp.centred(A[s : s + 40], p)) for s in range(0, 150, 40)]
     B = gfp.residues(ech.basis(), p)
     assert sum(gains) == ech.rank == flint_rank(A, p)
     assert (B[:, ech.pivots] == np.eye(ech.rank, dtype=np.int64)).all()  # identity at the pivots
@@ -98,7 +112,7 @@ def test_blocks_of_any_size_kept_lazily_give_the_rank_and_the_reduced_form(sizes
     ech = rank_modp.RowEchelon(150, p)
     s = 0
     for n, size in enumerate(sizes):
-        ech.add(gfp.centred(A[s:s + size], p))
+        ech.add(gfp.centred(A[s : s + size], p))
         s += size
         if n == len(sizes) // 2:
             half = gfp.residues(ech.basis(), p)
@@ -116,14 +130,19 @@ def test_modulus_bounds():
     with pytest.raises(InputError, match="not prime"):
         modp.check_modp_prime(16_777_215)
     assert primes.check_prime(2_147_483_647) == 2_147_483_647  # still fine for Macaulay2
-    assert [primes.previous_prime(n) for n in (4, 100, 2 ** 24)] == [3, 97, primes.DEFAULT_PRIME]
+    assert [primes.previous_prime(n) for n in (4, 100, 2**24)] == [3, 97, primes.DEFAULT_PRIME]
 
 
 # ---------------------------------------------------------------- the Jacobian
 
 
-ARCHS = [Architecture((2, 2), (1,), 2), Architecture((3, 3, 3), (2, 2), 2), Architecture((4, 3, 2, 3), (2, 1, 3), 3),
-         Architecture((2, 5), (3,), 1), Architecture((3, 2, 4), (2, 2), 4)]
+ARCHS = [
+    Architecture((2, 2), (1,), 2),
+    Architecture((3, 3, 3), (2, 2), 2),
+    Architecture((4, 3, 2, 3), (2, 1, 3), 3),
+    Architecture((2, 5), (3,), 1),
+    Architecture((3, 2, 4), (2, 2), 4),
+]
 
 
 @pytest.mark.parametrize("arch", ARCHS, ids=str)
@@ -143,17 +162,19 @@ def multihead_output(arch, w, X):
     for (a, d, e), heads in zip(arch.paper.layer_shapes, arch.heads):
         out = 0
         for _ in range(heads):
-            Q = w[pos:pos + a * d].reshape(a, d)
-            K = w[pos + a * d:pos + 2 * a * d].reshape(a, d)
-            V = w[pos + 2 * a * d:pos + 2 * a * d + e * d].reshape(e, d)
+            Q = w[pos : pos + a * d].reshape(a, d)
+            K = w[pos + a * d : pos + 2 * a * d].reshape(a, d)
+            V = w[pos + 2 * a * d : pos + 2 * a * d + e * d].reshape(e, d)
             pos += 2 * a * d + e * d
             out = out + V.dot(Y).dot(Y.T.dot(K.T).dot(Q).dot(Y))
         Y = out
     return Y
 
 
-@pytest.mark.parametrize("widths,attention,heads,tokens", [((2, 3), (2,), (2,), 2), ((2, 2, 2), (1, 2), (2, 1), 2),
-                                                           ((3, 2, 2), (2, 1), (1, 3), 3)])
+@pytest.mark.parametrize(
+    "widths,attention,heads,tokens",
+    [((2, 3), (2,), (2,), 2), ((2, 2, 2), (1, 2), (2, 1), 2), ((3, 2, 2), (2, 1), (1, 3), 3)],
+)
 def test_multihead_jacobian_is_the_exact_derivative(widths, attention, heads, tokens):
     """J v = d/de phi(w + e v) at e = 0, exactly: phi(w + e v) is a polynomial of degree D in e,
     recovered from D + 1 integer evaluations."""
@@ -178,8 +199,7 @@ def test_multihead_jacobian_is_the_exact_derivative(widths, attention, heads, to
     assert J.shape == (widths[-1] * tokens, arch.parameters)
     assert list(J.dot(v)) == list(derivative)
     p = 65521
-    fast = jacobian(arch, gfp.centred(w.astype(np.int64), p), gfp.centred(X[None].astype(np.int64), p),
-                    ModP(p))
+    fast = jacobian(arch, gfp.centred(w.astype(np.int64), p), gfp.centred(X[None].astype(np.int64), p), ModP(p))
     assert (gfp.residues(fast, p) == np.vectorize(lambda x: int(x) % p)(J).astype(np.int64)).all()
 
 
@@ -195,10 +215,19 @@ def old_route_rank(arch, p, seed):
     return flint_rank(jacobian(arch, w, X, Field(p)), p)
 
 
-@pytest.mark.parametrize("arch", [Architecture((2, 2), (1,), 2), Architecture((3, 3, 3), (2, 2), 2),
-                                  Architecture((2, 2, 2, 2), (2, 2, 2), 2), Architecture((4, 4, 4), (2, 3), 3),
-                                  Architecture((3, 2, 3), (2, 2), 2), Architecture((6, 6, 6), (2, 2), 3),
-                                  Architecture((3, 3), (2,), 1)], ids=str)
+@pytest.mark.parametrize(
+    "arch",
+    [
+        Architecture((2, 2), (1,), 2),
+        Architecture((3, 3, 3), (2, 2), 2),
+        Architecture((2, 2, 2, 2), (2, 2, 2), 2),
+        Architecture((4, 4, 4), (2, 3), 3),
+        Architecture((3, 2, 3), (2, 2), 2),
+        Architecture((6, 6, 6), (2, 2), 3),
+        Architecture((3, 3), (2,), 1),
+    ],
+    ids=str,
+)
 def test_engine_equals_old_route_and_theory(arch):
     p = primes.DEFAULT_PRIME
     new = modp.rank_at_random_point(arch, p, 0)[0]
@@ -254,4 +283,4 @@ def test_size_guard_refuses_what_does_not_fit_with_the_figure():
     assert need > modp.available_bytes()
     with pytest.raises(TooLargeError, match=f"{need / 2**30:.1f} GiB"):
         dimension(arch, method="modp")
-    assert modp.working_bytes(Architecture((32,) * 5, (8,) * 4, 3)) < 2 ** 30  # the 6144-weight case fits
+    assert modp.working_bytes(Architecture((32,) * 5, (8,) * 4, 3)) < 2**30  # the 6144-weight case fits

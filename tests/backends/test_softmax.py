@@ -10,18 +10,16 @@ import numpy as np
 import pytest
 
 from lightning_cas import api
-from lightning_cas.core.architecture import Architecture
-from lightning_cas.backends.numeric import (CLEAR_GAP_DECADES, analyze_spectrum, dimension_numeric,
-                                            dimension_softmax)
-from lightning_cas.errors import InputError
-from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.api import compare_normalizations
-from lightning_cas.core.softmax import (evaluate, evaluate_arb, jacobian, jacobian_arb,
-                                   random_point)
-from lightning_cas.core.predictions import rho
+from lightning_cas.backends.numeric import CLEAR_GAP_DECADES, analyze_spectrum, dimension_numeric, dimension_softmax
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Network
+from lightning_cas.core.predictions import rho
+from lightning_cas.core.softmax import evaluate, evaluate_arb, jacobian, jacobian_arb, random_point
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.verdict import Verdict, judge
+from lightning_cas.errors import InputError
+from lightning_cas.results.dimension import DimensionResult
 
 
 def soft(widths, attention, tokens=2):
@@ -29,6 +27,7 @@ def soft(widths, attention, tokens=2):
 
 
 # ---------------------------------------------------------------- the network itself
+
 
 def test_one_layer_forward_is_softmax_over_keys():
     """Direct formula: column j of the output is sum_i softmax_i(<K x_i, Q x_j>) V x_i."""
@@ -52,8 +51,13 @@ def test_jacobian_matches_finite_differences():
     J = jacobian(arch, w, X)
     assert J.shape == (4 * 2 * 3, arch.parameters)
     h, E = 1e-6, np.eye(arch.parameters)
-    fd = np.stack([(evaluate(arch, w + h * E[k], X) - evaluate(arch, w - h * E[k], X)).reshape(-1) / (2 * h)
-                   for k in range(arch.parameters)], axis=1)
+    fd = np.stack(
+        [
+            (evaluate(arch, w + h * E[k], X) - evaluate(arch, w - h * E[k], X)).reshape(-1) / (2 * h)
+            for k in range(arch.parameters)
+        ],
+        axis=1,
+    )
     assert np.abs(J - fd).max() < 1e-7 * max(1.0, np.abs(J).max())
 
 
@@ -79,8 +83,10 @@ def test_gap_analysis_on_a_known_spectrum():
 
 # ---------------------------------------------------------------- dimensions
 
-@pytest.mark.parametrize("widths,a,t", [((2, 2), 1, 2), ((2, 2), 2, 2), ((3, 3), 2, 2), ((3, 2), 1, 3),
-                                        ((3, 1), 3, 2), ((4, 2), 2, 3)])
+
+@pytest.mark.parametrize(
+    "widths,a,t", [((2, 2), 1, 2), ((2, 2), 2, 2), ((3, 3), 2, 2), ((3, 2), 1, 3), ((3, 1), 3, 2), ((4, 2), 2, 3)]
+)
 def test_one_layer_matches_proved_formula(widths, a, t):
     """Softmax, one layer, t >= 2 (proved): dim = d d' + rho(a, d), no scaling term."""
     d, e = widths
@@ -168,6 +174,7 @@ def test_bad_requests_are_refused():
 
 # ---------------------------------------------------------------- softmax vs lightning
 
+
 def test_softmax_minus_lightning_is_the_scaling_torus_in_the_regime():
     c = compare_normalizations(Architecture((3, 3, 3), (2, 2), 2), seed=0)
     assert c["lightning"]["dimension"] == c["lightning"]["predicted"] == 23
@@ -189,16 +196,20 @@ def test_token_collapse_costs_lightning_only():
 # ---- the published softmax formulas, reproduced by the numeric backend -------------------------------
 
 
-@pytest.mark.parametrize("net, value", [
-    # Henry (2026), causal softmax with merged weights (a = d): without residual connections 2Lkd^2 - (L-1)d^2
-    (Network(3, 3, (Attention(3, causal=True, normalization="softmax"),)), 18),
-    (Network(3, 3, (Attention(3, causal=True, normalization="softmax"),) * 2), 2 * 2 * 9 - 9),
-    # with residual connections 2Lkd^2 (d >= kL + 1)
-    (Network(3, 3, (Attention(3, causal=True, residual=True, normalization="softmax"),)), 18),
-    (Network(3, 3, (Attention(3, causal=True, residual=True, normalization="softmax"),) * 2), 36),
-    # Henry (2026), one factored multi-head softmax layer: 4kda - 2ka^2
-    (Network(4, 3, (Attention(2, heads=2, value=2, normalization="softmax"),)), 4 * 2 * 4 * 2 - 2 * 2 * 4),
-], ids=lambda x: x.label() if hasattr(x, "label") else str(x))
+@pytest.mark.parametrize(
+    "net, value",
+    [
+        # Henry (2026), causal softmax with merged weights (a = d): without residual connections 2Lkd^2 - (L-1)d^2
+        (Network(3, 3, (Attention(3, causal=True, normalization="softmax"),)), 18),
+        (Network(3, 3, (Attention(3, causal=True, normalization="softmax"),) * 2), 2 * 2 * 9 - 9),
+        # with residual connections 2Lkd^2 (d >= kL + 1)
+        (Network(3, 3, (Attention(3, causal=True, residual=True, normalization="softmax"),)), 18),
+        (Network(3, 3, (Attention(3, causal=True, residual=True, normalization="softmax"),) * 2), 36),
+        # Henry (2026), one factored multi-head softmax layer: 4kda - 2ka^2
+        (Network(4, 3, (Attention(2, heads=2, value=2, normalization="softmax"),)), 4 * 2 * 4 * 2 - 2 * 2 * 4),
+    ],
+    ids=lambda x: x.label() if hasattr(x, "label") else str(x),
+)
 def test_the_published_softmax_formulas_are_found_again(net, value):
     pred = predict_dimension(net)
     assert pred.kind == "value" and pred.value == value and pred.status == "claim"

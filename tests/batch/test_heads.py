@@ -15,13 +15,20 @@ from lightning_cas.batch.spec import parse_spec
 from lightning_cas.batch.sweep import run_sweep
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC = ('[grid]\nwidths = [[3, 3], [2, 2]]\nattention = [[1], [3]]\nheads = [[1], [2]]\ntokens = [2]\n'
-        'method = ["modp"]\n')
+SPEC = (
+    '[grid]\nwidths = [[3, 3], [2, 2]]\nattention = [[1], [3]]\nheads = [[1], [2]]\ntokens = [2]\nmethod = ["modp"]\n'
+)
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def test_heads_is_a_command_writing_tables_and_a_plot(tmp_path):
@@ -55,7 +62,11 @@ def test_the_plot_has_a_panel_per_token_count_and_a_discrete_legend(tmp_path):
 
 
 def test_make_heads_calls_the_command():
-    dry = subprocess.run(["make", "-n", "-C", str(REPO), "heads", "VENV=/nonexistent", "HEADS_DIR=h d"],
-                         capture_output=True, text=True, timeout=60)
+    dry = subprocess.run(
+        ["make", "-n", "-C", str(REPO), "heads", "VENV=/nonexistent", "HEADS_DIR=h d"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     line = next(ln for ln in dry.stdout.splitlines() if " heads " in ln)
     assert "heads 'h d/results' --out 'h d'" in line and "lightning_cas.batch.heads" not in dry.stdout

@@ -46,8 +46,14 @@ SPEC = textwrap.dedent("""\
 
 
 def cli(*args, env=None, cwd=REPO):
-    return subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+    )
 
 
 @pytest.fixture
@@ -75,8 +81,11 @@ def results(tmp_path, m2):
 
 
 def job_cells(nb):
-    return {c.metadata[nbk.META]["label"]: c for c in nb.cells
-            if c.get("metadata", {}).get(nbk.META, {}).get("role") == "job"}
+    return {
+        c.metadata[nbk.META]["label"]: c
+        for c in nb.cells
+        if c.get("metadata", {}).get(nbk.META, {}).get("role") == "job"
+    }
 
 
 def markdown_of(nb, label):
@@ -90,6 +99,7 @@ def resave(out: Path, label: str, **changes) -> None:
 
 
 # ---- export -----------------------------------------------------------------------------------
+
 
 def test_export_has_title_table_setup_and_a_cell_for_every_job(results):
     nb, cells = nbk.build_notebook(results)
@@ -175,6 +185,7 @@ def test_jobs_macaulay2_cannot_check_say_why(tmp_path):
 
 # ---- execution in the real kernel ----------------------------------------------------------------
 
+
 def test_execute_reproduces_every_cell_and_writes_clean_outputs(results, tmp_path, kernel, m2):
     out = tmp_path / "executed.ipynb"
     proc = cli("notebook", results, "-o", out, "--execute", "--json", env={"TERM": "xterm-256color"})
@@ -236,8 +247,9 @@ def test_edited_cells_are_reported_not_passed(results, kernel):
     # a Macaulay2 error in the jacobian cell (the kernel still says "ok"); the implicit cell computes
     # another architecture (attention 2 instead of 1), so its records differ from the stored ones
     code[JAC].source += '\nerror "planted";'
-    code[IMP].source = code[IMP].source.replace("neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 0, 0}})",
-                                              "neuralNetwork(2, 2, {{0, 1, 2, 0, 2, 0, 0}})")
+    code[IMP].source = code[IMP].source.replace(
+        "neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 0, 0}})", "neuralNetwork(2, 2, {{0, 1, 2, 0, 2, 0, 0}})"
+    )
     run = nbk.run_notebook(nb, cells)
     verdicts = {o.label: o for o in run.outcomes}
     assert verdicts[JAC].verdict == "error" and "planted" in verdicts[JAC].message
@@ -332,7 +344,7 @@ def test_the_timeout_bounds_every_cell_the_setup_cell_too(results, kernel):
 def test_a_cell_that_prints_more_than_the_cap_fails_in_one_line(results, kernel, tmp_path, monkeypatch):
     """A cell's output has the cap of a script's (1 MiB here, 64 MiB by default): 1.5 MiB is counted and
     dropped; 4 MiB is refused by the socket unread; either way that cell fails and the next one runs."""
-    monkeypatch.setattr(nbk.kernel, "MAX_CELL_OUTPUT_BYTES", 2 ** 20)
+    monkeypatch.setattr(nbk.kernel, "MAX_CELL_OUTPUT_BYTES", 2**20)
     nb, cells = nbk.build_notebook(results)
     code = job_cells(nb)
     code[JAC].source += '\nscan(1536, i -> << concatenate(1023:"x") << endl);'
@@ -343,16 +355,27 @@ def test_a_cell_that_prints_more_than_the_cap_fails_in_one_line(results, kernel,
         assert out[label].verdict == "error" and "more than 1 MiB" in out[label].message, out[label]
         assert "\n" not in out[label].message
     assert out[MODP].verdict == "reproduced", out[MODP]
-    assert (tmp_path / "capped.ipynb").stat().st_size < 2 ** 20  # nothing of the output was kept
+    assert (tmp_path / "capped.ipynb").stat().st_size < 2**20  # nothing of the output was kept
 
 
 def test_a_kernel_that_dies_at_start_is_one_line(results, tmp_path, m2):
     pytest.importorskip("nbclient")
     spec = tmp_path / "jp" / "kernels" / "dead"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-c", "import sys; sys.stderr.write('kernel boom'); sys.exit(3)", "{connection_file}"],
-        "display_name": "dead", "language": "x"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [
+                    sys.executable,
+                    "-c",
+                    "import sys; sys.stderr.write('kernel boom'); sys.exit(3)",
+                    "{connection_file}",
+                ],
+                "display_name": "dead",
+                "language": "x",
+            }
+        )
+    )
     proc = cli("notebook", results, "--execute", "--kernel", "dead", env={"JUPYTER_PATH": str(tmp_path / "jp")})
     assert proc.returncode == 3 and "kernel boom" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     proc = cli("notebook", results, "--execute", "--kernel", "nosuchkernel")
@@ -360,6 +383,7 @@ def test_a_kernel_that_dies_at_start_is_one_line(results, tmp_path, m2):
 
 
 # ---- the trust boundary: nothing read from the results directory is run or embedded ---------------
+
 
 def test_a_changed_or_hard_linked_script_is_reported_and_never_embedded(results, tmp_path):
     secret = "SECRET-" + "x" * 20
@@ -377,8 +401,19 @@ def test_a_changed_or_hard_linked_script_is_reported_and_never_embedded(results,
     assert all(c.runnable for c in cells)  # the cells are built from the jobs, not from those files
 
 
-@pytest.mark.parametrize("planted", ["/etc/passwd", "../outside.m2", "scripts/../../outside.m2", "scripts/link.m2",
-                                     "linkdir/x.m2", "scripts/fifo.m2", "scripts/\x1b[2Jevil.m2", "scripts"])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "/etc/passwd",
+        "../outside.m2",
+        "scripts/../../outside.m2",
+        "scripts/link.m2",
+        "linkdir/x.m2",
+        "scripts/fifo.m2",
+        "scripts/\x1b[2Jevil.m2",
+        "scripts",
+    ],
+)
 def test_planted_script_paths_are_never_read_into_the_notebook(results, tmp_path, planted):
     secret = "SECRET-" + "x" * 20
     (tmp_path / "outside.m2").write_text(secret)
@@ -421,8 +456,10 @@ def test_printable_escapes_terminal_controls():
 def test_output_of_another_cell_or_cut_short_is_never_judged(results):
     _, cells = nbk.build_notebook(results)
     jac = next(c for c in cells if c.label == JAC)
-    body = ('@@LCAS-JSON@@ {"m2_version": "1.21", "prime": 2147483629, "parameters": 12, "rows": 20, '
-            '"rank": 7, "dimension": 7, "strategy": "Jacobian"}\n')
+    body = (
+        '@@LCAS-JSON@@ {"m2_version": "1.21", "prime": 2147483629, "parameters": 12, "rows": 20, '
+        '"rank": 7, "dimension": 7, "strategy": "Jacobian"}\n'
+    )
     own = f"@@LCAS@@ cell_begin {JAC}\n{body}@@LCAS@@ cell_end {JAC}\n"
     assert nbk.judge(jac, own).verdict == "reproduced"
     for text in (own.replace(JAC, IMP), f"@@LCAS@@ cell_begin {JAC}\n{body}", body):
@@ -546,7 +583,7 @@ def test_a_sweep_of_networks_of_blocks_reproduces_in_the_kernel(tmp_path, kernel
 
 
 def test_a_notebook_with_nothing_to_check_says_so_and_fails(tmp_path, kernel):
-    spec = "[[architecture]]\nwidths = [2, 2]\nattention = [1]\nnormalization = \"softmax\"\nmethod = \"numeric\"\n"
+    spec = '[[architecture]]\nwidths = [2, 2]\nattention = [1]\nnormalization = "softmax"\nmethod = "numeric"\n'
     out = tmp_path / "soft"
     assert run_sweep(parse_spec(spec, "soft.toml"), out).ok == 1
     export = cli("notebook", out, "-o", tmp_path / "soft.ipynb")

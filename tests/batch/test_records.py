@@ -15,8 +15,15 @@ from pathlib import Path
 import pytest
 
 from lightning_cas.batch.executors import admit, run_job
-from lightning_cas.batch.records import (RECORD_VERSION, JobResult, Origin, Status, check_numbers,
-                                         legacy_implicit, record_from_dict)
+from lightning_cas.batch.records import (
+    RECORD_VERSION,
+    JobResult,
+    Origin,
+    Status,
+    check_numbers,
+    legacy_implicit,
+    record_from_dict,
+)
 from lightning_cas.batch.spec import Job
 from lightning_cas.batch.store import ResultStore, verify_record
 from lightning_cas.batch.tables import cell
@@ -30,8 +37,14 @@ IMP = "w2-2_a1_t2_none_implicit_s0"
 
 
 def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_a_version_3_directory_loads_as_this_users_results(legacy):
@@ -73,8 +86,7 @@ def test_without_its_key_a_version_3_directory_is_claims_not_nothing(legacy, tmp
 
 
 def test_legacy_notes_are_read_only_when_complete():
-    notes = ("degree 20 (standard grading)", "12 linearly independent coefficients",
-             "minimal generator degrees [2, 4]")
+    notes = ("degree 20 (standard grading)", "12 linearly independent coefficients", "minimal generator degrees [2, 4]")
     s = legacy_implicit(notes)
     assert (s.degree, s.linear_span, s.generator_degrees) == (20, 12, (2, 4))
     assert legacy_implicit(notes[:2]) is None and legacy_implicit(("degree x",)) is None
@@ -94,15 +106,18 @@ def _forged(result, **change):
     return bad
 
 
-@pytest.mark.parametrize("change, words", [
-    (dict(dimension=99), "dimension 99 is not between 0 and 12"),
-    (dict(dimension=-5), "dimension -5 is not between 0 and 12"),
-    (dict(parameters=13), "parameters 13 is not between 12 and 12"),
-    (dict(ambient_dimension=5), "ambient_dimension 5 is not between"),
-    (dict(failure_bound=1.0), "failure bound 1.0"),
-    (dict(failure_bound=-1e-5), "failure bound"),
-    (dict(architecture=Architecture((2, 2), (1,), 2)), "not for its job's|parameters 12 is not between 8 and 8"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (dict(dimension=99), "dimension 99 is not between 0 and 12"),
+        (dict(dimension=-5), "dimension -5 is not between 0 and 12"),
+        (dict(parameters=13), "parameters 13 is not between 12 and 12"),
+        (dict(ambient_dimension=5), "ambient_dimension 5 is not between"),
+        (dict(failure_bound=1.0), "failure bound 1.0"),
+        (dict(failure_bound=-1e-5), "failure bound"),
+        (dict(architecture=Architecture((2, 2), (1,), 2)), "not for its job's|parameters 12 is not between 8 and 8"),
+    ],
+)
 def test_impossible_numbers_are_refused_wherever_they_enter(change, words, tmp_path):
     rec = _ok()
     bad = replace(rec, result=_forged(rec.result, **change))

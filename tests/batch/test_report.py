@@ -16,18 +16,30 @@ from lightning_cas.batch.spec import parse_spec
 from lightning_cas.batch.sweep import run_sweep
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC = ('[grid]\nwidths = [[2, 2], [3, 3]]\nattention = [[1], [2]]\nmethod = ["modp"]\n'
-        '[[architecture]]\nwidths = [3, 3]\nattention = [3]\nheads = [2]\nmethod = "modp"\n')
+SPEC = (
+    '[grid]\nwidths = [[2, 2], [3, 3]]\nattention = [[1], [2]]\nmethod = ["modp"]\n'
+    '[[architecture]]\nwidths = [3, 3]\nattention = [3]\nheads = [2]\nmethod = "modp"\n'
+)
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def cli(*args, env=None, timeout=120, code=None):
     argv = [sys.executable, "-m", "lightning_cas", *map(str, args)]
     if code is not None:  # run the CLI after some set-up code in the same interpreter
-        argv = [sys.executable, "-c", code + "\nimport sys; from lightning_cas.cli import main; "
-                f"sys.argv = {['lightning-cas', *map(str, args)]!r}; main()"]
-    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+        argv = [
+            sys.executable,
+            "-c",
+            code + "\nimport sys; from lightning_cas.cli import main; "
+            f"sys.argv = {['lightning-cas', *map(str, args)]!r}; main()",
+        ]
+    return subprocess.run(
+        argv,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+    )
 
 
 def one_line(proc, *phrases):
@@ -79,8 +91,10 @@ def test_the_plot_shows_computed_and_predicted_where_they_coincide(results):
     predicted = [ln for ln in right.lines if ln.get_linestyle() == ":" and ln.get_xdata().size]
     computed = [ln for ln in right.lines if ln.get_linestyle() == "-"]
     assert len(predicted) == len(computed) == 3  # a family per (L, a, H)
-    assert all(p.get_markerfacecolor() == "none" and p.get_markersize() > c.get_markersize()
-               for p, c in zip(predicted, computed))
+    assert all(
+        p.get_markerfacecolor() == "none" and p.get_markersize() > c.get_markersize()
+        for p, c in zip(predicted, computed)
+    )
     assert all(p.get_zorder() < c.get_zorder() for p, c in zip(predicted, computed))
 
 

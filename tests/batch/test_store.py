@@ -27,8 +27,14 @@ FAST = 'name = "fast"\n[grid]\nwidths = [[2, 2]]\nattention = [[1], [2]]\nmethod
 
 
 def cli(*args, preexec_fn=None, timeout=120):
-    return subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, preexec_fn=preexec_fn)
+    return subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=preexec_fn,
+    )
 
 
 def one_line(proc, code, *phrases):
@@ -59,11 +65,19 @@ def test_read_entry_refuses_links_and_odd_files_and_reads_the_rest(tmp_path):
     (tmp_path / "secret").write_text("root:x:0:0")
     os.link(tmp_path / "secret", tmp_path / "scripts" / "hard.m2")
     os.mkfifo(tmp_path / "scripts" / "fifo.m2")
-    for bad, words in (("via/a.m2", "not a plain directory"), ("scripts/link.m2", "following a link"),
-                       ("scripts/hard.m2", "2 hard links"), ("scripts/fifo.m2", "not a regular file"),
-                       ("/etc/passwd", "absolute"), ("..", "leaves"), ("scripts/../scripts/ok.m2", "leaves"),
-                       ("", "not a plain relative path"), ("scripts", "not a regular file"),
-                       ("scripts/nope.m2", "cannot be opened"), ("scripts\\ok.m2", "not a plain")):
+    for bad, words in (
+        ("via/a.m2", "not a plain directory"),
+        ("scripts/link.m2", "following a link"),
+        ("scripts/hard.m2", "2 hard links"),
+        ("scripts/fifo.m2", "not a regular file"),
+        ("/etc/passwd", "absolute"),
+        ("..", "leaves"),
+        ("scripts/../scripts/ok.m2", "leaves"),
+        ("", "not a plain relative path"),
+        ("scripts", "not a regular file"),
+        ("scripts/nope.m2", "cannot be opened"),
+        ("scripts\\ok.m2", "not a plain"),
+    ):
         with pytest.raises(InputError, match=words):
             read_entry(tmp_path, bad)
     with pytest.raises(InputError, match="limit 3"):
@@ -99,6 +113,7 @@ def test_a_damaged_record_key_is_an_error_not_every_record_unsigned(swept, tmp_p
     try:
         key.write_text("not hex at all\n")
         from lightning_cas.batch import store
+
         store._KEYS.clear()
         for args in (("report", out, "--no-plot"), ("sweep", spec, "--out", out, "--quiet")):
             one_line(cli(*args), 2, "record key", "damaged")

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from lightning_cas import api
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.batch.executors import run_job
 from lightning_cas.batch.spec import Job, parse_spec
 from lightning_cas.batch.store import ResultStore, load_record
 from lightning_cas.batch.sweep import run_sweep
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,8 +38,14 @@ SMALL = textwrap.dedent("""\
 
 def cli(*args, check=True, env=None):
     """Run the real command line in a subprocess (stdout must stay one JSON line)."""
-    proc = subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -52,29 +58,42 @@ def write(path: Path, text: str) -> Path:
 
 # ---- spec ---------------------------------------------------------------------------------
 
+
 def test_grid_expansion_counts_mismatched_pairs():
     sweep = parse_spec(SMALL)
     labels = [j.label for j in sweep.jobs]
     # 3 widths x 3 attention = 9 pairs: (2,2)&(2); (3,3)&(2); (2,2,2)&(1,1); (2,2,2)&(2,2) match, 5 do not
     assert sweep.mismatched == 5
-    assert labels == ["w2-2_a2_t2_none_modp_s0", "w3-3_a2_t2_none_modp_s0", "w2-2-2_a1-1_t2_none_modp_s0",
-                      "w2-2-2_a2-2_t2_none_modp_s0", "w2-2_a2_t2_none_jacobian_s0"]
+    assert labels == [
+        "w2-2_a2_t2_none_modp_s0",
+        "w3-3_a2_t2_none_modp_s0",
+        "w2-2-2_a1-1_t2_none_modp_s0",
+        "w2-2-2_a2-2_t2_none_modp_s0",
+        "w2-2_a2_t2_none_jacobian_s0",
+    ]
     # tokens/normalization/seed lists multiply the product
-    sweep = parse_spec('[grid]\nwidths=[[3,3]]\nattention=[[2]]\ntokens=[2,3]\nseed=[0,1,2]\n')
+    sweep = parse_spec("[grid]\nwidths=[[3,3]]\nattention=[[2]]\ntokens=[2,3]\nseed=[0,1,2]\n")
     assert len(sweep.jobs) == 6 and {j.seed for j in sweep.jobs} == {0, 1, 2}
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\ntokens = ["two"]\n', 4, "tokens"),
-    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nmethod = ["magic"]\n', 4, "method"),
-    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nwidht = [[3]]\n', 4, "unknown key"),
-    ('[grid]\nwidths = [[3, 3]\nattention = [[2]]\n', 3, "not valid TOML"),
-    ('[[architecture]]\nwidths = [2, 2]\nattention = [2]\n\n[[architecture]]\nwidths = [2, 0]\nattention = [1]\n',
-     6, "#2"),
-    ('[[architecture]]\nwidths = [2, 2, 2]\nattention = [2]\n', 1, "attention needs one entry per layer"),
-    ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nseed = 4\n', 4, "seed must be a non-empty list"),
-    ('colour = "red"\n[grid]\nwidths = [[3, 3]]\nattention = [[2]]\n', 1, "unknown top-level key"),
-])
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\ntokens = ["two"]\n', 4, "tokens"),
+        ('[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nmethod = ["magic"]\n', 4, "method"),
+        ("[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nwidht = [[3]]\n", 4, "unknown key"),
+        ("[grid]\nwidths = [[3, 3]\nattention = [[2]]\n", 3, "not valid TOML"),
+        (
+            "[[architecture]]\nwidths = [2, 2]\nattention = [2]\n\n"
+            "[[architecture]]\nwidths = [2, 0]\nattention = [1]\n",
+            6,
+            "#2",
+        ),
+        ("[[architecture]]\nwidths = [2, 2, 2]\nattention = [2]\n", 1, "attention needs one entry per layer"),
+        ("[grid]\nwidths = [[3, 3]]\nattention = [[2]]\nseed = 4\n", 4, "seed must be a non-empty list"),
+        ('colour = "red"\n[grid]\nwidths = [[3, 3]]\nattention = [[2]]\n', 1, "unknown top-level key"),
+    ],
+)
 def test_malformed_spec_refused_with_its_line(text, line, words):
     with pytest.raises(InputError) as info:
         parse_spec(text, "bad.toml")
@@ -95,6 +114,7 @@ def test_malformed_spec_on_the_cli_is_one_line(tmp_path):
 
 # ---- the job function ---------------------------------------------------------------------
 
+
 def test_run_job_records_errors_instead_of_raising():
     rec = run_job(Job(Architecture((2, 2), (2,), 2, "softmax"), "modp"))
     assert rec.status == "error" and rec.result is None and rec.agreement == "not computed"
@@ -106,7 +126,9 @@ def test_run_job_records_errors_instead_of_raising():
 def test_forced_timeout_is_recorded_and_the_sweep_goes_on(tmp_path, m2):
     # the Macaulay2 job needs minutes (three tokens), and its 2 s limit leaves the worker time to import and
     # render the script under load (a 0.5 s limit could run out before the script existed)
-    spec = write(tmp_path / "slow.toml", """\
+    spec = write(
+        tmp_path / "slow.toml",
+        """\
         [[architecture]]
         widths = [3, 3, 3]
         attention = [2, 2]
@@ -126,7 +148,8 @@ def test_forced_timeout_is_recorded_and_the_sweep_goes_on(tmp_path, m2):
         normalization = "softmax"
         method = "numeric"
         timeout = 0.5
-        """)
+        """,
+    )
     out = tmp_path / "r"
     summary = json.loads(cli("sweep", spec, "--out", out, "--quiet").stdout)
     assert summary["timeout"] == 2 and summary["ok"] == 1 and summary["ran"] == 3
@@ -141,6 +164,7 @@ def test_forced_timeout_is_recorded_and_the_sweep_goes_on(tmp_path, m2):
 
 
 # ---- sweeps end to end --------------------------------------------------------------------
+
 
 def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2):
     spec = write(tmp_path / "small.toml", SMALL)
@@ -176,8 +200,9 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
     assert fixed["ran"] == 1 and fixed["cached"] == 4
     assert load_record(victim).result.dimension == 10
 
-    forced = json.loads(cli("sweep", spec, "--out", out, "--quiet", "--force", "--only",
-                            "w2-2_a2_t2_none_modp_s0").stdout)
+    forced = json.loads(
+        cli("sweep", spec, "--out", out, "--quiet", "--force", "--only", "w2-2_a2_t2_none_modp_s0").stdout
+    )
     assert forced["ran"] == 1 and forced["jobs"] == 1
 
     # report: table on stdout, a PNG plot and a CSV table
@@ -196,8 +221,11 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
     nb = nbformat.read(str(tmp_path / "run.ipynb"), as_version=4)
     nbformat.validate(nb)
     assert nb.metadata["kernelspec"]["name"] == "m2"
-    code = {c.metadata["lightning_cas"]["label"]: c.source for c in nb.cells
-            if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"}
+    code = {
+        c.metadata["lightning_cas"]["label"]: c.source
+        for c in nb.cells
+        if c.cell_type == "code" and c.metadata["lightning_cas"]["role"] == "job"
+    }
     assert len(code) == 5
     jac = code["w2-2_a2_t2_none_jacobian_s0"]
     assert "N = neuralNetwork(2, 2, {{0, 1, 2, 0, 2, 0, 0}});" in jac
@@ -205,17 +233,21 @@ def test_small_sweep_end_to_end_then_cached_then_corruption_redone(tmp_path, m2)
 
 
 def test_concurrent_sweeps_into_one_directory(tmp_path):
-    spec = write(tmp_path / "c.toml", """\
+    spec = write(
+        tmp_path / "c.toml",
+        """\
         [grid]
         widths = [[2, 2], [3, 3], [4, 4], [2, 2, 2], [3, 3, 3], [4, 4, 4]]
         attention = [[1], [2], [2, 2], [1, 2]]
         tokens = [2, 3]
         method = ["modp"]
-        """)
+        """,
+    )
     out = tmp_path / "shared"
     cmd = [sys.executable, "-m", "lightning_cas", "sweep", str(spec), "--out", str(out), "--quiet"]
-    procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
     sums = [json.loads(o[0]) for o in outs]
@@ -237,6 +269,7 @@ def test_stale_lock_of_a_dead_sweep_is_taken_over(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     label = sweep.jobs[0].label
     import socket
+
     (tmp_path / f"{label}.lock").write_text(json.dumps({"host": socket.gethostname(), "pid": int(dead.stdout)}))
     summary = run_sweep(sweep, tmp_path, poll_s=0.05)
     assert summary.ran == 1 and store.load(label).result.dimension == 16
@@ -253,8 +286,9 @@ def test_make_rules_one_target_per_result_file(tmp_path):
     assert labels == ["w2-2_a2_t2_none_modp_s0", "w3-3_a2_t2_none_modp_s0"]
     for label in labels:
         assert f"$(LCAS_OUT)/{label}.json:" in rules and f"--only {label}" in rules
-    make = subprocess.run(["make", "-j", "2", "-f", str(tmp_path / "jobs.mk")], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+    make = subprocess.run(
+        ["make", "-j", "2", "-f", str(tmp_path / "jobs.mk")], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert make.returncode == 0, make.stderr
     assert {p.stem for p in out.glob("w*.json")} == set(labels)
     assert len(list(csv.DictReader(open(out / "results.csv")))) == 2
@@ -263,6 +297,7 @@ def test_make_rules_one_target_per_result_file(tmp_path):
 
 
 # ---- Dask ----------------------------------------------------------------------------------
+
 
 def test_dask_executor_on_a_local_cluster(tmp_path, m2):
     pytest.importorskip("distributed")
@@ -279,8 +314,9 @@ def test_dask_executor_on_a_local_cluster(tmp_path, m2):
 
 def test_dask_executor_connects_to_the_scheduler_it_is_given(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
         sweep = parse_spec('[grid]\nwidths=[[2,2],[3,3]]\nattention=[[2]]\nmethod=["modp"]\n')
         summary = run_sweep(sweep, tmp_path, executor="dask", jobs=2)
@@ -322,8 +358,9 @@ def test_a_dask_worker_that_lies_gets_neither_agree_nor_a_signed_result(tmp_path
     preload = tmp_path / "hostile_preload.py"
     preload.write_text(PRELOAD)
     sweep = parse_spec('[grid]\nwidths=[[2,2],[3,3]]\nattention=[[2]]\nmethod=["modp"]\n')
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  preload=[str(preload)]) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, preload=[str(preload)]
+    ) as cluster:
         summary = run_sweep(sweep, tmp_path / "r", executor="dask", scheduler=cluster.scheduler_address)
     assert summary.agree == 0 and summary.refused == 1 and summary.error == 1 and summary.disagree == 1
     store = ResultStore(tmp_path / "r")
@@ -346,14 +383,14 @@ def test_the_job_limit_has_a_ceiling_and_the_advice_respects_it(tmp_path):
     from lightning_cas.batch.spec import MAX_JOBS_CEILING
 
     ws = ", ".join(f"[{w}, 2]" for w in range(1, 1001))
-    huge = write(tmp_path / "huge.toml", f'[grid]\nwidths = [{ws}]\nattention = [[1]]\nseed = {list(range(1000))}\n')
+    huge = write(tmp_path / "huge.toml", f"[grid]\nwidths = [{ws}]\nattention = [[1]]\nseed = {list(range(1000))}\n")
     proc = cli("sweep", huge, "--list", check=False)
     assert proc.returncode == 2 and "1000000 jobs" in proc.stderr and "split the spec" in proc.stderr
     assert "--max-jobs 1000000" not in proc.stderr
     proc = cli("sweep", huge, "--list", "--max-jobs", MAX_JOBS_CEILING + 1, check=False)
     assert proc.returncode == 2 and str(MAX_JOBS_CEILING) in proc.stderr
     with pytest.raises(InputError, match="job limit"):
-        parse_spec(SMALL, max_jobs=10 ** 12)
+        parse_spec(SMALL, max_jobs=10**12)
 
 
 def test_only_must_be_a_list_of_labels(tmp_path):
@@ -368,9 +405,11 @@ def test_a_spec_accepts_networks_of_blocks_and_writes_them_back(tmp_path):
     from lightning_cas.core.network import Linear, Network
     from lightning_cas.errors import InputError
 
-    text = ('name = "nets"\n[[network]]\ninput = 3\ntokens = 3\nmethod = "modp"\n'
-            '[[network.block]]\nkind = "attention"\nattention = 2\ncausal = true\nresidual = true\n'
-            '[[network.block]]\nkind = "linear"\nout = 1\n')
+    text = (
+        'name = "nets"\n[[network]]\ninput = 3\ntokens = 3\nmethod = "modp"\n'
+        '[[network.block]]\nkind = "attention"\nattention = 2\ncausal = true\nresidual = true\n'
+        '[[network.block]]\nkind = "linear"\nout = 1\n'
+    )
     sweep = parse_spec(text)
     (job,) = sweep.jobs
     assert isinstance(job.architecture, Network) and job.architecture.blocks[1] == Linear(1)

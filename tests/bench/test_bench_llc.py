@@ -56,10 +56,21 @@ def test_the_estimator_call_matches_the_installed_devinterp(monkeypatch):
 
 
 def test_the_tables_render_from_rows():
-    row = {"case": "c", "status": "ok", "point": "p", "parameters": 2, "lower": "1", "upper": "1", "exact": "1",
-           "multiplicity": 1, "truth_s": 0.1,
-           "runs": {k: {"status": "ok", "mean": 1.1, "std": 0.1, "seconds": 1.0, "relative_error": 0.1}
-                    for k in bench_llc.CONFIGS}}
+    row = {
+        "case": "c",
+        "status": "ok",
+        "point": "p",
+        "parameters": 2,
+        "lower": "1",
+        "upper": "1",
+        "exact": "1",
+        "multiplicity": 1,
+        "truth_s": 0.1,
+        "runs": {
+            k: {"status": "ok", "mean": 1.1, "std": 0.1, "seconds": 1.0, "relative_error": 0.1}
+            for k in bench_llc.CONFIGS
+        },
+    }
     md = bench_llc.llc_markdown([row, {"case": "d", "status": "timeout"}])
     assert "1.10 ± 0.10" in md and "**d: timeout" in md
     assert bench_llc.csv_text([row]).count("\n") == 1 + len(bench_llc.CONFIGS)

@@ -56,10 +56,14 @@ def test_the_paper_protocol_finds_a_small_dimension():
 
 
 def test_a_crashed_worker_fails_the_bench_and_a_refusal_does_not():
-    results = {"sections": {
-        "dimension": [{"modp": {"status": "ok"}, "jacobian": {"status": "refused (too large)", "error": "too big"}}],
-        "rank": [{"status": "timeout"}],
-    }}
+    results = {
+        "sections": {
+            "dimension": [
+                {"modp": {"status": "ok"}, "jacobian": {"status": "refused (too large)", "error": "too big"}}
+            ],
+            "rank": [{"status": "timeout"}],
+        }
+    }
     assert bench.crashed_workers(results) == []
     results["sections"]["dimension"][0]["paper"] = {"status": "error", "error": "worker exit 1: ImportError: x"}
     assert bench.crashed_workers(results) == [("dimension[0].paper", "worker exit 1: ImportError: x")]
@@ -79,9 +83,12 @@ def test_a_product_too_quick_to_time_gives_no_ratio():
 def test_the_header_names_only_the_sections_an_earlier_run_measured():
     """Each section records the run it belongs to: a full run's sections started at different times, and
     only a section kept from an earlier run (``--only``) is named as such, with that run's own times."""
-    runs = {"dimension": {"run": "B", "started": "B1", "finished": "B2"},
-            "rank": {"run": "A", "started": "A1", "finished": "A2", "environment": {"loadavg_start": [1.5]}}}
-    header = bench.render_markdown({"sections": {"dimension": [], "rank": []}, "started": "B", "environment": {},
-                                    "section_runs": runs}).splitlines()[2]
+    runs = {
+        "dimension": {"run": "B", "started": "B1", "finished": "B2"},
+        "rank": {"run": "A", "started": "A1", "finished": "A2", "environment": {"loadavg_start": [1.5]}},
+    }
+    header = bench.render_markdown(
+        {"sections": {"dimension": [], "rank": []}, "started": "B", "environment": {}, "section_runs": runs}
+    ).splitlines()[2]
     kept = header.split("Sections kept from an earlier run")[1]
     assert "rank measured A1 to A2 (load average at start [1.5])" in kept and "dimension" not in kept

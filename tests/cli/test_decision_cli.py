@@ -34,16 +34,31 @@ def test_boundary_ed_json_agrees_with_both_methods(m2):
 def test_boundary_radius_with_readout_point_and_weights(tmp_path, m2):
     np.save(tmp_path / "w.npy", np.array([[1.0, 2.0]]))
     (tmp_path / "x.json").write_text(json.dumps([[1, 2], [-1, "3/2"]]))
-    out = run(["ed", *ARCH, "--boundary", "--readout", str(tmp_path / "w.npy"), "--point", str(tmp_path / "x.json"),
-               "--seed", "0", "--json"])
+    out = run(
+        [
+            "ed",
+            *ARCH,
+            "--boundary",
+            "--readout",
+            str(tmp_path / "w.npy"),
+            "--point",
+            str(tmp_path / "x.json"),
+            "--seed",
+            "0",
+            "--json",
+        ]
+    )
     assert out.exit_code == 0, out.output
     res = DecisionBoundaryResult.from_json(out.output)
     assert res.radius == min(p.distance for p in res.critical_points) and res.point == ("1", "2", "-1", "3/2")
 
 
-@pytest.mark.parametrize("content, words", [
-    ([[1.0, 2.0, 3.0]], "readout must have shape (1, 2)"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ([[1.0, 2.0, 3.0]], "readout must have shape (1, 2)"),
+    ],
+)
 def test_boundary_wrong_readout_is_one_line(tmp_path, content, words):
     np.save(tmp_path / "w.npy", np.array(content))
     out = CliRunner().invoke(main, ["ed", *ARCH, "--boundary", "--readout", str(tmp_path / "w.npy"), "--json"])
@@ -58,13 +73,24 @@ def test_boundary_nan_point_is_one_line(tmp_path):
 
 def test_training_eckart_young_json(tmp_path, m2):
     # a linear network 3 -> 1 -> 2 with whitened inputs: the losses are the squared singular values
-    (tmp_path / "net.toml").write_text('input = 3\ntokens = 1\n[[block]]\nkind = "linear"\nout = 1\n'
-                                       '[[block]]\nkind = "linear"\nout = 2\n')
+    (tmp_path / "net.toml").write_text(
+        'input = 3\ntokens = 1\n[[block]]\nkind = "linear"\nout = 1\n[[block]]\nkind = "linear"\nout = 2\n'
+    )
     T = np.array([[3.0, 1.0, 0.0], [1.0, 2.0, -1.0]])
     np.save(tmp_path / "X.npy", np.eye(3).reshape(3, 3, 1))
     np.save(tmp_path / "Y.npy", T.T.reshape(3, 2, 1))
-    out = run(["ed", "--arch", str(tmp_path / "net.toml"), "--inputs", str(tmp_path / "X.npy"),
-               "--targets", str(tmp_path / "Y.npy"), "--json"])
+    out = run(
+        [
+            "ed",
+            "--arch",
+            str(tmp_path / "net.toml"),
+            "--inputs",
+            str(tmp_path / "X.npy"),
+            "--targets",
+            str(tmp_path / "Y.npy"),
+            "--json",
+        ]
+    )
     assert out.exit_code == 0, out.output
     res = TrainingResult.from_json(out.output)
     s = np.linalg.svd(T, compute_uv=False)
@@ -75,8 +101,9 @@ def test_training_eckart_young_json(tmp_path, m2):
 def test_training_wrong_target_shape_is_one_line(tmp_path):
     np.save(tmp_path / "X.npy", np.zeros((2, 2, 2)))
     np.save(tmp_path / "Y.npy", np.zeros((2, 3, 2)))
-    out = CliRunner().invoke(main, ["ed", *ARCH, "--inputs", str(tmp_path / "X.npy"), "--targets",
-                                    str(tmp_path / "Y.npy"), "--json"])
+    out = CliRunner().invoke(
+        main, ["ed", *ARCH, "--inputs", str(tmp_path / "X.npy"), "--targets", str(tmp_path / "Y.npy"), "--json"]
+    )
     assert out.exit_code == 2 and "targets must have shape" in out.output and "Traceback" not in out.output
 
 
@@ -90,9 +117,14 @@ def _files(tmp_path) -> dict:
     files = {"line": LINEAR, "rank_one": LINEAR_RANK_ONE}
     for name, text in files.items():
         (tmp_path / f"{name}.toml").write_text(text)
-    data = {"X": [[[1, 2], [-1, 3]], [[0, 1], [2, -2]], [[3, 1], [1, 1]], [[1, -1], [2, 1]]],
-            "E": [[[1], [0]], [[0], [1]]], "T": [[[3], [1]], [[1], [2]]],
-            "at": {"weights": [3, 4]}, "w": [[1]], "x0": [[1], [2]]}
+    data = {
+        "X": [[[1, 2], [-1, 3]], [[0, 1], [2, -2]], [[3, 1], [1, 1]], [[1, -1], [2, 1]]],
+        "E": [[[1], [0]], [[0], [1]]],
+        "T": [[[3], [1]], [[1], [2]]],
+        "at": {"weights": [3, 4]},
+        "w": [[1]],
+        "x0": [[1], [2]],
+    }
     for name, value in data.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(value))
     return {k: str(tmp_path / f"{k}.{'toml' if k in files else 'json'}") for k in (*files, *data)}
@@ -101,11 +133,13 @@ def _files(tmp_path) -> dict:
 @pytest.mark.parametrize("form", ["generic", "standard", "data", "boundary", "targets"])
 def test_every_ed_form_prints_clean_lines_each_once(tmp_path, m2, form):
     f = _files(tmp_path)
-    args = {"generic": [*ARCH[:3], "1", *ARCH[4:]],
-            "standard": [*ARCH[:3], "1", *ARCH[4:], "--metric", "standard"],
-            "data": [*ARCH[:3], "1", *ARCH[4:], "--inputs", f["X"], "--layout", "features-tokens"],
-            "boundary": ["--arch", f["line"], "--boundary", "--at", f["at"], "--readout", f["w"], "--point", f["x0"]],
-            "targets": ["--arch", f["rank_one"], "--inputs", f["E"], "--targets", f["T"]]}[form]
+    args = {
+        "generic": [*ARCH[:3], "1", *ARCH[4:]],
+        "standard": [*ARCH[:3], "1", *ARCH[4:], "--metric", "standard"],
+        "data": [*ARCH[:3], "1", *ARCH[4:], "--inputs", f["X"], "--layout", "features-tokens"],
+        "boundary": ["--arch", f["line"], "--boundary", "--at", f["at"], "--readout", f["w"], "--point", f["x0"]],
+        "targets": ["--arch", f["rank_one"], "--inputs", f["E"], "--targets", f["T"]],
+    }[form]
     out = run(["ed", *args])
     assert out.exit_code == 0, out.output
     lines = [line for line in out.stdout.splitlines() if line.strip()]
@@ -117,8 +151,9 @@ def test_every_ed_form_prints_clean_lines_each_once(tmp_path, m2, form):
 def test_training_data_float64_cannot_hold_is_refused_before_any_work(tmp_path, scale):
     np.save(tmp_path / "X.npy", np.full((2, 2, 2), scale))
     np.save(tmp_path / "Y.npy", np.ones((2, 1, 2)))
-    out = CliRunner().invoke(main, ["ed", *ARCH, "--inputs", str(tmp_path / "X.npy"), "--targets",
-                                    str(tmp_path / "Y.npy")])
+    out = CliRunner().invoke(
+        main, ["ed", *ARCH, "--inputs", str(tmp_path / "X.npy"), "--targets", str(tmp_path / "Y.npy")]
+    )
     lines = [line for line in out.output.splitlines() if line.strip()]
     assert out.exit_code == 2 and len(lines) == 1 and f"largest entry is {scale:.0e}".replace("e+", "e") in lines[0]
     assert "running Macaulay2" not in out.output and "Traceback" not in out.output

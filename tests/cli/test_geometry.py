@@ -31,6 +31,7 @@ def drawn(capfd, text: str, seconds: float = 20.0) -> str:
     def holds():
         seen.append(capfd.readouterr().err)
         return text in "".join(seen)
+
     wait_until(holds, seconds)
     return "".join(seen)
 

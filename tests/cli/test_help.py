@@ -37,8 +37,9 @@ print(json.dumps(seen))
 
 def test_no_help_loads_sympy_macaulay2_or_geometry():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", PROBE, *HEAVY], capture_output=True, text=True, env=env,
-                          cwd=str(REPO), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *HEAVY], capture_output=True, text=True, env=env, cwd=str(REPO), timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     seen = json.loads(proc.stdout)
     assert set(seen) == {"--help"} | {f"{name} --help" for name in COMMANDS}
@@ -48,32 +49,52 @@ def test_no_help_loads_sympy_macaulay2_or_geometry():
 def test_the_module_entry_point_lists_every_command_without_sympy():
     """``python -m lightning_cas --help`` itself, checked with -X importtime (what the interpreter loaded)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "lightning_cas", "--help"], capture_output=True,
-                          text=True, env=env, cwd=str(REPO), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lightning_cas", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     for name in COMMANDS:
         assert f"  {name} " in proc.stdout
     loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "lightning_cas.cli" in loaded  # the probe reads what it should
-    assert not {m for m in loaded if m == "sympy" or m.startswith(("sympy.", "lightning_cas.macaulay2",
-                                                                   "lightning_cas.geometry"))}
+    assert not {
+        m
+        for m in loaded
+        if m == "sympy" or m.startswith(("sympy.", "lightning_cas.macaulay2", "lightning_cas.geometry"))
+    }
 
 
 def test_a_dim_call_loads_only_the_rank_and_its_printout():
     """A `dim` call: the modp backend and the result, not the theory, the verdict, the defect split, sympy or
     the Macaulay2 runner (each import is paid again by every call of a sweep of `dim` calls)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "lightning_cas", "dim", "--widths", "2,2",
-                           "--attention", "1"], capture_output=True, text=True, env=env, cwd=str(REPO), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lightning_cas", "dim", "--widths", "2,2", "--attention", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+        timeout=120,
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("widths=2,2"), proc.stderr[-2000:]
     loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert {"lightning_cas.backends.modp", "lightning_cas.results.dimension"} <= loaded
     # the Macaulay2 options resolve (macaulay2.connection, a few names); no runner, process or temp file
     assert not {m for m in loaded if m == "sympy" or m.startswith(("sympy.", "lightning_cas.geometry", "pexpect"))}
     assert not loaded & {"lightning_cas.macaulay2.runner", "lightning_cas.macaulay2.render", "subprocess", "tempfile"}
-    assert not loaded & {"lightning_cas.results.theory", "lightning_cas.results.verify",
-                         "lightning_cas.core.theory", "lightning_cas.core.verdict", "lightning_cas.core.defects",
-                         "lightning_cas.core.symmetry"}
+    assert not loaded & {
+        "lightning_cas.results.theory",
+        "lightning_cas.results.verify",
+        "lightning_cas.core.theory",
+        "lightning_cas.core.verdict",
+        "lightning_cas.core.defects",
+        "lightning_cas.core.symmetry",
+    }
 
 
 @pytest.mark.parametrize("command", ["degree", "ed", "llc"])

@@ -17,14 +17,23 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 LONG = ["dim", "--widths", "24,24,24", "--attention", "6,6", "--tokens", "3"]
 # The child shows its line at once and redraws it every 20 ms, so what is tested does not hang on how quick the
 # machine is against the half second after which a real run shows itself (a quick machine ranks LONG in less)
-QUICK_DISPLAY = ("import lightning_cas.cli.progress as p; p.SHOW_AFTER_S = 0.0; p.REFRESH_S = 0.02; "
-                 "from lightning_cas.cli import main; main()")
+QUICK_DISPLAY = (
+    "import lightning_cas.cli.progress as p; p.SHOW_AFTER_S = 0.0; p.REFRESH_S = 0.02; "
+    "from lightning_cas.cli import main; main()"
+)
 SPINNER_LINE = re.compile(r"\r\S dim: exact rank mod \d+, run [12] of 2: [\d,]+ rows, rank \d+ of at most 1728")
 
 
 def in_terminal(*args, timeout=300) -> tuple[str, int]:
-    child = pexpect.spawn(sys.executable, ["-c", QUICK_DISPLAY, *args], env=ENV, cwd=str(REPO), encoding="utf-8",
-                          timeout=timeout, dimensions=(24, 160))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", QUICK_DISPLAY, *args],
+        env=ENV,
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(24, 160),
+    )
     out = child.read()
     child.close()
     return out, child.exitstatus
@@ -55,8 +64,9 @@ def test_json_and_quiet_show_nothing_even_in_a_terminal():
 
 
 def test_nothing_on_stderr_when_it_is_not_a_terminal():
-    proc = subprocess.run([sys.executable, "-m", "lightning_cas", *LONG], cwd=REPO, env=ENV, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *LONG], cwd=REPO, env=ENV, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0 and proc.stderr == "" and proc.stdout.startswith("widths=24,24,24")
 
 

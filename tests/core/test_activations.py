@@ -24,8 +24,17 @@ NETS = {
     "tanh-stack": Network(3, 2, (Linear(4, bias=True), Activation("tanh"), Linear(2))),
     "layernorm": Network(3, 2, (Linear(4, bias=True), LayerNorm(), MLP(3, activation="relu", out=2))),
     "layernorm-plain": Network(3, 2, (Attention(2, bias=True), LayerNorm(affine=False, eps=0.01), Linear(2))),
-    "mixed": Network(3, 2, (MLP(4, activation="relu", bias=True, out=3), LayerNorm(bias=False), Activation("gelu"),
-                            MLP(3, degree=2, out=2, residual=False), Linear(1, bias=True))),
+    "mixed": Network(
+        3,
+        2,
+        (
+            MLP(4, activation="relu", bias=True, out=3),
+            LayerNorm(bias=False),
+            Activation("gelu"),
+            MLP(3, degree=2, out=2, residual=False),
+            Linear(1, bias=True),
+        ),
+    ),
 }
 
 
@@ -80,10 +89,18 @@ def _qq_rank(net, w, X) -> int:
 RELU_NETS = [
     Network(4, 1, (MLP(8, activation="relu", bias=True, out=3),)),
     Network(3, 2, (MLP(4, activation="relu", out=2),)),
-    Network(4, 1, (Linear(6, bias=True), Activation("relu"), Linear(5, bias=True), Activation("relu"),
-                   Linear(2, bias=True))),
-    Network(3, 2, (MLP(4, activation="relu", bias=True, out=3, residual=False), Linear(3),
-                   MLP(3, activation="relu", bias=True, out=1))),
+    Network(
+        4, 1, (Linear(6, bias=True), Activation("relu"), Linear(5, bias=True), Activation("relu"), Linear(2, bias=True))
+    ),
+    Network(
+        3,
+        2,
+        (
+            MLP(4, activation="relu", bias=True, out=3, residual=False),
+            Linear(3),
+            MLP(3, activation="relu", bias=True, out=1),
+        ),
+    ),
 ]
 
 
@@ -146,17 +163,20 @@ def test_generic_questions_are_refused_pointing_at_given_weights(name):
         api.dimension(NETS["gelu-mlp"], inputs=np.ones((3, 3, 2)), exact=True)
 
 
-@pytest.mark.parametrize("blocks, match", [
-    ([{"kind": "mlp", "hidden": 3, "activation": "relu", "degree": 3}], "degree is the power of activation"),
-    ([{"kind": "mlp", "hidden": 3, "activation": "softplus"}], "activation must be one of power, relu"),
-    ([{"kind": "activation", "function": "sigmoid"}], "function must be one of relu, gelu, tanh"),
-    ([{"kind": "activation"}], "the key `function` is missing"),
-    ([{"kind": "layernorm", "eps": -1.0}], "eps must be a positive finite number"),
-    ([{"kind": "layernorm", "eps": float("nan")}], "eps must be a positive finite number"),
-    ([{"kind": "layernorm", "eps": True}], "eps must be a positive finite number"),
-    ([{"kind": "layernorm", "affine": False, "bias": True}], "bias needs affine = true"),
-    ([{"kind": "linear", "out": 1}, {"kind": "layernorm"}], "at least two features"),
-])
+@pytest.mark.parametrize(
+    "blocks, match",
+    [
+        ([{"kind": "mlp", "hidden": 3, "activation": "relu", "degree": 3}], "degree is the power of activation"),
+        ([{"kind": "mlp", "hidden": 3, "activation": "softplus"}], "activation must be one of power, relu"),
+        ([{"kind": "activation", "function": "sigmoid"}], "function must be one of relu, gelu, tanh"),
+        ([{"kind": "activation"}], "the key `function` is missing"),
+        ([{"kind": "layernorm", "eps": -1.0}], "eps must be a positive finite number"),
+        ([{"kind": "layernorm", "eps": float("nan")}], "eps must be a positive finite number"),
+        ([{"kind": "layernorm", "eps": True}], "eps must be a positive finite number"),
+        ([{"kind": "layernorm", "affine": False, "bias": True}], "bias needs affine = true"),
+        ([{"kind": "linear", "out": 1}, {"kind": "layernorm"}], "at least two features"),
+    ],
+)
 def test_bad_keys_are_refused_in_one_line(blocks, match):
     with pytest.raises(InputError, match=match) as info:
         Network.from_dict({"input": 3, "tokens": 2, "blocks": blocks})
@@ -188,8 +208,9 @@ def test_the_command_line_gives_the_rank_on_given_inputs_and_refuses_generic_que
     spec.write_text(net.to_toml())
     X = np.random.default_rng(5).standard_normal((30, 2, 3))  # PyTorch's (N, t, d_0): t = 2, d_0 = 3
     np.save(data, X)
-    run = CliRunner().invoke(main, ["dim", "--arch", str(spec), "--inputs", str(data), "--layout", "tokens-features",
-                                    "--json"])
+    run = CliRunner().invoke(
+        main, ["dim", "--arch", str(spec), "--inputs", str(data), "--layout", "tokens-features", "--json"]
+    )
     assert run.exit_code == 0, run.output
     import json
 
@@ -208,8 +229,9 @@ def test_without_inputs_a_relu_rank_is_the_functional_dimension_never_a_batch_ra
     ReLU scalings) also give as the upper bound. The drawn batch's own null space must not close the
     certificate at 88 (the quantity without --inputs is the functional dimension at W); rounds of inputs at
     growing scales reach 97, and only then is it certified."""
-    net = Network(3, 1, (Linear(8, bias=True), Activation("relu"), Linear(8, bias=True), Activation("relu"),
-                         Linear(1, bias=True)))
+    net = Network(
+        3, 1, (Linear(8, bias=True), Activation("relu"), Linear(8, bias=True), Activation("relu"), Linear(1, bias=True))
+    )
     rng = np.random.default_rng(0)
     w = list(rng.standard_normal(net.parameters))
     r = dimension(net, at=w)
@@ -257,8 +279,11 @@ def test_the_red_teams_relu_mlp_is_never_certified_below_what_many_inputs_see():
     377 inputs, while float64 on 6000 inputs at two scales sees 317 with a clear gap. Now the upper bound is
     the symmetries' (337) and the lower bound comes from rounds of inputs; whatever it says, it is not a
     certificate below that float64 count."""
-    net = Network(4, 1, (Linear(16, bias=True), Activation("relu"), Linear(16, bias=True), Activation("relu"),
-                         Linear(1, bias=True)))
+    net = Network(
+        4,
+        1,
+        (Linear(16, bias=True), Activation("relu"), Linear(16, bias=True), Activation("relu"), Linear(1, bias=True)),
+    )
     rng = np.random.default_rng(0)
     w = list(rng.standard_normal(net.parameters))
     c = dimension(net, at=w).certificate

@@ -22,21 +22,24 @@ def test_from_cli_strings():
     assert arch.widths == (3, 3, 3) and arch.attention == (2, 2) and arch.tokens == 2
 
 
-@pytest.mark.parametrize("widths, attention, tokens, fragment", [
-    ((0, 2), (1,), 2, "positive"),
-    ((2, -1), (1,), 2, "positive"),
-    ((2, 2), (0,), 2, "positive"),
-    ((2, 2), (1, 1), 2, "one entry per layer"),
-    ((2,), (), 2, "at least two"),
-    ((2, 2), (1,), 0, "tokens"),
-    ((2, 2), (1,), -3, "tokens"),
-    ((2.5, 2), (1,), 2, "integer"),
-    ((True, 2), (1,), 2, "integer"),
-    ((2, 2), (1,), 2.0, "integer"),
-    ((10**6, 2), (1,), 2, "maximum"),
-    ((2, 2), (1,), 10**6, "maximum"),
-    (tuple([2] * 20), tuple([1] * 19), 2, "maximum"),
-])
+@pytest.mark.parametrize(
+    "widths, attention, tokens, fragment",
+    [
+        ((0, 2), (1,), 2, "positive"),
+        ((2, -1), (1,), 2, "positive"),
+        ((2, 2), (0,), 2, "positive"),
+        ((2, 2), (1, 1), 2, "one entry per layer"),
+        ((2,), (), 2, "at least two"),
+        ((2, 2), (1,), 0, "tokens"),
+        ((2, 2), (1,), -3, "tokens"),
+        ((2.5, 2), (1,), 2, "integer"),
+        ((True, 2), (1,), 2, "integer"),
+        ((2, 2), (1,), 2.0, "integer"),
+        ((10**6, 2), (1,), 2, "maximum"),
+        ((2, 2), (1,), 10**6, "maximum"),
+        (tuple([2] * 20), tuple([1] * 19), 2, "maximum"),
+    ],
+)
 def test_bad_architectures_refused(widths, attention, tokens, fragment):
     with pytest.raises(InputError, match=fragment):
         Architecture(widths, attention, tokens)
@@ -47,22 +50,25 @@ def test_bad_normalization():
         Architecture((2, 2), (1,), 2, "relu")
 
 
-@pytest.mark.parametrize("args", [
-    ["--widths", "3,x", "--attention", "2"],
-    ["--widths", "3,3", "--attention", "2,2"],
-    ["--widths", "3,,3", "--attention", "2"],
-    ["--widths", "", "--attention", "2"],
-    ["--widths", "3,3", "--attention", "0"],
-    ["--widths", "3,3", "--attention", "2", "--tokens", "0"],
-    ["--widths", "3,3", "--attention", "2", "--tokens", "two"],
-    ["--widths", "3.5,3", "--attention", "2"],
-    ["--widths", "3,3", "--attention", "2", "--seed", "-1"],
-    ["--widths", "3,3", "--attention", "2", "--timeout", "-5"],
-    ["--widths", "3,3", "--attention", "2", "--timeout", "nan"],
-    ["--widths", "3,3", "--attention", "2", "--prime", "91"],
-    ["--widths", "9999,3", "--attention", "2"],
-    ["--widths", "３,3", "--attention", "2"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--widths", "3,x", "--attention", "2"],
+        ["--widths", "3,3", "--attention", "2,2"],
+        ["--widths", "3,,3", "--attention", "2"],
+        ["--widths", "", "--attention", "2"],
+        ["--widths", "3,3", "--attention", "0"],
+        ["--widths", "3,3", "--attention", "2", "--tokens", "0"],
+        ["--widths", "3,3", "--attention", "2", "--tokens", "two"],
+        ["--widths", "3.5,3", "--attention", "2"],
+        ["--widths", "3,3", "--attention", "2", "--seed", "-1"],
+        ["--widths", "3,3", "--attention", "2", "--timeout", "-5"],
+        ["--widths", "3,3", "--attention", "2", "--timeout", "nan"],
+        ["--widths", "3,3", "--attention", "2", "--prime", "91"],
+        ["--widths", "9999,3", "--attention", "2"],
+        ["--widths", "３,3", "--attention", "2"],
+    ],
+)
 def test_cli_refuses_bad_input_in_one_line(args):
     result = CliRunner().invoke(main, ["dim", *args])
     assert result.exit_code == 2, result.output

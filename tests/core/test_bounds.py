@@ -21,15 +21,24 @@ def networks(draw):
     blocks = []
     attention = 0
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["attention", "mlp", "linear", "power"] if attention < 2 else
-                                    ["mlp", "linear", "power"]))
+        kind = draw(
+            st.sampled_from(["attention", "mlp", "linear", "power"] if attention < 2 else ["mlp", "linear", "power"])
+        )
         residual = draw(st.booleans())
         out = width if residual else draw(st.integers(1, 3))
         if kind == "attention":
             attention += 1
             value = draw(st.one_of(st.none(), st.integers(1, 2)))
-            blocks.append(Attention(draw(st.integers(1, 2)), heads=draw(st.integers(1, 2)), value=value, out=out,
-                                    causal=draw(st.booleans()), residual=residual))
+            blocks.append(
+                Attention(
+                    draw(st.integers(1, 2)),
+                    heads=draw(st.integers(1, 2)),
+                    value=value,
+                    out=out,
+                    causal=draw(st.booleans()),
+                    residual=residual,
+                )
+            )
         elif kind == "mlp":
             blocks.append(MLP(draw(st.integers(1, 3)), degree=draw(st.integers(1, 3)), out=out, residual=residual))
         elif kind == "linear":
@@ -52,8 +61,12 @@ POWER_CHAIN_TO_RESIDUAL = Network(2, 1, (Linear(2), Power(2), Power(2), MLP(2, r
 RESIDUAL_PRODUCER = Network(2, 2, (Attention(1, residual=True), Linear(3), Power(2), Linear(1)))
 
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+SETTINGS = settings(
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 def _check(net: Network) -> None:

@@ -13,10 +13,10 @@ from lightning_cas.core.defects import explain
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
 from lightning_cas.core.splits import Cause, Explained
+from lightning_cas.errors import InputError, ResultError
 from lightning_cas.results.contract import encode
 from lightning_cas.results.dimension import DimensionResult, explained_lines
 from lightning_cas.results.verify import VerifyResult
-from lightning_cas.errors import InputError, ResultError
 from lightning_cas.system.networks import load_network
 
 
@@ -37,8 +37,12 @@ def test_demo_transformer_defect_is_explained(demo):
     # attention block's two heads can move by a row vector killing its image: 2 heads x 3 matrices x 2 rows;
     # an mlp of hidden 8, degree 2 on width 4 has 64 weights, 8 neuron scalings and at most 4 C(5, 2) = 40
     # dimensions of maps; the readout (2 x 4) kills a 2-dim subspace of the last block's quadrics (10 each)
-    assert got == {(1, "bottleneck"): 2 * 3 * 2, (2, "filling"): 64 - 8 - 4 * math.comb(5, 2),
-                   (4, "filling"): 64 - 8 - 4 * math.comb(5, 2), (4, "invisibility"): 2 * math.comb(5, 2)}
+    assert got == {
+        (1, "bottleneck"): 2 * 3 * 2,
+        (2, "filling"): 64 - 8 - 4 * math.comb(5, 2),
+        (4, "filling"): 64 - 8 - 4 * math.comb(5, 2),
+        (4, "invisibility"): 2 * math.comb(5, 2),
+    }
 
 
 def test_split_in_json_text_and_html(demo):
@@ -102,7 +106,7 @@ def test_only_block_jacobian_is_the_full_jacobians_columns():
     full = jacobian(net, ar, w, X)
     for i in range(len(net.blocks)):
         mats = [m for m in net.weight_matrices if m.block == i]
-        assert np.array_equal(jacobian(net, ar, w, X, only=i), full[:, mats[0].offset:mats[-1].stop])
+        assert np.array_equal(jacobian(net, ar, w, X, only=i), full[:, mats[0].offset : mats[-1].stop])
 
 
 def test_a_direction_outside_the_kernel_is_an_error(monkeypatch):
@@ -112,6 +116,7 @@ def test_a_direction_outside_the_kernel_is_an_error(monkeypatch):
     def planted(net_, ar, wc, i, rng):
         a, b, c = real(net_, ar, wc, i, rng)
         return a, b, np.eye(c.shape[1])  # every direction: most are not in the kernel
+
     monkeypatch.setattr(defects, "block_kernels", planted)
     with pytest.raises(ResultError, match="net_d3_t2_A1x2o3r-L2"):
         explain(net, api.dimension(net).dimension)

@@ -30,8 +30,15 @@ SOFTMAX = [
     Network(3, 4, (Attention(2, causal=True, normalization="softmax"),)),
     Network(3, 3, (Attention(2, heads=2, value=1, residual=True, normalization="softmax"), MLP(2), Linear(2))),
     Network(2, 3, (Linear(2), Attention(1, causal=True, residual=True, normalization="softmax"))),
-    Network(2, 3, (Attention(2, heads=2, value=1, causal=True, normalization="softmax", bias=True),
-                   MLP(2, bias=True), Linear(1, bias=True))),
+    Network(
+        2,
+        3,
+        (
+            Attention(2, heads=2, value=1, causal=True, normalization="softmax", bias=True),
+            MLP(2, bias=True),
+            Linear(1, bias=True),
+        ),
+    ),
 ]
 
 
@@ -70,6 +77,7 @@ def test_softmax_jacobian_matches_finite_differences_and_balls_enclose_floats(ne
         fd = (forward.evaluate(net, ar, w + e, X) - forward.evaluate(net, ar, w - e, X)).reshape(-1) / (2 * h)
         assert np.allclose(fd, J[:, k], rtol=1e-5, atol=1e-7)
     import flint
+
     with flint.ctx.workdps(40):
         balls = Balls(40)
         Jb = forward.jacobian(net, balls, balls.array(w), balls.array(X))
@@ -87,8 +95,10 @@ def test_the_arithmetics_agree(net):
     X = rng.integers(-50, 50, (3, net.input, net.tokens))
     exact = forward.jacobian(net, Objects(), w.astype(object), X.astype(object))
     fast = ModP(p)
-    assert (fast.residues(forward.jacobian(net, fast, fast.array(w), fast.array(X)))
-            == np.vectorize(lambda v: int(v) % p)(exact)).all()
+    assert (
+        fast.residues(forward.jacobian(net, fast, fast.array(w), fast.array(X)))
+        == np.vectorize(lambda v: int(v) % p)(exact)
+    ).all()
     ints = IntegersModP(p)
     modulo = np.vectorize(lambda v: int(v) % p)(exact)
     assert (forward.jacobian(net, ints, ints.array(w), ints.array(X)) == modulo).all()

@@ -5,6 +5,7 @@ check itself drops a vector that is not in the kernel."""
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import flint
@@ -18,8 +19,6 @@ from lightning_cas.core.forward import jacobian
 from lightning_cas.core.kernel_proof import Candidates, ball_images, bound, candidates, exact_images
 from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network
 from tests.support import CI
-
-import os
 
 EXAMPLES = int(os.environ.get("KERNEL_EXAMPLES", 60 if CI else 20))
 
@@ -45,12 +44,21 @@ def blocks(draw, width: int, polynomial: bool):
     if kind == "mlp":
         activation = "power" if polynomial else draw(st.sampled_from(["power", "gelu", "tanh"]))
         degree = draw(st.integers(1, 2)) if activation == "power" else 2
-        return MLP(draw(st.integers(1, 3)), degree=degree, out=out, residual=residual, bias=bias,
-                   activation=activation), out
+        return MLP(
+            draw(st.integers(1, 3)), degree=degree, out=out, residual=residual, bias=bias, activation=activation
+        ), out
     value = draw(st.sampled_from([None, 1, 2]))
     normalization = "none" if polynomial else draw(st.sampled_from(["none", "softmax"]))
-    return Attention(draw(st.integers(1, 2)), heads=draw(st.integers(1, 2)), value=value, out=out,
-                     causal=draw(st.booleans()), residual=residual, normalization=normalization, bias=bias), out
+    return Attention(
+        draw(st.integers(1, 2)),
+        heads=draw(st.integers(1, 2)),
+        value=value,
+        out=out,
+        causal=draw(st.booleans()),
+        residual=residual,
+        normalization=normalization,
+        bias=bias,
+    ), out
 
 
 @st.composite
@@ -74,13 +82,14 @@ def _point(net: Network, seed: int):
     rng = np.random.default_rng(seed)
     w = [Fraction(int(x), 8) for x in rng.integers(-12, 13, net.parameters)]
     n = max(2, -(-(net.parameters + 4) // net.rows_per_sample))
-    X = np.array([Fraction(int(x)) for x in rng.integers(-3, 4, n * net.input * net.tokens)],
-                 dtype=object).reshape(n, net.input, net.tokens)
+    X = np.array([Fraction(int(x)) for x in rng.integers(-3, 4, n * net.input * net.tokens)], dtype=object).reshape(
+        n, net.input, net.tokens
+    )
     return w, X
 
 
 @settings(max_examples=EXAMPLES)
-@given(networks(polynomial=True), st.integers(0, 2 ** 16))
+@given(networks(polynomial=True), st.integers(0, 2**16))
 def test_every_vector_offered_for_a_polynomial_network_is_exactly_in_the_kernel(net, seed):
     w, X = _point(net, seed)
     cands = candidates(net, w)
@@ -92,7 +101,7 @@ def test_every_vector_offered_for_a_polynomial_network_is_exactly_in_the_kernel(
 
 
 @settings(max_examples=EXAMPLES)
-@given(networks(polynomial=False), st.integers(0, 2 ** 16))
+@given(networks(polynomial=False), st.integers(0, 2**16))
 def test_every_vector_offered_for_a_network_with_functions_is_in_the_kernel_in_balls(net, seed):
     w, X = _point(net, seed)
     cands = candidates(net, w)
@@ -133,8 +142,9 @@ def test_a_vector_outside_the_kernel_is_dropped_exactly_and_in_balls():
 @pytest.mark.parametrize("normalization, offered", [("none", False), ("softmax", True)])
 def test_a_value_bias_shifts_the_output_only_under_softmax(normalization, offered):
     """(V Y + b_v 1^T) A moves by b_v (1^T A): a constant shift only when the columns of A sum to 1."""
-    net = Network(2, 2, (Attention(1, bias=True, normalization=normalization), Linear(2, bias=True),
-                         Activation("tanh")))
+    net = Network(
+        2, 2, (Attention(1, bias=True, normalization=normalization), Linear(2, bias=True), Activation("tanh"))
+    )
     w, _ = _point(net, 5)
     names = {name for name, _ in candidates(net, w).vectors}
     assert ("bias shift" in names) == offered
@@ -154,21 +164,30 @@ def relu_networks(draw):
         elif kind == "attention":  # a lightning head before or after the ReLUs (polynomial given the patterns)
             residual = draw(st.booleans())
             new = w if residual else draw(st.integers(1, 3))
-            out.append(Attention(1, value=draw(st.sampled_from([None, 1])), out=new, residual=residual,
-                                 causal=draw(st.booleans()), bias=draw(st.booleans())))
+            out.append(
+                Attention(
+                    1,
+                    value=draw(st.sampled_from([None, 1])),
+                    out=new,
+                    residual=residual,
+                    causal=draw(st.booleans()),
+                    bias=draw(st.booleans()),
+                )
+            )
             w = new
         else:
             residual = draw(st.booleans())
             new = w if residual else draw(st.integers(1, 3))
-            out.append(MLP(draw(st.integers(1, 4)), out=new, residual=residual, bias=draw(st.booleans()),
-                           activation="relu"))
+            out.append(
+                MLP(draw(st.integers(1, 4)), out=new, residual=residual, bias=draw(st.booleans()), activation="relu")
+            )
             w = new
     out.append(Linear(draw(st.integers(1, 2)), bias=draw(st.booleans())))
     return Network(width, tokens, tuple(out))
 
 
 @settings(max_examples=EXAMPLES)
-@given(relu_networks(), st.integers(0, 2 ** 16), st.booleans())
+@given(relu_networks(), st.integers(0, 2**16), st.booleans())
 def test_every_vector_offered_for_a_relu_network_is_exactly_in_the_kernel(net, seed, given_inputs):
     """With the inputs' own patterns (dead units, blind spots, unit kernels hold on these inputs) or without."""
     from hypothesis import assume
@@ -190,7 +209,7 @@ def test_every_vector_offered_for_a_relu_network_is_exactly_in_the_kernel(net, s
 
 
 @settings(max_examples=EXAMPLES // 2)
-@given(relu_networks(), st.integers(0, 2 ** 16))
+@given(relu_networks(), st.integers(0, 2**16))
 def test_the_proof_from_residues_agrees_with_the_jacobian_over_qq(net, seed):
     """The route for large Jacobians (D (J v) an integer of bounded size, zero mod enough primes) decides every
     vector as J over QQ does, a wrong one included; float weights (53-bit mantissas) make D large."""
@@ -203,8 +222,9 @@ def test_the_proof_from_residues_agrees_with_the_jacobian_over_qq(net, seed):
     rng = np.random.default_rng(seed)
     w = [Fraction(float(x)) for x in rng.standard_normal(net.parameters)]
     n = max(2, -(-(net.parameters + 4) // net.rows_per_sample))
-    X = np.array([Fraction(float(x)) for x in rng.standard_normal(n * net.input * net.tokens)],
-                 dtype=object).reshape(n, net.input, net.tokens)
+    X = np.array([Fraction(float(x)) for x in rng.standard_normal(n * net.input * net.tokens)], dtype=object).reshape(
+        n, net.input, net.tokens
+    )
     try:
         patterns, streams = _patterns(net, w, X)
     except Kink:
@@ -217,7 +237,6 @@ def test_the_proof_from_residues_agrees_with_the_jacobian_over_qq(net, seed):
     exact = exact_images(flint.fmpq_mat(J.shape[0], J.shape[1], list(J.reshape(-1))), vectors)
     primes = _primes_for(w, None)
     from lightning_cas.core.arithmetic import ModP
-
     from lightning_cas.core.exact_qq import _integer_rows
 
     ints = np.array([[int(x) for x in r] for r in _integer_rows(vectors)], dtype=object)

@@ -38,7 +38,7 @@ def test_degrees_of_the_coefficient_map():
 def test_single_layer_coefficient_claim():
     """docs/mathematics.md §2: coefficient of x_qi x_ri x_sj (i != j, q != r) in row p is V_pq A_rs + V_pr A_qs."""
     arch = Architecture((3, 2), (2,), 2)
-    (Q, K, V), = weight_symbols(arch)
+    ((Q, K, V),) = weight_symbols(arch)
     A = K.T * Q
     coeffs = coefficient_map(arch)
     d, t = 3, 2
@@ -101,7 +101,7 @@ def test_single_layer_coefficient_on_the_diagonal():
     """For q = r the coefficient of x_qi^2 x_sj (i != j) is V_pq A_qs: docs/mathematics.md §2's formula read
     literally would double it; it holds for the symmetrized tensor, not for monomial coefficients."""
     arch = Architecture((2, 2), (2,), 2)
-    (Q, K, V), = weight_symbols(arch)
+    ((Q, K, V),) = weight_symbols(arch)
     A = K.T * Q
     coeffs = coefficient_map(arch)
     for p in range(2):

@@ -17,13 +17,13 @@ from lightning_cas.batch.tables import CSV_COLUMNS, job_row, to_csv
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols, network_output, token_symbols
-from tests.support import Field, evaluate, jacobian
 from lightning_cas.core.multihead import head_mixing_bound, one_head_bound, span_dimension
 from lightning_cas.core.symmetry import group_dimension, orbit_dimension
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.weights import flat, point_from_dict, point_to_dict, random_point
 from lightning_cas.errors import InputError
 from lightning_cas.geometry.fibers import evaluate_exact, same_function, unflatten
+from tests.support import Field, evaluate, jacobian
 
 SINGLE = [((2, 2), (1,), 2), ((2, 2), (2,), 2), ((3, 2), (2,), 1), ((2, 2, 2), (1, 1), 2), ((3, 3, 3), (2, 2), 2)]
 
@@ -47,8 +47,9 @@ def test_old_json_without_heads_loads_as_one_head_per_layer():
     assert multi.label() == "w3-3-3_a2-2_h2-3_t2_none" and multi.parameters == 2 * 21 + 3 * 21
 
 
-@pytest.mark.parametrize("heads,match", [((1, 2), "one entry per layer"), ((0,), "positive"), ((65,), "maximum"),
-                                         ("2,x", "integer")])
+@pytest.mark.parametrize(
+    "heads,match", [((1, 2), "one entry per layer"), ((0,), "positive"), ((65,), "maximum"), ("2,x", "integer")]
+)
 def test_bad_heads_are_refused(heads, match):
     with pytest.raises(InputError, match=match):
         Architecture((2, 2), (1,), 2, heads=heads)
@@ -100,20 +101,28 @@ def test_points_with_heads_round_trip_and_evaluate_exactly():
     assert point_from_dict(arch, data) == point == unflatten(arch, flat(point))
     swapped = ((point[0][1], point[0][0]),) + point[1:]  # permuting the heads gives the same function
     from lightning_cas.core.weights import make_layer
+
     swapped = (make_layer(swapped[0]),) + point[1:]
     assert same_function(arch, point, swapped)
     X = [[1, 2], [3, -1]]
     from fractions import Fraction
+
     Xf = [[Fraction(v) for v in row] for row in X]
     w = np.array([int(v) for v in flat(point)])
-    assert [[int(v) for v in row] for row in evaluate_exact(arch, point, Xf)] == \
-        evaluate(arch, w, np.array([X]))[0].tolist()
+    assert [[int(v) for v in row] for row in evaluate_exact(arch, point, Xf)] == evaluate(arch, w, np.array([X]))[
+        0
+    ].tolist()
     with pytest.raises(InputError, match="2 head"):
         point_from_dict(arch, {"layers": [{"heads": [data["layers"][0]["heads"][0]]}, data["layers"][1]]})
 
 
-MULTI = [((2, 2), (1,), (2,), 2), ((2, 1), (1,), (3,), 2), ((2, 2), (2,), (2,), 1), ((3, 3), (3,), (2,), 2),
-         ((2, 2, 2), (1, 1), (2, 1), 2)]
+MULTI = [
+    ((2, 2), (1,), (2,), 2),
+    ((2, 1), (1,), (3,), 2),
+    ((2, 2), (2,), (2,), 1),
+    ((3, 3), (3,), (2,), 2),
+    ((2, 2, 2), (1, 1), (2, 1), 2),
+]
 
 
 @pytest.mark.m2
@@ -126,8 +135,10 @@ def test_modp_and_macaulay2_jacobian_agree_with_heads(m2, widths, att, heads, t)
 
 
 @pytest.mark.m2
-@pytest.mark.parametrize("widths,att,heads,t,dim", [((2, 1), (1,), (2,), 2, 6), ((1, 2), (1,), (2,), 3, 2),
-                                                    ((1, 1), (1,), (3,), 2, 1), ((2, 1), (1,), (2,), 1, 4)])
+@pytest.mark.parametrize(
+    "widths,att,heads,t,dim",
+    [((2, 1), (1,), (2,), 2, 6), ((1, 2), (1,), (2,), 3, 2), ((1, 1), (1,), (3,), 2, 1), ((2, 1), (1,), (2,), 1, 4)],
+)
 def test_implicit_dimension_with_heads(m2, widths, att, heads, t, dim):
     """Elimination (exact over QQ) against modp and the span: these small cases fill their span."""
     arch = Architecture(widths, att, t, heads=heads)
@@ -171,8 +182,18 @@ def test_verify_above_an_upper_bound_is_a_discrepancy(monkeypatch):
     assert out.exit_code == 3 and "DISCREPANCY" in out.output and "upper bound 12" in out.output
 
 
-@pytest.mark.parametrize("d,e,a,H,t", [(2, 3, 2, 2, 2), (3, 1, 2, 2, 3), (4, 1, 4, 2, 2), (3, 3, 2, 3, 2),
-                                       (3, 3, 2, 2, 1), (3, 2, 1, 3, 2), (2, 2, 1, 4, 3)])
+@pytest.mark.parametrize(
+    "d,e,a,H,t",
+    [
+        (2, 3, 2, 2, 2),
+        (3, 1, 2, 2, 3),
+        (4, 1, 4, 2, 2),
+        (3, 3, 2, 3, 2),
+        (3, 3, 2, 2, 1),
+        (3, 2, 1, 3, 2),
+        (2, 2, 1, 4, 3),
+    ],
+)
 def test_the_table_pattern_min_of_expected_and_head_mixing(d, e, a, H, t):
     """What `make heads` found, checked on a sample: one layer's dimension is
     min(H * one head, span, head-mixing bound)."""
@@ -192,14 +213,17 @@ def test_symmetry_group_with_heads():
 def test_fiber_reports_head_mixing_as_extra_dimensions():
     from lightning_cas.geometry.fibers import fiber
     from lightning_cas.results.fibers import VERDICT_DIMENSIONS
+
     r = fiber(Architecture((3, 3), (3,), 2, heads=(2,)), method="modp")
     assert r.symmetry_orbit_dimension == 20 and r.generic_fiber_dimension == 54 - 32
     assert r.verdict == VERDICT_DIMENSIONS and any("head permutations" in n for n in r.notes)
 
 
 def test_sweep_spec_with_heads_and_csv_column():
-    sweep = parse_spec('[grid]\nwidths = [[2, 2], [2, 2, 2]]\nattention = [[1], [1, 1]]\nheads = [[2], [1, 2]]\n'
-                       'method = ["modp"]\n[[architecture]]\nwidths = [2, 1]\nattention = [1]\nheads = [3]\n')
+    sweep = parse_spec(
+        "[grid]\nwidths = [[2, 2], [2, 2, 2]]\nattention = [[1], [1, 1]]\nheads = [[2], [1, 2]]\n"
+        'method = ["modp"]\n[[architecture]]\nwidths = [2, 1]\nattention = [1]\nheads = [3]\n'
+    )
     heads = sorted(j.architecture.heads for j in sweep.jobs)
     assert heads == [(1, 2), (2,), (3,)] and sweep.mismatched == 6
     rec = run_job(next(j for j in sweep.jobs if j.architecture.heads == (2,)))
@@ -210,6 +234,7 @@ def test_sweep_spec_with_heads_and_csv_column():
 
 def test_softmax_multihead_jacobian_and_dimension():
     from lightning_cas.core import softmax
+
     arch = Architecture((2, 2), (1,), 3, "softmax", heads=(2,))
     rng = np.random.default_rng(3)
     w, X = rng.standard_normal(arch.parameters) / 2, rng.standard_normal((2, 2, 3))
@@ -224,6 +249,7 @@ def test_softmax_multihead_jacobian_and_dimension():
 def test_head_permutations_are_located_on_components():
     from lightning_cas.geometry.fibers import _permutation_components, permuted_points  # noqa: PLC2701
     from lightning_cas.results.fibers import FiberComponent
+
     arch = Architecture((2, 1), (1,), 2, heads=(3,))
     point = random_point(arch, 2)
     perms = permuted_points(arch, point)
@@ -245,6 +271,7 @@ def test_two_head_fiber_has_components_beyond_head_permutations(m2):
     orbit's dimension; head permutations of W account for two of them (a finding, see docs)."""
     from lightning_cas.geometry.fibers import fiber
     from lightning_cas.results.fibers import VERDICT_COMPONENTS
+
     r = fiber(Architecture((2, 2), (1,), 2, heads=(2,)), method="m2", m2=m2, timeout=600)
     assert r.fiber_dimension == r.symmetry_orbit_dimension == 4
     assert all(c.dimension == 4 for c in r.components) and len(r.components) >= 2
@@ -268,6 +295,7 @@ def test_one_head_geometry_verbs_refuse_several_heads(verb):
     (not silently read as Q, K, V)."""
     import lightning_cas
     from lightning_cas.errors import UnsupportedError
+
     with pytest.raises(UnsupportedError, match="one head"):
         getattr(lightning_cas, verb)(Architecture((2, 1), (1,), 2, heads=(3,)))
     assert lightning_cas.span_dimension(2, 1, 2) == 6
@@ -279,6 +307,7 @@ def test_head_mixing_tangents_lie_in_the_fiber(widths, att, heads):
     (exactly, mod p at the same integer point), and the mixing adds H^2 - H per mixing layer."""
     from lightning_cas.core.head_mixing import extended_orbit_dimension, mixing_layers, mixing_tangents
     from lightning_cas.core.symmetry import orbit_tangents
+
     arch = Architecture(widths, att, 2, heads=heads)
     point = random_point(arch, 1)
     p = 2_147_483_647
@@ -303,6 +332,7 @@ def test_verify_names_defects_explained_by_head_mixing():
 
 def test_fiber_names_head_mixing():
     from lightning_cas.geometry.fibers import fiber
+
     r = fiber(Architecture((2, 3), (2,), 2, heads=(2,)), method="modp")
     assert r.generic_fiber_dimension == 28 - 16 and r.symmetry_orbit_dimension == 10
     assert any("orbit dimension with it 12; this explains the whole generic fiber" in n for n in r.notes)

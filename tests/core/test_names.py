@@ -13,8 +13,17 @@ from hypothesis import strategies as st
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols, token_symbols
-from lightning_cas.core.names import (coordinate_name, indexed_name, latex_name, legacy_polynomial_text,
-                                      parse_polynomial, polynomial_latex, polynomial_text, token_name, weight_name)
+from lightning_cas.core.names import (
+    coordinate_name,
+    indexed_name,
+    latex_name,
+    legacy_polynomial_text,
+    parse_polynomial,
+    polynomial_latex,
+    polynomial_text,
+    token_name,
+    weight_name,
+)
 
 
 def test_names_are_macaulay2_indexed_variables():
@@ -32,13 +41,17 @@ def test_the_model_symbols_carry_the_package_names():
     assert names == ["q_(1,1,1)", "q_(1,1,2)", "k_(1,1,1)", "k_(1,1,2)", "v_(1,1,1)", "v_(1,1,2)"]
     two = [str(s) for s in flat_weight_symbols(Architecture((1, 1), (1,), 1, heads=(2,)))]
     assert two == ["q_(1,1,1,1)", "k_(1,1,1,1)", "v_(1,1,1,1)", "q_(1,2,1,1)", "k_(1,2,1,1)", "v_(1,2,1,1)"]
-    assert [str(s) for s in token_symbols(Architecture((2, 1), (1,), 2))] == ["x_(1,1)", "x_(1,2)", "x_(2,1)",
-                                                                             "x_(2,2)"]
+    assert [str(s) for s in token_symbols(Architecture((2, 1), (1,), 2))] == [
+        "x_(1,1)",
+        "x_(1,2)",
+        "x_(2,1)",
+        "x_(2,2)",
+    ]
 
 
 def test_text_is_macaulay2_syntax_and_reads_back():
     q, y = sympy.Symbol("q_(1,2,3)"), sympy.Symbol("y_4")
-    expr = q ** 2 * y - sympy.Rational(3, 4) * y + 7
+    expr = q**2 * y - sympy.Rational(3, 4) * y + 7
     text = polynomial_text(expr)
     assert "**" not in text and "^" in text and "q_(1,2,3)" in text
     assert parse_polynomial(text) == expr
@@ -51,15 +64,45 @@ def test_the_former_text_form_converts():
     old = "-k_1_1_1*q_1_1_1*v_1_1_1 + y_5**2 - b_1_2*y_4 + 3*y_1/2"
     new = legacy_polynomial_text(old)
     assert new == "-k_(1,1,1)*q_(1,1,1)*v_(1,1,1) + y_5^2 - b_(1,2)*y_4 + 3*y_1/2"
-    renamed = {sympy.Symbol(n): sympy.Symbol(m) for n, m in (("k_1_1_1", "k_(1,1,1)"), ("q_1_1_1", "q_(1,1,1)"),
-                                                               ("v_1_1_1", "v_(1,1,1)"), ("b_1_2", "b_(1,2)"))}
+    renamed = {
+        sympy.Symbol(n): sympy.Symbol(m)
+        for n, m in (("k_1_1_1", "k_(1,1,1)"), ("q_1_1_1", "q_(1,1,1)"), ("v_1_1_1", "v_(1,1,1)"), ("b_1_2", "b_(1,2)"))
+    }
     assert parse_polynomial(new) == sympy.sympify(old).xreplace(renamed)
 
 
-@pytest.mark.parametrize("bad", ["__import__(os)", "exit()", "x(1)", "9^99999999", "2^(2^(2^99))",
-                                 "((2^999)^999)^999", "1/0", "x**2", "x * *2", "x; y", "x = 1", "lambda x", "x^-1",
-                                 "open(f)", "q_(1,2", "y_1+", "*y_1", "(y_1 + y_2)*(y_1 - y_2)", "2(3)", "y_1/y_2",
-                                 "", "   ", "y_1.real", "y_1 ^ 2", "Y_1", 12, None])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "__import__(os)",
+        "exit()",
+        "x(1)",
+        "9^99999999",
+        "2^(2^(2^99))",
+        "((2^999)^999)^999",
+        "1/0",
+        "x**2",
+        "x * *2",
+        "x; y",
+        "x = 1",
+        "lambda x",
+        "x^-1",
+        "open(f)",
+        "q_(1,2",
+        "y_1+",
+        "*y_1",
+        "(y_1 + y_2)*(y_1 - y_2)",
+        "2(3)",
+        "y_1/y_2",
+        "",
+        "   ",
+        "y_1.real",
+        "y_1 ^ 2",
+        "Y_1",
+        12,
+        None,
+    ],
+)
 def test_anything_but_a_polynomial_is_refused_fast(bad):
     start = time.monotonic()
     with pytest.raises(ValueError):
@@ -67,11 +110,17 @@ def test_anything_but_a_polynomial_is_refused_fast(bad):
     assert time.monotonic() - start < 2
 
 
-names = st.builds(lambda letter, idx: indexed_name(letter, *idx), st.sampled_from("qkvyxabz"),
-                  st.lists(st.integers(0, 12), min_size=1, max_size=4))
-terms = st.builds(lambda c, ns, es: sympy.Rational(*c) * sympy.Mul(*[sympy.Symbol(n) ** e for n, e in zip(ns, es)]),
-                  st.tuples(st.integers(-50, 50), st.integers(1, 9)), st.lists(names, max_size=3),
-                  st.lists(st.integers(1, 5), min_size=3, max_size=3))
+names = st.builds(
+    lambda letter, idx: indexed_name(letter, *idx),
+    st.sampled_from("qkvyxabz"),
+    st.lists(st.integers(0, 12), min_size=1, max_size=4),
+)
+terms = st.builds(
+    lambda c, ns, es: sympy.Rational(*c) * sympy.Mul(*[sympy.Symbol(n) ** e for n, e in zip(ns, es)]),
+    st.tuples(st.integers(-50, 50), st.integers(1, 9)),
+    st.lists(names, max_size=3),
+    st.lists(st.integers(1, 5), min_size=3, max_size=3),
+)
 
 
 @given(st.lists(terms, max_size=6))
@@ -82,15 +131,25 @@ def test_every_polynomial_survives_its_text(parts):
 
 # texts as a user or Macaulay2 may write them: signs in a row, rationals (-3/2), division by numbers,
 # powers of names and of numbers, a name twice in one term
-factors = st.one_of(st.sampled_from(["y_1", "y_2", "x", "b3"]), st.integers(0, 40).map(str),
-                    st.builds(lambda n, d: f"({n}/{d})", st.integers(-9, 9), st.integers(1, 9)))
-powered = st.builds(lambda f, e: f if e is None or f.startswith("(") else f"{f}^{e}", factors,
-                    st.one_of(st.none(), st.integers(0, 4)))
-products = st.builds(lambda first, rest: first + "".join(f" {op} {f}" for op, f in rest), powered,
-                     st.lists(st.tuples(st.sampled_from("*/"), powered), max_size=3))
-sums = st.builds(lambda signs, first, rest: signs + first + "".join(f" {op} {p}" for op, p in rest),
-                 st.sampled_from(["", "-", "- -", "+"]), products,
-                 st.lists(st.tuples(st.sampled_from(["+", "-", "- -", "+ -"]), products), max_size=5))
+factors = st.one_of(
+    st.sampled_from(["y_1", "y_2", "x", "b3"]),
+    st.integers(0, 40).map(str),
+    st.builds(lambda n, d: f"({n}/{d})", st.integers(-9, 9), st.integers(1, 9)),
+)
+powered = st.builds(
+    lambda f, e: f if e is None or f.startswith("(") else f"{f}^{e}", factors, st.one_of(st.none(), st.integers(0, 4))
+)
+products = st.builds(
+    lambda first, rest: first + "".join(f" {op} {f}" for op, f in rest),
+    powered,
+    st.lists(st.tuples(st.sampled_from("*/"), powered), max_size=3),
+)
+sums = st.builds(
+    lambda signs, first, rest: signs + first + "".join(f" {op} {p}" for op, p in rest),
+    st.sampled_from(["", "-", "- -", "+"]),
+    products,
+    st.lists(st.tuples(st.sampled_from(["+", "-", "- -", "+ -"]), products), max_size=5),
+)
 
 
 @given(sums)

@@ -8,9 +8,9 @@ import pytest
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
-from lightning_cas.system.networks import load_network
-from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.errors import InputError
+from lightning_cas.results.dimension import DimensionResult
+from lightning_cas.system.networks import load_network
 
 EXAMPLE = """
 input = 4
@@ -50,24 +50,35 @@ def test_the_documented_example_file_loads_with_its_defaults(tmp_path):
     assert Network.from_dict(net.to_dict()) == net
     again = tmp_path / "net.json"
     import json
+
     again.write_text(json.dumps(net.to_dict()))
     assert load_network(again) == net
 
 
-@pytest.mark.parametrize("body, match", [
-    ('[[block]]\nkind = "attention"\nattention = 2\nresidual = true\nout = 3',
-     r"block 0 \(attention\): residual .*out = its input width 4"),
-    ('[[block]]\nkind = "mlp"\nhidden = 4\ndegree = 0', r"block 0 \(mlp\): degree must be a positive integer, got 0"),
-    ('[[block]]\nkind = "convolution"\nout = 2', r"block 0: kind 'convolution' is unknown"),
-    ('[[block]]\nkind = "linear"\nout = 2\n[[block]]\nkind = "power"\nnormalization = "softmax"',
-     r"block 1 \(power\): unknown key 'normalization'"),
-    ('[[block]]\nkind = "linear"', r"block 0 \(linear\): the key `out` is missing"),
-    ('[[block]]\nkind = "mlp"\nhiden = 4', r"block 0 \(mlp\): unknown key 'hiden'"),
-    ('[[block]]\nkind = "attention"\nattention = 2\ncausal = "yes"', r"causal must be true or false"),
-    ('[[block]]\nkind = "attention"\nattention = 100000', r"attention 100000 is above the supported maximum"),
-    ('[[block]]\nkind = "attention"\nattention = 2\nnormalization = "relu"', r"normalization must be one of"),
-    ('', r"at least one \[\[block\]\]"),
-])
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        (
+            '[[block]]\nkind = "attention"\nattention = 2\nresidual = true\nout = 3',
+            r"block 0 \(attention\): residual .*out = its input width 4",
+        ),
+        (
+            '[[block]]\nkind = "mlp"\nhidden = 4\ndegree = 0',
+            r"block 0 \(mlp\): degree must be a positive integer, got 0",
+        ),
+        ('[[block]]\nkind = "convolution"\nout = 2', r"block 0: kind 'convolution' is unknown"),
+        (
+            '[[block]]\nkind = "linear"\nout = 2\n[[block]]\nkind = "power"\nnormalization = "softmax"',
+            r"block 1 \(power\): unknown key 'normalization'",
+        ),
+        ('[[block]]\nkind = "linear"', r"block 0 \(linear\): the key `out` is missing"),
+        ('[[block]]\nkind = "mlp"\nhiden = 4', r"block 0 \(mlp\): unknown key 'hiden'"),
+        ('[[block]]\nkind = "attention"\nattention = 2\ncausal = "yes"', r"causal must be true or false"),
+        ('[[block]]\nkind = "attention"\nattention = 100000', r"attention 100000 is above the supported maximum"),
+        ('[[block]]\nkind = "attention"\nattention = 2\nnormalization = "relu"', r"normalization must be one of"),
+        ("", r"at least one \[\[block\]\]"),
+    ],
+)
 def test_a_bad_block_file_is_refused_naming_file_block_and_key(tmp_path, body, match):
     path = tmp_path / "bad.toml"
     path.write_text("input = 4\ntokens = 3\n" + body + "\n")
@@ -78,6 +89,7 @@ def test_a_bad_block_file_is_refused_naming_file_block_and_key(tmp_path, body, m
 
 def test_files_that_are_not_files_are_refused(tmp_path):
     import os
+
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="FIFO"):
@@ -95,13 +107,21 @@ def test_files_that_are_not_files_are_refused(tmp_path):
 
 
 def test_the_old_flags_are_the_plain_stack_with_the_same_weights_and_names():
-    for arch in (Architecture((3, 3, 3), (2, 2), 2), Architecture((3, 2, 4), (1, 3), 3, heads=(2, 1)),
-                 Architecture((2, 2), (2,), 2, normalization="softmax")):
+    for arch in (
+        Architecture((3, 3, 3), (2, 2), 2),
+        Architecture((3, 2, 4), (1, 3), 3, heads=(2, 1)),
+        Architecture((2, 2), (2,), 2, normalization="softmax"),
+    ):
         paper = arch.paper
         # the same network written block by block: one noun, equal, with the paper's view recovered
-        net = Network(paper.widths[0], paper.tokens, tuple(
-            Attention(a, heads=h, out=e, normalization=paper.normalization)
-            for (a, _, e), h in zip(paper.layer_shapes, paper.heads)))
+        net = Network(
+            paper.widths[0],
+            paper.tokens,
+            tuple(
+                Attention(a, heads=h, out=e, normalization=paper.normalization)
+                for (a, _, e), h in zip(paper.layer_shapes, paper.heads)
+            ),
+        )
         assert net == arch and net.paper == paper and net is not arch
         assert net.parameters == paper.parameters and net.widths == paper.widths
         if paper.normalization == "none":
@@ -126,6 +146,12 @@ def test_the_pytorch_shorthand_counts_like_pytorch_without_biases():
 def test_results_carry_either_kind_of_architecture_through_json():
     net = Network(3, 2, (Attention(2, causal=True, residual=True), Linear(1)))
     for arch in (net, Architecture((2, 2), (1,), 2)):
-        r = DimensionResult(architecture=arch, dimension=1, parameters=arch.parameters,
-                            ambient_dimension=arch.ambient_dimension, method="modp", certainty="probabilistic")
+        r = DimensionResult(
+            architecture=arch,
+            dimension=1,
+            parameters=arch.parameters,
+            ambient_dimension=arch.ambient_dimension,
+            method="modp",
+            certainty="probabilistic",
+        )
         assert DimensionResult.from_json(r.to_json()) == r

@@ -12,13 +12,16 @@ from lightning_cas.errors import InputError
 P = 32003
 
 
-@pytest.mark.parametrize("values, ok", [
-    ([1, -2, Fraction(3, 7), 0], True),  # zero is zero mod every prime: no other data
-    ([2 * P], False),  # a multiple of p becomes 0
-    ([Fraction(1, P)], False),  # no residue
-    ([Fraction(P, 2)], False),
-    ([0.5, -1.25], True),  # a float is the rational it stores
-])
+@pytest.mark.parametrize(
+    "values, ok",
+    [
+        ([1, -2, Fraction(3, 7), 0], True),  # zero is zero mod every prime: no other data
+        ([2 * P], False),  # a multiple of p becomes 0
+        ([Fraction(1, P)], False),  # no residue
+        ([Fraction(P, 2)], False),
+        ([0.5, -1.25], True),  # a float is the rational it stores
+    ],
+)
 def test_reduces_sees_numerators_and_denominators(values, ok):
     assert reduces(values, P) is ok
 

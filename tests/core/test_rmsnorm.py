@@ -20,8 +20,9 @@ from lightning_cas.system.points import as_point, save_weights
 
 NETS = {
     "gain": Network(3, 2, (Linear(4), RMSNorm(), Linear(2))),
-    "plain": Network(3, 2, (Attention(2, bias=True), RMSNorm(affine=False, eps=0.01),
-                            MLP(3, activation="gelu", out=2))),
+    "plain": Network(
+        3, 2, (Attention(2, bias=True), RMSNorm(affine=False, eps=0.01), MLP(3, activation="gelu", out=2))
+    ),
 }
 
 
@@ -76,8 +77,9 @@ def test_the_certified_rank_at_random_weights_is_the_float64_rank(tmp_path, name
     w = rng.standard_normal(net.parameters)
     (tmp_path / "net.toml").write_text(net.to_toml())
     save_weights(as_point(net, list(w)), tmp_path / "w.json")
-    run = CliRunner().invoke(main, ["dim", "--arch", str(tmp_path / "net.toml"), "--at", str(tmp_path / "w.json"),
-                                    "--json", "--quiet"])
+    run = CliRunner().invoke(
+        main, ["dim", "--arch", str(tmp_path / "net.toml"), "--at", str(tmp_path / "w.json"), "--json", "--quiet"]
+    )
     assert run.exit_code == 0, run.output
     row = json.loads(run.stdout)
     f = Float64()
@@ -93,13 +95,16 @@ def test_generic_questions_are_refused_pointing_at_given_weights():
     assert "\n" not in str(info.value) and "rmsnorm" in str(info.value)
 
 
-@pytest.mark.parametrize("blocks, match", [
-    ([{"kind": "rmsnorm", "eps": -1.0}], "eps must be a positive finite number"),
-    ([{"kind": "rmsnorm", "eps": float("nan")}], "eps must be a positive finite number"),
-    ([{"kind": "rmsnorm", "affine": 1}], "affine must be true or false"),
-    ([{"kind": "rmsnorm", "bias": True}], "unknown key 'bias' \\(a rmsnorm block takes affine, eps\\)"),
-    ([{"kind": "rmsnorm", "gain": True}], "unknown key 'gain'"),
-])
+@pytest.mark.parametrize(
+    "blocks, match",
+    [
+        ([{"kind": "rmsnorm", "eps": -1.0}], "eps must be a positive finite number"),
+        ([{"kind": "rmsnorm", "eps": float("nan")}], "eps must be a positive finite number"),
+        ([{"kind": "rmsnorm", "affine": 1}], "affine must be true or false"),
+        ([{"kind": "rmsnorm", "bias": True}], "unknown key 'bias' \\(a rmsnorm block takes affine, eps\\)"),
+        ([{"kind": "rmsnorm", "gain": True}], "unknown key 'gain'"),
+    ],
+)
 def test_bad_keys_are_refused_in_one_line(blocks, match):
     with pytest.raises(InputError, match=match) as info:
         Network.from_dict({"input": 3, "tokens": 2, "blocks": blocks})

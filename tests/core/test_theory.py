@@ -13,10 +13,21 @@ def test_rho():
     assert rho(1, 2) == 3 and rho(2, 2) == 4 and rho(2, 3) == 8 and rho(5, 3) == 9
 
 
-IN_REGIME = [((d, d2), (a,), t) for d in (2, 3, 4) for d2 in (1, 2, 3) for a in (1, 2, 3, 4) for t in (2, 3)
-             if d * d2 + 2 * a * d <= 60] + [
-    ((3, 3, 3), (2, 2), 2), ((2, 3, 4), (2, 1), 2), ((2, 4, 2), (3, 2), 2), ((3, 3, 3, 3), (2, 2, 2), 2),
-    ((2, 5, 3), (2, 2), 3), ((4, 4, 4), (3, 1), 2)]
+IN_REGIME = [
+    ((d, d2), (a,), t)
+    for d in (2, 3, 4)
+    for d2 in (1, 2, 3)
+    for a in (1, 2, 3, 4)
+    for t in (2, 3)
+    if d * d2 + 2 * a * d <= 60
+] + [
+    ((3, 3, 3), (2, 2), 2),
+    ((2, 3, 4), (2, 1), 2),
+    ((2, 4, 2), (3, 2), 2),
+    ((3, 3, 3, 3), (2, 2, 2), 2),
+    ((2, 5, 3), (2, 2), 3),
+    ((4, 4, 4), (3, 1), 2),
+]
 
 
 @pytest.mark.parametrize("widths, attention, tokens", IN_REGIME, ids=[str(c) for c in IN_REGIME])
@@ -27,12 +38,15 @@ def test_modp_matches_theory_inside_regime(widths, attention, tokens):
     assert dimension(arch, seed=7).dimension == pred.value
 
 
-@pytest.mark.parametrize("widths, attention, tokens, word", [
-    ((3, 2, 3), (2, 2), 2, "bottleneck"),
-    ((2, 2, 2), (1, 2), 2, "collapse"),
-    ((3, 3), (2,), 1, "one token"),
-    ((2, 2, 2), (2, 2), 1, "one token"),
-])
+@pytest.mark.parametrize(
+    "widths, attention, tokens, word",
+    [
+        ((3, 2, 3), (2, 2), 2, "bottleneck"),
+        ((2, 2, 2), (1, 2), 2, "collapse"),
+        ((3, 3), (2,), 1, "one token"),
+        ((2, 2, 2), (2, 2), 1, "one token"),
+    ],
+)
 def test_theory_refuses_outside_regime(widths, attention, tokens, word):
     arch = Architecture(widths, attention, tokens)
     pred = predict_dimension(arch)
@@ -41,8 +55,10 @@ def test_theory_refuses_outside_regime(widths, attention, tokens, word):
     assert report.fiber_dimension.value is None
 
 
-@pytest.mark.parametrize("widths, attention, tokens", [((3, 2, 3), (2, 2), 2), ((2, 2, 2), (1, 2), 2),
-                                                        ((3, 3), (2,), 1), ((3, 3, 3), (1, 2), 2)])
+@pytest.mark.parametrize(
+    "widths, attention, tokens",
+    [((3, 2, 3), (2, 2), 2), ((2, 2, 2), (1, 2), 2), ((3, 3), (2,), 1), ((3, 3, 3), (1, 2), 2)],
+)
 def test_the_formula_really_fails_where_theory_refuses(widths, attention, tokens):
     """Outside the regime the paper's formula over-counts: the refusal is needed, not cautious."""
     arch = Architecture(widths, attention, tokens)

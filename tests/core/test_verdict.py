@@ -23,8 +23,16 @@ def _bound(value, refined=None, kind="upper bound"):
     return Prediction("dimension", value, "f", "r", "derived", kind=kind, refined=refined)
 
 
-@pytest.mark.parametrize("computed, verdict", [(31, Verdict.DEFECT), (32, Verdict.DEFECT), (33, Verdict.DISAGREE),
-                                               (34, Verdict.DISAGREE), (35, Verdict.DISAGREE)])
+@pytest.mark.parametrize(
+    "computed, verdict",
+    [
+        (31, Verdict.DEFECT),
+        (32, Verdict.DEFECT),
+        (33, Verdict.DISAGREE),
+        (34, Verdict.DISAGREE),
+        (35, Verdict.DISAGREE),
+    ],
+)
 def test_above_the_head_mixing_bound_is_a_discrepancy_below_the_expected_one_a_defect(computed, verdict):
     j = judge(_bound(34, refined=32), computed)
     assert j.verdict is verdict

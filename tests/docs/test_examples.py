@@ -53,7 +53,12 @@ def test_the_python_examples_run_as_written(path, tmp_path, m2):
         return
     code = checked("\n".join(blocks))
     assert "assert (" in code or path.name == "README.md"  # the examples state values to check
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env={"PATH": str(Path(m2).parent) + ":/usr/bin:/bin", "PYTHONPATH": str(REPO),
-                               "HOME": str(tmp_path)})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PATH": str(Path(m2).parent) + ":/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]

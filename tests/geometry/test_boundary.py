@@ -14,21 +14,25 @@ import pytest
 import sympy
 from click.testing import CliRunner
 
-from lightning_cas.geometry import boundary as real_boundary
-from lightning_cas.results.certificates import (BranchCertificate, ConeCertificate, SubmersionCertificate,
-                                                WitnessCurveCertificate)
-from lightning_cas.geometry.certificates import WitnessBound, witness_bound
-from lightning_cas.geometry import claims
+from lightning_cas.cli import main
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.names import parse_polynomial
+from lightning_cas.geometry import boundary as real_boundary
+from lightning_cas.geometry import claims
+from lightning_cas.geometry.certificates import WitnessBound, witness_bound
 from lightning_cas.geometry.implicit import implicit
 from lightning_cas.geometry.pointwise import boundary_verdict_d11, phi_coordinates, point_verdict, vanishes
-from lightning_cas.results.ideals import Stratum
 from lightning_cas.geometry.singular import singular_locus
 from lightning_cas.geometry.strata import candidate_record, critical_image_by_elimination, stratum_samples
-from lightning_cas.core.architecture import Architecture
-from lightning_cas.system.deadline import Deadline
 from lightning_cas.macaulay2.connection import Macaulay2
-from lightning_cas.cli import main
+from lightning_cas.results.certificates import (
+    BranchCertificate,
+    ConeCertificate,
+    SubmersionCertificate,
+    WitnessCurveCertificate,
+)
+from lightning_cas.results.ideals import Stratum
+from lightning_cas.system.deadline import Deadline
 from lightning_cas.system.points import save_point
 
 PARALLEL, RANK11 = Stratum.PARALLEL, Stratum.RANK11
@@ -41,8 +45,13 @@ def arch_of(case):
 
 
 def pt(q, k, v):
-    return ((tuple(tuple(Fraction(x) for x in r) for r in q), tuple(tuple(Fraction(x) for x in r) for r in k),
-             tuple(tuple(Fraction(x) for x in r) for r in v)),)
+    return (
+        (
+            tuple(tuple(Fraction(x) for x in r) for r in q),
+            tuple(tuple(Fraction(x) for x in r) for r in k),
+            tuple(tuple(Fraction(x) for x in r) for r in v),
+        ),
+    )
 
 
 # ------------------------------------------------------------ the certificate logic, no M2
@@ -168,10 +177,12 @@ def test_boundary_closure_is_the_claimed_stratum(m2, case):
 def test_cli_boundary_json_with_a_point(m2, tmp_path):
     path = tmp_path / "w.json"
     save_point(pt([[1, 2], [0, 0]], [[3, -1], [0, 0]], [[2, 1], [4, 2]]), path)  # rank V = rank A = 1
-    out = CliRunner().invoke(main, ["boundary", "--widths", "2,2", "--attention", "2", "--json", "--m2", m2,
-                                    "--verdict-only", "--at", str(path)])
+    out = CliRunner().invoke(
+        main,
+        ["boundary", "--widths", "2,2", "--attention", "2", "--json", "--m2", m2, "--verdict-only", "--at", str(path)],
+    )
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output[out.output.index("{"):])
+    data = json.loads(out.output[out.output.index("{") :])
     assert data["boundary"] is False and data["certificate"]["kind"] == "branches"
     assert data["method"] == "certificate" and data["method_detail"].startswith("real verdict by certificate")
     assert data["certainty"] == "exact"  # a verdict alone, no sampled closure
@@ -182,12 +193,14 @@ def test_witness_curve_points_lie_on_the_variety(m2):
     in sympy and check it satisfies the implicit ideal (so the imaginary part really vanished)."""
     arch = arch_of((2, 2, 2))
     ideal = implicit(arch, m2=m2, timeout=120)
-    point, = stratum_samples(arch, PARALLEL, 4, 1)
+    (point,) = stratum_samples(arch, PARALLEL, 4, 1)
     res = real_boundary.boundary(arch, point, m2=m2, timeout=120, closure=False)
     cert = res.certificate
     assert res.boundary is True and isinstance(cert, WitnessCurveCertificate) and cert.blocks == "V,A"
-    (V, A), delta = [[[Fraction(x) for x in row] for row in m] for m in cert.preimage_V_A], \
-        [Fraction(x) for x in cert.direction]
+    (V, A), delta = (
+        [[[Fraction(x) for x in row] for row in m] for m in cert.preimage_V_A],
+        [Fraction(x) for x in cert.direction],
+    )
     as_point = lambda V, A: ((tuple(map(tuple, A)), ((1, 0), (0, 1)), tuple(map(tuple, V))),)  # K = I: A = Q
     p = phi_coordinates(ideal, as_point(V, A))
     assert p == phi_coordinates(ideal, point)  # the certificate's preimage is one of phi_W
@@ -219,8 +232,8 @@ def test_one_token_211_boundary_is_the_discriminant_of_binary_cubics(m2):
 
 
 def test_one_time_limit_for_the_whole_command(m2):
-    from lightning_cas.system.deadline import Deadline
     from lightning_cas.errors import TimeLimitError
+    from lightning_cas.system.deadline import Deadline
 
     assert Deadline(None).left() is None
     with pytest.raises(TimeLimitError):  # system.deadline bounds Python work too

@@ -16,11 +16,11 @@ import pytest
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Linear, Network, Power
-from lightning_cas.errors import InputError, LightningError, TimeLimitError, TooLargeError
-from lightning_cas.results.critical import DecisionBoundaryResult, TrainingResult
 from lightning_cas.core.primes import is_prime
+from lightning_cas.errors import InputError, LightningError, TimeLimitError, TooLargeError
 from lightning_cas.geometry.decision import PRIME, boundary_ed, generic_ed_degree
 from lightning_cas.geometry.training import training_critical_points
+from lightning_cas.results.critical import DecisionBoundaryResult, TrainingResult
 
 LINE = Network(2, 1, (Linear(1),))  # g = 3 x1 + 4 x2 at the weights below
 TWO_LINES = Network(2, 1, (Linear(2), Power(2), Linear(1)))  # g = x1^2 - x2^2
@@ -49,17 +49,21 @@ def test_two_lines_radius_by_hand(two_lines):
     # B = {x1 = x2} u {x1 = -x2}; the distances from (2, 1/2) are 1.5/sqrt2 and 2.5/sqrt2; the origin is singular
     assert two_lines.factors == 2 and two_lines.ed_degree == 2 and two_lines.ed_degree_numeric == (2,)
     assert sorted(p.distance for p in two_lines.critical_points if p.stratum == "smooth") == pytest.approx(
-        [1.5 / math.sqrt(2), 2.5 / math.sqrt(2)], rel=1e-10)
+        [1.5 / math.sqrt(2), 2.5 / math.sqrt(2)], rel=1e-10
+    )
     assert two_lines.radius == pytest.approx(1.5 / math.sqrt(2), rel=1e-10) and two_lines.radius_certified
     singular = [c for c in two_lines.singular_components]
     assert len(singular) == 1 and singular[0].dimension == 0 and singular[0].distance_squared == "17/4"
 
 
-@pytest.mark.parametrize("net, at, point, stratum", [
-    (LINE, [3, 4], [[4], [-3]], "smooth"),
-    (TWO_LINES, [1, 0, 0, 1, 1, -1], [[0], [0]], "singular"),  # the two lines cross at the origin
-    (TWO_LINES, [1, 0, 0, 1, 1, -1], [["1/3"], ["-1/3"]], "smooth"),
-])
+@pytest.mark.parametrize(
+    "net, at, point, stratum",
+    [
+        (LINE, [3, 4], [[4], [-3]], "smooth"),
+        (TWO_LINES, [1, 0, 0, 1, 1, -1], [[0], [0]], "singular"),  # the two lines cross at the origin
+        (TWO_LINES, [1, 0, 0, 1, 1, -1], [["1/3"], ["-1/3"]], "smooth"),
+    ],
+)
 def test_a_point_on_the_boundary_has_radius_zero_exactly(m2, net, at, point, stratum):
     r = boundary_ed(net, at=at, readout=[[1]], point=point, m2=m2)
     assert r.on_boundary and r.radius == 0 and r.radius_at == stratum and r.radius_certified
@@ -73,13 +77,14 @@ def test_a_point_just_off_the_boundary_is_not_on_it(m2):
     assert not r.on_boundary and r.radius == pytest.approx(4e-9 / 5, rel=1e-6)
 
 
-@pytest.mark.parametrize("scale", [2.0 ** -600, 2.0 ** 900])
+@pytest.mark.parametrize("scale", [2.0**-600, 2.0**900])
 def test_a_cone_is_searched_at_any_scale_of_the_point(line, m2, scale):
     # B is a cone: the radius from s X0 is s times that from X0 (computed at a point of size 1, carried back)
     r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=np.array([[1.0], [2.0]]) * scale, m2=m2)
     assert r.radius == pytest.approx(line.radius * scale, rel=1e-12) and r.radius_certified
     assert r.critical_points[0].coordinates == pytest.approx(
-        tuple(v * scale for v in line.critical_points[0].coordinates), rel=1e-10)
+        tuple(v * scale for v in line.critical_points[0].coordinates), rel=1e-10
+    )
     assert any("carried back exactly" in n for n in r.notes)
 
 
@@ -122,9 +127,21 @@ def test_one_layer_212_is_12_by_both_methods(m2):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [((2, 1), (1,)), ((2, 2), (1,)), pytest.param(((2, 1), (2,)), marks=pytest.mark.xfail(
-    reason="at seed 1 the homotopy finds 11 of the 12 critical points in every run (a finding, reported by the "
-           "result as a disagreement)", strict=False))])
+@pytest.mark.parametrize(
+    "case",
+    [
+        ((2, 1), (1,)),
+        ((2, 2), (1,)),
+        pytest.param(
+            ((2, 1), (2,)),
+            marks=pytest.mark.xfail(
+                reason="at seed 1 the homotopy finds 11 of the 12 critical points in every run (a finding, reported "
+                "by the result as a disagreement)",
+                strict=False,
+            ),
+        ),
+    ],
+)
 def test_both_methods_agree(m2, case):
     widths, attention = case
     r = boundary_ed(Architecture(widths, attention, 2), seed=1, m2=m2)
@@ -166,15 +183,18 @@ def test_round_trip_and_display(line):
 # ---------------------------------------------------------------- refusals, one line each
 
 
-@pytest.mark.parametrize("call, error, words", [
-    (lambda: boundary_ed(Architecture((2, 1), (1,), 2, "softmax")), InputError, "softmax"),
-    (lambda: boundary_ed(LINE, at=[3, 4], readout=[[1, 2]]), InputError, "readout must have shape (1, 1)"),
-    (lambda: boundary_ed(LINE, at=[3, 4], point=[[float("nan")], [1]]), InputError, "NaN"),
-    (lambda: boundary_ed(LINE, at=[3, 4], point=[[1, 2]]), InputError, "point must have shape (2, 1)"),
-    (lambda: boundary_ed(Architecture((3, 1), (1,), 3)), TooLargeError, "paths"),
-    (lambda: boundary_ed(LINE, at=[3, 4, 5]), InputError, "weights"),
-    (lambda: boundary_ed("not an architecture"), InputError, "Architecture"),
-])
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda: boundary_ed(Architecture((2, 1), (1,), 2, "softmax")), InputError, "softmax"),
+        (lambda: boundary_ed(LINE, at=[3, 4], readout=[[1, 2]]), InputError, "readout must have shape (1, 1)"),
+        (lambda: boundary_ed(LINE, at=[3, 4], point=[[float("nan")], [1]]), InputError, "NaN"),
+        (lambda: boundary_ed(LINE, at=[3, 4], point=[[1, 2]]), InputError, "point must have shape (2, 1)"),
+        (lambda: boundary_ed(Architecture((3, 1), (1,), 3)), TooLargeError, "paths"),
+        (lambda: boundary_ed(LINE, at=[3, 4, 5]), InputError, "weights"),
+        (lambda: boundary_ed("not an architecture"), InputError, "Architecture"),
+    ],
+)
 def test_refusals_before_work(call, error, words):
     with pytest.raises(error) as info:
         call()
@@ -199,7 +219,7 @@ def test_timeout_is_honoured(m2):
 
 def test_readout_from_files(tmp_path, m2):
     np.save(tmp_path / "w.npy", np.array([[2.0]]))
-    (tmp_path / "x.json").write_text("[[1], [\"2\"]]")
+    (tmp_path / "x.json").write_text('[[1], ["2"]]')
     r = boundary_ed(LINE, at=[3, 4], readout=str(tmp_path / "w.npy"), point=str(tmp_path / "x.json"), m2=m2)
     assert r.readout == (("2",),) and r.readout_source == "w.npy" and r.point == ("1", "2")
     assert r.radius == pytest.approx(11 / 5, rel=1e-12)
@@ -214,8 +234,7 @@ def eckart_young(m2):
     # (the cone over the Segre P^1 x P^2); whitened inputs e_1, e_2, e_3 make the loss |M - T|_F^2
     net = Network(3, 1, (Linear(1), Linear(2)))
     T = np.array([[3, 1, 0], [1, 2, -1]])
-    return training_critical_points(net, inputs=np.eye(3).reshape(3, 3, 1), targets=T.T.reshape(3, 2, 1),
-                                    m2=m2), T
+    return training_critical_points(net, inputs=np.eye(3).reshape(3, 3, 1), targets=T.T.reshape(3, 2, 1), m2=m2), T
 
 
 def test_training_is_eckart_young(eckart_young):
@@ -246,18 +265,21 @@ def test_training_segre_attention_is_honest(m2):
         assert any("MISSED" in n for n in r.notes)
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"inputs": np.zeros((2, 3, 2)), "targets": np.zeros((2, 1, 2))}, "inputs must have shape (N, 2, 2)"),
-    ({"inputs": np.zeros((2, 2, 2)), "targets": np.zeros((2, 2, 2))}, "targets must have shape (N, 1, 2)"),
-    ({"inputs": np.zeros((2, 2, 2)), "targets": np.zeros((3, 1, 2))}, "one target per input"),
-    ({"inputs": np.full((1, 2, 2), np.nan), "targets": np.zeros((1, 1, 2))}, "NaN"),
-    # float64 cannot hold the loss of these (values of size s^3 at unit weights): refused, naming the size
-    ({"inputs": np.full((2, 2, 2), 1e-200), "targets": np.ones((2, 1, 2))}, "largest entry is 1e-200"),
-    ({"inputs": np.full((2, 2, 2), 1e300), "targets": np.ones((2, 1, 2))}, "of size 1e900 at unit weights"),
-    ({"inputs": np.full((2, 2, 2), 1e-3), "targets": np.ones((2, 1, 2))}, "takes sizes from 1e-8 to 1e8"),
-    ({"inputs": np.ones((2, 2, 2)), "targets": np.full((2, 1, 2), 1e9)}, "targets' largest entry is 1e9"),
-    ({"inputs": np.zeros((2, 2, 2)), "targets": np.ones((2, 1, 2))}, "every input is zero"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"inputs": np.zeros((2, 3, 2)), "targets": np.zeros((2, 1, 2))}, "inputs must have shape (N, 2, 2)"),
+        ({"inputs": np.zeros((2, 2, 2)), "targets": np.zeros((2, 2, 2))}, "targets must have shape (N, 1, 2)"),
+        ({"inputs": np.zeros((2, 2, 2)), "targets": np.zeros((3, 1, 2))}, "one target per input"),
+        ({"inputs": np.full((1, 2, 2), np.nan), "targets": np.zeros((1, 1, 2))}, "NaN"),
+        # float64 cannot hold the loss of these (values of size s^3 at unit weights): refused, naming the size
+        ({"inputs": np.full((2, 2, 2), 1e-200), "targets": np.ones((2, 1, 2))}, "largest entry is 1e-200"),
+        ({"inputs": np.full((2, 2, 2), 1e300), "targets": np.ones((2, 1, 2))}, "of size 1e900 at unit weights"),
+        ({"inputs": np.full((2, 2, 2), 1e-3), "targets": np.ones((2, 1, 2))}, "takes sizes from 1e-8 to 1e8"),
+        ({"inputs": np.ones((2, 2, 2)), "targets": np.full((2, 1, 2), 1e9)}, "targets' largest entry is 1e9"),
+        ({"inputs": np.zeros((2, 2, 2)), "targets": np.ones((2, 1, 2))}, "every input is zero"),
+    ],
+)
 def test_training_refusals(kwargs, words):
     with pytest.raises(LightningError) as info:
         training_critical_points(Architecture((2, 1), (1,), 2), **kwargs)
@@ -266,5 +288,8 @@ def test_training_refusals(kwargs, words):
 
 def test_training_refuses_softmax():
     with pytest.raises(InputError, match="softmax"):
-        training_critical_points(Network(2, 2, (Attention(1, normalization="softmax"),)),
-                                 inputs=np.zeros((1, 2, 2)), targets=np.zeros((1, 2, 2)))
+        training_critical_points(
+            Network(2, 2, (Attention(1, normalization="softmax"),)),
+            inputs=np.zeros((1, 2, 2)),
+            targets=np.zeros((1, 2, 2)),
+        )

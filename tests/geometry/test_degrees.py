@@ -12,12 +12,12 @@ from click.testing import CliRunner
 from lightning_cas import Architecture, degree, ed_degree
 from lightning_cas.api import result_from_dict
 from lightning_cas.cli import main
-from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
-from lightning_cas.results.degrees import DegreeResult, EDDegreeResult
 from lightning_cas.core.network import Linear, Network, Power
 from lightning_cas.core.primes import is_prime
+from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degrees import ED_PRIME, m2_text
 from lightning_cas.macaulay2.runner import M2Session
+from lightning_cas.results.degrees import DegreeResult, EDDegreeResult
 
 SEGRE = Architecture((2, 1), (1,), tokens=2)  # the cone over the Segre P^1 x P^2
 FULL_A = Architecture((2, 1), (2,), tokens=2)
@@ -69,8 +69,10 @@ def test_monodromy_sees_the_same_data_metric_at_any_scale_of_the_inputs(session)
     # gives the same run (unscaled, CC rounded them to 0 or infinity: "ED degree >= 0", or no end)
     net = Network(2, 1, (Linear(1), Power(2)))
     X = np.array([[[1.0], [0.0]], [[0.0], [1.0]], [[1.0], [2.0]]])
-    runs = [ed_degree(net, metric="data", inputs=X * scale, method="monodromy", repeats=1, seed=4, session=session)
-            for scale in (1.0, 2.0 ** -600, 2.0 ** 900)]
+    runs = [
+        ed_degree(net, metric="data", inputs=X * scale, method="monodromy", repeats=1, seed=4, session=session)
+        for scale in (1.0, 2.0**-600, 2.0**900)
+    ]
     assert runs[0].ed_degree >= 1
     assert [(r.ed_degree, r.solutions) for r in runs[1:]] == [(runs[0].ed_degree, runs[0].solutions)] * 2
 
@@ -81,13 +83,15 @@ def test_generic_ed_degree_of_the_full_attention_layer_is_fourteen(session):
 
 def test_a_few_inputs_give_a_degenerate_metric_counted_on_the_projection(session):
     rng = np.random.default_rng(2)
-    one = ed_degree(SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(1, 2, 2)), session=session,
-                     layout="features-tokens")
+    one = ed_degree(
+        SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(1, 2, 2)), session=session, layout="features-tokens"
+    )
     # one input: two output entries, and the projection fills the plane: one critical point, zero loss
     assert (one.degenerate, one.coordinates, one.dimension, one.ed_degree) == (True, 2, 2, 1)
     assert any("degenerate" in n for n in one.notes) and any("zero-loss" in n for n in one.notes)
-    two = ed_degree(SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(2, 2, 2)), session=session,
-                     layout="features-tokens")
+    two = ed_degree(
+        SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(2, 2, 2)), session=session, layout="features-tokens"
+    )
     assert two.degenerate and two.coordinates == 4 and two.dimension == 3 and two.ed_degree < 10
 
 
@@ -127,15 +131,18 @@ def test_refusals_before_any_work():
         ed_degree(SEGRE, metric="data", inputs=np.zeros((3, 2, 2)), layout="features-tokens")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["ed", "--widths", "2,1", "--attention", "1", "--targets", "y.npy"], "--targets needs --inputs"),
-    (["ed", "--widths", "2,1", "--attention", "1", "--boundary", "--metric", "data"], "--boundary"),
-    (["ed", "--widths", "2,1", "--attention", "1", "--readout", "w.npy"], "--readout goes with --boundary"),
-    (["ed", "--widths", "2,1", "--attention", "1", "--metric", "data"], "--metric data needs --inputs"),
-    (["ed", "--widths", "2,1", "--attention", "1", "--normalization", "softmax"], "softmax"),
-    (["degree", "--widths", "2,1", "--attention", "1", "--normalization", "softmax"], "softmax"),
-    (["degree", "--widths", "3,3,3", "--attention", "2,2", "--method", "numerical"], "42 weights"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ed", "--widths", "2,1", "--attention", "1", "--targets", "y.npy"], "--targets needs --inputs"),
+        (["ed", "--widths", "2,1", "--attention", "1", "--boundary", "--metric", "data"], "--boundary"),
+        (["ed", "--widths", "2,1", "--attention", "1", "--readout", "w.npy"], "--readout goes with --boundary"),
+        (["ed", "--widths", "2,1", "--attention", "1", "--metric", "data"], "--metric data needs --inputs"),
+        (["ed", "--widths", "2,1", "--attention", "1", "--normalization", "softmax"], "softmax"),
+        (["degree", "--widths", "2,1", "--attention", "1", "--normalization", "softmax"], "softmax"),
+        (["degree", "--widths", "3,3,3", "--attention", "2,2", "--method", "numerical"], "42 weights"),
+    ],
+)
 def test_the_command_line_refuses_in_one_line(args, message):
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 2, out.output
@@ -151,8 +158,9 @@ def test_inputs_of_the_wrong_shape_one_line(tmp_path):
 
 
 def test_the_whole_command_timeout_stops_the_run(m2):
-    out = CliRunner().invoke(main, ["degree", "--widths", "3,1", "--attention", "1", "--method", "numerical",
-                                    "--timeout", "1"])
+    out = CliRunner().invoke(
+        main, ["degree", "--widths", "3,1", "--attention", "1", "--method", "numerical", "--timeout", "1"]
+    )
     assert out.exit_code != 0 and "time" in out.output.lower()
 
 
@@ -169,11 +177,13 @@ def test_a_network_of_blocks_has_its_degree_too(session):
 
 
 @pytest.mark.parametrize("command", ["degree", "ed"])
-@pytest.mark.parametrize("option, value", [("--timeout", "nan"), ("--timeout", "-1"), ("--seed", "-1"),
-                                           ("--seed", "4294967296")])
+@pytest.mark.parametrize(
+    "option, value", [("--timeout", "nan"), ("--timeout", "-1"), ("--seed", "-1"), ("--seed", "4294967296")]
+)
 def test_bad_seeds_and_timeouts_are_refused_before_macaulay2(command, option, value):
-    out = CliRunner().invoke(main, [command, "--widths", "2,1", "--attention", "1", option, value,
-                                    "--m2", "/nonexistent/M2"])
+    out = CliRunner().invoke(
+        main, [command, "--widths", "2,1", "--attention", "1", option, value, "--m2", "/nonexistent/M2"]
+    )
     lines = [line for line in out.output.splitlines() if line.strip() and "running" not in line]
     assert out.exit_code == 2 and len(lines) == 1 and option[2:] in lines[0], out.output
 

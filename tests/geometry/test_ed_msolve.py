@@ -11,17 +11,19 @@ from click.testing import CliRunner
 from lightning_cas import Architecture, ed_degree
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, MsolveNotFoundError, TooLargeError, UnsupportedError
-from lightning_cas.results.degrees import EDDegreeResult
 from lightning_cas.geometry.degrees import plan_ed
 from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, critical_systems, msolve_ed
 from lightning_cas.msolve.runner import work_dir
+from lightning_cas.results.degrees import EDDegreeResult
 
 SEGRE = Architecture((2, 1), (1,), tokens=2)  # the cone over P^1 x P^2: generic ED degree 10
 FULL_A = Architecture((2, 1), (2,), tokens=2)  # a quartic hypersurface in 6 coordinates: 14
 
 
-@pytest.mark.parametrize("arch, expected", [(SEGRE, 10), (FULL_A, 14), (Architecture((2, 1), (1,), tokens=3), 10),
-                                            (Architecture((2, 1), (1,), tokens=1), 1)])
+@pytest.mark.parametrize(
+    "arch, expected",
+    [(SEGRE, 10), (FULL_A, 14), (Architecture((2, 1), (1,), tokens=3), 10), (Architecture((2, 1), (1,), tokens=1), 1)],
+)
 def test_msolve_agrees_with_the_lagrange_ideal_of_macaulay2(msolve_binary, m2, arch, expected):
     mine = ed_degree(arch, method="msolve")
     theirs = ed_degree(arch, method="lagrange")
@@ -55,19 +57,23 @@ def test_the_critical_system_is_integer_data_with_the_determinant_last():
 
 
 def test_the_command_line_runs_msolve_and_prints_json(msolve_binary):
-    out = CliRunner().invoke(main, ["ed", "--widths", "2,1", "--attention", "1", "--method", "msolve", "--json",
-                                    "--msolve", msolve_binary])
+    out = CliRunner().invoke(
+        main, ["ed", "--widths", "2,1", "--attention", "1", "--method", "msolve", "--json", "--msolve", msolve_binary]
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert (data["ed_degree"], data["method"], data["primes"]) == (10, "msolve", list(MSOLVE_PRIMES))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--method", "msolve", "--metric", "standard"], "generic ED degree"),
-    (["--method", "msolve", "--format", "m2"], "not a Macaulay2 computation"),
-    (["--msolve", "msolve"], "give --method msolve"),
-    (["--method", "msolve", "--msolve", "/nonexistent/msolve"], "not found"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--method", "msolve", "--metric", "standard"], "generic ED degree"),
+        (["--method", "msolve", "--format", "m2"], "not a Macaulay2 computation"),
+        (["--msolve", "msolve"], "give --method msolve"),
+        (["--method", "msolve", "--msolve", "/nonexistent/msolve"], "not found"),
+    ],
+)
 def test_the_command_line_refuses_in_one_line(args, message):
     out = CliRunner().invoke(main, ["ed", "--widths", "2,1", "--attention", "1", *args])
     assert out.exit_code != 0 and message in out.output and out.output.count("\n") == 1
@@ -87,8 +93,9 @@ def test_refusals_before_any_work(tmp_path):
 
 def test_the_commands_timeout_stops_msolve_in_one_line(msolve_binary):
     """(3,1) a=1 takes minutes in msolve: --timeout 5 ends it (in Python or in msolve) with one error line."""
-    out = CliRunner().invoke(main, ["ed", "--widths", "3,1", "--attention", "1", "--method", "msolve",
-                                    "--timeout", "5"])
+    out = CliRunner().invoke(
+        main, ["ed", "--widths", "3,1", "--attention", "1", "--method", "msolve", "--timeout", "5"]
+    )
     errors = [line for line in out.output.splitlines() if "error" in line]
     assert out.exit_code != 0 and len(errors) == 1 and "5 s time limit" in errors[0], out.output
     assert not list(work_dir().glob("out-*"))  # msolve's output file went with it
@@ -100,16 +107,20 @@ def _symmetric(k: int, r: int):
 
     ctx = flint.fmpz_mpoly_ctx.get(tuple(f"a{j}_{i}" for j in range(r) for i in range(k)), "degrevlex")
     a = ctx.gens()
-    return ctx, [sum((a[j * k + i1] * a[j * k + i2] for j in range(r)), ctx.from_dict({}))
-                 for i1 in range(k) for i2 in range(i1, k)]
+    return ctx, [
+        sum((a[j * k + i1] * a[j * k + i2] for j in range(r)), ctx.from_dict({}))
+        for i1 in range(k)
+        for i2 in range(i1, k)
+    ]
 
 
 def _generic_ed(ctx, coords, seed=0):
     from lightning_cas.geometry.ed_msolve import _count, slice_systems
 
     names, crit, fiber, _ = slice_systems(ctx, coords, seed, MSOLVE_PRIMES[0])
-    counts = [(_count(names, crit, p, None, 1, "test")[0], _count(names, fiber, p, None, 1, "test")[0])
-              for p in MSOLVE_PRIMES]
+    counts = [
+        (_count(names, crit, p, None, 1, "test")[0], _count(names, fiber, p, None, 1, "test")[0]) for p in MSOLVE_PRIMES
+    ]
     assert counts[0] == counts[1] and counts[0][0] % counts[0][1] == 0
     return counts[0][0] // counts[0][1]
 
@@ -118,7 +129,7 @@ def test_duality_the_veronese_surface_and_the_cubic_symmetroid_have_the_same_ed_
     """The generic ED degree is that of the dual variety: rank <= 1 and rank <= 2 symmetric 3 x 3 matrices are
     dual; the Veronese variety of P^(k-1) (k x k, rank 1) has (3^k - 1) / 2, a smooth conic 4."""
     assert _generic_ed(*_symmetric(3, 1)) == _generic_ed(*_symmetric(3, 2)) == 13
-    assert [_generic_ed(*_symmetric(k, 1)) for k in (2, 4)] == [(3 ** k - 1) // 2 for k in (2, 4)] == [4, 40]
+    assert [_generic_ed(*_symmetric(k, 1)) for k in (2, 4)] == [(3**k - 1) // 2 for k in (2, 4)] == [4, 40]
 
 
 def test_beyond_the_lagrange_guard_two_seeds_count_the_same(msolve_binary):

@@ -4,7 +4,6 @@ with witnesses re-checked by exact evaluation and dimensions cross-checked again
 
 from __future__ import annotations
 
-
 import json
 import time
 from fractions import Fraction
@@ -15,18 +14,23 @@ import sympy
 from click.testing import CliRunner
 
 from lightning_cas.api import dimension
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends.modp import default_samples
-from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.cli import main
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.primes import DEFAULT_PRIME
+from lightning_cas.core.theory import predict_fiber_dimension
+from lightning_cas.core.weights import flat, point_from_dict, random_point
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.geometry.fibers import fiber, orbit_tangents, same_function
-from lightning_cas.results.fibers import (VERDICT_COMPONENTS, VERDICT_DIMENSION_ONLY, VERDICT_DIMENSIONS, VERDICT_ORBIT,
-                                          FiberResult)
-from tests.support import Field, jacobian
-from lightning_cas.core.weights import flat, point_from_dict, random_point
+from lightning_cas.results.fibers import (
+    VERDICT_COMPONENTS,
+    VERDICT_DIMENSION_ONLY,
+    VERDICT_DIMENSIONS,
+    VERDICT_ORBIT,
+    FiberResult,
+)
 from lightning_cas.system.points import save_point
-from lightning_cas.core.theory import predict_fiber_dimension
+from tests.support import Field, jacobian
 
 
 def _pt(layers):
@@ -38,8 +42,13 @@ def _on_component(result: FiberResult, index: int, point_dict: dict) -> bool:
     """Does the point satisfy every generator of component `index` (exact, sympy)?"""
     arch = result.architecture
     values = flat(point_from_dict(arch, json.loads(json.dumps(point_dict, default=list))))
-    names = [f"{n}_({i},{r + 1},{c + 1})" for i, (a, d, e) in enumerate(arch.paper.layer_shapes, 1)
-             for n, rows in (("q", a), ("k", a), ("v", e)) for r in range(rows) for c in range(d)]
+    names = [
+        f"{n}_({i},{r + 1},{c + 1})"
+        for i, (a, d, e) in enumerate(arch.paper.layer_shapes, 1)
+        for n, rows in (("q", a), ("k", a), ("v", e))
+        for r in range(rows)
+        for c in range(d)
+    ]
     subs = {sympy.Symbol(n): sympy.Rational(v.numerator, v.denominator) for n, v in zip(names, values)}
     return all(g.subs(subs) == 0 for g in result.component_ideal(index))
 
@@ -75,8 +84,8 @@ def test_key_value_swap_gives_two_components_when_output_and_attention_are_one(m
     assert same_function(arch, wpoint, W, seed=11)  # exact, independent of M2
     assert _on_component(r, other[0], witness) and not _on_component(r, mine[0], witness)
     # the swap: the witness's key is parallel to W's value and its value to W's key
-    (Q, K, V), = W
-    (Q2, K2, V2), = wpoint
+    ((Q, K, V),) = W
+    ((Q2, K2, V2),) = wpoint
     assert sympy.Matrix([K2[0], V[0]]).rank() == 1 and sympy.Matrix([V2[0], K[0]]).rank() == 1
 
 
@@ -91,7 +100,7 @@ def test_rank_one_exception_adds_a_branch_only_at_the_special_point(m2):
     other = next(c for c in r.components if not c.contains_point)
     wpoint = point_from_dict(arch, json.loads(json.dumps(other.witness)))
     assert same_function(arch, wpoint, special, seed=5)
-    (Q2, K2, V2), = wpoint
+    ((Q2, K2, V2),) = wpoint
     # A = K^T Q has column direction k = (1, 3); V's row direction is (3, -1): they trade places
     assert sympy.Matrix([list(K2[0]), [3, -1]]).rank() == 1
     assert sympy.Matrix([list(V2[0]), [1, 3]]).rank() == 1 and sympy.Matrix(V2).rank() == 1
@@ -154,8 +163,9 @@ def test_orbit_tangents_are_tangent_to_the_fiber(widths, att):
 def test_fiber_at_a_user_point_from_a_file(m2, tmp_path):
     path = tmp_path / "w.json"
     path.write_text(json.dumps({"layers": [{"Q": [["3/4", -2]], "K": [[1, "5/3"]], "V": [[2, -1]]}]}))
-    res = CliRunner().invoke(main, ["fiber", "--widths", "2,1", "--attention", "1", "--at", str(path), "--json",
-                                    "--m2", m2])
+    res = CliRunner().invoke(
+        main, ["fiber", "--widths", "2,1", "--attention", "1", "--at", str(path), "--json", "--m2", m2]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["point"] == {"layers": [{"Q": [["3/4", -2]], "K": [[1, "5/3"]], "V": [[2, -1]]}]}
@@ -171,28 +181,49 @@ def test_fiber_at_a_user_point_from_a_file(m2, tmp_path):
 def test_save_point_then_at_reproduces_the_fiber(m2, tmp_path):
     saved = tmp_path / "p.json"
     runner = CliRunner()
-    first = runner.invoke(main, ["fiber", "--widths", "2,2", "--attention", "1", "--seed", "9", "--save-point",
-                                 str(saved), "--json", "--m2", m2])
+    first = runner.invoke(
+        main,
+        [
+            "fiber",
+            "--widths",
+            "2,2",
+            "--attention",
+            "1",
+            "--seed",
+            "9",
+            "--save-point",
+            str(saved),
+            "--json",
+            "--m2",
+            m2,
+        ],
+    )
     assert first.exit_code == 0, first.output
-    again = runner.invoke(main, ["fiber", "--widths", "2,2", "--attention", "1", "--at", str(saved), "--seed", "9",
-                                 "--json", "--m2", m2])
+    again = runner.invoke(
+        main, ["fiber", "--widths", "2,2", "--attention", "1", "--at", str(saved), "--seed", "9", "--json", "--m2", m2]
+    )
     assert again.exit_code == 0, again.output
     a, b = json.loads(first.stdout), json.loads(again.stdout)
     assert a["point"] == b["point"] == json.loads(saved.read_text())
     assert a["components"] == b["components"] and a["fiber_dimension"] == b["fiber_dimension"] == 2
 
 
-@pytest.mark.parametrize("content,phrase", [
-    ('{"layers": [{"Q": [[1, 2, 3]], "K": [[1, 2]], "V": [[1, 2]]}]}', "row 1 must have 2 entries"),
-    ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]]}, {"Q": [[1]], "K": [[1]], "V": [[1]]}]}',
-     "1 layer(s)"),
-    ('{"layers": [{"Q": [[1, "abc"]], "K": [[1, 2]], "V": [[1, 2]]}]}', "entries must be numbers"),
-    ('{"layers": [{"Q": [[1, 1e400]], "K": [[1, 2]], "V": [[1, 2]]}]}', "not a finite number"),
-    ('{"layers": [{"Q": [[1, 1e-320]], "K": [[1, 2]], "V": [[1, 2]]}]}', "subnormal"),
-    ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]]}', "not valid JSON"),
-    ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, NaN]]}]}', "NaN"),
-    ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]]}]}', "exactly the keys Q, K, V"),
-])
+@pytest.mark.parametrize(
+    "content,phrase",
+    [
+        ('{"layers": [{"Q": [[1, 2, 3]], "K": [[1, 2]], "V": [[1, 2]]}]}', "row 1 must have 2 entries"),
+        (
+            '{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]]}, {"Q": [[1]], "K": [[1]], "V": [[1]]}]}',
+            "1 layer(s)",
+        ),
+        ('{"layers": [{"Q": [[1, "abc"]], "K": [[1, 2]], "V": [[1, 2]]}]}', "entries must be numbers"),
+        ('{"layers": [{"Q": [[1, 1e400]], "K": [[1, 2]], "V": [[1, 2]]}]}', "not a finite number"),
+        ('{"layers": [{"Q": [[1, 1e-320]], "K": [[1, 2]], "V": [[1, 2]]}]}', "subnormal"),
+        ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]]}', "not valid JSON"),
+        ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]], "V": [[1, NaN]]}]}', "NaN"),
+        ('{"layers": [{"Q": [[1, 2]], "K": [[1, 2]]}]}', "exactly the keys Q, K, V"),
+    ],
+)
 def test_bad_point_files_are_refused_in_one_line(tmp_path, content, phrase):
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -227,8 +258,9 @@ def test_decomposition_over_a_prime_field_agrees_with_qq(m2):
     over_p = fiber(arch, seed=2, m2=m2, method="m2", prime=32003)
     over_q = fiber(arch, seed=2, m2=m2, method="m2")
     assert over_p.field == "ZZ/32003" and over_p.certainty == "probabilistic"
-    assert sorted((c.dimension, c.degree) for c in over_p.components) == \
-        sorted((c.dimension, c.degree) for c in over_q.components)
+    assert sorted((c.dimension, c.degree) for c in over_p.components) == sorted(
+        (c.dimension, c.degree) for c in over_q.components
+    )
 
 
 def test_bad_requests_are_refused():
@@ -272,8 +304,13 @@ def test_finding_token_collapse_gives_an_extra_component_at_depth_two(m2):
     swapped = (l1, (K2, Q2, V2))
     assert same_function(arch, swapped, W, seed=3)
     values = flat(swapped)
-    names = [f"{n}_({i},{r_ + 1},{c + 1})" for i, (a, d, e) in enumerate(arch.paper.layer_shapes, 1)
-             for n, rows in (("q", a), ("k", a), ("v", e)) for r_ in range(rows) for c in range(d)]
+    names = [
+        f"{n}_({i},{r_ + 1},{c + 1})"
+        for i, (a, d, e) in enumerate(arch.paper.layer_shapes, 1)
+        for n, rows in (("q", a), ("k", a), ("v", e))
+        for r_ in range(rows)
+        for c in range(d)
+    ]
     subs = {sympy.Symbol(n): int(v) for n, v in zip(names, values)}
     on = [all(g.subs(subs) == 0 for g in r.component_ideal(i)) for i in range(2)]
     other = [not c.contains_point for c in r.components]
@@ -285,6 +322,7 @@ def test_a_point_that_vanishes_mod_the_prime_is_refused():
     2). A prime that zeroes a nonzero weight describes another point: refused, for any prime."""
     from lightning_cas.errors import InputError
     from lightning_cas.geometry.fibers import fiber
+
     point = {"layers": [{"Q": [[1000003, 1]], "K": [[1, 2]], "V": [[3, 1]]}]}
     with pytest.raises(InputError, match="divides 1 nonzero entries"):
         fiber(Architecture((2, 1), (1,), 2), point, method="m2", prime=1000003)

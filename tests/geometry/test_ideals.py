@@ -16,19 +16,19 @@ import sympy
 from click.testing import CliRunner
 
 from lightning_cas import api
-from lightning_cas.geometry import claims
+from lightning_cas.cli import main
+from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.names import parse_polynomial
+from lightning_cas.core.theory import predict_dimension
+from lightning_cas.core.weights import random_point
+from lightning_cas.errors import UnsupportedError
+from lightning_cas.geometry import claims
 from lightning_cas.geometry.implicit import implicit, implicit_from_record
 from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
-from lightning_cas.results.implicit import ImplicitResult
-from lightning_cas.results.ideals import Stratum
 from lightning_cas.geometry.singular import singular_locus
-from lightning_cas.core.architecture import Architecture
-from lightning_cas.cli import main
-from lightning_cas.errors import UnsupportedError
-from lightning_cas.core.weights import random_point
+from lightning_cas.results.ideals import Stratum
+from lightning_cas.results.implicit import ImplicitResult
 from lightning_cas.system.points import save_point
-from lightning_cas.core.theory import predict_dimension
 
 A211 = Architecture((2, 1), (1,), 2)
 A212 = Architecture((2, 1), (2,), 2)
@@ -36,8 +36,13 @@ A212 = Architecture((2, 1), (2,), 2)
 
 def pt(q, k, v):
     """A one-layer point from row lists (Q, K, V each given as a list of rows)."""
-    return ((tuple(tuple(Fraction(x) for x in r) for r in q), tuple(tuple(Fraction(x) for x in r) for r in k),
-             tuple(tuple(Fraction(x) for x in r) for r in v)),)
+    return (
+        (
+            tuple(tuple(Fraction(x) for x in r) for r in q),
+            tuple(tuple(Fraction(x) for x in r) for r in k),
+            tuple(tuple(Fraction(x) for x in r) for r in v),
+        ),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -165,10 +170,12 @@ A222 = Architecture((2, 2), (2,), 2)
 def test_cli_boundary_verdict_only_222(m2, tmp_path):
     path = tmp_path / "w.json"
     save_point(pt([[1, 2], [3, -1]], [[2, 5], [-3, 1]], [[1, 3], [2, -7]]), path)
-    out = CliRunner().invoke(main, ["boundary", "--widths", "2,2", "--attention", "2", "--json", "--m2", m2,
-                                    "--verdict-only", "--at", str(path)])
+    out = CliRunner().invoke(
+        main,
+        ["boundary", "--widths", "2,2", "--attention", "2", "--json", "--m2", m2, "--verdict-only", "--at", str(path)],
+    )
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output[out.output.index("{"):])
+    data = json.loads(out.output[out.output.index("{") :])
     assert data["boundary"] is False and data["critical_image_dimension"] is None
     assert data["certificate"]["kind"] == "submersion" and data["closure_complete"] is None
 
@@ -196,13 +203,26 @@ def test_progress_spinner_on_a_terminal(m2, monkeypatch, capfd):
 
 # ---- the package's geometry records, read without Macaulay2 ------------------------------------
 
+
 def _record(**changes) -> dict:
     """A well-formed implicitRecord for (2,1), a = 1, t = 2 (the shape the package prints)."""
-    rec = {"m2_version": "1.21", "package_version": "0.1.0", "parametrization": 0, "parameters": 6,
-           "coefficients": 6, "linear_span": 2, "labels": [[1, 3, 0, 0, 0], [1, 2, 1, 0, 0]],
-           "coordinates": ["q_(1,1,1)*k_(1,1,1)*v_(1,1,1)", "q_(1,1,2)*k_(1,1,1)*v_(1,1,1)"],
-           "numerical_degree_runs": [], "dimension": 2, "codimension": 0, "degree": 1,
-           "generator_degrees": [], "implicit_cpu_ms": 3, "generators": []}
+    rec = {
+        "m2_version": "1.21",
+        "package_version": "0.1.0",
+        "parametrization": 0,
+        "parameters": 6,
+        "coefficients": 6,
+        "linear_span": 2,
+        "labels": [[1, 3, 0, 0, 0], [1, 2, 1, 0, 0]],
+        "coordinates": ["q_(1,1,1)*k_(1,1,1)*v_(1,1,1)", "q_(1,1,2)*k_(1,1,1)*v_(1,1,1)"],
+        "numerical_degree_runs": [],
+        "dimension": 2,
+        "codimension": 0,
+        "degree": 1,
+        "generator_degrees": [],
+        "implicit_cpu_ms": 3,
+        "generators": [],
+    }
     rec.update(changes)
     return rec
 
@@ -214,10 +234,20 @@ def test_an_implicit_record_reads_back():
     assert (res.dimension, res.codimension, res.degree) == (2, 0, 1)
 
 
-@pytest.mark.parametrize("changes", [
-    {"labels": [[1, 3, 0], [1, 2, 1, 0, 0]]}, {"labels": "{1, 3}"}, {"labels": [[1, 3, 0, 0, True]] * 2},
-    {"coordinates": ["__import__('os').system('x')"]}, {"parametrization": 7}, {"parameters": "6"},
-    {"dimension": 2.0}, {"generator_degrees": [2, "2"]}, {"m2_version": 1.21}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"labels": [[1, 3, 0], [1, 2, 1, 0, 0]]},
+        {"labels": "{1, 3}"},
+        {"labels": [[1, 3, 0, 0, True]] * 2},
+        {"coordinates": ["__import__('os').system('x')"]},
+        {"parametrization": 7},
+        {"parameters": "6"},
+        {"dimension": 2.0},
+        {"generator_degrees": [2, "2"]},
+        {"m2_version": 1.21},
+    ],
+)
 def test_malformed_implicit_records_are_refused(changes):
     from lightning_cas.errors import M2ParseError
 
@@ -234,22 +264,31 @@ def test_numerical_degree_runs_need_their_count_and_integers():
     with pytest.raises(M2ParseError):
         implicit_from_record(A211, False, _record(numerical_degree_runs=runs), "s.m2", 0.0, 0, runs=2)
     with pytest.raises(M2ParseError):
-        implicit_from_record(A211, False, _record(numerical_degree_runs=[{"degree": "3", "cpu_ms": 5}]),
-                                      "s.m2", 0.0, 0, runs=1)
+        implicit_from_record(
+            A211, False, _record(numerical_degree_runs=[{"degree": "3", "cpu_ms": 5}]), "s.m2", 0.0, 0, runs=1
+        )
 
 
 def test_slice_piece_points_are_exact_or_refused():
     from lightning_cas.errors import M2ParseError
     from lightning_cas.geometry.strata import read_slices
 
-    piece = {"rank_V": 1, "matches": "parallel", "generators": ["k_(1,2)"],
-             "points": [[[["145/8", 2]], [["9", "3/4"]], [["5", "-5/12"]]]]}
+    piece = {
+        "rank_V": 1,
+        "matches": "parallel",
+        "generators": ["k_(1,2)"],
+        "points": [[[["145/8", 2]], [["9", "3/4"]], [["5", "-5/12"]]]],
+    }
     record = {"unresolved": [], "critical_image": None, "base_locus_V_or_A": True}
     (got,) = read_slices({**record, "pieces": [piece]}, "s.m2", singular=False).pieces
-    (Q, K, V), = got.points[0]
+    ((Q, K, V),) = got.points[0]
     assert Q == ((Fraction(145, 8), Fraction(2)),) and V == ((Fraction(5), Fraction(-5, 12)),)
     assert got.generators == ("k_(1,2)",) and got.stratum is Stratum.PARALLEL
-    for bad in ([[["1/0", 1]], [[1, 1]], [[1, 1]]], [[[0.5, 1]], [[1, 1]], [[1, 1]]], [[["1", 1]], [[1, 1]]],
-                [[["nan", 1]], [[1, 1]], [[1, 1]]]):
+    for bad in (
+        [[["1/0", 1]], [[1, 1]], [[1, 1]]],
+        [[[0.5, 1]], [[1, 1]], [[1, 1]]],
+        [[["1", 1]], [[1, 1]]],
+        [[["nan", 1]], [[1, 1]], [[1, 1]]],
+    ):
         with pytest.raises(M2ParseError):
             read_slices({**record, "pieces": [{**piece, "points": [bad]}]}, "s.m2", singular=False)

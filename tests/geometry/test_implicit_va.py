@@ -18,9 +18,9 @@ import sympy
 from lightning_cas import api
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import rank_over_qq
+from lightning_cas.core.names import parse_polynomial
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.weights import random_point
-from lightning_cas.core.names import parse_polynomial
 from lightning_cas.geometry.implicit import implicit
 from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
 
@@ -42,17 +42,22 @@ def ideal_t2(m2):
 
 def va_coordinates(res, V, A):
     """The coordinates y_i of φ at (V, A), A any d x d matrix (not necessarily of rank <= a)."""
-    values = {sympy.Symbol(f"v_({r + 1},{c + 1})"): sympy.Rational(x)
-              for r, row in enumerate(V) for c, x in enumerate(row)}
-    values |= {sympy.Symbol(f"a_({r + 1},{c + 1})"): sympy.Rational(x)
-               for r, row in enumerate(A) for c, x in enumerate(row)}
+    values = {
+        sympy.Symbol(f"v_({r + 1},{c + 1})"): sympy.Rational(x) for r, row in enumerate(V) for c, x in enumerate(row)
+    }
+    values |= {
+        sympy.Symbol(f"a_({r + 1},{c + 1})"): sympy.Rational(x) for r, row in enumerate(A) for c, x in enumerate(row)
+    }
     return [parse_polynomial(c).xreplace(values) for c in res.coordinates]
 
 
-@pytest.mark.parametrize("which,arch,route,dim,degree", [
-    ("ideal_t1", A312_T1, "V,Z with Z = sym(A), rank Z <= 2a", 8, 21),
-    ("ideal_t2", A312_T2, "V,A with rank A <= a", 10, 108),
-])
+@pytest.mark.parametrize(
+    "which,arch,route,dim,degree",
+    [
+        ("ideal_t1", A312_T1, "V,Z with Z = sym(A), rank Z <= 2a", 8, 21),
+        ("ideal_t2", A312_T2, "V,A with rank A <= a", 10, 108),
+    ],
+)
 def test_dimension_and_degree_against_independent_routes(request, which, arch, route, dim, degree):
     res = request.getfixturevalue(which)
     assert res.parametrization == route and res.certainty == "exact"
@@ -99,13 +104,15 @@ def test_the_script_parametrizes_its_ideal_modulo_the_rank_minors(m2, tmp_path, 
 
     script = m2_script(ideal_t2)
     assert "P = P / minors(3, matrix {{a_(1,1), a_(1,2), a_(1,3)}" in script
-    tail = ("nV = numgens ambient P - 9;\n"
-            "S = QQ[u_1..u_nV, b_1..b_6, c_1..c_6];\n"
-            "BC = flatten entries (genericMatrix(S, b_1, 3, 2) * genericMatrix(S, c_1, 2, 3));\n"
-            "psi = map(S, P, toList(u_1..u_nV) | BC);\n"
-            "J = jacobian matrix {apply(gens Rphi, y -> psi phi y)};\n"
-            "pt = map(QQ, S, apply(numgens S, i -> (random 199) - 99));\n"
-            "print toString {dim I, degree I, if phi sub(gens I, Rphi) == 0 then 1 else 0, rank pt J};\n")
+    tail = (
+        "nV = numgens ambient P - 9;\n"
+        "S = QQ[u_1..u_nV, b_1..b_6, c_1..c_6];\n"
+        "BC = flatten entries (genericMatrix(S, b_1, 3, 2) * genericMatrix(S, c_1, 2, 3));\n"
+        "psi = map(S, P, toList(u_1..u_nV) | BC);\n"
+        "J = jacobian matrix {apply(gens Rphi, y -> psi phi y)};\n"
+        "pt = map(QQ, S, apply(numgens S, i -> (random 199) - 99));\n"
+        "print toString {dim I, degree I, if phi sub(gens I, Rphi) == 0 then 1 else 0, rank pt J};\n"
+    )
     assert m2_values(m2, tmp_path, script, tail) == [ideal_t2.dimension, ideal_t2.degree, 1, ideal_t2.dimension]
 
 

@@ -25,12 +25,15 @@ def _value(text: str) -> Fraction:
     return Fraction(text)
 
 
-@pytest.mark.parametrize("weights,expected,order", [
-    ([0] * 6, Fraction(1), 3),  # min(|V|^2: 1, |KᵀQ|^2: Aoyagi-Watanabe 2 -> 1 -> 2 at 0: 1, order 2) -> orders add
-    ([1, 2, 3, -1, 0, 0], Fraction(1), 1),  # V = 0, KᵀQ != 0: |V|^2 in 2 weights
-    ([0, 0, 3, -1, 1, 2], Fraction(1), 1),  # Q = 0, K of full rank: |Q|^2 in 2 weights
-    ([1, 2, 3, -1, 1, 2], Fraction(2), 1),  # generic: r/2
-])
+@pytest.mark.parametrize(
+    "weights,expected,order",
+    [
+        ([0] * 6, Fraction(1), 3),  # min(|V|^2: 1, |KᵀQ|^2: Aoyagi-Watanabe 2 -> 1 -> 2 at 0: 1, order 2) -> orders add
+        ([1, 2, 3, -1, 0, 0], Fraction(1), 1),  # V = 0, KᵀQ != 0: |V|^2 in 2 weights
+        ([0, 0, 3, -1, 1, 2], Fraction(1), 1),  # Q = 0, K of full rank: |Q|^2 in 2 weights
+        ([1, 2, 3, -1, 1, 2], Fraction(2), 1),  # generic: r/2
+    ],
+)
 def test_one_attention_layer_at_the_special_points(m2, weights, expected, order):
     r = learning_coefficient(ONE, {"weights": weights})
     assert r.learning_coefficient is not None and _value(r.learning_coefficient) == expected, r.text()
@@ -70,15 +73,21 @@ def _random_points(rng, net: Network, count: int):
         w = rng.integers(-2, 3, net.parameters)
         for m in net.weight_matrices:  # zero whole matrices often: the special points are the interesting ones
             if rng.random() < 0.35:
-                w[m.offset:m.stop] = 0
+                w[m.offset : m.stop] = 0
         yield [int(v) for v in w]
 
 
-@pytest.mark.parametrize("net", [
-    Network(2, 1, (Linear(2), Linear(2))), Network(3, 1, (Linear(1), Linear(2))),
-    Architecture((2, 1), (1,), tokens=2), Architecture((2, 2), (1,), tokens=2),
-    Network(2, 1, (MLP(2, degree=2, out=1),)),
-], ids=lambda n: n.label())
+@pytest.mark.parametrize(
+    "net",
+    [
+        Network(2, 1, (Linear(2), Linear(2))),
+        Network(3, 1, (Linear(1), Linear(2))),
+        Architecture((2, 1), (1,), tokens=2),
+        Architecture((2, 2), (1,), tokens=2),
+        Network(2, 1, (MLP(2, degree=2, out=1),)),
+    ],
+    ids=lambda n: n.label(),
+)
 def test_brackets_hold_on_random_points(m2, net):
     """lower <= upper on every point (a crossing raises), an equality lies inside every other bound, and the
     bracket contains what the closed forms say wherever they apply."""
@@ -98,7 +107,7 @@ def test_brackets_hold_on_random_points(m2, net):
 def _product_rank(net: Network, weights) -> int:
     P = np.eye(net.input)
     for m in net.weight_matrices:
-        P = np.array(weights[m.offset:m.stop], dtype=float).reshape(m.rows, m.cols) @ P
+        P = np.array(weights[m.offset : m.stop], dtype=float).reshape(m.rows, m.cols) @ P
     return int(np.linalg.matrix_rank(P))
 
 

@@ -16,9 +16,10 @@ from lightning_cas.geometry.pointwise import tangent_rank, vanishes
 
 Y = sympy.symbols("y_1:5")
 monomials = st.lists(st.integers(0, 3), min_size=4, max_size=4)
-polynomials = st.builds(lambda terms: sympy.Add(*[sympy.Rational(c, d) * sympy.Mul(*[y ** e for y, e in zip(Y, m)])
-                                                  for c, d, m in terms]),
-                        st.lists(st.tuples(st.integers(-6, 6), st.integers(1, 4), monomials), max_size=6))
+polynomials = st.builds(
+    lambda terms: sympy.Add(*[sympy.Rational(c, d) * sympy.Mul(*[y**e for y, e in zip(Y, m)]) for c, d, m in terms]),
+    st.lists(st.tuples(st.integers(-6, 6), st.integers(1, 4), monomials), max_size=6),
+)
 points = st.lists(st.fractions(min_value=-9, max_value=9, max_denominator=5), min_size=4, max_size=4)
 
 

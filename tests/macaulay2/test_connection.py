@@ -10,12 +10,12 @@ import pytest
 
 from lightning_cas.api import dimension
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.system.deadline import Deadline, time_limit
 from lightning_cas.errors import InputError, M2TimeoutError, TimeLimitError
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import package_params
 from lightning_cas.macaulay2.runner import M2Session
 from lightning_cas.options import resolve
+from lightning_cas.system.deadline import Deadline, time_limit
 
 A22 = Architecture((2, 2), (1,), 2)
 JACOBIAN = {**package_params(A22), "charP": 32003, "seed": 0, "columns": 1}
@@ -104,6 +104,7 @@ def test_a_shared_session_serves_every_connection_of_its_binary_and_heap_and_no_
 
             def no_script(*a, **k):
                 raise AssertionError("a script process was started although a session is shared")
+
             monkeypatch.setattr(runner, "run_script", no_script)
             _, record = Macaulay2(binary=m2).run("dimension_jacobian", JACOBIAN)
             assert record["rank"] == dimension(A22, method="modp").dimension and session.starts == 1

@@ -29,26 +29,46 @@ from tests.support import wait_until
 REPO = Path(__file__).resolve().parents[2]
 # what the package and its commands load by name, and what those load in turn (the test adds whatever
 # else a real run shows)
-NAMED = ["LightningCAS", "JSON", "Parsing", "MinimalPrimes", "Elimination", "NumericalImplicitization",
-         "NumericalAlgebraicGeometry", "NumericalLinearAlgebra", "SLPexpressions", "NAGtypes", "PHCpack",
-         "Bertini", "init"]
+NAMED = [
+    "LightningCAS",
+    "JSON",
+    "Parsing",
+    "MinimalPrimes",
+    "Elimination",
+    "NumericalImplicitization",
+    "NumericalAlgebraicGeometry",
+    "NumericalLinearAlgebra",
+    "SLPexpressions",
+    "NAGtypes",
+    "PHCpack",
+    "Bertini",
+    "init",
+]
 
 
 def cli(args, cwd, timeout=600, **kw):
-    return subprocess.run([sys.executable, "-m", "lightning_cas", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "lightning_cas", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kw,
+    )
 
 
 def loaded_packages(m2, tmp_path) -> set[str]:
     """Package names a real run adds to Macaulay2's dictionary: LightningCAS with everything it imports,
     and NumericalImplicitization (the numerical degree) with everything that imports."""
     probe = tmp_path / "probe.m2"
-    probe.write_text(textwrap.dedent(f"""\
+    probe.write_text(
+        textwrap.dedent(f"""\
         before = set keys PackageDictionary;
         needsPackage("LightningCAS", FileName => "{package_file().as_posix()}");
         needsPackage "NumericalImplicitization";
         << "@@LCAS@@ names " << demark(" ", toList(set keys PackageDictionary - before)) << endl;
-        """))
+        """)
+    )
     out = run_script(probe, m2=m2, timeout=300).stdout
     line = next(x for x in out.splitlines() if x.startswith("@@LCAS@@ names "))
     return {n.removeprefix("Package$") for n in line.split()[2:]}
@@ -73,13 +93,16 @@ def test_packages_planted_where_the_user_stands_or_in_results_never_load(m2, tmp
     plant(here, names, marker)
     plant(results, names, marker)
     (here / "w.json").write_text(json.dumps({"layers": [{"Q": [[1, 2]], "K": [[1, 0]], "V": [[1, 1]]}]}))
-    (here / "spec.toml").write_text('name = "planted"\n[[architecture]]\nwidths = [2, 2]\nattention = [2]\n'
-                                    'tokens = 2\nmethod = "jacobian"\n')
-    runs = [["dim", "--widths", "2,2", "--attention", "2", "--method", "jacobian"],
-            ["dim", "--widths", "2,1", "--attention", "1", "--method", "implicit"],
-            ["implicit", "--widths", "2,1", "--attention", "1", "--numerical-degree", "1"],
-            ["boundary", "--widths", "2,1", "--attention", "1", "--at", "w.json", "--verdict-only"],
-            ["sweep", "spec.toml", "--out", str(results), "--quiet"]]
+    (here / "spec.toml").write_text(
+        'name = "planted"\n[[architecture]]\nwidths = [2, 2]\nattention = [2]\ntokens = 2\nmethod = "jacobian"\n'
+    )
+    runs = [
+        ["dim", "--widths", "2,2", "--attention", "2", "--method", "jacobian"],
+        ["dim", "--widths", "2,1", "--attention", "1", "--method", "implicit"],
+        ["implicit", "--widths", "2,1", "--attention", "1", "--numerical-degree", "1"],
+        ["boundary", "--widths", "2,1", "--attention", "1", "--at", "w.json", "--verdict-only"],
+        ["sweep", "spec.toml", "--out", str(results), "--quiet"],
+    ]
     for args in runs:
         res = cli(args + ["--m2", m2], here)
         assert res.returncode == 0, (args, res.stderr)
@@ -106,6 +129,7 @@ def test_macaulay2_stands_in_a_private_directory_and_sees_only_absolute_paths(m2
 
 # ---- output cap -------------------------------------------------------------------------------
 
+
 def forever(tmp_path) -> str:
     """`yes` whatever its arguments (GNU yes refuses --script): a program that prints without end."""
     path = tmp_path / "yes-M2"
@@ -116,14 +140,29 @@ def forever(tmp_path) -> str:
 
 def test_a_program_that_prints_forever_is_stopped_at_the_cap_with_one_line(tmp_path):
     start = time.monotonic()
-    res = cli(["dim", "--widths", "2,2", "--attention", "2", "--method", "jacobian", "--m2", forever(tmp_path),
-               "--timeout", "60"], tmp_path, timeout=120)
+    res = cli(
+        [
+            "dim",
+            "--widths",
+            "2,2",
+            "--attention",
+            "2",
+            "--method",
+            "jacobian",
+            "--m2",
+            forever(tmp_path),
+            "--timeout",
+            "60",
+        ],
+        tmp_path,
+        timeout=120,
+    )
     took = time.monotonic() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     assert res.returncode != 0 and res.stdout == ""
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"more than {MAX_OUTPUT_BYTES // 2 ** 20} MiB" in lines[0], res.stderr[-500:]
-    assert took < 30 and peak < 1.5 * 2 ** 30, (took, peak)
+    assert len(lines) == 1 and f"more than {MAX_OUTPUT_BYTES // 2**20} MiB" in lines[0], res.stderr[-500:]
+    assert took < 30 and peak < 1.5 * 2**30, (took, peak)
 
 
 @pytest.mark.slow  # a pty carries about 5 MB/s here: the cap is reached in about 20 s
@@ -135,6 +174,7 @@ def test_a_session_that_prints_forever_is_stopped_at_the_cap(tmp_path):
 
 
 # ---- the binary ---------------------------------------------------------------------------------
+
 
 def test_a_directory_given_as_the_binary_is_named_a_directory(tmp_path):
     with pytest.raises(M2NotFoundError, match="is a directory, not an executable"):
@@ -150,6 +190,7 @@ def test_a_directory_given_as_the_binary_is_named_a_directory(tmp_path):
 
 # ---- numbers checked where they enter -------------------------------------------------------------
 
+
 def fake_m2(tmp_path, record: dict) -> str:
     """Stands in for Macaulay2 that prints a record we choose (a failure that cannot be provoked)."""
     path = tmp_path / "fake-M2"
@@ -158,8 +199,14 @@ def fake_m2(tmp_path, record: dict) -> str:
     return str(path)
 
 
-JACOBIAN_RECORD = {"m2_version": "1.21", "package_version": "0.1.0", "strategy": "Jacobian", "rows": 20,
-                   "prime": 2147483629, "parameters": 12}
+JACOBIAN_RECORD = {
+    "m2_version": "1.21",
+    "package_version": "0.1.0",
+    "strategy": "Jacobian",
+    "rows": 20,
+    "prime": 2147483629,
+    "parameters": 12,
+}
 
 
 @pytest.mark.parametrize("rank", [99, 13, -5])
@@ -174,18 +221,31 @@ def test_an_impossible_rank_from_macaulay2_is_refused_in_one_line(tmp_path, rank
 def test_a_rank_above_the_rows_or_a_wrong_parameter_count_is_refused(tmp_path):
     arch = Architecture((2, 2), (2,), 2)
     with pytest.raises(M2ParseError, match="rank 7 for a Jacobian of 5 rows"):
-        dimension(arch, method="jacobian", m2=fake_m2(tmp_path, {**JACOBIAN_RECORD, "rows": 5, "rank": 7,
-                                                                   "dimension": 7}))
+        dimension(
+            arch, method="jacobian", m2=fake_m2(tmp_path, {**JACOBIAN_RECORD, "rows": 5, "rank": 7, "dimension": 7})
+        )
     with pytest.raises(M2ParseError, match="13 weights, expected 12"):
-        dimension(arch, method="jacobian", m2=fake_m2(tmp_path, {**JACOBIAN_RECORD, "parameters": 13, "rank": 7,
-                                                                   "dimension": 7}))
+        dimension(
+            arch,
+            method="jacobian",
+            m2=fake_m2(tmp_path, {**JACOBIAN_RECORD, "parameters": 13, "rank": 7, "dimension": 7}),
+        )
 
 
 def test_an_impossible_implicit_dimension_is_refused(tmp_path):
     arch = Architecture((2, 1), (1,), 2)
-    rec = {"m2_version": "1.21", "package_version": "0.1.0", "strategy": "Implicit", "dimension": 40,
-           "degree": 3, "parameters": 6, "coefficients": 6, "linear_span": 4, "generator_degrees": [3],
-           "prime": 0}
+    rec = {
+        "m2_version": "1.21",
+        "package_version": "0.1.0",
+        "strategy": "Implicit",
+        "dimension": 40,
+        "degree": 3,
+        "parameters": 6,
+        "coefficients": 6,
+        "linear_span": 4,
+        "generator_degrees": [3],
+        "prime": 0,
+    }
     with pytest.raises(M2ParseError, match="dimension 40 for a network of 6 weights"):
         dimension(arch, method="implicit", m2=fake_m2(tmp_path, rec))
 
@@ -193,8 +253,14 @@ def test_an_impossible_implicit_dimension_is_refused(tmp_path):
 def test_an_impossible_fiber_dimension_is_refused(tmp_path):
     arch = Architecture((2, 1), (1,), 2)
     comp = {"dimension": 2, "degree": 1, "contains_point": True, "generators": ["q_(1,1,1)"], "witness": None}
-    rec = {"m2_version": "1.21", "package_version": "0.1.0", "parameters": 6, "fiber_generators": 1,
-           "fiber_dimension": 99, "components": [comp]}
+    rec = {
+        "m2_version": "1.21",
+        "package_version": "0.1.0",
+        "parameters": 6,
+        "fiber_generators": 1,
+        "fiber_dimension": 99,
+        "components": [comp],
+    }
     with pytest.raises(M2ParseError, match="fiber dimension 99 for a network of 6 weights"):
         fiber(arch, method="m2", m2=fake_m2(tmp_path, rec))
     rec.update(fiber_dimension=-1)
@@ -203,6 +269,7 @@ def test_an_impossible_fiber_dimension_is_refused(tmp_path):
 
 
 # ---- children die with the command ---------------------------------------------------------------
+
 
 def _parents() -> dict[int, int]:
     """pid -> parent pid of every live (non-zombie) process: a /proc scan."""
@@ -233,8 +300,13 @@ def alive(pids) -> set[int]:
 
 
 def kill_and_look_for_orphans(args, cwd, sig, what):
-    proc = subprocess.Popen([sys.executable, "-m", "lightning_cas", *args], cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lightning_cas", *args],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         assert wait_until(lambda: what(descendants(proc.pid)), 120), "the command never started its child"
         children = descendants(proc.pid)
@@ -260,8 +332,12 @@ def _cmdline(pid: int) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_killed_dim_leaves_no_compute_child(tmp_path, sig):
-    code = kill_and_look_for_orphans(["dim", "--widths", "48,48,48,48", "--attention", "12,12,12", "--tokens", "3",
-                                      "--timeout", "100"], tmp_path, sig, bool)
+    code = kill_and_look_for_orphans(
+        ["dim", "--widths", "48,48,48,48", "--attention", "12,12,12", "--tokens", "3", "--timeout", "100"],
+        tmp_path,
+        sig,
+        bool,
+    )
     assert code == (143 if sig == signal.SIGTERM else -signal.SIGKILL)
 
 
@@ -271,6 +347,7 @@ def test_a_killed_geometry_command_leaves_no_macaulay2(m2, tmp_path, sig):
     def m2_running(pids):
         return any(os.path.basename(_cmdline(p).split(" ", 1)[0]).startswith("M2") for p in pids)
 
-    code = kill_and_look_for_orphans(["boundary", "--widths", "2,2", "--attention", "2", "--m2", m2], tmp_path, sig,
-                                     m2_running)
+    code = kill_and_look_for_orphans(
+        ["boundary", "--widths", "2,2", "--attention", "2", "--m2", m2], tmp_path, sig, m2_running
+    )
     assert code == (143 if sig == signal.SIGTERM else -signal.SIGKILL)

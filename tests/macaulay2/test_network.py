@@ -16,16 +16,19 @@ from lightning_cas.macaulay2.render import render
 
 
 def test_a_network_becomes_integer_lists_in_the_header():
-    net = Network(4, 3, (Attention(2, heads=2, value=1, causal=True, residual=True), MLP(8, degree=3),
-                         Linear(1), Power(2)))
+    net = Network(
+        4, 3, (Attention(2, heads=2, value=1, causal=True, residual=True), MLP(8, degree=3), Linear(1), Power(2))
+    )
     params = package_params(net)
-    assert params == {"inputWidth": 4, "tokens": 3,
-                      "blocks": [[0, 2, 2, 1, 4, 1, 1], [1, 8, 3, 4, 0], [2, 1], [3, 2]]}
+    assert params == {"inputWidth": 4, "tokens": 3, "blocks": [[0, 2, 2, 1, 4, 1, 1], [1, 8, 3, 4, 0], [2, 1], [3, 2]]}
     text = render("dimension_jacobian", **params, charP=101, seed=0, columns=1)
     assert "blocks = {{0, 2, 2, 1, 4, 1, 1}, {1, 8, 3, 4, 0}, {2, 1}, {3, 2}};" in text.splitlines()
     # the old flags are the stack of plain attention blocks
     assert package_params(Architecture((3, 2, 2), (2, 1), 2, heads=(1, 2))) == {
-        "inputWidth": 3, "tokens": 2, "blocks": [[0, 1, 2, 0, 2, 0, 0], [0, 2, 1, 0, 2, 0, 0]]}
+        "inputWidth": 3,
+        "tokens": 2,
+        "blocks": [[0, 1, 2, 0, 2, 0, 0], [0, 2, 1, 0, 2, 0, 0]],
+    }
 
 
 def test_softmax_has_no_polynomial_form():
@@ -91,8 +94,9 @@ def test_the_fiber_template_takes_a_network(m2):
     """u^2 d x^2 (an mlp of degree 2 on width one): the fiber through (u, d) = (2, 3) is the curve
     u^2 d = 12, one dimension, containing the point."""
     net = Network(1, 1, (MLP(1),))
-    script, rec = Macaulay2(m2).run("fiber", {**package_params(net), "charP": 0, "seed": 0, "columns": 1,
-                                              "weightPoint": [2, 3], "witnessTries": 6})
+    script, rec = Macaulay2(m2).run(
+        "fiber", {**package_params(net), "charP": 0, "seed": 0, "columns": 1, "weightPoint": [2, 3], "witnessTries": 6}
+    )
     assert rec["parameters"] == 2 and rec["fiber_dimension"] == 1
     assert net.parameters - dimension_modp(net).dimension == 1
     assert any(c["contains_point"] for c in rec["components"])

@@ -17,8 +17,17 @@ from lightning_cas.core.model import flat_weight_symbols, network_output
 from lightning_cas.errors import M2ParseError
 from lightning_cas.geometry import fibers
 from lightning_cas.macaulay2.connection import Macaulay2
-from lightning_cas.macaulay2.parse import (JSON_MARK, json_bool, json_int, json_int_list, json_polynomials,
-                                           json_rationals, json_record, json_str, records)
+from lightning_cas.macaulay2.parse import (
+    JSON_MARK,
+    json_bool,
+    json_int,
+    json_int_list,
+    json_polynomials,
+    json_rationals,
+    json_record,
+    json_str,
+    records,
+)
 from lightning_cas.macaulay2.render import SEARCH_PATH_LINE, package_file, render
 from lightning_cas.macaulay2.runner import run_script
 
@@ -37,34 +46,38 @@ def run_m2(tmp_path, body: str, m2: str, name: str = "run.m2", timeout: float = 
 
 # ---- the package on its own (no Python in the computation) --------------------------------------
 
+
 @pytest.mark.m2
 @pytest.mark.slow
 def test_the_package_tests_pass_under_check(m2, tmp_path):
     """`check "LightningCAS"` runs every TEST block; a failing one makes M2 exit non-zero."""
     out = run_m2(tmp_path, 'check "LightningCAS";\nprint "LCAS-CHECK-PASSED";\n', m2)
     assert "LCAS-CHECK-PASSED" in out.stdout
-    ran = (out.stdout + out.stderr).count('check(')
+    ran = (out.stdout + out.stderr).count("check(")
     assert ran >= 8, out.stdout + out.stderr
 
 
 @pytest.mark.m2
 def test_a_failing_package_test_is_seen(m2, tmp_path):
     """The check above can fail: the same machinery on a package with a false TEST exits non-zero."""
-    from lightning_cas.errors import M2Error
-
     import shutil
+
+    from lightning_cas.errors import M2Error
 
     copy = tmp_path / "m2"
     shutil.copytree(package_file().parent, copy)
     tests = copy / "LightningCAS" / "Tests.m2"
-    text = tests.read_text().replace("assert(neurovarietyDimension({3,1}, {1}, 1) == 7)",
-                                     "assert(neurovarietyDimension({3,1}, {1}, 1) == 8)")
+    text = tests.read_text().replace(
+        "assert(neurovarietyDimension({3,1}, {1}, 1) == 7)", "assert(neurovarietyDimension({3,1}, {1}, 1) == 8)"
+    )
     assert "== 8)" in text
     tests.write_text(text)
     broken = copy / "LightningCAS.m2"
     script = tmp_path / "check.m2"
-    script.write_text(f'loadPackage("LightningCAS", FileName => "{broken.as_posix()}");\n'
-                      'check(4, "LightningCAS");\nprint "LCAS-CHECK-PASSED";\n')
+    script.write_text(
+        f'loadPackage("LightningCAS", FileName => "{broken.as_posix()}");\n'
+        'check(4, "LightningCAS");\nprint "LCAS-CHECK-PASSED";\n'
+    )
     with pytest.raises(M2Error) as err:
         run_script(script, timeout=600, m2=m2)
     assert "LCAS-CHECK-PASSED" not in (err.value.output or "")
@@ -88,7 +101,7 @@ def examples() -> list[tuple[str, str]]:
             if line.strip() != "Example":
                 continue
             base = None
-            for body in lines[i + 1:]:
+            for body in lines[i + 1 :]:
                 if not body.strip():
                     continue
                 indent = len(body) - len(body.lstrip())
@@ -111,7 +124,7 @@ def test_the_examples_are_found():
 def docs_recipe() -> tuple[str, str]:
     """The two Macaulay2 blocks under "Installing it" in docs/macaulay2.md: install, then load by name."""
     text = (REPO / "docs" / "macaulay2.md").read_text()
-    section = text[text.index("## Installing it"):text.index("## The files")]
+    section = text[text.index("## Installing it") : text.index("## The files")]
     blocks = re.findall(r"```m2\n(.*?)```", section, re.S)
     assert len(blocks) == 2, blocks
     return blocks[0], blocks[1]
@@ -123,8 +136,12 @@ def test_the_install_recipe_of_the_docs_works_as_written(m2, tmp_path):
     """The docs' installPackage line (into a temp prefix) runs every example and checks every doc node;
     then a fresh Macaulay2 with the docs' path line loads the package by name and finds its help."""
     prefix = tmp_path / "prefix"
-    install, load = (block.replace("/path/to/lightning_cas/m2/LightningCAS.m2", package_file().as_posix())
-                     .replace("/some/dir/", f"{prefix.as_posix()}/") for block in docs_recipe())
+    install, load = (
+        block.replace("/path/to/lightning_cas/m2/LightningCAS.m2", package_file().as_posix()).replace(
+            "/some/dir/", f"{prefix.as_posix()}/"
+        )
+        for block in docs_recipe()
+    )
     script = tmp_path / "install.m2"
     script.write_text(install.rstrip() + ';\nprint "LCAS-INSTALLED";\n')
     out = run_script(script, timeout=900, m2=m2)
@@ -139,16 +156,20 @@ def test_the_install_recipe_of_the_docs_works_as_written(m2, tmp_path):
     missing = [(f, s) for f, s in examples() if f" : {s.splitlines()[0]}" not in shown]
     assert not missing, missing[:5]
     fresh = tmp_path / "fresh.m2"
-    fresh.write_text(load.replace("help LightningCAS", "h = toString help LightningCAS;") + textwrap.dedent('''
+    fresh.write_text(
+        load.replace("help LightningCAS", "h = toString help LightningCAS;")
+        + textwrap.dedent("""
         << "@@LCAS@@ source " << LightningCAS#"source file" << endl;
         << "@@LCAS@@ dimension " << neurovarietyDimension({3,3,3}, {2,2}, 2) << endl;
         << "@@LCAS@@ cites " << toString match("2408.17221", h) << endl;
-        '''))
+        """)
+    )
     recs = records(run_script(fresh, timeout=300, m2=m2).stdout)
     assert recs["source"].startswith(prefix.as_posix()) and recs["dimension"] == "23" and recs["cites"] == "true"
 
 
 # ---- what it computes, against Python ----------------------------------------------------------
+
 
 def _m2_entries(tmp_path, m2, call: str) -> list[sympy.Expr]:
     out = run_m2(tmp_path, f'printRecord new HashTable from {{"entries" => flatten entries {call}}};\n', m2)
@@ -169,8 +190,11 @@ def test_lightning_network_equals_the_python_model(m2, tmp_path):
 @pytest.mark.m2
 def test_two_heads_are_the_sum_of_two_single_head_layers(m2, tmp_path):
     """Heads => {2}: the package's output is the hand-written sum over heads, weights head by head."""
-    out = run_m2(tmp_path, 'printRecord new HashTable from {"w" => apply(lightningWeights({2,1}, {1}, '
-                           'Heads => {2}), toString)};\n', m2)
+    out = run_m2(
+        tmp_path,
+        'printRecord new HashTable from {"w" => apply(lightningWeights({2,1}, {1}, Heads => {2}), toString)};\n',
+        m2,
+    )
     names = json.loads(out.stdout.split(JSON_MARK)[1])["w"]
     assert names == [f"{m}_(1,{h},1,{c})" for h in (1, 2) for m in "qkv" for c in (1, 2)]
     assert names == [str(s) for s in flat_weight_symbols(Architecture((2, 1), (1,), 2, heads=(2,)))]
@@ -185,8 +209,17 @@ def test_two_heads_are_the_sum_of_two_single_head_layers(m2, tmp_path):
 
 # ---- JSON records: the contract between the package and Python ----------------------------------
 
-GOOD = JSON_MARK + json.dumps({"rank": 3, "ok": True, "v": "1.21", "degs": [1, 2], "gens": ["q_(1,1,1)^2-3*y_2"],
-                               "w": ["3", "-3/8"], "none": None})
+GOOD = JSON_MARK + json.dumps(
+    {
+        "rank": 3,
+        "ok": True,
+        "v": "1.21",
+        "degs": [1, 2],
+        "gens": ["q_(1,1,1)^2-3*y_2"],
+        "w": ["3", "-3/8"],
+        "none": None,
+    }
+)
 
 
 def test_a_good_record_reads_back():
@@ -197,21 +230,49 @@ def test_a_good_record_reads_back():
     assert json_rationals(rec, "w") == [3, sympy.Rational(-3, 8)] and json_rationals(rec, "none") is None
 
 
-@pytest.mark.parametrize("output", [
-    "", "no record here\n", GOOD + "\n" + GOOD + "\n", JSON_MARK + "{\"rank\": 3\n", JSON_MARK + "[1, 2]\n",
-    JSON_MARK + "{\"rank\": .75}\n", JSON_MARK + "{\"rank\": 0.75}\n", JSON_MARK + "{\"rank\": NaN}\n",
-    JSON_MARK + "{\"rank\": Infinity}\n", JSON_MARK + "{\"rank\": 1" + "0" * 5000 + "}\n",
-    JSON_MARK + "[" * 100000 + "]" * 100000 + "\n"])
+@pytest.mark.parametrize(
+    "output",
+    [
+        "",
+        "no record here\n",
+        GOOD + "\n" + GOOD + "\n",
+        JSON_MARK + '{"rank": 3\n',
+        JSON_MARK + "[1, 2]\n",
+        JSON_MARK + '{"rank": .75}\n',
+        JSON_MARK + '{"rank": 0.75}\n',
+        JSON_MARK + '{"rank": NaN}\n',
+        JSON_MARK + '{"rank": Infinity}\n',
+        JSON_MARK + '{"rank": 1' + "0" * 5000 + "}\n",
+        JSON_MARK + "[" * 100000 + "]" * 100000 + "\n",
+    ],
+)
 def test_malformed_records_are_refused(output):
     with pytest.raises(M2ParseError):
         json_record(output, "script.m2")
 
 
-@pytest.mark.parametrize("getter,value", [
-    (json_int, True), (json_int, "3"), (json_int, None), (json_int, [3]), (json_bool, 1), (json_str, 3),
-    (json_int_list, [1, True]), (json_int_list, "{1, 2}"), (json_polynomials, ["__import__('os')"]),
-    (json_polynomials, [3]), (json_polynomials, "x"), (json_rationals, ["1/0"]), (json_rationals, ["1.5"]),
-    (json_rationals, [True]), (json_rationals, [0.5]), (json_rationals, "3/4"), (json_rationals, ["1" * 5000])])
+@pytest.mark.parametrize(
+    "getter,value",
+    [
+        (json_int, True),
+        (json_int, "3"),
+        (json_int, None),
+        (json_int, [3]),
+        (json_bool, 1),
+        (json_str, 3),
+        (json_int_list, [1, True]),
+        (json_int_list, "{1, 2}"),
+        (json_polynomials, ["__import__('os')"]),
+        (json_polynomials, [3]),
+        (json_polynomials, "x"),
+        (json_rationals, ["1/0"]),
+        (json_rationals, ["1.5"]),
+        (json_rationals, [True]),
+        (json_rationals, [0.5]),
+        (json_rationals, "3/4"),
+        (json_rationals, ["1" * 5000]),
+    ],
+)
 def test_wrong_types_are_refused(getter, value):
     with pytest.raises(M2ParseError) as err:
         getter({"key": value}, "key", "script.m2")
@@ -226,9 +287,9 @@ def test_a_missing_key_is_named():
 @pytest.mark.m2
 def test_what_real_m2_gets_wrong_is_refused(m2, tmp_path):
     """JSON's own toJSON rounds rationals to floats, and writes .75 (not JSON): both refused."""
-    out = run_m2(tmp_path, f'needsPackage "JSON";\n'
-                 f'print("{JSON_MARK}" | toJSON(new HashTable from {{"w" => {{3/4}}}}));\n',
-                 m2)
+    out = run_m2(
+        tmp_path, f'needsPackage "JSON";\nprint("{JSON_MARK}" | toJSON(new HashTable from {{"w" => {{3/4}}}}));\n', m2
+    )
     with pytest.raises(M2ParseError, match="malformed JSON"):
         json_record(out.stdout)
     out = run_m2(tmp_path, 'printRecord new HashTable from {"w" => {3/4, 2}};\n', m2, "ok.m2")
@@ -246,6 +307,7 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
             script, rec = real(self, template, params)
             change(rec)
             return script, rec
+
         return run
 
     point = fibers.unflatten(arch, [1, 2, 3, -1, 1, 1])
@@ -259,6 +321,7 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
         for comp in rec["components"]:
             if comp["witness"] is not None:
                 comp["witness"] = ["1"] * arch.parameters
+
     monkeypatch.setattr(Macaulay2, "run", doctor(bad_witness))
     with pytest.raises(M2ParseError, match="witness of component"):
         fibers.fiber(arch, point, seed=0, method="m2", m2=m2)
@@ -268,6 +331,7 @@ def test_a_doctored_fiber_record_is_refused(m2, monkeypatch):
 
 
 # ---- rendering: numbers, the package path, one call -------------------------------------------
+
 
 def test_package_scripts_are_numbers_then_the_package_path_then_one_call():
     from lightning_cas.macaulay2.network import package_params
@@ -281,8 +345,9 @@ def test_package_scripts_are_numbers_then_the_package_path_then_one_call():
     assert "lcasNetwork" not in text and "printRecord dimensionRecord(" in text
 
 
-@pytest.mark.parametrize("bad", ['/opt/we"ird/m2/LightningCAS.m2', "/opt/back\\slash/LightningCAS.m2",
-                                 "/opt/new\nline/LightningCAS.m2"])
+@pytest.mark.parametrize(
+    "bad", ['/opt/we"ird/m2/LightningCAS.m2', "/opt/back\\slash/LightningCAS.m2", "/opt/new\nline/LightningCAS.m2"]
+)
 def test_a_package_path_that_cannot_be_quoted_is_refused(bad, monkeypatch):
     from pathlib import PurePosixPath
 

@@ -15,15 +15,29 @@ from pathlib import Path
 
 import pytest
 
-from lightning_cas.core.architecture import Architecture
 from lightning_cas.backends.m2 import dimension_jacobian
-from lightning_cas.errors import (LightningError, M2CrashError, M2Error, M2NotFoundError, M2ParseError,
-                                  M2ScriptError, M2TimeoutError)
-from lightning_cas.macaulay2.parse import (parse_int, parse_int_list, parse_polynomial, parse_polynomial_list, records,
-                                   require)
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.errors import (
+    LightningError,
+    M2CrashError,
+    M2Error,
+    M2NotFoundError,
+    M2ParseError,
+    M2ScriptError,
+    M2TimeoutError,
+)
 from lightning_cas.macaulay2.connection import Macaulay2
+from lightning_cas.macaulay2.parse import (
+    parse_int,
+    parse_int_list,
+    parse_polynomial,
+    parse_polynomial_list,
+    records,
+    require,
+)
 from lightning_cas.macaulay2.runner import M2Session, run_script
 from tests.support import wait_until
+
 
 def survived(name: str) -> None:
     print(f"fault survived: {name}")
@@ -54,6 +68,7 @@ def processes_with(marker: str) -> list[int]:
 
 # ---- run_script -----------------------------------------------------------------------------
 
+
 def test_timeout_kills_m2_and_everything_it_started(m2, tmp_path):
     # The script starts a background `sleep` (same process group) and then loops forever.
     naptime = f"{300 + secrets.randbelow(10**6) / 10**7:.7f}"  # unique command line for the sleep
@@ -75,8 +90,10 @@ def test_timeout_kills_m2_and_everything_it_started(m2, tmp_path):
     assert str(path) in str(err.value) and "3 s time limit" in str(err.value)
     assert elapsed < 15
     # the whole process group is gone: M2 and the sleep it started
-    assert wait_until(lambda: not processes_with(path.name) and not processes_with(f"sleep {naptime}"), 5), \
-        (processes_with(path.name), processes_with(f"sleep {naptime}"))
+    assert wait_until(lambda: not processes_with(path.name) and not processes_with(f"sleep {naptime}"), 5), (
+        processes_with(path.name),
+        processes_with(f"sleep {naptime}"),
+    )
     survived("timeout (M2 + child sleep killed)")
 
 
@@ -105,8 +122,9 @@ def test_cli_missing_binary_is_one_line(tmp_path):
 
     from lightning_cas.cli import main
 
-    res = CliRunner().invoke(main, ["dim", "--widths", "2,2", "--attention", "1", "--method", "jacobian",
-                                    "--m2", str(tmp_path / "nope")])
+    res = CliRunner().invoke(
+        main, ["dim", "--widths", "2,2", "--attention", "1", "--method", "jacobian", "--m2", str(tmp_path / "nope")]
+    )
     assert res.exit_code != 0 and isinstance(res.exception, SystemExit)
     assert res.stdout == ""
     lines = res.stderr.strip().splitlines()
@@ -163,7 +181,7 @@ def test_signal_is_a_crash(m2, tmp_path):
 
 def test_out_of_memory_is_named(m2, tmp_path):
     # M2 1.21 prints " *** out of memory trying to allocate N bytes, exiting ***" and exits 1
-    path = script(tmp_path, "L = for i from 1 to 100000000 list random(10^100);\nprint \"done\";\n")
+    path = script(tmp_path, 'L = for i from 1 to 100000000 list random(10^100);\nprint "done";\n')
     start = time.monotonic()
     with pytest.raises(M2CrashError, match="ran out of memory") as err:
         run_script(path, m2=m2, heap="50M", timeout=60)
@@ -175,12 +193,16 @@ def test_out_of_memory_is_named(m2, tmp_path):
 
 # ---- parsing garbage and truncated output ----------------------------------------------------
 
+
 def test_garbage_from_real_m2_is_refused_with_the_text(m2, tmp_path):
     # what M2 prints when a template goes wrong: a 2-D matrix, a non-integer, a cut-off list
-    path = script(tmp_path, 'print("@@LCAS@@ rank " | toString(3/2));\n'
-                            'print("@@LCAS@@ degrees {1, 2");\n'
-                            'print("@@LCAS@@ ideal " | toString(matrix{{1,2},{3,4}}));\n'
-                            'print matrix{{1,2},{3,4}};\n')
+    path = script(
+        tmp_path,
+        'print("@@LCAS@@ rank " | toString(3/2));\n'
+        'print("@@LCAS@@ degrees {1, 2");\n'
+        'print("@@LCAS@@ ideal " | toString(matrix{{1,2},{3,4}}));\n'
+        "print matrix{{1,2},{3,4}};\n",
+    )
     out = run_script(path, m2=m2)
     recs = records(out.stdout, str(path))
     with pytest.raises(M2ParseError, match=r"'3/2'"):
@@ -208,9 +230,25 @@ def test_parse_int_refuses(bad):
     assert repr(bad[:200]) in str(err.value)
 
 
-@pytest.mark.parametrize("bad", ["__import__(os)", "exit()", "x(1)", "9^99999999", "2^(2^(2^99))",
-                                 "((2^999)^999)^999", "1/0", "x**2", "x; y", "x = 1", "lambda x", "x^-1",
-                                 "open(f)", "q_(1,2"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "__import__(os)",
+        "exit()",
+        "x(1)",
+        "9^99999999",
+        "2^(2^(2^99))",
+        "((2^999)^999)^999",
+        "1/0",
+        "x**2",
+        "x; y",
+        "x = 1",
+        "lambda x",
+        "x^-1",
+        "open(f)",
+        "q_(1,2",
+    ],
+)
 def test_parse_polynomial_refuses_code_and_bombs(bad):
     start = time.monotonic()
     with pytest.raises(M2ParseError):
@@ -222,11 +260,12 @@ def test_parse_polynomial_reads_m2_forms():
     import sympy
 
     q, y = sympy.Symbol("q_(1,2,3)"), sympy.Symbol("y_4")  # the names Macaulay2 prints (core.names)
-    assert parse_polynomial("q_(1,2,3)^2*y_4 - 3/4*y_4") == q ** 2 * y - sympy.Rational(3, 4) * y
-    assert parse_polynomial_list("y_4 ; 2*y_4^3") == [y, 2 * y ** 3]
+    assert parse_polynomial("q_(1,2,3)^2*y_4 - 3/4*y_4") == q**2 * y - sympy.Rational(3, 4) * y
+    assert parse_polynomial_list("y_4 ; 2*y_4^3") == [y, 2 * y**3]
 
 
 # ---- the persistent session -----------------------------------------------------------------
+
 
 def test_session_is_faster_and_gives_the_same_answers(m2):
     arch = Architecture((2, 2), (1,), 2)
@@ -330,14 +369,20 @@ def test_session_prompt_cannot_be_forged_by_output(m2, tmp_path):
     with M2Session(m2=m2, timeout=60) as session, M2Session(m2=m2, timeout=60) as other:
         assert session.token != other.token
         # a script that prints everything a prompt is made of, except the secret token itself
-        forged = script(tmp_path, "\n".join([
-            'print "@@LCAS-PROMPT-";',
-            f'print "{other.token}";',
-            f'print "{session.token[:10]}";',
-            'print "@@LCAS@@ after 1";',
-            "sleep 1;",
-            'print "@@LCAS@@ last 2";',
-        ]) + "\n")
+        forged = script(
+            tmp_path,
+            "\n".join(
+                [
+                    'print "@@LCAS-PROMPT-";',
+                    f'print "{other.token}";',
+                    f'print "{session.token[:10]}";',
+                    'print "@@LCAS@@ after 1";',
+                    "sleep 1;",
+                    'print "@@LCAS@@ last 2";',
+                ]
+            )
+            + "\n",
+        )
         out = session.run(forged)
         assert records(out.stdout) == {"after": "1", "last": "2"}
         assert other.token in out.stdout
@@ -358,11 +403,8 @@ def test_all_m2_errors_are_lightning_errors():
         assert issubclass(cls, LightningError)
 
 
-
-
 def test_parse_int_refuses_integers_python_cannot_convert():
     with pytest.raises(M2ParseError, match="too long"):
         parse_int("9" * 5000)
     with pytest.raises(M2ParseError, match="too long"):
         parse_int_list("{1, " + "9" * 5000 + "}")
-

@@ -9,8 +9,14 @@ import time
 
 import pytest
 
-from lightning_cas.errors import (InputError, MsolveCrashError, MsolveNotFoundError, MsolveOutputError,
-                                  MsolveTimeoutError, TimeLimitError)
+from lightning_cas.errors import (
+    InputError,
+    MsolveCrashError,
+    MsolveNotFoundError,
+    MsolveOutputError,
+    MsolveTimeoutError,
+    TimeLimitError,
+)
 from lightning_cas.msolve import runner
 from lightning_cas.system.deadline import time_limit
 

@@ -30,7 +30,7 @@ def test_real_roots_over_qq_isolate_the_four_points(msolve_binary):
 def test_irrational_roots_come_as_dyadic_intervals_that_contain_them(msolve_binary):
     sol, _, _ = solve(["x"], [{(2,): 1, (0,): -2}], 0)  # x^2 = 2
     (neg,), (pos,) = sorted(sol.real_roots)
-    assert neg[0] < 0 and pos[0] ** 2 <= 2 <= pos[1] ** 2 and pos[1] - pos[0] < Fraction(1, 2 ** 100)
+    assert neg[0] < 0 and pos[0] ** 2 <= 2 <= pos[1] ** 2 and pos[1] - pos[0] < Fraction(1, 2**100)
     assert sol.parametrization.eliminating in ((-2, 0, 1), (2, 0, -1))
 
 
@@ -125,6 +125,9 @@ def test_malformed_output_is_a_parse_error(text):
 def test_the_lists_read_rationals_strings_and_comments():
     assert read_list("#c\n[0, ['x', -3 / 2^4, 5 / 3], []]:") == [0, ["x", Fraction(-3, 16), Fraction(5, 3)], []]
     assert read_polynomials("#x\n[1*x^1*y^1+65519,\nx^2,\ny^3]:", XY) == [
-        {(1, 1): 1, (0, 0): 65519}, {(2, 0): 1}, {(0, 3): 1}]
+        {(1, 1): 1, (0, 0): 65519},
+        {(2, 0): 1},
+        {(0, 3): 1},
+    ]
     with pytest.raises(MsolveParseError, match="unknown variable"):
         read_polynomials("[z^2]:", XY)

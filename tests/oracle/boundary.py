@@ -22,8 +22,9 @@ def boundary_value(net, weights, readout, X) -> mpmath.mpf:
     return mp.fsum(number(readout[i][j]) * Y[i, j] for i in range(Y.rows) for j in range(Y.cols))
 
 
-def nearest_on_lines(net, weights, readout, x0, degree: int, lines: int = 200, seed: int = 0,
-                     digits: int = 60) -> float:
+def nearest_on_lines(
+    net, weights, readout, x0, degree: int, lines: int = 200, seed: int = 0, digits: int = 60
+) -> float:
     """The smallest distance from X0 to a real point of B found on ``lines`` random lines through X0."""
     rng = random.Random(seed)
     d, t = net.input, net.tokens
@@ -34,10 +35,11 @@ def nearest_on_lines(net, weights, readout, x0, degree: int, lines: int = 200, s
             u = [[mp.mpf(rng.gauss(0, 1)) for _ in range(t)] for _ in range(d)]
             norm = mp.sqrt(mp.fsum(x * x for row in u for x in row))
             nodes = [mp.mpf(k) - mp.mpf(degree) / 2 for k in range(degree + 1)]
-            values = [boundary_value(net, weights, readout,
-                                     [[base[i][j] + s * u[i][j] for j in range(t)] for i in range(d)])
-                      for s in nodes]
-            V = mp.matrix([[s ** k for k in range(degree + 1)] for s in nodes])
+            values = [
+                boundary_value(net, weights, readout, [[base[i][j] + s * u[i][j] for j in range(t)] for i in range(d)])
+                for s in nodes
+            ]
+            V = mp.matrix([[s**k for k in range(degree + 1)] for s in nodes])
             coeffs = mp.lu_solve(V, mp.matrix(values))  # constant term first
             poly = [coeffs[k] for k in range(degree, -1, -1)]
             while poly and abs(poly[0]) < mp.mpf(10) ** (-digits // 2) * max(abs(c) for c in poly):

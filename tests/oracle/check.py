@@ -47,8 +47,10 @@ class Outcome:
             lines.append(f"  lower_by: {self.lower_by}")
             lines.append(f"  upper_by: {self.upper_by}")
         if self.oracle is not None:
-            lines.append(f"oracle: rank {self.oracle.rank} ({self.oracle.status}); singular values / largest: "
-                         + ", ".join(f"{r:.1e}" for r in self.oracle.ratios))
+            lines.append(
+                f"oracle: rank {self.oracle.rank} ({self.oracle.status}); singular values / largest: "
+                + ", ".join(f"{r:.1e}" for r in self.oracle.ratios)
+            )
         return "\n".join(lines)
 
 
@@ -66,15 +68,26 @@ def check(case: Case) -> Outcome:
     except InputError as exc:
         return Outcome("refused", case, refusal=str(exc), seconds=time.perf_counter() - start)
     except Exception as exc:  # not a one-line refusal: the house rules count it as a failure too
-        return Outcome("error", case, refusal=f"{type(exc).__module__}.{type(exc).__name__}: {exc}",
-                       seconds=time.perf_counter() - start)
+        return Outcome(
+            "error",
+            case,
+            refusal=f"{type(exc).__module__}.{type(exc).__name__}: {exc}",
+            seconds=time.perf_counter() - start,
+        )
     seconds = time.perf_counter() - start
     cert = result.certificate
     if cert is None:  # every non-polynomial rank at a point carries one; its absence is a failure too
         raise AssertionError(f"no certificate for a non-polynomial network:\n{case.python()}")
     oracle = oracle_rank(case.network, case.weights, case.inputs)
-    common = dict(case=case, oracle=oracle, lower=cert.lower, upper=cert.upper, upper_by=cert.upper_by,
-                  lower_by=cert.lower_by, seconds=seconds)
+    common = dict(
+        case=case,
+        oracle=oracle,
+        lower=cert.lower,
+        upper=cert.upper,
+        upper_by=cert.upper_by,
+        lower_by=cert.lower_by,
+        seconds=seconds,
+    )
     if oracle.lower is not None and oracle.lower > cert.upper:  # more real singular values than the bound
         return Outcome("wrong", **common)
     if not oracle.ok:

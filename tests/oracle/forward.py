@@ -90,7 +90,7 @@ def _attention(block: Attention, i: int, W: dict, Y, watch: Watch):
     t = Y.cols
     total = None
     for h in range(block.heads):
-        get = (lambda letter: W.get((i, h, letter)))
+        get = lambda letter: W.get((i, h, letter))
         Q = _affine(get("q"), Y, get("bq"))
         K = _affine(get("k"), Y, get("bk"))
         S = K.T * Q  # t x t: entry (i, j) = <K y_i, Q y_j>, key i, query j
@@ -147,14 +147,14 @@ def forward(net: Network, weights, X, watch: Watch | None = None):
         elif isinstance(block, MLP):
             hidden = _affine(W[(i, 0, "u")], Y, W.get((i, 0, "bu")))
             if block.activation == "power":
-                hidden = _entrywise(lambda x: x ** block.degree, hidden)
+                hidden = _entrywise(lambda x: x**block.degree, hidden)
             else:
                 hidden = _entrywise(_function(block.activation, watch), hidden)
             out = _affine(W[(i, 0, "d")], hidden, W.get((i, 0, "bd")))
         elif isinstance(block, Linear):
             out = _affine(W[(i, 0, "p")], Y, W.get((i, 0, "bp")))
         elif isinstance(block, Power):
-            out = _entrywise(lambda x: x ** block.degree, Y)
+            out = _entrywise(lambda x: x**block.degree, Y)
         elif isinstance(block, Activation):
             out = _entrywise(_function(block.function, watch), Y)
         elif isinstance(block, LayerNorm):

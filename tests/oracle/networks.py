@@ -32,10 +32,13 @@ class Case:
 
     def python(self) -> str:
         """The network as a constructor call, the point and the inputs, pasteable."""
-        w = ", ".join(f"F({q.numerator}, {q.denominator})" if q.denominator != 1 else f"F({q.numerator})"
-                      for q in self.weights)
-        return (f"net = {network_call(self.network)}\nweights = [{w}]\n"
-                f"inputs = {[[list(row) for row in X] for X in self.inputs]}")
+        w = ", ".join(
+            f"F({q.numerator}, {q.denominator})" if q.denominator != 1 else f"F({q.numerator})" for q in self.weights
+        )
+        return (
+            f"net = {network_call(self.network)}\nweights = [{w}]\n"
+            f"inputs = {[[list(row) for row in X] for X in self.inputs]}"
+        )
 
 
 def network_call(net: Network) -> str:
@@ -61,9 +64,16 @@ def _bias(pick, forced: bool) -> bool:
 def _attention(pick, width: int, softmax: bool, biased: bool) -> Attention:
     residual = pick((False, False, True))
     out = width if residual else pick((width, 1, 2))
-    return Attention(pick((1, 2)), heads=pick((1, 1, 2)), value=pick((None, None, 1)), out=out,
-                     causal=pick((False, True)), residual=residual,
-                     normalization="softmax" if softmax else "none", bias=_bias(pick, biased))
+    return Attention(
+        pick((1, 2)),
+        heads=pick((1, 1, 2)),
+        value=pick((None, None, 1)),
+        out=out,
+        causal=pick((False, True)),
+        residual=residual,
+        normalization="softmax" if softmax else "none",
+        bias=_bias(pick, biased),
+    )
 
 
 def _mlp(pick, width: int, activation: str, biased: bool) -> MLP:
@@ -99,8 +109,17 @@ KINDS = {
     "smooth": (("tanh", "gelu"), "linear", "lightning", "softmax", "mlp"),
     "layernorm": ("layernorm", "linear", "lightning", "softmax", "tanh"),
     "relu": ("relu", "linear", "lightning", "mlp", "power"),
-    "mixed": (("softmax", "tanh", "gelu", "relu", "layernorm"), "linear", "lightning", "softmax", "tanh", "gelu",
-              "relu", "layernorm", "mlp"),
+    "mixed": (
+        ("softmax", "tanh", "gelu", "relu", "layernorm"),
+        "linear",
+        "lightning",
+        "softmax",
+        "tanh",
+        "gelu",
+        "relu",
+        "layernorm",
+        "mlp",
+    ),
     # every bias present: affine maps break the symmetries that homogeneous ones have
     "biased": (("softmax", "tanh", "gelu", "layernorm"), "linear", "linear", "lightning", "softmax", "tanh"),
 }
@@ -145,8 +164,13 @@ def _has(blocks: list, entry) -> bool:
     """Some block is of the family's signature kind (one of them, for a tuple)."""
     kinds = entry if isinstance(entry, tuple) else (entry,)
     for b in blocks:
-        name = ("softmax" if getattr(b, "normalization", "none") == "softmax" else
-                "layernorm" if isinstance(b, LayerNorm) else getattr(b, "activation", getattr(b, "function", None)))
+        name = (
+            "softmax"
+            if getattr(b, "normalization", "none") == "softmax"
+            else "layernorm"
+            if isinstance(b, LayerNorm)
+            else getattr(b, "activation", getattr(b, "function", None))
+        )
         if name in kinds:
             return True
     return False
@@ -178,6 +202,7 @@ def draw_case(pick, family: str) -> Case:
     weights = tuple(pick(WEIGHTS) for _ in range(net.parameters))
     enough = min(-(-net.parameters // net.rows_per_sample), MAX_INPUTS)
     count = pick((1, enough, min(enough + 1, MAX_INPUTS)))
-    inputs = tuple(tuple(tuple(pick(ENTRIES) for _ in range(net.tokens)) for _ in range(net.input))
-                   for _ in range(count))
+    inputs = tuple(
+        tuple(tuple(pick(ENTRIES) for _ in range(net.tokens)) for _ in range(net.input)) for _ in range(count)
+    )
     return Case(family, net, weights, inputs)

@@ -34,8 +34,13 @@ def run(draws: int, seed: int):
             bad.append(outcome)
         if outcome.kind == "open":
             rank = outcome.oracle.rank
-            sides["at the lower bound" if rank == outcome.lower else "at the upper bound"
-                  if rank == outcome.upper else "strictly between"] += 1
+            sides[
+                "at the lower bound"
+                if rank == outcome.lower
+                else "at the upper bound"
+                if rank == outcome.upper
+                else "strictly between"
+            ] += 1
     return counts, bad, oracle_seconds, api_seconds, slowest, sides
 
 
@@ -59,9 +64,11 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     counts, bad, oracle_s, api_s, slowest, sides = run(args.draws, args.seed)
     print(table(counts))
-    print(f"\n{args.draws} draws in {time.perf_counter() - start:.1f} s; per draw the oracle "
-          f"{sum(oracle_s) / max(len(oracle_s), 1):.3f} s on average ({slowest:.2f} s at most), the API "
-          f"{sum(api_s) / max(len(api_s), 1):.3f} s")
+    print(
+        f"\n{args.draws} draws in {time.perf_counter() - start:.1f} s; per draw the oracle "
+        f"{sum(oracle_s) / max(len(oracle_s), 1):.3f} s on average ({slowest:.2f} s at most), the API "
+        f"{sum(api_s) / max(len(api_s), 1):.3f} s"
+    )
     if sides:
         print("open certificates, the oracle's rank: " + ", ".join(f"{n} {where}" for where, n in sides.items()))
     if not args.quiet:

@@ -31,8 +31,11 @@ def _checked(case: Case):
 @pytest.mark.parametrize("family", FAMILIES)
 # no shrinking: the failure message already names the whole (small) case, and shrinking a wrong
 # certificate re-runs the certifier hundreds of times
-@settings(max_examples=examples(60), phases=(Phase.explicit, Phase.reuse, Phase.generate),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(60),
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def test_no_certificate_contradicts_the_oracle(family, data):
     case = draw_case(lambda options: data.draw(st.sampled_from(options)), family)
@@ -54,6 +57,7 @@ def test_one_draw_per_family_agrees_with_the_oracle(family):
 # Certificates whose upper bound counted kernel vectors that were not in the kernel (networks with biases),
 # before every vector was checked against the Jacobian (core.kernel_proof).
 
+
 def _red_team_case(net, weights, inputs) -> Case:
     return Case("red team", net, tuple(F(w) for w in weights), inputs)
 
@@ -62,26 +66,66 @@ RED_TEAM = {
     # lightning attention with biases, a biased readout and tanh: certified 20, the rank is 21
     "attention-linear-tanh": _red_team_case(
         Network(3, 2, (Attention(1, bias=True), Linear(3, bias=True), Activation("tanh"))),
-        ["-1/4", "-1/2", "1/4", "3/4", "-3/4", "-3/4", "1/2", "-3/4", "-1/4", "1/2", "-3/4", "1/2", "-1/2",
-         "-3/4", "-3/4", "1/4", "1/4", "-3/4", "-1/2", "-3/4", "1/2", "1/4", "-3/4", "1/2", "-3/4", "-1/2", "3/4",
-         "3/4", "1/2", "-3/4", "1/2", "1/2"],
-        (((1, -1), (-1, -1), (2, -1)), ((1, 1), (-1, 2), (-1, 2)), ((1, 2), (2, -1), (-1, 2)),
-         ((2, 2), (-1, 1), (-1, 2)), ((2, -1), (2, -1), (2, -1)))),
+        [
+            "-1/4",
+            "-1/2",
+            "1/4",
+            "3/4",
+            "-3/4",
+            "-3/4",
+            "1/2",
+            "-3/4",
+            "-1/4",
+            "1/2",
+            "-3/4",
+            "1/2",
+            "-1/2",
+            "-3/4",
+            "-3/4",
+            "1/4",
+            "1/4",
+            "-3/4",
+            "-1/2",
+            "-3/4",
+            "1/2",
+            "1/4",
+            "-3/4",
+            "1/2",
+            "-3/4",
+            "-1/2",
+            "3/4",
+            "3/4",
+            "1/2",
+            "-3/4",
+            "1/2",
+            "1/2",
+        ],
+        (
+            ((1, -1), (-1, -1), (2, -1)),
+            ((1, 1), (-1, 2), (-1, 2)),
+            ((1, 2), (2, -1), (-1, 2)),
+            ((2, 2), (-1, 1), (-1, 2)),
+            ((2, -1), (2, -1), (2, -1)),
+        ),
+    ),
     # a biased embedding to width 1 before softmax attention: certified 4, the rank is 5
     "linear1-softmax": _red_team_case(
         Network(2, 2, (Linear(1, bias=True), Attention(1, out=2, normalization="softmax"))),
         ["-1/4", "3/4", "3/4", "-1/4", "-1/4", "3/4", "-1/2"],
-        (((2, -1), (1, 2)), ((1, 1), (2, 1)))),
+        (((2, -1), (1, 2)), ((1, 1), (2, 1))),
+    ),
     # one token: certified 0 by "10 independent exact kernel vectors" of 10 weights, the rank is 2
     "linear2-softmax-one-token": _red_team_case(
         Network(1, 1, (Linear(2, bias=True), Attention(1, out=1, normalization="softmax"))),
         ["1/4", "-1/4", "1/2", "3/4", "3/4", "-1/4", "-1/4", "-1/4", "3/4", "-1/4"],
-        (((2,),), ((1,),))),
+        (((2,),), ((1,),)),
+    ),
     # the same with a full value map to width 2: certified 1, the rank is 4
     "linear2-softmax-one-token-out2": _red_team_case(
         Network(1, 1, (Linear(2, bias=True), Attention(1, normalization="softmax"))),
         ["-1/4", "-1/2", "1/2", "-3/4", "1/4", "-3/4", "-1/2", "-1/4", "-1/2", "3/4", "-1/2", "1/4"],
-        (((-1,),), ((1,),), ((2,),))),
+        (((-1,),), ((1,),), ((2,),)),
+    ),
 }
 
 

@@ -32,10 +32,17 @@ def _cases():
     rng = random.Random(11)
     drawn = [draw_case(rng.choice, family) for family in FAMILIES for _ in range(6)]
     for net in NAMED:
-        drawn.append(Case(
-            "named", net, tuple(rng.choice(WEIGHTS) for _ in range(net.parameters)),
-            tuple(tuple(tuple(rng.choice(ENTRIES) for _ in range(net.tokens)) for _ in range(net.input))
-                  for _ in range(2))))
+        drawn.append(
+            Case(
+                "named",
+                net,
+                tuple(rng.choice(WEIGHTS) for _ in range(net.parameters)),
+                tuple(
+                    tuple(tuple(rng.choice(ENTRIES) for _ in range(net.tokens)) for _ in range(net.input))
+                    for _ in range(2)
+                ),
+            )
+        )
     return [c for c in drawn if not _on_a_kink(c)]  # where ReLU has no value of its derivative both refuse
 
 

@@ -13,7 +13,7 @@ def test_the_table_counts_every_draw_once(capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert all(k in lines[0] for k in OUTCOMES)
-    rows = {line.split()[0]: [int(v) for v in line.split()[1:]] for line in lines[2:3 + len(FAMILIES)]}
+    rows = {line.split()[0]: [int(v) for v in line.split()[1:]] for line in lines[2 : 3 + len(FAMILIES)]}
     assert set(rows) == set(FAMILIES) | {"all"}
     assert all(row[-1] == 1 for name, row in rows.items() if name != "all")
     assert rows["all"][-1] == len(FAMILIES) == sum(rows["all"][:-1])

@@ -21,14 +21,19 @@ from hypothesis import strategies as st
 from lightning_cas.api import load_result, result_from_dict
 from lightning_cas.core.names import parse_polynomial
 from lightning_cas.errors import InputError
-from lightning_cas.results.certificates import (BranchCertificate, Certificate, ConeCertificate,
-                                                SubmersionCertificate, WitnessCurveCertificate)
-from lightning_cas.results.claims import ClaimVerdict
-from lightning_cas.results.fibers import FiberResult
 from lightning_cas.geometry.formats import latex_document, m2_script
 from lightning_cas.results.boundary import BoundaryResult
-from lightning_cas.results.implicit import ImplicitResult
+from lightning_cas.results.certificates import (
+    BranchCertificate,
+    Certificate,
+    ConeCertificate,
+    SubmersionCertificate,
+    WitnessCurveCertificate,
+)
+from lightning_cas.results.claims import ClaimVerdict
+from lightning_cas.results.fibers import FiberResult
 from lightning_cas.results.ideals import Parametrization, SampleVerdict, Source, Stratum
+from lightning_cas.results.implicit import ImplicitResult
 from lightning_cas.results.singular import SingularLocusResult
 
 LEGACY = Path(__file__).parent / "data" / "legacy"
@@ -75,14 +80,22 @@ def test_every_result_written_before_still_loads(name):
     assert len(new_texts) == len(old_texts)
     for before, now in zip(old_texts, new_texts):
         assert "**" not in now and not OLD_NAME.search(now), now
-        renamed = {s: sympy.Symbol(re.sub(r"_(\d+(?:_\d+)+)$", lambda m: "_(" + m.group(1).replace("_", ",") + ")",
-                                          s.name)) for s in sympy.sympify(before).free_symbols}
+        renamed = {
+            s: sympy.Symbol(re.sub(r"_(\d+(?:_\d+)+)$", lambda m: "_(" + m.group(1).replace("_", ",") + ")", s.name))
+            for s in sympy.sympify(before).free_symbols
+        }
         assert parse_polynomial(now) == sympy.sympify(before).xreplace(renamed)  # the same polynomial
 
 
 def test_schema_2_is_written_by_the_classes_whose_form_changed():
-    for name, schema in (("implicit_211.json", 2), ("singular_whole_211.json", 2), ("boundary_211_vertex.json", 2),
-                         ("fiber_211_m2.json", 2), ("claims_211.json", None), ("point_singular_212.json", None)):
+    for name, schema in (
+        ("implicit_211.json", 2),
+        ("singular_whole_211.json", 2),
+        ("boundary_211_vertex.json", 2),
+        ("fiber_211_m2.json", 2),
+        ("claims_211.json", None),
+        ("point_singular_212.json", None),
+    ):
         assert json.loads(load_result(LEGACY / name).to_json()).get("schema") == schema, name
 
 
@@ -99,8 +112,11 @@ def test_legacy_certificates_become_their_classes():
     assert isinstance(kinds["boundary_222_submersion.json"], SubmersionCertificate)
     assert isinstance(kinds["boundary_212_branches.json"], BranchCertificate)
     witness = kinds["boundary_211_parallel.json"]
-    assert isinstance(witness, WitnessCurveCertificate) and witness.s0 == old("boundary_211_parallel.json")[
-        "certificate"]["s0"] and witness.blocks == "V,K"
+    assert (
+        isinstance(witness, WitnessCurveCertificate)
+        and witness.s0 == old("boundary_211_parallel.json")["certificate"]["s0"]
+        and witness.blocks == "V,K"
+    )
     cone = kinds["boundary_211_vertex.json"]
     assert isinstance(cone, ConeCertificate) and isinstance(cone.witness, WitnessCurveCertificate)
     assert cone.is_vertex and cone.is_boundary and not cone.is_interior
@@ -108,7 +124,9 @@ def test_legacy_certificates_become_their_classes():
     assert kinds["boundary_212_branches.json"].is_interior and not kinds["boundary_212_branches.json"].is_boundary
     # today's form: only the fields of the kind
     assert json.loads(load_result(LEGACY / "boundary_222_submersion.json").to_json())["certificate"] == {
-        "kind": "submersion", "regular_preimages": 1}
+        "kind": "submersion",
+        "regular_preimages": 1,
+    }
 
 
 def test_certificates_are_strict():
@@ -116,8 +134,14 @@ def test_certificates_are_strict():
         Certificate()  # abstract
     good = {"kind": "submersion", "regular_preimages": 2}
     assert Certificate.from_dict(good) == SubmersionCertificate(regular_preimages=2)
-    for bad in ({"kind": "magic"}, {"regular_preimages": 2}, {**good, "s0": None}, {**good, "s0": "1"}, [],
-                {"kind": "cone over a witness", "at": {}, "witness": good}):
+    for bad in (
+        {"kind": "magic"},
+        {"regular_preimages": 2},
+        {**good, "s0": None},
+        {**good, "s0": "1"},
+        [],
+        {"kind": "cone over a witness", "at": {}, "witness": good},
+    ):
         with pytest.raises(InputError):
             Certificate.from_dict(bad)
     data = json.loads(load_result(LEGACY / "boundary_222_submersion.json").to_json())
@@ -138,9 +162,17 @@ def test_enumerated_fields_are_str_enums_with_the_old_strings():
     claims = load_result(LEGACY / "claims_211.json")
     assert {c.verdict for c in claims.claims} <= set(ClaimVerdict) and claims.all_agree
     assert [Stratum.from_code(c) for c in ("rank11", "parallel", "rankA", "vertex", "none", 3)] == [
-        Stratum.RANK11, Stratum.PARALLEL, Stratum.RANK_A, Stratum.VERTEX, None, None]
-    assert json.loads(bd.to_json())["components"][0]["stratum"] == old("boundary_211_parallel.json")[
-        "components"][0]["stratum"]
+        Stratum.RANK11,
+        Stratum.PARALLEL,
+        Stratum.RANK_A,
+        Stratum.VERTEX,
+        None,
+        None,
+    ]
+    assert (
+        json.loads(bd.to_json())["components"][0]["stratum"]
+        == old("boundary_211_parallel.json")["components"][0]["stratum"]
+    )
 
 
 def test_generators_are_sympy_objects_and_typeset():
@@ -155,8 +187,9 @@ def test_generators_are_sympy_objects_and_typeset():
     assert fiber.components[0].polynomials == tuple(fiber.component_ideal(0))
     assert "q_{1,1,1}" in fiber.components[0]._repr_latex_() or "k_{1,1,1}" in fiber.components[0]._repr_latex_()
     sing = load_result(LEGACY / "singular_strata_212.json")
-    assert sing.pieces[0].polynomials == (-sympy.Symbol("b_(1,1)") * sympy.Symbol("b_(2,2)")
-                                          + sympy.Symbol("b_(1,2)") * sympy.Symbol("b_(2,1)"),)
+    assert sing.pieces[0].polynomials == (
+        -sympy.Symbol("b_(1,1)") * sympy.Symbol("b_(2,2)") + sympy.Symbol("b_(1,2)") * sympy.Symbol("b_(2,1)"),
+    )
 
 
 def test_a_tampered_polynomial_is_never_typeset_or_pasted():
@@ -201,8 +234,13 @@ def test_results_show_as_html_with_their_provenance(name):
     page = _parsed(res._repr_html_())
     text = "".join(page.text)
     assert page.tags <= ALLOWED_TAGS and set(page.attrs) <= ALLOWED_ATTRS
-    assert type(res).__name__ in text and "provenance" in text and res.method in text and "lightning_cas_version" in \
-        text and str(res.architecture) in text
+    assert (
+        type(res).__name__ in text
+        and "provenance" in text
+        and res.method in text
+        and "lightning_cas_version" in text
+        and str(res.architecture) in text
+    )
     if getattr(res, "certificate", None) is not None:  # nested records are tables, not reprs
         assert res.certificate.kind in text and "Certificate(" not in text
 

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from lightning_cas import Architecture, dimension
 from lightning_cas.api import load_result
 from lightning_cas.cli import main
+from lightning_cas.errors import InputError, M2ParseError, ResultError
 from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.results.verify import VerifyResult
-from lightning_cas.errors import InputError, M2ParseError, ResultError
 
 A22 = Architecture((2, 2), (1,), 2)  # 8 parameters, ambient dimension 80, dimension 6
 
@@ -49,9 +49,20 @@ def test_from_dict_and_load_result_refuse_numbers_that_contradict(name, good, tm
     with pytest.raises(InputError):
         load_result(path)
     with pytest.raises(InputError):  # nested, the same check
-        VerifyResult.from_dict({"kind": "VerifyResult", "architecture": good["architecture"], "computed": data,
-                                "predicted": 6, "prediction_status": "proved", "regime": "", "reason": None,
-                                "verdict": "agree", "method": "modp", "certainty": "probabilistic"})
+        VerifyResult.from_dict(
+            {
+                "kind": "VerifyResult",
+                "architecture": good["architecture"],
+                "computed": data,
+                "predicted": 6,
+                "prediction_status": "proved",
+                "regime": "",
+                "reason": None,
+                "verdict": "agree",
+                "method": "modp",
+                "certainty": "probabilistic",
+            }
+        )
 
 
 def test_a_consistent_record_still_round_trips(good, tmp_path):
@@ -65,14 +76,18 @@ def test_a_macaulay2_record_with_impossible_numbers_is_one_line_not_a_number(tmp
     """A (fake) Macaulay2 that reports rank 99 for 8 weights: once printed as "dimension 99, generic
     fiber dimension -91"; the result's own check refuses it, whatever built it."""
     fake = tmp_path / "M2"
-    fake.write_text("#!/bin/sh\necho '@@LCAS-JSON@@ {\"parameters\": 8, \"rank\": 99, \"rows\": 200, "
-                    "\"prime\": 32003, \"dimension\": 99, \"m2_version\": \"1.21\"}'\n")
+    fake.write_text(
+        '#!/bin/sh\necho \'@@LCAS-JSON@@ {"parameters": 8, "rank": 99, "rows": 200, '
+        '"prime": 32003, "dimension": 99, "m2_version": "1.21"}\'\n'
+    )
     fake.chmod(0o755)
     # refused where it enters (the Macaulay2 layer), and by the result's contract if it got further
     with pytest.raises((M2ParseError, ResultError), match="99 .*between 0 and 8"):
         dimension(A22, method="jacobian", prime=32003, m2=str(fake))
-    res = CliRunner().invoke(main, ["dim", "--widths", "2,2", "--attention", "1", "--method", "jacobian",
-                                    "--prime", "32003", "--m2", str(fake)])
+    res = CliRunner().invoke(
+        main,
+        ["dim", "--widths", "2,2", "--attention", "1", "--method", "jacobian", "--prime", "32003", "--m2", str(fake)],
+    )
     assert res.exit_code == 1 and res.stdout == "" and "-91" not in res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("lightning-cas: error:") and "internal error" not in lines[0]

@@ -18,8 +18,8 @@ from lightning_cas import api
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Network
-from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.core.symmetry import random_weights
+from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.system.points import WeightPoint
 
 LEGACY = Path(__file__).resolve().parent / "data" / "legacy"
@@ -40,21 +40,33 @@ def untimed(text: str) -> str:
 @pytest.fixture(scope="module")
 def network_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("net") / "net.json"
-    path.write_text(json.dumps({"input": 2, "tokens": 2, "blocks": [
-        {"kind": "attention", "attention": 1, "value": 1, "causal": True, "residual": True},
-        {"kind": "mlp", "hidden": 2}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "input": 2,
+                "tokens": 2,
+                "blocks": [
+                    {"kind": "attention", "attention": 1, "value": 1, "causal": True, "residual": True},
+                    {"kind": "mlp", "hidden": 2},
+                ],
+            }
+        )
+    )
     return str(path)
 
 
-@pytest.mark.parametrize("verb,args", [
-    ("dim", ["--widths", "2,2", "--attention", "2"]),
-    ("dim", ["--widths", "2,2", "--attention", "1", "--normalization", "softmax", "--method", "numeric"]),
-    ("dim", ["--arch", "NET"]),
-    ("verify", ["--arch", "NET"]),
-    ("predict", ["--widths", "3,3,3", "--attention", "2,2"]),
-    ("fiber", ["--widths", "2,1", "--attention", "1", "--method", "modp"]),
-    ("fiber", ["--arch", "NET"]),
-])
+@pytest.mark.parametrize(
+    "verb,args",
+    [
+        ("dim", ["--widths", "2,2", "--attention", "2"]),
+        ("dim", ["--widths", "2,2", "--attention", "1", "--normalization", "softmax", "--method", "numeric"]),
+        ("dim", ["--arch", "NET"]),
+        ("verify", ["--arch", "NET"]),
+        ("predict", ["--widths", "3,3,3", "--attention", "2,2"]),
+        ("fiber", ["--widths", "2,1", "--attention", "1", "--method", "modp"]),
+        ("fiber", ["--arch", "NET"]),
+    ],
+)
 def test_str_of_the_json_result_is_the_cli_text(network_file, verb, args):
     """The command run twice, once for text, once for JSON: the JSON read back prints the same text
     (only the time taken differs between the two runs)."""

@@ -89,7 +89,8 @@ def test_an_import_is_not_cut_in_half(prompt_alarm, tmp_path, monkeypatch):
     """A half-run import leaves a broken module for the rest of the process (a sweep worker's next job):
     the alarm waits for the import, then stops the body."""
     (tmp_path / "slow_to_import.py").write_text(
-        "import time\nend = time.monotonic() + %r\nwhile time.monotonic() < end:\n    pass\nloaded = True\n" % BUSY_S)
+        "import time\nend = time.monotonic() + %r\nwhile time.monotonic() < end:\n    pass\nloaded = True\n" % BUSY_S
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "slow_to_import", raising=False)
     with pytest.raises(TimeLimitError):

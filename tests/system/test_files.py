@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from lightning_cas.errors import InputError, OutputError
 from lightning_cas.system import files
 from lightning_cas.system.files import atomic_write_text, write_file
-from lightning_cas.errors import InputError, OutputError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,8 +66,16 @@ def test_writes_whole_files_and_replaces_regular_ones(tmp_path):
     assert leftovers(tmp_path, "out.json") == []
 
 
-@pytest.mark.parametrize("kind, word", [("fifo", "FIFO"), ("directory", "directory"), ("symlink", "symbolic link"),
-                                        ("socket", "socket"), ("device", "device")])
+@pytest.mark.parametrize(
+    "kind, word",
+    [
+        ("fifo", "FIFO"),
+        ("directory", "directory"),
+        ("symlink", "symbolic link"),
+        ("socket", "socket"),
+        ("device", "device"),
+    ],
+)
 def test_a_target_that_is_not_a_regular_file_is_refused_and_left_alone(kind, word, tmp_path):
     target = special_target(kind, tmp_path)
     before = os.lstat(target)
@@ -127,8 +135,10 @@ def test_a_full_disk_is_one_sentence_and_leaves_the_old_file(small_disk, tmp_pat
     target = where / "table.csv"
     target.write_text("old contents\n")
     if small_disk is None:  # cannot mount a small filesystem here: inject what a full disk answers
+
         def full(fd, data):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
         monkeypatch.setattr(files.os, "write", full)
     with pytest.raises(OutputError, match="No space left on device") as info:
         write_file(target, "y" * (1 << 20), "table")
@@ -153,8 +163,14 @@ def test_a_file_size_limit_is_one_sentence_and_leaves_the_old_file(tmp_path):
             print(exc)
             sys.exit(7)
     """)
-    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", child],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
     assert proc.returncode == 7, proc.stderr
     assert "File too large" in proc.stdout and proc.stdout.count("\n") == 1
     assert target.read_text() == "old\n"

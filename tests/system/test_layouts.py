@@ -62,17 +62,23 @@ def test_the_cli_takes_a_layout_and_refuses_one_without_inputs(tmp_path):
     arch.write_text(NET.to_toml())
     X = np.random.default_rng(1).integers(-5, 6, (4, 2, 3))  # PyTorch's (N, t, d_0)
     np.save(tmp_path / "x.npy", X)
-    ok = CliRunner().invoke(main, ["dim", "--arch", str(arch), "--inputs", str(tmp_path / "x.npy"), "--layout",
-                                   "tokens-features", "--json"])
+    ok = CliRunner().invoke(
+        main, ["dim", "--arch", str(arch), "--inputs", str(tmp_path / "x.npy"), "--layout", "tokens-features", "--json"]
+    )
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.output)["dimension"] == dimension(NET, inputs=np.swapaxes(X, 1, 2)).dimension
     bad = CliRunner().invoke(main, ["dim", "--arch", str(arch), "--layout", "tokens-features"])
     assert bad.exit_code == 2 and "give --inputs" in bad.output and "Traceback" not in bad.output
 
 
-@pytest.mark.parametrize("name, data", [("w.pt", b"PK\x03\x04" + b"\0" * 30 + b"archive/data.pkl"),
-                                        ("w.json", b"\x80\x04\x95" + b"\0" * 20),
-                                        ("w.pth", b"{}")])
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("w.pt", b"PK\x03\x04" + b"\0" * 30 + b"archive/data.pkl"),
+        ("w.json", b"\x80\x04\x95" + b"\0" * 20),
+        ("w.pth", b"{}"),
+    ],
+)
 def test_a_pickle_is_refused_unread_with_the_safetensors_recipe(tmp_path, name, data):
     path = tmp_path / name
     path.write_bytes(data)
@@ -82,11 +88,22 @@ def test_a_pickle_is_refused_unread_with_the_safetensors_recipe(tmp_path, name, 
         load_inputs(NET, path)
 
 
-@pytest.mark.parametrize("net", [
-    NET,
-    Network(4, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, normalization="softmax", bias=True),
-                   MLP(8, degree=3, residual=True), Linear(1, bias=True), Power(2))),
-])
+@pytest.mark.parametrize(
+    "net",
+    [
+        NET,
+        Network(
+            4,
+            3,
+            (
+                Attention(2, heads=2, value=2, causal=True, residual=True, normalization="softmax", bias=True),
+                MLP(8, degree=3, residual=True),
+                Linear(1, bias=True),
+                Power(2),
+            ),
+        ),
+    ],
+)
 def test_to_toml_and_to_json_round_trip(tmp_path, net):
     (tmp_path / "n.toml").write_text(net.to_toml())
     (tmp_path / "n.json").write_text(net.to_json())

@@ -11,9 +11,17 @@ import pytest
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import MLP, Attention, Linear, Network
-from lightning_cas.system.points import (WeightPoint, as_point, load_inputs, load_weights, point_from_data,
-                                       safetensors_arrays, save_weights, state_names)
 from lightning_cas.errors import InputError
+from lightning_cas.system.points import (
+    WeightPoint,
+    as_point,
+    load_inputs,
+    load_weights,
+    point_from_data,
+    safetensors_arrays,
+    save_weights,
+    state_names,
+)
 
 NET = Network(3, 2, (Attention(2, heads=2, value=1, causal=True), MLP(2, residual=True), Linear(1)))
 
@@ -35,7 +43,7 @@ def test_json_npz_and_flat_forms_give_the_same_exact_point(tmp_path):
     for name, shape in state_names(NET).items():
         _, i, letter = name.split(".")
         mats = [m for m in NET.weight_matrices if m.block == int(i) and m.letter == letter]
-        arrays[name] = np.concatenate([w[m.offset:m.stop] for m in mats]).reshape(shape)
+        arrays[name] = np.concatenate([w[m.offset : m.stop] for m in mats]).reshape(shape)
     np.savez(tmp_path / "w.npz", **arrays)
     assert load_weights(NET, tmp_path / "w.npz").values == flat.values
     (tmp_path / "flat.json").write_text(json.dumps({"weights": [float(v) for v in w]}))
@@ -50,15 +58,18 @@ def test_the_old_layers_form_reads_for_the_papers_network():
         point_from_data(NET, {"layers": []})
 
 
-@pytest.mark.parametrize("mutate, match", [
-    (lambda a: a.update({"blocks.1.u": np.full((2, 3), np.nan)}), "NaN"),
-    (lambda a: a.update({"blocks.1.u": np.full((2, 3), 1e-310)}), "subnormal"),
-    (lambda a: a.update({"blocks.1.u": np.zeros((3, 2))}), "shape"),
-    (lambda a: a.update({"blocks.1.u": np.zeros((2, 3), dtype=bool)}), "not numbers"),
-    (lambda a: a.update({"blocks.1.u": np.array([["a"] * 3] * 2)}), "not numbers"),
-    (lambda a: a.pop("blocks.2.p"), "'blocks.2.p' is missing"),
-    (lambda a: a.update({"blocks.2.q": np.zeros(1)}), "'blocks.2.q' is not a weight"),
-])
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda a: a.update({"blocks.1.u": np.full((2, 3), np.nan)}), "NaN"),
+        (lambda a: a.update({"blocks.1.u": np.full((2, 3), 1e-310)}), "subnormal"),
+        (lambda a: a.update({"blocks.1.u": np.zeros((3, 2))}), "shape"),
+        (lambda a: a.update({"blocks.1.u": np.zeros((2, 3), dtype=bool)}), "not numbers"),
+        (lambda a: a.update({"blocks.1.u": np.array([["a"] * 3] * 2)}), "not numbers"),
+        (lambda a: a.pop("blocks.2.p"), "'blocks.2.p' is missing"),
+        (lambda a: a.update({"blocks.2.q": np.zeros(1)}), "'blocks.2.q' is not a weight"),
+    ],
+)
 def test_bad_arrays_are_refused_naming_the_array(tmp_path, mutate, match):
     arrays = {name: np.ones(shape) for name, shape in state_names(NET).items()}
     mutate(arrays)
@@ -84,27 +95,31 @@ def _safetensors(tensors: dict, header_override=None) -> bytes:
 def test_safetensors_written_by_the_library_and_by_hand_read_the_same(tmp_path):
     from safetensors.numpy import save_file
 
-    arrays = {name: np.arange(np.prod(shape), dtype=np.float64).reshape(shape) / 7
-              for name, shape in state_names(NET).items()}
+    arrays = {
+        name: np.arange(np.prod(shape), dtype=np.float64).reshape(shape) / 7 for name, shape in state_names(NET).items()
+    }
     save_file(arrays, str(tmp_path / "lib.safetensors"))
     (tmp_path / "hand.safetensors").write_bytes(_safetensors(arrays))
     by_library = load_weights(NET, tmp_path / "lib.safetensors")
     assert by_library.values == load_weights(NET, tmp_path / "hand.safetensors").values
 
 
-@pytest.mark.parametrize("lie, match", [
-    (lambda h: h["blocks.0.q"].update(data_offsets=[0, 10 ** 9]), "claims bytes"),
-    (lambda h: h["blocks.0.q"].update(shape=[2, 2, 300]), "claims bytes"),
-    (lambda h: h["blocks.0.q"].update(dtype="BOOL"), "not a number type"),
-    (lambda h: h["blocks.0.k"].update(data_offsets=list(h["blocks.0.q"]["data_offsets"])), "overlap"),
-    (lambda h: h["blocks.0.q"].update(shape="12"), "invalid shape"),
-])
+@pytest.mark.parametrize(
+    "lie, match",
+    [
+        (lambda h: h["blocks.0.q"].update(data_offsets=[0, 10**9]), "claims bytes"),
+        (lambda h: h["blocks.0.q"].update(shape=[2, 2, 300]), "claims bytes"),
+        (lambda h: h["blocks.0.q"].update(dtype="BOOL"), "not a number type"),
+        (lambda h: h["blocks.0.k"].update(data_offsets=list(h["blocks.0.q"]["data_offsets"])), "overlap"),
+        (lambda h: h["blocks.0.q"].update(shape="12"), "invalid shape"),
+    ],
+)
 def test_a_safetensors_header_that_lies_is_refused(lie, match):
     arrays = {name: np.ones(shape) for name, shape in state_names(NET).items()}
     with pytest.raises(InputError, match=match):
         safetensors_arrays(_safetensors(arrays, lie), "bad.safetensors")
     with pytest.raises(InputError, match="header claims"):
-        safetensors_arrays(struct.pack("<Q", 2 ** 40) + b"{}", "bad.safetensors")
+        safetensors_arrays(struct.pack("<Q", 2**40) + b"{}", "bad.safetensors")
 
 
 def test_input_data_files(tmp_path):

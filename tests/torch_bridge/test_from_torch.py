@@ -32,27 +32,43 @@ def mha(E, H, **kw):
 LAYERS = {
     "linear": lambda: nn.Linear(4, 3, dtype=torch.float64),
     "linear-no-bias": lambda: nn.Linear(4, 2, bias=False, dtype=torch.float64),
-    "sequential": lambda: nn.Sequential(nn.Linear(4, 5, dtype=torch.float64), nn.Dropout(0.1).eval(),
-                                        nn.Sequential(nn.Linear(5, 2, bias=False, dtype=torch.float64))),
-    "torchnetwork": lambda: TorchNetwork(Network(4, 3, (Attention(2, heads=2, value=2, causal=True, residual=True,
-                                                                  bias=True), MLP(3, bias=True), Linear(2)))),
-    "torchnetwork-in-sequential": lambda: nn.Sequential(nn.Linear(4, 3, dtype=torch.float64),
-                                                        TorchNetwork(Network(3, 3, (Attention(1, bias=True),)))),
-    "relu-mlp": lambda: nn.Sequential(nn.Linear(4, 6, dtype=torch.float64), nn.ReLU(),
-                                      nn.Linear(6, 2, dtype=torch.float64)),
-    "gelu-tanh": lambda: nn.Sequential(nn.Linear(4, 5, dtype=torch.float64), nn.GELU(), nn.Tanh(),
-                                       nn.Linear(5, 3, bias=False, dtype=torch.float64)),
+    "sequential": lambda: nn.Sequential(
+        nn.Linear(4, 5, dtype=torch.float64),
+        nn.Dropout(0.1).eval(),
+        nn.Sequential(nn.Linear(5, 2, bias=False, dtype=torch.float64)),
+    ),
+    "torchnetwork": lambda: TorchNetwork(
+        Network(
+            4, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, bias=True), MLP(3, bias=True), Linear(2))
+        )
+    ),
+    "torchnetwork-in-sequential": lambda: nn.Sequential(
+        nn.Linear(4, 3, dtype=torch.float64), TorchNetwork(Network(3, 3, (Attention(1, bias=True),)))
+    ),
+    "relu-mlp": lambda: nn.Sequential(
+        nn.Linear(4, 6, dtype=torch.float64), nn.ReLU(), nn.Linear(6, 2, dtype=torch.float64)
+    ),
+    "gelu-tanh": lambda: nn.Sequential(
+        nn.Linear(4, 5, dtype=torch.float64), nn.GELU(), nn.Tanh(), nn.Linear(5, 3, bias=False, dtype=torch.float64)
+    ),
     "layernorm": lambda: _trained_layernorm(nn.LayerNorm(4, dtype=torch.float64)),
-    "layernorm-no-affine": lambda: nn.Sequential(nn.Linear(4, 3, dtype=torch.float64),
-                                                 nn.LayerNorm(3, elementwise_affine=False, eps=1e-3,
-                                                              dtype=torch.float64)),
+    "layernorm-no-affine": lambda: nn.Sequential(
+        nn.Linear(4, 3, dtype=torch.float64), nn.LayerNorm(3, elementwise_affine=False, eps=1e-3, dtype=torch.float64)
+    ),
     "layernorm-no-bias": lambda: nn.LayerNorm(4, bias=False, dtype=torch.float64),
-    "transformer-layer": lambda: nn.Sequential(nn.LayerNorm(4, dtype=torch.float64),
-                                               nn.Linear(4, 8, dtype=torch.float64), nn.GELU(),
-                                               nn.Linear(8, 4, dtype=torch.float64)),
-    "torchnetwork-functions": lambda: TorchNetwork(Network(4, 3, (MLP(5, activation="relu", bias=True),
-                                                                  LayerNorm(), Activation("tanh"),
-                                                                  MLP(3, activation="gelu", out=2)))),
+    "transformer-layer": lambda: nn.Sequential(
+        nn.LayerNorm(4, dtype=torch.float64),
+        nn.Linear(4, 8, dtype=torch.float64),
+        nn.GELU(),
+        nn.Linear(8, 4, dtype=torch.float64),
+    ),
+    "torchnetwork-functions": lambda: TorchNetwork(
+        Network(
+            4,
+            3,
+            (MLP(5, activation="relu", bias=True), LayerNorm(), Activation("tanh"), MLP(3, activation="gelu", out=2)),
+        )
+    ),
 }
 
 
@@ -72,8 +88,10 @@ def test_the_converted_network_computes_the_module(name):
     assert np.allclose(ours(net, point, x), module(x).detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("E, H, bias, batch_first", [(4, 1, True, False), (4, 2, True, True), (6, 2, False, True),
-                                                     (9, 1, True, True), (8, 2, True, False)])
+@pytest.mark.parametrize(
+    "E, H, bias, batch_first",
+    [(4, 1, True, False), (4, 2, True, True), (6, 2, False, True), (9, 1, True, True), (8, 2, True, False)],
+)
 def test_multihead_attention_converts_with_its_scale_and_biases(E, H, bias, batch_first):
     """d_head = 4 (scale 1/2) and 9 (1/3) are exact, 3 and 2 are the float64 PyTorch uses; batch_first only
     changes how the module is called."""
@@ -122,19 +140,22 @@ def test_half_precision_weights_are_read_exactly():
     assert [float(v) for v in point.values[:4]] == lin.weight.detach().to(torch.float64).reshape(-1).tolist()
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: mha(4, 2, add_bias_kv=True), "add_bias_kv"),
-    (lambda: nn.MultiheadAttention(4, 2, kdim=3, vdim=3), "kdim = 3"),
-    (lambda: nn.MultiheadAttention(4, 2, dropout=0.1).train(), "dropout = 0.1 in training mode"),
-    (lambda: nn.MultiheadAttention(4, 2, add_zero_attn=True), "add_zero_attn"),
-    (lambda: nn.Conv1d(2, 2, 1), "the Conv1d module is not supported"),
-    (lambda: nn.Sequential(nn.Linear(2, 2), nn.Softplus()), r"1 \(Softplus\) is not supported"),
-    (lambda: nn.GELU(approximate="tanh"), "approximate = 'tanh' is not supported"),
-    (lambda: nn.Sequential(nn.Linear(4, 4), nn.LayerNorm((2, 2))), r"normalized_shape = \(2, 2\)"),
-    (lambda: nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5)), r"Dropout\): p = 0.5 in training mode"),
-    (lambda: nn.Linear(2, 2).to(torch.float8_e4m3fn), "float8_e4m3fn"),
-    (lambda: nn.Linear(2, 2, device="meta"), "meta tensor"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: mha(4, 2, add_bias_kv=True), "add_bias_kv"),
+        (lambda: nn.MultiheadAttention(4, 2, kdim=3, vdim=3), "kdim = 3"),
+        (lambda: nn.MultiheadAttention(4, 2, dropout=0.1).train(), "dropout = 0.1 in training mode"),
+        (lambda: nn.MultiheadAttention(4, 2, add_zero_attn=True), "add_zero_attn"),
+        (lambda: nn.Conv1d(2, 2, 1), "the Conv1d module is not supported"),
+        (lambda: nn.Sequential(nn.Linear(2, 2), nn.Softplus()), r"1 \(Softplus\) is not supported"),
+        (lambda: nn.GELU(approximate="tanh"), "approximate = 'tanh' is not supported"),
+        (lambda: nn.Sequential(nn.Linear(4, 4), nn.LayerNorm((2, 2))), r"normalized_shape = \(2, 2\)"),
+        (lambda: nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5)), r"Dropout\): p = 0.5 in training mode"),
+        (lambda: nn.Linear(2, 2).to(torch.float8_e4m3fn), "float8_e4m3fn"),
+        (lambda: nn.Linear(2, 2, device="meta"), "meta tensor"),
+    ],
+)
 def test_unsupported_modules_options_and_tensors_are_refused_in_one_line(make, match):
     with pytest.raises(InputError, match=match) as info:
         from_torch(make())
@@ -156,8 +177,10 @@ def test_a_relu_mlp_from_torch_gets_its_exact_batch_functional_dimension():
     net, point = from_torch(module, tokens=1)
     x = torch.randn(40, 1, 3, dtype=torch.float64)
     result = dimension(net, at=point, inputs=x.numpy(), layout="tokens-features")
-    jac = torch.autograd.functional.jacobian(lambda *ps: torch.func.functional_call(
-        module, dict(zip([n for n, _ in module.named_parameters()], ps)), (x,)), tuple(module.parameters()))
+    jac = torch.autograd.functional.jacobian(
+        lambda *ps: torch.func.functional_call(module, dict(zip([n for n, _ in module.named_parameters()], ps)), (x,)),
+        tuple(module.parameters()),
+    )
     J = np.concatenate([j.reshape(x.shape[0] * 2, -1).numpy() for j in jac], axis=1)
     assert result.certainty == "exact" and result.certificate.lower == result.certificate.upper
     assert result.dimension == np.linalg.matrix_rank(J) == net.parameters - 6
@@ -165,8 +188,13 @@ def test_a_relu_mlp_from_torch_gets_its_exact_batch_functional_dimension():
 
 def test_a_layernorm_gelu_block_from_torch_gets_a_certified_rank():
     torch.manual_seed(4)
-    module = nn.Sequential(nn.Linear(3, 4, dtype=torch.float64), nn.LayerNorm(4, dtype=torch.float64),
-                           nn.Linear(4, 5, dtype=torch.float64), nn.GELU(), nn.Linear(5, 2, dtype=torch.float64))
+    module = nn.Sequential(
+        nn.Linear(3, 4, dtype=torch.float64),
+        nn.LayerNorm(4, dtype=torch.float64),
+        nn.Linear(4, 5, dtype=torch.float64),
+        nn.GELU(),
+        nn.Linear(5, 2, dtype=torch.float64),
+    )
     net, point = from_torch(module, tokens=2)
     result = dimension(net, at=point, inputs=np.random.default_rng(0).standard_normal((12, 3, 2)))
     assert result.method == "arb" and result.certificate.lower == result.certificate.upper == result.dimension

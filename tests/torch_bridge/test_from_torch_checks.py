@@ -108,8 +108,10 @@ class Renamed(nn.Linear):  # keeps nn.Linear's forward: converts as an nn.Linear
 def test_a_subclass_with_its_own_forward_is_refused():
     """The red team's module (its output is 0 whatever its weights) had been given the rank of an nn.Linear."""
     refused(Silenced(2, 2), r"^the Silenced module is a subclass of nn.Linear with its own forward;")
-    refused(nn.Sequential(linear(), Skipping(linear(), nn.ReLU())),
-            r"^1 \(Skipping\) is a subclass of nn.Sequential with its own forward;")
+    refused(
+        nn.Sequential(linear(), Skipping(linear(), nn.ReLU())),
+        r"^1 \(Skipping\) is a subclass of nn.Sequential with its own forward;",
+    )
     refused(nn.Sequential(linear(), Called()), r"^1 \(Called\) is a subclass of nn.ReLU with its own __call__;")
     net, _ = from_torch(nn.Sequential(Renamed(3, 2, dtype=torch.float64), nn.ReLU()))
     assert net.blocks[0].kind == "linear" and net.parameters == 8
@@ -128,8 +130,11 @@ def test_a_parametrized_weight_is_refused_until_it_is_fixed():
     from torch.nn.utils.parametrizations import weight_norm
 
     module = nn.Sequential(nn.ReLU(), weight_norm(nn.Linear(3, 2)))
-    refused(module, r"^1 \(ParametrizedLinear\) has a parametrization of weight .*remove_parametrizations\(module, "
-                    r"'weight', leave_parametrized=True\)")
+    refused(
+        module,
+        r"^1 \(ParametrizedLinear\) has a parametrization of weight .*remove_parametrizations\(module, "
+        r"'weight', leave_parametrized=True\)",
+    )
     parametrize.remove_parametrizations(module[1], "weight", leave_parametrized=True)
     net, point = from_torch(module)
     assert [float(v) for v in point.values[:6]] == module[1].weight.detach().double().reshape(-1).tolist()
@@ -149,15 +154,20 @@ def test_unsupported_modules_are_refused_with_what_converts():
 def test_a_module_used_twice_is_refused_as_tied_weights():
     """Sequential(l, ReLU(), l) had been one linear block: named_children() drops the repeat."""
     shared = linear()
-    refused(nn.Sequential(shared, nn.ReLU(), shared), r"^tied weights: 0 \(Linear\) is used twice, as 0 and 2 "
-                                                      r"\(0\.weight is 2\.weight\)")
+    refused(
+        nn.Sequential(shared, nn.ReLU(), shared),
+        r"^tied weights: 0 \(Linear\) is used twice, as 0 and 2 "
+        r"\(0\.weight is 2\.weight\)",
+    )
 
 
 def test_a_parameter_assigned_to_two_modules_is_refused_naming_both():
     a, b = linear(), linear()
     b.bias = a.bias
-    refused(nn.Sequential(OrderedDict(first=a, act=nn.Tanh(), second=b)),
-            r"^tied weights: first \(Linear\) and second \(Linear\) share a parameter \(first\.bias is second\.bias\)")
+    refused(
+        nn.Sequential(OrderedDict(first=a, act=nn.Tanh(), second=b)),
+        r"^tied weights: first \(Linear\) and second \(Linear\) share a parameter \(first\.bias is second\.bias\)",
+    )
 
 
 def test_parameters_on_shared_memory_are_tied_but_side_by_side_views_are_not():
@@ -167,8 +177,8 @@ def test_parameters_on_shared_memory_are_tied_but_side_by_side_views_are_not():
     flat = torch.randn(24, dtype=torch.float64)  # one flat buffer holding both layers, side by side
     c, d = linear(), linear()
     for module, at in ((c, 0), (d, 12)):
-        module.weight = nn.Parameter(flat[at:at + 9].view(3, 3))
-        module.bias = nn.Parameter(flat[at + 9:at + 12])
+        module.weight = nn.Parameter(flat[at : at + 9].view(3, 3))
+        module.bias = nn.Parameter(flat[at + 9 : at + 12])
     net, point = from_torch(nn.Sequential(c, d))
     assert [float(v) for v in point.values] == flat.tolist()
 
@@ -186,18 +196,29 @@ def test_a_module_without_weights_used_twice_converts_at_each_place():
 # ---------------------------------------------------------------- sizes before values
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: nn.Linear(2048, 2048, device="meta"), r"^the Linear module: out_features = 2048 is outside"),
-    (lambda: nn.Sequential(nn.Linear(4, 300, device="meta")), r"^0 \(Linear\): out_features = 300 is outside"),
-    (lambda: nn.MultiheadAttention(512, 8, device="meta"), r"^the MultiheadAttention module: embed_dim = 512 is"),
-    (lambda: nn.MultiheadAttention(128, 128, device="meta"), r"num_heads = 128 must divide embed_dim = 128 and be "
-                                                             r"at most 64"),
-    (lambda: nn.Sequential(nn.LayerNorm(4, device="meta"), nn.Linear(4, 3, device="meta"),
-                           nn.Linear(5, 2, device="meta")),
-     r"^2 \(Linear\) takes 5 features but 1 \(Linear\) before it gives 3; each layer must take"),
-    (lambda: nn.Sequential(*[nn.Linear(2, 2, device="meta") for _ in range(33)]),
-     "converts to 33 blocks, above the supported maximum of 32"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: nn.Linear(2048, 2048, device="meta"), r"^the Linear module: out_features = 2048 is outside"),
+        (lambda: nn.Sequential(nn.Linear(4, 300, device="meta")), r"^0 \(Linear\): out_features = 300 is outside"),
+        (lambda: nn.MultiheadAttention(512, 8, device="meta"), r"^the MultiheadAttention module: embed_dim = 512 is"),
+        (
+            lambda: nn.MultiheadAttention(128, 128, device="meta"),
+            r"num_heads = 128 must divide embed_dim = 128 and be "
+            r"at most 64",
+        ),
+        (
+            lambda: nn.Sequential(
+                nn.LayerNorm(4, device="meta"), nn.Linear(4, 3, device="meta"), nn.Linear(5, 2, device="meta")
+            ),
+            r"^2 \(Linear\) takes 5 features but 1 \(Linear\) before it gives 3; each layer must take",
+        ),
+        (
+            lambda: nn.Sequential(*[nn.Linear(2, 2, device="meta") for _ in range(33)]),
+            "converts to 33 blocks, above the supported maximum of 32",
+        ),
+    ],
+)
 def test_widths_and_limits_are_checked_before_any_weight_is_read(make, match):
     """Meta tensors have shapes and no values: reading one is refused, so a refusal about a size proves
     that the size was checked first."""
@@ -224,21 +245,26 @@ def test_a_block_the_network_refuses_is_named_by_its_module():
 # ---------------------------------------------------------------- options
 
 
-@pytest.mark.parametrize("options, match", [
-    ({"lightning": "yes"}, "lightning must be True or False, got 'yes'"),
-    ({"causal": 1}, "causal must be True or False, got 1"),
-    ({"tokens": "3"}, "tokens must be a whole number from 1 to 64, got '3'"),
-    ({"tokens": 0}, "tokens must be a whole number from 1 to 64, got 0"),
-    ({"tokens": True}, "tokens must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"lightning": "yes"}, "lightning must be True or False, got 'yes'"),
+        ({"causal": 1}, "causal must be True or False, got 1"),
+        ({"tokens": "3"}, "tokens must be a whole number from 1 to 64, got '3'"),
+        ({"tokens": 0}, "tokens must be a whole number from 1 to 64, got 0"),
+        ({"tokens": True}, "tokens must be a whole number"),
+    ],
+)
 def test_options_that_are_not_flags_or_counts_are_refused(options, match):
     refused(nn.MultiheadAttention(4, 2).eval(), match, **options)
 
 
 def test_a_top_level_and_a_named_module_are_named_readably():
     refused(nn.MultiheadAttention(4, 2, add_zero_attn=True), r"^the MultiheadAttention module: add_zero_attn")
-    refused(nn.Sequential(OrderedDict(attn=nn.MultiheadAttention(4, 2, add_zero_attn=True))),
-            r"^attn \(MultiheadAttention\): add_zero_attn")
+    refused(
+        nn.Sequential(OrderedDict(attn=nn.MultiheadAttention(4, 2, add_zero_attn=True))),
+        r"^attn \(MultiheadAttention\): add_zero_attn",
+    )
 
 
 # ---------------------------------------------------------------- the proof
@@ -249,8 +275,11 @@ def test_a_conversion_that_does_not_compute_the_module_is_refused_naming_the_lar
     attention they were built with; only running both forwards can tell."""
     model = TorchNetwork(Network(3, 3, (Attention(2, causal=True),)), seed=1)
     model.network = Network(3, 3, (Attention(2),))
-    message = refused(model, r"^the converted network does not compute what the module computes: on random inputs "
-                             r"\(seed 0\) the largest difference is ")
+    message = refused(
+        model,
+        r"^the converted network does not compute what the module computes: on random inputs "
+        r"\(seed 0\) the largest difference is ",
+    )
     assert "the module gives" in message and "the network" in message
 
 
@@ -264,8 +293,11 @@ def test_a_forward_patched_on_the_torch_class_itself_is_caught_by_the_check(monk
 def test_a_module_that_fails_or_gives_another_shape_when_run_is_refused():
     model = TorchNetwork(Network(3, 3, (Linear(2),)))
     model.blocks[0].spec = MLP(2)  # reads weights the module does not have
-    refused(model, r"^checking the conversion failed: copying the module to float64 and running it on random "
-                   r"inputs raised KeyError")
+    refused(
+        model,
+        r"^checking the conversion failed: copying the module to float64 and running it on random "
+        r"inputs raised KeyError",
+    )
     model = TorchNetwork(Network(3, 3, (Linear(2),)))
     model.blocks[0].spec = Activation("relu")
     refused(model, r"the module returns \(3, 3, 3\), the network \(3, 3, 2\)")

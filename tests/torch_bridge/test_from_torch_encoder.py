@@ -73,8 +73,10 @@ def test_a_post_ln_encoder_layer_computes_what_torch_computes(activation, batch_
     assert np.abs(ours(net, point, x) - theirs(module, x, batch_first)).max() < 1e-10
 
 
-@pytest.mark.parametrize("activation, function", [(F.relu, "relu"), (F.gelu, "gelu"), (nn.GELU(), "gelu"),
-                                                  (nn.ReLU(), "relu"), (nn.Tanh(), "tanh")])
+@pytest.mark.parametrize(
+    "activation, function",
+    [(F.relu, "relu"), (F.gelu, "gelu"), (nn.GELU(), "gelu"), (nn.ReLU(), "relu"), (nn.Tanh(), "tanh")],
+)
 def test_an_activation_given_as_a_function_or_a_module_converts(activation, function):
     module = layer(4, 2, activation=activation, batch_first=True)
     net, point = from_torch(module, tokens=2)
@@ -120,8 +122,9 @@ def test_an_encoder_of_two_layers_and_a_final_norm_computes_what_torch_computes(
 def test_an_embedding_first_is_a_linear_block_on_one_hot_token_ids():
     torch.manual_seed(2)
     embedding = nn.Embedding(10, 4, padding_idx=0, dtype=F64)
-    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 1, 8, batch_first=True, dtype=F64), 1,
-                                    enable_nested_tensor=False)
+    encoder = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(4, 1, 8, batch_first=True, dtype=F64), 1, enable_nested_tensor=False
+    )
     module = nn.Sequential(embedding, encoder).eval()
     net, point = from_torch(module, tokens=3)
     assert net.input == 10 and net.blocks[0] == Linear(4)
@@ -165,21 +168,36 @@ def refused(module, match, **kw) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: layer(4, 2, norm_first=True), r"^the TransformerEncoderLayer module: norm_first = True \(pre-LN\) "
-                                           r"computes x \+ SA\(LN1\(x\)\), a residual around a norm"),
-    (lambda: nn.TransformerEncoder(layer(4, 2, norm_first=True), 2, enable_nested_tensor=False),
-     r"^layers\.0 \(TransformerEncoderLayer\): norm_first = True"),
-    (lambda: layer(4, 2, activation=nn.GELU(approximate="tanh")),
-     r"^activation \(GELU\): approximate = 'tanh' is not supported"),
-    (lambda: layer(4, 2, activation=functools.partial(F.gelu, approximate="tanh")),
-     r"activation = functools\.partial\(<built-in function gelu>, approximate='tanh'\) is not supported"),
-    (lambda: layer(4, 2, activation=lambda x: F.relu(x)), r"activation = .*<lambda> is not supported"),
-    (lambda: layer(4, 2, dropout=0.1).train(), r"^dropout \(Dropout\): p = 0\.1 in training mode"),
-    (lambda: nn.Embedding(5, 3, max_norm=1.0), r"^the Embedding module: max_norm = 1\.0 rescales the rows"),
-    (lambda: nn.Sequential(nn.Linear(3, 5), nn.Embedding(5, 3)), r"^1 \(Embedding\) takes token ids, so it converts "
-                                                                 r"only as the first layer"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (
+            lambda: layer(4, 2, norm_first=True),
+            r"^the TransformerEncoderLayer module: norm_first = True \(pre-LN\) "
+            r"computes x \+ SA\(LN1\(x\)\), a residual around a norm",
+        ),
+        (
+            lambda: nn.TransformerEncoder(layer(4, 2, norm_first=True), 2, enable_nested_tensor=False),
+            r"^layers\.0 \(TransformerEncoderLayer\): norm_first = True",
+        ),
+        (
+            lambda: layer(4, 2, activation=nn.GELU(approximate="tanh")),
+            r"^activation \(GELU\): approximate = 'tanh' is not supported",
+        ),
+        (
+            lambda: layer(4, 2, activation=functools.partial(F.gelu, approximate="tanh")),
+            r"activation = functools\.partial\(<built-in function gelu>, approximate='tanh'\) is not supported",
+        ),
+        (lambda: layer(4, 2, activation=lambda x: F.relu(x)), r"activation = .*<lambda> is not supported"),
+        (lambda: layer(4, 2, dropout=0.1).train(), r"^dropout \(Dropout\): p = 0\.1 in training mode"),
+        (lambda: nn.Embedding(5, 3, max_norm=1.0), r"^the Embedding module: max_norm = 1\.0 rescales the rows"),
+        (
+            lambda: nn.Sequential(nn.Linear(3, 5), nn.Embedding(5, 3)),
+            r"^1 \(Embedding\) takes token ids, so it converts "
+            r"only as the first layer",
+        ),
+    ],
+)
 def test_what_the_network_model_cannot_express_is_refused_in_one_line(make, match):
     refused(make(), match)
 
@@ -190,8 +208,11 @@ class OwnFeedforward(nn.TransformerEncoderLayer):
 
 
 def test_a_layer_replacing_part_of_its_forward_or_its_children_is_refused():
-    refused(OwnFeedforward(4, 2, 8), r"^the OwnFeedforward module is a subclass of nn\.TransformerEncoderLayer with "
-                                     r"its own _ff_block")
+    refused(
+        OwnFeedforward(4, 2, 8),
+        r"^the OwnFeedforward module is a subclass of nn\.TransformerEncoderLayer with "
+        r"its own _ff_block",
+    )
     module = layer(4, 2)
     module.linear1 = nn.Linear(4, 6, dtype=F64)  # linear2 still takes 8
     refused(module, r"linear2 maps 8 to 4 features but linear1 maps 4 to 6")

@@ -25,11 +25,21 @@ def _trained(norm):
     return norm
 
 
-@pytest.mark.parametrize("make, blocks", [
-    (lambda: nn.Sequential(nn.Linear(4, 5, dtype=F64), _trained(nn.RMSNorm(5, eps=1e-3, dtype=F64)), nn.GELU(),
-                           nn.Linear(5, 2, dtype=F64)), 4),
-    (lambda: nn.Sequential(nn.Linear(4, 3, dtype=F64), nn.RMSNorm(3, elementwise_affine=False, dtype=F64)), 2),
-])
+@pytest.mark.parametrize(
+    "make, blocks",
+    [
+        (
+            lambda: nn.Sequential(
+                nn.Linear(4, 5, dtype=F64),
+                _trained(nn.RMSNorm(5, eps=1e-3, dtype=F64)),
+                nn.GELU(),
+                nn.Linear(5, 2, dtype=F64),
+            ),
+            4,
+        ),
+        (lambda: nn.Sequential(nn.Linear(4, 3, dtype=F64), nn.RMSNorm(3, elementwise_affine=False, dtype=F64)), 2),
+    ],
+)
 def test_the_converted_network_computes_what_torch_computes(make, blocks):
     torch.manual_seed(0)
     module = make()
@@ -65,8 +75,11 @@ def test_an_rmsnorm_over_two_axes_is_refused_in_one_line():
 
 def test_an_rmsnorm_from_torch_gets_a_certified_rank():
     torch.manual_seed(4)
-    module = nn.Sequential(nn.Linear(3, 4, bias=False, dtype=F64), _trained(nn.RMSNorm(4, dtype=F64)),
-                           nn.Linear(4, 2, bias=False, dtype=F64))
+    module = nn.Sequential(
+        nn.Linear(3, 4, bias=False, dtype=F64),
+        _trained(nn.RMSNorm(4, dtype=F64)),
+        nn.Linear(4, 2, bias=False, dtype=F64),
+    )
     net, point = from_torch(module, tokens=2)
     result = dimension(net, at=point)
     assert result.method == "arb" and result.certificate.lower == result.certificate.upper == result.dimension

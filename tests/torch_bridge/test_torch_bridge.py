@@ -12,16 +12,23 @@ from lightning_cas import api  # noqa: E402
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power  # noqa: E402
-from lightning_cas.system.points import load_weights  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
+from lightning_cas.system.points import load_weights  # noqa: E402
 from lightning_cas.torch_bridge import TorchNetwork, point_from_state_dict  # noqa: E402
 
 NETS = [
     Network(3, 3, (Attention(2, causal=True, residual=True), MLP(3, residual=True), Linear(1))),
     Network(4, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, normalization="softmax"), Linear(2))),
     # biases: torch's own broadcasting is an independent check of the forward definition's
-    Network(3, 3, (Attention(2, heads=2, value=2, causal=True, residual=True, bias=True), MLP(3, bias=True),
-                   Linear(1, bias=True))),
+    Network(
+        3,
+        3,
+        (
+            Attention(2, heads=2, value=2, causal=True, residual=True, bias=True),
+            MLP(3, bias=True),
+            Linear(1, bias=True),
+        ),
+    ),
     Network(3, 3, (Attention(2, heads=2, bias=True, normalization="softmax"), Linear(2, bias=True))),
 ]
 
@@ -67,13 +74,16 @@ def test_a_state_dict_with_missing_or_extra_keys_is_refused_naming_the_key():
         point_from_state_dict(net, bad)
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda t: t.to("meta"), "is a meta tensor"),
-    (lambda t: t.to(torch.float8_e4m3fn), "holds torch.float8_e4m3fn"),
-    (lambda t: t.to_sparse(), r"is a sparse tensor \(torch.sparse_coo\)"),
-    (lambda t: t.to_sparse_csr(), r"is a sparse tensor \(torch.sparse_csr\)"),
-    (lambda t: t.to(torch.complex128), "holds torch.complex128"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda t: t.to("meta"), "is a meta tensor"),
+        (lambda t: t.to(torch.float8_e4m3fn), "holds torch.float8_e4m3fn"),
+        (lambda t: t.to_sparse(), r"is a sparse tensor \(torch.sparse_coo\)"),
+        (lambda t: t.to_sparse_csr(), r"is a sparse tensor \(torch.sparse_csr\)"),
+        (lambda t: t.to(torch.complex128), "holds torch.complex128"),
+    ],
+)
 @pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
 def test_a_state_dict_tensor_without_readable_values_is_refused_naming_it(make, match):
     """These had raised torch's or numpy's own NotImplementedError or TypeError."""
@@ -110,16 +120,31 @@ def test_rank_at_trained_weights_against_the_generic_rank_and_a_float_baseline()
 
     def f(*ps):
         return torch.func.functional_call(model, dict(zip(names, ps)), (probe,)).reshape(-1)
+
     J = torch.cat([j.reshape(j.shape[0], -1) for j in torch.autograd.functional.jacobian(f, params)], dim=1)
     assert np.linalg.matrix_rank(J.numpy()) == generic.dimension
 
 
-@pytest.mark.parametrize("net", [
-    Network(4, 3, tuple(Attention(2) for _ in range(6))),  # degree 3^6 in the inputs
-    Network(4, 3, tuple(b for _ in range(4) for b in (Attention(2, heads=2, value=2, causal=True, residual=True,
-                                                                bias=True), MLP(8, residual=True, bias=True)))),
-    Network(3, 1, (Linear(4), Power(2), Linear(4), Power(2), Linear(4), Power(2), Linear(1))),
-], ids=lambda n: n.label())
+@pytest.mark.parametrize(
+    "net",
+    [
+        Network(4, 3, tuple(Attention(2) for _ in range(6))),  # degree 3^6 in the inputs
+        Network(
+            4,
+            3,
+            tuple(
+                b
+                for _ in range(4)
+                for b in (
+                    Attention(2, heads=2, value=2, causal=True, residual=True, bias=True),
+                    MLP(8, residual=True, bias=True),
+                )
+            ),
+        ),
+        Network(3, 1, (Linear(4), Power(2), Linear(4), Power(2), Linear(4), Power(2), Linear(1))),
+    ],
+    ids=lambda n: n.label(),
+)
 def test_the_initial_forward_pass_is_of_order_one_at_any_depth(net):
     """On fresh Gaussian inputs (not the calibration batch) the output's root mean square is of order one."""
     model = TorchNetwork(net, seed=3)

@@ -11,11 +11,33 @@ cell against its stored result), :mod:`.execute` (running it all).
 """
 
 from lightning_cas.batch.notebook.build import KERNEL, META, JobCell, build_notebook, cell_code, setup_source
-from lightning_cas.batch.notebook.execute import (NotebookRun, execute_notebook, refused_cells, run_notebook,
-                                                  write_notebook)
+from lightning_cas.batch.notebook.execute import (
+    NotebookRun,
+    execute_notebook,
+    refused_cells,
+    run_notebook,
+    write_notebook,
+)
 from lightning_cas.batch.notebook.judge import INCOMPLETE, CellOutcome, cell_text, clean_text, judge, observed
 from lightning_cas.batch.notebook.kernel import install_package
 
-__all__ = ["INCOMPLETE", "KERNEL", "META", "CellOutcome", "JobCell", "NotebookRun", "build_notebook", "cell_code",
-           "cell_text", "clean_text", "execute_notebook", "install_package", "judge", "observed", "refused_cells",
-           "run_notebook", "setup_source", "write_notebook"]
+__all__ = [
+    "INCOMPLETE",
+    "KERNEL",
+    "META",
+    "CellOutcome",
+    "JobCell",
+    "NotebookRun",
+    "build_notebook",
+    "cell_code",
+    "cell_text",
+    "clean_text",
+    "execute_notebook",
+    "install_package",
+    "judge",
+    "observed",
+    "refused_cells",
+    "run_notebook",
+    "setup_source",
+    "write_notebook",
+]

@@ -24,17 +24,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.system.files import check_path
 from lightning_cas.backends.m2 import M2_PRIME, check_implicit_size, jacobian_size
 from lightning_cas.batch.records import JobResult, Origin, Status, check_numbers, judged, upgrade_result
 from lightning_cas.batch.report import scan
 from lightning_cas.batch.spec import METHODS, Job, spec_toml
 from lightning_cas.batch.store import RecordCheck, ResultStore, verify_record
-from lightning_cas.results.display import escape, printable
-from lightning_cas.system.files import read_json
-from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.errors import InputError, LightningError
 from lightning_cas.macaulay2.network import network_call, network_comments
+from lightning_cas.results.dimension import DimensionResult
+from lightning_cas.results.display import escape, printable
+from lightning_cas.system.files import check_path, read_json
 
 KERNEL = "m2"
 KERNELSPEC = {"name": KERNEL, "display_name": "M2", "language": "text/x-macaulay2"}
@@ -76,6 +75,7 @@ class JobCell:
 
 
 # ---- what the notebook is built from -------------------------------------------------------------
+
 
 def result_file_record(path: Path) -> RecordCheck:
     """One result file named on the command line: a job record, or a DimensionResult written by
@@ -133,19 +133,31 @@ def cell_code(rec: JobResult, limit_s: float | None = None) -> tuple[str | None,
     else:
         entries = jacobian_size(arch)
         if entries > CELL_MAX_ENTRIES:
-            return None, (f"the Jacobian a Macaulay2 cell would build has {entries:,} entries, above the notebook's "
-                          f"cap of {CELL_MAX_ENTRIES:,}; `lightning-cas sweep --recheck` recomputes such jobs")
+            return None, (
+                f"the Jacobian a Macaulay2 cell would build has {entries:,} entries, above the notebook's "
+                f"cap of {CELL_MAX_ENTRIES:,}; `lightning-cas sweep --recheck` recomputes such jobs"
+            )
         res = rec.result
         prime = res.primes[0] if method == "jacobian" and res is not None and res.primes else M2_PRIME
-        what = (f"the rank of the coefficient Jacobian at a random point over ZZ/{prime}"
-                + ("" if method == "jacobian" else f" (a second computation of this {md(method)} job's dimension)"))
+        what = f"the rank of the coefficient Jacobian at a random point over ZZ/{prime}" + (
+            "" if method == "jacobian" else f" (a second computation of this {md(method)} job's dimension)"
+        )
         ring = f"ZZ/{prime}"
         strategy = "Jacobian"
     limit = math.ceil(limit_s if limit_s is not None else float(rec.job.timeout or DEFAULT_CELL_LIMIT_S))
     call = f'r = dimensionRecord(N, Strategy => "{strategy}", CoefficientRing => {ring}, Columns => 1);'
-    return "\n".join([f"--%timeout={limit}", f"-- {rec.label}: {what}", *network_comments(arch),
-                      f"setRandomSeed {rec.job.seed};", f"N = {network_call(arch)};", call,
-                      f'lcasCheck("{rec.label}", r);', "r"]), None
+    return "\n".join(
+        [
+            f"--%timeout={limit}",
+            f"-- {rec.label}: {what}",
+            *network_comments(arch),
+            f"setRandomSeed {rec.job.seed};",
+            f"N = {network_call(arch)};",
+            call,
+            f'lcasCheck("{rec.label}", r);',
+            "r",
+        ]
+    ), None
 
 
 SETUP_LIMIT_S = 60  # the setup cell's limit when no --timeout is given (it loads the package)
@@ -155,15 +167,19 @@ def setup_source(limit_s: float | None = None) -> str:
     """The first code cell: loads LightningCAS by name (installed once, see the title cell) and
     defines ``lcasCheck``, which prints a cell's records only for a checking kernel. ``limit_s``: the
     limit of every cell (``--timeout``), this one's too."""
-    return "\n".join([
-        f"--%timeout={math.ceil(limit_s) if limit_s is not None else SETUP_LIMIT_S}",
-        "-- the Macaulay2 package of lightning_cas, installed once (see above) and loaded by name",
-        'needsPackage "LightningCAS";',
-        "lcasChecking = lcasChecking === true;",
-        'lcasCheck = (label, r) -> if lcasChecking then (<< "@@LCAS@@ cell_begin " << label << endl; printRecord r;',
-        '    << "@@LCAS@@ cell_end " << label << endl;);',
-        'if lcasChecking then << "@@LCAS@@ m2_version " << version#"VERSION" << endl;',
-        'version#"VERSION"'])
+    return "\n".join(
+        [
+            f"--%timeout={math.ceil(limit_s) if limit_s is not None else SETUP_LIMIT_S}",
+            "-- the Macaulay2 package of lightning_cas, installed once (see above) and loaded by name",
+            'needsPackage "LightningCAS";',
+            "lcasChecking = lcasChecking === true;",
+            "lcasCheck = (label, r) -> if lcasChecking then ("
+            '<< "@@LCAS@@ cell_begin " << label << endl; printRecord r;',
+            '    << "@@LCAS@@ cell_end " << label << endl;);',
+            'if lcasChecking then << "@@LCAS@@ m2_version " << version#"VERSION" << endl;',
+            'version#"VERSION"',
+        ]
+    )
 
 
 def job_cell(check: RecordCheck, store: ResultStore, limit_s: float | None = None) -> JobCell:
@@ -178,6 +194,7 @@ def job_cell(check: RecordCheck, store: ResultStore, limit_s: float | None = Non
 
 
 # ---- the notebook ------------------------------------------------------------------------------
+
 
 def _outcome(rec: JobResult) -> str:
     if rec.result is None:
@@ -195,50 +212,84 @@ def _title(root: Path, cells: list[JobCell]) -> str:
     hosts = sorted({r.host for r in recs})
     limits = sorted({r.job.timeout for r in recs if r.job.timeout})
     claims = sum(c.source is Origin.CLAIM for c in cells)
-    return "\n".join([
-        f"# lightning-cas run `{md(root.resolve().name)}`", "",
-        f"- jobs: {len(recs)} (methods: {', '.join(map(md, methods)) or 'none'}; statuses: "
-        + ", ".join(f"{s} {sum(r.status == s for r in recs)}" for s in Status) + ")",
-        f"- records: {len(recs) - claims} computed by the exporting user, {claims} claims from elsewhere "
-        "(not signed with the exporting user's key: their numbers are what this notebook checks)",
-        f"- time limits per job: {', '.join(f'{t:g} s' for t in limits) or 'none stored'}",
-        f"- lightning_cas {__version__} (this export); Macaulay2 of the run: "
-        f"{', '.join(map(md, m2_versions)) or 'not recorded'}; hosts: {', '.join(map(md, hosts))}", "",
-        "To run it: the Jupyter kernel `m2` (Debian's macaulay2-jupyter-kernel) and the package LightningCAS "
-        "installed once for your Macaulay2 (`lightning-cas notebook --install-package`, or see "
-        "docs/notebooks.md). Each job cell starts with `--%timeout=N`, the kernel's time limit. "
-        "`lightning-cas notebook RESULTS -o out.ipynb --execute` runs every cell and compares it with the "
-        "stored result.", "",
-        "The spec, as expanded into jobs (`lightning-cas sweep` accepts it as it is):", "",
-        "```toml", spec_toml(printable(root.resolve().name), [r.job for r in recs]), "```"])
+    return "\n".join(
+        [
+            f"# lightning-cas run `{md(root.resolve().name)}`",
+            "",
+            f"- jobs: {len(recs)} (methods: {', '.join(map(md, methods)) or 'none'}; statuses: "
+            + ", ".join(f"{s} {sum(r.status == s for r in recs)}" for s in Status)
+            + ")",
+            f"- records: {len(recs) - claims} computed by the exporting user, {claims} claims from elsewhere "
+            "(not signed with the exporting user's key: their numbers are what this notebook checks)",
+            f"- time limits per job: {', '.join(f'{t:g} s' for t in limits) or 'none stored'}",
+            f"- lightning_cas {__version__} (this export); Macaulay2 of the run: "
+            f"{', '.join(map(md, m2_versions)) or 'not recorded'}; hosts: {', '.join(map(md, hosts))}",
+            "",
+            "To run it: the Jupyter kernel `m2` (Debian's macaulay2-jupyter-kernel) and the package LightningCAS "
+            "installed once for your Macaulay2 (`lightning-cas notebook --install-package`, or see "
+            "docs/notebooks.md). Each job cell starts with `--%timeout=N`, the kernel's time limit. "
+            "`lightning-cas notebook RESULTS -o out.ipynb --execute` runs every cell and compares it with the "
+            "stored result.",
+            "",
+            "The spec, as expanded into jobs (`lightning-cas sweep` accepts it as it is):",
+            "",
+            "```toml",
+            spec_toml(printable(root.resolve().name), [r.job for r in recs]),
+            "```",
+        ]
+    )
 
 
 def _table(cells: list[JobCell]) -> str | None:
     if not any(c.record.predicted is not None for c in cells):
         return None
-    rows = ["| job | record | method | status | dimension | predicted (status of the formula) | verdict | certainty |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| job | record | method | status | dimension | predicted (status of the formula) | verdict | certainty |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in cells:
         r, res = c.record, c.record.result
-        rows.append("| " + " | ".join(md(v) for v in (
-            r.label, "computed here" if c.source is Origin.HERE else "claim", r.method, r.status,
-            res.dimension if res else "",
-            "" if r.predicted is None else f"{r.predicted} ({r.prediction_status})", r.agreement,
-            res.certainty if res else "")) + " |")
+        rows.append(
+            "| "
+            + " | ".join(
+                md(v)
+                for v in (
+                    r.label,
+                    "computed here" if c.source is Origin.HERE else "claim",
+                    r.method,
+                    r.status,
+                    res.dimension if res else "",
+                    "" if r.predicted is None else f"{r.predicted} ({r.prediction_status})",
+                    r.agreement,
+                    res.certainty if res else "",
+                )
+            )
+            + " |"
+        )
     agree = sum(c.record.agreement == "agree" for c in cells)
     disagree = sum(c.record.agreement == "disagree" for c in cells)
-    return (f"## Computed vs predicted\n\n{agree} agree, {disagree} disagree (verdicts recomputed at export).\n\n"
-            + "\n".join(rows))
+    return (
+        f"## Computed vs predicted\n\n{agree} agree, {disagree} disagree (verdicts recomputed at export).\n\n"
+        + "\n".join(rows)
+    )
 
 
 def _job_markdown(c: JobCell) -> str:
     rec = c.record
     pred = "no prediction" if rec.predicted is None else f"predicted {rec.predicted} ({md(rec.prediction_status)})"
-    who = ("computed by the exporting user" if c.source is Origin.HERE else
-           f"a **claim** from host {md(rec.host)} ({md(c.origin)})")
-    lines = [f"## `{md(c.label)}`", "",
-             f"Stored: {_outcome(rec)}; {pred}; seed {rec.job.seed}, time limit {c.limit_s:g} s, took "
-             f"{rec.elapsed_s:.2f} s; {who}.", "", f"Stored script: {c.script}."]
+    who = (
+        "computed by the exporting user"
+        if c.source is Origin.HERE
+        else f"a **claim** from host {md(rec.host)} ({md(c.origin)})"
+    )
+    lines = [
+        f"## `{md(c.label)}`",
+        "",
+        f"Stored: {_outcome(rec)}; {pred}; seed {rec.job.seed}, time limit {c.limit_s:g} s, took "
+        f"{rec.elapsed_s:.2f} s; {who}.",
+        "",
+        f"Stored script: {c.script}.",
+    ]
     if c.code is None:
         lines += ["", f"**No Macaulay2 cell:** {md(c.refused)}."]
     elif rec.status is not Status.OK:

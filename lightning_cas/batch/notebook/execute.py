@@ -15,15 +15,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lightning_cas.system.files import check_path
-from lightning_cas.batch.notebook.build import (KERNELSPEC, META, SETUP_LIMIT_S, JobCell, build_notebook, md,
-                                                nbformat_modules)
+from lightning_cas.batch.notebook.build import (
+    KERNELSPEC,
+    META,
+    SETUP_LIMIT_S,
+    JobCell,
+    build_notebook,
+    md,
+    nbformat_modules,
+)
 from lightning_cas.batch.notebook.judge import INCOMPLETE, CellOutcome, cell_text, clean_outputs, judge, safe_records
 from lightning_cas.batch.notebook.kernel import ATTEMPTS, STARTUP_S, CellLimit, Kernel, kernel_spec
 from lightning_cas.batch.records import Status
-from lightning_cas.results.display import printable
-from lightning_cas.system.files import write_file
 from lightning_cas.errors import InputError, LightningError, NotebookKernelError
+from lightning_cas.results.display import printable
+from lightning_cas.system.files import check_path, write_file
 
 KERNEL = KERNELSPEC["name"]
 GRACE_S = 20  # nbclient's hard limit per cell beyond the kernel's own (silence) limit, without --timeout
@@ -50,9 +56,11 @@ class NotebookRun:
             return None
         if not self.outcomes:
             return "the notebook holds no job"
-        return (f"none of its {len(self.outcomes)} job(s) has a Macaulay2 cell that could run "
-                f"({len([o for o in self.outcomes if o.verdict == 'unchecked'])} without a cell, "
-                f"{len([o for o in self.outcomes if o.verdict == 'skipped'])} not finished by the sweep)")
+        return (
+            f"none of its {len(self.outcomes)} job(s) has a Macaulay2 cell that could run "
+            f"({len([o for o in self.outcomes if o.verdict == 'unchecked'])} without a cell, "
+            f"{len([o for o in self.outcomes if o.verdict == 'skipped'])} not finished by the sweep)"
+        )
 
     @property
     def ok(self) -> bool:
@@ -60,14 +68,25 @@ class NotebookRun:
         return bool(self.checked) and all(o.verdict == "reproduced" for o in self.checked)
 
     def to_dict(self) -> dict:
-        pick = lambda v: [{"label": o.label, "message": o.message, "stored": o.stored, "notebook": o.notebook}
-                          if v == "differs" else {"label": o.label, "message": o.message}
-                          for o in self.outcomes if o.verdict == v]
-        return {"cells": len(self.checked), "reproduced": sum(o.verdict == "reproduced" for o in self.outcomes),
-                "differs": pick("differs"), "errors": pick("error"),
-                "skipped": [o.label for o in self.outcomes if o.verdict == "skipped"], "unchecked": pick("unchecked"),
-                "nothing_to_check": self.nothing_to_check, "kernel": self.kernel,
-                "elapsed_s": round(self.elapsed_s, 3), "notebook": self.notebook}
+        pick = lambda v: [
+            {"label": o.label, "message": o.message, "stored": o.stored, "notebook": o.notebook}
+            if v == "differs"
+            else {"label": o.label, "message": o.message}
+            for o in self.outcomes
+            if o.verdict == v
+        ]
+        return {
+            "cells": len(self.checked),
+            "reproduced": sum(o.verdict == "reproduced" for o in self.outcomes),
+            "differs": pick("differs"),
+            "errors": pick("error"),
+            "skipped": [o.label for o in self.outcomes if o.verdict == "skipped"],
+            "unchecked": pick("unchecked"),
+            "nothing_to_check": self.nothing_to_check,
+            "kernel": self.kernel,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "notebook": self.notebook,
+        }
 
 
 def write_notebook_file(nb, output: str | os.PathLike) -> None:
@@ -92,9 +111,14 @@ def refused_cells(path: str | os.PathLike) -> list[tuple[str, str]]:
     return [(c.label, c.refused) for c in cells if c.refused]
 
 
-def execute_notebook(results: str | os.PathLike, output: str | os.PathLike | None = None, *,
-                     kernel: str = KERNEL, limit_s: float | None = None,
-                     startup_timeout: float = STARTUP_S) -> NotebookRun:
+def execute_notebook(
+    results: str | os.PathLike,
+    output: str | os.PathLike | None = None,
+    *,
+    kernel: str = KERNEL,
+    limit_s: float | None = None,
+    startup_timeout: float = STARTUP_S,
+) -> NotebookRun:
     """Export the notebook of ``results``, run it in the Jupyter kernel, compare each job cell's
     records with the stored result, and write the executed notebook to ``output`` (if given).
 
@@ -108,8 +132,9 @@ def execute_notebook(results: str | os.PathLike, output: str | os.PathLike | Non
 
 
 def _check_limit(limit_s) -> None:
-    if limit_s is not None and (isinstance(limit_s, bool) or not isinstance(limit_s, (int, float))
-                                or not math.isfinite(limit_s) or limit_s <= 0):
+    if limit_s is not None and (
+        isinstance(limit_s, bool) or not isinstance(limit_s, (int, float)) or not math.isfinite(limit_s) or limit_s <= 0
+    ):
         raise InputError(f"the time limit must be a positive number of seconds, got {limit_s!r}.")
 
 
@@ -119,9 +144,16 @@ def _setup_found(cell) -> dict:
     return {"m2_version": recs.get("m2_version"), "problem": text.strip()[:200]}
 
 
-def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = None, *, kernel: str = KERNEL,
-                 limit_s: float | None = None, startup_timeout: float = STARTUP_S,
-                 grace_s: float | None = None) -> NotebookRun:
+def run_notebook(
+    nb,
+    cells: list[JobCell],
+    output: str | os.PathLike | None = None,
+    *,
+    kernel: str = KERNEL,
+    limit_s: float | None = None,
+    startup_timeout: float = STARTUP_S,
+    grace_s: float | None = None,
+) -> NotebookRun:
     """Execute a notebook built by :func:`build_notebook` (possibly edited since) and judge every
     job cell (matched by its metadata label) against its stored result.
 
@@ -141,13 +173,20 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
     info = kernel_spec(kernel)
     nb.metadata["kernelspec"] = {**nb.metadata.get("kernelspec", KERNELSPEC), "name": kernel}
     by_label = {c.label: c for c in cells}
-    outcomes = {c.label: CellOutcome(c.label, "unchecked", f"no Macaulay2 cell: {c.refused}")
-                if c.record.status is Status.OK else CellOutcome(c.label, "skipped", f"stored status {c.record.status}")
-                for c in cells if c.refused}
+    outcomes = {
+        c.label: CellOutcome(c.label, "unchecked", f"no Macaulay2 cell: {c.refused}")
+        if c.record.status is Status.OK
+        else CellOutcome(c.label, "skipped", f"stored status {c.record.status}")
+        for c in cells
+        if c.refused
+    }
     roles = [(i, c, c.get("metadata", {}).get(META, {})) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     setup = next(((i, c) for i, c, m in roles if m.get("role") == "setup"), None)
-    todo = [(i, c, by_label[m["label"]]) for i, c, m in roles
-            if m.get("role") == "job" and m.get("label") in by_label and m["label"] not in outcomes]
+    todo = [
+        (i, c, by_label[m["label"]])
+        for i, c, m in roles
+        if m.get("role") == "job" and m.get("label") in by_label and m["label"] not in outcomes
+    ]
     for _, _, job in todo:
         if job.record.status is not Status.OK:
             outcomes[job.label] = CellOutcome(job.label, "skipped", f"stored status {job.record.status}")
@@ -171,8 +210,11 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
                     t0 = time.perf_counter()
                     failure = session.run(cell, index, limits)
                     took = time.perf_counter() - t0
-                    outcome = (CellOutcome(job.label, "error", failure, elapsed_s=took) if failure
-                               else judge(job, cell_text(cell), took, limit))
+                    outcome = (
+                        CellOutcome(job.label, "error", failure, elapsed_s=took)
+                        if failure
+                        else judge(job, cell_text(cell), took, limit)
+                    )
                     if outcome.verdict == "error":
                         session.start()
                     if not outcome.message.startswith(INCOMPLETE) or attempt == ATTEMPTS or limits.spent():
@@ -184,19 +226,24 @@ def run_notebook(nb, cells: list[JobCell], output: str | os.PathLike | None = No
         except LightningError:
             raise
         except Exception as exc:  # the client failed
-            raise NotebookKernelError(f"the Jupyter kernel '{printable(kernel)}' failed: "
-                                      f"{printable(type(exc).__name__)}: {printable(str(exc))[:300]}.") from None
+            raise NotebookKernelError(
+                f"the Jupyter kernel '{printable(kernel)}' failed: "
+                f"{printable(type(exc).__name__)}: {printable(str(exc))[:300]}."
+            ) from None
         finally:
             if session is not None:
                 session.close()
             quiet.setLevel(level)
     for c in cells:
         if c.label not in outcomes:
-            outcomes[c.label] = (CellOutcome(c.label, "skipped", f"stored status {c.record.status}")
-                                 if c.record.status is not Status.OK else
-                                 CellOutcome(c.label, "error", "the notebook has no code cell for this job"))
-    run = NotebookRun(str(output) if output else "", [outcomes[c.label] for c in cells],
-                      info, time.perf_counter() - start)
+            outcomes[c.label] = (
+                CellOutcome(c.label, "skipped", f"stored status {c.record.status}")
+                if c.record.status is not Status.OK
+                else CellOutcome(c.label, "error", "the notebook has no code cell for this job")
+            )
+    run = NotebookRun(
+        str(output) if output else "", [outcomes[c.label] for c in cells], info, time.perf_counter() - start
+    )
     for c in nb.cells:
         if c.cell_type == "code":
             clean_outputs(c)
@@ -212,14 +259,18 @@ def _summary(run: NotebookRun, cells: dict) -> str:
     claims = [o for o in run.checked if o.label in cells and cells[o.label].source == "claim"]
     lines = [f"## Re-execution in the `{md(run.kernel.get('name'))}` kernel", ""]
     if run.nothing_to_check:
-        lines.append(f"**Nothing to check**: {md(run.nothing_to_check)}; the kernel was not started, and nothing "
-                     "was reproduced.")
+        lines.append(
+            f"**Nothing to check**: {md(run.nothing_to_check)}; the kernel was not started, and nothing was reproduced."
+        )
     else:
-        lines.append(f"{d['reproduced']} of {d['cells']} cells reproduced their stored result "
-                     f"(kernel Macaulay2 {md(run.kernel.get('m2_version'))}, {run.elapsed_s:.1f} s).")
+        lines.append(
+            f"{d['reproduced']} of {d['cells']} cells reproduced their stored result "
+            f"(kernel Macaulay2 {md(run.kernel.get('m2_version'))}, {run.elapsed_s:.1f} s)."
+        )
     if claims:
-        lines.append(f"Of {len(claims)} claims from elsewhere, {sum(o.verdict == 'reproduced' for o in claims)} "
-                     "reproduced.")
+        lines.append(
+            f"Of {len(claims)} claims from elsewhere, {sum(o.verdict == 'reproduced' for o in claims)} reproduced."
+        )
     for o in run.outcomes:
         if o.verdict != "reproduced":
             lines.append(f"- `{md(o.label)}`: {o.verdict}: {md(o.message)}")

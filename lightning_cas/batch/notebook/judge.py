@@ -41,8 +41,11 @@ def clean_text(text: str) -> str:
     """Cell output as a reader should see it: no terminal escapes (such as bracketed paste,
     ``\\x1b[?2004h``), no record lines meant for the checker, no kernel chatter about its magic
     lines, no runs of blank lines."""
-    lines = [line for line in _ESCAPE.sub("", text).splitlines()
-             if not line.lstrip().startswith((MARK.strip(), JSON_MARK, "[magic succeeded]"))]
+    lines = [
+        line
+        for line in _ESCAPE.sub("", text).splitlines()
+        if not line.lstrip().startswith((MARK.strip(), JSON_MARK, "[magic succeeded]"))
+    ]
     out = []
     for line in lines:
         if line.strip() or (out and out[-1].strip()):
@@ -72,8 +75,11 @@ def observed(method: str, text: str) -> dict:
     if rec.get("strategy") == "Jacobian":
         got.update(rank=json_int(rec, "rank"), prime=json_int(rec, "prime"), rows=json_int(rec, "rows"))
     elif rec.get("strategy") == "Implicit":
-        got.update(degree=json_int(rec, "degree"), linear_span=json_int(rec, "linear_span"),
-                   generator_degrees=json_int_list(rec, "generator_degrees"))
+        got.update(
+            degree=json_int(rec, "degree"),
+            linear_span=json_int(rec, "linear_span"),
+            generator_degrees=json_int_list(rec, "generator_degrees"),
+        )
     else:
         raise M2ParseError(f"the cell's record names no strategy of the {method} job")
     got["m2_version"] = rec.get("m2_version") if isinstance(rec.get("m2_version"), str) else None
@@ -91,8 +97,11 @@ def stored(rec: JobResult) -> dict:
         if r.runs and isinstance(r.runs[0], dict) and "rows" in r.runs[0]:
             out["rows"] = r.runs[0]["rows"]
     if r.implicit is not None:
-        out.update(degree=r.implicit.degree, linear_span=r.implicit.linear_span,
-                   generator_degrees=list(r.implicit.generator_degrees))
+        out.update(
+            degree=r.implicit.degree,
+            linear_span=r.implicit.linear_span,
+            generator_degrees=list(r.implicit.generator_degrees),
+        )
     return out
 
 
@@ -133,8 +142,10 @@ def judge(cell: JobCell, text: str, elapsed_s: float = 0.0, limit_s: float | Non
     recs = safe_records(text)
     if recs.get("cell_begin") != cell.label or recs.get("cell_end") != cell.label:
         if elapsed_s >= limit:
-            return error(f"the cell printed {'no records' if recs else 'nothing'} and ran into the kernel's "
-                         f"{limit} s limit for a silent cell")
+            return error(
+                f"the cell printed {'no records' if recs else 'nothing'} and ran into the kernel's "
+                f"{limit} s limit for a silent cell"
+            )
         return error(f"{INCOMPLETE} (the kernel ended the cell early or its output belongs to another cell)")
     want = stored(cell.record)
     try:
@@ -144,8 +155,11 @@ def judge(cell: JobCell, text: str, elapsed_s: float = 0.0, limit_s: float | Non
     diff = {k: {"stored": v, "notebook": got.get(k)} for k, v in want.items() if got.get(k) != v}
     version = got.pop("m2_version")
     run_version = cell.record.result.m2_version
-    note = "" if version is None or run_version is None or version == run_version else \
-        f"kernel Macaulay2 {version}, run Macaulay2 {run_version}"
+    note = (
+        ""
+        if version is None or run_version is None or version == run_version
+        else f"kernel Macaulay2 {version}, run Macaulay2 {run_version}"
+    )
     if diff:
         fields_ = ", ".join(f"{k} {d['notebook']} (stored {d['stored']})" for k, d in diff.items())
         return CellOutcome(cell.label, "differs", fields_ + (f"; {note}" if note else ""), want, got, elapsed_s)

@@ -17,12 +17,12 @@ import secrets
 import time
 from pathlib import Path
 
-from lightning_cas.results.display import printable
-from lightning_cas.system.files import private_dir, read_bytes, write_file
 from lightning_cas.errors import InputError, NotebookKernelError
 from lightning_cas.macaulay2.render import PACKAGE, template_dir
 from lightning_cas.macaulay2.runner import MAX_OUTPUT_BYTES
 from lightning_cas.macaulay2.runner import kernel_environment as m2_kernel_environment
+from lightning_cas.results.display import printable
+from lightning_cas.system.files import private_dir, read_bytes, write_file
 
 STARTUP_S = 60
 ATTEMPTS = 3  # a cell whose output came back incomplete is rerun on a fresh kernel, within the cell's limit
@@ -87,10 +87,11 @@ def kernel_spec(name: str) -> dict:
     try:
         spec = KernelSpecManager().get_kernel_spec(name)
     except NoSuchKernel:
-        raise NotebookKernelError(f"the Jupyter kernel '{printable(name)}' is not installed; `make setup` installs "
-                                  "Debian's macaulay2-jupyter-kernel (kernelspec m2).") from None
-    return {"name": name, "display_name": spec.display_name, "argv": spec.argv[:3],
-            "resource_dir": spec.resource_dir}
+        raise NotebookKernelError(
+            f"the Jupyter kernel '{printable(name)}' is not installed; `make setup` installs "
+            "Debian's macaulay2-jupyter-kernel (kernelspec m2)."
+        ) from None
+    return {"name": name, "display_name": spec.display_name, "argv": spec.argv[:3], "resource_dir": spec.resource_dir}
 
 
 class CellLimit:
@@ -113,8 +114,9 @@ class Kernel:
     ``prelude`` is prepended to the setup cell while it runs (the checking switch) and taken out
     again, so the notebook keeps the setup cell a reader runs."""
 
-    def __init__(self, nb, kernel: str, work: str, startup_timeout: float, setup_limit_s: float, setup,
-                 prelude: str, check_setup):
+    def __init__(
+        self, nb, kernel: str, work: str, startup_timeout: float, setup_limit_s: float, setup, prelude: str, check_setup
+    ):
         self.nb, self.kernel, self.work = nb, kernel, work
         self.startup_timeout, self.setup_limit_s = startup_timeout, setup_limit_s
         self.setup = setup  # (index, cell) of the setup cell
@@ -147,26 +149,35 @@ class Kernel:
             problem = failure or found.get("problem") or "no output"
             if limits.spent():
                 break
-        raise NotebookKernelError(f"the '{printable(self.kernel)}' kernel did not run the setup cell "
-                                  f"({printable(problem)[:300]}).")
+        raise NotebookKernelError(
+            f"the '{printable(self.kernel)}' kernel did not run the setup cell ({printable(problem)[:300]})."
+        )
 
     def _start_once(self) -> dict:
         self.stack.close()
         self.stack = contextlib.ExitStack()
         self.starts += 1
         self.client = capped_client(MAX_CELL_OUTPUT_BYTES)(
-            self.nb, kernel_name=self.kernel, timeout=STARTUP_S, startup_timeout=self.startup_timeout,
-            allow_errors=True, record_timing=True, shutdown_kernel="immediate",
-            resources={"metadata": {"path": self.work}})
+            self.nb,
+            kernel_name=self.kernel,
+            timeout=STARTUP_S,
+            startup_timeout=self.startup_timeout,
+            allow_errors=True,
+            record_timing=True,
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": self.work}},
+        )
         log = self.stack.enter_context(open(Path(self.work) / "kernel.log", "ab"))
         try:
             self.stack.enter_context(self.client.setup_kernel(env=kernel_environment(), stdout=log, stderr=log))
         except InputError:
             raise
         except Exception as exc:
-            raise NotebookKernelError(f"the Jupyter kernel '{printable(self.kernel)}' did not start "
-                                      f"({printable(type(exc).__name__)}: {printable(str(exc))[:200]}); its log ends: "
-                                      f"{printable(self.log_tail())}.") from None
+            raise NotebookKernelError(
+                f"the Jupyter kernel '{printable(self.kernel)}' did not start "
+                f"({printable(type(exc).__name__)}: {printable(str(exc))[:200]}); its log ends: "
+                f"{printable(self.log_tail())}."
+            ) from None
         self.client.watch_output()
         self.stack.callback(self.client.close_monitor)
         try:
@@ -210,7 +221,7 @@ def capped_client(cap: int):
     from jupyter_client import AsyncKernelManager
     from nbclient import NotebookClient
 
-    largest = JSON_ALLOWANCE * cap + 2 ** 16  # a message's JSON and its headers
+    largest = JSON_ALLOWANCE * cap + 2**16  # a message's JSON and its headers
 
     class CappedManager(AsyncKernelManager):
         def client(self, **kwargs):
@@ -233,8 +244,9 @@ def capped_client(cap: int):
 
         def output(self, outs, msg, display_id, cell_index):
             content = msg.get("content", {})
-            self.printed += len(str(content.get("text", ""))) + sum(len(str(v)) for v in
-                                                                  content.get("data", {}).values())
+            self.printed += len(str(content.get("text", ""))) + sum(
+                len(str(v)) for v in content.get("data", {}).values()
+            )
             if self.printed > cap:
                 outs.clear()  # nothing of it is kept: the cell fails
                 return None
@@ -248,7 +260,7 @@ def capped_client(cap: int):
             if not dropped and self.printed <= cap:
                 return None
             cell.outputs = []
-            return f"the cell printed more than {cap / 2 ** 20:g} MiB (the output cap) and was stopped"
+            return f"the cell printed more than {cap / 2**20:g} MiB (the output cap) and was stopped"
 
         def close_monitor(self) -> None:
             if self.monitor is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import (FUNCTIONS, Block, Key, register)
+from lightning_cas.core.blocks.base import FUNCTIONS, Block, Key, register
 from lightning_cas.core.blocks.tangents import activate, forward_rule
 
 

@@ -8,11 +8,34 @@ from typing import ClassVar
 
 import numpy as np
 
-from lightning_cas.core.blocks.base import (_BIAS, _OUT, _RESIDUAL, MAX_HEADS, MAX_WIDTH, NORMALIZATIONS, Block,
-                                            GroupFactor, Key, _sums, degrees_affine, gl_pairs, register,
-                                            resolved_out)
-from lightning_cas.core.blocks.tangents import (affine, delta, forward_rule, join, left, ones_row, outer, right,
-                                                transpose, with_residual)
+from lightning_cas.core.blocks.base import (
+    _BIAS,
+    _OUT,
+    _RESIDUAL,
+    MAX_HEADS,
+    MAX_WIDTH,
+    NORMALIZATIONS,
+    Block,
+    GroupFactor,
+    Key,
+    _sums,
+    degrees_affine,
+    gl_pairs,
+    register,
+    resolved_out,
+)
+from lightning_cas.core.blocks.tangents import (
+    affine,
+    delta,
+    forward_rule,
+    join,
+    left,
+    ones_row,
+    outer,
+    right,
+    transpose,
+    with_residual,
+)
 
 
 @register
@@ -28,10 +51,16 @@ class Attention(Block):
     bias: bool = False
     kind: ClassVar[str] = "attention"
     mixes_tokens: ClassVar[bool] = True
-    KEYS: ClassVar[tuple[Key, ...]] = (Key("attention", "positive", MAX_WIDTH), Key("heads", "positive", MAX_HEADS),
-                                       _OUT, Key("value", "positive", MAX_WIDTH, optional=True),
-                                       Key("causal", "flag"), _RESIDUAL,
-                                       Key("normalization", "choice", choices=NORMALIZATIONS), _BIAS)
+    KEYS: ClassVar[tuple[Key, ...]] = (
+        Key("attention", "positive", MAX_WIDTH),
+        Key("heads", "positive", MAX_HEADS),
+        _OUT,
+        Key("value", "positive", MAX_WIDTH, optional=True),
+        Key("causal", "flag"),
+        _RESIDUAL,
+        Key("normalization", "choice", choices=NORMALIZATIONS),
+        _BIAS,
+    )
 
     @property
     def polynomial(self) -> bool:
@@ -75,8 +104,13 @@ class Attention(Block):
 
     def short(self) -> str:
         tag = f"A{self.heads}x{self.attention}" + (f"v{self.value}" if self.value is not None else "") + f"o{self.out}"
-        return tag + ("c" if self.causal else "") + ("r" if self.residual else "") + \
-            ("s" if self.normalization == "softmax" else "") + ("b" if self.bias else "")
+        return (
+            tag
+            + ("c" if self.causal else "")
+            + ("r" if self.residual else "")
+            + ("s" if self.normalization == "softmax" else "")
+            + ("b" if self.bias else "")
+        )
 
     def input_letters(self) -> list[str]:
         return ["q", "k", "v" if self.value is None else "w"]
@@ -100,9 +134,9 @@ class Attention(Block):
         out = []
         for h in range(self.heads):
             at = where + (f" head {h}" if self.heads > 1 else "")
-            out.append(GroupFactor("GL(a)", at, self.attention ** 2))
+            out.append(GroupFactor("GL(a)", at, self.attention**2))
             if self.value is not None:
-                out.append(GroupFactor("GL(b)", at, self.value ** 2))
+                out.append(GroupFactor("GL(b)", at, self.value**2))
             if self.normalization == "none":
                 out.append(GroupFactor("scaling", at, 1))
             elif self.bias:
@@ -146,7 +180,7 @@ class Attention(Block):
             tb.unit(T, range(self.value), (i, h, "bw"), range(self.value))
             out_proj = tb.mats[i][h]["o"]  # (out, value)
             m = tb.where[(i, 0, "bo")]
-            T[:, m.offset:m.stop] = tb.ar.scale(np.ascontiguousarray(out_proj.T), -1)
+            T[:, m.offset : m.stop] = tb.ar.scale(np.ascontiguousarray(out_proj.T), -1)
             yield T
         elif h > 0:
             e = resolved_out(self.out)
@@ -183,8 +217,10 @@ def _attention(ar, block: Attention, heads, Y, dY, tangents, site=None):
         if tangents and flat is not None:
             # dS = dKY^T QY + KY^T dQY, each one product (t x d) @ dY with K or Q folded in
             dS1 = ar.matmul(ar.matmul(transpose(QY), K), flat).reshape(n, t, t, -1)  # indexed [j, i]
-            dS = ar.add(np.ascontiguousarray(np.swapaxes(dS1, 1, 2)),
-                        ar.matmul(ar.matmul(transpose(KY), Q), flat).reshape(n, t, t, -1))
+            dS = ar.add(
+                np.ascontiguousarray(np.swapaxes(dS1, 1, 2)),
+                ar.matmul(ar.matmul(transpose(KY), Q), flat).reshape(n, t, t, -1),
+            )
             if softmax:
                 dA = ar.mul(A[..., None], ar.sub(dS, ar.sum(ar.mul(A[..., None], dS), axis=1, keepdims=True)))
             else:

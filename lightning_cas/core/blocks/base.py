@@ -13,15 +13,21 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, fields
 from typing import ClassVar
 
-from lightning_cas.core.limits import (MAX_BLOCKS, MAX_DEGREE, MAX_HEADS, MAX_NETWORK_BYTES,  # noqa: F401 (the one table)
-                                       MAX_NETWORK_DEGREE, MAX_TOKENS, MAX_WIDTH)
 from lightning_cas.core.checks import integer_value
+from lightning_cas.core.limits import (  # noqa: F401 (the one table)
+    MAX_BLOCKS,
+    MAX_DEGREE,
+    MAX_HEADS,
+    MAX_NETWORK_BYTES,
+    MAX_NETWORK_DEGREE,
+    MAX_TOKENS,
+    MAX_WIDTH,
+)
 
 NORMALIZATIONS = ("none", "softmax")
 FUNCTIONS = ("relu", "gelu", "tanh")  # the non-polynomial activations (given weights only)
 ACTIVATIONS = ("power",) + FUNCTIONS  # an mlp's: the power of `degree`, or one of the functions
 DEFAULT_EPS = 1e-5  # LayerNorm's, as PyTorch's
-
 
 
 @dataclass(frozen=True)
@@ -179,8 +185,10 @@ class Block:
         for key in block.KEYS:
             _check(key, getattr(block, key.name))
         if block.residual and block.output_width(width) != width:
-            raise _KeyError("residual", f"a residual block needs out = its input width {width}, got out = "
-                                        f"{block.output_width(width)}")
+            raise _KeyError(
+                "residual",
+                f"a residual block needs out = its input width {width}, got out = {block.output_width(width)}",
+            )
         block.check(width)
         return block
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import (_BIAS, _OUT, Block, Key, degrees_affine, register)
-from lightning_cas.core.blocks.tangents import delta, forward_rule, join, left, ones_row, affine
+from lightning_cas.core.blocks.base import _BIAS, _OUT, Block, Key, degrees_affine, register
+from lightning_cas.core.blocks.tangents import affine, delta, forward_rule, join, left, ones_row
 
 
 @register

@@ -8,11 +8,34 @@ from typing import ClassVar
 
 import numpy as np
 
-from lightning_cas.core.blocks.base import (_BIAS, _OUT, _RESIDUAL, ACTIVATIONS, MAX_DEGREE, MAX_WIDTH, Block,
-                                            GroupFactor, Key, _KeyError, _sums, degrees_affine, gl_pairs,
-                                            register, resolved_out)
-from lightning_cas.core.blocks.tangents import (activate, affine, delta, forward_rule, join, left, ones_row, outer,
-                                                with_residual)
+from lightning_cas.core.blocks.base import (
+    _BIAS,
+    _OUT,
+    _RESIDUAL,
+    ACTIVATIONS,
+    MAX_DEGREE,
+    MAX_WIDTH,
+    Block,
+    GroupFactor,
+    Key,
+    _KeyError,
+    _sums,
+    degrees_affine,
+    gl_pairs,
+    register,
+    resolved_out,
+)
+from lightning_cas.core.blocks.tangents import (
+    activate,
+    affine,
+    delta,
+    forward_rule,
+    join,
+    left,
+    ones_row,
+    outer,
+    with_residual,
+)
 
 
 @register
@@ -25,8 +48,14 @@ class MLP(Block):
     bias: bool = False
     activation: str = "power"
     kind: ClassVar[str] = "mlp"
-    KEYS: ClassVar[tuple[Key, ...]] = (Key("hidden", "positive", MAX_WIDTH), Key("degree", "positive", MAX_DEGREE),
-                                       _OUT, _RESIDUAL, _BIAS, Key("activation", "choice", choices=ACTIVATIONS))
+    KEYS: ClassVar[tuple[Key, ...]] = (
+        Key("hidden", "positive", MAX_WIDTH),
+        Key("degree", "positive", MAX_DEGREE),
+        _OUT,
+        _RESIDUAL,
+        _BIAS,
+        Key("activation", "choice", choices=ACTIVATIONS),
+    )
 
     def filled(self, width: int) -> "Block":
         return replace(self, out=width) if self.out is None else self
@@ -36,8 +65,9 @@ class MLP(Block):
 
     def check(self, width: int) -> None:
         if self.activation != "power" and self.degree != 2:
-            raise _KeyError("degree", f"is the power of activation = \"power\"; with activation = "
-                                      f"\"{self.activation}\" leave it out")
+            raise _KeyError(
+                "degree", f'is the power of activation = "power"; with activation = "{self.activation}" leave it out'
+            )
 
     def output_width(self, width: int) -> int:
         return self.out or width
@@ -75,7 +105,7 @@ class MLP(Block):
 
     def group_factors(self, where: str) -> list[GroupFactor]:
         """The scaling of each hidden neuron (all of GL(hidden) for degree 1)."""
-        name, dim = ("neuron scaling", self.hidden) if self.degree > 1 else ("GL(hidden)", self.hidden ** 2)
+        name, dim = ("neuron scaling", self.hidden) if self.degree > 1 else ("GL(hidden)", self.hidden**2)
         return [GroupFactor(name, where, dim)]
 
     def group_tangents(self, tb, i: int):

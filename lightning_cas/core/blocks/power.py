@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import (MAX_DEGREE, Block, Key, _sums, register)
+from lightning_cas.core.blocks.base import MAX_DEGREE, Block, Key, _sums, register
 from lightning_cas.core.blocks.tangents import forward_rule
 
 

@@ -15,9 +15,11 @@ FORWARD: dict[type, Callable] = {}  # block class -> its forward rule (ar, block
 
 def forward_rule(cls: type):
     """Register the decorated function as the forward rule of block class ``cls``."""
+
     def put(rule: Callable) -> Callable:
         FORWARD[cls] = rule
         return rule
+
     return put
 
 
@@ -25,8 +27,10 @@ class Kink(ValueError):
     """A ReLU input exactly 0: the map has no derivative there (block, input n, row, token; 0-based)."""
 
     def __init__(self, block: int, n: int, row: int, token: int):
-        super().__init__(f"input {n} is on a kink of block {block}'s ReLU (row {row}, token {token}: its input is "
-                         "exactly 0, so the map has no derivative there)")
+        super().__init__(
+            f"input {n} is on a kink of block {block}'s ReLU (row {row}, token {token}: its input is "
+            "exactly 0, so the map has no derivative there)"
+        )
         self.block, self.n, self.row, self.token = block, n, row, token
 
     def __reduce__(self):  # a deadline's worker process sends it back pickled: rebuild it from its fields
