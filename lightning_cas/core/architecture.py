@@ -67,7 +67,7 @@ def check_architecture(arch, verb: str, *, networks: bool = True) -> Network:
             f"{verb}() is for the paper's network (plain attention blocks); this network has "
             "causal, residual, factored, mlp, linear or power blocks."
         )
-    if arch.functions and verb != "dimension":
+    if arch.functions and verb not in ("dimension", "llc"):
         raise UnsupportedError(
             f"{verb}() needs a polynomial or softmax network: with "
             f"{' and '.join(arch.functions)} a network has no generic dimension, variety or "

@@ -58,15 +58,16 @@ def learning_coefficient(
     the complex log canonical threshold of the fiber ideal (Dmodules, within LCT_MAX_WEIGHTS weights)."""
     opts = resolve("llc", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     net = arch
-    if not net.polynomial:
+    if not net.polynomial and "relu" in net.functions:
         raise UnsupportedError(
-            f"llc: a network with {net.not_polynomial} is not polynomial; its learning coefficient "
-            "is rank/2 at points of generic rank only, which the polynomial route here does not "
-            "prove for it."
+            "llc: a ReLU network is not analytic, and the learning coefficient here rests on analytic (or "
+            "polynomial) models; use a polynomial or a smooth activation (gelu, tanh)."
         )
     start = time.perf_counter()
     with opts.deadline():
         point, source = _point(net, at, opts.seed)
+        if not net.polynomial:
+            return _analytic(net, point, opts).finish(source=source, elapsed_s=time.perf_counter() - start)
         values = list(point.values)
         if lct and net.parameters > LCT_MAX_WEIGHTS:
             raise UnsupportedError(
@@ -75,6 +76,43 @@ def learning_coefficient(
             )
         result = _bracket(net, values, opts, point, fiber, lct)
     return result.finish(source=source, elapsed_s=time.perf_counter() - start)
+
+
+def _analytic(net: Network, point, opts) -> LearningCoefficientResult:
+    """An analytic network (softmax, gelu, tanh, LayerNorm): λ = r/2 with m = 1 at a point of generic rank (the
+    rank is constant near w*, so the fiber is an analytic manifold of codimension r there); refused elsewhere,
+    since no bound here is proved for its singular points. The rank at w* is the certified one (arb balls)."""
+    from lightning_cas.api import dimension
+
+    n = net.parameters
+    at_point = dimension(net, at=point, seed=opts.seed)
+    proved = at_point.certificate.lower if at_point.certificate is not None else at_point.dimension
+    orbit = orbit_rank_modp(net, random_weights(net, opts.seed))
+    generic_up = n - orbit
+    if proved < generic_up:
+        raise UnsupportedError(
+            f"llc: the rank at w* is proved to be at least {proved}, and the generic rank may be as large as "
+            f"{generic_up}; for a network with {net.not_polynomial} the learning coefficient is known only at points "
+            "of generic rank (λ = rank/2), so it is not stated here."
+        )
+    why = Bound(
+        Fraction(proved, 2),
+        f"rank J(w*) >= {proved} (certified with arb balls) reaches the generic rank's upper bound n - orbit = "
+        f"{generic_up}: an analytic map of constant rank near w*, so λ = {proved}/2 with multiplicity 1",
+    )
+    return LearningCoefficientResult.from_bounds(
+        architecture=net,
+        parameters=n,
+        rank_at_point=proved,
+        generic_rank=(proved, generic_up),
+        bounds=(LearningBound.of("equal", why, 1),),
+        setting=SETTING.replace("(a positive definite Gram matrix of the token monomials)", "(an analytic model)"),
+        explanation=(f"w* has the generic rank {proved}: a regular point of the parametrization",),
+        notes=tuple(at_point.notes),
+        primes=tuple(at_point.primes),
+        seed=opts.seed,
+        m2_version=None,
+    )
 
 
 def _point(net: Network, at, seed: int):

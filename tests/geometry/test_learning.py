@@ -146,3 +146,21 @@ def test_the_log_canonical_threshold_bound_is_sound_and_guarded(m2):
         assert r.multiplicity == depth
     with pytest.raises(LightningError, match="6 weights"):
         learning_coefficient(Network(2, 1, (Linear(2), Linear(2))), {"weights": [0] * 8}, lct=True)
+
+
+def test_analytic_networks_at_generic_rank_and_refused_elsewhere():
+    """softmax: λ = r/2 where the certified rank at w* reaches the generic rank (7 for (2,2) a = 1, the paper's
+    proved softmax formula); at Q = 0 the rank drops and nothing is stated; ReLU is not analytic."""
+    from lightning_cas import MLP, Activation
+
+    soft = Architecture((2, 2), (1,), tokens=2, normalization="softmax")
+    r = learning_coefficient(soft, seed=0)
+    assert _value(r.learning_coefficient) == Fraction(api.predict(soft).dimension.value, 2) == Fraction(7, 2)
+    assert r.multiplicity == 1
+    with pytest.raises(LightningError, match="known only at points of generic rank"):
+        learning_coefficient(Architecture((2, 1), (2,), 2, "softmax"), {"weights": [0, 0, 0, 0, 1, 1, 1, 1, 1, 1]})
+    gelu = Network(2, 1, (MLP(3, activation="gelu", out=1),))
+    g = learning_coefficient(gelu, seed=2)
+    assert g.learning_coefficient is not None and _value(g.learning_coefficient) <= Fraction(gelu.parameters, 2)
+    with pytest.raises(LightningError, match="not analytic"):
+        learning_coefficient(Network(2, 1, (Linear(3), Activation("relu"), Linear(1))), seed=0)
