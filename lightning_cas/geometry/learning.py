@@ -22,10 +22,11 @@ from lightning_cas.backends.local import rank_at_point_modp
 from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.core import learning
 from lightning_cas.core.learning import Bound
-from lightning_cas.core.network import Linear, Network
+from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import rational_text
 from lightning_cas.core.symmetry import orbit_dimension, orbit_rank_modp, random_weights
 from lightning_cas.errors import M2ParseError, UnsupportedError
+from lightning_cas.geometry.learning_forms import closed_forms, one_layer_stratum
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_int, json_str
 from lightning_cas.options import resolve
@@ -151,7 +152,7 @@ def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool, lct
             )
         )
         bounds += _fiber_bounds(net, values, rank, generic_up, opts if fiber else None, notes)
-        bounds += _closed_forms(net, values)
+        bounds += closed_forms(net, values)
         if lct:
             bounds.append(_lct_bound(net, values, opts.macaulay2))
     explanation = _explain(net, values, rank, generic_low, generic_up, at_point.primes[0], opts.seed)
@@ -257,140 +258,6 @@ def _fraction(q: Fraction) -> str:
     return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
 
-def _closed_forms(net: Network, values) -> list[LearningBound]:
-    stack = _linear_stack(net)
-    if stack is not None:
-        return _linear_bounds(net, values, stack)
-    paper = net.paper
-    if (
-        paper is not None
-        and paper.depth == 1
-        and not paper.multihead
-        and paper.tokens >= 2
-        and paper.normalization == "none"
-    ):
-        return _one_layer_bounds(paper, values)
-    return []
-
-
-def _linear_stack(net: Network) -> list[int] | None:
-    """The widths of a stack of bias-free linear blocks, else None."""
-    if not all(isinstance(b, Linear) and not b.bias and not b.residual for b in net.blocks):
-        return None
-    return list(net.widths)
-
-
-def _matrices(net: Network, values) -> list[list[list[Fraction]]]:
-    out = []
-    for m in net.weight_matrices:
-        flat = values[m.offset : m.stop]
-        out.append([list(flat[r * m.cols : (r + 1) * m.cols]) for r in range(m.rows)])
-    return out
-
-
-def _rank(rows) -> int:
-    import flint
-
-    if not rows or not rows[0]:
-        return 0
-    return flint.fmpq_mat(
-        len(rows), len(rows[0]), [flint.fmpq(v.numerator, v.denominator) for r in rows for v in r]
-    ).rank()
-
-
-def _product(mats):
-    out = mats[0]
-    for M in mats[1:]:
-        out = [
-            [sum((M[i][k] * out[k][j] for k in range(len(out))), Fraction(0)) for j in range(len(out[0]))]
-            for i in range(len(M))
-        ]
-    return out
-
-
-def _linear_bounds(net: Network, values, widths: list[int]) -> list[LearningBound]:
-    """Aoyagi's value at the true map's rank: exact at w* = 0 (K is homogeneous, so 0 is the deepest point of
-    its fiber), a lower bound elsewhere (the global coefficient over the fiber is the least local one)."""
-    r = _rank(_product(_matrices(net, values)))
-    lam, m = learning.deep_linear(widths, r)
-    where = f"Aoyagi's formula for linear stacks, widths {'-'.join(map(str, widths))}, true rank {r}"
-    if not any(values):
-        return [
-            LearningBound.of(
-                "equal",
-                Bound(lam, f"{where}, at w* = 0 (the origin is the deepest point of the fiber of a homogeneous K)"),
-                m,
-            )
-        ]
-    return [
-        LearningBound.of("lower", Bound(lam, f"{where}: the coefficient over the whole fiber, at most the local one"))
-    ]
-
-
-def _one_layer_bounds(paper, values) -> list[LearningBound]:
-    """One lightning layer f = V X (Xᵀ KᵀQ X), t >= 2: the coefficients are linear and injective on the rank-one
-    tensors V ⊗ A (A = KᵀQ; docs/learning.md), so where V* ⊗ A* = 0, K ≍ |V|²·|KᵀQ|², a product of disjoint
-    groups of weights: λ = min(λ_V, λ_A), the orders adding when they are equal."""
-    ((a, d, e),) = paper.layer_shapes
-    Q = [values[i * d : (i + 1) * d] for i in range(a)]
-    K = [values[a * d + i * d : a * d + (i + 1) * d] for i in range(a)]
-    V = values[2 * a * d :]
-    A = _product([Q, [list(col) for col in zip(*K)]])  # Kᵀ Q, d x d
-    v_zero, a_zero = not any(V), not any(v for row in A for v in row)
-    if not (v_zero or a_zero):
-        return []
-    # each factor: (value, order, exact, why); a factor that does not vanish at w* is a unit and drops out
-    parts: list[tuple[Fraction, int, bool, str]] = []
-    if v_zero:
-        parts.append((Fraction(d * e, 2), 1, True, f"V = 0: |V|^2 in {d * e} weights, λ_V = {d * e}/2"))
-    if a_zero:
-        zero = Fraction(0)
-        if all(v == zero for row in Q + K for v in row):
-            lam, m = learning.reduced_rank_regression(d, a, d, 0)
-            parts.append(
-                (
-                    lam,
-                    m,
-                    True,
-                    f"K = Q = 0: |KᵀQ|^2 is reduced-rank regression ({d} -> {a} -> {d}, rank 0), "
-                    f"λ_A = {lam} (Aoyagi-Watanabe)",
-                )
-            )
-        elif _rank(K) == a or _rank(Q) == a:
-            other = "Q" if _rank(K) == a else "K"
-            parts.append(
-                (
-                    Fraction(a * d, 2),
-                    1,
-                    True,
-                    f"KᵀQ = 0 with {'K' if other == 'Q' else 'Q'} of full rank "
-                    f"{a}: |KᵀQ|^2 is comparable to |{other}|^2 in {a * d} weights, λ_A = {a * d}/2",
-                )
-            )
-        else:
-            lam, _ = learning.reduced_rank_regression(d, a, d, 0)
-            parts.append(
-                (
-                    lam,
-                    0,
-                    False,
-                    f"KᵀQ = 0: λ_A is at least {lam}, the coefficient of |KᵀQ|^2 over its "
-                    "whole zero set (Aoyagi-Watanabe at 0)",
-                )
-            )
-    why = "; ".join(p[3] for p in parts)
-    where = "one attention layer where V ⊗ KᵀQ = 0 (t >= 2), K ≍ |V|^2 |KᵀQ|^2"
-    lam = min(p[0] for p in parts)
-    if all(p[2] for p in parts):
-        m = sum(p[1] for p in parts if p[0] == lam)
-        return [LearningBound.of("equal", Bound(lam, f"{where}: {why}; λ = {lam}, the least"), m)]
-    out = [LearningBound.of("lower", Bound(lam, f"{where}: {why}; λ is the least of the factors'"))]
-    exact = [p for p in parts if p[2]]
-    if exact:
-        out.append(LearningBound.of("upper", Bound(exact[0][0], f"{where}: λ = min(λ_V, λ_A) <= λ_V = {exact[0][0]}")))
-    return out
-
-
 def _explain(net: Network, values, rank: int, generic_low: int, generic_up: int, prime: int, seed: int) -> list[str]:
     """Where w* sits: regular, or which weights carry the rank drop (kernel directions beyond the named orbit,
     grouped by the weight matrices they move) and, for one layer, its weight stratum (docs/mathematics.md §5)."""
@@ -406,7 +273,7 @@ def _explain(net: Network, values, rank: int, generic_low: int, generic_up: int,
     ]
     paper = net.paper
     if paper is not None and paper.depth == 1 and not paper.multihead:
-        out.append(f"weight stratum: {_one_layer_stratum(paper, values)}")
+        out.append(f"weight stratum: {one_layer_stratum(paper, values)}")
     moved = extra_directions(net, values, prime, seed)
     if moved:
         out.append(
@@ -414,21 +281,3 @@ def _explain(net: Network, values, rank: int, generic_low: int, generic_up: int,
             + "; ".join(f"{d.count} moving {', '.join(d.matrices)}" for d in moved)
         )
     return out
-
-
-def _one_layer_stratum(paper, values) -> str:
-    ((a, d, e),) = paper.layer_shapes
-    Q = [values[i * d : (i + 1) * d] for i in range(a)]
-    K = [values[a * d + i * d : a * d + (i + 1) * d] for i in range(a)]
-    V = [values[2 * a * d + i * d : 2 * a * d + (i + 1) * d] for i in range(e)]
-    A = _product([Q, [list(col) for col in zip(*K)]])
-    rank_v, rank_a = _rank(V), _rank(A)
-    words = f"rank V = {rank_v}, rank KᵀQ = {rank_a} (generic: {min(e, d)} and {min(a, d)})"
-    if rank_v == 0 or rank_a == 0:
-        return words + ": the vertex (f = 0)"
-    if rank_a < a:
-        words += "; rank A < a"
-    if rank_v == rank_a == 1:
-        together = _rank(V + [list(col) for col in zip(*A)])  # the row space of V and the column space of A
-        words += "; rank V = rank A = 1" + (", row space of V = column space of A" if together == 1 else "")
-    return words
