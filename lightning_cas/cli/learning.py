@@ -28,6 +28,18 @@ from lightning_cas.cli.progress import progress_display
     "--seed when absent.",
 )
 @click.option("--no-fiber", is_flag=True, help="Skip Macaulay2's exact dimension of the fiber at w* (small networks).")
+@click.option(
+    "--inputs",
+    default=None,
+    metavar="FILE",
+    help="The loss on these token matrices (N, d_0, t): their own Gram matrix.",
+)
+@click.option(
+    "--layout",
+    default=None,
+    type=click.Choice(["features-tokens", "tokens-features"]),
+    help="How --inputs is laid out (as for dim).",
+)
 @click.option("--lct", is_flag=True, help="Add lct/2 (Dmodules' log canonical threshold; 6 weights at most).")
 @SEED_OPTION
 @TIMEOUT_OPTION
@@ -35,7 +47,21 @@ from lightning_cas.cli.progress import progress_display
 @QUIET_OPTION
 @clean_errors
 def llc_command(
-    network, widths, attention, tokens, normalization, as_json, at, no_fiber, lct, seed, timeout, m2, quiet
+    network,
+    widths,
+    attention,
+    tokens,
+    normalization,
+    as_json,
+    at,
+    no_fiber,
+    inputs,
+    layout,
+    lct,
+    seed,
+    timeout,
+    m2,
+    quiet,
 ):
     """The local learning coefficient λ at w* (singular learning theory): exact, or a proved bracket."""
     from lightning_cas.geometry.learning import learning_coefficient
@@ -47,5 +73,7 @@ def llc_command(
 
         point = load_weights(arch, at)
     with progress_display("llc", quiet=quiet or as_json):
-        result = learning_coefficient(arch, point, seed=seed, timeout=timeout, m2=m2, fiber=not no_fiber, lct=lct)
+        result = learning_coefficient(
+            arch, point, seed=seed, timeout=timeout, m2=m2, fiber=not no_fiber, lct=lct, inputs=inputs, layout=layout
+        )
     echo(result.to_json() if as_json else result.text())

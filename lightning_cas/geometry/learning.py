@@ -26,11 +26,12 @@ from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import rational_text
 from lightning_cas.core.symmetry import orbit_dimension, orbit_rank_modp, random_weights
 from lightning_cas.errors import M2ParseError, UnsupportedError
+from lightning_cas.geometry.learning_data import SPAN_MAX, span_ranks
 from lightning_cas.geometry.learning_forms import closed_forms, one_layer_stratum
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_int, json_str
 from lightning_cas.options import resolve
-from lightning_cas.results.learning import LearningBound, LearningCoefficientResult
+from lightning_cas.results.learning import LearningBound, LearningCoefficientResult, Side
 from lightning_cas.system.points import WeightPoint, as_point, load_weights
 
 LCT_MAX_WEIGHTS = 6  # Dmodules' lct: 4 weights in a second, 6 in minutes (the 2 -> 1 layer at 0: 194 s)
@@ -52,11 +53,15 @@ def learning_coefficient(
     session=None,
     fiber: bool = True,
     lct: bool = False,
+    inputs=None,
+    layout: str | None = None,
 ) -> LearningCoefficientResult:
     """λ(w*) at the weights ``at`` (a file, a WeightPoint, the JSON form or flat weights; random integers from
     ``seed`` when None): exact when the bounds meet, else the bracket, each bound with its reason.
     ``fiber`` lets Macaulay2 compute the fiber's dimension at w* when the network is small enough; ``lct`` adds
-    the complex log canonical threshold of the fiber ideal (Dmodules, within LCT_MAX_WEIGHTS weights)."""
+    the complex log canonical threshold of the fiber ideal (Dmodules, within LCT_MAX_WEIGHTS weights); ``inputs``
+    (token matrices, a path or an InputData; ``layout`` as for ``dimension``) puts the loss on that data: its own
+    Gram matrix, and the note says whether it is degenerate on the coefficient span (learning_data)."""
     opts = resolve("llc", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     net = arch
     if not net.polynomial and "relu" in net.functions:
@@ -67,6 +72,9 @@ def learning_coefficient(
     start = time.perf_counter()
     with opts.deadline():
         point, source = _point(net, at, opts.seed)
+        data = None if inputs is None else _data(net, inputs, layout)
+        if data is not None and not net.polynomial:
+            raise UnsupportedError("llc --inputs: the data's own Gram matrix is read for polynomial networks only.")
         if not net.polynomial:
             return _analytic(net, point, opts).finish(source=source, elapsed_s=time.perf_counter() - start)
         values = list(point.values)
@@ -75,7 +83,7 @@ def learning_coefficient(
                 f"llc --lct: Dmodules' lct runs up to {LCT_MAX_WEIGHTS} weights (this network has "
                 f"{net.parameters}); leave --lct out for the other bounds."
             )
-        result = _bracket(net, values, opts, point, fiber, lct)
+        result = _bracket(net, values, opts, point, fiber, lct, data)
     return result.finish(source=source, elapsed_s=time.perf_counter() - start)
 
 
@@ -116,6 +124,16 @@ def _analytic(net: Network, point, opts) -> LearningCoefficientResult:
     )
 
 
+def _data(net: Network, inputs, layout):
+    from lightning_cas.system.inputs import InputData, inputs_from_array, load_inputs
+
+    if isinstance(inputs, InputData):
+        return inputs
+    if isinstance(inputs, (str, bytes)) or hasattr(inputs, "__fspath__"):
+        return load_inputs(net, inputs, layout)
+    return inputs_from_array(net, inputs, "the inputs", layout)
+
+
 def _point(net: Network, at, seed: int):
     if at is None:
         values = tuple(Fraction(v) for v in random_weights(net, seed))
@@ -124,10 +142,12 @@ def _point(net: Network, at, seed: int):
     return point, point.source or "given weights"
 
 
-def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool, lct: bool) -> LearningCoefficientResult:
+def _bracket(
+    net: Network, values: list[Fraction], opts, point, fiber: bool, lct: bool, data=None
+) -> LearningCoefficientResult:
     n = net.parameters
-    at_point = rank_at_point_modp(net, point, seed=opts.seed)
-    rank = at_point.dimension  # mod p: never above the rank over QQ
+    at_point = rank_at_point_modp(net, point, inputs=data, seed=opts.seed)
+    rank = at_point.dimension  # mod p: never above the rank over QQ (on data: of the data's Jacobian)
     generic_low = dimension_modp(net, seed=opts.seed).dimension  # a rank at a random point: never above r
     orbit_generic = orbit_rank_modp(net, random_weights(net, opts.seed))  # never above the generic orbit
     generic_up = min(n - orbit_generic, net.ambient_dimension or n)
@@ -138,6 +158,9 @@ def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool, lct
         f"generic rank r: {generic_low} <= r <= {generic_up} (a rank at a random point; parameters minus the "
         "named group's orbit there)",
     ]
+    population = True  # every bound of the population loss holds for this loss
+    if data is not None:
+        population = _data_note(net, data, opts.seed, notes)
     regular = learning.regular(rank, generic_up, n) if rank >= generic_up else None
     if regular is not None:
         bounds.append(LearningBound.of("equal", regular, 1))
@@ -152,9 +175,10 @@ def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool, lct
             )
         )
         bounds += _fiber_bounds(net, values, rank, generic_up, opts if fiber else None, notes)
-        bounds += closed_forms(net, values)
+        population_bounds = closed_forms(net, values)
         if lct:
-            bounds.append(_lct_bound(net, values, opts.macaulay2))
+            population_bounds.append(_lct_bound(net, values, opts.macaulay2))
+        bounds += population_bounds if population else on_degenerate_data(population_bounds)
     explanation = _explain(net, values, rank, generic_low, generic_up, at_point.primes[0], opts.seed)
     return LearningCoefficientResult.from_bounds(
         architecture=net,
@@ -162,13 +186,54 @@ def _bracket(net: Network, values: list[Fraction], opts, point, fiber: bool, lct
         rank_at_point=rank,
         generic_rank=(generic_low, generic_up),
         bounds=tuple(bounds),
-        setting=SETTING,
+        setting=SETTING
+        if data is None
+        else SETTING.replace(
+            "inputs with a density (a positive definite Gram matrix of the token monomials)",
+            f"the {data.count} given inputs (their own Gram matrix)",
+        ),
         explanation=tuple(explanation),
         notes=tuple(notes),
         primes=at_point.primes,
         seed=opts.seed,
         m2_version=None,
     )
+
+
+def _data_note(net: Network, data, seed: int, notes: list[str]) -> bool:
+    """Whether the data's form is non-degenerate on the coefficient span (then every population bound holds), with
+    a note saying which; unknown (too many coefficients to measure) counts as degenerate."""
+    ranks = span_ranks(net, data.values, seed)
+    if ranks is None:
+        notes.append(
+            f"the data's Gram matrix on the coefficient span is not measured (more than {SPAN_MAX} coefficients): "
+            "only the bounds that hold for every data set are used"
+        )
+        return False
+    span, seen = ranks
+    if seen == span:
+        notes.append(
+            f"the data's Gram matrix is non-degenerate on the {span}-dimensional coefficient span ({data.count} "
+            "inputs, mod p): the loss on the data is comparable to the population loss, every bound holds"
+        )
+        return True
+    notes.append(
+        f"the data's Gram matrix is degenerate: the evaluation on the {data.count} inputs has a {span - seen}-"
+        f"dimensional kernel on the {span}-dimensional coefficient span; the population's closed forms are upper "
+        "bounds only here (the loss on the data is at most the population loss)"
+    )
+    return False
+
+
+def on_degenerate_data(bounds: list[LearningBound]) -> list[LearningBound]:
+    """Population bounds on data that may not see the whole span: K_N <= C K, so an equality or an upper bound
+    stays an upper bound, and a lower bound is dropped."""
+    out = []
+    for b in bounds:
+        if b.side == "lower":
+            continue
+        out.append(LearningBound(Side.UPPER, b.value, b.reason + " (an upper bound on this data)", None))
+    return out
 
 
 def _fiber_bounds(net: Network, values, rank: int, generic_up: int, opts, notes: list[str]) -> list[LearningBound]:

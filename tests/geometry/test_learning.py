@@ -167,3 +167,17 @@ def test_analytic_networks_at_generic_rank_and_refused_elsewhere():
     assert g.learning_coefficient is not None and _value(g.learning_coefficient) <= Fraction(gelu.parameters, 2)
     with pytest.raises(LightningError, match="not analytic"):
         learning_coefficient(Network(2, 1, (Linear(3), Activation("relu"), Linear(1))), seed=0)
+
+
+def test_on_data_the_gram_matrix_decides_which_bounds_hold(m2):
+    """Six generic inputs see the whole 6-dimensional coefficient span of the 2 -> 1 layer: λ at 0 is the
+    population's 1. One input does not: the closed form is only an upper bound, and the bracket says so."""
+    rng = np.random.default_rng(1)
+    many, one = rng.integers(-5, 6, (6, 2, 2)), rng.integers(-5, 6, (1, 2, 2))
+    zero = {"weights": [0] * 6}
+    full = learning_coefficient(ONE, zero, inputs=many, layout="features-tokens")
+    assert _value(full.learning_coefficient) == 1 and any("non-degenerate" in n for n in full.notes)
+    few = learning_coefficient(ONE, zero, inputs=one, layout="features-tokens")
+    assert few.learning_coefficient is None and _value(few.upper) == 1 and _value(few.lower) == 0
+    assert any("degenerate: the evaluation on the 1 inputs" in n for n in few.notes)
+    assert all(b.side != "equal" or "Macaulay2" in b.reason for b in few.bounds)
