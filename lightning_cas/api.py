@@ -69,18 +69,38 @@ def dimension(
         if layout is not None and (inputs is None or isinstance(inputs, InputData)):
             raise InputError("layout says how an inputs array is laid out; give inputs as an array with it.")
 
-        point = None if at is None else as_point(arch, at, "the point")
         data = (
             None
             if inputs is None
             else (inputs if isinstance(inputs, InputData) else inputs_from_array(arch, inputs, "the inputs", layout))
         )
+        if data is not None and data.values.shape[2] != arch.tokens:  # a token-wise network: the inputs set t
+            arch = Network(arch.input, data.values.shape[2], arch.blocks)
+        point = None if at is None else as_point(arch, _same_weights(at, arch), "the point")
     if point is None and data is None and arch.functions:
         raise UnsupportedError(given_weights_only(arch))
     with opts.deadline() as deadline:
         if point is None and data is None and not exact and not spectrum:
             return _dimension(arch, opts, deadline)
         return _rank_at(arch, point, data, exact, spectrum, opts)
+
+
+def _same_weights(at, net: Network):
+    """A weight point of the same network with another token count (whose weights do not depend on it) is this
+    network's point; anything else as given."""
+    from lightning_cas.system.points import WeightPoint
+
+    if (
+        isinstance(at, WeightPoint)
+        and at.network != net
+        and (at.network.input, at.network.blocks)
+        == (
+            net.input,
+            net.blocks,
+        )
+    ):
+        return WeightPoint(net, at.values, at.source, at.sha256)
+    return at
 
 
 def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionResult:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lightning_cas.core import weights
+from lightning_cas.core.limits import MAX_TOKENS
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import array_of, entries_of, parse_entry
 from lightning_cas.errors import InputError
@@ -60,6 +61,7 @@ def inputs_from_array(arch: Network, array, source: str = "the inputs", layout: 
     net = arch
     layout = check_layout(layout)
     arr = array_of(array, source)
+    net = fit_tokens(net, arr.shape, layout)
     if arr.ndim == 2 and net.tokens == 1:
         arr = arr[:, :, None] if layout != "tokens-features" else arr[:, None, :]
     ours, torch_shape = (net.input, net.tokens), (net.tokens, net.input)
@@ -87,6 +89,24 @@ def inputs_from_array(arch: Network, array, source: str = "the inputs", layout: 
         )
     values = np.array(entries_of(arr, source), dtype=object).reshape(arr.shape)
     return InputData(values, source)
+
+
+def fit_tokens(net: Network, shape, layout: str | None = None) -> Network:
+    """The network with the token count of inputs of this ``shape``, when it acts on each token alone (no block
+    mixes tokens: its token count is only how many columns an input has); else the network itself."""
+    if len(shape) != 3 or any(b.mixes_tokens for b in net.blocks):
+        return net
+    _, a, b = shape
+    d = net.input
+    if layout == "features-tokens" or (layout is None and a == d and b != d):
+        tokens = b
+    elif layout == "tokens-features" or (layout is None and b == d and a != d):
+        tokens = a
+    else:
+        return net
+    if tokens == net.tokens or not 1 <= tokens <= MAX_TOKENS:
+        return net
+    return Network(net.input, tokens, net.blocks)
 
 
 def _stored_layout(arrays: dict, name: str) -> str | None:
