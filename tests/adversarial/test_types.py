@@ -241,6 +241,9 @@ POINT_VERBS = {  # every public verb that takes a weight point, called so that o
 INPUT_VERBS = {  # every public verb that takes inputs
     "dimension": lambda x: lightning_cas.dimension(A22, inputs=x, layout="features-tokens"),
     "ed_degree": lambda x: lightning_cas.ed_degree(A21, metric="data", inputs=x, layout="features-tokens", m2=NO_M2),
+    "learning_coefficient": lambda x: lightning_cas.learning_coefficient(
+        A22, inputs=x, layout="features-tokens", m2=NO_M2
+    ),
 }
 BAD_ENTRIES = {
     "float32 subnormal": (np.float32(1e-40), "subnormal float32"),
