@@ -19,6 +19,7 @@ from lightning_cas.cli.common import (
     network_options,
     parse_architecture,
 )
+from lightning_cas.core.methods import DEGREE_METHODS, ED_METHODS, ED_METRICS
 from lightning_cas.core.paper import NORMALIZATIONS
 from lightning_cas.errors import InputError
 from lightning_cas.results.display import printable
@@ -97,7 +98,7 @@ def _emit(res, output: str) -> None:
     "--method",
     default="auto",
     show_default=True,
-    type=click.Choice(("auto", "implicit", "numerical")),
+    type=click.Choice(DEGREE_METHODS),
     help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
     "auto: implicit where elimination finishes, numerical beyond.",
 )
@@ -171,7 +172,7 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
 @click.option(
     "--metric",
     default=None,
-    type=click.Choice(("generic", "standard", "data")),
+    type=click.Choice(ED_METRICS),
     help="generic (default): a generic quadratic form, an invariant; standard: the Euclidean form in the "
     "coordinates y_i; data: sum_n |f(X_n)|^2 of --inputs.",
 )
@@ -186,7 +187,7 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     "--method",
     default="auto",
     show_default=True,
-    type=click.Choice(("auto", "lagrange", "monodromy", "msolve")),
+    type=click.Choice(ED_METHODS),
     help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
     "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
     "(generic metric; beyond the lagrange guard); auto: lagrange within its size guard.",

@@ -13,6 +13,7 @@ import math
 import time
 
 from lightning_cas.core.checks import count_value
+from lightning_cas.core.methods import DEGREE_METHODS, ED_METHODS, ED_METRICS
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
@@ -24,9 +25,6 @@ from lightning_cas.options import resolve
 from lightning_cas.results.degrees import DegreeResult, EDDegreeResult, Metric
 from lightning_cas.results.dimension import Source
 
-DEGREE_METHODS = ("auto", "implicit", "numerical")
-ED_METHODS = ("auto", "lagrange", "monodromy", "msolve")
-ED_METRICS = ("generic", "standard", "data")
 ED_PRIME = 32003  # the Lagrange ideal's first characteristic: Groebner bases mod p are fast, u and the form random
 
 # Size guards, measured on the one-layer cases (bench_critical): the coefficient expansion (output

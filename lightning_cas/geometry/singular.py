@@ -22,11 +22,8 @@ from lightning_cas.options import (
     SINGULAR_METHOD_SPELLINGS,  # noqa: F401 (the spellings, for callers)
     resolve,
 )
-from lightning_cas.options import SINGULAR_METHODS as OPTION_SINGULAR_METHODS
 from lightning_cas.results.ideals import Stratum
 from lightning_cas.results.singular import SingularLocusResult, SingularPiece, UnresolvedPiece, VarietyNumbers
-
-SINGULAR_METHODS = OPTION_SINGULAR_METHODS
 
 
 def singular_locus(
