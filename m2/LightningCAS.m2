@@ -17,6 +17,7 @@ export {
     "NeuralNetwork",
     "NetworkBlock",
     "ImplicitModel",
+    "NeurovarietyResult",
     -- the network
     "neuralNetwork",
     "attentionBlock",
@@ -29,6 +30,10 @@ export {
     "coefficientJacobian",
     "neurovarietyDimension",
     "dimensionRecord",
+    "neurovariety",
+    -- a user's own polynomial map
+    "mapDimension",
+    "mapFiber",
     -- fibers
     "fiberIdeal",
     "parametrizationFiber",
@@ -111,6 +116,8 @@ load "./LightningCAS/Verdicts.m2"
 load "./LightningCAS/Records.m2"
 load "./LightningCAS/Degrees.m2"
 load "./LightningCAS/Decision.m2"
+load "./LightningCAS/Results.m2"
+load "./LightningCAS/Maps.m2"
 
 ---------------------------------------------------------------------------------------------
 -- DOCUMENTATION
@@ -180,9 +187,14 @@ doc ///
         lightningWeights
         lightningNetwork
         :Dimension
+        NeurovarietyResult
+        neurovariety
         neurovarietyDimension
         dimensionRecord
         coefficientJacobian
+        :A polynomial map of your own
+        mapDimension
+        mapFiber
         :Fibers
         fiberIdeal
         parametrizationFiber
@@ -246,6 +258,8 @@ load "./LightningCAS/VerdictsDocumentation.m2"
 load "./LightningCAS/RecordsDocumentation.m2"
 load "./LightningCAS/DegreesDocumentation.m2"
 load "./LightningCAS/DecisionDocumentation.m2"
+load "./LightningCAS/ResultsDocumentation.m2"
+load "./LightningCAS/MapsDocumentation.m2"
 
 ---------------------------------------------------------------------------------------------
 -- TESTS
