@@ -161,7 +161,10 @@ doc ///
             (@TO implicitModel@, @TO implicitIdeal@), the singular locus (@TO singularStrata@),
             the critical locus of the parametrization (@TO criticalLocus@) and the data of real
             verdicts at a point (@TO pointVerdict@). Records of the computations can be printed as JSON
-            (@TO printRecord@), which is how the Python package lightning_cas reads them.
+            (@TO printRecord@), which is how the Python package lightning_cas reads them; in a
+            session, @TO neurovariety@ gives the same computation as one object with a readable
+            summary (@TO NeurovarietyResult@). The dimension and the fibers of a polynomial map of
+            your own are @TO mapDimension@ and @TO mapFiber@.
 
             The weights are ordered layer by layer and, inside a layer, head by head: the entries
             of $Q$, then $K$, then $V$, each row by row (@TO lightningWeights@).
