@@ -17,6 +17,7 @@ export {
     "NeuralNetwork",
     "NetworkBlock",
     "ImplicitModel",
+    "NeurovarietyResult",
     -- the network
     "neuralNetwork",
     "attentionBlock",
@@ -29,6 +30,10 @@ export {
     "coefficientJacobian",
     "neurovarietyDimension",
     "dimensionRecord",
+    "neurovariety",
+    -- a user's own polynomial map
+    "mapDimension",
+    "mapFiber",
     -- fibers
     "fiberIdeal",
     "parametrizationFiber",
@@ -111,6 +116,8 @@ load "./LightningCAS/Verdicts.m2"
 load "./LightningCAS/Records.m2"
 load "./LightningCAS/Degrees.m2"
 load "./LightningCAS/Decision.m2"
+load "./LightningCAS/Results.m2"
+load "./LightningCAS/Maps.m2"
 
 ---------------------------------------------------------------------------------------------
 -- DOCUMENTATION
@@ -154,7 +161,10 @@ doc ///
             (@TO implicitModel@, @TO implicitIdeal@), the singular locus (@TO singularStrata@),
             the critical locus of the parametrization (@TO criticalLocus@) and the data of real
             verdicts at a point (@TO pointVerdict@). Records of the computations can be printed as JSON
-            (@TO printRecord@), which is how the Python package lightning_cas reads them.
+            (@TO printRecord@), which is how the Python package lightning_cas reads them; in a
+            session, @TO neurovariety@ gives the same computation as one object with a readable
+            summary (@TO NeurovarietyResult@). The dimension and the fibers of a polynomial map of
+            your own are @TO mapDimension@ and @TO mapFiber@.
 
             The weights are ordered layer by layer and, inside a layer, head by head: the entries
             of $Q$, then $K$, then $V$, each row by row (@TO lightningWeights@).
@@ -180,9 +190,14 @@ doc ///
         lightningWeights
         lightningNetwork
         :Dimension
+        NeurovarietyResult
+        neurovariety
         neurovarietyDimension
         dimensionRecord
         coefficientJacobian
+        :A polynomial map of your own
+        mapDimension
+        mapFiber
         :Fibers
         fiberIdeal
         parametrizationFiber
@@ -246,6 +261,8 @@ load "./LightningCAS/VerdictsDocumentation.m2"
 load "./LightningCAS/RecordsDocumentation.m2"
 load "./LightningCAS/DegreesDocumentation.m2"
 load "./LightningCAS/DecisionDocumentation.m2"
+load "./LightningCAS/ResultsDocumentation.m2"
+load "./LightningCAS/MapsDocumentation.m2"
 
 ---------------------------------------------------------------------------------------------
 -- TESTS

@@ -280,3 +280,50 @@ T = trainingCriticalPoints(neuralNetwork(3, 1, {linearBlock 1, linearBlock 2}),
     {{{1},{0},{0}}, {{0},{1},{0}}, {{0},{0},{1}}}, {{{3},{1}}, {{1},{2}}, {{0},{-1}}})
 assert(T#"rank" == 4 and #(T#"points") >= 2)
 ///
+
+TEST ///
+-- a user's own map: the twisted cubic is a curve, the Segre map P^1 x P^1 -> P^3 a cone of dimension 3,
+-- both ways and as a RingMap; a fiber of the Segre map is the orbit a -> s a, c -> c / s (dimension 1)
+setRandomSeed 0
+R = QQ[t]
+assert(mapDimension {t, t^2, t^3} == 1 and mapDimension({t, t^2, t^3}, Strategy => "Implicit") == 1)
+S = QQ[a,b,c,d]
+segre = {a*c, a*d, b*c, b*d}
+assert(mapDimension segre == 3 and mapDimension({a*c, a*d, b*c, b*d}, Strategy => "Implicit") == 3)
+assert(mapDimension map(S, QQ[z_1..z_4], segre) == 3)
+I = mapFiber(segre, {1, 2, 3, 4})
+assert(dim I == 1 and dim I == numgens S - mapDimension segre and isPrime I)
+assert(mapFiber(map(S, QQ[z_1..z_4], segre), {1, 2, 3, 4}) == I)
+-- constants and rationals are fine; a point mod 101 and a map over a prime field too
+assert(mapDimension({1/2*a, 3, a^2 + b}, CoefficientRing => ZZ/101) == 2)
+T = ZZ/101[u,v]
+assert(mapDimension {u^2, u*v, v^2} == 2 and mapDimension({u^2, u*v, v^2}, Strategy => "Implicit") == 2)
+-- refused: no polynomial, two rings, a ring over ZZ, a denominator divisible by the prime, a wrong point
+assert(try (mapDimension {}; false) else true)
+assert(try (mapDimension {t, a}; false) else true)
+assert(try (mapDimension {(ZZ[x])_0}; false) else true)
+assert(try (mapDimension({1/7*a}, CoefficientRing => ZZ/7); false) else true)
+assert(try (mapFiber(segre, {1, 2}); false) else true)
+assert(try (mapDimension(segre, Strategy => "Guess"); false) else true)
+///
+
+TEST ///
+-- a neurovariety as one object: the numbers of neurovarietyDimension and dimensionRecord, the ideal when exact
+setRandomSeed 0
+R = neurovariety({3,3,3}, {2,2}, 2)
+assert(instance(R, NeurovarietyResult) and isWellDefined R)
+assert(R#"dimension" == 23 and R#"parameters" == 42 and R#"fiber_dimension" == 19 and R#"method" === "Jacobian")
+assert(R#"ideal" === null and R#"degree" === null and R#"prime" == 2147483629)
+E = neurovariety({2,1}, {1}, 2, Strategy => "Implicit")
+r = dimensionRecord({2,1}, {1}, 2, Strategy => "Implicit")
+assert(isWellDefined E and E#"dimension" == 4 and E#"degree" == 3 and E#"fiber_dimension" == 2)
+assert(E#"ambient" == r#"coefficients" and E#"linear_span" == r#"linear_span" and dim E#"ideal" == 4)
+assert((neurovariety(neuralNetwork(2, 1, {linearBlock 1, powerBlock 2}), Strategy => "Implicit"))#"degree" == 2)
+assert((neurovariety({2,1}, {1}, 2, Heads => {2}))#"dimension" == 6)
+assert(toString E == "a neurovariety of dimension 4 in 10 coefficients (6 weights, Implicit)")
+assert(net E == stack {"neurovariety of " | toString E#"network", "  dimension        4", "  parameters       6",
+    "  fiber dimension  2", "  ambient          10", "  degree           3", "  linear span      6",
+    "  method           implicit ideal over QQ"})
+assert(not isWellDefined new NeurovarietyResult from merge(E, new HashTable from {"dimension" => 5}, (x, y) -> y))
+assert(try (neurovariety({2,1}, {1}, 2, Strategy => "Guess"); false) else true)
+///
