@@ -18,8 +18,8 @@ DOC = REPO / "docs" / "macaulay2.md"
 def exports() -> list[str]:
     """The symbols of the `export {...}` list of m2/LightningCAS.m2, in order (comments skipped)."""
     text = (REPO / "m2" / "LightningCAS.m2").read_text()
-    body = text[text.index("export {"):]
-    body = body[:body.index("}")]
+    body = text[text.index("export {") :]
+    body = body[: body.index("}")]
     return re.findall(r'"(\w+)"', "\n".join(line.split("--")[0] for line in body.splitlines()))
 
 
@@ -27,7 +27,7 @@ def section(title: str) -> str:
     text = DOC.read_text()
     start = text.index(f"## {title}\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else len(text)]
+    return text[start : end if end >= 0 else len(text)]
 
 
 def table_rows() -> list[tuple[str, str]]:
@@ -88,7 +88,7 @@ def test_the_typed_results_example_runs_as_printed(m2, tmp_path):
     values = re.findall(r"@@VALUE@@ (.*)", out)
     assert len(values) == len(expected) == 4, (values, expected)
     assert values == expected
-    shown = (tmp_path / "net.m2")
+    shown = tmp_path / "net.m2"
     shown.write_text(lines[0] + "\nsetRandomSeed 0;\nprint net neurovariety({3,3,3}, {2,2}, 2);\n")
     summary = run_script(shown, timeout=300, m2=m2).stdout
     assert re.search(r"dimension\s+23", summary) and re.search(r"fiber dimension\s+19", summary)
