@@ -91,10 +91,10 @@ def _analytic(net: Network, point, opts) -> LearningCoefficientResult:
     """An analytic network (softmax, gelu, tanh, LayerNorm): λ = r/2 with m = 1 at a point of generic rank (the
     rank is constant near w*, so the fiber is an analytic manifold of codimension r there); refused elsewhere,
     since no bound here is proved for its singular points. The rank at w* is the certified one (arb balls)."""
-    from lightning_cas.api import dimension
+    from lightning_cas.backends.certified import rank_at_point_softmax
 
     n = net.parameters
-    at_point = dimension(net, at=point, seed=opts.seed)
+    at_point = rank_at_point_softmax(net, point, seed=opts.seed)
     proved = at_point.certificate.lower if at_point.certificate is not None else at_point.dimension
     orbit = orbit_rank_modp(net, random_weights(net, opts.seed))
     generic_up = n - orbit
