@@ -43,7 +43,7 @@ from benchmarks.bench_dimension import M2_TIMEOUT, _worker, dimension_cases, dim
 from benchmarks.report import dim_cell, environment, markdown_path, print_tables, render_markdown, save, sec
 from benchmarks.workers import crashed_workers, worker_failure  # noqa: F401 (worker_failure: its old import path)
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models", "llc")
+SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models", "llc", "relu")
 GEOMETRY_TIMEOUT = 900.0
 REPEATS = 3
 
@@ -112,7 +112,9 @@ def main(argv=None) -> int:
         environment=environment(),
     )
     results.pop("finished", None)
-    sections = [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc"))]
+    sections = (
+        [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc", "relu"))]
+    )
     repeats = 1 if args.quick else REPEATS
     for section in sections:
         rows = results["sections"][section] = []
@@ -173,6 +175,11 @@ def main(argv=None) -> int:
             from benchmarks.bench_llc import run_llc_bench
 
             rows.extend(run_llc_bench(progress=lambda m: print(m, flush=True), out_dir=out.parent))
+            save(out, results)
+        elif section == "relu":
+            from benchmarks.bench_relu import run_relu_bench
+
+            rows.extend(run_relu_bench(progress=lambda m: print(m, flush=True), out_dir=out.parent))
             save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench

@@ -3,6 +3,7 @@ every row), the Markdown tables next to it, and the tables printed at the end.""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import platform
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.bench_dimension import LABELS, M2_TIMEOUT
-from benchmarks.summary import ok_time, summarize
+from benchmarks.summary import SECTION_MARKDOWN, ok_time, summarize
 from lightning_cas.system.files import atomic_write_text
 
 
@@ -249,19 +250,12 @@ def render_markdown(results: dict) -> str:
     # a section belongs to an earlier run when that run's start is not this one's ("run"; older files: "started")
     earlier = {n: r for n, r in runs.items() if r.get("run", r.get("started")) != results.get("started") and n in secs}
     if earlier:
-        out[-1] += (
-            " Sections kept from an earlier run (`--only`): "
-            + "; ".join(
-                f"{n} measured {r.get('started')} to {r.get('finished')}"
-                + (
-                    f" (load average at start {r['environment']['loadavg_start']})"
-                    if (r.get("environment") or {}).get("loadavg_start")
-                    else ""
-                )
-                for n, r in earlier.items()
-            )
-            + "."
-        )
+        kept = [
+            f"{n} measured {r.get('started')} to {r.get('finished')}"
+            + (f" (load average at start {la})" if (la := (r.get("environment") or {}).get("loadavg_start")) else "")
+            for n, r in earlier.items()
+        ]
+        out[-1] += " Sections kept from an earlier run (`--only`): " + "; ".join(kept) + "."
     out += ["", "## Targets", ""]
     t = s.get("delta10_modp")
     out.append(
@@ -376,26 +370,9 @@ def render_markdown(results: dict) -> str:
             f"{ss.get('lightning_float_total_s')}"
             " s for the same shapes.",
         ]
-    if secs.get("rank"):
-        from benchmarks.bench_rank import rank_markdown
-
-        out += ["", rank_markdown(secs["rank"]).rstrip()]
-    if secs.get("blocks"):
-        from benchmarks.bench_blocks import blocks_markdown
-
-        out += ["", blocks_markdown(secs["blocks"]).rstrip()]
-    if secs.get("ratios"):
-        from benchmarks.bench_ratios import ratio_markdown
-
-        out += ["", ratio_markdown(secs["ratios"]).rstrip()]
-    if secs.get("models"):
-        from benchmarks.bench_models import models_markdown
-
-        out += ["", models_markdown(secs["models"]).rstrip()]
-    if secs.get("llc"):
-        from benchmarks.bench_llc import llc_markdown
-
-        out += ["", llc_markdown(secs["llc"]).rstrip()]
+    for name, (module, fn) in SECTION_MARKDOWN.items():  # each section renders its own table
+        if secs.get(name):
+            out += ["", getattr(importlib.import_module(module), fn)(secs[name]).rstrip()]
     return "\n".join(out) + "\n"
 
 

@@ -10,6 +10,18 @@ TARGET_DELTA10_S = 2.0
 TARGET_SPEEDUP = 20.0
 
 
+# section -> (module, its Markdown renderer), rendered by report.render_markdown in this order,
+# after its own tables
+SECTION_MARKDOWN = {
+    "rank": ("benchmarks.bench_rank", "rank_markdown"),
+    "blocks": ("benchmarks.bench_blocks", "blocks_markdown"),
+    "ratios": ("benchmarks.bench_ratios", "ratio_markdown"),
+    "models": ("benchmarks.bench_models", "models_markdown"),
+    "llc": ("benchmarks.bench_llc", "llc_markdown"),
+    "relu": ("benchmarks.bench_relu", "relu_markdown"),
+}
+
+
 # ---- summary and targets -------------------------------------------------------------------
 def ok_time(entry: dict):
     """The time of a measurement that succeeded, else None (a refusal, a time limit, an error)."""
@@ -120,5 +132,9 @@ def summarize(results: dict) -> dict:
         from benchmarks.bench_llc import llc_findings
 
         findings += llc_findings(results["sections"]["llc"])
+    if results.get("sections", {}).get("relu"):
+        from benchmarks.bench_relu import relu_findings
+
+        findings += relu_findings(results["sections"]["relu"])
     summary["findings"] = findings
     return summary
