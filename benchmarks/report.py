@@ -393,7 +393,7 @@ def render_markdown(results: dict) -> str:
 
         out += ["", models_markdown(secs["models"]).rstrip()]
     if secs.get("llc"):
-        from benchmarks.bench_llc import llc_markdown
+        from benchmarks.llc_report import llc_markdown
 
         out += ["", llc_markdown(secs["llc"]).rstrip()]
     return "\n".join(out) + "\n"
