@@ -40,7 +40,8 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_dimension import M2_TIMEOUT, _worker, dimension_cases, dimension_row
-from benchmarks.report import dim_cell, environment, markdown_path, print_tables, render_markdown, save, sec
+from benchmarks.report import environment, markdown_path, print_tables, render_markdown, save
+from benchmarks.tables import dim_cell, sec
 from benchmarks.workers import crashed_workers, worker_failure  # noqa: F401 (worker_failure: its old import path)
 
 SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models", "llc", "relu")

@@ -17,7 +17,7 @@ SECTION_MARKDOWN = {
     "blocks": ("benchmarks.bench_blocks", "blocks_markdown"),
     "ratios": ("benchmarks.bench_ratios", "ratio_markdown"),
     "models": ("benchmarks.bench_models", "models_markdown"),
-    "llc": ("benchmarks.bench_llc", "llc_markdown"),
+    "llc": ("benchmarks.llc_report", "llc_markdown"),
     "relu": ("benchmarks.bench_relu", "relu_markdown"),
 }
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from lightning_cas.batch.spec import MAX_JOBS_CEILING
-from lightning_cas.cli.common import M2_OPTION, Number, clean_errors, echo
+from lightning_cas.cli.common import clean_errors, echo
+from lightning_cas.cli.options import M2_OPTION, Number
 from lightning_cas.cli.progress import progress_display
 from lightning_cas.errors import InputError
 from lightning_cas.results.display import printable

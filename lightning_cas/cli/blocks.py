@@ -7,7 +7,8 @@ import json
 
 import click
 
-from lightning_cas.cli.common import JSON_OPTION, Number, clean_errors, echo
+from lightning_cas.cli.common import clean_errors, echo
+from lightning_cas.cli.options import JSON_OPTION, Number
 from lightning_cas.cli.progress import progress_display
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (
+from lightning_cas.cli.common import clean_errors, echo, parse_architecture
+from lightning_cas.cli.options import (
     M2_OPTION,
     MSOLVE_OPTION,
     QUIET_OPTION,
@@ -14,10 +15,7 @@ from lightning_cas.cli.common import (
     TIMEOUT_OPTION,
     Number,
     apply_options,
-    clean_errors,
-    echo,
     network_options,
-    parse_architecture,
 )
 from lightning_cas.core.methods import DEGREE_METHODS, ED_METHODS, ED_METRICS
 from lightning_cas.core.paper import NORMALIZATIONS

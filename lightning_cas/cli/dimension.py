@@ -7,17 +7,8 @@ import sys
 
 import click
 
-from lightning_cas.cli.common import (
-    EXIT_DISCREPANCY,
-    TIMEOUT_OPTION,
-    architecture_options,
-    check_m2_format,
-    clean_errors,
-    echo,
-    format_option,
-    method_options,
-    parse_architecture,
-)
+from lightning_cas.cli.common import EXIT_DISCREPANCY, check_m2_format, clean_errors, echo, parse_architecture
+from lightning_cas.cli.options import TIMEOUT_OPTION, architecture_options, format_option, method_options
 from lightning_cas.cli.progress import progress_display, run_label
 from lightning_cas.errors import InputError
 

@@ -6,18 +6,15 @@ from dataclasses import replace
 
 import click
 
-from lightning_cas.cli.common import (
+from lightning_cas.cli.common import clean_errors, echo, parse_architecture, plain_architecture
+from lightning_cas.cli.options import (
     INTEGER,
     M2_OPTION,
     QUIET_OPTION,
     SEED_OPTION,
     TIMEOUT_OPTION,
     architecture_options,
-    clean_errors,
-    echo,
     format_option,
-    parse_architecture,
-    plain_architecture,
 )
 from lightning_cas.cli.progress import progress_display, run_label
 from lightning_cas.core.methods import FIBER_METHODS as METHODS

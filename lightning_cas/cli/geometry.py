@@ -9,7 +9,8 @@ import sys
 
 import click
 
-from lightning_cas.cli.common import (
+from lightning_cas.cli.common import clean_errors, echo, parse_architecture, plain_architecture
+from lightning_cas.cli.options import (
     JSON_OPTION,
     M2_OPTION,
     QUIET_OPTION,
@@ -17,12 +18,8 @@ from lightning_cas.cli.common import (
     TIMEOUT_OPTION,
     Number,
     apply_options,
-    clean_errors,
-    echo,
     format_option,
     network_options,
-    parse_architecture,
-    plain_architecture,
 )
 from lightning_cas.cli.progress import progress_display
 from lightning_cas.core.methods import SINGULAR_METHOD_SPELLINGS

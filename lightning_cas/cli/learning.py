@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lightning_cas.cli.common import (
-    M2_OPTION,
-    QUIET_OPTION,
-    SEED_OPTION,
-    TIMEOUT_OPTION,
-    architecture_options,
-    clean_errors,
-    echo,
-    parse_architecture,
-)
+from lightning_cas.cli.common import clean_errors, echo, parse_architecture
+from lightning_cas.cli.options import M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options
 from lightning_cas.cli.progress import progress_display
 
 

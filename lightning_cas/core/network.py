@@ -50,7 +50,6 @@ import math
 from dataclasses import dataclass, field
 
 from lightning_cas.core.blocks import (
-    BLOCK_LETTERS,
     BLOCK_TYPES,
     MAX_BLOCKS,
     MAX_NETWORK_DEGREE,
@@ -67,10 +66,18 @@ from lightning_cas.core.blocks import (
     WeightMatrix,
     _KeyError,
 )
-from lightning_cas.core.checks import as_int, as_sequence
-from lightning_cas.core.names import indexed_name, weight_name
-from lightning_cas.core.network_files import _block_from_dict, _plain_numbers, _top_int, describe_block
+from lightning_cas.core.checks import as_sequence
+from lightning_cas.core.names import network_weight_names
+from lightning_cas.core.network_files import (
+    _plain_numbers,
+    _top_int,
+    describe_block,
+    json_text,
+    network_blocks,
+    toml_text,
+)
 from lightning_cas.core.paper import Paper
+from lightning_cas.core.transformer import transformer_blocks
 from lightning_cas.errors import InputError
 
 # ---------------------------------------------------------------- the network
@@ -165,23 +172,7 @@ class Network:
         paper_keys, network_keys = {"widths", "attention"}, {"input", "block", "blocks"}
         if isinstance(data, dict) and paper_keys & set(data) and not network_keys & set(data):
             return cls.from_paper(Paper.from_dict(data))  # the paper's spelling (old results, batch specs)
-        if not isinstance(data, dict):
-            raise InputError(f"{source}: a network must be an object with input, tokens and blocks.")
-        unknown = set(data) - {"input", "tokens", "block", "blocks"}
-        if unknown:
-            raise InputError(
-                f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected input, tokens, block)."
-            )
-        if "input" not in data:
-            raise InputError(f"{source}: the input width `input` is missing.")
-        if "block" in data and "blocks" in data:
-            raise InputError(f"{source}: give the blocks once, as [[block]] tables (or a `blocks` list in JSON).")
-        raw = data.get("block", data.get("blocks"))
-        if not isinstance(raw, list) or not raw:
-            raise InputError(f"{source}: a network needs at least one [[block]] table.")
-        if len(raw) > MAX_BLOCKS:  # before any block is read
-            raise InputError(f"{source}: {len(raw)} blocks is above the supported maximum of {MAX_BLOCKS}.")
-        blocks = [_block_from_dict(entry, i, source) for i, entry in enumerate(raw)]
+        blocks = network_blocks(data, source)
         net = cls.__new__(cls)
         object.__setattr__(net, "input", data["input"])
         object.__setattr__(net, "tokens", data.get("tokens", 2))
@@ -202,31 +193,11 @@ class Network:
 
     def to_json(self) -> str:
         """The JSON form of a network file (``Network.from_dict(json.loads(...))`` gives this network back)."""
-        import json
-
-        return json.dumps(self.blocks_dict(), indent=1) + "\n"
+        return json_text(self)
 
     def to_toml(self) -> str:
         """The TOML form of a network file (``load_network`` reads it back to an equal network)."""
-        lines = [f"input = {self.input}", f"tokens = {self.tokens}"]
-        for b in self.blocks:
-            lines += ["", "[[block]]", f'kind = "{b.kind}"']
-            for key, value in b.to_dict().items():
-                if key == "kind" or value is None or value == b.defaults().get(key, object()):
-                    continue
-                text = (
-                    ("true" if value else "false")
-                    if isinstance(value, bool)
-                    else (
-                        f'"{value}"'
-                        if isinstance(value, str)
-                        else repr(float(value))
-                        if isinstance(value, float)
-                        else str(int(value))
-                    )
-                )
-                lines.append(f"{key} = {text}")
-        return "\n".join(lines) + "\n"
+        return toml_text(self)
 
     # ---- derived quantities --------------------------------------------------------------
     @property
@@ -366,17 +337,7 @@ class Network:
         """The name of every weight in the canonical order (core.names, Macaulay2's indexed variables):
         letter_(i,r,c) (block i, 1-based), or letter_(i,h,r,c) in an attention block with several heads;
         a bias entry letter_(i,r) or letter_(i,h,r) (bq, bk, bv, bw per head; bo, bu, bd, bp)."""
-        names = []
-        for m in self.weight_matrices:
-            several = self.blocks[m.block].heads > 1 and m.letter not in BLOCK_LETTERS
-            head = m.head + 1 if several else None
-            if m.vector:  # a bias or gain vector: letter_(i,r) or letter_(i,h,r)
-                names += [indexed_name(m.letter, m.block + 1, *((head,) if head else ()), r + 1) for r in range(m.rows)]
-            else:
-                names += [
-                    weight_name(m.letter, m.block + 1, r + 1, c + 1, head) for r in range(m.rows) for c in range(m.cols)
-                ]
-        return names
+        return network_weight_names(self)
 
     def label(self) -> str:
         """File-name-safe and unique: net_d4_t3_A1x2v2o4c-M8p2o4-L1-P2; the paper's label for its network
@@ -413,31 +374,10 @@ class Network:
         PyTorch's bias-free count: 4 d_model n_heads d_head + 2 d_model d_mlp per layer. With ``bias`` every
         projection has its bias, as PyTorch's defaults do (3 n_heads d_head + d_model for the attention,
         d_mlp + d_model for the mlp)."""
-        layers = as_int(n_layers, "n_layers")
-        per_layer = 1 if d_mlp is None else 2
-        if layers <= 0:
-            raise InputError(f"n_layers must be a positive integer, got {layers}.")
-        if layers * per_layer > MAX_BLOCKS:  # before building: 10**12 layers are refused, not made
-            raise InputError(
-                f"{layers} layers make {layers * per_layer} blocks, above the supported maximum of {MAX_BLOCKS}."
-            )
-        blocks: list[Block] = []
-        for _ in range(layers):
-            blocks.append(
-                Attention(
-                    attention=d_head,
-                    heads=n_heads,
-                    value=d_head,
-                    out=d_model,
-                    causal=causal,
-                    residual=residual,
-                    normalization=normalization,
-                    bias=bias,
-                )
-            )
-            if d_mlp is not None:
-                blocks.append(MLP(hidden=d_mlp, degree=mlp_degree, out=d_model, residual=residual, bias=bias))
-        return cls(d_model, tokens, tuple(blocks))
+        blocks = transformer_blocks(
+            d_model, n_heads, d_head, n_layers, d_mlp, mlp_degree, causal, residual, normalization, bias
+        )
+        return cls(d_model, tokens, blocks)
 
     def plain_stack(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str] | None:
         """(widths, attention, heads, normalization) when this is the paper's network (only plain attention

@@ -1,13 +1,18 @@
-"""Reading a network file's pieces: a block from its table (every key checked, with one line naming the file,
-the block and the key), the top-level integers, and a block in words (``core.network`` stacks them)."""
+"""Reading and writing a network file's pieces: the top-level keys, a block from its table (every key checked,
+with one line naming the file, the block and the key), the top-level integers, the TOML text, and a block in
+words (``core.network`` stacks them)."""
 
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from typing import TYPE_CHECKING
 
-from lightning_cas.core.blocks import BLOCK_TYPES, KINDS, REQUIRED_KEYS, Block
+from lightning_cas.core.blocks import BLOCK_TYPES, KINDS, MAX_BLOCKS, REQUIRED_KEYS, Block
 from lightning_cas.core.checks import integer_value, shown
 from lightning_cas.errors import InputError
+
+if TYPE_CHECKING:
+    from lightning_cas.core.network import Network
 
 
 def _plain_numbers(block: Block) -> Block:
@@ -71,3 +76,55 @@ def _block_from_dict(entry, index: int, source: str) -> Block:
         k: v for k, v in entry.items() if k != "kind" and not (v is None and k in defaults and defaults[k] is None)
     }
     return cls(**values)
+
+
+def network_blocks(data, source: str) -> list[Block]:
+    """The blocks of a network file's top-level table, its keys checked (``Network.from_dict`` validates the rest)."""
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: a network must be an object with input, tokens and blocks.")
+    unknown = set(data) - {"input", "tokens", "block", "blocks"}
+    if unknown:
+        raise InputError(
+            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected input, tokens, block)."
+        )
+    if "input" not in data:
+        raise InputError(f"{source}: the input width `input` is missing.")
+    if "block" in data and "blocks" in data:
+        raise InputError(f"{source}: give the blocks once, as [[block]] tables (or a `blocks` list in JSON).")
+    raw = data.get("block", data.get("blocks"))
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"{source}: a network needs at least one [[block]] table.")
+    if len(raw) > MAX_BLOCKS:  # before any block is read
+        raise InputError(f"{source}: {len(raw)} blocks is above the supported maximum of {MAX_BLOCKS}.")
+    blocks = [_block_from_dict(entry, i, source) for i, entry in enumerate(raw)]
+    return blocks
+
+
+def json_text(net: Network) -> str:
+    """The JSON form of a network file: input, tokens and blocks."""
+    import json
+
+    return json.dumps(net.blocks_dict(), indent=1) + "\n"
+
+
+def toml_text(net: Network) -> str:
+    """The TOML form of a network file: keys at their default left out."""
+    lines = [f"input = {net.input}", f"tokens = {net.tokens}"]
+    for b in net.blocks:
+        lines += ["", "[[block]]", f'kind = "{b.kind}"']
+        for key, value in b.to_dict().items():
+            if key == "kind" or value is None or value == b.defaults().get(key, object()):
+                continue
+            text = (
+                ("true" if value else "false")
+                if isinstance(value, bool)
+                else (
+                    f'"{value}"'
+                    if isinstance(value, str)
+                    else repr(float(value))
+                    if isinstance(value, float)
+                    else str(int(value))
+                )
+            )
+            lines.append(f"{key} = {text}")
+    return "\n".join(lines) + "\n"

@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from fractions import Fraction
 
-import numpy as np
-import sympy
-
-from lightning_cas.core.arithmetic import Rationals
-from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.data import freeze
-from lightning_cas.core.forward import evaluate
-from lightning_cas.core.names import parse_polynomial, polynomial_text
+from lightning_cas.core.names import polynomial_text
 from lightning_cas.core.network import Network
 from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noqa: F401  (re-exported)
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
-from lightning_cas.core.weights import Point, flat, layer_heads, make_layer, point_to_dict, random_point, unflat
+from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
+from lightning_cas.geometry.fiber_points import (
+    permutation_components,
+    reduce_point,
+    same_function,
+    tangent_dimension,
+    unflatten,
+)
 from lightning_cas.geometry.network_fibers import network_fiber
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
@@ -54,60 +54,6 @@ M2_MAX_PARAMETERS = {1: 21, 2: 16}
 M2_HARD_LIMIT = 40
 WITNESS_TRIES = 6
 FALLBACK_RESERVE_S = 1.0  # auto: what the M2 attempt leaves of the limit for the modp answer
-
-
-# ---------------------------------------------------------------- points
-
-
-def unflatten(arch: Network, values) -> Point:
-    """Cut a flat list (canonical weight order) into per-layer (Q, K, V) of Fractions (per head)."""
-    return unflat(arch, [Fraction(v) for v in values])
-
-
-def evaluate_exact(arch: Network, point: Point, X) -> list[list[Fraction]]:
-    """phi_W(X) over QQ by the one forward definition (core.forward on python-flint's fmpq): exact,
-    for checking witnesses independently of Macaulay2."""
-    ar = Rationals()
-    out = evaluate(arch, ar, ar.array(flat(point)), ar.array([[list(row) for row in X]]))[0]
-    return [[Fraction(int(v.p), int(v.q)) for v in row] for row in out]
-
-
-def same_function(arch: Network, p1: Point, p2: Point, seed: int = 0, trials: int = 3) -> bool:
-    """phi_{p1} = phi_{p2}, tested exactly at random rational token matrices (a polynomial identity
-    test: a wrong witness passes only with probability <= degree / 2001 per trial)."""
-    rng = np.random.default_rng(derived_seed(seed, 7))
-    for _ in range(trials):
-        X = [[Fraction(int(v)) for v in row] for row in rng.integers(-1000, 1001, (arch.widths[0], arch.tokens))]
-        if evaluate_exact(arch, p1, X) != evaluate_exact(arch, p2, X):
-            return False
-    return True
-
-
-# ---------------------------------------------------------------- Jacobian rank at W (mod p)
-
-
-def _reduce(point: Point, p: int) -> np.ndarray | None:
-    vals = []
-    for q in flat(point):
-        if q.denominator % p == 0:
-            return None
-        vals.append(q.numerator % p * pow(q.denominator, -1, p) % p)
-    return np.array(vals, dtype=np.int64)
-
-
-def tangent_dimension(arch: Network, point: Point, seed: int = 0) -> tuple[int, int]:
-    """(parameters - rank of d phi at W mod p, prime): the dimension of the fiber's tangent space at
-    W, an upper bound (a random X or the prime can only lower the rank)."""
-    from lightning_cas.backends.modp import default_samples, jacobian_rank
-    from lightning_cas.core.primes import DEFAULT_PRIME
-
-    p = DEFAULT_PRIME
-    w = _reduce(point, p)
-    while w is None:
-        p = int(sympy.prevprime(p))
-        w = _reduce(point, p)
-    rank, _ = jacobian_rank(arch, w, p, np.random.default_rng(derived_seed(seed, 1)), default_samples(arch))
-    return arch.parameters - rank, p
 
 
 # ---------------------------------------------------------------- the verb
@@ -268,37 +214,10 @@ def _fiber_fast(arch, generic, generic_fiber, tangent, orbit, common, notes, sta
     )
 
 
-def permuted_points(arch: Network, point: Point, limit: int = 24) -> list[Point]:
-    """W with its heads permuted within each layer (every permutation, at most ``limit`` of them)."""
-    import itertools
-
-    per_layer = [list(itertools.permutations(layer_heads(layer))) for layer in point]
-    out = []
-    for choice in itertools.product(*per_layer):
-        out.append(tuple(make_layer(heads) for heads in choice))
-        if len(out) >= limit:
-            break
-    return out
-
-
-def _permutation_components(arch: Network, point: Point, components) -> set[int]:
-    """Indices of the components (exact generators over QQ) that contain a head permutation of W."""
-    from lightning_cas.core.model import flat_weight_symbols
-
-    symbols = flat_weight_symbols(arch)
-    hit = set()
-    for perm in permuted_points(arch, point):
-        subs = {w: sympy.Rational(v.numerator, v.denominator) for w, v in zip(symbols, flat(perm))}
-        for k, comp in enumerate(components):
-            if all(parse_polynomial(g).xreplace(subs) == 0 for g in comp.generators):
-                hit.add(k)
-    return hit
-
-
 def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> FiberResult:
     values = flat(point)
     if prime is not None:
-        reduced = _reduce(point, prime)
+        reduced = reduce_point(point, prime)
         if reduced is None:
             raise InputError(f"the prime {prime} divides a denominator of the point; choose another prime.")
         vanished = [k for k, (q, r) in enumerate(zip(values, reduced)) if q != 0 and r == 0]
@@ -370,7 +289,7 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
         len(components) > 1
         and arch.multihead
         and prime is None
-        and _permutation_components(arch, point, components) == set(range(len(components)))
+        and permutation_components(arch, point, components) == set(range(len(components)))
     ):
         verdict = VERDICT_PERMUTATIONS
         message = (
@@ -392,7 +311,7 @@ def _fiber_m2(arch, point, seed, m2: Macaulay2, prime, common, notes, start) -> 
         if len(through_w) > 1:
             message += f"; W lies on {len(through_w)} components (a special point where branches meet)"
         if arch.multihead and prime is None:
-            hit = sorted(i + 1 for i in _permutation_components(arch, point, components))
+            hit = sorted(i + 1 for i in permutation_components(arch, point, components))
             rest = [i for i in range(1, len(components) + 1) if i not in hit]
             message += f"; head permutations of W lie on component(s) {hit}" + (
                 f", component(s) {rest} are explained by no named symmetry" if rest else ""

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 import lightning_cas
 from lightning_cas import Architecture, api
 from lightning_cas.cli import COMMANDS, main
-from lightning_cas.cli.common import Number
+from lightning_cas.cli.options import Number
 from lightning_cas.core.checks import check_timeout, int_sequence, string_sequence
 from lightning_cas.core.numbers import LONG_INTEGER_DIGITS, allow_long_integers, decimal_text, integer_text
 from lightning_cas.errors import InputError, LightningError

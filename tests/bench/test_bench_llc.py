@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("devinterp")
 
-from benchmarks import bench_llc  # noqa: E402
+from benchmarks import bench_llc, llc_report  # noqa: E402
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
 
@@ -71,6 +71,6 @@ def test_the_tables_render_from_rows():
             for k in bench_llc.CONFIGS
         },
     }
-    md = bench_llc.llc_markdown([row, {"case": "d", "status": "timeout"}])
+    md = llc_report.llc_markdown([row, {"case": "d", "status": "timeout"}])
     assert "1.10 ± 0.10" in md and "**d: timeout" in md
-    assert bench_llc.csv_text([row]).count("\n") == 1 + len(bench_llc.CONFIGS)
+    assert llc_report.csv_text([row]).count("\n") == 1 + len(bench_llc.CONFIGS)

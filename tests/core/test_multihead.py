@@ -22,7 +22,7 @@ from lightning_cas.core.symmetry import group_dimension, orbit_dimension
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.weights import flat, point_from_dict, point_to_dict, random_point
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.fibers import evaluate_exact, same_function, unflatten
+from lightning_cas.geometry.fiber_points import evaluate_exact, same_function, unflatten
 from tests.support import Field, evaluate, jacobian
 
 SINGLE = [((2, 2), (1,), 2), ((2, 2), (2,), 2), ((3, 2), (2,), 1), ((2, 2, 2), (1, 1), 2), ((3, 3, 3), (2, 2), 2)]
@@ -247,7 +247,7 @@ def test_softmax_multihead_jacobian_and_dimension():
 
 
 def test_head_permutations_are_located_on_components():
-    from lightning_cas.geometry.fibers import _permutation_components, permuted_points  # noqa: PLC2701
+    from lightning_cas.geometry.fiber_points import permutation_components, permuted_points
     from lightning_cas.results.fibers import FiberComponent
 
     arch = Architecture((2, 1), (1,), 2, heads=(3,))
@@ -261,7 +261,7 @@ def test_head_permutations_are_located_on_components():
     part = lambda gens: FiberComponent(dimension=0, degree=1, contains_point=True, generators=gens)  # noqa: E731
     comp = part(tuple(f"{names[k]} - ({w[k]})" for k in range(2)))
     other = part((f"{names[0]} - ({w[0] + 1000})",))
-    assert _permutation_components(arch, point, [comp, other]) == {0}
+    assert permutation_components(arch, point, [comp, other]) == {0}
 
 
 @pytest.mark.slow
