@@ -15,7 +15,7 @@ weight order (block by block; inside a block as listed; every matrix row-major):
 * ``linear`` (out, bias): P (out x d): P Y (+ b_p).
 * ``power`` (degree r): Y^{o r}, entrywise, no weights.
 * given weights only (not polynomial, no generic dimension; their rank at given weights is exact for ReLU
-  and certified otherwise): an mlp's ``activation`` relu, gelu (the erf form) or tanh in place of the
+  and certified otherwise): an mlp's ``activation`` relu, gelu (the erf form), tanh, silu or gelu_tanh in place of the
   power; ``activation`` (function): that function entrywise, no weights; ``layernorm`` (affine, bias,
   eps): PyTorch's LayerNorm over each token's features, g o (y - mean) / sqrt(var + eps) + b_g, the
   gain g and bias b_g (d each) with ``affine``; ``rmsnorm`` (affine, eps): PyTorch's RMSNorm,

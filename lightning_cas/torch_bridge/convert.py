@@ -35,6 +35,7 @@ SUPPORTED = (
     nn.Sequential,
     nn.ReLU,
     nn.Tanh,
+    nn.SiLU,
     nn.GELU,
     nn.Dropout,
     nn.Identity,
@@ -43,8 +44,8 @@ SUPPORTED = (
     nn.Embedding,
 )
 _SUPPORTED_TEXT = (
-    "nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU, "
-    "nn.Tanh, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
+    "nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU (both forms), "
+    "nn.Tanh, nn.SiLU, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
     "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork"
 )
 
@@ -118,13 +119,12 @@ def _plan(module, path: str, causal: bool) -> list[_Step]:
         return []
     if base is nn.Identity:
         return []
-    if base in (nn.ReLU, nn.Tanh, nn.GELU):
-        if base is nn.GELU and module.approximate != "none":
-            raise InputError(
-                f"{name}: approximate = {module.approximate!r} is not supported; the erf form "
-                "(approximate = 'none', the default) is."
-            )
-        function = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu"}[base]
+    if base in (nn.ReLU, nn.Tanh, nn.GELU, nn.SiLU):
+        if base is nn.GELU and module.approximate not in ("none", "tanh"):
+            raise InputError(f"{name}: approximate = {module.approximate!r} is not a form of GELU PyTorch has.")
+        function = {nn.ReLU: "relu", nn.Tanh: "tanh", nn.GELU: "gelu", nn.SiLU: "silu"}[base]
+        if base is nn.GELU and module.approximate == "tanh":
+            function = "gelu_tanh"
         return [_Step(name, (Activation(function),), None, None, list)]
     if base in _STACKS:
         return _STACKS[base](module, path, lambda child, key: _plan(child, key, causal))

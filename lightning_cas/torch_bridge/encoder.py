@@ -21,7 +21,14 @@ from lightning_cas.errors import InputError
 from lightning_cas.torch_bridge.checks import where
 
 # the activations a layer may hold as a function (compared by identity: a lambda or a partial is not one)
-_FUNCTIONS = ((F.relu, "relu"), (torch.relu, "relu"), (F.gelu, "gelu"), (torch.tanh, "tanh"), (F.tanh, "tanh"))
+_FUNCTIONS = (
+    (F.relu, "relu"),
+    (torch.relu, "relu"),
+    (F.gelu, "gelu"),
+    (torch.tanh, "tanh"),
+    (F.tanh, "tanh"),
+    (F.silu, "silu"),
+)
 # the methods of TransformerEncoderLayer its forward runs besides the children's: a subclass replacing one
 # computes something else than the blocks read from its children
 _PARTS = ("_sa_block", "_ff_block")

@@ -77,7 +77,13 @@ class TorchNetwork(nn.Module):
 
 # the parameters that multiply a block's output (scaling them scales the block's output exactly)
 _OUTPUT_LETTERS = {"v", "bv", "o", "bo", "d", "bd", "p", "bp"}
-_FUNCTIONS = {"relu": torch.relu, "tanh": torch.tanh, "gelu": nn.functional.gelu}
+_FUNCTIONS = {
+    "relu": torch.relu,
+    "tanh": torch.tanh,
+    "gelu": nn.functional.gelu,
+    "silu": nn.functional.silu,
+    "gelu_tanh": lambda x: nn.functional.gelu(x, approximate="tanh"),
+}
 
 
 class _Block(nn.Module):

@@ -77,13 +77,29 @@ class Watch:
         self.saturation = min(self.saturation, phi)
         return x * phi
 
+    def silu(self, x):
+        s = 1 / (1 + mpmath.exp(-x))
+        self.saturation = min(self.saturation, s)
+        return x * s
+
+    def gelu_tanh(self, x):
+        t = mpmath.tanh(mp.sqrt(2 / mp.pi) * (x + mpmath.mpf("0.044715") * x**3))
+        self.saturation = min(self.saturation, 1 - t * t)
+        return x * (1 + t) / 2
+
     def weight(self, a):
         self.saturation = min(self.saturation, a)
         return a
 
 
 def _function(name: str, watch: Watch):
-    return {"relu": watch.relu, "tanh": watch.tanh, "gelu": watch.gelu}[name]
+    return {
+        "relu": watch.relu,
+        "tanh": watch.tanh,
+        "gelu": watch.gelu,
+        "silu": watch.silu,
+        "gelu_tanh": watch.gelu_tanh,
+    }[name]
 
 
 def _attention(block: Attention, i: int, W: dict, Y, watch: Watch):

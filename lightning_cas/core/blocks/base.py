@@ -25,7 +25,7 @@ from lightning_cas.core.limits import (  # noqa: F401 (the one table)
 )
 
 NORMALIZATIONS = ("none", "softmax")
-FUNCTIONS = ("relu", "gelu", "tanh")  # the non-polynomial activations (given weights only)
+FUNCTIONS = ("relu", "gelu", "tanh", "silu", "gelu_tanh")  # non-polynomial activations (given weights only)
 ACTIVATIONS = ("power",) + FUNCTIONS  # an mlp's: the power of `degree`, or one of the functions
 DEFAULT_EPS = 1e-5  # LayerNorm's, as PyTorch's
 
