@@ -87,7 +87,7 @@ def _block(pick, kind: str, width: int, biased: bool = False):
     ``biased`` every block that can have biases has them."""
     if kind in ("softmax", "lightning"):
         return _attention(pick, width, kind == "softmax", biased)
-    if kind in ("tanh", "gelu", "relu"):
+    if kind in ("tanh", "gelu", "relu", "silu", "gelu_tanh"):
         return _mlp(pick, width, kind, biased) if pick((True, False)) else Activation(kind)
     if kind == "linear":
         return Linear(pick((1, 2, 3)), bias=_bias(pick, biased))
@@ -106,7 +106,7 @@ def _block(pick, kind: str, width: int, biased: bool = False):
 # the block kinds each family draws from; its first kind appears at least once
 KINDS = {
     "softmax": ("softmax", "linear", "softmax", "mlp", "lightning"),
-    "smooth": (("tanh", "gelu"), "linear", "lightning", "softmax", "mlp"),
+    "smooth": (("tanh", "gelu", "silu", "gelu_tanh"), "linear", "lightning", "softmax", "mlp"),
     "layernorm": ("layernorm", "linear", "lightning", "softmax", "tanh"),
     "relu": ("relu", "linear", "lightning", "mlp", "power"),
     "mixed": (
