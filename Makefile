@@ -45,6 +45,7 @@ demo: setup
 	$(VENV)/bin/lightning-cas verify --widths 3,3 --attention 3 --heads 2 --tokens 2
 	$(VENV)/bin/lightning-cas verify --arch examples/transformer.toml
 	$(VENV)/bin/lightning-cas dim --widths 2,1 --attention 1 --at examples/critical_point.json
+	$(VENV)/bin/lightning-cas llc --widths 2,1 --attention 1 --at examples/critical_point.json
 
 # two workers (the CI machine's two cores), each with its own temp dir and Macaulay2 session; a test
 # file stays on one worker, so its module fixtures (implicit ideals, boundary runs) are computed once
