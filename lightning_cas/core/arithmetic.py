@@ -23,12 +23,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from lightning_cas.core import gfp
+from lightning_cas.core import activations, gfp
 from lightning_cas.errors import UnsupportedError
-
-# the cubic coefficient of the tanh form of GELU (PyTorch's kKappa), as float and as the exact decimal arb reads
-GELU_TANH_KAPPA = 0.044715
-GELU_TANH_KAPPA_TEXT = "0.044715"
 
 
 class Arithmetic:
@@ -223,23 +219,8 @@ class Float64(Arithmetic):
         return np.sign(A).astype(np.int64)
 
     def analytic(self, name, A):
-        import math
-
-        if name == "tanh":
-            T = np.tanh(A)
-            return T, 1.0 - T * T
-        if name == "gelu":
-            Phi = 0.5 * (1.0 + np.vectorize(math.erf, otypes=[float])(A / math.sqrt(2.0)))
-            return A * Phi, Phi + A * np.exp(-0.5 * A * A) / math.sqrt(2.0 * math.pi)
-        if name == "silu":  # x sigma(x), PyTorch's SiLU
-            S = 1.0 / (1.0 + np.exp(-A))
-            return A * S, S * (1.0 + A * (1.0 - S))
-        if name == "gelu_tanh":  # PyTorch's GELU(approximate="tanh")
-            c = math.sqrt(2.0 / math.pi)
-            T = np.tanh(c * (A + GELU_TANH_KAPPA * A**3))
-            return 0.5 * A * (1.0 + T), 0.5 * (1.0 + T) + 0.5 * A * (1.0 - T * T) * c * (
-                1.0 + 3.0 * GELU_TANH_KAPPA * A * A
-            )
+        if name in activations.FLOAT:
+            return activations.FLOAT[name](A)
         if name == "rsqrt":
             return 1.0 / np.sqrt(A), None
         return super().analytic(name, A)
@@ -322,24 +303,10 @@ class Balls(Arithmetic):
         flint = self.flint
         flat = np.asarray(A, dtype=object).reshape(-1)
         F, dF = np.empty(flat.size, dtype=object), np.empty(flat.size, dtype=object)
-        if name == "tanh":
+        if name in activations.BALLS:
+            f = activations.BALLS[name](flint)
             for k, x in enumerate(flat):
-                t = x.tanh()
-                F[k], dF[k] = t, 1 - t * t
-        elif name == "gelu":
-            root2, root2pi = flint.arb(2).sqrt(), (2 * flint.arb.pi()).sqrt()
-            for k, x in enumerate(flat):
-                phi = (1 + (x / root2).erf()) / 2
-                F[k], dF[k] = x * phi, phi + x * (-(x * x) / 2).exp() / root2pi
-        elif name == "silu":
-            for k, x in enumerate(flat):
-                s = 1 / (1 + (-x).exp())
-                F[k], dF[k] = x * s, s * (1 + x * (1 - s))
-        elif name == "gelu_tanh":
-            c, kappa = (2 / flint.arb.pi()).sqrt(), flint.arb(GELU_TANH_KAPPA_TEXT)
-            for k, x in enumerate(flat):
-                t = (c * (x + kappa * x**3)).tanh()
-                F[k], dF[k] = x * (1 + t) / 2, (1 + t) / 2 + x * (1 - t * t) * c * (1 + 3 * kappa * x * x) / 2
+                F[k], dF[k] = f(x)
         elif name == "rsqrt":
             for k, x in enumerate(flat):
                 F[k] = 1 / x.sqrt()

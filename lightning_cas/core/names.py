@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import sympy
 
-    from lightning_cas.core.network import Network
-
 
 def indexed_name(letter: str, *indices: int) -> str:
     """The name of an indexed variable as Macaulay2 prints it: ``y_4``, ``q_(1,2,3)``."""
@@ -56,13 +54,14 @@ def weight_name(letter: str, block: int, row: int, col: int, head: int | None = 
     return indexed_name(letter, block, row, col) if head is None else indexed_name(letter, block, head, row, col)
 
 
-def network_weight_names(net: Network) -> list[str]:
-    """Every weight's name in the canonical order (``Network.weight_names`` says which names)."""
+def network_weight_names(matrices, blocks) -> list[str]:
+    """Every weight's name in the canonical order, from a network's weight matrices and blocks
+    (``Network.weight_names`` says which names)."""
     from lightning_cas.core.blocks import BLOCK_LETTERS
 
     names = []
-    for m in net.weight_matrices:
-        several = net.blocks[m.block].heads > 1 and m.letter not in BLOCK_LETTERS
+    for m in matrices:
+        several = blocks[m.block].heads > 1 and m.letter not in BLOCK_LETTERS
         head = m.head + 1 if several else None
         if m.vector:  # a bias or gain vector: letter_(i,r) or letter_(i,h,r)
             names += [indexed_name(m.letter, m.block + 1, *((head,) if head else ()), r + 1) for r in range(m.rows)]

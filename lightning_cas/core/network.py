@@ -193,11 +193,11 @@ class Network:
 
     def to_json(self) -> str:
         """The JSON form of a network file (``Network.from_dict(json.loads(...))`` gives this network back)."""
-        return json_text(self)
+        return json_text(self.blocks_dict())
 
     def to_toml(self) -> str:
         """The TOML form of a network file (``load_network`` reads it back to an equal network)."""
-        return toml_text(self)
+        return toml_text(self.input, self.tokens, self.blocks)
 
     # ---- derived quantities --------------------------------------------------------------
     @property
@@ -337,7 +337,7 @@ class Network:
         """The name of every weight in the canonical order (core.names, Macaulay2's indexed variables):
         letter_(i,r,c) (block i, 1-based), or letter_(i,h,r,c) in an attention block with several heads;
         a bias entry letter_(i,r) or letter_(i,h,r) (bq, bk, bv, bw per head; bo, bu, bd, bp)."""
-        return network_weight_names(self)
+        return network_weight_names(self.weight_matrices, self.blocks)
 
     def label(self) -> str:
         """File-name-safe and unique: net_d4_t3_A1x2v2o4c-M8p2o4-L1-P2; the paper's label for its network

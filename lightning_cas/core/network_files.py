@@ -5,14 +5,10 @@ words (``core.network`` stacks them)."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING
 
 from lightning_cas.core.blocks import BLOCK_TYPES, KINDS, MAX_BLOCKS, REQUIRED_KEYS, Block
 from lightning_cas.core.checks import integer_value, shown
 from lightning_cas.errors import InputError
-
-if TYPE_CHECKING:
-    from lightning_cas.core.network import Network
 
 
 def _plain_numbers(block: Block) -> Block:
@@ -100,17 +96,17 @@ def network_blocks(data, source: str) -> list[Block]:
     return blocks
 
 
-def json_text(net: Network) -> str:
-    """The JSON form of a network file: input, tokens and blocks."""
+def json_text(data: dict) -> str:
+    """The JSON form of a network file (``data``: input, tokens and blocks)."""
     import json
 
-    return json.dumps(net.blocks_dict(), indent=1) + "\n"
+    return json.dumps(data, indent=1) + "\n"
 
 
-def toml_text(net: Network) -> str:
+def toml_text(width: int, tokens: int, blocks) -> str:
     """The TOML form of a network file: keys at their default left out."""
-    lines = [f"input = {net.input}", f"tokens = {net.tokens}"]
-    for b in net.blocks:
+    lines = [f"input = {width}", f"tokens = {tokens}"]
+    for b in blocks:
         lines += ["", "[[block]]", f'kind = "{b.kind}"']
         for key, value in b.to_dict().items():
             if key == "kind" or value is None or value == b.defaults().get(key, object()):
