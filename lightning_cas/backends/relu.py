@@ -119,8 +119,9 @@ def rank_at_point_relu(
     seed: int = 0,
     prime: int | None = None,
 ) -> DimensionResult:
-    """The rank at W of a ReLU network on the given inputs (or on drawn Gaussian ones: the rank of the
-    differential), proved from both sides (module docstring)."""
+    """The rank at W of a ReLU network on the given inputs (the batch functional dimension) or, without them, on
+    inputs drawn until the rank stops growing (the functional dimension at W), proved from both sides (module
+    docstring)."""
     net = arch
     start = time.perf_counter()
     P = net.parameters

@@ -8,6 +8,7 @@ import click
 
 from lightning_cas.cli.common import clean_errors, echo, parse_architecture
 from lightning_cas.cli.options import (
+    LAYOUT_OPTION,
     M2_OPTION,
     MSOLVE_OPTION,
     QUIET_OPTION,
@@ -175,12 +176,7 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     "coordinates y_i; data: sum_n |f(X_n)|^2 of --inputs.",
 )
 @click.option("--inputs", default=None, metavar="PATH", help="Token matrices (N, d_0, t): .npy, .npz or JSON.")
-@click.option(
-    "--layout",
-    default=None,
-    type=click.Choice(["features-tokens", "tokens-features"]),
-    help="How --inputs is laid out: (N, d_0, t) or PyTorch's (N, t, d_0); needed when t = d_0.",
-)
+@LAYOUT_OPTION
 @click.option(
     "--method",
     default="auto",

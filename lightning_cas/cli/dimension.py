@@ -8,7 +8,7 @@ import sys
 import click
 
 from lightning_cas.cli.common import EXIT_DISCREPANCY, check_m2_format, clean_errors, echo, parse_architecture
-from lightning_cas.cli.options import TIMEOUT_OPTION, architecture_options, format_option, method_options
+from lightning_cas.cli.options import LAYOUT_OPTION, TIMEOUT_OPTION, architecture_options, format_option, method_options
 from lightning_cas.cli.progress import progress_display, run_label
 from lightning_cas.errors import InputError
 
@@ -30,13 +30,7 @@ from lightning_cas.errors import InputError
     metavar="FILE",
     help="The rank on these token matrices (N, d_0, t): .npy, .npz (key inputs) or JSON.",
 )
-@click.option(
-    "--layout",
-    default=None,
-    type=click.Choice(["features-tokens", "tokens-features"]),
-    help="How --inputs is laid out: (N, d_0, t) features-tokens, or (N, t, d_0) tokens-features "
-    "(PyTorch's); default: from the shape (refused when t = d_0) or what the file records.",
-)
+@LAYOUT_OPTION
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
 @clean_errors

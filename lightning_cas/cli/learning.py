@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from lightning_cas.cli.common import clean_errors, echo, parse_architecture
-from lightning_cas.cli.options import M2_OPTION, QUIET_OPTION, SEED_OPTION, TIMEOUT_OPTION, architecture_options
+from lightning_cas.cli.options import (
+    LAYOUT_OPTION,
+    M2_OPTION,
+    QUIET_OPTION,
+    SEED_OPTION,
+    TIMEOUT_OPTION,
+    architecture_options,
+)
 from lightning_cas.cli.progress import progress_display
 
 
@@ -26,12 +33,7 @@ from lightning_cas.cli.progress import progress_display
     metavar="FILE",
     help="The loss on these token matrices (N, d_0, t): their own Gram matrix.",
 )
-@click.option(
-    "--layout",
-    default=None,
-    type=click.Choice(["features-tokens", "tokens-features"]),
-    help="How --inputs is laid out (as for dim).",
-)
+@LAYOUT_OPTION
 @click.option("--lct", is_flag=True, help="Add lct/2 (Dmodules' log canonical threshold; 6 weights at most).")
 @SEED_OPTION
 @TIMEOUT_OPTION

@@ -58,6 +58,13 @@ INTEGER = Number()
 SECONDS = Number(integer=False)
 
 # Options every command spells the same way (commands add their own --method / --prime).
+LAYOUT_OPTION = click.option(
+    "--layout",
+    default=None,
+    type=click.Choice(["features-tokens", "tokens-features"]),
+    help="How --inputs is laid out: (N, d_0, t) features-tokens, or (N, t, d_0) tokens-features "
+    "(PyTorch's); default: from the shape (refused when t = d_0) or what the file records.",
+)
 SEED_OPTION = click.option("--seed", default=0, show_default=True, type=INTEGER, help="Random seed (reported).")
 _TIMEOUT = click.option(
     "--timeout",

@@ -86,11 +86,8 @@ def _one_layer_bounds(paper, values) -> list[LearningBound]:
     tensors V ⊗ A (A = KᵀQ; docs/learning.md), so where V* ⊗ A* = 0, K ≍ |V|²·|KᵀQ|², a product of disjoint
     groups of weights: λ = min(λ_V, λ_A), the orders adding when they are equal."""
     ((a, d, e),) = paper.layer_shapes
-    Q = [values[i * d : (i + 1) * d] for i in range(a)]
-    K = [values[a * d + i * d : a * d + (i + 1) * d] for i in range(a)]
-    V = values[2 * a * d :]
-    A = _product([Q, [list(col) for col in zip(*K)]])  # Kᵀ Q, d x d
-    v_zero, a_zero = not any(V), not any(v for row in A for v in row)
+    Q, K, V, A = _one_layer(paper, values)
+    v_zero, a_zero = not any(v for row in V for v in row), not any(v for row in A for v in row)
     if not (v_zero or a_zero):
         return []
     # each factor: (value, order, exact, why); a factor that does not vanish at w* is a unit and drops out
@@ -145,12 +142,19 @@ def _one_layer_bounds(paper, values) -> list[LearningBound]:
     return out
 
 
+def _one_layer(paper, values):
+    """Q, K (a x d), V (e x d) of one head in the weight order, and A = KᵀQ (d x d), as rows of rationals."""
+    ((a, d, e),) = paper.layer_shapes
+    Q, K, V = (
+        [values[at + i * d : at + (i + 1) * d] for i in range(rows)]
+        for at, rows in ((0, a), (a * d, a), (2 * a * d, e))
+    )
+    return Q, K, V, _product([Q, [list(col) for col in zip(*K)]])
+
+
 def one_layer_stratum(paper, values) -> str:
     ((a, d, e),) = paper.layer_shapes
-    Q = [values[i * d : (i + 1) * d] for i in range(a)]
-    K = [values[a * d + i * d : a * d + (i + 1) * d] for i in range(a)]
-    V = [values[2 * a * d + i * d : 2 * a * d + (i + 1) * d] for i in range(e)]
-    A = _product([Q, [list(col) for col in zip(*K)]])
+    _, _, V, A = _one_layer(paper, values)
     rank_v, rank_a = _rank(V), _rank(A)
     words = f"rank V = {rank_v}, rank KᵀQ = {rank_a} (generic: {min(e, d)} and {min(a, d)})"
     if rank_v == 0 or rank_a == 0:

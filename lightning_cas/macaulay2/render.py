@@ -11,14 +11,14 @@ package function. Nothing a user types is ever pasted into M2 code.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
 from lightning_cas.errors import InputError
-from lightning_cas.system.files import atomic_write_text, make_private, private_dir, read_bytes
+from lightning_cas.system.files import atomic_write_text, read_bytes
+from lightning_cas.system.processes import script_dir
 
 PACKAGE = "LightningCAS.m2"
 TEMPLATES = "templates"
@@ -97,16 +97,6 @@ def render(template: str, **params) -> str:
         header.append(f"{name} = {m2_literal(value)};")
     header += [package_line(), LOAD_LINE] + ([SEED_LINE] if "seed" in params else [])
     return "\n".join(header) + "\n" + path.read_text()
-
-
-def script_dir() -> Path:
-    """Where rendered scripts are kept (so an error message can name a file the user can rerun):
-    ``$LIGHTNING_CAS_SCRIPT_DIR`` or ``scripts/`` in the private per-user directory; either way
-    created 0700 and refused if it belongs to someone else, is open to others, or is a symlink."""
-    explicit = os.environ.get("LIGHTNING_CAS_SCRIPT_DIR")
-    if explicit:
-        return make_private(explicit, "script directory")
-    return private_dir("scripts")
 
 
 def write_script(template: str, **params) -> Path:

