@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -80,10 +80,21 @@ class WeightPoint:
     values: tuple[Fraction, ...]
     source: str | None = None
     sha256: str | None = None
+    # per weight, the name it had where it came from (a PyTorch state_dict entry), when it had one
+    origins: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if len(self.values) != self.network.parameters:
             raise InputError(f"the point has {len(self.values)} weights, the network {self.network.parameters}.")
+        if self.origins is not None and len(self.origins) != len(self.values):
+            raise InputError(f"the point has {len(self.values)} weights but {len(self.origins)} origins.")
+
+    def origin_names(self) -> dict[str, str]:
+        """Each weight's canonical name (``Network.weight_names``) and the name it had where it came from
+        (``{"q_(1,1,1,1)": "blocks.0.attn.in_proj_weight[0, 0]", ...}``); empty when it had none."""
+        if self.origins is None:
+            return {}
+        return dict(zip(self.network.weight_names(), self.origins))
 
     def floats(self) -> np.ndarray:
         return np.array([float(v) for v in self.values])

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
-from typing import Callable
 
 from torch import nn
 
@@ -20,10 +19,13 @@ from lightning_cas.core.blocks import MAX_BLOCKS, MAX_HEADS, MAX_TOKENS, MAX_WID
 from lightning_cas.core.checks import integer_value
 from lightning_cas.core.network import Activation, Attention, LayerNorm, Linear, Network, RMSNorm
 from lightning_cas.errors import InputError
-from lightning_cas.system.points import WeightPoint, exact_values
+from lightning_cas.system.points import WeightPoint, state_names
 from lightning_cas.torch_bridge.checks import check_class, check_hooks, check_own_calls, check_tied, prove, where
 from lightning_cas.torch_bridge.encoder import encoder, encoder_layer
-from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict, tensor_array
+from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict
+from lightning_cas.torch_bridge.steps import Step as _Step
+from lightning_cas.torch_bridge.steps import entry_names, naming, origins
+from lightning_cas.torch_bridge.steps import exact as _exact
 
 # the classes that convert, most specific first (a subclass converts as the class it is, if it keeps its forward)
 SUPPORTED = (
@@ -48,23 +50,6 @@ _SUPPORTED_TEXT = (
     "nn.Tanh, nn.SiLU, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
     "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork"
 )
-
-
-@dataclass(frozen=True)
-class _Step:
-    """One module's blocks, from its class and shapes; its weights are read only when ``read`` is called."""
-
-    name: str  # how messages name the module
-    blocks: tuple  # softmax attention where the module has MultiheadAttention
-    takes: int | None  # the features it takes (None: any number)
-    gives: int | None  # the features it gives (None: as many as it takes)
-    read: Callable[[], list[Fraction]]
-    lightning: tuple | None = None  # the blocks of the lightning variant, where they differ
-    onehot: bool = False  # it takes token ids, as one-hot vectors: only the first step may
-
-
-def _exact(tensor, name: str) -> list[Fraction]:
-    return exact_values(tensor_array(tensor, name), name)
 
 
 def _head_scale(d_head: int) -> Fraction:
@@ -133,7 +118,7 @@ def _plan(module, path: str, causal: bool) -> list[_Step]:
         return [_attention(module, name, prefix, causal)]
     if base in _LAYERS:
         return [_LAYERS[base](module, name, prefix)]
-    return [_torch_network(module, name)]
+    return [_torch_network(module, name, prefix)]
 
 
 def _linear(module, name: str, prefix: str) -> _Step:
@@ -280,15 +265,30 @@ _LAYERS = {nn.Linear: _linear, nn.LayerNorm: _layernorm, nn.RMSNorm: _rmsnorm, n
 _STACKS = {nn.TransformerEncoderLayer: encoder_layer, nn.TransformerEncoder: encoder}
 
 
-def _torch_network(module: TorchNetwork, name: str) -> _Step:
+def _torch_network(module: TorchNetwork, name: str, prefix: str) -> _Step:
     net = module.network
     if not isinstance(net, Network):
         raise InputError(f"{name}: its network is a {type(net).__name__}, not a Network.")
 
     def read():  # its parameters, not its state_dict (a state_dict hook could change what that holds)
+        if naming():
+            return _network_names(net, prefix)
         return list(point_from_state_dict(net, dict(module.named_parameters())).values)
 
     return _Step(name, tuple(net.blocks), net.input, net.output, read)
+
+
+def _network_names(net: Network, prefix: str) -> list[str]:
+    """A TorchNetwork's entry names in the canonical order (its parameters hold the canonical order, each
+    letter's matrices stacked over the heads: ``model.state_dict_from_point``)."""
+    out: list[str] = [""] * net.parameters
+    for key, shape in state_names(net).items():
+        _, i, letter = key.split(".")
+        names = iter(entry_names(f"{prefix}{key}", shape))
+        for m in net.weight_matrices:
+            if m.block == int(i) and m.letter == letter:
+                out[m.offset : m.stop] = [next(names) for _ in range(m.size)]
+    return out
 
 
 def _network(steps: list[_Step], tokens: int, top: str) -> Network:
@@ -350,9 +350,9 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     net = _network(steps, count, where("", module))
     values = [v for step in steps for v in step.read()]
     source = f"torch {type(module).__name__}"
-    point = WeightPoint(net, tuple(values), source=source)
+    point = WeightPoint(net, tuple(values), source=source, origins=origins(steps))
     prove(module, net, point, causal, onehot=steps[0].onehot)
     if lightning:
         net = Network(net.input, net.tokens, tuple(b for s in steps for b in (s.lightning or s.blocks)))
-        point = WeightPoint(net, point.values, source=source)
+        point = WeightPoint(net, point.values, source=source, origins=point.origins)
     return net, point
