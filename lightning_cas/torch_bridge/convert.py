@@ -26,6 +26,7 @@ from lightning_cas.torch_bridge.model import TorchNetwork, point_from_state_dict
 from lightning_cas.torch_bridge.steps import Step as _Step
 from lightning_cas.torch_bridge.steps import entry_names, naming, origins
 from lightning_cas.torch_bridge.steps import exact as _exact
+from lightning_cas.torch_bridge.traced import traced
 
 # the classes that convert, most specific first (a subclass converts as the class it is, if it keeps its forward)
 SUPPORTED = (
@@ -48,7 +49,8 @@ SUPPORTED = (
 _SUPPORTED_TEXT = (
     "nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU (both forms), "
     "nn.Tanh, nn.SiLU, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
-    "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork"
+    "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped), TorchNetwork and a module of "
+    "your own whose forward torch.fx traces to a chain of those"
 )
 
 
@@ -85,9 +87,16 @@ def _base(module) -> type | None:
     return next((cls for cls in SUPPORTED if isinstance(module, cls)), None)
 
 
+def _leaf(module) -> bool:
+    """A layer the trace of a user's module keeps whole, for ``plan`` to convert (a Sequential is traced through)."""
+    return _base(module) not in (None, nn.Sequential)
+
+
 def _plan(module, path: str, causal: bool) -> list[_Step]:
     """The module's steps in the order its forward runs them, from classes and shapes only."""
     base, name = _base(module), where(path, module)
+    if base is None and not type(module).__module__.startswith("torch."):  # a user's own module
+        return traced(module, path, lambda child, key: _plan(child, key, causal), _leaf, causal)
     if base is None:
         raise InputError(f"{name} is not supported: {_SUPPORTED_TEXT} convert.")
     check_class(name, module, base)
