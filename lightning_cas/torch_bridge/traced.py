@@ -176,7 +176,7 @@ class _Chain:
     # ---- layers
     def _layer(self, node: fx.Node) -> None:
         child, key = self.module.get_submodule(node.target), f"{self.prefix}{node.target}"
-        if node.target in self.called:
+        if node.target in self.called and any(True for _ in child.parameters()):
             self.refuse(node, f"{key} is called twice (one weight in two places: a tied weight)")
         self.called.add(node.target)
         for inner in child.modules():
@@ -326,7 +326,7 @@ def _with_residual(step: Step, n: int, where_: str) -> Step:
         lightning = step.lightning and step.lightning[:-1] + (replace(step.lightning[-1], residual=value),)
     except TypeError:
         raise InputError(
-            f"{where_} is around one {last.kind} block; a residual around it needs the network model's "
+            f"{where_} ends at a {last.kind} block; a residual ending there needs the network model's "
             "residual on every block kind, which this version has on attention and mlp blocks only."
         ) from None
     return replace(step, blocks=blocks, lightning=lightning or None)
