@@ -14,7 +14,9 @@ so ``torch.save(model.state_dict())`` can be converted with ``safetensors.torch.
 
 ``from_torch(module)`` (``convert``) reads a module's layers as blocks and its weights exactly; what it
 refuses (hooks, overridden forwards, tied weights, unsupported layers) is checked first and its result
-is then proved against the module's own forward (``checks``).
+is then proved against the module's own forward (``checks``). A module of the user's own class is read
+through its ``torch.fx`` trace (``traced``); every weight keeps the state_dict entry it came from
+(``WeightPoint.origins``, ``steps``).
 
 Nothing else in lightning_cas imports torch.
 """

@@ -341,7 +341,9 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     Q and b_q (exactly for square d_head, else the float64 PyTorch multiplies by); softmax, or with
     ``lightning`` our lightning variant on the same weights; ``causal`` when it is called with a causal mask.
     A post-LN ``nn.TransformerEncoderLayer`` is attention (residual), LayerNorm, mlp (residual), LayerNorm;
-    an ``nn.Embedding`` first is a linear block on one-hot token ids (the network's inputs are one-hot).
+    an ``nn.Embedding`` first is a linear block on one-hot token ids (the network's inputs are one-hot); a
+    module of the user's own class is read through its torch.fx trace (``traced``). Each weight keeps the
+    state_dict entry it came from (``point.origins``).
     Anything else is refused naming the module or the option, before any weight is read; the result is
     checked against the module's own forward on random inputs (the softmax network, with ``lightning``)."""
     if not isinstance(module, nn.Module):

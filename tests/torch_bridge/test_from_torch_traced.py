@@ -17,6 +17,7 @@ from torch import nn  # noqa: E402
 
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
+from lightning_cas.core.network import Linear  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.torch_bridge import from_torch  # noqa: E402
 from lightning_cas.torch_bridge.traced import groups  # noqa: E402
@@ -169,6 +170,22 @@ def test_each_weight_keeps_its_state_dict_name():
     )
 
 
+def test_every_conversion_keeps_the_names_and_a_point_refuses_names_of_another_length():
+    from lightning_cas.core.network import Network
+    from lightning_cas.system.points import WeightPoint
+    from lightning_cas.torch_bridge import TorchNetwork
+
+    embedding = nn.Sequential(nn.Embedding(5, 2, dtype=F64), nn.Linear(2, 2, dtype=F64))
+    net, point = from_torch(embedding, tokens=2)
+    names = point.origin_names()
+    assert names["p_(1,1,2)"] == "0.weight[1, 0]" and names["bp_(2,2)"] == "1.bias[1]"  # P = Wᵀ
+    inner = TorchNetwork(Network(8, 2, (from_torch(trained(PostLN()))[0].blocks[0],)), seed=1)
+    names = from_torch(nn.Sequential(nn.Linear(3, 8, dtype=F64), inner))[1].origin_names()
+    assert names["q_(2,2,1,1)"] == "1.blocks.0.q[1, 0, 0]" and names["bo_(2,8)"] == "1.blocks.0.bo[7]"
+    with pytest.raises(InputError, match=r"^the point has 24 weights but 2 origins\.$"):
+        WeightPoint(Network(3, 2, (Linear(8),)), (Fraction(0),) * 24, origins=("a", "b"))
+
+
 @pytest.mark.parametrize(
     "act, function",
     [
@@ -221,6 +238,8 @@ def test_a_residual_around_several_blocks_is_refused_in_one_line_until_groups_ex
     message = refused(trained(PreLN()), r"^the PreLN module: the residual add at .* is around 2 blocks; ")
     assert f"{FILE}:{line_of(PreLN.forward, 'x = x + self.attn')}" in message
     assert "a residual around 2 blocks needs" in message
+    mlp = Branch(lambda m, x: x + m.b(F.relu(m.a(m.ln(x)))))  # layernorm, linear, relu, linear: not one mlp
+    refused(trained(mlp), r"the residual add at .* is around 4 blocks; ")
 
 
 # ---------------------------------------------------------------- what is refused
