@@ -2,9 +2,10 @@
 
 Each node of the traced graph converts on its own: a layer (``call_module``) by the converter's own ``plan``
 (so every child gets the same checks and limits as in a Sequential), F.relu, F.gelu, torch.tanh and F.silu
-as activation blocks, dropout in eval mode skipped, and ``x + f(x)`` as a residual around the blocks between
-the add's two inputs. Anything else is refused in one line naming the op and its source line; so is a graph
-that is not a chain (a value read twice, other than by a residual add).
+as activation blocks, F.layer_norm on the module's own parameters as a layernorm block, dropout in eval mode
+skipped, and ``x + f(x)`` as a residual around the blocks between the add's two inputs. Anything else is
+refused in one line naming the op and its source line; so is a graph that is not a chain (a value read
+twice, other than by a residual add).
 
 A residual around n blocks sets ``residual = n`` on the last of them. Around linear -> activation -> linear
 it is one mlp block with a residual, as in ``nn.TransformerEncoderLayer``; around one attention or mlp block
@@ -24,10 +25,10 @@ import torch
 import torch.nn.functional as F
 from torch import fx, nn
 
-from lightning_cas.core.network import MLP, Activation, Linear
+from lightning_cas.core.network import MLP, Activation, LayerNorm, Linear
 from lightning_cas.errors import InputError
 from lightning_cas.torch_bridge.checks import CALL, where
-from lightning_cas.torch_bridge.steps import Step
+from lightning_cas.torch_bridge.steps import Step, exact
 
 # the functions that are activation blocks (by identity), and the extra arguments each may take
 _FUNCTIONS = (
@@ -41,7 +42,7 @@ _FUNCTIONS = (
 _METHODS = {"relu": "relu", "tanh": "tanh"}  # x.relu(), x.tanh()
 _ADDS = (operator.add, torch.add)
 _ATTENTION_ARGS = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights")
-_READS = "the supported layers, x + f(x) (a residual), F.relu, F.gelu, torch.tanh, F.silu and F.dropout in eval mode"
+_READS = "the supported layers, x + f(x) (a residual), F.relu, F.gelu, torch.tanh, F.silu, F.layer_norm and F.dropout"
 
 
 _TORCH = torch.__file__.rsplit("/", 1)[0] + "/"
@@ -127,6 +128,7 @@ class _Chain:
         self.current: fx.Node | None = None
         self.closed: list[tuple[int, int]] = []  # the residual groups so far: (first block, end)
         self.called: set[str] = set()
+        self.pair: fx.Node | None = None  # the last attention's (output, weights)
 
     def refuse(self, node: fx.Node, problem: str):
         raise InputError(f"{self.name}: {problem} at {here(node)}; from_torch reads {_READS}, in a chain.")
@@ -199,12 +201,13 @@ class _Chain:
         for arg in ("key_padding_mask", "attn_mask", "is_causal"):
             if given.get(arg) not in (None, False):
                 self.refuse(node, f"{key} is called with {arg} (masks are not read from a traced forward)")
-        users = list(node.users)
-        if len(users) != 1 or users[0].target is not operator.getitem or users[0].args[1] != 0:
+        outputs = [u for u in node.users if u.target is operator.getitem and u.args[1] == 0]
+        unused = [u for u in node.users if u.target is operator.getitem and not u.users]  # out, _ = attn(...)
+        if len(outputs) != 1 or set(node.users) - set(outputs + unused):
             self.refuse(node, f"{key} returns (output, weights) and only its output [0] is read as a block")
         self._advance(node, self.plan(child, key))
         self.at.pop(node)  # the pair is not a value: its [0] is
-        self.current = None
+        self.current, self.pair = None, node
 
     # ---- functions and methods
     def _is_add(self, node: fx.Node) -> bool:
@@ -215,14 +218,12 @@ class _Chain:
     def _function(self, node: fx.Node) -> None:
         target = node.target
         pair = node.args[0] if node.args else None
-        if (
-            target is operator.getitem
-            and isinstance(pair, fx.Node)
-            and pair.op == "call_module"
-            and self.current is None
-        ):
-            self.current, self.at[node] = node, self.count  # an attention's output
-            return
+        if target is operator.getitem and pair is not None and pair is self.pair:
+            if node.args[1] == 0:
+                self.current, self.at[node] = node, self.count  # the attention's output
+            return  # its weights, unused (checked with the attention)
+        if target is F.layer_norm:
+            return self._layer_norm(node)
         if self._is_add(node):
             return self._residual(node)
         function = _METHODS.get(target) if node.op == "call_method" else None
@@ -247,6 +248,38 @@ class _Chain:
             self._stream(node, node.args[0])
             return self._advance(node, [])
         self.refuse(node, f"{_op(node)} is not an op from_torch reads")
+
+    def _layer_norm(self, node: fx.Node) -> None:
+        """F.layer_norm over the features, its weight and bias parameters of the module: a layernorm block."""
+        given = dict(zip(("input", "normalized_shape", "weight", "bias", "eps"), node.args), **node.kwargs)
+        shape = given.get("normalized_shape")
+        shape = [shape] if isinstance(shape, int) else shape
+        if not isinstance(shape, (list, tuple)) or len(shape) != 1 or not isinstance(shape[0], int):
+            self.refuse(node, f"F.layer_norm over {given.get('normalized_shape')!r} (only one axis, the features)")
+        d, eps, found = shape[0], given.get("eps", 1e-5), {}
+        for arg in ("weight", "bias"):
+            value = given.get(arg)
+            if value is None:
+                continue
+            if not isinstance(value, fx.Node) or value.op != "get_attr":
+                self.refuse(node, f"F.layer_norm's {arg} is not a parameter of the module")
+            owner, _, leaf = value.target.rpartition(".")
+            tensor = getattr(self.module.get_submodule(owner), leaf)
+            if not isinstance(tensor, nn.Parameter) or tuple(tensor.shape) != (d,):
+                self.refuse(node, f"F.layer_norm's {arg} {value.target} is not a parameter of shape ({d},)")
+            if value.target in self.called:
+                self.refuse(node, f"{value.target} is read twice (one weight in two places: a tied weight)")
+            self.called.add(value.target)
+            found[arg] = (tensor, f"{self.prefix}{value.target}")
+        if not isinstance(eps, (int, float)):
+            self.refuse(node, f"F.layer_norm's eps {eps!r} is not a number")
+        self._stream(node, given.get("input"))
+
+        def read():
+            return [v for tensor, name in found.values() for v in exact(tensor, name)]  # gain, then bias
+
+        block = LayerNorm(affine="weight" in found, bias="bias" in found, eps=float(eps))
+        self._advance(node, [Step(f"{self.name} {here(node)}", (block,), d, d, read)])
 
     def _residual(self, node: fx.Node) -> None:
         args = list(node.args)

@@ -205,6 +205,58 @@ def test_a_user_mlp_with_a_functional_activation_converts(act, function):
     assert agrees(module, net, point, 4, tokens=2)
 
 
+def attend(m, x):
+    out, _ = m.attn(x, x, x)  # unpacked: the weights unused
+    return out
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda m, x: x + m.attn(x, x, x)[0],
+        lambda m, x: torch.add(attend(m, x), x),
+        lambda m, x: x.add(attend(m, x)),
+        lambda m, x: m.ln(m.attn(x, x, x, need_weights=False)[0] + x),
+    ],
+)
+def test_each_spelling_of_a_residual_around_attention_converts(body):
+    module = trained(Branch(body), seed=5)
+    net, point = from_torch(module, tokens=3)
+    assert net.blocks[0].kind == "attention" and net.blocks[0].residual
+    assert agrees(module, net, point, 4)
+
+
+class OwnNorm(nn.Module):
+    """A LayerNorm written with F.layer_norm, its gain and bias parameters of its own."""
+
+    def __init__(self, d=4, bias=True):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(d, dtype=F64))
+        self.shift = nn.Parameter(torch.zeros(d, dtype=F64)) if bias else None
+        self.d = d
+
+    def forward(self, x):
+        return F.layer_norm(x, (self.d,), self.gain, self.shift, eps=1e-6)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_f_layer_norm_with_parameters_of_the_module_is_a_layernorm_block(bias):
+    module = trained(nn.Sequential(nn.Linear(3, 4, dtype=F64), OwnNorm(bias=bias)), seed=2)
+    net, point = from_torch(module, tokens=2)
+    norm = net.blocks[1]
+    assert (norm.kind, norm.affine, norm.bias, norm.eps) == ("layernorm", True, bias, 1e-6)
+    assert agrees(module, net, point, 3, tokens=2)
+    assert point.origin_names()["g_(2,4)"] == "1.gain[3]"
+    assert net.parameters == sum(p.numel() for p in module.parameters())
+
+
+def test_f_layer_norm_reads_only_parameters_of_the_module():
+    module = OwnNorm()
+    del module.gain
+    module.register_buffer("gain", torch.ones(4, dtype=F64))  # a buffer is not a weight
+    refused(module.eval(), r"^the OwnNorm module: F\.layer_norm's weight gain is not a parameter of shape \(4,\)")
+
+
 def test_user_modules_nest_in_a_sequential_and_dropout_in_eval_mode_is_skipped():
     class Dropped(nn.Module):
         def __init__(self):
@@ -277,6 +329,7 @@ class Branch(nn.Module):
         (lambda m, x: (m.a(x), x), r"returns something other than the value of its last layer"),
         (lambda m, x: m.a(x) if x.sum() > 0 else x, r"torch\.fx cannot trace its forward \(TraceError"),
         (lambda m, x: torch.add(m.a(x), x, alpha=2), r"torch\.add with \['alpha'\] is not x \+ f\(x\)"),
+        (lambda m, x: F.layer_norm(x, (2, 2)), r"F\.layer_norm over \(2, 2\) \(only one axis"),
     ],
 )
 def test_what_is_not_a_chain_of_supported_ops_is_refused_in_one_line(body, match):
