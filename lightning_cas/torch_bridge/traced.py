@@ -2,7 +2,7 @@
 
 Each node of the traced graph converts on its own: a layer (``call_module``) by the converter's own ``plan``
 (so every child gets the same checks and limits as in a Sequential), F.relu, F.gelu, torch.tanh and F.silu
-as activation blocks, F.layer_norm on the module's own parameters as a layernorm block, dropout in eval mode
+as activation blocks, F.linear and F.layer_norm on the module's own parameters as blocks, dropout in eval mode
 skipped, and ``x + f(x)`` as a residual around the blocks between the add's two inputs. Anything else is
 refused in one line naming the op and its source line; so is a graph that is not a chain (a value read
 twice, other than by a residual add).
@@ -15,19 +15,18 @@ once the network model reads residual groups (``groups``).
 
 from __future__ import annotations
 
-import functools
 import operator
 import re
-from dataclasses import replace
 from typing import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import fx, nn
 
-from lightning_cas.core.network import MLP, Activation, LayerNorm, Linear
+from lightning_cas.core.network import Activation, LayerNorm, Linear
 from lightning_cas.errors import InputError
-from lightning_cas.torch_bridge.checks import CALL, where
+from lightning_cas.torch_bridge.checks import CALL, check_own_calls, where
+from lightning_cas.torch_bridge.residuals import fusable, fuse, with_residual
 from lightning_cas.torch_bridge.steps import Step, exact
 
 # the functions that are activation blocks (by identity), and the extra arguments each may take
@@ -42,22 +41,12 @@ _FUNCTIONS = (
 _METHODS = {"relu": "relu", "tanh": "tanh"}  # x.relu(), x.tanh()
 _ADDS = (operator.add, torch.add)
 _ATTENTION_ARGS = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights")
-_READS = "the supported layers, x + f(x) (a residual), F.relu, F.gelu, torch.tanh, F.silu, F.layer_norm and F.dropout"
+_READS = (
+    "the supported layers, x + f(x) (a residual), F.relu, F.gelu, torch.tanh, F.silu, F.linear, F.layer_norm, F.dropout"
+)
 
 
 _TORCH = torch.__file__.rsplit("/", 1)[0] + "/"
-
-
-@functools.cache
-def groups() -> bool:
-    """Whether the network model reads ``residual = n`` > 1 (a residual around the last n blocks)."""
-    from lightning_cas.core.network import Network
-
-    try:
-        Network(1, 1, (Linear(1), replace(Linear(1), residual=2)))
-    except (TypeError, InputError):
-        return False
-    return True
 
 
 class _Tracer(fx.Tracer):
@@ -96,6 +85,7 @@ def _op(node: fx.Node) -> str:
 def traced(module: nn.Module, path: str, plan: Callable, leaf: Callable, causal: bool) -> list[Step]:
     """The steps of a user's module, node by node of its traced forward (module docstring)."""
     name = where(path, module)
+    check_own_calls(module)  # a forward set on the instance: the trace would read the class's
     for attr in CALL[1:]:
         if getattr(type(module), attr, None) is not getattr(nn.Module, attr, None):
             raise InputError(
@@ -134,6 +124,8 @@ class _Chain:
         raise InputError(f"{self.name}: {problem} at {here(node)}; from_torch reads {_READS}, in a chain.")
 
     def run(self, graph: fx.Graph) -> list[Step]:
+        if not any(node.op == "placeholder" for node in graph.nodes):
+            raise InputError(f"{self.name}: its forward takes no input; from_torch reads a forward of one tensor.")
         for node in graph.nodes:
             if node.op == "placeholder":
                 self._input(node)
@@ -144,13 +136,11 @@ class _Chain:
                 self._layer(node)
             elif node.op in ("call_function", "call_method"):
                 self._function(node)
-            # get_attr: a parameter is read only where an op that reads it is converted (none is, so far)
-        if self.current is None:
-            raise InputError(f"{self.name}: its forward takes no input; from_torch reads a forward of one tensor.")
+            # get_attr: a parameter is read where the op that reads it converts (F.linear, F.layer_norm)
         return self.steps
 
     def _input(self, node: fx.Node) -> None:
-        if self.current is None and node.users:
+        if not self.at:  # the first input: the tensor the module is called on
             self.current, self.at[node] = node, 0
         elif node.users:
             raise InputError(
@@ -160,7 +150,7 @@ class _Chain:
 
     def _stream(self, node: fx.Node, value) -> None:
         """Refuse unless ``value`` is the chain's current value."""
-        if value is not self.current:
+        if value is not self.current or not isinstance(value, fx.Node):
             what = f"{value.name}, not the value just before it" if isinstance(value, fx.Node) else repr(value)[:40]
             self.refuse(node, f"{_op(node) if node.op != 'call_module' else node.target} reads {what} (not a chain)")
         if sum(1 for user in value.users if not self._skip(user, value)) > 1:
@@ -189,6 +179,10 @@ class _Chain:
                 )
         if isinstance(child, nn.MultiheadAttention):
             return self._attention(node, child, key)
+        if isinstance(child, nn.Embedding):
+            self.refuse(
+                node, f"{key} takes token ids; an embedding converts first in an nn.Sequential, before the module"
+            )
         if len(node.args) != 1 or node.kwargs:
             self.refuse(node, f"{key} is called with more than its input")
         self._stream(node, node.args[0])
@@ -224,6 +218,8 @@ class _Chain:
             return  # its weights, unused (checked with the attention)
         if target is F.layer_norm:
             return self._layer_norm(node)
+        if target is F.linear:
+            return self._linear(node)
         if self._is_add(node):
             return self._residual(node)
         function = _METHODS.get(target) if node.op == "call_method" else None
@@ -249,6 +245,38 @@ class _Chain:
             return self._advance(node, [])
         self.refuse(node, f"{_op(node)} is not an op from_torch reads")
 
+    def _parameter(self, node: fx.Node, given: dict, arg: str, shape: tuple | None):
+        """(tensor, state_dict name) of an op's argument that must be a parameter of the module (of ``shape``
+        where given), or None when it is None."""
+        value = given.get(arg)
+        if value is None:
+            return None
+        label = f"{_op(node)}'s {arg}"
+        if not isinstance(value, fx.Node) or value.op != "get_attr":
+            self.refuse(node, f"{label} is not a parameter of the module")
+        owner, _, leaf = value.target.rpartition(".")
+        tensor = getattr(self.module.get_submodule(owner), leaf)
+        if (
+            not isinstance(tensor, nn.Parameter)
+            or tensor.dim() != 2 - (shape is not None)
+            or shape not in (None, tuple(tensor.shape))
+        ):
+            self.refuse(node, f"{label} {value.target} is not a parameter of shape {shape or '(out, in)'}")
+        if value.target in self.called:
+            self.refuse(node, f"{value.target} is read twice (one weight in two places: a tied weight)")
+        self.called.add(value.target)
+        return tensor, f"{self.prefix}{value.target}"
+
+    def _read(self, node: fx.Node, block, takes: int, gives: int, *parameters) -> None:
+        """The chain goes on with one block whose weights are the given parameters, in order."""
+        self._stream(node, node.args[0] if node.args else node.kwargs.get("input"))
+        found = [p for p in parameters if p is not None]
+
+        def read():
+            return [v for tensor, name in found for v in exact(tensor, name)]
+
+        self._advance(node, [Step(f"{self.name} {here(node)}", (block,), takes, gives, read)])
+
     def _layer_norm(self, node: fx.Node) -> None:
         """F.layer_norm over the features, its weight and bias parameters of the module: a layernorm block."""
         given = dict(zip(("input", "normalized_shape", "weight", "bias", "eps"), node.args), **node.kwargs)
@@ -256,30 +284,22 @@ class _Chain:
         shape = [shape] if isinstance(shape, int) else shape
         if not isinstance(shape, (list, tuple)) or len(shape) != 1 or not isinstance(shape[0], int):
             self.refuse(node, f"F.layer_norm over {given.get('normalized_shape')!r} (only one axis, the features)")
-        d, eps, found = shape[0], given.get("eps", 1e-5), {}
-        for arg in ("weight", "bias"):
-            value = given.get(arg)
-            if value is None:
-                continue
-            if not isinstance(value, fx.Node) or value.op != "get_attr":
-                self.refuse(node, f"F.layer_norm's {arg} is not a parameter of the module")
-            owner, _, leaf = value.target.rpartition(".")
-            tensor = getattr(self.module.get_submodule(owner), leaf)
-            if not isinstance(tensor, nn.Parameter) or tuple(tensor.shape) != (d,):
-                self.refuse(node, f"F.layer_norm's {arg} {value.target} is not a parameter of shape ({d},)")
-            if value.target in self.called:
-                self.refuse(node, f"{value.target} is read twice (one weight in two places: a tied weight)")
-            self.called.add(value.target)
-            found[arg] = (tensor, f"{self.prefix}{value.target}")
+        d, eps = shape[0], given.get("eps", 1e-5)
+        gain, bias = (self._parameter(node, given, arg, (d,)) for arg in ("weight", "bias"))
         if not isinstance(eps, (int, float)):
             self.refuse(node, f"F.layer_norm's eps {eps!r} is not a number")
-        self._stream(node, given.get("input"))
+        block = LayerNorm(affine=gain is not None, bias=bias is not None, eps=float(eps))
+        self._read(node, block, d, d, gain, bias)
 
-        def read():
-            return [v for tensor, name in found.values() for v in exact(tensor, name)]  # gain, then bias
-
-        block = LayerNorm(affine="weight" in found, bias="bias" in found, eps=float(eps))
-        self._advance(node, [Step(f"{self.name} {here(node)}", (block,), d, d, read)])
+    def _linear(self, node: fx.Node) -> None:
+        """F.linear(x, weight, bias) on parameters of the module: a linear block."""
+        given = dict(zip(("input", "weight", "bias"), node.args), **node.kwargs)
+        weight = self._parameter(node, given, "weight", None)
+        if weight is None:
+            self.refuse(node, "F.linear without a weight")
+        out, d = weight[0].shape
+        bias = self._parameter(node, given, "bias", (out,))
+        self._read(node, Linear(out, bias=bias is not None), d, out, weight, bias)
 
     def _residual(self, node: fx.Node) -> None:
         args = list(node.args)
@@ -305,61 +325,13 @@ class _Chain:
                 self.refuse(node, "two residuals end at one block")
         inside = [i for i, s in enumerate(self.steps) if self._first(i) >= start]
         nested = any(end > start for _, end in self.closed)
-        if len(inside) == 3 and not nested and _fusable(*(self.steps[i] for i in inside)):
-            self.steps[inside[0] :] = [_fuse(*self.steps[inside[0] :])]
+        if len(inside) == 3 and not nested and fusable(*(self.steps[i] for i in inside)):
+            self.steps[inside[0] :] = [fuse(*self.steps[inside[0] :])]
             self.count, n = self.count - 2, 1
         self.closed.append((start, self.count))
-        self.steps[-1] = _with_residual(self.steps[-1], n, where_=f"{self.name}: the residual add at {here(node)}")
+        self.steps[-1] = with_residual(self.steps[-1], n, where_=f"{self.name}: the residual add at {here(node)}")
         self.current, self.at[node] = node, self.count
 
     def _first(self, i: int) -> int:
         """The number of blocks before step i."""
         return sum(len(step.blocks) for step in self.steps[:i])
-
-
-def _fusable(first: Step, act: Step, second: Step) -> bool:
-    """linear -> activation -> linear, from d back to d, with one bias choice: an mlp block."""
-    kinds = [s.blocks[0] if len(s.blocks) == 1 else None for s in (first, act, second)]
-    return (
-        isinstance(kinds[0], Linear)
-        and isinstance(kinds[1], Activation)
-        and isinstance(kinds[2], Linear)
-        and kinds[0].bias == kinds[2].bias
-        and second.takes == first.gives
-        and second.gives == first.takes is not None
-    )
-
-
-def _fuse(first: Step, act: Step, second: Step) -> Step:
-    """One mlp block; its weights in the block's order (U, D, then b_u, b_d), as the encoder's feedforward."""
-    d, hidden, bias = first.takes, first.gives, first.blocks[0].bias
-
-    def read():
-        up, down = first.read(), second.read()
-        return up[: hidden * d] + down[: d * hidden] + up[hidden * d :] + down[d * hidden :]
-
-    block = MLP(hidden, activation=act.blocks[0].function, out=d, bias=bias)
-    return Step(f"{first.name} -> {second.name}", (block,), d, d, read)
-
-
-def _with_residual(step: Step, n: int, where_: str) -> Step:
-    """The step with ``residual = n`` on its last block (and on its lightning variant's)."""
-    if n > 1 and not groups():
-        raise InputError(
-            f"{where_} is around {n} blocks; a residual around {n} blocks needs the network model's residual "
-            "groups ('residual' = n > 1), which this version lacks: a residual around one attention or mlp block "
-            "(post-LN, ln(x + f(x))) converts."
-        )
-    value = n if groups() else True
-    last = step.blocks[-1]
-    if last.residual:
-        raise InputError(f"{where_} ends at a block that already ends a residual.")
-    try:
-        blocks = step.blocks[:-1] + (replace(last, residual=value),)
-        lightning = step.lightning and step.lightning[:-1] + (replace(step.lightning[-1], residual=value),)
-    except TypeError:
-        raise InputError(
-            f"{where_} ends at a {last.kind} block; a residual ending there needs the network model's "
-            "residual on every block kind, which this version has on attention and mlp blocks only."
-        ) from None
-    return replace(step, blocks=blocks, lightning=lightning or None)

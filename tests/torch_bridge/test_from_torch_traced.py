@@ -20,7 +20,7 @@ from lightning_cas.core.arithmetic import Float64  # noqa: E402
 from lightning_cas.core.network import Linear  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.torch_bridge import from_torch  # noqa: E402
-from lightning_cas.torch_bridge.traced import groups  # noqa: E402
+from lightning_cas.torch_bridge.residuals import groups  # noqa: E402
 
 F64 = torch.float64
 FILE = "test_from_torch_traced.py"
@@ -250,11 +250,50 @@ def test_f_layer_norm_with_parameters_of_the_module_is_a_layernorm_block(bias):
     assert net.parameters == sum(p.numel() for p in module.parameters())
 
 
+class OwnMLP(nn.Module):
+    """An mlp written with F.linear on parameters of its own, and a residual: one mlp block with a residual."""
+
+    def __init__(self, d=4, hidden=6):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.randn(hidden, d, dtype=F64))
+        self.b1 = nn.Parameter(torch.randn(hidden, dtype=F64))
+        self.w2 = nn.Parameter(torch.randn(d, hidden, dtype=F64))
+        self.b2 = nn.Parameter(torch.randn(d, dtype=F64))
+
+    def forward(self, x):
+        return x + F.linear(F.gelu(F.linear(x, self.w1, self.b1)), self.w2, bias=self.b2)
+
+
+def test_f_linear_with_parameters_of_the_module_is_a_linear_block():
+    module = trained(OwnMLP(), seed=4)
+    net, point = from_torch(module, tokens=2)
+    (mlp,) = net.blocks
+    assert (mlp.kind, mlp.hidden, mlp.activation, mlp.residual, mlp.bias) == ("mlp", 6, "gelu", True, True)
+    assert agrees(module, net, point, 4, tokens=2)
+    names = point.origin_names()
+    assert (names["u_(1,6,4)"], names["d_(1,4,6)"], names["bu_(1,1)"]) == ("w1[5, 3]", "w2[3, 5]", "b1[0]")
+
+
+def test_an_embedding_inside_a_module_of_ones_own_is_refused_pointing_to_a_sequential():
+    class Embedded(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(5, 4, dtype=F64)
+
+        def forward(self, x):
+            return self.emb(x)
+
+    refused(Embedded(), r"^the Embedded module: emb takes token ids; an embedding converts first in an nn\.Sequential")
+
+
 def test_f_layer_norm_reads_only_parameters_of_the_module():
     module = OwnNorm()
     del module.gain
     module.register_buffer("gain", torch.ones(4, dtype=F64))  # a buffer is not a weight
-    refused(module.eval(), r"^the OwnNorm module: F\.layer_norm's weight gain is not a parameter of shape \(4,\)")
+    refused(
+        module.eval(),
+        r"^the OwnNorm module: torch\.nn\.functional\.layer_norm's weight gain is not a parameter of shape \(4,\)",
+    )
 
 
 def test_user_modules_nest_in_a_sequential_and_dropout_in_eval_mode_is_skipped():
