@@ -392,6 +392,13 @@ def test_causal_and_batch_first_false_are_refused_for_a_traced_module():
     refused(module.eval(), r"^attn \(MultiheadAttention\): batch_first = False")
 
 
+def test_the_proof_runs_on_a_traced_module(monkeypatch):
+    """The trace keeps nn.Linear whole and converts it by its class; a forward patched on nn.Linear itself is
+    invisible to both, and only running the module's own forward against the network catches it."""
+    monkeypatch.setattr(nn.Linear, "forward", lambda self, x: F.linear(x, self.weight) * 0)
+    refused(trained(UserMLP()), r"^the converted network does not compute what the module computes")
+
+
 def test_hooks_and_forwards_the_trace_cannot_see_are_refused():
     module = trained(PostLN())
     handle = module.register_forward_hook(lambda mod, args, out: out * 0)
