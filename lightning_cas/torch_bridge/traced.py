@@ -25,7 +25,7 @@ from torch import fx, nn
 
 from lightning_cas.core.network import Activation, LayerNorm, Linear
 from lightning_cas.errors import InputError
-from lightning_cas.torch_bridge.checks import CALL, check_own_calls, where
+from lightning_cas.torch_bridge.checks import CALL, where
 from lightning_cas.torch_bridge.residuals import fusable, fuse, with_residual
 from lightning_cas.torch_bridge.steps import Step, exact
 
@@ -85,7 +85,12 @@ def _op(node: fx.Node) -> str:
 def traced(module: nn.Module, path: str, plan: Callable, leaf: Callable, causal: bool) -> list[Step]:
     """The steps of a user's module, node by node of its traced forward (module docstring)."""
     name = where(path, module)
-    check_own_calls(module)  # a forward set on the instance: the trace would read the class's
+    own = [attr for attr in CALL if attr in vars(module)]
+    if own:  # checked again for the whole tree later; here first, since the trace reads the class's forward
+        raise InputError(
+            f"{name} has its own {own[0]} set on the instance, so it need not compute what its class computes; "
+            "from_torch reads only a class's own forward."
+        )
     for attr in CALL[1:]:
         if getattr(type(module), attr, None) is not getattr(nn.Module, attr, None):
             raise InputError(

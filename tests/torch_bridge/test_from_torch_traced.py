@@ -409,6 +409,7 @@ def test_hooks_and_forwards_the_trace_cannot_see_are_refused():
     handle.remove()
     module.forward = lambda x: x * 2  # on the instance: the trace reads the class's forward
     refused(module, r"^the PostLN module has its own forward set on the instance")
+    refused(nn.Sequential(module), r"^0 \(PostLN\) has its own forward set on the instance")
     del module.forward
     assert from_torch(module)[0].parameters == 600
 
