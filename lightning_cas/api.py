@@ -99,7 +99,7 @@ def _same_weights(at, net: Network):
             net.blocks,
         )
     ):
-        return WeightPoint(net, at.values, at.source, at.sha256)
+        return dataclasses.replace(at, network=net)
     return at
 
 
