@@ -13,9 +13,14 @@ that no input can see (to first order):
 * **ReLU units** (``core.relu_kernels``): scalings, dead units, blind spots, always-active units and unit
   kernels;
 * **LayerNorm shift**: LayerNorm(y + c 1) = LayerNorm(y), so the output matrix of the block before it
-  moved by 1 v^T (and its bias by 1) changes nothing;
+  moved by 1 v^T (and its bias by 1) changes nothing; a residual block before it too (its output is
+  y + f(y), and f(y) moved by a multiple of 1 per token is as unseen: a post-LN transformer's attention and mlp);
 * **LayerNorm plane**: z = LayerNorm(y) has mean 0, so g o z + b_g lies in the hyperplane w . (x - b_g) = 0,
-  w = 1/g; a block reading it sees no row moved by w^T (its bias by -w . b_g);
+  w = 1/g; a block reading it sees no row moved by w^T (its bias by -w . b_g), a residual block too (the
+  plane moves only its input matrices, not the stream it adds to);
+* **stream bias shift** (``core.stream_kernels``): an output bias moved by c, every block on the residual
+  stream after it reading y + c through biased matrices (b_X by -X c), and the shift cancelled by the output
+  bias of one of them or taken by the input biases of the first non-residual block;
 * **LayerNorm rotation**: a rotation A of the hyperplane 1^T y = 0 (A antisymmetric, A 1 = 0) commutes with
   LayerNorm, so y -> (I + A) y before it and M -> M - M G A G^-1 (G = diag g; its bias by M G A G^-1 b_g)
   after it change nothing: (d-1)(d-2)/2 directions;
@@ -36,6 +41,7 @@ import numpy as np
 
 from lightning_cas.core.network import Network
 from lightning_cas.core.relu_kernels import relu_units
+from lightning_cas.core.stream_kernels import stream_bias_shifts
 from lightning_cas.core.weight_moves import Vectors, affine_in, affine_out, fmpq, input_letters, move, output_letters
 
 
@@ -86,8 +92,8 @@ def _junctions(vs: Vectors) -> None:
 def _layernorm_shifts(vs: Vectors) -> None:
     blocks = vs.net.blocks
     for i in range(1, len(blocks)):
-        if not blocks[i].shift_invariant or not affine_out(blocks[i - 1]):
-            continue
+        if not blocks[i].shift_invariant or not output_letters(blocks[i - 1])[0]:
+            continue  # a residual block before it too: y + f(y) + c 1 is as invisible as f(y) + c 1
         mats, bias = output_letters(blocks[i - 1])
         for letter in mats:
             for m in vs.mats(i - 1, letter):
@@ -105,8 +111,8 @@ def _norm_planes_and_rotations(vs: Vectors) -> None:
         ln, nxt = blocks[i], blocks[i + 1]
         d = vs.net.widths[i]
         basis = ln.rotated_basis(d)
-        if basis is None or not affine_in(nxt):
-            continue
+        if basis is None or not input_letters(nxt):
+            continue  # the plane moves only what the next block reads through: a residual one too
         name = type(ln).__name__
         g = [vs.entry(vs.mats(i, "g")[0], r, 0) for r in range(d)] if vs.mats(i, "g") else [Fraction(1)] * d
         bg = [vs.entry(vs.mats(i, "bg")[0], r, 0) for r in range(d)] if vs.mats(i, "bg") else [Fraction(0)] * d
@@ -124,8 +130,8 @@ def _norm_planes_and_rotations(vs: Vectors) -> None:
                     if bias is not None:
                         plane[bias.offset + r] = -offset
                     vs.add(f"{name} plane", plane)
-        if i == 0 or not affine_out(blocks[i - 1]):
-            continue
+        if i == 0 or not affine_out(blocks[i - 1]) or not affine_in(nxt):
+            continue  # a rotation changes the stream itself: no residual on either side
         for a in range(len(basis)):
             for b in range(a + 1, len(basis)):
                 u, v = basis[a], basis[b]
@@ -189,6 +195,7 @@ def kernel_vectors(
     _junctions(vs)
     relu_units(vs, patterns, streams)
     _layernorm_shifts(vs)
+    stream_bias_shifts(vs)
     _norm_planes_and_rotations(vs)
     _norm_spans(vs)
     return vs.dense()
