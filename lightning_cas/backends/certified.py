@@ -26,7 +26,7 @@ import numpy as np
 from lightning_cas.backends.numeric import arb_bytes, check_numeric_memory, float_bytes
 from lightning_cas.core.arithmetic import Balls, Float64
 from lightning_cas.core.checks import derived_seed
-from lightning_cas.core.forward import Kink, jacobian
+from lightning_cas.core.forward import Kink, forward, jacobian
 from lightning_cas.core.kernel_proof import ball_images, candidates
 from lightning_cas.core.kernel_proof import bound as kernel_bound
 from lightning_cas.core.network import Network
@@ -37,7 +37,7 @@ from lightning_cas.core.spectra import (
     largest_lower,
     pivoted_cholesky,
 )
-from lightning_cas.errors import InputError, TimeLimitError
+from lightning_cas.errors import InputError, TimeLimitError, UnsupportedError
 from lightning_cas.results.dimension import DimensionResult, NearRank, RankCertificate, Source, SpectrumBand
 from lightning_cas.system import deadline
 from lightning_cas.system.points import InputData, WeightPoint
@@ -79,6 +79,24 @@ def _gram(net: Network, values, X, prec: int):
             rows += [[x * factor for x in r] for r in block]
         M = flint.arb_mat(rows)
         return M, M.transpose() * M
+
+
+def relu_patterns(net: Network, values, X, prec: int) -> dict | None:
+    """The signs of every ReLU input on X, each proved by a ball that excludes 0 (one forward pass in balls), for
+    the dead and always-active units among the kernel mechanisms; None without ReLU, or when a ball does not decide
+    a sign at this precision (those mechanisms are then not offered: the Jacobian says the rest)."""
+    import flint
+
+    if "relu" not in net.functions:
+        return None
+    patterns: dict = {}
+    with flint.ctx.workdps(prec):
+        ar = Balls(prec)
+        try:
+            forward(net, ar, ar.array(values), ar.array(X), patterns=patterns)
+        except UnsupportedError:
+            return None
+    return patterns
 
 
 def _labels(net: Network) -> list[tuple[int, int]]:
@@ -251,6 +269,8 @@ def rank_at_point_softmax(
                 break
             X, float_rank, s = more, rank_more, s_more
         rows = len(X) * net.rows_per_sample
+        patterns = relu_patterns(net, values, X, digits)  # on the inputs the certificate uses
+        cands = cands if patterns is None else candidates(net, values, patterns)
         float_note = f"float64: numpy's matrix_rank gives {float_rank}; singular values from {s[0]:.3g} to {s[-1]:.3g}"
         prec = digits
         while True:
