@@ -14,7 +14,8 @@ that no input can see (to first order):
   kernels;
 * **LayerNorm shift**: LayerNorm(y + c 1) = LayerNorm(y), so the output matrix of the block before it
   moved by 1 v^T (and its bias by 1) changes nothing; a residual block before it too (its output is
-  y + f(y), and f(y) moved by a multiple of 1 per token is as unseen: a post-LN transformer's attention and mlp);
+  y + f(y), and f(y) moved by a multiple of 1 per token is as unseen: a post-LN transformer's attention and mlp),
+  and a norm's b_g (an encoder's last layer norm, then its final norm);
 * **LayerNorm plane**: z = LayerNorm(y) has mean 0, so g o z + b_g lies in the hyperplane w . (x - b_g) = 0,
   w = 1/g; a block reading it sees no row moved by w^T (its bias by -w . b_g), a residual block too (the
   plane moves only its input matrices, not the stream it adds to);
@@ -92,9 +93,10 @@ def _junctions(vs: Vectors) -> None:
 def _layernorm_shifts(vs: Vectors) -> None:
     blocks = vs.net.blocks
     for i in range(1, len(blocks)):
-        if not blocks[i].shift_invariant or not output_letters(blocks[i - 1])[0]:
-            continue  # a residual block before it too: y + f(y) + c 1 is as invisible as f(y) + c 1
-        mats, bias = output_letters(blocks[i - 1])
+        if not blocks[i].shift_invariant:
+            continue
+        mats, bias = output_letters(blocks[i - 1])  # residual or not: y + f(y) + c 1 is as unseen as f(y) + c 1
+        bias = bias if mats else blocks[i - 1].output_bias()  # a norm's b_g (LayerNorm after LayerNorm)
         for letter in mats:
             for m in vs.mats(i - 1, letter):
                 for col in range(m.cols):

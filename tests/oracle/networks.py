@@ -18,7 +18,7 @@ CAP = 32
 WEIGHTS = tuple(Fraction(k, 4) for k in range(-6, 7))
 ENTRIES = (-2, -1, 0, 1, 2)  # input entries
 MAX_INPUTS = 8
-FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed", "biased")
+FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed", "biased", "post-LN")
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,44 @@ def _kind(pick, entry):
     return pick(entry) if isinstance(entry, tuple) else entry
 
 
+def _post_ln(pick) -> Network:
+    """A post-LN transformer layer, x -> LN(x + SA(x)) -> LN(y + FF(y)), as blocks (softmax attention and an mlp,
+    both residual, each LayerNorm after one): the residual streams next to norms where the stream mechanisms act
+    (core.stream_kernels). Over CAP the attention shrinks to one head of width 1, then blocks go from the end."""
+    d0, tokens = pick((2, 2, 3)), pick((2, 3))
+
+    def norm():
+        affine = pick((True, True, False))
+        return LayerNorm(affine=affine, bias=affine and pick((True, True, False)))
+
+    biased = pick((True, True, False))
+    rich = Attention(
+        pick((1, 2)),
+        heads=pick((1, 1, 2)),
+        value=pick((None, None, 1)),
+        out=d0,
+        causal=pick((False, True)),
+        residual=True,
+        normalization="softmax",
+        bias=biased,
+    )
+    small = Attention(1, out=d0, residual=True, normalization="softmax", bias=biased)
+    activation = pick(("relu", "gelu", "tanh"))
+    rest = [norm(), MLP(pick((1, 2)), out=d0, residual=True, bias=pick((True, True, False)), activation=activation)]
+    rest.append(norm())
+    for attention in (rich, small):
+        blocks = [attention, *rest]
+        if _weights(d0, tokens, blocks) <= CAP:
+            break
+    while _weights(d0, tokens, blocks) > CAP:
+        blocks.pop()
+    return Network(d0, tokens, tuple(blocks))
+
+
 def draw_network(pick, family: str) -> Network:
     """A network of the family with at most CAP weights and its non-polynomial piece in it."""
+    if family == "post-LN":
+        return _post_ln(pick)
     kinds = KINDS[family]
     d0, tokens = pick((1, 2, 3)), pick((1, 2, 3))
     if family == "layernorm":
