@@ -1,13 +1,13 @@
 """Kernel vectors proved before they bound a rank from above.
 
-A rank at W is certified from two sides: a nonzero minor bounds it below, and k independent vectors in the
-kernel of the differential bound it above by P - k. The mechanisms that offer such vectors (the named group's
-tangents, bottlenecks, invisible directions, block-local and tail kernels in ``core.local_kernels`` and
-``core.tail_kernels``; junctions, bias shifts, ReLU units and LayerNorm's invariances in
-``core.activation_kernels``; a softmax over one token, ``one_key``) are algebraic identities, and an identity
-applied to a block it does not hold for (an affine block taken for a linear one, a softmax for a lightning head)
-gives a vector that is not in the kernel: the upper bound then falls below the truth and a wrong rank is printed
-as certified. So no vector is trusted for being offered: each one is checked against the Jacobian on the
+A rank at W is certified from two sides: a nonzero minor bounds it below, and k independent vectors in the kernel of
+the differential bound it above by P - k. The mechanisms that offer such vectors (the named group's tangents,
+bottlenecks, invisible directions, block-local and tail kernels in ``core.local_kernels`` and ``core.tail_kernels``;
+junctions, bias shifts, ReLU units and LayerNorm's invariances in ``core.activation_kernels``; shifts along a
+residual stream in ``core.stream_kernels``; a softmax over one token, ``one_key``) are algebraic identities, and an
+identity applied to a block it does not hold for (an affine block taken for a linear one, a softmax for a lightning
+head) gives a vector that is not in the kernel: the upper bound then falls below the truth and a wrong rank is
+printed as certified. So no vector is trusted for being offered: each one is checked against the Jacobian on the
 certificate's own inputs, in the same arithmetic as the lower bound, before it counts:
 
 * **exactly** where the network is polynomial given its ReLU patterns: a vector counts only if J v = 0
@@ -80,7 +80,7 @@ def candidates(net: Network, values, patterns: dict | None = None, streams: list
     and power mlp blocks (the interface groups there are its junctions); the others take the named group and the
     mechanisms of ``core.local_kernels``. ``patterns``/``streams``: a ReLU network's signs and block inputs on
     given inputs (dead units, blind spots, unit kernels hold on those inputs only)."""
-    from lightning_cas.core import activation_kernels, local_kernels
+    from lightning_cas.core import activation_kernels, local_kernels, stream_kernels
 
     P = net.parameters
     out: list[tuple[str, list]] = [("one key", v) for v in one_key(net)]
@@ -92,6 +92,7 @@ def candidates(net: Network, values, patterns: dict | None = None, streams: list
         ]
         return Candidates(tuple(out))
     out += [("the named group's tangents", v) for v in local_kernels.named_tangents(net, values)]
+    out += [("stream bias shift", [_fmpq(x) for x in vec]) for _, vec in stream_kernels.stream_vectors(net, values)]
     kv = local_kernels.kernel_vectors(net, values)
     for name, vecs in (
         ("bottleneck", kv.bottleneck),

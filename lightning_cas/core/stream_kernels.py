@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from lightning_cas.core.network import Network
 from lightning_cas.core.weight_moves import Vectors, input_letters
 
 
@@ -76,3 +77,11 @@ def stream_bias_shifts(vs: Vectors) -> None:
                 m = vs.mats(j, end)[0]
                 for a in range(d):
                     vs.add("stream bias shift", _shift(vs, producer, readers, m, a))
+
+
+def stream_vectors(net: Network, values) -> list:
+    """(name, dense vector of Fractions) for every stream bias shift at W: the polynomial route's entry (the
+    route with activation functions or norms gathers them with its own mechanisms)."""
+    vs = Vectors(net, values)
+    stream_bias_shifts(vs)
+    return vs.dense()
