@@ -269,7 +269,9 @@ def rank_at_point_softmax(
                 break
             X, float_rank, s = more, rank_more, s_more
         rows = len(X) * net.rows_per_sample
-        patterns = relu_patterns(net, values, X, digits)  # on the inputs the certificate uses
+        # dead and always-active units hold on these inputs only: for given inputs (the rank on them), never for
+        # drawn ones (the rank at W over all inputs, which a unit dead on the draws does not bound)
+        patterns = relu_patterns(net, values, X, digits) if inputs is not None else None
         cands = cands if patterns is None else candidates(net, values, patterns)
         float_note = f"float64: numpy's matrix_rank gives {float_rank}; singular values from {s[0]:.3g} to {s[-1]:.3g}"
         prec = digits

@@ -94,3 +94,17 @@ def test_the_post_ln_certificate_closes_at_the_oracles_rank(activation, seeds, r
     assert "stream bias shift" in cert.upper_by
     oracle = oracle_rank(net, w, X)
     assert oracle.ok and oracle.rank == rank
+
+
+def test_dead_units_count_on_given_inputs_only():
+    """A unit dead on the inputs bounds the rank on those inputs; on drawn inputs (the rank at W over all
+    inputs) it is not offered: a unit dead on the draws may live elsewhere."""
+    net = post_ln("relu")
+    w = point(net, 1)
+    bu = next(m for m in net.weight_matrices if m.letter == "bu")
+    w[bu.offset] = Fraction(-100)  # below anything U reads after a LayerNorm of gains <= 3/2
+    at = WeightPoint(net, w)
+    given = dimension(net, at=at, inputs=np.array(inputs(8, 3)), layout="features-tokens").certificate
+    assert "dead unit" in given.upper_by and given.lower == given.upper
+    drawn = dimension(net, at=at).certificate
+    assert "dead unit" not in drawn.upper_by
