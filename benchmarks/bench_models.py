@@ -143,7 +143,7 @@ def _post_ln_layer() -> tuple[dict, float]:
         "certainty": r.certainty,
         "upper": r.certificate.upper,
         "float64": float_rank_at(net, point.values, X)[0],
-        "loss_last": round(float(loss), 4),
+        "loss_last": round(loss.item(), 4),
     }
     return out, seconds
 

@@ -15,7 +15,9 @@ the shift there is one vector per coordinate of c (width directions):
 In a post-LN transformer x -> LN1(x + SA(x)) -> LN2(y + FF(y)) this moves LN1's b_g by c, the mlp's b_u by
 -U c and its b_d by -c: d_model directions no other mechanism names. A block that reads the stream itself
 (an activation, a norm, a power) stops the walk: it does not absorb a shift. The non-residual case without a
-stream between (producer, then a biased reader) is ``core.activation_kernels``' bias shift.
+stream between (producer, then a biased reader) is ``core.activation_kernels``' bias shift (``core.symmetry``'s
+translations on the polynomial route). A residual here wraps one block, x + f(x): the stream a block adds back is
+its own input.
 """
 
 from __future__ import annotations
