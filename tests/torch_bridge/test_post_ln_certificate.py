@@ -37,7 +37,8 @@ def layer(d, heads, ff, activation="relu", dead=()):
 @pytest.mark.slow
 @pytest.mark.parametrize("activation, dead", [("relu", (3, 11)), ("gelu", ())])
 def test_a_post_ln_encoder_layer_certifies_at_its_weights_at_float64s_rank(activation, dead):
-    """d_model 8, 2 heads, mlp 8 -> 16 -> 8 (600 weights), 25 Gaussian inputs of 4 tokens: about 15 s each."""
+    """d_model 8, 2 heads, mlp 8 -> 16 -> 8 (600 weights), 25 Gaussian inputs of 4 tokens: about 15 s each
+    on an idle machine."""
     net, point = from_torch(layer(8, 2, 16, activation, dead), tokens=4)
     assert net.parameters == 600
     X = np.random.default_rng(1).standard_normal((25, 8, 4))
@@ -54,7 +55,7 @@ def test_a_post_ln_encoder_layer_certifies_at_its_weights_at_float64s_rank(activ
 @pytest.mark.slow
 def test_a_small_post_ln_layers_certificate_is_the_oracles_rank():
     """d_model 4, 2 heads, mlp 4 -> 8 -> 4 (172 weights), 20 integer inputs of 2 tokens (enough for the rank on
-    generic inputs): the certificate closes at the oracle's rank (about 30 s, the oracle's)."""
+    generic inputs): the certificate closes at the oracle's rank (about 30 s idle, mostly the oracle)."""
     net, point = from_torch(layer(4, 2, 8), tokens=2)
     X = np.random.default_rng(1).integers(-2, 3, (20, 4, 2))
     cert = dimension(net, at=point, inputs=X, layout="features-tokens").certificate
