@@ -86,7 +86,6 @@ def _primitive(poly, ctx_z):
     """The polynomial over QQ as an fmpz_mpoly with coprime integer coefficients (the same hypersurface)."""
     import math
 
-    import flint
 
     items = poly.to_dict()
     den = math.lcm(*(int(c.q) for c in items.values()))
@@ -148,9 +147,14 @@ def boundary_system(net, values, w) -> BoundarySystem:
     zs = zctx.gens()
     Sinv = flint.fmpq_mat(r, r, [v for row in S for v in row]).inv()
     # X = Q^T S^-1 z is a right inverse of Q; g is constant along ker Q, so h(z) = g(Q^T S^-1 z)
-    right = [sum((Sinv[a, b] * Q[b][k] * zs[a] for a in range(r) for b in range(r)), zctx.from_dict({})) for k in range(n)]
+    right = [
+        sum((Sinv[a, b] * Q[b][k] * zs[a] for a in range(r) for b in range(r)), zctx.from_dict({})) for k in range(n)
+    ]
     h = reduced.compose(*right, ctx=zctx)
-    back = h.compose(*[sum((Q[a][k] * g.context().gens()[k] for k in range(n)), g.context().from_dict({})) for a in range(r)], ctx=g.context())
+    back = h.compose(
+        *[sum((Q[a][k] * g.context().gens()[k] for k in range(n)), g.context().from_dict({})) for a in range(r)],
+        ctx=g.context(),
+    )
     if back != reduced:
         raise ResultError("the bottleneck reduction of g does not give g back: an internal error.")
     hz = _primitive(h, flint.fmpz_mpoly_ctx.get(zctx.names(), "degrevlex"))

@@ -163,9 +163,7 @@ def boundary_ed(
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
     if method == "msolve":
-        return msolve_boundary(
-            arch, net, values, source, w, w_source, x0, x0_source, opts.seed, opts.timeout, msolve
-        )
+        return msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, opts.seed, opts.timeout, msolve)
     check_size(net)
     scale = Fraction(1) if x0 is None else point_scale(net, x0)
     data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])

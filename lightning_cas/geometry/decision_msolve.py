@@ -79,7 +79,9 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         )
     if bs.reduced_degree != bs.degree:
         notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
-    notes.append(f"msolve took {count['msolve_s']:.3g} s on the Lagrange system mod both primes; input: {count['input']}")
+    notes.append(
+        f"msolve took {count['msolve_s']:.3g} s on the Lagrange system mod both primes; input: {count['input']}"
+    )
     extra: dict = {}
     if rec is not None:
         smooth = tuple(_point(b, "smooth") for b in rec["smooth"])
@@ -108,7 +110,9 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         if rec["squared"] is None and rec["certified"]:
             notes.append("B has no real point: there is no critical point and no real singular point")
         if not rec["on_boundary"]:
-            notes.append(f"msolve took {rec['msolve_s']:.3g} s on the real roots over QQ; inputs: {', '.join(rec['inputs'])}")
+            notes.append(
+                f"msolve took {rec['msolve_s']:.3g} s on the real roots over QQ; inputs: {', '.join(rec['inputs'])}"
+            )
     return ExactBoundaryResult(
         architecture=arch,
         weights=source,
@@ -130,10 +134,18 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         method="msolve",
         method_detail=f"msolve {version}: the Lagrange system h = 0, z - u = l S grad h in the {bs.r} bottleneck "
         "coordinates z = Q X at a random integer u, its degree mod two primes"
-        + ("; at X0 the same system and the singular locus over QQ, real roots in isolating boxes" if x0 is not None else ""),
+        + (
+            "; at X0 the same system and the singular locus over QQ, real roots in isolating boxes"
+            if x0 is not None
+            else ""
+        ),
         certainty="probabilistic",
         certainty_detail="the ED degree: two primes agree at a random point (wrong only for unlucky choices)"
-        + ("; the real critical points and the radius interval: exact (isolating boxes, rational interval arithmetic)" if x0 is not None else ""),
+        + (
+            "; the real critical points and the radius interval: exact (isolating boxes, rational interval arithmetic)"
+            if x0 is not None
+            else ""
+        ),
         seed=seed,
         elapsed_s=time.perf_counter() - start,
         script=count["input"],
