@@ -86,7 +86,6 @@ def _primitive(poly, ctx_z):
     """The polynomial over QQ as an fmpz_mpoly with coprime integer coefficients (the same hypersurface)."""
     import math
 
-
     items = poly.to_dict()
     den = math.lcm(*(int(c.q) for c in items.values()))
     ints = {k: int(c.p) * (den // int(c.q)) for k, c in items.items()}

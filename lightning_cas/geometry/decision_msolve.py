@@ -45,9 +45,9 @@ def _radius(rec) -> RadiusInterval | None:
     smooth_lo = min((b.squared[0] for b in rec["smooth"]), default=None)
     return RadiusInterval(
         lower=sqrt_down(lo) if rec["certified"] else None,
-        upper=sqrt_up(hi),
+        upper=None if hi is None else sqrt_up(hi),
         squared_lower=text(lo) if rec["certified"] else None,
-        squared_upper=text(hi),
+        squared_upper=None if hi is None else text(hi),
         certified=rec["certified"],
         at=rec["at"],
         smooth_lower=None if smooth_lo is None else sqrt_down(smooth_lo),
@@ -92,10 +92,17 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
                 "the critical points of the distance from X0 form a positive-dimensional set (X0 is not in "
                 "general position, e.g. a centre of curvature): the radius is not certified"
             )
-        if dim > 0:
+        if dim > 0 and rec["certified"]:
             notes.append(
-                f"the singular locus of B has dimension {dim}: the interval's upper end is a distance to B, "
-                "its lower end (smooth_lower) covers the smooth locus only; the radius is not certified"
+                f"the singular locus of B has dimension {dim}: it lies in the hypersurface l . grad h = 0 (l "
+                "random), whose distance from X0 (its own critical points and singular locus, recursively) "
+                "bounds the distance to it from below, so the lower end may lie below the radius"
+            )
+        elif dim > 0:
+            notes.append(
+                f"the singular locus of B has dimension {dim} and no bound below on its distance was found: "
+                "the interval's upper end is a distance to B, its lower end (smooth_lower) covers the smooth "
+                "locus only; the radius is not certified"
             )
         extra = dict(
             on_boundary=rec["on_boundary"],

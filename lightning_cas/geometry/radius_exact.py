@@ -122,15 +122,23 @@ def radius_at(bs: BoundarySystem, x0, *, timeout=None, msolve=None, threads: int
         names[:-1], singular_system(bs), timeout=timeout, msolve=msolve, threads=threads, stem="msolve-singular"
     )
     singular = tuple(box(bs, P, x0, z0, root) for root in sroots)
-    candidates = [(b.squared, "smooth") for b in smooth] + (
-        [(b.squared, "singular") for b in singular] if sing_status == "finite" else []
-    )
-    squared, at = None, None
-    if candidates:
-        lower = min(c[0][0] for c in candidates)
-        best = min(candidates, key=lambda c: c[0][1])
-        squared, at = (lower, best[0][1]), best[1]
-    certified = status in ("finite", "empty") and sing_status in ("finite", "empty")
+    lowers = [b.squared[0] for b in smooth + singular]
+    uppers = [(b.squared[1], "smooth") for b in smooth] + [(b.squared[1], "singular") for b in singular]
+    cover, spent = (True, None), 0.0
+    if sing_status == "positive":  # below it: a hypersurface through the singular locus, recursively
+        runs = [
+            covering_bound(bs, bs.h, x0, z0, P, timeout=timeout, msolve=msolve, threads=threads, salt=salt)
+            for salt in range(COVERS)
+        ]
+        spent = sum(t for _, t in runs)
+        bounds = [c for c, _ in runs if c[0]]  # each one that ended is a bound: the largest is kept
+        cover = max(bounds, key=lambda c: math.inf if c[1] is None else c[1]) if bounds else (False, None)
+        if cover[1] is not None:
+            lowers.append(cover[1])
+    squared = None
+    if uppers or lowers:
+        squared = (min(lowers), min(uppers)[0] if uppers else None)
+    certified = status in ("finite", "empty") and cover[0]
     return dict(
         on_boundary=False,
         smooth=tuple(sorted(smooth, key=lambda b: b.squared)),
@@ -138,11 +146,69 @@ def radius_at(bs: BoundarySystem, x0, *, timeout=None, msolve=None, threads: int
         status=status,
         singular_status=sing_status,
         squared=squared,
-        at=at,
-        certified=certified and squared is not None,
-        msolve_s=t1 + t2,
+        at=min(uppers)[1] if uppers else None,
+        certified=certified,
+        covering=cover[1] if sing_status == "positive" else None,
+        msolve_s=t1 + t2 + spent,
         inputs=(src1, src2),
     )
+
+
+MAX_COVER_DEPTH = 8
+COVERS = 3  # random hypersurfaces through the singular locus: each bounds its distance, the best is kept
+
+
+def covering_bound(bs, h, x0, z0, P, *, timeout, msolve, threads, depth: int = 0, salt: int = 0):
+    """((bounded, a lower bound of |X - X0|^2 on V(h)'s singular locus, None if it has no real point), s).
+
+    The singular locus lies in V(p), p = l . grad h for a random integer l, of degree one less. The
+    nearest real point of V(p) is attained (a closed set): where grad p != 0 it is a real solution of
+    the Lagrange system of p (real implicit functions: no reducedness needed), else it lies in V(p)'s
+    own singular locus, bounded the same way; the degree falls at each step, so this ends (at a
+    hyperplane at the latest). Any lower bound for V(p) is one for the smaller set."""
+    import random
+    from dataclasses import replace
+
+    rng = random.Random(1000 * salt + depth + 1)
+    derivs = [h.derivative(i) for i in range(bs.r)]
+    for _ in range(10):
+        p = sum((rng.randrange(1, 2**10) * d for d in derivs), h - h)
+        if p != 0:
+            break
+    else:
+        return (False, None), 0.0
+    if p.total_degree() == 0:  # grad h is a nonzero constant: V(h) has no singular point
+        return (True, None), 0.0
+    sub = replace(bs, h=p)
+    status, roots, t1, _ = real_boxes(
+        variable_names(sub),
+        lagrange_system(sub, z0),
+        timeout=timeout,
+        msolve=msolve,
+        threads=threads,
+        stem="msolve-cover",
+    )
+    sstatus, sroots, t2, _ = real_boxes(
+        variable_names(sub)[:-1],
+        singular_system(sub),
+        timeout=timeout,
+        msolve=msolve,
+        threads=threads,
+        stem="msolve-cover-singular",
+    )
+    if status == "positive" or depth >= MAX_COVER_DEPTH:
+        return (False, None), t1 + t2
+    lowers = [box(bs, P, x0, z0, root[:-1]).squared[0] for root in roots]
+    lowers += [box(bs, P, x0, z0, root).squared[0] for root in sroots]
+    ok, spent = True, t1 + t2
+    if sstatus == "positive":
+        (ok, low), more = covering_bound(
+            bs, p, x0, z0, P, timeout=timeout, msolve=msolve, threads=threads, depth=depth + 1, salt=salt
+        )
+        spent += more
+        if low is not None:
+            lowers.append(low)
+    return (ok, min(lowers) if lowers else None), spent
 
 
 def sqrt_down(q: Fraction) -> float:

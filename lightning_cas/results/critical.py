@@ -258,8 +258,10 @@ class ExactBoundaryResult(Provenance, JsonResult):
                     f"({', '.join(f'{c:.6g}' for c in p.coordinates)})"
                 )
         rad = self.radius
-        if rad is None or rad.upper is None:
+        if rad is None or (rad.upper is None and rad.lower is None):
             lines.append("robustness radius: none (B has no real point)" if rad else "robustness radius: unknown")
+        elif rad.upper is None:
+            lines.append(f"robustness radius at least {rad.lower:.12g} (no real point of B was isolated; certified)")
         else:
             low = "?" if rad.lower is None else f"{rad.lower:.12g}"
             lines.append(
