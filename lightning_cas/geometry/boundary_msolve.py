@@ -119,6 +119,40 @@ def _integer_rows(rows) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
+def first_layer(net, values) -> tuple[tuple[int, ...], ...] | None:
+    """The rows of W1 acting on each token (x_(r,j) row-major), when the first block is linear or an mlp:
+    the network's own bottleneck coordinates, used when they span what g depends on."""
+    block = net.blocks[0]
+    letter = {"linear": "p", "mlp": "u"}.get(block.kind)
+    if letter is None:
+        return None
+    names = net.weight_names()
+    entries = {name: Fraction(v) for name, v in zip(names, values) if name.startswith(f"{letter}_(1,")}
+    k, d, t = len(entries) // net.input, net.input, net.tokens
+    if k * d != len(entries):
+        return None
+    W = [[entries[f"{letter}_(1,{i},{c})"] for c in range(1, d + 1)] for i in range(1, k + 1)]
+    rows = []
+    for j in range(t):
+        for i in range(k):
+            row = [Fraction(0)] * (d * t)
+            for c in range(d):
+                row[c * t + j] = W[i][c]
+            rows.append(row)
+    if any(all(v == 0 for v in row) for row in rows):
+        return None
+    return _integer_rows(rows)
+
+
+def _same_span(a, b) -> bool:
+    import flint
+
+    def rank(rows):
+        return flint.fmpq_mat(len(rows), len(rows[0]), [v for row in rows for v in row]).rank()
+
+    return rank(list(a)) == rank(list(b)) == rank(list(a) + list(b)) == len(a)
+
+
 def boundary_system(net, values, w) -> BoundarySystem:
     """g, its squarefree part, and that part through the bottleneck (refusing a zero or constant g)."""
     import flint
@@ -140,6 +174,9 @@ def boundary_system(net, values, w) -> BoundarySystem:
     for f, _mult in factors:
         reduced = reduced * f
     Q = _integer_rows(bottleneck(reduced, n))
+    layer = first_layer(net, values)
+    if layer is not None and len(layer) == len(Q) and _same_span(layer, Q):
+        Q = layer  # the same space: h in the hidden pre-activations W1 X is sparse (a sum of powers)
     r = len(Q)
     S = tuple(tuple(sum(a * b for a, b in zip(Q[i], Q[j])) for j in range(r)) for i in range(r))
     zctx = flint.fmpq_mpoly_ctx.get(tuple(f"z{i}" for i in range(1, r + 1)), "degrevlex")
