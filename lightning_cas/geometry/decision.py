@@ -9,7 +9,8 @@ the distinct regular solutions of the square Lagrange system by total-degree hom
 the distance to B(R) (the robustness radius) is attained at a real critical point of the smooth locus
 or on the singular locus: the first are alpha-certified in exact arithmetic and checked against the
 exact eliminant of the squared distance (sign changes, in Python, with Fractions); the singular
-locus is split over QQ and its linear components give their nearest points exactly.
+locus is split over QQ and its linear components give their nearest points exactly. ``method="msolve"``
+(geometry.decision_msolve) computes the same count and a certified radius interval without Macaulay2.
 """
 
 from __future__ import annotations

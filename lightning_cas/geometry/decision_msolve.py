@@ -106,7 +106,7 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
             )
         extra = dict(
             on_boundary=rec["on_boundary"],
-            real_critical_points=None if rec["status"] == "positive" else len(rec["smooth"]),
+            real_critical_points=None if rec["status"] == "positive" or rec["on_boundary"] else len(rec["smooth"]),
             critical_points=smooth if not rec["on_boundary"] else (),
             singular_dimension=dim,
             singular_points=singular if not rec["on_boundary"] else (),

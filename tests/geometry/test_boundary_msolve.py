@@ -266,3 +266,13 @@ def test_refusals_before_any_work():
         boundary_ed(LINE, method="msolve", msolve="/nonexistent/msolve")
     with pytest.raises(InputError, match="zero polynomial"):
         _exact(LINE, at=[0, 0], readout=[[1]])
+
+
+def test_the_deadline_stops_msolve_in_one_line(msolve_binary):
+    # the cubic [16, 12, 2] boundary has thousands of critical points: far beyond two seconds
+    from lightning_cas.errors import LightningError
+
+    net = Network(16, 1, (MLP(12, degree=3, out=2),))
+    with pytest.raises(LightningError, match="time limit|timed out|took longer") as info:
+        _exact(net, readout=[[1], [-1]], timeout=2)
+    assert "\n" not in str(info.value)
