@@ -66,6 +66,13 @@ def msolve_cases():
         ("(2,1) a=2 t=5", paper(2, 1, 2, 5), None),
         ("(3,1) a=2 t=4", paper(3, 1, 2, 4), None),
         ("(4,1) a=1 t=3", paper(4, 1, 1, 3), None),
+        ("(4,1) a=2 t=3", paper(4, 1, 2, 3), None),
+        ("(3,3) a=3 t=2", paper(3, 3, 3, 2), None),
+        ("(2,2) a=2 t=5", paper(2, 2, 2, 5), None),
+        ("(3,1) a=2 t=5", paper(3, 1, 2, 5), None),
+        ("(4,1) a=3 t=3", paper(4, 1, 3, 3), None),
+        ("(3,2) a=2 t=3", paper(3, 2, 2, 3), None),
+        ("(4,2) a=2 t=3", paper(4, 2, 2, 3), None),
         ("[16,12,2] p2", Network(16, 1, (MLP(12, degree=2, out=2),)), [[1], [-1]]),
         ("[16,12,2] p3", Network(16, 1, (MLP(12, degree=3, out=2),)), [[1], [-1]]),
     ]
@@ -112,7 +119,7 @@ def run_decision_msolve_rows(timeout: float = 300, cases=None, progress=print) -
             rows.append(row)
             progress(f"[decision] {label} {'with X0' if point is not None else 'ED degree'}: {row}")
             if row["status"] != "ok":
-                break  # the point adds to what did not finish
+                break  # with the point: the same count and more, so it would not finish either
     return rows
 
 

@@ -40,6 +40,7 @@ class BoundarySystem:
     """g and its reduction: h in the r bottleneck coordinates z = Q X, S = Q Q^T (integers)."""
 
     g: object  # fmpq_mpoly in the n inputs (as given, not reduced)
+    reduced: object  # its squarefree part: B's equation
     h: object  # fmpz_mpoly in z: the squarefree part of g through the bottleneck, primitive
     Q: tuple[tuple[int, ...], ...]  # r x n, integer rows
     S: tuple[tuple[int, ...], ...]  # r x r
@@ -197,6 +198,7 @@ def boundary_system(net, values, w) -> BoundarySystem:
     degrees = {sum(k) for k in g.to_dict()}
     return BoundarySystem(
         g=g,
+        reduced=reduced,
         h=hz,
         Q=Q,
         S=S,

@@ -98,8 +98,8 @@ def radius_at(bs: BoundarySystem, x0, *, timeout=None, msolve=None, threads: int
     import flint
 
     at0 = [flint.fmpq(v.numerator, v.denominator) for v in x0]
-    if bs.g(*at0) == 0:
-        singular = all(bs.g.derivative(i)(*at0) == 0 for i in range(bs.n))
+    if bs.g(*at0) == 0:  # a singular point of the reduced B (grad g vanishes on a repeated factor)
+        singular = all(bs.reduced.derivative(i)(*at0) == 0 for i in range(bs.n))
         here = Box(tuple((z, z) for z in z0), tuple((v, v) for v in x0), (Fraction(0), Fraction(0)))
         return dict(
             on_boundary=True,

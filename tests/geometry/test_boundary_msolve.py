@@ -276,3 +276,13 @@ def test_the_deadline_stops_msolve_in_one_line(msolve_binary):
     with pytest.raises(LightningError, match="time limit|timed out|took longer") as info:
         _exact(net, readout=[[1], [-1]], timeout=2)
     assert "\n" not in str(info.value)
+
+
+def test_a_repeated_factor_is_taken_reduced_and_its_points_are_smooth(msolve_binary):
+    # g = (3 x1 + 4 x2)^2: B is the line, counted once; a point on it is a smooth point of B
+    square = Network(2, 1, (Linear(1), Power(2)))
+    r = _exact(square, at=[3, 4], readout=[[1]], point=[[1], [2]])
+    assert (r.degree, r.reduced_degree, r.ed_degree) == (2, 1, 1) and any("not squarefree" in n for n in r.notes)
+    assert r.radius.squared_lower == r.radius.squared_upper == "121/25"
+    on = _exact(square, at=[3, 4], readout=[[1]], point=[[4], [-3]])
+    assert on.on_boundary and on.radius.at == "smooth"
