@@ -123,6 +123,44 @@ def run_decision_msolve_rows(timeout: float = 300, cases=None, progress=print) -
     return rows
 
 
+def render_msolve(rows: list[dict], timeout: float) -> str:
+    """The rows as a Markdown table (bench/decision.md)."""
+    out = [
+        "# Decision boundaries by msolve: measured (benchmarks/bench_decision.py)",
+        "",
+        "`python -m benchmarks.bench_decision --msolve --out bench/decision.json` (also `make bench`, section",
+        f"`decision`); seed 0, X0 = ((3i + 2j) mod 7 - 3) / 2, {timeout:g} s per case, wall clock on the shared",
+        "2-core machine. n: input coordinates, r: the bottleneck coordinates solved in; beyond the M2 guard:",
+        "more than 9 coordinates or 20000 homotopy paths. Radius: the certified interval.",
+        "",
+        "| case | n | r | ED degree | with X0 | real critical points | singular locus dim | radius | wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if row["status"] != "ok":
+            out.append(
+                f"| {row['case']} | | | {'(counted)' if row['point'] else 'not finished'} | "
+                f"{'yes' if row['point'] else 'no'} | | | {row['error'][:60]} | {row['elapsed_s']} |"
+            )
+            continue
+        radius = ""
+        if row["point"]:
+            low, high = row.get("radius_lower"), row.get("radius_upper")
+            radius = (
+                f"[{low:.6g}, {high:.6g}]" + ("" if row["certified"] else " not certified")
+                if low is not None and high is not None
+                else "none"
+            )
+        guard = " (beyond M2 guard)" if row["beyond_m2_guard"] else ""
+        target = f" (target {row['target_s']} s: {'met' if row['met'] else 'MISSED'})" if "target_s" in row else ""
+        out.append(
+            f"| {row['case']}{guard} | {row['variables']} | {row['bottleneck']} | {row['ed_degree']} | "
+            f"{'yes' if row['point'] else 'no'} | {row.get('real_critical_points', '')} | "
+            f"{row.get('singular_dimension', '')} | {radius} | {row['elapsed_s']}{target} |"
+        )
+    return "\n".join(out) + "\n"
+
+
 if __name__ == "__main__":
     import argparse
     import json
@@ -137,5 +175,7 @@ if __name__ == "__main__":
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+        if args.msolve:
+            Path(args.out).with_suffix(".md").write_text(render_msolve(rows, args.timeout))
     else:
         print(rows)
