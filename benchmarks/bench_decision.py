@@ -138,9 +138,10 @@ def render_msolve(rows: list[dict], timeout: float) -> str:
     ]
     for row in rows:
         if row["status"] != "ok":
+            why = "time limit" if "time limit" in row["error"] else row["error"][:60]
             out.append(
-                f"| {row['case']} | | | {'(counted)' if row['point'] else 'not finished'} | "
-                f"{'yes' if row['point'] else 'no'} | | | {row['error'][:60]} | {row['elapsed_s']} |"
+                f"| {row['case']} | | | {'(above)' if row['point'] else 'not finished'} | "
+                f"{'yes' if row['point'] else 'no'} | | | not finished ({why}) | {row['elapsed_s']} |"
             )
             continue
         radius = ""
