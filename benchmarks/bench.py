@@ -126,7 +126,9 @@ def main(argv=None) -> int:
     )
     results.pop("finished", None)
     sections = (
-        [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc", "relu"))]
+        [args.only]
+        if args.only
+        else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc", "relu", "decision"))]
     )
     repeats = 1 if args.quick else REPEATS
     for section in sections:
