@@ -44,7 +44,19 @@ from benchmarks.report import environment, markdown_path, print_tables, render_m
 from benchmarks.tables import dim_cell, sec
 from benchmarks.workers import crashed_workers, worker_failure  # noqa: F401 (worker_failure: its old import path)
 
-SECTIONS = ("dimension", "geometry", "softmax", "rank", "blocks", "ratios", "critical", "models", "llc", "relu")
+SECTIONS = (
+    "dimension",
+    "geometry",
+    "softmax",
+    "rank",
+    "blocks",
+    "ratios",
+    "critical",
+    "decision",
+    "models",
+    "llc",
+    "relu",
+)
 GEOMETRY_TIMEOUT = 900.0
 REPEATS = 3
 
@@ -114,7 +126,9 @@ def main(argv=None) -> int:
     )
     results.pop("finished", None)
     sections = (
-        [args.only] if args.only else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc", "relu"))]
+        [args.only]
+        if args.only
+        else [s for s in SECTIONS if not (args.quick and s in ("geometry", "llc", "relu", "decision"))]
     )
     repeats = 1 if args.quick else REPEATS
     for section in sections:
@@ -167,6 +181,11 @@ def main(argv=None) -> int:
             from benchmarks.bench_critical import run_critical_bench
 
             rows.extend(run_critical_bench(quick=args.quick, progress=lambda m: print(m, flush=True)))
+        elif section == "decision":
+            from benchmarks.bench_decision import run_decision_msolve_rows
+
+            rows.extend(run_decision_msolve_rows(progress=lambda m: print(m, flush=True)))
+            save(out, results)
         elif section == "models":
             from benchmarks.bench_models import run_models_bench
 

@@ -144,7 +144,11 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
             )
             + ")."
         )
-    if (boundary or targets is not None) and (method != "auto" or output == "m2"):
+    if boundary and method not in ("auto", "msolve"):
+        raise InputError(
+            f"--boundary runs Macaulay2 (--method auto) or msolve (--method msolve), not --method {method}."
+        )
+    if ((boundary or targets is not None) and output == "m2") or (targets is not None and method != "auto"):
         raise InputError(
             "--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary or --targets."
         )
@@ -184,7 +188,8 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     type=click.Choice(ED_METHODS),
     help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
     "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
-    "(generic metric; beyond the lagrange guard); auto: lagrange within its size guard.",
+    "(generic metric; beyond the lagrange guard; with --boundary: the Lagrange system mod two primes and the "
+    "certified radius over QQ); auto: lagrange within its size guard (with --boundary: Macaulay2).",
 )
 @click.option(
     "--repeats",
@@ -246,12 +251,26 @@ def ed_command(
     if boundary:
         from lightning_cas.geometry.decision import boundary_ed
 
+        if msolve is not None and method != "msolve":
+            raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
+        engine = "msolve" if method == "msolve" else "Macaulay2"
         res = _run(
-            "running Macaulay2 (decision boundary ED degree)",
-            lambda: boundary_ed(arch, at=at, readout=readout, point=point, seed=seed, timeout=timeout, m2=m2),
+            f"running {engine} (decision boundary ED degree)",
+            lambda: boundary_ed(
+                arch,
+                at=at,
+                readout=readout,
+                point=point,
+                seed=seed,
+                timeout=timeout,
+                m2=m2,
+                method="msolve" if method == "msolve" else "auto",
+                msolve=msolve,
+            ),
             timeout,
             "ed",
             quiet or output != "text",
+            engine,
         )
     elif targets is not None:
         from lightning_cas.geometry.training import read_training, training_critical_points

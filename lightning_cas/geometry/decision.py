@@ -9,7 +9,8 @@ the distinct regular solutions of the square Lagrange system by total-degree hom
 the distance to B(R) (the robustness radius) is attained at a real critical point of the smooth locus
 or on the singular locus: the first are alpha-certified in exact arithmetic and checked against the
 exact eliminant of the squared distance (sign changes, in Python, with Fractions); the singular
-locus is split over QQ and its linear components give their nearest points exactly.
+locus is split over QQ and its linear components give their nearest points exactly. ``method="msolve"``
+(geometry.decision_msolve) computes the same count and a certified radius interval without Macaulay2.
 """
 
 from __future__ import annotations
@@ -125,18 +126,45 @@ def point_scale(net: Network, x0: np.ndarray) -> Fraction:
     return Fraction(1)
 
 
+BOUNDARY_METHODS = ("auto", "m2", "msolve")  # auto: m2 (Macaulay2's two counts and alpha-certified points)
+
+
 def boundary_ed(
-    arch, *, at=None, readout=None, point=None, seed=0, timeout=None, m2=None, session=None, numerical_runs: int = 1
-) -> DecisionBoundaryResult:
+    arch,
+    *,
+    at=None,
+    readout=None,
+    point=None,
+    seed=0,
+    timeout=None,
+    m2=None,
+    session=None,
+    numerical_runs: int = 1,
+    method: str = "auto",
+    msolve=None,
+):
     """The ED degree of the decision boundary by two methods and, with ``point``, every real critical point of
     the distance from it and the robustness radius. ``at``, ``readout``, ``point``: a file path or a value;
-    None draws the weights and the readout from ``seed``."""
+    None draws the weights and the readout from ``seed``. ``method="msolve"``: the count mod two primes and
+    the real critical points in isolating boxes over QQ, the radius a certified interval (an
+    ExactBoundaryResult; ``msolve`` the binary), with no Macaulay2 and no size guard but the deadline."""
     net = polynomial_network(arch, "boundary_ed")
-    opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    if method not in BOUNDARY_METHODS:
+        raise InputError(f"boundary_ed: method must be one of {', '.join(BOUNDARY_METHODS)}, got {method!r}.")
+    if method == "msolve":
+        from lightning_cas.geometry.decision_msolve import msolve_boundary
+        from lightning_cas.msolve.runner import find_msolve
+
+        opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout)
+        find_msolve(msolve)  # its absence is one line, before any work
+    else:
+        opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     numerical_runs = count_value(numerical_runs, "numerical_runs", 1, 10)
     values, source = weight_values(arch, at, opts.seed)
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
+    if method == "msolve":
+        return msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, opts.seed, opts.timeout, msolve)
     check_size(net)
     scale = Fraction(1) if x0 is None else point_scale(net, x0)
     data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])

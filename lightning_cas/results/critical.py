@@ -10,6 +10,7 @@ homotopy solutions (a lower bound: a failed path loses one). A critical point fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from lightning_cas.core.network import Network
 from lightning_cas.results.contract import JsonResult, Provenance, Record
@@ -166,4 +167,105 @@ class TrainingResult(Provenance, JsonResult):
             f"smallest loss {_fmt(self.minimum_loss)}; best of {self.local_searches} local searches "
             f"{_fmt(self.local_search_minimum)}"
         )
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class BoxPoint(Record):
+    """A real point of the boundary certified by an isolating box: its box in the inputs X (exact
+    rationals as text, row-major), the box's midpoint, and the interval of |X - X0|^2 over the box."""
+
+    coordinates: tuple[float, ...]  # the midpoint of the box
+    box: tuple[tuple[str, str], ...]
+    squared_distance: tuple[str, str]
+    stratum: str  # "smooth" (a critical point of the distance) or "singular" (a real singular point of B)
+
+
+@dataclass(frozen=True)
+class RadiusInterval(Record):
+    """The robustness radius as a certified interval: the distance from X0 to B(R) lies in [lower, upper]
+    (floats rounded outwards from the exact squared ends). ``lower`` is None when it is not a bound on
+    the distance to all of B (a positive-dimensional singular locus: the smooth locus only)."""
+
+    lower: float | None
+    upper: float | None
+    squared_lower: str | None
+    squared_upper: str | None
+    certified: bool
+    at: str | None  # "smooth" or "singular": where the smallest upper end is
+    smooth_lower: float | None = None  # the lower end over the smooth locus' critical points alone
+
+
+@dataclass(frozen=True)
+class ExactBoundaryResult(Provenance, JsonResult):
+    """The decision boundary by msolve: its ED degree mod two primes and, with a point, every real critical
+    point as an isolating box and the radius as a certified interval."""
+
+    architecture: Network
+    weights: Source
+    readout: tuple[tuple[str, ...], ...]
+    polynomial: str  # g(X) in x_(r,j)
+    variables: int  # n = d_0 t
+    bottleneck: int  # r: the coordinates Q X that g depends on (r < n: solved in r unknowns)
+    degree: int
+    reduced_degree: int
+    factors: int
+    homogeneous: bool
+    ed_degree: int
+    primes: tuple[int, ...]
+    generic_ed_degree: int  # a generic hypersurface (cone) of the reduced degree in the bottleneck coordinates
+    point: tuple[str, ...] | None = None
+    point_source: str | None = None
+    readout_source: str | None = None
+    on_boundary: bool = False
+    real_critical_points: int | None = None  # exact: msolve's isolating boxes, one per real critical point
+    critical_points: tuple[BoxPoint, ...] = ()  # nearest first
+    singular_dimension: int | None = None  # of the singular locus of B: -1 empty, 0 finite
+    singular_points: tuple[BoxPoint, ...] = ()  # the real ones, when finite
+    radius: RadiusInterval | None = None
+    script: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        lines = [
+            f"decision boundary B = {{X : <w, f_W(X)> = 0}}: degree {self.degree} in {self.variables} input "
+            f"coordinates, through {self.bottleneck} bottleneck coordinates ({self.factors} irreducible "
+            f"factor(s), reduced degree {self.reduced_degree})",
+            f"ED degree {self.ed_degree}: mod {' and '.join(map(str, self.primes))} (a generic "
+            f"{'cone' if self.homogeneous else 'hypersurface'} of degree {self.reduced_degree} in "
+            f"{self.bottleneck} coordinates: {self.generic_ed_degree})   ({self.method}; {self.certainty}; "
+            f"{self.elapsed_s:.3g} s)",
+        ]
+        if self.point is None:
+            return "\n".join(lines)
+        if self.on_boundary:
+            lines.append(f"at X0 = ({', '.join(self.point)}): X0 lies on the boundary")
+        else:
+            lines.append(
+                f"at X0 = ({', '.join(self.point)}): {self.real_critical_points} real critical points "
+                "(isolating boxes), singular locus "
+                + {None: "unknown", -1: "empty"}.get(
+                    self.singular_dimension,
+                    f"{len(self.singular_points)} real point(s)"
+                    if self.singular_dimension == 0
+                    else f"of dimension {self.singular_dimension}",
+                )
+            )
+            for p in self.critical_points + self.singular_points:
+                lo, hi = (float(Fraction(v)) for v in p.squared_distance)
+                lines.append(
+                    f"  distance^2 in [{lo:.12g}, {hi:.12g}]  {p.stratum:8s} at "
+                    f"({', '.join(f'{c:.6g}' for c in p.coordinates)})"
+                )
+        rad = self.radius
+        if rad is None or (rad.upper is None and rad.lower is None):
+            lines.append("robustness radius: none (B has no real point)" if rad else "robustness radius: unknown")
+        elif rad.upper is None:
+            lines.append(f"robustness radius at least {rad.lower:.12g} (no real point of B was isolated; certified)")
+        else:
+            low = "?" if rad.lower is None else f"{rad.lower:.12g}"
+            lines.append(
+                f"robustness radius in [{low}, {rad.upper:.12g}] (at a {rad.at} point; "
+                f"{'certified' if rad.certified else 'NOT certified'})"
+            )
         return "\n".join(lines)

@@ -1,0 +1,180 @@
+"""``boundary_ed(method="msolve")``: the decision boundary's ED degree and the certified robustness radius,
+without Macaulay2 (geometry.boundary_msolve builds and counts the system, geometry.radius_exact isolates
+the real points at X0). No size guard of its own beyond the expansion's: msolve runs until the deadline.
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+from lightning_cas.geometry.boundary_msolve import MAX_REDUCED, boundary_system, count_ed, singular_system
+from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES
+from lightning_cas.geometry.radius import text
+from lightning_cas.geometry.radius_exact import radius_at, sqrt_down, sqrt_up
+from lightning_cas.msolve.runner import msolve_version
+from lightning_cas.msolve.solve import leading_ideal
+from lightning_cas.results.critical import BoxPoint, ExactBoundaryResult, RadiusInterval
+
+
+def _point(b, stratum: str) -> BoxPoint:
+    return BoxPoint(
+        coordinates=tuple(float((lo + hi) / 2) for lo, hi in b.x),
+        box=tuple((text(lo), text(hi)) for lo, hi in b.x),
+        squared_distance=(text(b.squared[0]), text(b.squared[1])),
+        stratum=stratum,
+    )
+
+
+def _singular_dimension(bs, status: str, msolve, threads) -> int:
+    """-1 (empty), 0 (finite) or the dimension of the singular locus of B (mod the first prime)."""
+    if status == "empty":
+        return -1
+    if status == "finite":
+        return 0
+    names = [f"z{i}" for i in range(1, bs.r + 1)]
+    ideal = leading_ideal(names, singular_system(bs), MSOLVE_PRIMES[0], msolve=msolve, threads=threads)
+    return ideal.dimension + (bs.n - bs.r)  # B's singular locus is the cylinder over H's
+
+
+def _radius(rec) -> RadiusInterval | None:
+    squared = rec["squared"]
+    if squared is None:
+        return RadiusInterval(None, None, None, None, rec["certified"], None)
+    lo, hi = squared
+    smooth_lo = min((b.squared[0] for b in rec["smooth"]), default=None)
+    return RadiusInterval(
+        lower=sqrt_down(lo) if rec["certified"] else None,
+        upper=None if hi is None else sqrt_up(hi),
+        squared_lower=text(lo) if rec["certified"] else None,
+        squared_upper=None if hi is None else text(hi),
+        certified=rec["certified"],
+        at=rec["at"],
+        smooth_lower=None if smooth_lo is None else sqrt_down(smooth_lo),
+    )
+
+
+def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed, timeout, msolve, threads=1):
+    """The ED degree (mod two primes) and, with ``x0``, the real critical points and the radius interval."""
+    from lightning_cas.errors import TooLargeError
+    from lightning_cas.geometry.decision import generic_ed_degree
+    from lightning_cas.system.deadline import time_limit
+
+    start = time.perf_counter()
+    notes = []
+    with time_limit(timeout):
+        bs = boundary_system(net, values, w)
+        if bs.r > MAX_REDUCED:
+            raise TooLargeError(
+                f"g depends on {bs.r} coordinates of the input (no bottleneck below that); the msolve method "
+                f"solves in at most {MAX_REDUCED}."
+            )
+        count = count_ed(bs, seed, msolve=msolve, threads=threads)
+        rec = None if x0 is None else radius_at(bs, [v for row in x0 for v in row], msolve=msolve, threads=threads)
+        version = msolve_version(msolve)
+    if bs.r < bs.n:
+        notes.append(
+            f"g depends on X only through {bs.r} linear combinations Q X of its {bs.n} coordinates: solved "
+            f"in those, with the metric (Q Q^T)^-1 (B is a cylinder)"
+        )
+    if bs.reduced_degree != bs.degree:
+        notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
+    notes.append(
+        f"msolve took {count['msolve_s']:.3g} s on the Lagrange system mod both primes; input: {count['input']}"
+    )
+    extra: dict = {}
+    if rec is not None:
+        smooth = tuple(_point(b, "smooth") for b in rec["smooth"])
+        singular = tuple(_point(b, "singular") for b in rec["singular"])
+        dim = 0 if rec["on_boundary"] else _singular_dimension(bs, rec["singular_status"], msolve, threads)
+        if rec["status"] == "positive":
+            notes.append(
+                "the critical points of the distance from X0 form a positive-dimensional set (X0 is not in "
+                "general position, e.g. a centre of curvature): the radius is not certified"
+            )
+        if dim > 0 and rec["certified"]:
+            notes.append(
+                f"the singular locus of B has dimension {dim}: it lies in the hypersurface l . grad h = 0 (l "
+                "random), whose distance from X0 (its own critical points and singular locus, recursively) "
+                "bounds the distance to it from below, so the lower end may lie below the radius"
+            )
+        elif dim > 0:
+            notes.append(
+                f"the singular locus of B has dimension {dim} and no bound below on its distance was found: "
+                "the interval's upper end is a distance to B, its lower end (smooth_lower) covers the smooth "
+                "locus only; the radius is not certified"
+            )
+        extra = dict(
+            on_boundary=rec["on_boundary"],
+            real_critical_points=None if rec["status"] == "positive" or rec["on_boundary"] else len(rec["smooth"]),
+            critical_points=smooth if not rec["on_boundary"] else (),
+            singular_dimension=dim,
+            singular_points=singular if not rec["on_boundary"] else (),
+            radius=_radius(rec),
+        )
+        if rec["on_boundary"]:
+            extra["critical_points"], extra["singular_points"] = smooth, singular
+        if rec["squared"] is None and rec["certified"]:
+            notes.append("B has no real point: there is no critical point and no real singular point")
+        if not rec["on_boundary"]:
+            notes.append(
+                f"msolve took {rec['msolve_s']:.3g} s on the real roots over QQ; inputs: {', '.join(rec['inputs'])}"
+            )
+    return ExactBoundaryResult(
+        architecture=arch,
+        weights=source,
+        readout=tuple(tuple(text(Fraction(v)) for v in row) for row in w),
+        polynomial=_polynomial_text(bs, net),
+        variables=bs.n,
+        bottleneck=bs.r,
+        degree=bs.degree,
+        reduced_degree=bs.reduced_degree,
+        factors=bs.factors,
+        homogeneous=bs.homogeneous,
+        ed_degree=count["ed_degree"],
+        primes=tuple(MSOLVE_PRIMES),
+        generic_ed_degree=generic_ed_degree(bs.reduced_degree, bs.r, bs.homogeneous),
+        point=None if x0 is None else tuple(text(Fraction(v)) for row in x0 for v in row),
+        point_source=x0_source,
+        readout_source=w_source,
+        **extra,
+        method="msolve",
+        method_detail=f"msolve {version}: the Lagrange system h = 0, z - u = l S grad h in the {bs.r} bottleneck "
+        "coordinates z = Q X at a random integer u, its degree mod two primes"
+        + (
+            "; at X0 the same system and the singular locus over QQ, real roots in isolating boxes"
+            if x0 is not None
+            else ""
+        ),
+        certainty="probabilistic",
+        certainty_detail="the ED degree: two primes agree at a random point (wrong only for unlucky choices)"
+        + (
+            "; the real critical points and the radius interval: exact (isolating boxes, rational interval arithmetic)"
+            if x0 is not None
+            else ""
+        ),
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        script=count["input"],
+        notes=tuple(notes),
+    )
+
+
+def _polynomial_text(bs, net) -> str:
+    """g in the names x_(r,j) (row-major), as the Macaulay2 route writes it."""
+    from lightning_cas.core.names import token_name
+
+    names = [token_name(r + 1, j + 1) for r in range(net.input) for j in range(net.tokens)]
+    return _rename(bs.g, names)
+
+
+def _rename(poly, names) -> str:
+    terms = []
+    for exps, c in sorted(poly.to_dict().items(), key=lambda kv: (-sum(kv[0]), [-e for e in kv[0]])):
+        q = Fraction(int(c.p), int(c.q))
+        mono = "*".join(f"{v}^{e}" if e > 1 else v for v, e in zip(names, exps) if e)
+        coef = text(abs(q))
+        body = mono if (abs(q) == 1 and mono) else (f"{coef}*{mono}" if mono else coef)
+        terms.append(("-" if q < 0 else "+") + body)
+    out = "".join(terms)
+    return out[1:] if out.startswith("+") else out
