@@ -184,7 +184,7 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     type=click.Choice(ED_METHODS),
     help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
     "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
-    "(generic metric; beyond the lagrange guard); auto: lagrange within its size guard.",
+    "(every metric; beyond the lagrange guard); auto: lagrange within its size guard.",
 )
 @click.option(
     "--repeats",

