@@ -122,10 +122,12 @@ def metric_coordinates(arch, metric: str, inputs=None):
     return ctx, [ctx.from_dict(b) for b in basis], form
 
 
-def slice_systems(ctx, coords, seed: int, p: int, form=None):
+def slice_systems(ctx, coords, seed: int, p: int, form=None, section: bool = False):
     """:func:`critical_systems` of any variety given as the closure of the image of ``coords`` (fmpz_mpoly in
     the variables of ``ctx``, linearly independent): the ED problem of every parametrized variety. ``form``:
-    the residuals' matrix A (|A (y - u)|^2, k x n integers), or None for a random n x n one."""
+    the residuals' matrix A (|A (y - u)|^2, k x n integers), or None for a random n x n one. ``section``:
+    instead of the critical equations, m random affine equations in y (a generic linear space of codimension
+    m = dim X: its points on X count the degree, geometry.degree_msolve)."""
     import flint
 
     n = len(coords)
@@ -147,14 +149,18 @@ def slice_systems(ctx, coords, seed: int, p: int, form=None):
     args = [gens[free.index(i)] if i in free else const(draw() or 1) for i in range(ctx.nvars())]
     F = [f.compose(*args, ctx=sctx) for f in coords]
     zero = const(0)
-    if form is None:  # a random form; the data point drawn in its image
+    if section:
+        L = [[draw() for _ in range(n + 1)] for _ in range(m)]
+        equations = [sum((row[k] * F[k] for k in range(n)), zero) - row[n] for row in L]
+    elif form is None:  # a random form; the data point drawn in its image
         M, target = [[draw() for _ in range(n)] for _ in range(n)], [draw() for _ in range(n)]
     else:
         M, u = form, [draw() for _ in range(n)]
         target = [sum(a * b for a, b in zip(row, u)) for row in M]
-    residuals = [sum((M[r][k] * F[k] for k in range(n)), zero) - target[r] for r in range(len(M))]
-    phi = sum((q * q for q in residuals), zero)
-    gradient = [phi.derivative(i) for i in range(m)]
+    if not section:
+        residuals = [sum((M[r][k] * F[k] for k in range(n)), zero) - target[r] for r in range(len(M))]
+        phi = sum((q * q for q in residuals), zero)
+        equations = [phi.derivative(i) for i in range(m)]
     R = [[draw() for _ in range(n)] for _ in range(m)]
     J = [[F[k].derivative(i) for i in range(m)] for k in range(n)]
     RJ = [[sum((R[a][k] * J[k][i] for k in range(n)), zero) for i in range(m)] for a in range(m)]
@@ -167,12 +173,13 @@ def slice_systems(ctx, coords, seed: int, p: int, form=None):
     s0 = [draw() for _ in range(m)]
     fiber = [f - int(f(*s0)) for f in F]
     as_dicts = lambda polys: [q.to_dict() for q in polys if q != 0]
-    return list(names), as_dicts(gradient) + [det.to_dict()], as_dicts(fiber) + [det.to_dict()], (n, m)
+    return list(names), as_dicts(equations) + [det.to_dict()], as_dicts(fiber) + [det.to_dict()], (n, m)
 
 
 def _count(names, system, prime, msolve, threads, what: str) -> tuple[int | None, float, str]:
     """The degree of the saturation of the system by its last polynomial mod ``prime`` (None: not finite)."""
-    ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads, stem=f"msolve-ed-{what}")
+    stem = what if what.startswith("msolve-") else f"msolve-ed-{what}"
+    ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads, stem=stem)
     return (
         (ideal.degree if ideal.dimension == 0 else 0 if ideal.dimension < 0 else None),
         ideal.elapsed_s,
