@@ -23,8 +23,8 @@ from lightning_cas.errors import ResultError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.ed_msolve import (
     MAX_WEIGHTS,
     MSOLVE_PRIMES,
-    _count,
     coordinate_polynomials,
+    saturated_degree,
     slice_systems,
 )
 from lightning_cas.msolve.runner import msolve_version
@@ -66,8 +66,8 @@ def msolve_degree(
         counts, fibers, sources, spent = [], [], [], 0.0
         names, section, fiber, (n, m) = section_systems(arch, seed, primes[0])
         for prime in primes if section is not None else ():
-            points, t1, src = _count(names, section, prime, msolve, threads, "msolve-degree-section")
-            fib, t2, _ = _count(names, fiber, prime, msolve, threads, "msolve-degree-fiber")
+            points, t1, src = saturated_degree(names, section, prime, msolve, threads, "msolve-degree-section")
+            fib, t2, _ = saturated_degree(names, fiber, prime, msolve, threads, "msolve-degree-fiber")
             counts.append(points), fibers.append(fib), sources.append(src)
             spent += t1 + t2
         version = msolve_version(msolve)

@@ -110,11 +110,9 @@ def metric_coordinates(arch, metric: str, inputs=None):
     A (y - u); None: a random square one) of the ``metric``."""
     if metric != "data":
         ctx, coords = coordinate_polynomials(arch)
-        return (
-            ctx,
-            coords,
-            ([[int(i == j) for j in range(len(coords))] for i in range(len(coords))] if metric == "standard" else None),
-        )
+        n = len(coords)
+        identity = [[int(i == j) for j in range(n)] for i in range(n)]
+        return ctx, coords, identity if metric == "standard" else None
     import flint
 
     basis, form = data_form(arch, inputs)
@@ -176,7 +174,7 @@ def slice_systems(ctx, coords, seed: int, p: int, form=None, section: bool = Fal
     return list(names), as_dicts(equations) + [det.to_dict()], as_dicts(fiber) + [det.to_dict()], (n, m)
 
 
-def _count(names, system, prime, msolve, threads, what: str) -> tuple[int | None, float, str]:
+def saturated_degree(names, system, prime, msolve, threads, what: str) -> tuple[int | None, float, str]:
     """The degree of the saturation of the system by its last polynomial mod ``prime`` (None: not finite)."""
     stem = what if what.startswith("msolve-") else f"msolve-ed-{what}"
     ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads, stem=stem)
@@ -220,8 +218,8 @@ def msolve_ed(
         counts, fibers, sources, spent = [], [], [], 0.0
         names, system, fiber, (n, m) = critical_systems(arch, seed, primes[0], metric, inputs)
         for prime in primes if system is not None else ():
-            crit, t1, src = _count(names, system, prime, msolve, threads, "critical")
-            fib, t2, _ = _count(names, fiber, prime, msolve, threads, "fiber")
+            crit, t1, src = saturated_degree(names, system, prime, msolve, threads, "critical")
+            fib, t2, _ = saturated_degree(names, fiber, prime, msolve, threads, "fiber")
             counts.append(crit), fibers.append(fib), sources.append(src)
             spent += t1 + t2
         version = msolve_version(msolve)
@@ -326,3 +324,6 @@ def _counted(common: dict, counts, fibers, sources, spent, primes) -> EDDegreeRe
         )
     notes.insert(0, f"{crit} critical points on the gauge slice, {fib} over each point of the variety")
     return EDDegreeResult(**common, ed_degree=crit // fib, solutions=crit, notes=tuple(notes), script=sources[0])
+
+
+_count = saturated_degree  # its old name (other modules may still import it)

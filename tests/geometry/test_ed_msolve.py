@@ -114,11 +114,12 @@ def _symmetric(k: int, r: int):
 
 
 def _generic_ed(ctx, coords, seed=0):
-    from lightning_cas.geometry.ed_msolve import _count, slice_systems
+    from lightning_cas.geometry.ed_msolve import saturated_degree, slice_systems
 
     names, crit, fiber, _ = slice_systems(ctx, coords, seed, MSOLVE_PRIMES[0])
     counts = [
-        (_count(names, crit, p, None, 1, "test")[0], _count(names, fiber, p, None, 1, "test")[0]) for p in MSOLVE_PRIMES
+        (saturated_degree(names, crit, p, None, 1, "test")[0], saturated_degree(names, fiber, p, None, 1, "test")[0])
+        for p in MSOLVE_PRIMES
     ]
     assert counts[0] == counts[1] and counts[0][0] % counts[0][1] == 0
     return counts[0][0] // counts[0][1]
