@@ -9,7 +9,8 @@ primes) run the same cases and, beyond the elimination guard of 14 weights, stac
 whose degrees are known (determinantal and Veronese varieties), each within ``--msolve-timeout`` (180 s: the
 machine is shared).
 
-    python -m benchmarks.bench_critical [--quick] [--msolve-only] [--timeout S] [--msolve-timeout S]
+    python -m benchmarks.bench_critical [--quick] [--msolve-only [--out bench/critical_msolve.md]] [--timeout S]
+        [--msolve-timeout S]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import time
 from fractions import Fraction
 from math import comb
+from pathlib import Path
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.blocks.linear import Linear
@@ -87,6 +89,7 @@ MSOLVE_BEYOND = [
 def _row(what: str, method: str, d: int, e: int, a: int, timeout: float) -> dict:
     arch = Architecture((d, e), (a,), tokens=2)
     row = {"bench": f"critical-{what}", "method": method, "d": d, "d_out": e, "a": a, "tokens": 2}
+    row["weights"] = arch.parameters
     return _measure(row, arch, what, method, timeout)
 
 
@@ -169,16 +172,44 @@ def flag_disagreements(rows: list[dict]) -> list[dict]:
     return rows
 
 
+def msolve_markdown(rows: list[dict], timeout: float) -> str:
+    """The msolve rows as a table (bench/critical_msolve.md), each beside what the other methods give."""
+    out = [
+        "# Degree and ED degree by msolve: measured (benchmarks/bench_critical.py --msolve-only)",
+        "",
+        f"Written by the script; {timeout:g} s per case on the shared two-core machine (other jobs running), "
+        "seed 0; the s column is the wall time to the row's end, which can pass the limit (the command stops "
+        "at the next point the limit can cut). The implicit elimination's guard is 14 weights.",
+        "",
+        "| what | case | weights | coordinates | dim | msolve | expected | s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        case = r.get("case") or f"one layer ({r['d']},{r['d_out']},{r['a']}), t = 2"
+        value = r.get("value") if r.get("status") == "ok" else r.get("error", r.get("status"))
+        if r.get("status") == "error" and "time limit" in str(value):
+            value = "time limit"
+        out.append(
+            f"| {r['bench'].removeprefix('critical-')} | {case} | {r.get('weights', '')} | "
+            f"{r.get('coordinates', '')} | {r.get('dimension', '')} | {value} | {r.get('expected') or ''} | "
+            f"{r['elapsed_s']} |"
+        )
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the two targets")
     parser.add_argument("--msolve-only", action="store_true", help="only the msolve rows")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--msolve-timeout", type=float, default=MSOLVE_TIMEOUT)
+    parser.add_argument("--out", type=Path, default=None, help="with --msolve-only: the table's markdown file")
     args = parser.parse_args(argv)
     show = lambda m: print(m, flush=True)
     if args.msolve_only:
-        run_msolve_rows(args.msolve_timeout, show)
+        rows = run_msolve_rows(args.msolve_timeout, show)
+        if args.out is not None:
+            args.out.write_text(msolve_markdown(rows, args.msolve_timeout))
     else:
         run_critical_bench(args.timeout, args.quick, show, args.msolve_timeout)
 
