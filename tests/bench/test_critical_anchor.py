@@ -21,7 +21,7 @@ def test_the_quadratic_example_has_the_ed_degree_the_papers_code_states(m2):
     name, W1, b1, W2, b2, stated = EXAMPLES[0]
     out = row(name, network(2, (2,), 2), example_weights(W1, b1, W2, b2), stated, 0, 120, "m2")
     assert (out["ed_degree"], out["exact_mod_p"], out["verdict"]) == (4, 4, "agrees")
-    assert "| quadratic example 1 | given | 4 |" in markdown([out], 0, 120)
+    assert "| quadratic example 1 | given | 4 |" in markdown([out], [0], 120)
 
 
 def test_a_disagreement_is_reported_not_adjusted():
@@ -40,3 +40,10 @@ def test_the_symmetric_rank_degrees_are_the_known_ones():
     assert [bench_critical.symmetric_rank_degree(k, 1) for k in (2, 3, 4, 5)] == [2, 4, 8, 16]
     assert [bench_critical.symmetric_rank_degree(k, k - 1) for k in (3, 4, 5)] == [3, 4, 5]
     assert critical_anchor.PAPER.keys() == set(critical_anchor.ARCHITECTURES)
+
+
+def test_the_random_weights_are_nonzero_integers_of_the_wide_range():
+    net = network(3, (3, 2), 2)
+    w = critical_anchor.random_weights(net, 0)
+    assert len(w) == net.parameters and all(v.denominator == 1 and 1 <= abs(v) <= 1000 for v in w)
+    assert len(set(w)) > net.parameters // 2 and w == critical_anchor.random_weights(net, 0)
