@@ -134,8 +134,8 @@ def slice_systems(ctx, coords, seed: int, p: int, form=None, section: bool = Fal
     if m > MAX_FREE:
         raise TooLargeError(
             f"the msolve method would solve in {m} free weights (limit {MAX_FREE}: the determinant "
-            "of the Rabinowitsch equation grows with their number); choose a smaller architecture "
-            "or --method monodromy (a lower bound)."
+            "of the saturation grows with their number); choose a smaller architecture, or a "
+            + ("numerical method (degree --method numerical)." if section else "--method monodromy (a lower bound).")
         )
     if m == n or m == 0:  # the variety fills its space, or is a point: one critical point, nothing to solve
         return None, None, None, (n, m)
