@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SPEC ?= examples/sweep.toml
 
-.PHONY: setup m2 kernel demo test lint bench clean
+.PHONY: setup m2 kernel demo test lint bench critical clean
 
 setup: m2 kernel $(STAMP)
 
@@ -64,6 +64,12 @@ lint: setup
 bench: setup
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m benchmarks.bench --out bench/results.json
+
+# the anchor table: ED degrees of decision boundaries of the robustness-verification paper's architectures,
+# ours beside the paper's, with times (bench/critical_anchor.md and .csv); CRITICAL_ARGS e.g. --timeout 600
+CRITICAL_ARGS ?=
+critical: setup
+	$(PY) -m benchmarks.critical_anchor --out bench/critical_anchor.md $(CRITICAL_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -99,24 +99,35 @@ def _emit(res, output: str) -> None:
     show_default=True,
     type=click.Choice(DEGREE_METHODS),
     help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
-    "auto: implicit where elimination finishes, numerical beyond.",
+    "msolve: the points of a generic linear section on a gauge slice, mod two primes (beyond the implicit "
+    "guard); auto: implicit where elimination finishes, numerical beyond.",
 )
+@MSOLVE_OPTION
 @clean_errors
 def degree_command(
-    network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, method
+    network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, method, msolve
 ):
     """Degree of the neurovariety (its projectivization's), in coordinates of the coefficient span."""
     from lightning_cas.geometry.degrees import degree, plan_degree
 
     output = _output(as_json, output_format)
+    if msolve is not None and method != "msolve":
+        raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
+    if method == "msolve" and output == "m2":
+        raise InputError(
+            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
+            "--format json or --method implicit."
+        )
     arch = parse_architecture(widths, attention, tokens, normalization, network)
-    plan_degree(arch, method)  # refusals before the progress line
+    plan_degree(arch, method, msolve)  # refusals before the progress line
+    engine = "msolve" if method == "msolve" else "Macaulay2"
     res = _run(
-        f"running Macaulay2 (degree, {method})",
-        lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2),
+        f"running {engine} (degree, {method})",
+        lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2, msolve=msolve),
         timeout,
         "degree",
         quiet or output != "text",
+        engine,
     )
     _emit(res, output)
 
@@ -188,7 +199,7 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     type=click.Choice(ED_METHODS),
     help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
     "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
-    "(generic metric; beyond the lagrange guard; with --boundary: the Lagrange system mod two primes and the "
+    "(every metric; beyond the lagrange guard; with --boundary: the Lagrange system mod two primes and the "
     "certified radius over QQ); auto: lagrange within its size guard (with --boundary: Macaulay2).",
 )
 @click.option(

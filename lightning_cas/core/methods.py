@@ -4,7 +4,7 @@ loading the options machinery (and with it Macaulay2's connection) just to print
 DIMENSION_METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
 FIBER_METHODS = ("auto", "m2", "modp")
 SINGULAR_METHODS = ("strata", "whole-ideal")
-DEGREE_METHODS = ("auto", "implicit", "numerical")
+DEGREE_METHODS = ("auto", "implicit", "numerical", "msolve")
 ED_METHODS = ("auto", "lagrange", "monodromy", "msolve")
 ED_METRICS = ("generic", "standard", "data")
 # "jacobian" is the old spelling of the singular locus' "whole-ideal"

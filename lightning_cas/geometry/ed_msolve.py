@@ -1,10 +1,11 @@
-"""The generic ED degree by msolve: the critical points of the squared distance, as one zero-dimensional
-ideal in the weights of a gauge slice, its degree counted mod two primes that must agree.
+"""The ED degree by msolve (generic, standard and data metrics): the critical points of the squared distance,
+as one zero-dimensional ideal in the weights of a gauge slice, its degree counted mod two primes that must agree.
 
 The system (docs/critical.md, "msolve"): y = F(w) the coordinates of the neurovariety X (a basis of the
 coefficient span of the output column, as for the Lagrange method), m = dim X weights free (chosen so the
 differential is onto the tangent space) and the others fixed at random integers, a random data point and
-form: phi(s) = |M F(s) - u|^2, and the ideal
+form: phi(s) = |M F(s) - u|^2 (standard: M the identity on Macaulay2's coordinates; data: y a basis of
+the evaluations f(X_n), M their coordinates in it, u in its image; geometry.ed_forms), and the ideal
 
     ( d phi / d s_1, ..., d phi / d s_m ) : det(R J(s))^oo,
 
@@ -27,8 +28,10 @@ from __future__ import annotations
 import random
 import time
 
+from lightning_cas.core.methods import ED_METRICS
 from lightning_cas.core.network import Network
-from lightning_cas.errors import ResultError, TooLargeError, UnsupportedError
+from lightning_cas.errors import InputError, ResultError, TooLargeError, UnsupportedError
+from lightning_cas.geometry.ed_forms import coefficient_polynomials, data_form, output_columns, pivots
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
 from lightning_cas.results.degrees import EDDegreeResult, Metric
@@ -39,45 +42,17 @@ MAX_FREE = 12  # slice dimension: the determinant has degree m (deg F - 1) in m 
 DATA_RANGE = 2**15  # random integers of the slice, the form and the data point are drawn from +-this
 
 
-def output_columns(net: Network) -> list[int]:
-    """The output tokens whose coefficients are the coordinates (as Macaulay2's lcasOutputColumns with one
-    column): the first; in a causal network the last; causal with biases all of them."""
-    causal = any(getattr(b, "causal", False) for b in net.blocks)
-    if causal and net.biased:
-        return list(range(net.tokens))
-    return [net.tokens - 1] if causal else [0]
-
-
 def coordinate_polynomials(arch: Network):
-    """The flint context of the weights and a basis of the coefficient span (first come first kept), as
-    fmpz_mpoly: the coordinates y = F(w) of the neurovariety."""
+    """The flint context of the weights and a basis of the coefficient span of the output column (first come
+    first kept, in Macaulay2's order: ed_forms), as fmpz_mpoly: the coordinates y = F(w) of the neurovariety."""
     import flint
-    import sympy
-
-    from lightning_cas.core.model import coefficient_map, flat_weight_symbols
 
     net = arch
-    symbols = flat_weight_symbols(net)
-    names = tuple(f"w{i}" for i in range(len(symbols)))
+    names = tuple(f"w{i}" for i in range(net.parameters))
     ctx = flint.fmpz_mpoly_ctx.get(names, "degrevlex")
     columns = set(output_columns(net))
-    polys = []
-    for (_row, token, _key), expr in sorted(coefficient_map(net).items()):
-        if token in columns:
-            terms = sympy.Poly(expr, *symbols).as_dict()
-            polys.append(ctx.from_dict({tuple(int(e) for e in k): int(c) for k, c in terms.items()}))
-    monomials = sorted({k for p in polys for k in p.to_dict()})
-    if not polys or not monomials:
-        return ctx, []
-    rows = [[p.to_dict().get(k, 0) for k in monomials] for p in polys]
-    # the pivot columns of the transposed coefficient matrix: the first independent coefficients, exactly
-    reduced, rank = flint.fmpq_mat(
-        len(monomials), len(polys), [rows[j][i] for i in range(len(monomials)) for j in range(len(polys))]
-    ).rref()
-    pivots = []
-    for i in range(rank):
-        pivots.append(next(j for j in range(len(polys)) if reduced[i, j] != 0))
-    return ctx, [polys[j] for j in pivots]
+    polys = [poly for (_row, token, _exps), poly in coefficient_polynomials(net) if token in columns and poly]
+    return ctx, [ctx.from_dict(polys[j]) for j in pivots(polys)]
 
 
 def _rank_mod(rows, p: int) -> int:
@@ -121,15 +96,36 @@ def _determinant(matrix):
     return sign * a[n - 1][n - 1]
 
 
-def critical_systems(arch, seed: int, p: int):
+def critical_systems(arch, seed: int, p: int, metric: str = "generic", inputs=None):
     """The variables, the critical system and the fiber system (each with det(R J) last, to saturate by), and
-    (n, m): the coordinates and the dimension. Integer data from ``seed``, the same for every prime."""
-    return slice_systems(*coordinate_polynomials(arch), seed, p)
+    (n, m): the coordinates and the dimension. Integer data from ``seed``, the same for every prime. The
+    ``metric``'s form: generic (random), standard (the identity on Macaulay2's coordinates), data (the
+    evaluations at ``inputs``, exact rationals (N, d_0, t), with their Gram form)."""
+    ctx, coords, form = metric_coordinates(arch, metric, inputs)
+    return slice_systems(ctx, coords, seed, p, form)
 
 
-def slice_systems(ctx, coords, seed: int, p: int):
+def metric_coordinates(arch, metric: str, inputs=None):
+    """The weights' context, the coordinates (fmpz_mpoly) and the form A (rows of integers, residuals
+    A (y - u); None: a random square one) of the ``metric``."""
+    if metric != "data":
+        ctx, coords = coordinate_polynomials(arch)
+        n = len(coords)
+        identity = [[int(i == j) for j in range(n)] for i in range(n)]
+        return ctx, coords, identity if metric == "standard" else None
+    import flint
+
+    basis, form = data_form(arch, inputs)
+    ctx = flint.fmpz_mpoly_ctx.get(tuple(f"w{i}" for i in range(arch.parameters)), "degrevlex")
+    return ctx, [ctx.from_dict(b) for b in basis], form
+
+
+def slice_systems(ctx, coords, seed: int, p: int, form=None, section: bool = False):
     """:func:`critical_systems` of any variety given as the closure of the image of ``coords`` (fmpz_mpoly in
-    the variables of ``ctx``, linearly independent): the ED problem of every parametrized variety."""
+    the variables of ``ctx``, linearly independent): the ED problem of every parametrized variety. ``form``:
+    the residuals' matrix A (|A (y - u)|^2, k x n integers), or None for a random n x n one. ``section``:
+    instead of the critical equations, m random affine equations in y (a generic linear space of codimension
+    m = dim X: its points on X count the degree, geometry.degree_msolve)."""
     import flint
 
     n = len(coords)
@@ -138,8 +134,8 @@ def slice_systems(ctx, coords, seed: int, p: int):
     if m > MAX_FREE:
         raise TooLargeError(
             f"the msolve method would solve in {m} free weights (limit {MAX_FREE}: the determinant "
-            "of the Rabinowitsch equation grows with their number); choose a smaller architecture "
-            "or --method monodromy (a lower bound)."
+            "of the saturation grows with their number); choose a smaller architecture, or a "
+            + ("numerical method (degree --method numerical)." if section else "--method monodromy (a lower bound).")
         )
     if m == n or m == 0:  # the variety fills its space, or is a point: one critical point, nothing to solve
         return None, None, None, (n, m)
@@ -151,11 +147,18 @@ def slice_systems(ctx, coords, seed: int, p: int):
     args = [gens[free.index(i)] if i in free else const(draw() or 1) for i in range(ctx.nvars())]
     F = [f.compose(*args, ctx=sctx) for f in coords]
     zero = const(0)
-    M = [[draw() for _ in range(n)] for _ in range(n)]
-    u = [draw() for _ in range(n)]
-    residuals = [sum((M[r][k] * F[k] for k in range(n)), zero) - u[r] for r in range(n)]
-    phi = sum((q * q for q in residuals), zero)
-    gradient = [phi.derivative(i) for i in range(m)]
+    if section:
+        L = [[draw() for _ in range(n + 1)] for _ in range(m)]
+        equations = [sum((row[k] * F[k] for k in range(n)), zero) - row[n] for row in L]
+    elif form is None:  # a random form; the data point drawn in its image
+        M, target = [[draw() for _ in range(n)] for _ in range(n)], [draw() for _ in range(n)]
+    else:
+        M, u = form, [draw() for _ in range(n)]
+        target = [sum(a * b for a, b in zip(row, u)) for row in M]
+    if not section:
+        residuals = [sum((M[r][k] * F[k] for k in range(n)), zero) - target[r] for r in range(len(M))]
+        phi = sum((q * q for q in residuals), zero)
+        equations = [phi.derivative(i) for i in range(m)]
     R = [[draw() for _ in range(n)] for _ in range(m)]
     J = [[F[k].derivative(i) for i in range(m)] for k in range(n)]
     RJ = [[sum((R[a][k] * J[k][i] for k in range(n)), zero) for i in range(m)] for a in range(m)]
@@ -168,12 +171,13 @@ def slice_systems(ctx, coords, seed: int, p: int):
     s0 = [draw() for _ in range(m)]
     fiber = [f - int(f(*s0)) for f in F]
     as_dicts = lambda polys: [q.to_dict() for q in polys if q != 0]
-    return list(names), as_dicts(gradient) + [det.to_dict()], as_dicts(fiber) + [det.to_dict()], (n, m)
+    return list(names), as_dicts(equations) + [det.to_dict()], as_dicts(fiber) + [det.to_dict()], (n, m)
 
 
-def _count(names, system, prime, msolve, threads, what: str) -> tuple[int | None, float, str]:
+def saturated_degree(names, system, prime, msolve, threads, what: str) -> tuple[int | None, float, str]:
     """The degree of the saturation of the system by its last polynomial mod ``prime`` (None: not finite)."""
-    ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads, stem=f"msolve-ed-{what}")
+    stem = what if what.startswith("msolve-") else f"msolve-ed-{what}"
+    ideal = leading_ideal(names, system, prime, saturate=True, msolve=msolve, threads=threads, stem=stem)
     return (
         (ideal.degree if ideal.dimension == 0 else 0 if ideal.dimension < 0 else None),
         ideal.elapsed_s,
@@ -185,17 +189,22 @@ def msolve_ed(
     arch,
     *,
     metric: str = "generic",
+    inputs=None,
+    source=None,
     seed: int = 0,
     timeout: float | None = None,
     msolve=None,
     threads: int = 1,
     primes: tuple[int, int] = MSOLVE_PRIMES,
 ) -> EDDegreeResult:
-    """The generic ED degree of the neurovariety by msolve (see the module docstring), within ``timeout``."""
+    """The ED degree of the neurovariety by msolve (see the module docstring), within ``timeout``, for the
+    ``metric``'s form; the data metric's ``inputs`` are exact rationals (N, d_0, t), ``source`` their Source."""
     from lightning_cas.system.deadline import time_limit
 
-    if metric != "generic":
-        raise UnsupportedError(f"the msolve method counts the generic ED degree, not the {metric} one.")
+    if metric not in ED_METRICS:
+        raise UnsupportedError(f"the msolve method counts the {', '.join(ED_METRICS)} ED degrees, not {metric!r}.")
+    if (metric == "data") != (inputs is not None):
+        raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
     net = arch
     if not net.polynomial:
         raise UnsupportedError("the msolve method needs a polynomial network (softmax has no ED degree).")
@@ -207,13 +216,14 @@ def msolve_ed(
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0
-        names, system, fiber, (n, m) = critical_systems(arch, seed, primes[0])
+        names, system, fiber, (n, m) = critical_systems(arch, seed, primes[0], metric, inputs)
         for prime in primes if system is not None else ():
-            crit, t1, src = _count(names, system, prime, msolve, threads, "critical")
-            fib, t2, _ = _count(names, fiber, prime, msolve, threads, "fiber")
+            crit, t1, src = saturated_degree(names, system, prime, msolve, threads, "critical")
+            fib, t2, _ = saturated_degree(names, fiber, prime, msolve, threads, "fiber")
             counts.append(crit), fibers.append(fib), sources.append(src)
             spent += t1 + t2
         version = msolve_version(msolve)
+        span = len(coordinate_polynomials(arch)[1]) if metric == "data" else None
     common = dict(
         architecture=arch,
         metric=Metric(metric),
@@ -226,24 +236,71 @@ def msolve_ed(
         prime=primes[0],
         primes=tuple(primes),
         elapsed_s=time.perf_counter() - start,
-        method_detail=f"msolve {version}: critical points of |M F(s) - u|^2 on a gauge slice of {m} free "
+        method_detail=f"msolve {version}: critical points of {FORMS[metric]} on a gauge slice of {m} free "
         "weights, saturated by det(R dF/ds) (no rank-deficient point), its degree over "
         f"GF(p) for p = {primes[0]} and {primes[1]}; ED degree = critical points / points "
         "of the slice over a generic point",
         certainty_detail="the two primes agree; random integer slice, form and data point: wrong only "
         "for unlucky choices",
+        notes=tuple(metric_notes(metric, n, m, span, source)),
     )
+    if metric == "data":
+        common.update(degenerate=n < span, span=span, inputs=source)
     if system is None:
         return EDDegreeResult(
-            **common,
+            **{
+                **common,
+                "notes": common["notes"]
+                + (
+                    f"the variety fills its {n} coordinates: the data point itself is the one critical point"
+                    if m == n
+                    else "the network is constant: its variety is a point, the one critical point",
+                ),
+            },
             ed_degree=1,
             solutions=1,
-            notes=(
-                f"the variety fills its {n} coordinates: the data point itself is the one critical point"
-                if m == n
-                else "the network is constant: its variety is a point, the one critical point",
-            ),
         )
+    return _counted(common, counts, fibers, sources, spent, primes)
+
+
+FORMS = {
+    "generic": "|M F(s) - u|^2 (M random)",
+    "standard": "|F(s) - u|^2 (F: Macaulay2's coordinates)",
+    "data": "sum_n |f(X_n) - Y_n|^2 (Y in the evaluations' span)",
+}
+
+
+def metric_notes(metric: str, n: int, m: int, span, source) -> list[str]:
+    """The words ed_records gives the Lagrange route's data and standard metrics, for the same facts."""
+    if metric == "standard":
+        return [
+            "standard form: the Euclidean form in the coordinates y_i, a basis of the coefficient span "
+            "(coefficients of token monomials of output token 1 in Macaulay2's order, first come first kept; "
+            "`lightning-cas implicit --coordinates` lists them)"
+        ]
+    if metric != "data":
+        return []
+    count = source.count if source is not None else "the"
+    notes = [
+        f"the data metric of {count} inputs "
+        + (
+            f"is degenerate: the evaluation map has a {span - n}-dimensional kernel on the {span}-dimensional "
+            f"coefficient span, so the critical points are counted on the projection of the neurovariety "
+            f"(dimension {m} in {n} coordinates)"
+            if n < span
+            else "is non-degenerate on the coefficient span (the count is that of the neurovariety for this form)"
+        )
+    ]
+    if m == n:
+        notes.append(
+            "the projection fills its space: every data point is reached with zero loss (a zero-loss fiber), "
+            "one critical point"
+        )
+    return notes
+
+
+def _counted(common: dict, counts, fibers, sources, spent, primes) -> EDDegreeResult:
+    """The result from msolve's counts mod both primes: they must agree, the fiber degree divide the count."""
     if counts[0] != counts[1] or fibers[0] != fibers[1]:
         raise ResultError(
             f"msolve's counts mod {primes[0]} and {primes[1]} disagree (critical points {counts[0]} "
@@ -251,7 +308,8 @@ def msolve_ed(
             "choice; rerun with another seed."
         )
     crit, fib = counts[0], fibers[0]
-    notes = [f"msolve took {spent:.3g} s on the critical and fiber systems mod both primes; input: {sources[0]}"]
+    notes = list(common.pop("notes"))
+    notes.append(f"msolve took {spent:.3g} s on the critical and fiber systems mod both primes; input: {sources[0]}")
     if crit is None or not fib:
         notes.append(
             "the critical system has infinitely many solutions (or the slice misses a generic fiber): "
@@ -266,3 +324,6 @@ def msolve_ed(
         )
     notes.insert(0, f"{crit} critical points on the gauge slice, {fib} over each point of the variety")
     return EDDegreeResult(**common, ed_degree=crit // fib, solutions=crit, notes=tuple(notes), script=sources[0])
+
+
+_count = saturated_degree  # its old name (other modules may still import it)

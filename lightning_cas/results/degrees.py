@@ -37,11 +37,14 @@ class DegreeResult(Provenance, JsonResult):
     trace_test_passed: bool | None = None
     script: str | None = None
     notes: tuple[str, ...] = ()
+    primes: tuple[int, ...] | None = optional()  # msolve: the characteristics whose counts agreed
 
     def text(self) -> str:
         if self.degree is None:
             return f"degree: unknown   ({self.method}; {self.certainty})"
         how = f"{self.method}; {self.certainty}"
+        if self.primes:
+            how += "; mod " + " and ".join(map(str, self.primes))
         if self.trace_residual is not None:
             verdict = "passed" if self.trace_test_passed else "FAILED"
             how += f"; trace test residual {self.trace_residual:.3g} ({verdict})"

@@ -68,7 +68,7 @@ def test_the_command_line_runs_msolve_and_prints_json(msolve_binary):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--method", "msolve", "--metric", "standard"], "generic ED degree"),
+        (["--method", "msolve", "--metric", "data"], "needs --inputs"),
         (["--method", "msolve", "--format", "m2"], "not a Macaulay2 computation"),
         (["--msolve", "msolve"], "give --method msolve"),
         (["--method", "msolve", "--msolve", "/nonexistent/msolve"], "not found"),
@@ -80,12 +80,11 @@ def test_the_command_line_refuses_in_one_line(args, message):
 
 
 def test_refusals_before_any_work(tmp_path):
-    with pytest.raises(UnsupportedError, match="generic"):
-        plan_ed(SEGRE, "msolve", "data")
+    assert plan_ed(SEGRE, "msolve", "data") == plan_ed(SEGRE, "msolve", "standard") == "msolve"  # every metric
     with pytest.raises(MsolveNotFoundError):
         plan_ed(SEGRE, "msolve", "generic", str(tmp_path / "none"))
-    with pytest.raises(UnsupportedError):
-        msolve_ed(SEGRE, metric="standard")
+    with pytest.raises(UnsupportedError, match="not 'euclid'"):
+        msolve_ed(SEGRE, metric="euclid")
     with pytest.raises(InputError, match="method must be one of"):
         plan_ed(SEGRE, "gröbner")
     assert plan_ed(SEGRE, "auto") == "lagrange"  # auto is unchanged: msolve only when asked for
@@ -115,11 +114,12 @@ def _symmetric(k: int, r: int):
 
 
 def _generic_ed(ctx, coords, seed=0):
-    from lightning_cas.geometry.ed_msolve import _count, slice_systems
+    from lightning_cas.geometry.ed_msolve import saturated_degree, slice_systems
 
     names, crit, fiber, _ = slice_systems(ctx, coords, seed, MSOLVE_PRIMES[0])
     counts = [
-        (_count(names, crit, p, None, 1, "test")[0], _count(names, fiber, p, None, 1, "test")[0]) for p in MSOLVE_PRIMES
+        (saturated_degree(names, crit, p, None, 1, "test")[0], saturated_degree(names, fiber, p, None, 1, "test")[0])
+        for p in MSOLVE_PRIMES
     ]
     assert counts[0] == counts[1] and counts[0][0] % counts[0][1] == 0
     return counts[0][0] // counts[0][1]

@@ -1,0 +1,144 @@
+"""The table of generic ED degrees in docs/ed_degrees.md: every one-layer lightning neurovariety and every
+two-neuron quadratic network of the shapes below that msolve finishes within the time limit, written by this
+script (nothing in the table is typed by hand).
+
+Each shape runs `ed_degree(..., method="msolve")` (two primes that must agree) within ``--timeout`` seconds
+(180 by default: the machine is shared; the issue allows 10 minutes). A shape at least as large as one that
+ran out of time, in every number, is not tried (it is listed as skipped). A row that msolve refuses (more
+than 12 free weights on the slice, or 40 weights) says so.
+
+    python -m benchmarks.ed_table [--timeout S] [--out docs/ed_degrees.md] [--quick]   (rows: bench/ed_degrees.json)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+from lightning_cas.core.architecture import Architecture
+from lightning_cas.core.blocks.linear import Linear
+from lightning_cas.core.blocks.power import Power
+from lightning_cas.core.network import Network
+from lightning_cas.errors import LightningError, TooLargeError
+from lightning_cas.geometry.degrees import ed_degree
+from lightning_cas.msolve.runner import msolve_version
+
+# one layer (d, d', a, t): input width, output width, attention dim, tokens
+ONE_LAYER = [
+    (d, e, a, t) for t in (1, 2, 3) for d in (2, 3) for e in (1, 2, 3) for a in (1, 2) if a <= d and e <= d + 1
+]
+# two hidden neurons, x^2: (n inputs, o outputs, biases)
+TWO_NEURON = [(n, o, b) for b in (False, True) for n in (2, 3, 4, 5, 6) for o in (1, 2, 3)]
+
+
+def two_neuron(n: int, o: int, bias: bool) -> Network:
+    return Network(n, 1, (Linear(2, bias=bias), Power(2), Linear(o, bias=bias)))
+
+
+def _dominated(shape: tuple, failed: list[tuple]) -> bool:
+    """At least as large as a shape that ran out of time, in every number (biases count as larger)."""
+    return any(all(a >= b for a, b in zip(shape, f)) for f in failed)
+
+
+def measure(family: str, shape: tuple, net, timeout: float) -> dict:
+    row = {"family": family, "shape": list(shape), "network": str(net), "weights": net.parameters}
+    start = time.perf_counter()
+    try:
+        res = ed_degree(net, method="msolve", timeout=timeout)
+        row.update(status="ok", ed_degree=res.ed_degree, coordinates=res.coordinates, dimension=res.dimension)
+        row["slice_points"] = res.solutions
+    except TooLargeError as exc:
+        row.update(status="refused", error=str(exc)[:160])
+    except LightningError as exc:
+        timed_out = "time limit" in str(exc)
+        row.update(status="time limit" if timed_out else "error", error=str(exc)[:160])
+    row["elapsed_s"] = round(time.perf_counter() - start, 1)
+    return row
+
+
+def run(timeout: float, quick: bool = False, progress=print) -> list[dict]:
+    rows, failed = [], {"one-layer": [], "two-neuron": []}
+    cases = [("one-layer", s, lambda s=s: Architecture(s[:2], (s[2],), tokens=s[3])) for s in ONE_LAYER]
+    cases += [("two-neuron", s, lambda s=s: two_neuron(*s)) for s in TWO_NEURON]
+    for family, shape, build in cases[:6] if quick else cases:
+        if _dominated(tuple(int(v) for v in shape), failed[family]):
+            rows.append({"family": family, "shape": list(shape), "status": "skipped"})
+            continue
+        rows.append(measure(family, shape, build(), timeout))
+        if rows[-1]["status"] == "time limit":
+            failed[family].append(tuple(int(v) for v in shape))
+        progress(json.dumps(rows[-1]))
+    return rows
+
+
+def _cell(r: dict) -> str:
+    if r["status"] == "ok":
+        return str(r["ed_degree"])
+    return {"refused": "refused (slice too large)", "skipped": "not tried (a smaller shape ran out of time)"}.get(
+        r["status"], r["status"]
+    )
+
+
+def markdown(rows: list[dict], timeout: float, version: str, load: tuple, elapsed: float) -> str:
+    lines = [
+        "# Generic ED degrees by msolve",
+        "",
+        "Written by `python -m benchmarks.ed_table` (do not edit by hand). Each row is `lightning-cas ed --method "
+        f"msolve` (the generic metric; counts mod two primes that agree; seed 0) with a limit of {timeout:g} s per "
+        "shape on a shared 2-core machine (the issue allows 10 minutes; the limit here is shorter, so a "
+        "'time limit' row may finish with more time). A shape at least as large as one that ran out of time is "
+        f"not tried. msolve {version}; load average {load[0]:.1f} at the start; {elapsed / 60:.0f} min in all. "
+        "ED degree = critical points on the gauge slice / slice points over a generic point (docs/critical.md).",
+        "",
+        "## One-layer lightning self-attention (d, d', a, t)",
+        "",
+        "| d | d' | a | t | weights | coordinates | dimension | generic ED degree | s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    get = lambda r, k: r.get(k, "—")
+    for r in rows:
+        if r["family"] == "one-layer":
+            d, e, a, t = r["shape"]
+            lines.append(
+                f"| {d} | {e} | {a} | {t} | {get(r, 'weights')} | {get(r, 'coordinates')} | {get(r, 'dimension')} "
+                f"| {_cell(r)} | {get(r, 'elapsed_s')} |"
+            )
+    lines += [
+        "",
+        "## Two-neuron quadratic networks: x -> P_2 (P_1 x (+ b_1))^2 (+ b_2), P_1 2 x n, P_2 o x 2",
+        "",
+        "| n | o | biases | weights | coordinates | dimension | generic ED degree | s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r["family"] == "two-neuron":
+            n, o, b = r["shape"]
+            lines.append(
+                f"| {n} | {o} | {'yes' if b else 'no'} | {get(r, 'weights')} | {get(r, 'coordinates')} | "
+                f"{get(r, 'dimension')} | {_cell(r)} | {get(r, 'elapsed_s')} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeout", type=float, default=180.0)
+    parser.add_argument("--out", type=Path, default=Path("docs/ed_degrees.md"))
+    parser.add_argument("--quick", action="store_true", help="the first six shapes only")
+    args = parser.parse_args(argv)
+    load, start = os.getloadavg(), time.perf_counter()
+    rows = run(args.timeout, args.quick, progress=lambda m: print(m, flush=True))
+    text = markdown(rows, args.timeout, msolve_version(None), load, time.perf_counter() - start)
+    args.out.write_text(text)
+    data = Path("bench") / f"{args.out.stem}.json"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    data.write_text(json.dumps(rows, indent=1) + "\n")
+    print(f"wrote {args.out} and {data}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
