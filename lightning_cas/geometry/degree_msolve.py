@@ -58,13 +58,14 @@ def msolve_degree(
     primes: tuple[int, int] = MSOLVE_PRIMES,
 ) -> DegreeResult:
     """The degree of the neurovariety by msolve (see the module docstring), within ``timeout``."""
-    from lightning_cas.system.deadline import time_limit
+    from lightning_cas.system.deadline import stoppable, time_limit
 
     check_msolve_degree(arch)
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0
-        names, section, fiber, (n, m) = section_systems(arch, seed, primes[0])
+        # the slice's determinant is long C calls an alarm cannot interrupt: built in a child the deadline kills
+        names, section, fiber, (n, m) = stoppable(section_systems, arch, seed, primes[0])
         for prime in primes if section is not None else ():
             points, t1, src = saturated_degree(names, section, prime, msolve, threads, "msolve-degree-section")
             fib, t2, _ = saturated_degree(names, fiber, prime, msolve, threads, "msolve-degree-fiber")

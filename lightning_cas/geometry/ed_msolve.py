@@ -199,7 +199,7 @@ def msolve_ed(
 ) -> EDDegreeResult:
     """The ED degree of the neurovariety by msolve (see the module docstring), within ``timeout``, for the
     ``metric``'s form; the data metric's ``inputs`` are exact rationals (N, d_0, t), ``source`` their Source."""
-    from lightning_cas.system.deadline import time_limit
+    from lightning_cas.system.deadline import stoppable, time_limit
 
     if metric not in ED_METRICS:
         raise UnsupportedError(f"the msolve method counts the {', '.join(ED_METRICS)} ED degrees, not {metric!r}.")
@@ -216,7 +216,8 @@ def msolve_ed(
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0
-        names, system, fiber, (n, m) = critical_systems(arch, seed, primes[0], metric, inputs)
+        # the slice's determinant is long C calls an alarm cannot interrupt: built in a child the deadline kills
+        names, system, fiber, (n, m) = stoppable(critical_systems, arch, seed, primes[0], metric, inputs)
         for prime in primes if system is not None else ():
             crit, t1, src = saturated_degree(names, system, prime, msolve, threads, "critical")
             fib, t2, _ = saturated_degree(names, fiber, prime, msolve, threads, "fiber")
