@@ -19,11 +19,13 @@ A disagreement with a published number is a finding, reported in the table, neve
 eight numbers were not in the stored corpora this table was built from (its text could not be read past the
 abstract): that column says so until someone fills PAPER below from the paper.
 
-The msolve route of the boundary (``decision --method msolve``) is being added separately; ``--method
-msolve`` runs it when `boundary_ed` accepts a ``method`` (the hook ``_boundary``), else the rows say it is
-not available.
+Each row is counted twice on the same weights: by Macaulay2 (the Lagrange ideal mod p and the homotopy) and
+by msolve (the Lagrange system with one multiplier, mod two primes that must agree; ``ed --boundary --method
+msolve``), so the table is its own cross-check. The second table takes the paper's benchmark shapes, [8, h, 2] and
+the 16-input [16, 12, 2], with a point X0, by msolve alone: the ED degree, the number of real critical points
+(exact) and the robustness radius as a certified interval.
 
-    python -m benchmarks.critical_anchor [--timeout S] [--seeds 0,1] [--method m2|msolve]
+    python -m benchmarks.critical_anchor [--timeout S] [--seeds 0,1] [--method both|m2|msolve]
         [--out bench/critical_anchor.md]
 """
 
@@ -31,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import inspect
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -67,8 +68,8 @@ COLUMNS = [
     "weights",
     "method",
     "ed_degree",
-    "per_seed",
     "exact_mod_p",
+    "msolve",
     "homotopy",
     "generic_bound",
     "paper",
@@ -100,13 +101,20 @@ def random_weights(net, seed: int) -> list[Fraction]:
     return [Fraction(int(v) or 1) for v in values]
 
 
-def _boundary(net, at, seed: int, timeout: float, method: str):
-    """The hook: Macaulay2's boundary_ed, or its msolve route once `boundary_ed` takes a method."""
+def _boundary(net, at, seed: int, timeout: float, method: str, point=None):
+    """One boundary run: Macaulay2's route (method "m2") or msolve's."""
     if method == "m2":
         return boundary_ed(net, at=at, readout=READOUT, seed=seed, timeout=timeout)
-    if "method" not in inspect.signature(boundary_ed).parameters:
-        raise NotImplementedError("decision --method msolve is not available in this version")
-    return boundary_ed(net, at=at, readout=READOUT, seed=seed, timeout=timeout, method=method)
+    return boundary_ed(net, at=at, readout=READOUT, point=point, seed=seed, timeout=timeout, method="msolve")
+
+
+def _msolve_count(net, at, seed: int, timeout: float) -> tuple[int | None, float, str]:
+    """msolve's count on the same weights (None and why when it does not finish), and its time."""
+    start = time.perf_counter()
+    try:
+        return _boundary(net, at, seed, timeout, "msolve").ed_degree, time.perf_counter() - start, ""
+    except LightningError as exc:
+        return None, time.perf_counter() - start, f"msolve: {type(exc).__name__}: {exc}"[:200]
 
 
 def _verdict(ours, paper) -> str:
@@ -118,44 +126,94 @@ def _verdict(ours, paper) -> str:
 
 
 def row(case: str, net, at, paper, seed: int, timeout: float, method: str) -> dict:
-    """One row: our count, the two Macaulay2 counts behind it, the generic hypersurface's, the paper's."""
+    """One row: the Macaulay2 counts (mod p, homotopy) and msolve's on the same weights, the generic
+    hypersurface's, the paper's."""
     out = {"case": case, "network": str(net), "weights": "given" if at is not None else f"random, seed {seed}"}
-    out.update(method=method, paper=paper)
+    out.update(method=method, paper=paper, ed_degree=None, exact_mod_p=None, msolve=None)
+    n, e = net.input * net.tokens, net.degree
+    out["generic_bound"] = generic_ed_degree(e, n)
+    notes = []
     start = time.perf_counter()
-    try:
-        res = _boundary(net, at, seed, timeout, method)
-        out.update(
-            ed_degree=res.ed_degree,
-            exact_mod_p=res.ed_degree_exact,
-            homotopy=" ".join(map(str, res.ed_degree_numeric)),
-            generic_bound=res.generic_ed_degree,
-            note="; ".join(res.notes)[:300],
-        )
-    except (LightningError, NotImplementedError) as exc:
-        n, e = net.input * net.tokens, net.degree
-        out.update(ed_degree=None, generic_bound=generic_ed_degree(e, n), note=f"{type(exc).__name__}: {exc}"[:300])
+    if method in ("both", "m2"):
+        try:
+            res = _boundary(net, at, seed, timeout, "m2")
+            out.update(
+                exact_mod_p=res.ed_degree_exact,
+                homotopy=" ".join(map(str, res.ed_degree_numeric)),
+                generic_bound=res.generic_ed_degree,
+            )
+            notes.append("; ".join(res.notes)[:300])
+        except LightningError as exc:
+            notes.append(f"Macaulay2: {type(exc).__name__}: {exc}"[:300])
+    out["m2_s"] = round(time.perf_counter() - start, 1)
+    if method in ("both", "msolve"):
+        count, spent, why = _msolve_count(net, at, seed, timeout)
+        out.update(msolve=count, msolve_s=round(spent, 1))
+        notes.append(why)
+    counts = {c for c in (out["exact_mod_p"], out["msolve"]) if c is not None}
+    out["ed_degree"] = max(counts) if counts else None
+    if len(counts) > 1:
+        notes.append(f"Macaulay2 mod p gives {out['exact_mod_p']}, msolve {out['msolve']}: the routes DISAGREE")
+    out["note"] = "; ".join(n for n in notes if n)
     out["elapsed_s"] = round(time.perf_counter() - start, 1)
     out["verdict"] = _verdict(out["ed_degree"], paper)
     return out
 
 
 def seeded_row(case: str, net, paper, seeds, timeout: float, method: str) -> dict:
-    """The row of the first seed, with every seed's exact count and ours: their common count (or the
-    largest, flagged: the ED degree only drops on special weights)."""
+    """The row of the first seed, with every seed's counts and ours: their common count (or the largest,
+    flagged: the ED degree only drops on special weights)."""
     runs = [row(case, net, random_weights(net, s), paper, s, timeout, method) for s in seeds]
     out = dict(runs[0], weights=f"random in +-[1, {WEIGHT_RANGE}], seeds {', '.join(map(str, seeds))}")
-    counts = [r.get("exact_mod_p") for r in runs]
-    out["per_seed"] = " ".join("—" if c is None else str(c) for c in counts)
-    known = [c for c in counts if c is not None]
+    for key in ("exact_mod_p", "msolve"):
+        out[key] = " ".join("—" if r.get(key) is None else str(r[key]) for r in runs)
+    known = [r["ed_degree"] for r in runs if r["ed_degree"] is not None]
     out["ed_degree"] = max(known) if known else None
     out["elapsed_s"] = round(sum(r["elapsed_s"] for r in runs), 1)
     out["verdict"] = _verdict(out["ed_degree"], paper)
     if len(set(known)) > 1:
         out["verdict"] += "; the seeds differ (the largest is kept)"
+    if any("DISAGREE" in r.get("note", "") for r in runs):
+        out["verdict"] += "; Macaulay2 and msolve DISAGREE"
+    out["note"] = " | ".join(f"seed {s}: {r['note']}" for s, r in zip(seeds, runs) if r.get("note"))
     return out
 
 
-def run(seeds, timeout: float, method: str, progress=print) -> list[dict]:
+SHAPES = [(8, (4,), 2), (8, (8,), 2), (8, (4,), 3), (16, (12,), 2), (16, (12,), 3)]  # the benchmark's shapes
+
+
+def radius_row(n: int, layers, r: int, seed: int, timeout: float) -> dict:
+    """A benchmark shape by msolve at a point X0 (small random integers): the ED degree, the real critical
+    points, the certified radius interval."""
+    import numpy as np
+
+    net = network(n, layers, r)
+    case = f"[{n}, {', '.join(map(str, layers))}, 2], x^{r}"
+    x0 = [[Fraction(int(v))] for v in np.random.default_rng(seed + 7).integers(-3, 4, n)]
+    out = {"case": case, "network": str(net), "point": " ".join(str(v[0]) for v in x0)}
+    start = time.perf_counter()
+    try:
+        res = _boundary(net, random_weights(net, seed), seed, timeout, "msolve", point=x0)
+        rad = res.radius
+        out.update(
+            ed_degree=res.ed_degree,
+            unknowns=res.bottleneck,
+            real_critical_points=res.real_critical_points,
+            radius="—" if rad is None else f"[{_num(rad.lower)}, {_num(rad.upper)}]",
+            certified=None if rad is None else rad.certified,
+            note="",
+        )
+    except LightningError as exc:
+        out.update(ed_degree=None, note=f"{type(exc).__name__}: {exc}"[:200])
+    out["elapsed_s"] = round(time.perf_counter() - start, 1)
+    return out
+
+
+def _num(v) -> str:
+    return "—" if v is None else f"{v:.6g}"
+
+
+def run(seeds, timeout: float, method: str, progress=print) -> tuple[list[dict], list[dict]]:
     rows = []
     for n, layers, r in ARCHITECTURES:
         case = f"({n},[{','.join(map(str, layers))}],{r})"
@@ -164,19 +222,24 @@ def run(seeds, timeout: float, method: str, progress=print) -> list[dict]:
     for name, W1, b1, W2, b2, stated in EXAMPLES:
         at = example_weights(W1, b1, W2, b2)
         rows.append(row(name, network(2, (2,), 2), at, stated, seeds[0], timeout, method))
-        rows[-1]["per_seed"] = rows[-1].get("exact_mod_p")
         progress(rows[-1])
-    return rows
+    shapes = []
+    if method != "m2":
+        for n, layers, r in SHAPES:
+            shapes.append(radius_row(n, layers, r, seeds[0], timeout))
+            progress(shapes[-1])
+    return rows, shapes
 
 
-def markdown(rows: list[dict], seeds, timeout: float) -> str:
+def markdown(rows: list[dict], shapes: list[dict], seeds, timeout: float) -> str:
     head = [
         "# ED degrees of decision boundaries: the anchor table (`make critical`)",
         "",
         "Written by benchmarks/critical_anchor.py. Architectures (n, [h_1, ..., h_s], r) of the robustness-"
         "verification paper for polynomial networks (arXiv:2602.06105): n inputs, hidden affine maps with biases "
         "each followed by x^r, an affine map to two outputs, boundary f_1 - f_2 = 0. Our count: `boundary_ed` "
-        f"(Macaulay2: the saturated Lagrange ideal mod p, and total-degree homotopy), random integer weights in "
+        f"(Macaulay2: the saturated Lagrange ideal mod p, and total-degree homotopy; msolve: the Lagrange system "
+        "mod two primes that must agree, on the same weights), random integer weights in "
         f"+-[1, {WEIGHT_RANGE}] for seeds {', '.join(map(str, seeds))} (ours: their common exact count; the "
         "homotopy column is the first seed's), "
         f"{timeout:g} s per run. Integers in +-[1, 9] (`boundary_ed`'s own draw) are not generic here: the "
@@ -185,31 +248,51 @@ def markdown(rows: list[dict], seeds, timeout: float) -> str:
         "for the eight architectures were not found in the stored corpora (its text past the abstract could not "
         "be read); the two quadratic examples carry the numbers its code states.",
         "",
-        "| case | weights | ED degree (ours) | exact mod p per seed | homotopy | generic bound | paper | verdict | s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| case | weights | ED degree (ours) | Macaulay2 mod p per seed | msolve per seed | homotopy | generic bound "
+        "| paper | verdict | s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     cell = lambda v: "—" if v is None or v == "" else str(v)
     body = [
-        f"| {r['case']} | {r['weights']} | {cell(r['ed_degree'])} | {cell(r.get('per_seed'))} | "
+        f"| {r['case']} | {r['weights']} | {cell(r['ed_degree'])} | {cell(r.get('exact_mod_p'))} | "
+        f"{cell(r.get('msolve'))} | "
         f"{cell(r.get('homotopy'))} | {cell(r['generic_bound'])} | {cell(r['paper'])} | {r['verdict']} | "
         f"{r['elapsed_s']} |"
         for r in rows
     ]
     notes = [f"- {r['case']}: {r['note']}" for r in rows if r.get("note")]
-    return "\n".join(head + body + ([""] + ["Notes:", ""] + notes if notes else [])) + "\n"
+    radii = []
+    if shapes:
+        radii = [
+            "",
+            "## The benchmark's shapes, with certified radii (msolve)",
+            "",
+            f"Random integer weights in +-[1, {WEIGHT_RANGE}] (seed {seeds[0]}), readout (1, -1), X0 small random "
+            f"integers; {timeout:g} s per row. Unknowns: the bottleneck coordinates g depends on. The radius is "
+            "the certified interval of the distance from X0 to the real boundary.",
+            "",
+            "| shape | X0 | unknowns | ED degree | real critical points | radius | certified | s | note |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ] + [
+            f"| {r['case']} | {r['point']} | {cell(r.get('unknowns'))} | {cell(r.get('ed_degree'))} | "
+            f"{cell(r.get('real_critical_points'))} | {cell(r.get('radius'))} | {cell(r.get('certified'))} | "
+            f"{r['elapsed_s']} | {r.get('note') or ''} |"
+            for r in shapes
+        ]
+    return "\n".join(head + body + ([""] + ["Notes:", ""] + notes if notes else []) + radii) + "\n"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0,1", help="the weights' seeds, comma-separated")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per row (a shared machine)")
-    parser.add_argument("--method", choices=("m2", "msolve"), default="m2")
+    parser.add_argument("--method", choices=("both", "m2", "msolve"), default="both")
     parser.add_argument("--out", type=Path, default=Path("bench/critical_anchor.md"))
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
-    rows = run(seeds, args.timeout, args.method, progress=lambda r: print(r, flush=True))
+    rows, shapes = run(seeds, args.timeout, args.method, progress=lambda r: print(r, flush=True))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(rows, seeds, args.timeout))
+    args.out.write_text(markdown(rows, shapes, seeds, args.timeout))
     with open(args.out.with_suffix(".csv"), "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
         writer.writeheader()

@@ -1,14 +1,11 @@
 """The anchor table's code: the paper's networks built as it describes them, its quadratic example's weights
 in the package's order (the ED degree its code states, 4, by the real Macaulay2), the table's words for a
-disagreement, and the msolve hook's refusal while the boundary has no msolve route."""
+disagreement, msolve's count beside Macaulay2's on the same weights, and a benchmark shape's certified radius."""
 
 from __future__ import annotations
 
-import inspect
-
 from benchmarks import bench_critical, critical_anchor
-from benchmarks.critical_anchor import EXAMPLES, _verdict, example_weights, markdown, network, row
-from lightning_cas.geometry.decision import boundary_ed
+from benchmarks.critical_anchor import EXAMPLES, _verdict, example_weights, markdown, network, radius_row, row
 
 
 def test_the_papers_architecture_as_blocks():
@@ -19,20 +16,28 @@ def test_the_papers_architecture_as_blocks():
 
 def test_the_quadratic_example_has_the_ed_degree_the_papers_code_states(m2):
     name, W1, b1, W2, b2, stated = EXAMPLES[0]
-    out = row(name, network(2, (2,), 2), example_weights(W1, b1, W2, b2), stated, 0, 120, "m2")
-    assert (out["ed_degree"], out["exact_mod_p"], out["verdict"]) == (4, 4, "agrees")
-    assert "| quadratic example 1 | given | 4 |" in markdown([out], [0], 120)
+    out = row(name, network(2, (2,), 2), example_weights(W1, b1, W2, b2), stated, 0, 120, "both")
+    assert (out["ed_degree"], out["exact_mod_p"], out["msolve"], out["verdict"]) == (4, 4, 4, "agrees")
+    assert "| quadratic example 1 | given | 4 | 4 | 4 |" in markdown([out], [], [0], 120)
 
 
 def test_a_disagreement_is_reported_not_adjusted():
     assert _verdict(5, 4) == "DISAGREES (paper 4, ours 5)" and _verdict(4, None) == "paper's number not found"
 
 
-def test_the_msolve_hook_says_when_the_boundary_has_no_msolve_route():
-    out = row("x", network(2, (1,), 2), None, None, 0, 10, "msolve")
-    if "method" not in inspect.signature(boundary_ed).parameters:
-        assert out["ed_degree"] is None and "not available" in out["note"]
+def test_msolve_alone_counts_a_conic_boundary():
+    net = network(2, (1,), 2)
+    out = row("x", net, critical_anchor.random_weights(net, 0), None, 0, 60, "msolve")
+    assert out["exact_mod_p"] is None and out["msolve"] == out["ed_degree"] is not None
     assert out["generic_bound"] == 4  # a generic conic: 2 * (1 + 1)
+
+
+def test_a_benchmark_shape_gets_a_certified_radius_by_msolve():
+    out = radius_row(8, (4,), 2, 0, 120)
+    assert out["ed_degree"] is not None and out["unknowns"] == 4  # the 4 hidden units are the bottleneck
+    assert out["certified"] is True and out["real_critical_points"] >= 1
+    lower, upper = (float(v) for v in out["radius"].strip("[]").split(","))
+    assert 0 <= lower <= upper
 
 
 def test_the_symmetric_rank_degrees_are_the_known_ones():
