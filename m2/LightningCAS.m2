@@ -93,6 +93,7 @@ export {
     "StrataClosures",
     "Metric",
     "MonodromyRepeats",
+    "TargetCount",
     "Modulus",
     "Center",
     "NumericalRuns",
@@ -249,6 +250,7 @@ doc ///
         Directions
         Metric
         MonodromyRepeats
+        TargetCount
 ///
 
 load "./LightningCAS/NetworksDocumentation.m2"

@@ -19,6 +19,7 @@ from lightning_cas.core.primes import faithful_primes
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.ed_records import ED_PRIME, ed_result
 from lightning_cas.geometry.implicit import check_one_layer, implicit
+from lightning_cas.geometry.monodromy_target import exact_count
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_str
 from lightning_cas.macaulay2.render import load_line, m2_literal
@@ -329,6 +330,11 @@ def ed_degree(
     prime = ed_prime(metric, method, values)
     with opts.deadline():
         start = time.perf_counter()
+        exact, why = (
+            exact_count(arch, metric, values, source, opts.seed, opts.timeout, msolve)
+            if method == "monodromy"
+            else (None, "")
+        )
         script, rec = opts.macaulay2.run(
             "ed_degree",
             {
@@ -339,10 +345,11 @@ def ed_degree(
                 "charP": prime,
                 "columns": 1,
                 "repeats": repeats,
+                "targetCount": 0 if exact is None else exact.solutions,
                 "seed": opts.seed,
             },
         )
-        return ed_result(arch, metric, method, rec, script, opts.seed, source, start)
+        return ed_result(arch, metric, method, rec, script, opts.seed, source, start, exact, why)
 
 
 def m2_text(res: DegreeResult | EDDegreeResult) -> str:

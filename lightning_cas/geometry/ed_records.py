@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from lightning_cas.geometry.monodromy_target import reconcile
 from lightning_cas.macaulay2.network import check_parameters
 from lightning_cas.macaulay2.parse import json_get, json_int, json_str
 from lightning_cas.results.degrees import EDDegreeResult, Metric
@@ -12,8 +13,10 @@ from lightning_cas.results.degrees import EDDegreeResult, Metric
 ED_PRIME = 32003  # the Lagrange ideal's first characteristic: Groebner bases mod p are fast, u and the form random
 
 
-def ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegreeResult:
-    """The result of an ``ed_degree`` run from its record: the count, its certainty, and notes in words."""
+def ed_result(arch, metric, method, rec, script, seed, source, start, exact=None, why: str = "") -> EDDegreeResult:
+    """The result of an ``ed_degree`` run from its record: the count, its certainty, and notes in words;
+    ``exact``: msolve's count that monodromy was told to stop at (``geometry.monodromy_target``), or None and
+    ``why``."""
     check_parameters(arch, rec, script)
     n, dim = json_int(rec, "coordinates", script), json_int(rec, "dimension", script)
     value = json_get(rec, "ed_degree", script)
@@ -67,16 +70,25 @@ def ed_result(arch, metric, method, rec, script, seed, source, start) -> EDDegre
         extra = dict(solutions=json_int(rec, "solutions", script), stable_loops=json_int(rec, "repeats", script))
         notes.append(
             f"monodromy found {value} distinct regular critical images ({extra['solutions']} critical "
-            f"points on the gauge slice) and no new one in {extra['stable_loops']} successive monodromy "
-            "steps; a lower bound until an exact method confirms it"
+            f"points on the gauge slice)"
+            + (
+                f", stopping at the {exact.solutions} that msolve counts on its slice"
+                if exact is not None and json_int(rec, "target", script)
+                else f" and no new one in {extra['stable_loops']} successive monodromy steps"
+            )
         )
+        value, lower, said = reconcile(value, exact, why)
+        notes.append(said if exact is not None else f"{said}; a lower bound until an exact method confirms it")
         common = dict(
             method="monodromy",
-            certainty="numeric",
-            lower_bound=True,
+            certainty="numeric" if lower else "probabilistic",
+            lower_bound=lower,
             method_detail="MonodromySolver on the critical equations of q(F(w0 + L s) - u), s the m free "
-            "weights of a gauge (the others fixed at random values)",
+            "weights of a gauge (the others fixed at random values)"
+            + ("" if exact is None else "; its target and the count: msolve's, mod two primes that agree"),
         )
+        if exact is not None:
+            extra["primes"] = exact.primes
     return EDDegreeResult(
         architecture=arch,
         metric=Metric(metric),

@@ -116,8 +116,9 @@ lcasUnitScale = (R, B, G) -> (
 
 -- numerical ED degree: critical points of s -> q(F(w0 + L s) - u), s the m free weights of a gauge
 -- (the others fixed at random values w0), by monodromy in the data point u; regular critical
--- points off the vertex whose images are distinct are counted (a lower bound unless confirmed)
-lcasMonodromyED = (N, metric, columns, repeats) -> (
+-- points off the vertex whose images are distinct are counted (a lower bound unless confirmed); target > 0:
+-- the number of critical points on the slice an exact count gave, where monodromy may stop
+lcasMonodromyED = (N, metric, columns, repeats, target) -> (
     needsPackage "MonodromySolver";
     (R, B, G) := if instance(metric, List) then lcasUnitScale lcasDataCoordinates(N, QQ, metric)
         else ((R0, B0, nc) := lcasSpanCoordinates(N, QQ, columns); (R0, B0, null));
@@ -157,7 +158,8 @@ lcasMonodromyED = (N, metric, columns, repeats) -> (
     u0 := F0 - (va || vb);
     t0 := cpuTime();
     (V, npaths) := (value "monodromySolve")(PS, (value "point") {flatten entries u0}, {(value "point") s0},
-        (value "NumberOfRepeats") => repeats, (value "NumberOfNodes") => 4, Verbose => false);
+        (value "NumberOfRepeats") => repeats, (value "NumberOfNodes") => 4, Verbose => false,
+        (value "TargetSolutionCount") => (if target > 0 then target else null));
     sols := (value "points") V#(value "PartialSols");
     -- images of the regular critical points, told apart to 1e-6 relative to their size
     images := new MutableHashTable;
@@ -182,7 +184,7 @@ lcasSpanEntry = (N, metric, kk, columns) -> if instance(metric, List) then
     {"span" => #((lcasSpanCoordinates(N, kk, columns))#1)} else {}
 
 edDegreeRecord = method(Options => {Metric => "generic", Strategy => "Lagrange", CoefficientRing => null,
-        Columns => 1, MonodromyRepeats => 8})
+        Columns => 1, MonodromyRepeats => 8, TargetCount => 0})
 edDegreeRecord NeuralNetwork := o -> N -> (
     metric := lcasMetric o.Metric;
     base := lcasRecordBase() | {"parameters" => N#"parameters", "strategy" => o.Strategy,
@@ -194,7 +196,9 @@ edDegreeRecord NeuralNetwork := o -> N -> (
             {"prime" => p} | lcasLagrangeED(N, metric, p, o.Columns) | lcasSpanEntry(N, metric, ZZ/p, o.Columns))
         else if o.Strategy === "Monodromy" then (
             lcasCount("MonodromyRepeats", o.MonodromyRepeats, 1);
-            lcasMonodromyED(N, metric, o.Columns, o.MonodromyRepeats) | lcasSpanEntry(N, metric, QQ, o.Columns))
+            lcasCount("TargetCount", o.TargetCount, 0);
+            lcasMonodromyED(N, metric, o.Columns, o.MonodromyRepeats, o.TargetCount) | {"target" => o.TargetCount} |
+                lcasSpanEntry(N, metric, QQ, o.Columns))
         else error "LightningCAS: Strategy must be \"Lagrange\" or \"Monodromy\""))
 edDegreeRecord(List, List, ZZ) := o -> (widths, attention, tokens) ->
     edDegreeRecord(neuralNetwork(widths, attention, tokens), o)

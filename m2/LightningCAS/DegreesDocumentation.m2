@@ -106,6 +106,7 @@ doc ///
         [edDegreeRecord, CoefficientRing]
         [edDegreeRecord, Columns]
         [edDegreeRecord, MonodromyRepeats]
+        [edDegreeRecord, TargetCount]
     Headline
         the Euclidean-distance degree of a neurovariety
     Usage
@@ -125,6 +126,9 @@ doc ///
         Columns=>ZZ
         MonodromyRepeats=>ZZ
             monodromy stops after this many loops without a new solution
+        TargetCount=>ZZ
+            when positive, the number of critical points on the gauge slice an exact count gave
+            (lightning-cas passes msolve's): monodromy stops as soon as it has found that many
     Outputs
         :HashTable
             with keys {\tt "ed_degree"}, {\tt "dimension"} and {\tt "coordinates"} of the variety the
@@ -151,6 +155,7 @@ doc ///
         [edDegree, CoefficientRing]
         [edDegree, Columns]
         [edDegree, MonodromyRepeats]
+        [edDegree, TargetCount]
     Headline
         the Euclidean-distance degree of a neurovariety or of any variety
     Usage
@@ -195,6 +200,15 @@ doc ///
         MonodromyRepeats
     Headline
         loops without a new solution before monodromy stops
+    SeeAlso
+        edDegreeRecord
+///
+
+doc ///
+    Key
+        TargetCount
+    Headline
+        the number of critical points on the slice an exact count gave: monodromy stops there
     SeeAlso
         edDegreeRecord
 ///

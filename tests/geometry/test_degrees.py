@@ -109,10 +109,20 @@ def test_results_round_trip_and_recompute_in_macaulay2(session, tmp_path):
 
 
 @pytest.mark.slow
-def test_monodromy_reports_a_lower_bound_below_the_exact_count(session):
-    res = ed_degree(SEGRE, method="monodromy", session=session, repeats=5)
+def test_monodromy_reports_a_lower_bound_below_the_exact_count(session, tmp_path):
+    # no msolve: no exact count to stop at, so monodromy's count is a lower bound
+    res = ed_degree(SEGRE, method="monodromy", session=session, repeats=5, msolve=str(tmp_path / "none"))
     assert res.lower_bound and res.certainty == "numeric" and 1 <= res.ed_degree <= 10
-    assert "lower bound" in res.text()
+    assert "lower bound" in res.text() and any("msolve was not found" in n for n in res.notes)
+
+
+def test_monodromy_stops_at_msolves_exact_count(session):
+    # the Segre cone's 10 (the Lagrange count): monodromy is told msolve's number on the slice
+    res = ed_degree(SEGRE, method="monodromy", session=session, repeats=3)
+    lagrange = ed_degree(SEGRE, method="lagrange", session=session)
+    assert (res.ed_degree, res.lower_bound, res.certainty) == (lagrange.ed_degree, False, "probabilistic")
+    assert res.primes and any("msolve" in n for n in res.notes)
+    assert "lower bound" not in res.text()
 
 
 def test_refusals_before_any_work():
