@@ -184,6 +184,8 @@ def _prefix_causes(net: Network, ar, wc, ech: RowEchelon, kernel: int, rng) -> l
             break
         if isinstance(net.blocks[k], Power) and isinstance(net.blocks[k + 1], Power):
             continue
+        if any(e + 1 - c.residual <= k < e for e, c in enumerate(net.blocks) if c.residual):
+            continue  # a residual group's skip crosses the prefix's end: its output is not all the rest sees
         prefix = Network(net.input, net.tokens, net.blocks[: k + 1])
         n = _samples(net, prefix.parameters, prefix.rows_per_sample, net.input)
         K = _kernel(

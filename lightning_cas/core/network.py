@@ -85,6 +85,7 @@ from lightning_cas.core.residual_groups import weight_degree as stack_weight_deg
 from lightning_cas.core.transformer import transformer_blocks
 from lightning_cas.errors import InputError
 
+
 @dataclass(frozen=True)
 class Network:
     """A network: input width, token count, blocks (validated and with every default resolved).

@@ -58,15 +58,22 @@ def _linear_in(block) -> bool:
 
 
 def _streams(net: Network) -> list[tuple[int, int]]:
-    """Interfaces 0..n (0 the input, n the output) joined by residual blocks: (first, last) of each class."""
+    """Interfaces 0..n (0 the input, n the output) joined by residual blocks: (first, last) of each class. A
+    stream runs through a block that is a residual group of its own (Y + b(Y)) and starts no larger group; a
+    larger group's skip carries its input past blocks that a change of the stream would not conjugate."""
     n, out, k = len(net.blocks), [], 0
     while k <= n:
         e = k
-        while e < n and net.blocks[e].residual:
+        while e < n and net.blocks[e].residual == 1 and not _starts_group(net, e, 2):
             e += 1
         out.append((k, e))
         k = e + 1
     return out
+
+
+def _starts_group(net: Network, i: int, size: int) -> bool:
+    """A residual group of at least ``size`` blocks starts at block i."""
+    return any(j + 1 - b.residual == i for j, b in enumerate(net.blocks) if b.residual >= size)
 
 
 def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
@@ -76,17 +83,17 @@ def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
         if s == 0 or e == n:
             continue  # the input or the output is fixed
         producer, consumer = net.blocks[s - 1], net.blocks[e]
-        if not _linear_out(producer):
-            continue
+        if not _linear_out(producer) or net.skip_out(s - 1) or net.skip_in(e):
+            continue  # a skip leaves or joins the stream at its ends: no change of it is undone there
         inner_ok = all(isinstance(net.blocks[j], (Attention, MLP)) for j in range(s, e))
         if _linear_in(consumer) and inner_ok:
             actions.append(("gl", s, e, e, 1))
         elif s == e and isinstance(consumer, Power):
             j, degree = e, 1  # follow the power chain to the block that absorbs it
-            while j < n and isinstance(power := net.blocks[j], Power):
+            while j < n and isinstance(power := net.blocks[j], Power) and not net.skip_out(j):
                 degree *= power.degree
                 j += 1
-            if j < n and _linear_in(net.blocks[j]) and not net.blocks[j].residual:
+            if j < n and _linear_in(net.blocks[j]) and not any(net.skip_in(k) for k in range(e, j + 1)):
                 actions.append(("gl" if degree == 1 else "torus", s, e, j, degree))
     return actions
 
@@ -111,8 +118,8 @@ def _translation_interfaces(net: Network) -> list[int]:
     return [
         k
         for k in range(1, len(blocks))
-        if not blocks[k - 1].residual
-        and not blocks[k].residual
+        if not net.skip_out(k - 1)
+        and not net.skip_in(k)
         and _output_bias(net, k - 1) is not None
         and _input_projections(net, k)
     ]

@@ -88,7 +88,7 @@ class MLP(Block):
 
     def short(self) -> str:
         act = f"p{self.degree}" if self.polynomial else self.activation
-        return f"M{self.hidden}{act}o{self.out}"  + self.residual_tag() + ("b" if self.bias else "")
+        return f"M{self.hidden}{act}o{self.out}" + self.residual_tag() + ("b" if self.bias else "")
 
     def input_letters(self) -> list[str]:
         return ["u"]
