@@ -45,7 +45,7 @@ SUPPORTED = (
 )
 _SUPPORTED_TEXT = (
     "nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU (both forms), "
-    "nn.Tanh, nn.SiLU, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
+    "nn.Tanh, nn.SiLU, nn.TransformerEncoderLayer (post- and pre-LN), nn.TransformerEncoder, nn.Embedding (first), "
     "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped) and TorchNetwork"
 )
 
@@ -331,7 +331,8 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     (d_head = embed_dim / num_heads, biases as the module has them) with the 1/sqrt(d_head) scale folded into
     Q and b_q (exactly for square d_head, else the float64 PyTorch multiplies by); softmax, or with
     ``lightning`` our lightning variant on the same weights; ``causal`` when it is called with a causal mask.
-    A post-LN ``nn.TransformerEncoderLayer`` is attention (residual), LayerNorm, mlp (residual), LayerNorm;
+    A post-LN ``nn.TransformerEncoderLayer`` is attention (residual), LayerNorm, mlp (residual), LayerNorm; a
+    pre-LN one LayerNorm, attention (residual = 2: a group from the norm), LayerNorm, mlp (residual = 2);
     an ``nn.Embedding`` first is a linear block on one-hot token ids (the network's inputs are one-hot).
     Anything else is refused naming the module or the option, before any weight is read; the result is
     checked against the module's own forward on random inputs (the softmax network, with ``lightning``)."""

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 from lightning_cas import api  # noqa: E402
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power  # noqa: E402
+from lightning_cas.core.network import MLP, Attention, LayerNorm, Linear, Network, Power  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.system.points import load_weights  # noqa: E402
 from lightning_cas.torch_bridge import TorchNetwork, point_from_state_dict  # noqa: E402
@@ -30,6 +30,19 @@ NETS = [
         ),
     ),
     Network(3, 3, (Attention(2, heads=2, bias=True, normalization="softmax"), Linear(2, bias=True))),
+    # residual groups: pre-LN sublayers (a group of 2), nested in a group of 5 around a linear readout
+    Network(
+        3,
+        3,
+        (
+            Attention(2, causal=True, normalization="softmax"),
+            LayerNorm(),
+            Attention(2, causal=True, normalization="softmax", residual=2),
+            LayerNorm(),
+            MLP(4, activation="gelu", bias=True, residual=2),
+            Linear(3, residual=5),
+        ),
+    ),
 ]
 
 
