@@ -130,7 +130,10 @@ def test_the_package_builds_residual_groups_as_our_forward(m2, tmp_path):
     call = "{" + ", ".join("{" + ", ".join(map(str, b)) + "}" for b in blocks) + "}"
     entries = _m2_entries(tmp_path, m2, f"lightningNetwork neuralNetwork({net.input}, {net.tokens}, {call})")
     rng = np.random.default_rng(4)
-    w = [Fraction(int(a), int(b)) for a, b in zip(rng.integers(-5, 6, net.parameters), rng.integers(1, 4, net.parameters))]
+    w = [
+        Fraction(int(a), int(b))
+        for a, b in zip(rng.integers(-5, 6, net.parameters), rng.integers(1, 4, net.parameters))
+    ]
     x = [Fraction(int(a), 2) for a in rng.integers(-3, 4, net.tokens)]
     values = dict(zip(net.weight_names(), w)) | {f"x_(1,{j + 1})": v for j, v in enumerate(x)}
     ar = Rationals()

@@ -8,7 +8,7 @@ its forward pass once per weight at 150 digits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 
 from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
@@ -157,7 +157,25 @@ def draw_network(pick, family: str) -> Network:
             blocks = [_smallest(pick, kinds[0], d0)]
     if not _weights(d0, tokens, blocks):  # a weightless activation: an embedding before it
         blocks.insert(0, Linear(2, bias=True))
-    return Network(d0, tokens, tuple(blocks))
+    return Network(d0, tokens, tuple(_grouped(pick, d0, blocks)))
+
+
+def _grouped(pick, d0: int, blocks: list) -> list:
+    """Sometimes one residual group of 2 or 3 blocks (a pre-LN sublayer's shape), where the widths allow and
+    its last block ends no group of its own (single-block residuals inside it stay: nested)."""
+    widths = [d0]
+    for b in blocks:
+        widths.append(b.resolve(widths[-1]).output_width(widths[-1]))
+    spans = tuple(
+        (s, e)
+        for e in range(len(blocks))
+        for s in range(max(0, e - 2), e)
+        if widths[s] == widths[e + 1] and not blocks[e].residual
+    )
+    if not spans or not pick((False, True)):
+        return blocks
+    s, e = pick(spans)
+    return blocks[:e] + [replace(blocks[e], residual=e - s + 1)] + blocks[e + 1 :]
 
 
 def _has(blocks: list, entry) -> bool:
