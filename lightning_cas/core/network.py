@@ -26,7 +26,6 @@ output is its input plus theirs (core.residual_groups; nested or disjoint, width
 ``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Network.from_paper`` builds
 it, with the same weight order and names, and ``net.paper`` gives its numbers back (core.paper). Such a
 network is written, named and shown in the paper's words, so old result files and cache names stay valid.
-
 Validation happens here, once, before any work: a file names itself, the block and the key.
 """
 
