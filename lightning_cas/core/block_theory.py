@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from lightning_cas.core.arithmetic import ModP
-from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Position, Power
 from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
@@ -205,7 +205,7 @@ def interface_acting(blocks, k: int, w: int, m: int) -> int:
     j = k
     while j < len(blocks) and isinstance(blocks[j], Power) and not skip_in(blocks, j) and not skip_out(blocks, j):
         j += 1
-    if j == len(blocks) or skip_in(blocks, j):
+    if j == len(blocks) or skip_in(blocks, j) or isinstance(blocks[j], Position):  # Y + E absorbs nothing
         return 0
     return w * min(w, m) if j == k else w
 

@@ -19,7 +19,7 @@ weight order (block by block; inside a block as listed; every matrix row-major):
   power; ``activation`` (function): that function entrywise, no weights; ``layernorm`` (affine, bias,
   eps): PyTorch's LayerNorm over each token's features, g o (y - mean) / sqrt(var + eps) + b_g, the
   gain g and bias b_g (d each) with ``affine``; ``rmsnorm`` (affine, eps): PyTorch's RMSNorm,
-  g o y / sqrt(mean(y^2) + eps), the gain g (d) with ``affine``.
+  g o y / sqrt(mean(y^2) + eps), the gain g (d) with ``affine``; ``position``: Y + E, E (d x tokens).
 
 Every kind has ``residual`` = n >= 0 (true = 1): block i ends a residual group of blocks i - n + 1..i, whose
 output is its input plus theirs (core.residual_groups; nested or disjoint, width kept). The paper's network (the flags
@@ -38,6 +38,7 @@ __all__ = [
     "MLP",
     "Linear",
     "Power",
+    "Position",
     "Activation",
     "LayerNorm",
     "RMSNorm",
@@ -50,6 +51,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from lightning_cas.core import residual_groups
 from lightning_cas.core.blocks import (
     BLOCK_TYPES,
     MAX_BLOCKS,
@@ -62,6 +64,7 @@ from lightning_cas.core.blocks import (
     Block,
     LayerNorm,
     Linear,
+    Position,
     Power,
     RMSNorm,
     WeightMatrix,
@@ -79,8 +82,6 @@ from lightning_cas.core.network_files import (
 )
 from lightning_cas.core.paper import Paper
 from lightning_cas.core.residual_groups import group_problem, residual_group, skip_in, skip_out
-from lightning_cas.core.residual_groups import token_degrees as stack_degrees
-from lightning_cas.core.residual_groups import weight_degree as stack_weight_degree
 from lightning_cas.core.transformer import transformer_blocks
 from lightning_cas.errors import InputError
 
@@ -105,7 +106,6 @@ class Network:
         width = _top_int(self.input, "input", source, MAX_WIDTH)
         tokens = _top_int(self.tokens, "tokens", source, MAX_TOKENS)
         blocks = self.blocks
-        # the one list rule (core.checks): a list, tuple or range; a generator, set, dict or string is refused
         blocks = tuple(as_sequence(blocks, f"{source}: blocks", "blocks"))
         if not blocks:
             raise InputError(f"{source}: a network needs at least one block.")
@@ -120,7 +120,7 @@ class Network:
                     f"got {type(block).__name__}."
                 )
             try:
-                block = _plain_numbers(block).resolve(width)
+                block = _plain_numbers(block).at_tokens(tokens).resolve(width)
             except _KeyError as exc:
                 raise InputError(f"{source}: block {i} ({block.kind}): {exc.key} {exc.problem}.") from None
             resolved.append(block)
@@ -256,7 +256,7 @@ class Network:
     @property
     def token_degrees(self) -> frozenset[int]:
         """The homogeneous degrees in the tokens of the output entries (one degree unless residual)."""
-        return stack_degrees(self.blocks)
+        return residual_groups.token_degrees(self.blocks)
 
     @property
     def degree(self) -> int:
@@ -266,7 +266,7 @@ class Network:
     @property
     def weight_degree(self) -> int:
         """The degree of an output entry in the weights (Schwartz-Zippel bounds use it)."""
-        return stack_weight_degree(self.blocks)
+        return residual_groups.weight_degree(self.blocks)
 
     def skip_in(self, i: int) -> bool:
         """Block i's input also feeds a skip: no change of it can be absorbed by block i alone."""

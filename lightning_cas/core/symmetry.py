@@ -41,7 +41,7 @@ from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
 from lightning_cas.core.blocks import GroupFactor
 from lightning_cas.core.blocks.base import gl_pairs
 from lightning_cas.core.forward import split
-from lightning_cas.core.network import MLP, Attention, Network, Power
+from lightning_cas.core.network import MLP, Attention, Network, Position, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
 from lightning_cas.core.weights import flat, random_point
@@ -50,11 +50,11 @@ TANGENT_CHUNK = 512  # tangents streamed into the echelon form per step
 
 
 def _linear_out(block) -> bool:
-    return not isinstance(block, Power)
+    return not isinstance(block, (Power, Position))  # Y + E moves with its input, absorbs nothing
 
 
 def _linear_in(block) -> bool:
-    return not isinstance(block, Power)
+    return not isinstance(block, (Power, Position))
 
 
 def _streams(net: Network) -> list[tuple[int, int]]:

@@ -9,7 +9,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power, RMSNorm
+from lightning_cas.core.network import (
+    MLP,
+    Activation,
+    Attention,
+    LayerNorm,
+    Linear,
+    Network,
+    Position,
+    Power,
+    RMSNorm,
+)
 from lightning_cas.errors import InputError
 from lightning_cas.system.points import WeightPoint, point_from_arrays, state_names
 
@@ -157,6 +167,7 @@ _BRANCHES = {
     Activation: lambda b, p, Y: _FUNCTIONS[b.function](Y),
     Linear: lambda b, p, Y: p["p"] @ Y + (p["bp"][:, None] if b.bias else 0),
     Power: lambda b, p, Y: Y**b.degree,
+    Position: lambda b, p, Y: Y + p["e"],  # E (d, t): one column per token
 }
 
 

@@ -11,7 +11,8 @@
 --     V (out x d), or W (b x d) and O (out x b);
 --   mlp (hidden m, Degree r, Out, Residual): D (U Y)^{o r}, U (m x d), D (out x m), power entrywise;
 --   linear (out, Residual): P Y, P (out x d);
---   power (degree r, Residual): Y^{o r} entrywise, no weights.
+--   power (degree r, Residual): Y^{o r} entrywise, no weights;
+--   position (Residual): Y + E, E (d x tokens) a learned positional embedding, one column per token.
 -- Bias => true makes every projection of a block affine, the bias broadcast over the tokens:
 -- per head Q Y + bq, K Y + bk, V Y + bv (or W Y + bw, then one output bias bo after the head sum);
 -- U Y + bu and D (.) + bd in an mlp; P Y + bp. Biases come after their block's (head's) matrices and
@@ -70,6 +71,7 @@ isWellDefined NetworkBlock := B -> (
     else if kind === "mlp" then positive "hidden" and positive "degree" and optional "out"
     else if kind === "linear" then positive "out"
     else if kind === "power" then positive "degree"
+    else if kind === "position" then true
     else false)
 
 attentionBlock = method(Options => {Heads => 1, Value => null, Out => null, Causal => false, Residual => false,
@@ -111,6 +113,11 @@ powerBlock ZZ := o -> r -> (
     lcasResidualCheck o.Residual;
     new NetworkBlock from {"kind" => "power", "degree" => r, "residual" => o.Residual})
 
+positionBlock = method(Options => {Residual => false})
+installMethod(positionBlock, o -> () -> (
+    lcasResidualCheck o.Residual;
+    new NetworkBlock from {"kind" => "position", "residual" => o.Residual}))
+
 -- a block from its integer list, the form the Python side writes into scripts:
 -- {0, heads, a, b, out, causal, residual} (b = 0: full V), {1, hidden, degree, out, residual},
 -- {2, out}, {3, degree}; causal is 0 or 1, residual n >= 0 (the blocks of the group it ends); a last 0
@@ -123,24 +130,25 @@ lcasBlockFromList = (L, i) -> (
     if not instance(L, List) or #L == 0 or not all(L, x -> instance(x, ZZ)) then
         error("LightningCAS: " | where | " must be a list of integers, got " | toString L);
     code := L#0;
-    size := {7, 5, 2, 2};
-    longest := {8, 6, 4, 3};
-    if code < 0 or code > 3 then error("LightningCAS: " | where | " has the unknown kind code " | toString code);
+    size := {7, 5, 2, 2, 2};
+    longest := {8, 6, 4, 3, 2};
+    if code < 0 or code > 4 then error("LightningCAS: " | where | " has the unknown kind code " | toString code);
     if #L < size#code or #L > longest#code then
         error("LightningCAS: " | where | " needs " | toString size#code | " integers, got " | toString L);
-    bias := code != 3 and #L > size#code and lcasFlag(where | " bias", L#(size#code));
+    bias := code < 3 and #L > size#code and lcasFlag(where | " bias", L#(size#code));
     count := k -> (if L#k < 0 then error("LightningCAS: " | where | " residual must be >= 0, got " | toString L#k);
         L#k);
     if code == 0 then attentionBlock(L#2, Heads => L#1, Value => (if L#3 == 0 then null else L#3),
         Out => L#4, Causal => lcasFlag(where | " causal", L#5), Residual => count 6, Bias => bias)
     else if code == 1 then mlpBlock(L#1, Degree => L#2, Out => L#3, Residual => count 4, Bias => bias)
     else if code == 2 then linearBlock(L#1, Bias => bias, Residual => if #L > 3 then count 3 else 0)
-    else powerBlock(L#1, Residual => if #L > 2 then count 2 else 0))
+    else if code == 3 then powerBlock(L#1, Residual => if #L > 2 then count 2 else 0)
+    else positionBlock(Residual => count 1))
 
 -- the block with its out resolved for input width d (checked), and its weight matrices in order
 lcasResolve = (B, d, i) -> (
     kind := B#"kind";
-    out := if kind === "power" then d else if B#"out" === null then d else B#"out";
+    out := if kind === "power" or kind === "position" then d else if B#"out" === null then d else B#"out";
     if lcasResidual B == 1 and out != d then
         error("LightningCAS: block " | toString i | " is residual, so its out must be its input width "
             | toString d | ", got " | toString out);
@@ -175,6 +183,7 @@ lcasBlockMatrices = B -> (
     else if kind === "mlp" then {(1, "u", B#"hidden", d), (1, "d", out, B#"hidden")}
         | (if b then {(1, "bu", B#"hidden", 1), (1, "bd", out, 1)} else {})
     else if kind === "linear" then {(1, "p", out, d)} | (if b then {(1, "bp", out, 1)} else {})
+    else if kind === "position" then {(1, "e", d, B#"tokens")}
     else {})
 
 ---------------------------------------------------------------------------------------------
@@ -208,6 +217,7 @@ neuralNetwork(ZZ, ZZ, List) := (inputWidth, tokens, blocks) -> (
         if not instance(B, NetworkBlock) or not isWellDefined B then
             error("LightningCAS: block " | toString i | " must be a network block or its integer list");
         R := lcasResolve(B, d, i);
+        if R#"kind" === "position" then R = new NetworkBlock from merge(R, hashTable {"tokens" => tokens}, (x, y) -> y);
         d = R#"out";
         R);
     lcasGroupsCheck(inputWidth, resolved);
@@ -275,6 +285,7 @@ lcasCutWeights = (N, take1) -> (
             if b then (bu := take1(B#"hidden", 1); (U, D, bu, take1(B#"out", 1))) else (U, D))
         else if B#"kind" === "linear" then (P := take1(B#"out", B#"input");
             if b then (P, take1(B#"out", 1)) else 1 : P)
+        else if B#"kind" === "position" then 1 : take1(B#"input", B#"tokens")
         else ()))
 
 -- entrywise power and the causal mask, for matrices (and, in Dimension.m2, for dual matrices)
@@ -314,6 +325,7 @@ lcasForward = (N, blockWeights, X) -> (
                 if b then affine(W#1, lcasEntrywisePower(affine(W#0, Y, W#2), B#"degree"), W#3)
                 else W#1 * lcasEntrywisePower(W#0 * Y, B#"degree"))
             else if B#"kind" === "linear" then (if b then affine(W#0, Y, W#1) else W#0 * Y)
+            else if B#"kind" === "position" then Y + W#0
             else lcasEntrywisePower(Y, B#"degree");
         n := lcasResidual B;
         Z = if n > 0 then inputs#(i + 1 - n) + out else out));

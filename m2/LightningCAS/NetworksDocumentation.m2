@@ -333,6 +333,29 @@ doc ///
 
 doc ///
     Key
+        positionBlock
+        [positionBlock, Residual]
+    Headline
+        a learned positional embedding
+    Usage
+        positionBlock()
+    Inputs
+        Residual => ZZ
+            end a residual group of the last $n$ blocks, true being 1 (default false)
+    Outputs
+        :NetworkBlock
+    Description
+        Text
+            $Y \mapsto Y + E$ with $E$ a $d \times t$ matrix of weights {\tt e}, one column per token:
+            affine in $E$, so the network is not homogeneous.
+        Example
+            lightningNetwork neuralNetwork(1, 2, {positionBlock(), attentionBlock 1})
+    SeeAlso
+        neuralNetwork
+///
+
+doc ///
+    Key
         powerBlock
         (powerBlock, ZZ)
         [powerBlock, Residual]

@@ -15,7 +15,17 @@ import pytest
 from lightning_cas.core.arithmetic import Float64, Rationals
 from lightning_cas.core.forward import jacobian
 from lightning_cas.core.kernel_proof import candidates
-from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power, RMSNorm
+from lightning_cas.core.network import (
+    MLP,
+    Activation,
+    Attention,
+    LayerNorm,
+    Linear,
+    Network,
+    Position,
+    Power,
+    RMSNorm,
+)
 from lightning_cas.core.symmetry import group_factors, orbit_tangents
 
 POLYNOMIAL = [
@@ -24,6 +34,8 @@ POLYNOMIAL = [
         3, 2, (Linear(3, bias=True), Power(2), Linear(3, bias=True, residual=2), Attention(1, residual=True), Linear(2))
     ),
     Network(2, 2, (Linear(2), Attention(1, value=1, residual=True), Linear(2, residual=2), Linear(1))),
+    # a positional embedding between linear blocks: Y + E absorbs no interface move
+    Network(2, 3, (Linear(2), Position(), Linear(2), Power(2), Position(residual=2), Linear(1))),
 ]
 FUNCTIONS = [
     Network(

@@ -8,7 +8,7 @@ import pytest
 from lightning_cas.backends.m2 import dimension_jacobian, jacobian_size
 from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Position, Power
 from lightning_cas.errors import M2Error, UnsupportedError
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import block_list, package_params
@@ -70,6 +70,9 @@ NETWORKS = [
     Network(2, 2, (Attention(2, heads=2, causal=True),)),
     Network(2, 2, (Attention(1, causal=True), Attention(1, causal=True))),
     Network.transformer(2, 1, 1, 1, d_mlp=2, tokens=2),
+    # a learned positional embedding, and residual groups of two blocks
+    Network(2, 2, (Position(), Attention(1, causal=True, residual=True), Linear(2, residual=2), Linear(1))),
+    Network(2, 2, (Linear(2), Power(2), Linear(2, residual=3), Linear(1))),
 ]
 
 

@@ -208,6 +208,10 @@ class Block:
         """This block with the defaults that depend on its input (out = the input width) filled in."""
         return self
 
+    def at_tokens(self, tokens: int) -> "Block":
+        """This block on a network of ``tokens`` tokens (a position block takes one column per token)."""
+        return self
+
     def check(self, width: int) -> None:
         """The kind's checks beyond its key table, on the filled block (raise ``_KeyError``)."""
 
