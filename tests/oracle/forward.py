@@ -12,7 +12,7 @@ from fractions import Fraction
 import mpmath
 from mpmath import mp
 
-from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
+from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Position, Power
 
 
 def number(v):
@@ -177,6 +177,8 @@ def forward(net: Network, weights, X, watch: Watch | None = None):
             out = _entrywise(_function(block.function, watch), Y)
         elif isinstance(block, LayerNorm):
             out = _layernorm(block, i, W, Y)
+        elif isinstance(block, Position):  # one learned column per token, added
+            out = Y + W[(i, 0, "e")]
         else:  # a new block kind must get its own definition here, not a silent pass-through
             raise NotImplementedError(f"the oracle has no forward pass for {block.kind} blocks")
         n = int(block.residual)  # true is a group of one block: Y + block(Y)
