@@ -235,7 +235,7 @@ neuralNetwork(ZZ, ZZ, List) := (inputWidth, tokens, blocks) -> (
     new NeuralNetwork from {"input" => inputWidth, "tokens" => tokens, "blocks" => resolved,
         "widths" => {inputWidth} | apply(resolved, B -> B#"out"), "matrices" => matrices,
         "parameters" => #weights, "weights" => weights,
-        "causal" => any(resolved, B -> B#?"causal" and B#"causal"), "bias" => any(resolved, lcasBiased)})
+        "causal" => any(resolved, B -> B#?"causal" and B#"causal"), "bias" => any(resolved, B -> lcasBiased B or B#"kind" === "position")})  -- E is a constant too
 
 -- the paper's network: widths {d_0, ..., d_L}, attention {a_1, ..., a_L}, optional heads per layer
 neuralNetwork(List, List, ZZ) := (widths, attention, tokens) -> neuralNetwork(widths, attention, tokens, null)

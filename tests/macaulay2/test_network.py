@@ -73,6 +73,7 @@ NETWORKS = [
     # a learned positional embedding, and residual groups of two blocks
     Network(2, 2, (Position(), Attention(1, causal=True, residual=True), Linear(2, residual=2), Linear(1))),
     Network(2, 2, (Linear(2), Power(2), Linear(2, residual=3), Linear(1))),
+    Network(1, 2, (Position(), Attention(1, causal=True))),  # a causal network whose zero tokens move
 ]
 
 
