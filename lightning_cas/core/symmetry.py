@@ -8,7 +8,9 @@ GL(width), acting on the output of the first and the input of the second; across
 inside an mlp the scaling of each hidden neuron (GL(hidden) for degree 1). A residual stream joins
 the interfaces it runs through: one GL(width) acts on all of them together (every block on the
 stream conjugated), and only when the stream is bounded by linear blocks on both ends (a stream that
-starts at the input or ends at the output is fixed). Head and neuron permutations are finite.
+starts at the input or ends at the output is fixed). A residual group of several blocks carries its
+input past them: nothing acts where its skip leaves (``Network.skip_in``) or joins (``skip_out``), and a
+stream runs only through blocks that are groups of their own. Head and neuron permutations are finite.
 
 Biases ride along with their matrices: a bias is the column of its matrix that multiplies a row of ones,
 so whatever multiplies a matrix from the left multiplies its bias too (b_q with Q under GL(a), b_w with

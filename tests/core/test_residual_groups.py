@@ -136,3 +136,10 @@ def test_degrees_follow_the_groups():
     net = Network(2, 2, (Linear(2), Power(2), Power(2, residual=2)))
     assert net.token_degrees == frozenset({1, 4})
     assert net.weight_degree == 4
+
+
+def test_skip_in_and_skip_out_say_where_a_skip_leaves_and_joins():
+    assert [NESTED.skip_in(i) for i in range(6)] == [False, True, False, False, False, False]
+    assert [NESTED.skip_out(i) for i in range(6)] == [False, False, True, False, True, False]
+    single = Network(2, 2, (Linear(2), MLP(2, residual=True)))
+    assert (single.skip_in(1), single.skip_out(1), single.skip_in(0), single.skip_out(0)) == (True, True, False, False)

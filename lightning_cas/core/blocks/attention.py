@@ -50,6 +50,7 @@ class Attention(Block):
     bias: bool = False
     kind: ClassVar[str] = "attention"
     mixes_tokens: ClassVar[bool] = True
+    residual_written: ClassVar[bool] = True
     KEYS: ClassVar[tuple[Key, ...]] = (
         Key("attention", "positive", MAX_WIDTH),
         Key("heads", "positive", MAX_HEADS),

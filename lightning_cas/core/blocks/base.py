@@ -132,6 +132,7 @@ class Block:
     shift_invariant: ClassVar[bool] = False  # it maps y + c 1 as y (LayerNorm subtracts the mean)
     keeps_span: ClassVar[bool] = False  # it scales each token's vector by a positive number (RMSNorm)
     mean_free: ClassVar[bool] = False  # before its gain and bias, its output has mean 0 (LayerNorm)
+    residual_written: ClassVar[bool] = False  # its files write residual = false (kinds that had it before groups)
 
     @property
     def polynomial(self) -> bool:
@@ -247,7 +248,7 @@ class Block:
         n = out.get("residual")
         if isinstance(n, int) and not isinstance(n, bool) and n <= 1:
             out["residual"] = bool(n)
-        if not n and self.kind not in ("attention", "mlp"):
+        if not n and not self.residual_written:
             out.pop("residual", None)
         return out
 

@@ -47,6 +47,7 @@ class MLP(Block):
     bias: bool = False
     activation: str = "power"
     kind: ClassVar[str] = "mlp"
+    residual_written: ClassVar[bool] = True
     KEYS: ClassVar[tuple[Key, ...]] = (
         Key("hidden", "positive", MAX_WIDTH),
         Key("degree", "positive", MAX_DEGREE),
