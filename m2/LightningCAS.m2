@@ -24,6 +24,7 @@ export {
     "mlpBlock",
     "linearBlock",
     "powerBlock",
+    "positionBlock",
     "lightningWeights",
     "lightningNetwork",
     -- dimension

@@ -7,7 +7,7 @@ that no input can see (to first order):
 
 * **junction**: a block whose output is linear in its output matrices and bias (mlp D, b_d; linear P, b_p;
   attention V or O, b_v, b_o) followed by a block that reads the stream only through matrices (mlp U,
-  linear P, attention Q, K, V or W), neither residual: y -> E y before and M -> M E^-1 after,
+  linear P, attention Q, K, V or W), no residual skip leaving or joining there: y -> E y before, M -> M E^-1 after,
   d^2 directions (only the diagonal ones after a LayerNorm, whose output is g o z + b_g);
 * **bias shift**: the output bias of the first moved by e, every input bias of the second by -M e;
 * **ReLU units** (``core.relu_kernels``): scalings, dead units, blind spots, always-active units and unit
@@ -50,7 +50,7 @@ def _constant_bias(b) -> str | None:
     """The bias that shifts the whole output of a (non-residual) block by itself, or None. A lightning head's
     value bias is not one: its output (V Y + b_v 1^T) A moves by b_v (1^T A), which varies with the tokens; a
     softmax head's is (the columns of A sum to 1), and so are b_o, b_d, b_p and LayerNorm's b_g."""
-    return None if b.residual else b.output_bias()
+    return b.output_bias()
 
 
 def _junctions(vs: Vectors) -> None:
@@ -58,10 +58,10 @@ def _junctions(vs: Vectors) -> None:
     widths = vs.net.widths
     for i in range(len(blocks) - 1):
         first, second = blocks[i], blocks[i + 1]
-        if not affine_in(second):
-            continue
+        if not affine_in(vs.net, i + 1):
+            continue  # (also when a residual skip leaves or joins at this interface)
         d = widths[i + 1]
-        if affine_out(first):
+        if affine_out(vs.net, i):
             for a in range(d):
                 for c in range(d):
                     vec: dict = {}
@@ -93,7 +93,7 @@ def _junctions(vs: Vectors) -> None:
 def _layernorm_shifts(vs: Vectors) -> None:
     blocks = vs.net.blocks
     for i in range(1, len(blocks)):
-        if not blocks[i].shift_invariant:
+        if not blocks[i].shift_invariant or vs.net.skip_in(i):  # the norm alone reads the shifted stream
             continue
         mats, bias = output_letters(blocks[i - 1])  # residual or not: y + f(y) + c 1 is as unseen as f(y) + c 1
         bias = bias if mats else blocks[i - 1].output_bias()  # a norm's b_g (LayerNorm after LayerNorm)
@@ -132,8 +132,8 @@ def _norm_planes_and_rotations(vs: Vectors) -> None:
                     if bias is not None:
                         plane[bias.offset + r] = -offset
                     vs.add(f"{name} plane", plane)
-        if i == 0 or not affine_out(blocks[i - 1]) or not affine_in(nxt):
-            continue  # a rotation changes the stream itself: no residual on either side
+        if i == 0 or not affine_out(vs.net, i - 1) or not affine_in(vs.net, i + 1):
+            continue  # a rotation changes the stream itself: no skip on either side
         for a in range(len(basis)):
             for b in range(a + 1, len(basis)):
                 u, v = basis[a], basis[b]
@@ -168,7 +168,7 @@ def _norm_spans(vs: Vectors) -> None:
     blocks, widths = vs.net.blocks, vs.net.widths
     for i in range(1, len(blocks) - 1):
         nb, prev, nxt = blocks[i], blocks[i - 1], blocks[i + 1]
-        if not nb.keeps_span or not affine_out(prev) or not affine_in(nxt):
+        if not nb.keeps_span or not affine_out(vs.net, i - 1) or not affine_in(vs.net, i + 1):
             continue
         d = widths[i]
         g = [vs.entry(vs.mats(i, "g")[0], r, 0) for r in range(d)] if vs.mats(i, "g") else [Fraction(1)] * d

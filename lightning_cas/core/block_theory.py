@@ -17,6 +17,9 @@ Every network's dimension is at most
 * for every block whose own map space is smaller than its weights (an mlp of degree r, hidden m on
   width w gives at most out C(w + r - 1, r) dimensions), the filling bound (``filling_bounds``).
 
+A residual group of several blocks (a pre-LN layer) carries an interface past others, so no split bound is
+given and no published formula applies: parameters - orbit, the ambient and the filling bounds remain.
+
 Inside their regimes the published formulas give the value (claims until a computation confirms
 them; a disagreement is a finding): Henry (2026) for causal softmax attention with merged weights
 (a = d), with and without residual connections; Henry (2026) for one factored multi-head softmax
@@ -32,10 +35,11 @@ import math
 import numpy as np
 
 from lightning_cas.core.arithmetic import ModP
-from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Position, Power
 from lightning_cas.core.predictions import Prediction
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
+from lightning_cas.core.residual_groups import largest, skip_in, skip_out, token_degrees
 from lightning_cas.core.symmetry import generic_orbit_dimension, random_weights, tangent_blocks
 
 # (d_0, r, m): the Alexander-Hirschowitz exceptions beyond r = 2, where m generic r-th powers of linear
@@ -92,8 +96,12 @@ def _shallow_output_bias(net: Network) -> tuple[int, int, int] | None:
 
 
 def published(net: Network) -> Prediction | None:
-    """The published formula whose regime this network is in, or None."""
-    shallow = _shallow_one_output(net)
+    """The published formula whose regime this network is in, or None (none speaks of residual groups of
+    several blocks, nor of shallow networks with a residual)."""
+    if largest(net.blocks) > 1:
+        return None
+    plain = not any(b.residual for b in net.blocks)
+    shallow = _shallow_one_output(net) if plain else None
     if shallow is not None:
         d0, r, m = shallow
         value, case = alexander_hirschowitz(d0, r, m)
@@ -105,7 +113,7 @@ def published(net: Network) -> Prediction | None:
             f"shallow polynomial network, one output{affine}: d_0 = {d0}, r = {r}, m = {m}; {case}",
             "proved",
         )
-    shifted = _shallow_output_bias(net)
+    shifted = _shallow_output_bias(net) if plain else None
     if shifted is not None:  # the constant is a coordinate of its own (degree 0, the powers have degree r)
         d0, r, m = shifted
         value, case = alexander_hirschowitz(d0, r, m)
@@ -167,10 +175,7 @@ def published(net: Network) -> Prediction | None:
 
 
 def _degrees(blocks) -> frozenset[int]:
-    degrees = frozenset({1})
-    for b in blocks:
-        degrees = b.token_degrees(degrees)
-    return degrees
+    return token_degrees(blocks)
 
 
 def _row_space(net: Network, blocks) -> int:
@@ -198,9 +203,9 @@ def interface_acting(blocks, k: int, w: int, m: int) -> int:
     and a non-residual block linear in its input absorbs it (diag(c) F -> diag(c^R) F^R); else nothing (a
     residual block Y + b(Y) absorbs no change of Y)."""
     j = k
-    while j < len(blocks) and isinstance(blocks[j], Power):
+    while j < len(blocks) and isinstance(blocks[j], Power) and not skip_in(blocks, j) and not skip_out(blocks, j):
         j += 1
-    if j == len(blocks) or blocks[j].residual:
+    if j == len(blocks) or skip_in(blocks, j) or isinstance(blocks[j], Position):  # Y + E absorbs nothing
         return 0
     return w * min(w, m) if j == k else w
 
@@ -209,6 +214,8 @@ def split_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
     """The split bounds of the module docstring, one per interface with weights on both sides."""
     out = []
     blocks = net.blocks
+    if largest(blocks) > 1:
+        return out  # a group's skip crosses some interface: the rest is not a function of the interface alone
     for k in range(1, len(blocks)):
         prefix, rest = blocks[:k], blocks[k:]
         if not _weights(net, prefix) or not _weights(net, rest):
@@ -305,9 +312,7 @@ def expected(net: Network, seed: int = 0) -> Prediction:
         bounds += filling_bounds(net, seed)
     value = min(b[1] for b in bounds)
     tight = [b[0] for b in bounds if b[1] == value]
-    polynomial_stack = all(
-        isinstance(b, (Linear, Power)) or (isinstance(b, MLP) and not b.residual) for b in net.blocks
-    )
+    polynomial_stack = all(isinstance(b, (Linear, Power, MLP)) and not b.residual for b in net.blocks)
     if polynomial_stack:
         regime = (
             "polynomial network: the expected dimension sum d_i d_(i-1) - sum_hidden d_i, capped by the "

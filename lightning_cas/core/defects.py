@@ -34,7 +34,7 @@ from lightning_cas.core import gfp
 from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.block_theory import block_alone, block_space, expected, published
 from lightning_cas.core.checks import derived_seed
-from lightning_cas.core.forward import RULES, jacobian, split
+from lightning_cas.core.forward import jacobian, prefix
 from lightning_cas.core.network import Attention, Network, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
@@ -70,10 +70,7 @@ def null_space(ech: RowEchelon, prime: int) -> np.ndarray:
 
 def prefix_output(net: Network, ar, wc, X, upto: int):
     """The input of block ``upto``: blocks 0..upto-1 applied to X."""
-    Y = X
-    for block, heads in list(zip(net.blocks, split(net, ar, wc)))[:upto]:
-        Y, _ = RULES[type(block)](ar, block, heads, Y, None, False)
-    return Y
+    return prefix(net, ar, wc, X, upto)
 
 
 def _samples(net: Network, columns: int, rows_per_sample: int, width: int) -> int:
@@ -187,6 +184,8 @@ def _prefix_causes(net: Network, ar, wc, ech: RowEchelon, kernel: int, rng) -> l
             break
         if isinstance(net.blocks[k], Power) and isinstance(net.blocks[k + 1], Power):
             continue
+        if any(e + 1 - c.residual <= k < e for e, c in enumerate(net.blocks) if c.residual):
+            continue  # a residual group's skip crosses the prefix's end: its output is not all the rest sees
         prefix = Network(net.input, net.tokens, net.blocks[: k + 1])
         n = _samples(net, prefix.parameters, prefix.rows_per_sample, net.input)
         K = _kernel(

@@ -172,18 +172,22 @@ def bound(P: int, cands: Candidates, passed: list[bool]) -> KernelBound:
 
 
 def _relu_free(net: Network) -> Network:
-    """The network with each ReLU replaced by the identity and each ReLU mlp by a degree-1 mlp: with its 0/1
-    patterns fixed, a ReLU multiplies by a constant, so these have the degrees of the original's Jacobian."""
+    """The network with each ReLU replaced by the identity (a power block of degree 1, keeping its residual and
+    the groups' places) and each ReLU mlp by a degree-1 mlp: with its 0/1 patterns fixed, a ReLU multiplies by
+    a constant, so these have the degrees of the original's Jacobian."""
     from dataclasses import replace
 
-    from lightning_cas.core.network import MLP, Activation
+    from lightning_cas.core.network import MLP, Activation, Power
 
     blocks = tuple(
-        replace(b, activation="power", degree=1) if isinstance(b, MLP) and b.activation == "relu" else b
+        replace(b, activation="power", degree=1)
+        if isinstance(b, MLP) and b.activation == "relu"
+        else Power(1, residual=b.residual)
+        if isinstance(b, Activation) and b.function == "relu"
+        else b
         for b in net.blocks
-        if not (isinstance(b, Activation) and b.function == "relu")
     )
-    return Network(net.input, net.tokens, blocks or (net.blocks[0],))
+    return Network(net.input, net.tokens, blocks)
 
 
 def _lcm_denominator(values) -> int:
@@ -198,10 +202,7 @@ def denominator(net: Network, values, X) -> int:
     """D with D * (J v) an integer vector for every integer v: J's entries are polynomials with integer
     coefficients in the weights and the inputs, of degree at most the network's in each."""
     plain = _relu_free(net)
-    wdeg, tdeg = 0, frozenset({1})
-    for b in plain.blocks:
-        wdeg, tdeg = b.weight_degree(wdeg), b.token_degrees(tdeg)
-    xdeg = max(tdeg, default=1)
+    wdeg, xdeg = plain.weight_degree, max(plain.token_degrees, default=1)
     return _lcm_denominator(values) ** wdeg * _lcm_denominator(np.asarray(X, dtype=object).reshape(-1)) ** xdeg
 
 
@@ -219,10 +220,7 @@ def size_bounds(net: Network, values, X, patterns: dict | None, ints) -> list[in
     sizes = [abs(float(v)) for v in values] + [abs(float(x)) for x in np.asarray(X, dtype=object).reshape(-1)]
     nonzero = [s for s in sizes if s > 0]
     plain = _relu_free(net)
-    degree = 0
-    for b in plain.blocks:
-        degree = b.weight_degree(degree)
-    degree += max(_token_degrees(plain), default=1)
+    degree = plain.weight_degree + max(plain.token_degrees, default=1)
     if nonzero and degree * max(abs(math.log10(min(nonzero))), abs(math.log10(max(nonzero)))) > FLOAT_SAFE:
         return None
     f = Float64()
@@ -240,13 +238,6 @@ def size_bounds(net: Network, values, X, patterns: dict | None, ints) -> list[in
     if not np.all(np.isfinite(B)):
         return None
     return [int(math.ceil(b)) + 1 for b in B]
-
-
-def _token_degrees(net: Network) -> frozenset[int]:
-    tdeg = frozenset({1})
-    for b in net.blocks:
-        tdeg = b.token_degrees(tdeg)
-    return tdeg
 
 
 def primes_needed(D: int, bounds: list[int], known: list[int], values, X, top: int) -> list[int]:

@@ -61,8 +61,8 @@ def reachable(net: Network, mats) -> list[list]:
             else:
                 new = [r for M in images for r in _rows(ar.matmul(B, np.ascontiguousarray(M.T)))] if len(B) else []
             new = new + _bias_images(b, mats[j])
-            if b.residual:
-                new = new + S[j]
+        if b.residual:  # a residual group ends here: its input passes through
+            new = new + S[j + 1 - b.residual]
         S.append(row_basis(new, out))
     return S
 
@@ -94,14 +94,14 @@ def invisible(net: Network, mats) -> list[list]:
         b, d = net.blocks[j], widths[j]
         if not b.input_letters():
             continue  # it reads the stream itself (a power block): no change of its input is invisible
+        # the residual groups starting here carry the input past their blocks to their ends
+        skips = [annihilator(N[k + 1], d) for k, c in enumerate(net.blocks) if c.residual and k + 1 - c.residual == j]
         if isinstance(b, Linear):
             A = np.array(annihilator(N[j + 1], widths[j + 1]), dtype=object).reshape(-1, widths[j + 1])
-            N[j] = nullspace(_rows(Rationals().matmul(A, mats[j][0]["p"])), d) if len(A) else nullspace([], d)
-            continue
-        reads = [r for h in mats[j] for letter in b.input_letters() for r in _rows(h[letter])]
-        if b.residual:
-            reads += annihilator(N[j + 1], d)
-        N[j] = nullspace(reads, d)
+            reads = _rows(Rationals().matmul(A, mats[j][0]["p"])) if len(A) else []
+        else:
+            reads = [r for h in mats[j] for letter in b.input_letters() for r in _rows(h[letter])]
+        N[j] = nullspace(reads + [r for skip in skips for r in skip], d)
     return N
 
 

@@ -19,13 +19,13 @@ weight order (block by block; inside a block as listed; every matrix row-major):
   power; ``activation`` (function): that function entrywise, no weights; ``layernorm`` (affine, bias,
   eps): PyTorch's LayerNorm over each token's features, g o (y - mean) / sqrt(var + eps) + b_g, the
   gain g and bias b_g (d each) with ``affine``; ``rmsnorm`` (affine, eps): PyTorch's RMSNorm,
-  g o y / sqrt(mean(y^2) + eps), the gain g (d) with ``affine``.
+  g o y / sqrt(mean(y^2) + eps), the gain g (d) with ``affine``; ``position``: Y + E, E (d x tokens).
 
-A residual block returns Y + block(Y) and needs out = d. The paper's network (the flags
+Every kind has ``residual`` = n >= 0 (true = 1): block i ends a residual group of blocks i - n + 1..i, whose
+output is its input plus theirs (core.residual_groups; nested or disjoint, width kept). The paper's network (the flags
 ``--widths/--attention/--heads``) is the stack of plain attention blocks; ``Network.from_paper`` builds
 it, with the same weight order and names, and ``net.paper`` gives its numbers back (core.paper). Such a
 network is written, named and shown in the paper's words, so old result files and cache names stay valid.
-
 Validation happens here, once, before any work: a file names itself, the block and the key.
 """
 
@@ -38,17 +38,20 @@ __all__ = [
     "MLP",
     "Linear",
     "Power",
+    "Position",
     "Activation",
     "LayerNorm",
     "RMSNorm",
     "WeightMatrix",
     "describe_block",
+    "residual_group",
 ]
 
 import functools
 import math
 from dataclasses import dataclass, field
 
+from lightning_cas.core import residual_groups
 from lightning_cas.core.blocks import (
     BLOCK_TYPES,
     MAX_BLOCKS,
@@ -61,6 +64,7 @@ from lightning_cas.core.blocks import (
     Block,
     LayerNorm,
     Linear,
+    Position,
     Power,
     RMSNorm,
     WeightMatrix,
@@ -77,10 +81,9 @@ from lightning_cas.core.network_files import (
     toml_text,
 )
 from lightning_cas.core.paper import Paper
+from lightning_cas.core.residual_groups import group_problem, residual_group, skip_in, skip_out
 from lightning_cas.core.transformer import transformer_blocks
 from lightning_cas.errors import InputError
-
-# ---------------------------------------------------------------- the network
 
 
 @dataclass(frozen=True)
@@ -103,13 +106,12 @@ class Network:
         width = _top_int(self.input, "input", source, MAX_WIDTH)
         tokens = _top_int(self.tokens, "tokens", source, MAX_TOKENS)
         blocks = self.blocks
-        # the one list rule (core.checks): a list, tuple or range; a generator, set, dict or string is refused
         blocks = tuple(as_sequence(blocks, f"{source}: blocks", "blocks"))
         if not blocks:
             raise InputError(f"{source}: a network needs at least one block.")
         if len(blocks) > MAX_BLOCKS:
             raise InputError(f"{source}: {len(blocks)} blocks is above the supported maximum of {MAX_BLOCKS}.")
-        resolved = []
+        resolved, widths = [], [width]
         for i, block in enumerate(blocks):
             if not isinstance(block, Block):
                 names = [cls.__name__ for cls in BLOCK_TYPES.values()]
@@ -118,28 +120,32 @@ class Network:
                     f"got {type(block).__name__}."
                 )
             try:
-                block = _plain_numbers(block).resolve(width)
+                block = _plain_numbers(block).at_tokens(tokens).resolve(width)
             except _KeyError as exc:
                 raise InputError(f"{source}: block {i} ({block.kind}): {exc.key} {exc.problem}.") from None
             resolved.append(block)
             width = block.output_width(width)
+            widths.append(width)
+        problem = group_problem(resolved, widths)
+        if problem is not None:
+            raise InputError(f"{source}: {problem}.")
         object.__setattr__(self, "input", int(self.input))
         object.__setattr__(self, "tokens", tokens)
         object.__setattr__(self, "blocks", tuple(resolved))
         if not self.parameters:
             raise InputError(f"{source}: the network has no weights (only power blocks); there is nothing to compute.")
         # the largest degree by arithmetic (one degree through every block), before any degree set is built
-        top: frozenset[int] = frozenset({1})
+        tops: list[frozenset[int]] = [frozenset({1})]
         for i, block in enumerate(self.blocks, start=1):
-            top = block.token_degrees(top)
+            top = block.token_degrees(tops[-1]) | (tops[i - block.residual] if block.residual else frozenset())
             top = frozenset({max(top)}) if top else top
+            tops.append(top)
             if top and max(top) > MAX_NETWORK_DEGREE:
                 raise InputError(
                     f"{source}: the network has degree {max(top)} in the tokens after block {i}, above "
                     f"the supported maximum of {MAX_NETWORK_DEGREE}."
                 )
 
-    # ---- the paper's network ----------------------------------------------------------------
     @classmethod
     def from_paper(cls, widths, attention=None, tokens=2, normalization: str = "none", heads=None) -> "Network":
         """The paper's stack of plain attention blocks from its numbers (or from a `Paper`): validated once
@@ -166,7 +172,6 @@ class Network:
         widths, attention, heads, normalization = stack
         return Paper(widths, attention, self.tokens, normalization, heads)
 
-    # ---- reading and writing -------------------------------------------------------------
     @classmethod
     def from_dict(cls, data, source: str = "network") -> "Network":
         paper_keys, network_keys = {"widths", "attention"}, {"input", "block", "blocks"}
@@ -199,7 +204,6 @@ class Network:
         """The TOML form of a network file (``load_network`` reads it back to an equal network)."""
         return toml_text(self.input, self.tokens, self.blocks)
 
-    # ---- derived quantities --------------------------------------------------------------
     @property
     def widths(self) -> tuple[int, ...]:
         """The width before every block and after the last: d_0, ..., d_n."""
@@ -252,10 +256,7 @@ class Network:
     @property
     def token_degrees(self) -> frozenset[int]:
         """The homogeneous degrees in the tokens of the output entries (one degree unless residual)."""
-        degrees = frozenset({1})
-        for b in self.blocks:
-            degrees = b.token_degrees(degrees)
-        return degrees
+        return residual_groups.token_degrees(self.blocks)
 
     @property
     def degree(self) -> int:
@@ -265,10 +266,15 @@ class Network:
     @property
     def weight_degree(self) -> int:
         """The degree of an output entry in the weights (Schwartz-Zippel bounds use it)."""
-        degree = 0
-        for b in self.blocks:
-            degree = b.weight_degree(degree)
-        return degree
+        return residual_groups.weight_degree(self.blocks)
+
+    def skip_in(self, i: int) -> bool:
+        """Block i's input also feeds a skip: no change of it can be absorbed by block i alone."""
+        return skip_in(self.blocks, i)
+
+    def skip_out(self, i: int) -> bool:
+        """Block i's output is added to a skip: no change can be pushed out of it into the next block."""
+        return skip_out(self.blocks, i)
 
     @property
     def weight_matrices(self) -> tuple[WeightMatrix, ...]:
@@ -351,7 +357,6 @@ class Network:
             return str(self.paper)
         return f"input={self.input} tokens={self.tokens} blocks=" + " | ".join(describe_block(b) for b in self.blocks)
 
-    # ---- shorthands ------------------------------------------------------------------------
     @classmethod
     def transformer(
         cls,

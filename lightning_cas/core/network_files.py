@@ -32,7 +32,7 @@ def describe_block(b: Block) -> str:
         and not (f.name == "activation" and getattr(b, f.name) == "power")
         and not (f.name == "degree" and not b.polynomial)
     ]  # an mlp's relu, gelu or tanh has no degree
-    parts = [f"{f.name}={getattr(b, f.name)}" for f in shown]
+    parts = [f"{f.name}={True if f.name == 'residual' and b.residual == 1 else getattr(b, f.name)}" for f in shown]
     return f"{b.kind}(" + ", ".join(parts) + ")"
 
 

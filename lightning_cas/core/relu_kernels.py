@@ -27,6 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.network import MLP, Activation, Linear
+from lightning_cas.core.residual_groups import plain_interface
 from lightning_cas.core.weight_moves import Vectors, affine_in, affine_out, fmpq, input_letters, move, output_letters
 
 
@@ -108,6 +109,8 @@ def _unit_kernel(vs: Vectors, rows: list[int], cols: list[int], a: list, H, Y, b
 def _matter(patterns: dict, blocks, i: int):
     """Which coordinates of block i's output matter: the active ones when a ReLU block reads them next."""
     nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+    if not plain_interface(blocks, i + 1):
+        return None  # a residual skip leaves or joins there: every coordinate matters
     if isinstance(nxt, Activation) and nxt.function == "relu" and i + 1 in patterns:
         return np.asarray(patterns[i + 1]) > 0
     return None
@@ -139,6 +142,8 @@ def _unit_kernels(vs: Vectors, patterns: dict, streams: list) -> set:
             and 0 < i < len(blocks) - 1
             and isinstance(blocks[i - 1], Linear)
             and isinstance(blocks[i + 1], Linear)
+            and plain_interface(blocks, i)
+            and plain_interface(blocks, i + 1)
         ):
             before, (P,) = blocks[i - 1], vs.mats(i + 1, "p")
             (Pb,), bp = vs.mats(i - 1, "p"), vs.mats(i - 1, "bp")
@@ -213,21 +218,21 @@ def relu_units(vs: Vectors, patterns: dict | None, streams: list | None) -> None
                 if (i, c) in done:
                     continue
                 if dead[c]:
-                    if output_letters(before)[0]:  # its row c never reaches past the ReLU
+                    if output_letters(before)[0] and not vs.net.skip_in(i):  # row c never reaches past the ReLU
                         vec_rows = _row_entries(vs, i - 1, c)
                         for k in vec_rows:
                             vs.add("dead unit", {k: Fraction(1)})
-                    if after is not None:
+                    if after is not None and plain_interface(blocks, i + 1):  # no skip adds to column c
                         for letter in input_letters(after):
                             for m in vs.mats(i + 1, letter):
                                 for row in range(m.rows):
                                     vs.add("dead unit", {m.offset + row * m.cols + c: Fraction(1)})
                     continue
-                if affine_out(before) and after is not None and affine_in(after):
+                if affine_out(vs.net, i - 1) and after is not None and affine_in(vs.net, i + 1):
                     vec = {k: vs.values[k] for k in _row_entries(vs, i - 1, c)}
                     move(vs, i + 1, {(c, c): 1}, -1, vec, out=False)
                     vs.add("ReLU scaling", vec)
-                if signs is not None and streams is not None and isinstance(before, Linear):
+                if signs is not None and streams is not None and isinstance(before, Linear) and not vs.net.skip_in(i):
                     _blind_spots(vs, _row_entries(vs, i - 1, c), signs[:, c, :], streams[i - 1], before.bias)
 
 

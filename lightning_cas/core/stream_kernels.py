@@ -17,7 +17,8 @@ In a post-LN transformer x -> LN1(x + SA(x)) -> LN2(y + FF(y)) this moves LN1's 
 (an activation, a norm, a power) stops the walk: it does not absorb a shift. The non-residual case without a
 stream between (producer, then a biased reader) is ``core.activation_kernels``' bias shift (``core.symmetry``'s
 translations on the polynomial route). A residual here wraps one block, x + f(x): the stream a block adds back is
-its own input.
+its own input. A larger residual group (``residual = n``) breaks that: the walk stops at a block that ends one or
+whose input also feeds one (``_own_stream``), so no vector is offered across a group of several blocks.
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 from lightning_cas.core.network import Network
+from lightning_cas.core.residual_groups import groups
 from lightning_cas.core.weight_moves import Vectors, input_letters
+
+
+def _own_stream(blocks, j: int) -> bool:
+    """Block j's input is read by block j and at most by j's own skip (residual 0 or 1), and what it adds back is
+    that input: the walk's two cases."""
+    return blocks[j].residual in (0, 1) and all(last == j for first, last in groups(blocks) if first == j)
 
 
 def _biased_readers(vs: Vectors, j: int) -> list[tuple]:
@@ -64,6 +72,8 @@ def stream_bias_shifts(vs: Vectors) -> None:
         d = vs.net.widths[s]
         readers: list = []
         for j in range(s, len(blocks)):
+            if not _own_stream(blocks, j):
+                break
             here = _biased_readers(vs, j)
             if not here:
                 break

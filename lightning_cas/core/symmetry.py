@@ -8,7 +8,9 @@ GL(width), acting on the output of the first and the input of the second; across
 inside an mlp the scaling of each hidden neuron (GL(hidden) for degree 1). A residual stream joins
 the interfaces it runs through: one GL(width) acts on all of them together (every block on the
 stream conjugated), and only when the stream is bounded by linear blocks on both ends (a stream that
-starts at the input or ends at the output is fixed). Head and neuron permutations are finite.
+starts at the input or ends at the output is fixed). A residual group of several blocks carries its
+input past them: nothing acts where its skip leaves (``Network.skip_in``) or joins (``skip_out``), and a
+stream runs only through blocks that are groups of their own. Head and neuron permutations are finite.
 
 Biases ride along with their matrices: a bias is the column of its matrix that multiplies a row of ones,
 so whatever multiplies a matrix from the left multiplies its bias too (b_q with Q under GL(a), b_w with
@@ -41,7 +43,7 @@ from lightning_cas.core.arithmetic import Arithmetic, ModP, Rationals
 from lightning_cas.core.blocks import GroupFactor
 from lightning_cas.core.blocks.base import gl_pairs
 from lightning_cas.core.forward import split
-from lightning_cas.core.network import MLP, Attention, Network, Power
+from lightning_cas.core.network import MLP, Attention, Network, Position, Power
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
 from lightning_cas.core.weights import flat, random_point
@@ -50,23 +52,30 @@ TANGENT_CHUNK = 512  # tangents streamed into the echelon form per step
 
 
 def _linear_out(block) -> bool:
-    return not isinstance(block, Power)
+    return not isinstance(block, (Power, Position))  # Y + E moves with its input, absorbs nothing
 
 
 def _linear_in(block) -> bool:
-    return not isinstance(block, Power)
+    return not isinstance(block, (Power, Position))
 
 
 def _streams(net: Network) -> list[tuple[int, int]]:
-    """Interfaces 0..n (0 the input, n the output) joined by residual blocks: (first, last) of each class."""
+    """Interfaces 0..n (0 the input, n the output) joined by residual blocks: (first, last) of each class. A
+    stream runs through a block that is a residual group of its own (Y + b(Y)) and starts no larger group; a
+    larger group's skip carries its input past blocks that a change of the stream would not conjugate."""
     n, out, k = len(net.blocks), [], 0
     while k <= n:
         e = k
-        while e < n and net.blocks[e].residual:
+        while e < n and net.blocks[e].residual == 1 and not _starts_group(net, e, 2):
             e += 1
         out.append((k, e))
         k = e + 1
     return out
+
+
+def _starts_group(net: Network, i: int, size: int) -> bool:
+    """A residual group of at least ``size`` blocks starts at block i."""
+    return any(j + 1 - b.residual == i for j, b in enumerate(net.blocks) if b.residual >= size)
 
 
 def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
@@ -76,17 +85,17 @@ def _interface_actions(net: Network) -> list[tuple[str, int, int, int, int]]:
         if s == 0 or e == n:
             continue  # the input or the output is fixed
         producer, consumer = net.blocks[s - 1], net.blocks[e]
-        if not _linear_out(producer):
-            continue
+        if not _linear_out(producer) or net.skip_out(s - 1) or net.skip_in(e):
+            continue  # a skip leaves or joins the stream at its ends: no change of it is undone there
         inner_ok = all(isinstance(net.blocks[j], (Attention, MLP)) for j in range(s, e))
         if _linear_in(consumer) and inner_ok:
             actions.append(("gl", s, e, e, 1))
         elif s == e and isinstance(consumer, Power):
             j, degree = e, 1  # follow the power chain to the block that absorbs it
-            while j < n and isinstance(power := net.blocks[j], Power):
+            while j < n and isinstance(power := net.blocks[j], Power) and not net.skip_out(j):
                 degree *= power.degree
                 j += 1
-            if j < n and _linear_in(net.blocks[j]) and not net.blocks[j].residual:
+            if j < n and _linear_in(net.blocks[j]) and not any(net.skip_in(k) for k in range(e, j + 1)):
                 actions.append(("gl" if degree == 1 else "torus", s, e, j, degree))
     return actions
 
@@ -111,8 +120,8 @@ def _translation_interfaces(net: Network) -> list[int]:
     return [
         k
         for k in range(1, len(blocks))
-        if not blocks[k - 1].residual
-        and not blocks[k].residual
+        if not net.skip_out(k - 1)
+        and not net.skip_in(k)
         and _output_bias(net, k - 1) is not None
         and _input_projections(net, k)
     ]

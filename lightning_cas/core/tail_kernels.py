@@ -24,6 +24,7 @@ from lightning_cas.core.arithmetic import Rationals
 from lightning_cas.core.exact_qq import LOCAL_BUDGET, _identity, _rows, _unit, nullspace, row_basis
 from lightning_cas.core.forward import forward
 from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
+from lightning_cas.core.residual_groups import token_degrees
 
 
 def _internal(net: Network, j: int, mats, S) -> list[tuple[tuple, list]]:
@@ -80,21 +81,20 @@ def tail_vectors(net: Network, w, mats, S) -> tuple[list, list[str]]:
             or not any(isinstance(t, (Power, MLP)) for t in tail)
         ):
             continue
+        if b.residual > 1 or any(k + 1 - t.residual <= j for k, t in enumerate(net.blocks) if k > j and t.residual):
+            continue  # a skip from before block j into the tail: the tail is not a function of block j's output
         constant = _constant_output(net, j, mats)
         if constant is None:
             continue
         parts = _internal(net, j, mats, S)
-        residual = b.residual
+        residual = bool(b.residual)
         d, e = widths[j], widths[j + 1]
         lead = d if residual else 0
         cols = [where[key].cols for key, _ in parts]
         width_in = lead + sum(cols)
         bases = ([S[j]] if residual else []) + [basis for _, basis in parts]
         nvars = sum(len(x) for x in bases)
-        degrees = frozenset({1})
-        for t in tail:
-            degrees = t.token_degrees(degrees)
-        degree = max(degrees)
+        degree = max(token_degrees(tail))
         points = math.comb(nvars + degree, degree)
         if points * widths[-1] * e * sum(cols) > LOCAL_BUDGET:
             skipped.append(f"block {j}")

@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from lightning_cas.core.network import Block, Network
+from lightning_cas.core.residual_groups import plain_interface
 
 
 def input_letters(block: Block) -> list[str]:
@@ -76,12 +77,16 @@ def move(vs: Vectors, block: int, E: dict, sign: int, vec: dict, out: bool) -> N
                         vec[k] = vec.get(k, 0) + sign * e * vs.entry(m, row, a)
 
 
-def affine_out(b: Block) -> bool:
-    return bool(b.output_letters()[0]) and not b.residual
+def affine_out(net: Network, i: int) -> bool:
+    """Block i writes its output through matrices, and that output is all of the next interface and only the
+    next block reads it (no residual skip on either side): a change E there is pushed into block i + 1."""
+    return bool(net.blocks[i].output_letters()[0]) and plain_interface(net.blocks, i + 1)
 
 
-def affine_in(b: Block) -> bool:
-    return bool(b.input_letters()) and not b.residual
+def affine_in(net: Network, i: int) -> bool:
+    """Block i reads its input through matrices, and that input is the previous block's output alone, read by
+    block i alone: a change of it can be absorbed by block i."""
+    return bool(net.blocks[i].input_letters()) and plain_interface(net.blocks, i)
 
 
 def fmpq(q: Fraction):

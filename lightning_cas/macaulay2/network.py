@@ -5,19 +5,22 @@ Every network, the old flags' plain stack included, goes in as ``inputWidth``, `
 integer list per block (``neuralNetwork`` in the package reads them):
 ``{0, heads, a, b, out, causal, residual}`` for attention (b = 0: a full value map),
 ``{1, hidden, degree, out, residual}`` for mlp, ``{2, out}`` for linear and ``{3, degree}`` for power;
-a block with biases appends 1 to its list (a bias-free list keeps its old form).
+a block with biases appends 1 to its list (a bias-free list keeps its old form). ``residual`` is the size n
+of the residual group the block ends (0 none, 1 the block alone); a linear or power block that ends one goes
+on with it, ``{2, out, bias, n}`` and ``{3, degree, n}`` (without one, its list keeps its old form);
+``{4, n}`` is a position block (E, width x tokens, added to Y).
 The package builds the network from these numbers itself, so the weight count it reports back is an
 independent check that both sides mean the same network.
 """
 
 from __future__ import annotations
 
-from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Power, describe_block
+from lightning_cas.core.network import MLP, Attention, Block, Linear, Network, Position, Power, describe_block
 from lightning_cas.errors import M2ParseError, UnsupportedError
 from lightning_cas.macaulay2.parse import json_int
 from lightning_cas.macaulay2.render import m2_literal
 
-ATTENTION, MLP_CODE, LINEAR, POWER = 0, 1, 2, 3
+ATTENTION, MLP_CODE, LINEAR, POWER, POSITION = 0, 1, 2, 3, 4
 
 
 def _attention(block: Attention) -> list[int]:
@@ -36,13 +39,20 @@ def _attention(block: Attention) -> list[int]:
     ] + _bias(block)
 
 
+def _linear(block: Linear) -> list[int]:
+    if block.residual:
+        return [LINEAR, block.out, int(bool(block.bias)), int(block.residual)]
+    return [LINEAR, block.out] + _bias(block)
+
+
 # each polynomial kind's integer list (``neuralNetwork`` in the package reads it): one row per kind; the
 # kinds that are not polynomial have none (a network with one is refused before a template is written)
 CODES = {
     Attention: _attention,
     MLP: lambda b: [MLP_CODE, b.hidden, b.degree, b.out, int(b.residual)] + _bias(b),
-    Linear: lambda b: [LINEAR, b.out] + _bias(b),
-    Power: lambda b: [POWER, b.degree],
+    Linear: _linear,
+    Power: lambda b: [POWER, b.degree] + ([int(b.residual)] if b.residual else []),
+    Position: lambda b: [POSITION, int(b.residual)],
 }
 
 

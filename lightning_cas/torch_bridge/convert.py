@@ -48,7 +48,7 @@ SUPPORTED = (
 )
 _SUPPORTED_TEXT = (
     "nn.Linear, nn.MultiheadAttention (self-attention), nn.LayerNorm, nn.RMSNorm, nn.ReLU, nn.GELU (both forms), "
-    "nn.Tanh, nn.SiLU, nn.TransformerEncoderLayer (post-LN), nn.TransformerEncoder, nn.Embedding (first), "
+    "nn.Tanh, nn.SiLU, nn.TransformerEncoderLayer (post- and pre-LN), nn.TransformerEncoder, nn.Embedding (first), "
     "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped), TorchNetwork and a module of "
     "your own whose forward torch.fx traces to a chain of those"
 )
@@ -340,7 +340,8 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     (d_head = embed_dim / num_heads, biases as the module has them) with the 1/sqrt(d_head) scale folded into
     Q and b_q (exactly for square d_head, else the float64 PyTorch multiplies by); softmax, or with
     ``lightning`` our lightning variant on the same weights; ``causal`` when it is called with a causal mask.
-    A post-LN ``nn.TransformerEncoderLayer`` is attention (residual), LayerNorm, mlp (residual), LayerNorm;
+    A post-LN ``nn.TransformerEncoderLayer`` is attention (residual), LayerNorm, mlp (residual), LayerNorm; a
+    pre-LN one LayerNorm, attention (residual = 2: a group from the norm), LayerNorm, mlp (residual = 2);
     an ``nn.Embedding`` first is a linear block on one-hot token ids (the network's inputs are one-hot); a
     module of the user's own class is read through its torch.fx trace (``traced``). Each weight keeps the
     state_dict entry it came from (``point.origins``).

@@ -3,8 +3,9 @@ their children's steps (``plan`` is the converter's own, so every child gets the
 
 A post-LN layer (norm_first = False) computes x = LN1(x + SA(x)); x = LN2(x + FF(x)) with FF =
 linear2(act(linear1 x)) (dropout skipped in eval mode): an attention block with a residual, a layernorm, an
-mlp block with a residual, a layernorm. A pre-LN layer computes x + SA(LN1(x)): a residual around a norm and
-a block, which the network model (a residual wraps one block) cannot express, so it is refused.
+mlp block with a residual, a layernorm. A pre-LN layer (norm_first = True) computes x = x + SA(LN1(x));
+x = x + FF(LN2(x)): two residual groups of two blocks each, a layernorm then attention (``residual = 2`` on the
+attention), a layernorm then the mlp.
 """
 
 from __future__ import annotations
@@ -61,14 +62,9 @@ def _activation(module, name: str, prefix: str, plan: Callable) -> str:
 
 
 def encoder_layer(module: nn.TransformerEncoderLayer, path: str, plan: Callable) -> list:
-    """A post-LN layer's four steps: attention (residual), norm1, mlp (residual), norm2."""
+    """A post-LN layer's four steps: attention (residual), norm1, mlp (residual), norm2; a pre-LN layer's:
+    norm1, attention (a group from norm1), norm2, mlp (a group from norm2)."""
     name, prefix = where(path, module), f"{path}." if path else ""
-    if module.norm_first:
-        raise InputError(
-            f"{name}: norm_first = True (pre-LN) computes x + SA(LN1(x)), a residual around a norm and "
-            "a block; a residual wraps one block in this network model, so only post-LN "
-            "(norm_first = False) converts."
-        )
     for part in _PARTS:
         if getattr(type(module), part, None) is not getattr(nn.TransformerEncoderLayer, part):
             raise InputError(
@@ -80,17 +76,23 @@ def encoder_layer(module: nn.TransformerEncoderLayer, path: str, plan: Callable)
             raise InputError(f"{name}: its {key} is not a Dropout.")
     if not isinstance(module.self_attn, nn.MultiheadAttention):
         raise InputError(f"{name}: self_attn is a {type(module.self_attn).__name__}, not an nn.MultiheadAttention.")
+    norm1, norm2 = (plan(getattr(module, key), f"{prefix}{key}") for key in ("norm1", "norm2"))
+    # the residual of a sublayer: around the block alone (post-LN), or around its norm and the block (pre-LN)
+    first = 1 + (sum(len(step.blocks) for step in norm1) if module.norm_first else 0)
+    second = 1 + (sum(len(step.blocks) for step in norm2) if module.norm_first else 0)
     attention = _only(plan(module.self_attn, f"{prefix}self_attn"), Attention, name, "self_attn")
     attention = replace(
         attention,
-        blocks=tuple(replace(b, residual=True) for b in attention.blocks),
-        lightning=tuple(replace(b, residual=True) for b in attention.lightning),
+        blocks=tuple(replace(b, residual=first) for b in attention.blocks),
+        lightning=tuple(replace(b, residual=first) for b in attention.lightning),
     )
-    norm1, norm2 = (plan(getattr(module, key), f"{prefix}{key}") for key in ("norm1", "norm2"))
-    return [attention, *norm1, _feedforward(module, name, prefix, plan), *norm2]
+    mlp = _feedforward(module, name, prefix, plan, second)
+    if module.norm_first:
+        return [*norm1, attention, *norm2, mlp]
+    return [attention, *norm1, mlp, *norm2]
 
 
-def _feedforward(module, name: str, prefix: str, plan: Callable):
+def _feedforward(module, name: str, prefix: str, plan: Callable, residual: int):
     """linear2(act(linear1 x)) + x as one mlp block with a residual; its weights in the block's order (U, D,
     then b_u, b_d)."""
     function = _activation(module, name, prefix, plan)
@@ -111,7 +113,7 @@ def _feedforward(module, name: str, prefix: str, plan: Callable):
         up, down = first.read(), second.read()
         return up[: hidden * d] + down[: d * hidden] + up[hidden * d :] + down[d * hidden :]
 
-    block = MLP(hidden, activation=function, out=d, residual=True, bias=bias)
+    block = MLP(hidden, activation=function, out=d, residual=residual, bias=bias)
     return replace(first, name=f"{name} feedforward", blocks=(block,), gives=d, read=read, lightning=None)
 
 

@@ -9,7 +9,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power, RMSNorm
+from lightning_cas.core.network import (
+    MLP,
+    Activation,
+    Attention,
+    LayerNorm,
+    Linear,
+    Network,
+    Position,
+    Power,
+    RMSNorm,
+)
 from lightning_cas.errors import InputError
 from lightning_cas.system.points import WeightPoint, point_from_arrays, state_names
 
@@ -48,8 +58,8 @@ class TorchNetwork(nn.Module):
         doubly exponentially with depth."""
         residual = sum(bool(b.residual) for b in self.network.blocks) or 1
         x = torch.randn(batch, self.network.input, self.network.tokens, generator=generator, dtype=dtype)
-        Y = x
-        for block in self.blocks:
+        Y, inputs = x, {}
+        for i, block in enumerate(self.blocks):
             spec = block.spec
             out = block.branch(Y)
             rms = float(out.pow(2).mean().sqrt())
@@ -58,12 +68,19 @@ class TorchNetwork(nn.Module):
                 for name, param in block.named_parameters():
                     if name in _OUTPUT_LETTERS:
                         param.mul_(target / rms)
-            Y = block(Y)
+            Y = self._step(i, Y, inputs)
+
+    def _step(self, i: int, Y: torch.Tensor, inputs: dict) -> torch.Tensor:
+        """Block i on Y, its residual group's input added when it ends one (``inputs``: first block -> input)."""
+        inputs[i] = Y
+        out = self.blocks[i].branch(Y)
+        n = self.blocks[i].spec.residual
+        return out + inputs[i + 1 - n] if n else out
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        Y = x.transpose(-1, -2)  # (batch, d, t): tokens as columns
-        for block in self.blocks:
-            Y = block(Y)
+        Y, inputs = x.transpose(-1, -2), {}  # (batch, d, t): tokens as columns
+        for i in range(len(self.blocks)):
+            Y = self._step(i, Y, inputs)
         return Y.transpose(-1, -2)
 
     def point(self) -> WeightPoint:
@@ -94,8 +111,9 @@ class _Block(nn.Module):
         self.spec = block
 
     def forward(self, Y: torch.Tensor) -> torch.Tensor:
+        """The block alone, with its residual only when it is a group of its own (``TorchNetwork`` runs groups)."""
         out = self.branch(Y)
-        return Y + out if self.spec.residual else out
+        return Y + out if self.spec.residual == 1 else out
 
     def branch(self, Y: torch.Tensor) -> torch.Tensor:
         """The block without its residual connection (its kind's row of ``_BRANCHES``)."""
@@ -149,6 +167,7 @@ _BRANCHES = {
     Activation: lambda b, p, Y: _FUNCTIONS[b.function](Y),
     Linear: lambda b, p, Y: p["p"] @ Y + (p["bp"][:, None] if b.bias else 0),
     Power: lambda b, p, Y: Y**b.degree,
+    Position: lambda b, p, Y: Y + p["e"],  # E (d, t): one column per token
 }
 
 

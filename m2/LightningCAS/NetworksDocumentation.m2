@@ -144,8 +144,9 @@ doc ///
             of @TO NetworkBlock@s, applied in order, or of their integer lists:
             $\{0, h, a, b, out, causal, residual\}$ for attention ($b = 0$: a full value map),
             $\{1, m, r, out, residual\}$ for mlp, $\{2, out\}$ for linear, $\{3, r\}$ for power
-            (causal and residual 0 or 1); a last 1 after an attention, mlp or linear list gives the
-            block biases
+            (causal 0 or 1, residual $n \ge 0$); a last 1 after an attention, mlp or linear list gives the
+            block biases; a linear block ending a residual group is $\{2, out, bias, n\}$, a power block
+            $\{3, r, n\}$
         widths:List
             $d_0, \ldots, d_L$ of the paper's network: the stack of plain attention blocks
         attention:List
@@ -157,8 +158,11 @@ doc ///
     Description
         Text
             The network acts on the $d_0 \times t$ token matrix $Y$ (tokens are columns). Each block
-            maps width $d$ to its out (by default $d$); a residual block returns $Y + $ block$(Y)$ and
-            needs out $= d$:
+            maps width $d$ to its out (by default $d$). {\tt Residual => n} on block $i$ (any kind;
+            true is 1) ends a residual group of the blocks $i-n+1, \ldots, i$: the group returns its input
+            plus those blocks applied in order, so {\tt Residual => true} is $Y + $ block$(Y)$ and a
+            pre-LN layer $x + f(g(x))$ is $g$ followed by $f$ with {\tt Residual => 2}. Groups are nested
+            or disjoint, start at block 0 or later and keep the width:
 
             attention (@TO attentionBlock@): $\sum_h V_h Y S_h$ with $S_h = (K_h Y)^T (Q_h Y)$, entry
             $(i, j) = \langle K_h y_i, Q_h y_j\rangle$; causal keeps the entries $i \le j$; with a
@@ -241,8 +245,9 @@ doc ///
             the output width (default @TO null@: the input width)
         Causal => Boolean
             token $j$ attends to the tokens $i \le j$ only (default false)
-        Residual => Boolean
-            return $Y + $ block$(Y)$ (default false; needs out = the input width)
+        Residual => ZZ
+            true (or 1): return $Y + $ block$(Y)$; $n$: end a residual group of the last $n$ blocks (see
+            @TO neuralNetwork@); default false; the group keeps the width
         Normalization => String
             only {\tt "none"}: softmax attention is not polynomial and is refused
         Bias => Boolean
@@ -279,8 +284,9 @@ doc ///
             the power $r$ taken entry by entry (default 2)
         Out => ZZ
             the output width (default @TO null@: the input width)
-        Residual => Boolean
-            return $Y + $ block$(Y)$ (default false)
+        Residual => ZZ
+            true (or 1): return $Y + $ block$(Y)$; $n$: end a residual group of the last $n$ blocks
+            (default false)
         Bias => Boolean
             $W_2 (W_1 Y + b_u)^{\circ r} + b_d$ (default false)
     Outputs
@@ -300,6 +306,7 @@ doc ///
         linearBlock
         (linearBlock, ZZ)
         [linearBlock, Bias]
+        [linearBlock, Residual]
     Headline
         a linear block
     Usage
@@ -309,6 +316,8 @@ doc ///
             the output width ($W$ is $out \times d$)
         Bias => Boolean
             $W Y + b_p$, an affine map (default false)
+        Residual => ZZ
+            end a residual group of the last $n$ blocks, true being 1 (default false)
     Outputs
         :NetworkBlock
     Description
@@ -324,8 +333,32 @@ doc ///
 
 doc ///
     Key
+        positionBlock
+        [positionBlock, Residual]
+    Headline
+        a learned positional embedding
+    Usage
+        positionBlock()
+    Inputs
+        Residual => ZZ
+            end a residual group of the last $n$ blocks, true being 1 (default false)
+    Outputs
+        :NetworkBlock
+    Description
+        Text
+            $Y \mapsto Y + E$ with $E$ a $d \times t$ matrix of weights {\tt e}, one column per token:
+            affine in $E$, so the network is not homogeneous.
+        Example
+            lightningNetwork neuralNetwork(1, 2, {positionBlock(), attentionBlock 1})
+    SeeAlso
+        neuralNetwork
+///
+
+doc ///
+    Key
         powerBlock
         (powerBlock, ZZ)
+        [powerBlock, Residual]
     Headline
         an entrywise power block
     Usage
@@ -333,6 +366,8 @@ doc ///
     Inputs
         r:ZZ
             the power
+        Residual => ZZ
+            end a residual group of the last $n$ blocks, true being 1 (default false)
     Outputs
         :NetworkBlock
     Description
@@ -342,6 +377,7 @@ doc ///
             variables are the symmetric matrices of rank at most 2, a hypersurface:
         Example
             neurovarietyDimension neuralNetwork(3, 1, {linearBlock 2, powerBlock 2, linearBlock 1})
+            lightningNetwork neuralNetwork(1, 1, {linearBlock 1, powerBlock(2, Residual => 2)})
     SeeAlso
         neuralNetwork
 ///

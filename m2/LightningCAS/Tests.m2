@@ -207,6 +207,15 @@ assert(try (neuralNetwork(2, 2, {{4, 1}}); false) else true)
 assert(try (neuralNetwork(2, 2, {{0, 1, 1, 0, 2, 2, 0}}); false) else true)
 assert(try (neuralNetwork(2, 2, {powerBlock 2}); false) else true)
 assert(try (mlpBlock(0); false) else true)
+-- residual groups: Residual => n on the last block; overlapping, too long or width-changing groups refused
+N = neuralNetwork(1, 1, {linearBlock 1, linearBlock(1, Residual => 2), powerBlock(2, Residual => 1)})
+assert(toString N#"blocks"#1 == "linear(out 1, residual 2)")
+F = lightningNetwork N
+(p1, p2, x1) = toSequence gens ring F;
+assert(F - matrix {{(x1 + p2 * p1 * x1) + (x1 + p2 * p1 * x1)^2}} == 0)
+assert(try (neuralNetwork(1, 1, {{2, 1}, {2, 1, 0, 2}, {2, 1, 0, 2}}); false) else true)
+assert(try (neuralNetwork(1, 1, {{2, 1}, {2, 1, 0, 3}}); false) else true)
+assert(try (neuralNetwork(1, 1, {{2, 2}, {2, 2, 0, 2}}); false) else true)
 ///
 
 TEST ///

@@ -25,6 +25,9 @@ POLYNOMIAL = [
     Network(2, 3, (Attention(1, heads=2, causal=True, bias=True),)),
     Network(2, 2, (Attention(1, heads=2, value=1, residual=True, bias=True), Linear(1, bias=True))),
     Network(2, 2, (MLP(2, degree=3, bias=True), Linear(1, bias=True))),
+    # residual groups: a group of 2 inside one of 3, then a group of 2 around a linear and a power block
+    Network(2, 2, (Linear(2), Linear(2), Power(2, residual=2), Linear(2, residual=3))),
+    Network(2, 2, (Linear(2, bias=True), Power(2, residual=2), Linear(1))),
 ]
 SOFTMAX = [
     Network(3, 4, (Attention(2, causal=True, normalization="softmax"),)),
@@ -39,6 +42,7 @@ SOFTMAX = [
             Linear(1, bias=True),
         ),
     ),
+    Network(2, 3, (Linear(2), Attention(1, causal=True, normalization="softmax", residual=2), MLP(2, residual=3))),
 ]
 
 

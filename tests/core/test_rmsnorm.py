@@ -101,7 +101,7 @@ def test_generic_questions_are_refused_pointing_at_given_weights():
         ([{"kind": "rmsnorm", "eps": -1.0}], "eps must be a positive finite number"),
         ([{"kind": "rmsnorm", "eps": float("nan")}], "eps must be a positive finite number"),
         ([{"kind": "rmsnorm", "affine": 1}], "affine must be true or false"),
-        ([{"kind": "rmsnorm", "bias": True}], "unknown key 'bias' \\(a rmsnorm block takes affine, eps\\)"),
+        ([{"kind": "rmsnorm", "bias": True}], "unknown key 'bias' \\(a rmsnorm block takes affine, eps, residual\\)"),
         ([{"kind": "rmsnorm", "gain": True}], "unknown key 'gain'"),
     ],
 )

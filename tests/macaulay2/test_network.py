@@ -8,8 +8,8 @@ import pytest
 from lightning_cas.backends.m2 import dimension_jacobian, jacobian_size
 from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power
-from lightning_cas.errors import UnsupportedError
+from lightning_cas.core.network import MLP, Attention, Linear, Network, Position, Power
+from lightning_cas.errors import M2Error, UnsupportedError
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import block_list, package_params
 from lightning_cas.macaulay2.render import render
@@ -70,6 +70,10 @@ NETWORKS = [
     Network(2, 2, (Attention(2, heads=2, causal=True),)),
     Network(2, 2, (Attention(1, causal=True), Attention(1, causal=True))),
     Network.transformer(2, 1, 1, 1, d_mlp=2, tokens=2),
+    # a learned positional embedding, and residual groups of two blocks
+    Network(2, 2, (Position(), Attention(1, causal=True, residual=True), Linear(2, residual=2), Linear(1))),
+    Network(2, 2, (Linear(2), Power(2), Linear(2, residual=3), Linear(1))),
+    Network(1, 2, (Position(), Attention(1, causal=True))),  # a causal network whose zero tokens move
 ]
 
 
@@ -100,3 +104,56 @@ def test_the_fiber_template_takes_a_network(m2):
     assert rec["parameters"] == 2 and rec["fiber_dimension"] == 1
     assert net.parameters - dimension_modp(net).dimension == 1
     assert any(c["contains_point"] for c in rec["components"])
+
+
+def test_the_package_builds_residual_groups_as_our_forward(m2, tmp_path):
+    """A group of 2 (attention, linear) inside a group of 3 (and the mlp), then a power block around itself:
+    the package's polynomials (from the integer lists, linear and power lists with their residual) at a random
+    rational point equal our forward there, exactly."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from lightning_cas.core.arithmetic import Rationals
+    from lightning_cas.core.forward import evaluate
+    from tests.macaulay2.test_package import _m2_entries
+
+    net = Network(
+        1,
+        2,
+        (
+            Linear(1),
+            Attention(1, causal=True),
+            Linear(1, bias=True, residual=2),
+            MLP(1, residual=3),
+            Power(2, residual=True),
+        ),
+    )
+    blocks = package_params(net)["blocks"]
+    assert blocks[2:] == [[2, 1, 1, 2], [1, 1, 2, 1, 3], [3, 2, 1]]
+    call = "{" + ", ".join("{" + ", ".join(map(str, b)) + "}" for b in blocks) + "}"
+    entries = _m2_entries(tmp_path, m2, f"lightningNetwork neuralNetwork({net.input}, {net.tokens}, {call})")
+    rng = np.random.default_rng(4)
+    w = [
+        Fraction(int(a), int(b))
+        for a, b in zip(rng.integers(-5, 6, net.parameters), rng.integers(1, 4, net.parameters))
+    ]
+    x = [Fraction(int(a), 2) for a in rng.integers(-3, 4, net.tokens)]
+    values = dict(zip(net.weight_names(), w)) | {f"x_(1,{j + 1})": v for j, v in enumerate(x)}
+    ar = Rationals()
+    ours = evaluate(net, ar, ar.array(w), ar.array(np.array(x, dtype=object).reshape(1, 1, net.tokens)))
+    theirs = [e.subs({s: values[str(s)] for s in e.free_symbols}) for e in entries]
+    assert [Fraction(str(v)) for v in theirs] == [Fraction(int(v.p), int(v.q)) for v in ours.reshape(-1)]
+
+
+def test_the_package_refuses_overlapping_and_too_long_groups(m2, tmp_path):
+    from tests.macaulay2.test_package import run_m2
+
+    for blocks, message in (
+        ("{{2, 1}, {2, 1, 0, 2}, {2, 1, 0, 2}}", "overlap"),
+        ("{{2, 1}, {2, 1, 0, 3}}", "reaching before block 0"),
+        ("{{2, 2}, {2, 2, 0, 2}}", "keep the width"),
+    ):
+        with pytest.raises(M2Error) as info:
+            run_m2(tmp_path, f"neuralNetwork(1, 1, {blocks});\n", m2)
+        assert message in str(info.value) + info.value.output

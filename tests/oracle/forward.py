@@ -12,7 +12,7 @@ from fractions import Fraction
 import mpmath
 from mpmath import mp
 
-from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
+from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Position, Power
 
 
 def number(v):
@@ -157,7 +157,9 @@ def forward(net: Network, weights, X, watch: Watch | None = None):
     Y = mp.matrix([[number(x) for x in row] for row in X])
     if Y.rows != net.input or Y.cols != net.tokens:
         raise ValueError(f"an input must be {net.input} x {net.tokens}, got {Y.rows} x {Y.cols}")
+    inputs = {}  # block i -> its input: a residual group of n blocks ending at block e adds inputs[e - n + 1]
     for i, block in enumerate(net.blocks):
+        inputs[i] = Y
         if isinstance(block, Attention):
             out = _attention(block, i, W, Y, watch)
         elif isinstance(block, MLP):
@@ -175,7 +177,10 @@ def forward(net: Network, weights, X, watch: Watch | None = None):
             out = _entrywise(_function(block.function, watch), Y)
         elif isinstance(block, LayerNorm):
             out = _layernorm(block, i, W, Y)
+        elif isinstance(block, Position):  # one learned column per token, added
+            out = Y + W[(i, 0, "e")]
         else:  # a new block kind must get its own definition here, not a silent pass-through
             raise NotImplementedError(f"the oracle has no forward pass for {block.kind} blocks")
-        Y = Y + out if getattr(block, "residual", False) else out
+        n = int(block.residual)  # true is a group of one block: Y + block(Y)
+        Y = inputs[i + 1 - n] + out if n else out
     return Y

@@ -8,17 +8,17 @@ its forward pass once per weight at 150 digits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 
-from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Power
+from lightning_cas.core.network import MLP, Activation, Attention, LayerNorm, Linear, Network, Position, Power
 
 CAP = 32
 # dyadic weights: small multiples of 1/4, zero included (degenerate points are where kernels go wrong)
 WEIGHTS = tuple(Fraction(k, 4) for k in range(-6, 7))
 ENTRIES = (-2, -1, 0, 1, 2)  # input entries
 MAX_INPUTS = 8
-FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed", "biased", "post-LN")
+FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed", "biased", "post-LN", "position")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,8 @@ def _block(pick, kind: str, width: int, biased: bool = False):
         return _mlp(pick, width, "power", biased)
     if kind == "power":
         return Power(2)
+    if kind == "position":
+        return Position()
     if kind == "layernorm":
         if width < 2:
             return None
@@ -122,6 +124,8 @@ KINDS = {
     ),
     # every bias present: affine maps break the symmetries that homogeneous ones have
     "biased": (("softmax", "tanh", "gelu", "layernorm"), "linear", "linear", "lightning", "softmax", "tanh"),
+    # a learned positional embedding among the others (its signature), softmax or tanh for a non-polynomial map
+    "position": ("position", "softmax", "linear", "lightning", "tanh", "mlp", "position"),
 }
 
 
@@ -191,9 +195,29 @@ def draw_network(pick, family: str) -> Network:
             blocks = blocks + [smallest]
         else:
             blocks = [_smallest(pick, kinds[0], d0)]
+    if family == "position" and all(b.polynomial for b in blocks):  # a certificate is for a non-polynomial map
+        blocks.append(Activation("tanh"))
     if not _weights(d0, tokens, blocks):  # a weightless activation: an embedding before it
         blocks.insert(0, Linear(2, bias=True))
-    return Network(d0, tokens, tuple(blocks))
+    return Network(d0, tokens, tuple(_grouped(pick, d0, blocks)))
+
+
+def _grouped(pick, d0: int, blocks: list) -> list:
+    """Sometimes one residual group of 2 or 3 blocks (a pre-LN sublayer's shape), where the widths allow and
+    its last block ends no group of its own (single-block residuals inside it stay: nested)."""
+    widths = [d0]
+    for b in blocks:
+        widths.append(b.resolve(widths[-1]).output_width(widths[-1]))
+    spans = tuple(
+        (s, e)
+        for e in range(len(blocks))
+        for s in range(max(0, e - 2), e)
+        if widths[s] == widths[e + 1] and not blocks[e].residual
+    )
+    if not spans or not pick((False, True)):
+        return blocks
+    s, e = pick(spans)
+    return blocks[:e] + [replace(blocks[e], residual=e - s + 1)] + blocks[e + 1 :]
 
 
 def _has(blocks: list, entry) -> bool:
@@ -205,6 +229,8 @@ def _has(blocks: list, entry) -> bool:
             if getattr(b, "normalization", "none") == "softmax"
             else "layernorm"
             if isinstance(b, LayerNorm)
+            else "position"
+            if isinstance(b, Position)
             else getattr(b, "activation", getattr(b, "function", None))
         )
         if name in kinds:
@@ -219,6 +245,8 @@ def _smallest(pick, entry, width: int):
         return Attention(1, out=1, normalization="softmax", bias=True)
     if kind == "layernorm":
         return LayerNorm(affine=False) if width >= 2 else Activation("tanh")
+    if kind == "position":
+        return Position()
     return Activation(kind)
 
 

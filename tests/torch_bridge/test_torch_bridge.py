@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 from lightning_cas import api  # noqa: E402
 from lightning_cas.core import forward  # noqa: E402
 from lightning_cas.core.arithmetic import Float64  # noqa: E402
-from lightning_cas.core.network import MLP, Attention, Linear, Network, Power  # noqa: E402
+from lightning_cas.core.network import MLP, Attention, LayerNorm, Linear, Network, Position, Power  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.system.points import load_weights  # noqa: E402
 from lightning_cas.torch_bridge import TorchNetwork, point_from_state_dict  # noqa: E402
@@ -30,6 +30,19 @@ NETS = [
         ),
     ),
     Network(3, 3, (Attention(2, heads=2, bias=True, normalization="softmax"), Linear(2, bias=True))),
+    # residual groups: pre-LN sublayers (a group of 2), nested in a group of 5 around a linear readout
+    Network(
+        3,
+        3,
+        (
+            Attention(2, causal=True, normalization="softmax"),
+            LayerNorm(),
+            Attention(2, causal=True, normalization="softmax", residual=2),
+            LayerNorm(),
+            MLP(4, activation="gelu", bias=True, residual=2),
+            Linear(3, residual=5),
+        ),
+    ),
 ]
 
 
@@ -40,6 +53,15 @@ def test_the_module_computes_the_forward_definition(net):
     ours = forward.evaluate(net, Float64(), model.point().floats(), x.transpose(-1, -2).numpy())
     assert np.allclose(model(x).detach().transpose(-1, -2).numpy(), ours, rtol=1e-12, atol=1e-12)
     assert [name for name, _ in model.named_parameters()][:2] == ["blocks.0.q", "blocks.0.k"]
+
+
+def test_a_positional_embedding_runs_in_the_module():
+    net = Network(3, 3, (Position(), Attention(2, causal=True, residual=True), Position(residual=2), Linear(1)))
+    model = TorchNetwork(net, seed=2)
+    assert dict(model.named_parameters())["blocks.0.e"].shape == (3, 3)
+    x = torch.randn(4, net.tokens, net.input, dtype=torch.float64)
+    ours = forward.evaluate(net, Float64(), model.point().floats(), x.transpose(-1, -2).numpy())
+    assert np.allclose(model(x).detach().transpose(-1, -2).numpy(), ours, rtol=1e-12, atol=1e-12)
 
 
 def test_state_dict_round_trip_is_exact_and_files_read_the_same(tmp_path):

@@ -34,6 +34,7 @@ from lightning_cas.core.blocks.base import (
 from lightning_cas.core.blocks.layernorm import LayerNorm
 from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.mlp import MLP
+from lightning_cas.core.blocks.position import Position
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.blocks.rmsnorm import RMSNorm
 
@@ -65,6 +66,7 @@ __all__ = [
     "LayerNorm",
     "Linear",
     "MLP",
+    "Position",
     "Power",
     "RMSNorm",
     "WeightMatrix",

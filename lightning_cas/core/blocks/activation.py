@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import FUNCTIONS, Block, Key, register
+from lightning_cas.core.blocks.base import _RESIDUAL, FUNCTIONS, Block, Key, register
 from lightning_cas.core.blocks.tangents import activate, forward_rule
 
 
@@ -15,8 +15,9 @@ class Activation(Block):
     """relu, gelu or tanh entrywise, no weights: a network with one has a rank at given weights only."""
 
     function: str
+    residual: int = 0
     kind: ClassVar[str] = "activation"
-    KEYS: ClassVar[tuple[Key, ...]] = (Key("function", "choice", choices=FUNCTIONS),)
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("function", "choice", choices=FUNCTIONS), _RESIDUAL)
     polynomial: ClassVar[bool] = False
 
     def token_degrees(self, degrees):
@@ -26,7 +27,7 @@ class Activation(Block):
         return degree
 
     def short(self) -> str:
-        return f"F{self.function}"
+        return f"F{self.function}" + self.residual_tag()
 
     def named_function(self) -> str | None:
         return self.function

@@ -34,7 +34,6 @@ from lightning_cas.core.blocks.tangents import (
     outer,
     right,
     transpose,
-    with_residual,
 )
 
 
@@ -46,11 +45,12 @@ class Attention(Block):
     value: int | None = None
     out: int | None = None
     causal: bool = False
-    residual: bool = False
+    residual: int = 0
     normalization: str = "none"
     bias: bool = False
     kind: ClassVar[str] = "attention"
     mixes_tokens: ClassVar[bool] = True
+    residual_written: ClassVar[bool] = True
     KEYS: ClassVar[tuple[Key, ...]] = (
         Key("attention", "positive", MAX_WIDTH),
         Key("heads", "positive", MAX_HEADS),
@@ -68,9 +68,6 @@ class Attention(Block):
 
     def filled(self, width: int) -> "Block":
         return replace(self, out=width) if self.out is None else self
-
-    def without_residual(self) -> "Block":
-        return replace(self, residual=False) if self.residual else self
 
     def output_width(self, width: int) -> int:
         return self.out or width
@@ -96,18 +93,18 @@ class Attention(Block):
         products = degrees_affine(products, self.bias and self.value is not None)
         if self.normalization != "none":
             products = frozenset()  # not polynomial
-        return products | degrees if self.residual else products
+        return products
 
     def weight_degree(self, degree: int) -> int:
         value = 2 if self.value is not None else 1
-        return max(3 * degree + 2 + value, degree if self.residual else 0)
+        return 3 * degree + 2 + value
 
     def short(self) -> str:
         tag = f"A{self.heads}x{self.attention}" + (f"v{self.value}" if self.value is not None else "") + f"o{self.out}"
         return (
             tag
             + ("c" if self.causal else "")
-            + ("r" if self.residual else "")
+            + self.residual_tag()
             + ("s" if self.normalization == "softmax" else "")
             + ("b" if self.bias else "")
         )
@@ -265,5 +262,4 @@ def _attention(ar, block: Attention, heads, Y, dY, tangents, site=None):
         out = ar.add(out, bo)
         if tangents is True:
             own.append(delta(ar, ones_row(ar, n, t), bo.shape[0]))
-    out, dout = with_residual(ar, block, Y, dY, out, dout)
     return out, (join([dout] + own) if tangents else None)

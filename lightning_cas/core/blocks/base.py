@@ -10,7 +10,7 @@ factors), so those algorithms ask the block instead of testing its class.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import ClassVar
 
 from lightning_cas.core.checks import integer_value
@@ -97,6 +97,8 @@ def _check(key: Key, value) -> None:
         _positive(value, key.name, key.cap)
     elif key.check == "flag":
         _flag(value, key.name)
+    elif key.check == "count":
+        _count(value, key.name, key.cap)
     elif key.check == "number":
         _number(value, key.name)
     elif value not in key.choices:
@@ -124,12 +126,13 @@ class Block:
     kind: ClassVar[str] = ""
     KEYS: ClassVar[tuple[Key, ...]] = ()
     heads = 1
-    residual = False
+    residual = 0  # every kind declares it: the number of blocks of the residual group this block ends
     normalization = "none"
     mixes_tokens: ClassVar[bool] = False  # its output on a token depends on other tokens (attention)
     shift_invariant: ClassVar[bool] = False  # it maps y + c 1 as y (LayerNorm subtracts the mean)
     keeps_span: ClassVar[bool] = False  # it scales each token's vector by a positive number (RMSNorm)
     mean_free: ClassVar[bool] = False  # before its gain and bias, its output has mean 0 (LayerNorm)
+    residual_written: ClassVar[bool] = False  # its files write residual = false (kinds that had it before groups)
 
     @property
     def polynomial(self) -> bool:
@@ -184,7 +187,9 @@ class Block:
         block = self.filled(width)
         for key in block.KEYS:
             _check(key, getattr(block, key.name))
-        if block.residual and block.output_width(width) != width:
+        if type(block.residual) is not int:  # true and false mean 1 and 0
+            block = replace(block, residual=int(block.residual))
+        if block.residual == 1 and block.output_width(width) != width:
             raise _KeyError(
                 "residual",
                 f"a residual block needs out = its input width {width}, got out = {block.output_width(width)}",
@@ -194,10 +199,18 @@ class Block:
 
     def without_residual(self) -> "Block":
         """This block without its residual connection (Y + b(Y) is determined by b: the same kernels)."""
-        return self
+        return replace(self, residual=0) if self.residual else self
+
+    def residual_tag(self) -> str:
+        """The label's residual suffix: "" (none), "r" (around this block), "r3" (a group of three blocks)."""
+        return "" if not self.residual else "r" if self.residual == 1 else f"r{self.residual}"
 
     def filled(self, width: int) -> "Block":
         """This block with the defaults that depend on its input (out = the input width) filled in."""
+        return self
+
+    def at_tokens(self, tokens: int) -> "Block":
+        """This block on a network of ``tokens`` tokens (a position block takes one column per token)."""
         return self
 
     def check(self, width: int) -> None:
@@ -229,7 +242,15 @@ class Block:
         raise NotImplementedError
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        """Every key; ``residual`` as true or false for 0 and 1 (files written before groups stay the same), and
+        left out at 0 on the kinds that had no such key then."""
+        out = {"kind": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        n = out.get("residual")
+        if isinstance(n, int) and not isinstance(n, bool) and n <= 1:
+            out["residual"] = bool(n)
+        if not n and not self.residual_written:
+            out.pop("residual", None)
+        return out
 
     def short(self) -> str:
         """A file-name-safe tag of this block (for labels)."""
@@ -266,7 +287,7 @@ def _sums(degrees: frozenset[int], count: int) -> frozenset[int]:
 
 
 _OUT = Key("out", "positive", MAX_WIDTH)
-_RESIDUAL = Key("residual", "flag")
+_RESIDUAL = Key("residual", "count", MAX_BLOCKS)  # n: this block ends a residual group of the last n blocks
 _BIAS = Key("bias", "flag")
 
 
@@ -303,6 +324,16 @@ def _number(value, key: str) -> None:
 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise _KeyError(key, f"must be a positive finite number, got {value!r}")
+
+
+def _count(value, key: str, cap: int) -> None:
+    """A count 0..cap; true and false count as 1 and 0."""
+    if isinstance(value, bool):
+        return
+    if integer_value(value) is None or value < 0:
+        raise _KeyError(key, f"must be true, false or a block count >= 0, got {value!r}")
+    if value > cap:
+        raise _KeyError(key, f"{value} is above the supported maximum of {cap}")
 
 
 def _flag(value, key: str) -> None:

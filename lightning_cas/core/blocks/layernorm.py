@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import _BIAS, DEFAULT_EPS, Block, Key, _KeyError, register
+from lightning_cas.core.blocks.base import _BIAS, _RESIDUAL, DEFAULT_EPS, Block, Key, _KeyError, register
 from lightning_cas.core.blocks.tangents import delta, diagonal, forward_rule, join, ones_row
 
 
@@ -21,8 +21,9 @@ class LayerNorm(Block):
     affine: bool = True
     bias: bool | None = None
     eps: float = DEFAULT_EPS
+    residual: int = 0
     kind: ClassVar[str] = "layernorm"
-    KEYS: ClassVar[tuple[Key, ...]] = (Key("affine", "flag"), _BIAS, Key("eps", "number"))
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("affine", "flag"), _BIAS, Key("eps", "number"), _RESIDUAL)
     polynomial: ClassVar[bool] = False
     shift_invariant: ClassVar[bool] = True
     mean_free: ClassVar[bool] = True
@@ -51,7 +52,7 @@ class LayerNorm(Block):
 
     def short(self) -> str:
         eps = "" if self.eps == DEFAULT_EPS else f"e{self.eps:g}"
-        return "N" + ("g" if self.affine else "") + ("b" if self.bias else "") + eps
+        return "N" + ("g" if self.affine else "") + ("b" if self.bias else "") + eps + self.residual_tag()
 
     def output_bias(self) -> str | None:
         return "bg" if self.bias else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import _BIAS, _OUT, Block, Key, degrees_affine, register
+from lightning_cas.core.blocks.base import _BIAS, _OUT, _RESIDUAL, Block, Key, degrees_affine, register
 from lightning_cas.core.blocks.tangents import affine, delta, forward_rule, join, left, ones_row
 
 
@@ -14,8 +14,9 @@ from lightning_cas.core.blocks.tangents import affine, delta, forward_rule, join
 class Linear(Block):
     out: int
     bias: bool = False
+    residual: int = 0
     kind: ClassVar[str] = "linear"
-    KEYS: ClassVar[tuple[Key, ...]] = (_OUT, _BIAS)
+    KEYS: ClassVar[tuple[Key, ...]] = (_OUT, _BIAS, _RESIDUAL)
 
     def output_width(self, width: int) -> int:
         return self.out
@@ -30,7 +31,7 @@ class Linear(Block):
         return degree + 1
 
     def short(self) -> str:
-        return f"L{self.out}" + ("b" if self.bias else "")
+        return f"L{self.out}" + ("b" if self.bias else "") + self.residual_tag()
 
     def input_letters(self) -> list[str]:
         return ["p"]

@@ -34,7 +34,6 @@ from lightning_cas.core.blocks.tangents import (
     left,
     ones_row,
     outer,
-    with_residual,
 )
 
 
@@ -44,10 +43,11 @@ class MLP(Block):
     hidden: int
     degree: int = 2
     out: int | None = None
-    residual: bool = False
+    residual: int = 0
     bias: bool = False
     activation: str = "power"
     kind: ClassVar[str] = "mlp"
+    residual_written: ClassVar[bool] = True
     KEYS: ClassVar[tuple[Key, ...]] = (
         Key("hidden", "positive", MAX_WIDTH),
         Key("degree", "positive", MAX_DEGREE),
@@ -59,9 +59,6 @@ class MLP(Block):
 
     def filled(self, width: int) -> "Block":
         return replace(self, out=width) if self.out is None else self
-
-    def without_residual(self) -> "Block":
-        return replace(self, residual=False) if self.residual else self
 
     def check(self, width: int) -> None:
         if self.activation != "power" and self.degree != 2:
@@ -85,14 +82,14 @@ class MLP(Block):
         if not self.polynomial:
             return frozenset()
         products = degrees_affine(_sums(degrees_affine(degrees, self.bias), self.degree), self.bias)
-        return products | degrees if self.residual else products
+        return products
 
     def weight_degree(self, degree: int) -> int:
-        return max(self.degree * (degree + 1) + 1, degree if self.residual else 0)
+        return self.degree * (degree + 1) + 1
 
     def short(self) -> str:
         act = f"p{self.degree}" if self.polynomial else self.activation
-        return f"M{self.hidden}{act}o{self.out}" + ("r" if self.residual else "") + ("b" if self.bias else "")
+        return f"M{self.hidden}{act}o{self.out}" + self.residual_tag() + ("b" if self.bias else "")
 
     def input_letters(self) -> list[str]:
         return ["u"]
@@ -148,5 +145,4 @@ def _mlp(ar, block: MLP, heads, Y, dY, tangents, site=None):
             if block.bias:
                 n, t = Y.shape[0], Y.shape[2]
                 own += [outer(ar, DDr, ones_row(ar, n, t)), delta(ar, ones_row(ar, n, t), e)]
-    out, dout = with_residual(ar, block, Y, dY, out, dout)
     return out, (join([dout] + own) if tangents else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import MAX_DEGREE, Block, Key, _sums, register
+from lightning_cas.core.blocks.base import _RESIDUAL, MAX_DEGREE, Block, Key, _sums, register
 from lightning_cas.core.blocks.tangents import forward_rule
 
 
@@ -13,8 +13,9 @@ from lightning_cas.core.blocks.tangents import forward_rule
 @dataclass(frozen=True)
 class Power(Block):
     degree: int = 2
+    residual: int = 0
     kind: ClassVar[str] = "power"
-    KEYS: ClassVar[tuple[Key, ...]] = (Key("degree", "positive", MAX_DEGREE),)
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("degree", "positive", MAX_DEGREE), _RESIDUAL)
 
     def token_degrees(self, degrees):
         return _sums(degrees, self.degree)
@@ -23,7 +24,7 @@ class Power(Block):
         return self.degree * degree
 
     def short(self) -> str:
-        return f"P{self.degree}"
+        return f"P{self.degree}" + self.residual_tag()
 
 
 @forward_rule(Power)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
-from lightning_cas.core.blocks.base import DEFAULT_EPS, Block, Key, register
+from lightning_cas.core.blocks.base import _RESIDUAL, DEFAULT_EPS, Block, Key, register
 from lightning_cas.core.blocks.tangents import diagonal, forward_rule, join
 
 
@@ -23,8 +23,9 @@ class RMSNorm(Block):
 
     affine: bool = True
     eps: float = DEFAULT_EPS
+    residual: int = 0
     kind: ClassVar[str] = "rmsnorm"
-    KEYS: ClassVar[tuple[Key, ...]] = (Key("affine", "flag"), Key("eps", "number"))
+    KEYS: ClassVar[tuple[Key, ...]] = (Key("affine", "flag"), Key("eps", "number"), _RESIDUAL)
     polynomial: ClassVar[bool] = False
     keeps_span: ClassVar[bool] = True
 
@@ -39,7 +40,7 @@ class RMSNorm(Block):
 
     def short(self) -> str:
         eps = "" if self.eps == DEFAULT_EPS else f"e{self.eps:g}"
-        return "R" + ("g" if self.affine else "") + eps
+        return "R" + ("g" if self.affine else "") + eps + self.residual_tag()
 
     def named_function(self) -> str | None:
         return "rmsnorm"

@@ -1,5 +1,5 @@
 """The pieces every block's forward rule is written with (``core.forward`` runs the rules; each kind's
-module registers its own with ``forward_rule``): tangent products in closed form, residuals, activations.
+module registers its own with ``forward_rule``): tangent products in closed form, residual groups, activations.
 
 Shapes: a stream Y is (N, width, t), its tangents (N, width, t, P'); a rule returns (out, tangents or None).
 """
@@ -90,10 +90,18 @@ def ones_row(ar, n: int, t: int):
     return ar.ones((n, 1, t))
 
 
-def with_residual(ar, block, Y, dY, out, dout):
-    if not block.residual:
+def add_skip(ar, out, dout, Y, dY):
+    """A residual group's output: its blocks' ``out`` plus its input ``Y``; the input's tangents ``dY`` (the
+    weights before the group, carried) add to the first columns of ``dout``, the group's own weights follow."""
+    out = ar.add(out, Y)
+    if dY is None:
         return out, dout
-    return ar.add(out, Y), (None if dout is None else ar.add(dout, dY))
+    if dout is None:
+        raise ValueError("a residual group carried no tangents of its input")
+    k = dY.shape[-1]
+    if k == dout.shape[-1]:
+        return out, ar.add(dout, dY)
+    return out, np.concatenate([ar.add(dout[..., :k], dY), dout[..., k:]], axis=-1)
 
 
 def relu_signs(ar, H, site):
