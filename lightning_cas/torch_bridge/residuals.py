@@ -1,31 +1,17 @@
-"""Residuals of a traced forward: whether the network model reads residual groups (``groups``), the mlp
-block a residual around linear -> activation -> linear is (``fuse``), and ``residual = n`` set on the last
-block of a group (``with_residual``).
+"""Residuals of a traced forward: the mlp block a residual around linear -> activation -> linear is (``fuse``),
+and ``residual = n`` set on the last block of a group (``with_residual``).
 
 ``residual = n`` on block i means: block i ends a residual group of the last n blocks, whose output is the
-group's input plus those n blocks applied in order. Until the network model reads n > 1 (a residual was a
-flag on attention and mlp blocks), a group of one attention or mlp block converts and any other is refused
-in one line; the probe makes the traced path take groups as soon as the model does.
+group's input plus those n blocks applied in order (``core.residual_groups``).
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
-from lightning_cas.core.network import MLP, Activation, Linear, Network
+from lightning_cas.core.network import MLP, Activation, Linear
 from lightning_cas.errors import InputError
 from lightning_cas.torch_bridge.steps import Step
-
-
-@functools.cache
-def groups() -> bool:
-    """Whether the network model reads ``residual = n`` > 1 (a residual around the last n blocks)."""
-    try:
-        Network(1, 1, (Linear(1), replace(Linear(1), residual=2)))
-    except (TypeError, InputError):
-        return False
-    return True
 
 
 def fusable(first: Step, act: Step, second: Step) -> bool:
@@ -55,22 +41,9 @@ def fuse(first: Step, act: Step, second: Step) -> Step:
 
 def with_residual(step: Step, n: int, where_: str) -> Step:
     """The step with ``residual = n`` on its last block (and on its lightning variant's)."""
-    if n > 1 and not groups():
-        raise InputError(
-            f"{where_} is around {n} blocks; a residual around {n} blocks needs the network model's residual "
-            "groups ('residual' = n > 1), which this version lacks: a residual around one attention or mlp block "
-            "(post-LN, ln(x + f(x))) converts."
-        )
-    value = n if groups() else True
     last = step.blocks[-1]
     if last.residual:
         raise InputError(f"{where_} ends at a block that already ends a residual.")
-    try:
-        blocks = step.blocks[:-1] + (replace(last, residual=value),)
-        lightning = step.lightning and step.lightning[:-1] + (replace(step.lightning[-1], residual=value),)
-    except TypeError:
-        raise InputError(
-            f"{where_} ends at a {last.kind} block; a residual ending there needs the network model's "
-            "residual on every block kind, which this version has on attention and mlp blocks only."
-        ) from None
+    blocks = step.blocks[:-1] + (replace(last, residual=n),)
+    lightning = step.lightning and step.lightning[:-1] + (replace(step.lightning[-1], residual=n),)
     return replace(step, blocks=blocks, lightning=lightning or None)

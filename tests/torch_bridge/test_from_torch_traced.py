@@ -20,7 +20,6 @@ from lightning_cas.core.arithmetic import Float64  # noqa: E402
 from lightning_cas.core.network import Linear  # noqa: E402
 from lightning_cas.errors import InputError  # noqa: E402
 from lightning_cas.torch_bridge import from_torch  # noqa: E402
-from lightning_cas.torch_bridge.residuals import groups  # noqa: E402
 
 F64 = torch.float64
 FILE = "test_from_torch_traced.py"
@@ -316,21 +315,18 @@ def test_user_modules_nest_in_a_sequential_and_dropout_in_eval_mode_is_skipped()
 # ---------------------------------------------------------------- pre-LN: residual groups
 
 
-@pytest.mark.xfail(not groups(), strict=False, reason="a residual around 2 blocks needs residual = n > 1")
-def test_a_gpt_style_pre_ln_block_converts_once_residual_groups_exist():
+def test_a_gpt_style_pre_ln_block_converts_as_two_residual_groups():
     module = trained(PreLN())
     net, point = from_torch(module, tokens=3)
     assert [b.residual for b in net.blocks] == [0, 2, 0, 0, 0, 4]
     assert agrees(module, net, point, 8)
 
 
-@pytest.mark.skipif(groups(), reason="the network model reads residual groups")
-def test_a_residual_around_several_blocks_is_refused_in_one_line_until_groups_exist():
-    message = refused(trained(PreLN()), r"^the PreLN module: the residual add at .* is around 2 blocks; ")
-    assert f"{FILE}:{line_of(PreLN.forward, 'x = x + self.attn')}" in message
-    assert "a residual around 2 blocks needs" in message
+def test_a_residual_around_several_blocks_is_one_group():
     mlp = Branch(lambda m, x: x + m.b(F.relu(m.a(m.ln(x)))))  # layernorm, linear, relu, linear: not one mlp
-    refused(trained(mlp), r"the residual add at .* is around 4 blocks; ")
+    net, point = from_torch(trained(mlp), tokens=2)
+    assert [b.residual for b in net.blocks] == [0, 0, 0, 4]
+    assert agrees(trained(mlp), net, point, 4, tokens=2)
 
 
 # ---------------------------------------------------------------- what is refused
@@ -378,9 +374,9 @@ def test_what_is_not_a_chain_of_supported_ops_is_refused_in_one_line(body, match
         assert f"{FILE}:" in message  # the source line of the lambda
 
 
-@pytest.mark.skipif(groups(), reason="the network model reads residual groups")
-def test_a_residual_around_a_block_without_one_is_refused_until_groups_exist():
-    refused(trained(Branch(lambda m, x: x + m.ln(x))), r"ends at a layernorm block; a residual ending there needs")
+def test_a_residual_around_a_norm_converts():
+    net, point = from_torch(trained(Branch(lambda m, x: x + m.ln(x))), tokens=2)
+    assert [(b.kind, b.residual) for b in net.blocks] == [("layernorm", 1)]
 
 
 def test_causal_and_batch_first_false_are_refused_for_a_traced_module():
