@@ -144,3 +144,10 @@ def predict_fiber_dimension(arch: Network, dim: Prediction | None = None) -> Pre
     if dim.value is None:
         return no_prediction("fiber_dimension", dim.reason or "no dimension prediction")
     return Prediction("fiber_dimension", arch.parameters - dim.value, "parameters - dimension", dim.regime, dim.status)
+
+
+def generic_ed_degree(e: int, n: int, cone: bool = False) -> int:
+    """The ED degree of a generic hypersurface of degree e in K^n, e sum_{i<n} (e-1)^i, or, for a cone (g
+    homogeneous: a generic hypersurface of P^(n-1)), e sum_{i<n-1} (e-1)^i (what a decision boundary's count is
+    measured against)."""
+    return e * sum((e - 1) ** i for i in range(n - 1 if cone else n))

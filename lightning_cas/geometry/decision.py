@@ -23,6 +23,7 @@ import numpy as np
 from lightning_cas.core.checks import count_value, derived_seed
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
+from lightning_cas.core.theory import generic_ed_degree  # noqa: F401 (its home before; callers import it here)
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
 from lightning_cas.geometry.radius import radius_record, scaled_record, text
@@ -78,12 +79,6 @@ def readout_values(net: Network, readout, seed: int) -> tuple[np.ndarray, str | 
         w = rng.integers(1, 10, (net.output, net.tokens)) * rng.choice([-1, 1], (net.output, net.tokens))
         return np.array([[Fraction(int(v)) for v in row] for row in w], dtype=object), None
     return exact_array(readout, (net.output, net.tokens), "readout")
-
-
-def generic_ed_degree(e: int, n: int, cone: bool = False) -> int:
-    """The ED degree of a generic hypersurface of degree e in K^n, e sum_{i<n} (e-1)^i, or, for a cone (g
-    homogeneous: a generic hypersurface of P^(n-1)), e sum_{i<n-1} (e-1)^i."""
-    return e * sum((e - 1) ** i for i in range(n - 1 if cone else n))
 
 
 def check_size(net: Network) -> None:

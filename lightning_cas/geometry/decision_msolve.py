@@ -56,8 +56,8 @@ def _radius(rec) -> RadiusInterval | None:
 
 def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed, timeout, msolve, threads=1):
     """The ED degree (mod two primes) and, with ``x0``, the real critical points and the radius interval."""
+    from lightning_cas.core.theory import generic_ed_degree
     from lightning_cas.errors import TooLargeError
-    from lightning_cas.geometry.decision import generic_ed_degree
     from lightning_cas.system.deadline import time_limit
 
     start = time.perf_counter()
