@@ -212,7 +212,7 @@ def interface_acting(blocks, k: int, w: int, m: int) -> int:
 
 def split_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
     """The split bounds of the module docstring, one per interface with weights on both sides."""
-    out = []
+    out: list[tuple[str, int, str]] = []
     blocks = net.blocks
     if largest(blocks) > 1:
         return out  # a group's skip crosses some interface: the rest is not a function of the interface alone

@@ -7,8 +7,6 @@ the degrees through a stack with its groups live here, next to the check (``core
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from lightning_cas.core.blocks import Block
 
 
@@ -94,4 +92,4 @@ def residual_group(*blocks: Block) -> tuple[Block, ...]:
         raise InputError("residual_group takes one or more blocks.")
     if blocks[-1].residual and len(blocks) > 1:
         raise InputError("residual_group: its last block already ends a residual group; nest groups inside it.")
-    return blocks[:-1] + (replace(blocks[-1], residual=len(blocks)),)
+    return blocks[:-1] + (blocks[-1].with_residual(len(blocks)),)

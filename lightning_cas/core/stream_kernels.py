@@ -18,7 +18,10 @@ In a post-LN transformer x -> LN1(x + SA(x)) -> LN2(y + FF(y)) this moves LN1's 
 stream between (producer, then a biased reader) is ``core.activation_kernels``' bias shift (``core.symmetry``'s
 translations on the polynomial route). A residual here wraps one block, x + f(x): the stream a block adds back is
 its own input. A larger residual group (``residual = n``) breaks that: the walk stops at a block that ends one or
-whose input also feeds one (``_own_stream``), so no vector is offered across a group of several blocks.
+whose input also feeds one (``_own_stream``), so no vector is offered across a group of several blocks, with
+one exception, the pre-LN layer's: a group whose first block is a LayerNorm (y + f(LN(y))) sees a shift along
+1 only through its skip, so c = t 1 passes it, and the group's last block's output bias by -t 1 ends it
+(``_ones_through_norm_groups``): in x -> x + SA(LN1(x)) -> y + FF(LN2(y)), SA's b_o by t 1 and FF's b_d by -t 1.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def _biased_readers(vs: Vectors, j: int) -> list[tuple]:
 def _shift(vs: Vectors, producer, readers: list, end, a: int) -> dict:
     """The vector for coordinate a of c: the producer's bias by e_a, each reader's biases by -X e_a, the end's
     output bias by -e_a (``end`` None: the last reader is non-residual and took the shift)."""
-    vec = {producer.offset + a: Fraction(1)}
+    vec: dict[int, Fraction | int] = {producer.offset + a: Fraction(1)}
     for m, bias in readers:
         for row in range(m.rows):
             vec[bias.offset + row] = vec.get(bias.offset + row, 0) - vs.entry(m, row, a)
@@ -89,6 +92,36 @@ def stream_bias_shifts(vs: Vectors) -> None:
                 m = vs.mats(j, end)[0]
                 for a in range(d):
                     vs.add("stream bias shift", _shift(vs, producer, readers, m, a))
+    _ones_through_norm_groups(vs)
+
+
+def _norm_group_end(blocks, j: int) -> int | None:
+    """The last block of the one residual group that starts at block j with a LayerNorm (shift invariant, no skip
+    of its own), or None."""
+    ends = [last for first, last in groups(blocks) if first == j]
+    if len(ends) != 1 or ends[0] == j or not blocks[j].shift_invariant:
+        return None
+    return ends[0]
+
+
+def _ones_through_norm_groups(vs: Vectors) -> None:
+    """The shift along 1 from an output bias through LayerNorm-led groups, ended by a group's last output bias."""
+    blocks = vs.net.blocks
+    for s in range(1, len(blocks)):
+        letter = blocks[s - 1].output_bias()
+        if letter is None:
+            continue
+        producer, d, j = vs.mats(s - 1, letter)[0], vs.net.widths[s], s
+        while j < len(blocks) and (k := _norm_group_end(blocks, j)) is not None:
+            end = blocks[k].output_bias()
+            if end is not None:
+                m = vs.mats(k, end)[0]
+                vec: dict = {}
+                for a in range(d):
+                    vec[producer.offset + a] = vec.get(producer.offset + a, 0) + Fraction(1)
+                    vec[m.offset + a] = vec.get(m.offset + a, 0) - 1
+                vs.add("stream bias shift", vec)
+            j = k + 1
 
 
 def stream_vectors(net: Network, values) -> list:

@@ -11,7 +11,7 @@ factors), so those algorithms ask the block instead of testing its class.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from lightning_cas.core.checks import integer_value
 from lightning_cas.core.limits import (  # noqa: F401 (the one table)
@@ -188,7 +188,7 @@ class Block:
         for key in block.KEYS:
             _check(key, getattr(block, key.name))
         if type(block.residual) is not int:  # true and false mean 1 and 0
-            block = replace(block, residual=int(block.residual))
+            block = block.with_residual(int(block.residual))
         if block.residual == 1 and block.output_width(width) != width:
             raise _KeyError(
                 "residual",
@@ -199,7 +199,13 @@ class Block:
 
     def without_residual(self) -> "Block":
         """This block without its residual connection (Y + b(Y) is determined by b: the same kernels)."""
-        return replace(self, residual=0) if self.residual else self
+        return self.with_residual(0) if self.residual else self
+
+    def with_residual(self, n: int) -> "Block":
+        """This block ending a residual group of ``n`` blocks (every kind declares the field; the base only
+        names its default, hence the cast)."""
+        kind: Any = self
+        return replace(kind, residual=n)
 
     def residual_tag(self) -> str:
         """The label's residual suffix: "" (none), "r" (around this block), "r3" (a group of three blocks)."""
