@@ -152,12 +152,33 @@ def row(case: str, net, at, paper, seed: int, timeout: float, method: str) -> di
         notes.append(why)
     counts = {c for c in (out["exact_mod_p"], out["msolve"]) if c is not None}
     out["ed_degree"] = max(counts) if counts else None
-    if len(counts) > 1:
+    out["routes_disagree"] = len(counts) > 1
+    if out["routes_disagree"]:
         notes.append(f"Macaulay2 mod p gives {out['exact_mod_p']}, msolve {out['msolve']}: the routes DISAGREE")
     out["note"] = "; ".join(n for n in notes if n)
     out["elapsed_s"] = round(time.perf_counter() - start, 1)
     out["verdict"] = _verdict(out["ed_degree"], paper)
     return out
+
+
+def cross_check(runs: list[dict]) -> str:
+    """The verdict's words on the two exact routes and the homotopy, over every seed's row: the exact counts
+    (Macaulay2 mod p, msolve) agree or DISAGREE; a homotopy below them is a lower bound that lost paths."""
+    words = ""
+    if any(r.get("routes_disagree") for r in runs):
+        words += "; Macaulay2 and msolve DISAGREE"
+    elif all(r.get("exact_mod_p") is not None and r.get("msolve") is not None for r in runs):
+        words += "; Macaulay2 and msolve agree"
+    short = [
+        max(map(int, r["homotopy"].split()), default=0)
+        for r in runs
+        if r.get("homotopy")
+        and r.get("ed_degree") is not None
+        and max(map(int, r["homotopy"].split())) < r["ed_degree"]
+    ]
+    if short:
+        words += f"; the homotopy finds only {' '.join(map(str, short))} (a lower bound: it lost paths)"
+    return words
 
 
 def seeded_row(case: str, net, paper, seeds, timeout: float, method: str) -> dict:
@@ -173,8 +194,7 @@ def seeded_row(case: str, net, paper, seeds, timeout: float, method: str) -> dic
     out["verdict"] = _verdict(out["ed_degree"], paper)
     if len(set(known)) > 1:
         out["verdict"] += "; the seeds differ (the largest is kept)"
-    if any("DISAGREE" in r.get("note", "") for r in runs):
-        out["verdict"] += "; Macaulay2 and msolve DISAGREE"
+    out["verdict"] += cross_check(runs)
     out["note"] = " | ".join(f"seed {s}: {r['note']}" for s, r in zip(seeds, runs) if r.get("note"))
     return out
 

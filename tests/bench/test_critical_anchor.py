@@ -25,6 +25,17 @@ def test_a_disagreement_is_reported_not_adjusted():
     assert _verdict(5, 4) == "DISAGREES (paper 4, ours 5)" and _verdict(4, None) == "paper's number not found"
 
 
+def test_the_verdict_blames_the_homotopy_not_the_exact_routes():
+    """A homotopy that lost paths is not a disagreement of Macaulay2 mod p with msolve."""
+    agree = {"exact_mod_p": 36, "msolve": 36, "ed_degree": 36, "homotopy": "0", "routes_disagree": False}
+    assert critical_anchor.cross_check([agree, agree]) == (
+        "; Macaulay2 and msolve agree; the homotopy finds only 0 0 (a lower bound: it lost paths)"
+    )
+    split = dict(agree, msolve=35, homotopy="36", routes_disagree=True)
+    assert critical_anchor.cross_check([agree, split]).startswith("; Macaulay2 and msolve DISAGREE;")
+    assert critical_anchor.cross_check([dict(agree, homotopy="36")]) == "; Macaulay2 and msolve agree"
+
+
 def test_msolve_alone_counts_a_conic_boundary():
     net = network(2, (1,), 2)
     out = row("x", net, critical_anchor.random_weights(net, 0), None, 0, 60, "msolve")
