@@ -23,6 +23,7 @@ from lightning_cas.errors import ResultError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.ed_msolve import (
     MAX_WEIGHTS,
     MSOLVE_PRIMES,
+    agreed,
     coordinate_polynomials,
     saturated_degree,
     slice_systems,
@@ -91,13 +92,7 @@ def msolve_degree(
     if section is None:
         what = f"the variety fills its {n} coordinates" if m == n else "the network is constant: a point"
         return DegreeResult(**common, degree=1, notes=(f"{what}: degree 1",))
-    if counts[0] != counts[1] or fibers[0] != fibers[1]:
-        raise ResultError(
-            f"msolve's counts mod {primes[0]} and {primes[1]} disagree (section points {counts[0]} and "
-            f"{counts[1]}, slice fibers {fibers[0]} and {fibers[1]}): an unlucky prime or choice; rerun "
-            "with another seed."
-        )
-    points, fib = counts[0], fibers[0]
+    points, fib = agreed(counts, fibers, primes, "section points")
     if points is None or not fib or points % fib:
         raise ResultError(
             f"{points} section points on the slice, {fib} over a generic point of the variety (not finite, "

@@ -300,15 +300,20 @@ def metric_notes(metric: str, n: int, m: int, span, source) -> list[str]:
     return notes
 
 
-def _counted(common: dict, counts, fibers, sources, spent, primes) -> EDDegreeResult:
-    """The result from msolve's counts mod both primes: they must agree, the fiber degree divide the count."""
+def agreed(counts, fibers, primes, what: str) -> tuple:
+    """The count and the slice's fiber count, the same mod both primes, or a one-line refusal: two primes
+    that disagree mean an unlucky prime or choice, never a number to print."""
     if counts[0] != counts[1] or fibers[0] != fibers[1]:
         raise ResultError(
-            f"msolve's counts mod {primes[0]} and {primes[1]} disagree (critical points {counts[0]} "
-            f"and {counts[1]}, slice fibers {fibers[0]} and {fibers[1]}): an unlucky prime or "
-            "choice; rerun with another seed."
+            f"msolve's counts mod {primes[0]} and {primes[1]} disagree ({what} {counts[0]} and {counts[1]}, "
+            f"slice fibers {fibers[0]} and {fibers[1]}): an unlucky prime or choice; rerun with another seed."
         )
-    crit, fib = counts[0], fibers[0]
+    return counts[0], fibers[0]
+
+
+def _counted(common: dict, counts, fibers, sources, spent, primes) -> EDDegreeResult:
+    """The result from msolve's counts mod both primes: they must agree, the fiber degree divide the count."""
+    crit, fib = agreed(counts, fibers, primes, "critical points")
     notes = list(common.pop("notes"))
     notes.append(f"msolve took {spent:.3g} s on the critical and fiber systems mod both primes; input: {sources[0]}")
     if crit is None or not fib:
