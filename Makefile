@@ -66,10 +66,15 @@ bench: setup
 	$(PY) -m benchmarks.bench --out bench/results.json
 
 # the anchor table: ED degrees of decision boundaries of the robustness-verification paper's architectures,
-# ours beside the paper's, with times (bench/critical_anchor.md and .csv); CRITICAL_ARGS e.g. --timeout 600
+# ours beside the paper's, with times (bench/critical_anchor.md and .csv); CRITICAL_ARGS e.g. --timeout 600.
+# Then the paper's homotopy approach on the same systems, with PHCpack's blackbox solver as its stand-in
+# (bench/phc_stand_in.md; phcpack from Debian, skipped with a note where it cannot be installed)
 CRITICAL_ARGS ?=
 critical: setup
 	$(PY) -m benchmarks.critical_anchor --out bench/critical_anchor.md $(CRITICAL_ARGS)
+	@command -v phc >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y --no-install-recommends phcpack; } || echo "warning: phcpack not installed"
+	$(PY) -m benchmarks.phc_stand_in --out bench/phc_stand_in.md
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

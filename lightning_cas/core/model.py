@@ -80,13 +80,13 @@ def flat_values(values) -> list:
     return out
 
 
-def _ring(symbols):
+def _ring(symbols, domain=None):
     import sympy
     from sympy.polys.rings import ring
 
     # Symbols, not a comma-separated string: q_(1,1,1) has commas of its own
     names = sorted({str(s) for s in symbols})
-    R, *_ = ring([sympy.Symbol(n) for n in names], sympy.ZZ) if names else (None,)
+    R, *_ = ring([sympy.Symbol(n) for n in names], domain or sympy.ZZ) if names else (None,)
     return R
 
 
@@ -115,6 +115,11 @@ def network_output(arch: Network, weights=None, X=None) -> sympy.Matrix:
         return sympy.Matrix(out.shape[0], out.shape[1], lambda r, c: sympy.Rational(int(out[r, c].p), int(out[r, c].q)))
     from lightning_cas.core.arithmetic import Polynomials
 
+    try:
+        for v in list(w) + list(Xs):
+            R.from_expr(v)
+    except ValueError:  # a rational weight or input (5/8 q): the same ring over QQ
+        R = _ring(free, sympy.QQ)
     ar = Polynomials(R)
     conv = lambda e: R.from_expr(sympy.sympify(e))
     out = evaluate(

@@ -26,6 +26,19 @@ def test_symbolic_equals_numeric(arch):
     assert symbolic == sympy.Matrix(numeric.tolist())
 
 
+def test_rational_weights_give_the_output_as_a_polynomial_in_the_tokens():
+    """Trained weights are decimals: 351/500 has no place in a ring over ZZ (a traceback before)."""
+    arch = Architecture((2, 1), (1,), 2)
+    rng = np.random.default_rng(5)
+    w = [Fraction(int(v), 500) for v in rng.integers(-500, 501, arch.parameters)]
+    X = rng.integers(-3, 4, (arch.widths[0], arch.tokens))
+    out = network_output(arch, weights=[sympy.Rational(v.numerator, v.denominator) for v in w])
+    subs = dict(zip(list(token_symbols(arch)), map(int, X.reshape(-1))))
+    numeric = evaluate(arch, np.array(w, dtype=object), X[None].astype(object))[0]
+    assert out.subs(subs) == sympy.Matrix(numeric.tolist())
+    assert any(not c.is_integer for c in sympy.Poly(out[0, 0], *token_symbols(arch)).coeffs())
+
+
 def test_degrees_of_the_coefficient_map():
     arch = Architecture((1, 2, 2), (1, 2), 2)
     coeffs = coefficient_map(arch)
