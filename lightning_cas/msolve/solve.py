@@ -10,15 +10,14 @@ and, when it is 0, the degree is the number of standard monomials (the staircase
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
 
-from lightning_cas.errors import InputError, MsolveParseError
+from lightning_cas.errors import InputError, MsolveParseError, TooLargeError
 from lightning_cas.msolve.parse import Solution, read_polynomials, read_solution
 from lightning_cas.msolve.runner import run
 from lightning_cas.msolve.writer import check_characteristic, check_variables, system_text
 
 SATURATION_MIN_PRIME = 2**16  # msolve's f4sat: "not implemented yet (prime field of too low characteristic)"
-MAX_STAIRCASE = 10**7  # standard monomials counted one by one at most (a degree above this is refused)
+MAX_STAIRCASE_STEPS = 5 * 10**6  # subproblems of the staircase count at most (a bound on work, not on the degree)
 
 
 @dataclass(frozen=True)
@@ -126,19 +125,17 @@ def monomial_dimension(monomials, nvars: int) -> int:
 
 
 def staircase_size(monomials, nvars: int) -> int:
-    """The number of monomials outside a zero-dimensional monomial ideal (its degree)."""
+    """The number of monomials outside a zero-dimensional monomial ideal (its degree). The count is
+    memoized over the ideal's slices, so its work follows their number, not the degree: 12285 points in
+    13 variables take seconds; a budget of subproblems refuses a staircase that would not."""
     gens = [tuple(g) for g in minimal_generators(monomials)]
     powers = {i: g[i] for g in gens for i in range(nvars) if g[i] and sum(1 for e in g if e) == 1}
     if len(powers) != nvars:
         raise ValueError("the monomial ideal is not zero-dimensional")
-    if prod(powers.values()) > MAX_STAIRCASE:
-        raise ValueError(
-            f"the staircase has up to {prod(powers.values()):,} monomials, above the {MAX_STAIRCASE:,} counted"
-        )
-    return _count(tuple(gens), {})
+    return _count(tuple(gens), {}, [MAX_STAIRCASE_STEPS])
 
 
-def _count(gens: tuple, memo: dict) -> int:
+def _count(gens: tuple, memo: dict, budget: list) -> int:
     """Standard monomials in the remaining variables: for each exponent e of the first one, those of the
     rest outside the generators whose first exponent is at most e (it stops where one of them is 1)."""
     if any(not any(g) for g in gens):
@@ -150,10 +147,16 @@ def _count(gens: tuple, memo: dict) -> int:
         return memo[key]
     total, e = 0, 0
     while True:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise TooLargeError(
+                f"counting the standard monomials of msolve's leading ideal ({len(gens)} generators) took more "
+                f"than {MAX_STAIRCASE_STEPS:,} steps; the system is beyond what this count handles."
+            )
         rest = tuple(sorted({g[1:] for g in gens if g[0] <= e}))
         if any(not any(r) for r in rest):
             break
-        total += _count(rest, memo)
+        total += _count(rest, memo, budget)
         e += 1
     memo[key] = total
     return total

@@ -7,7 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from lightning_cas.errors import InputError, MsolveParseError
+from lightning_cas.errors import InputError, MsolveParseError, TooLargeError
+from lightning_cas.msolve import solve as solve_module
 from lightning_cas.msolve.parse import read_list, read_polynomials, read_solution
 from lightning_cas.msolve.solve import leading_ideal, monomial_dimension, solve, staircase_size
 from lightning_cas.msolve.writer import polynomial_text, system_text
@@ -97,6 +98,18 @@ def test_monomial_ideals_by_hand():
     assert monomial_dimension([(1, 0, 0), (0, 1, 1)], 3) == 1 and monomial_dimension([(0, 0)], 2) == -1
     with pytest.raises(ValueError):
         staircase_size([(1, 1)], 2)
+
+
+def test_a_large_staircase_is_counted_by_its_slices_and_a_huge_one_refused(monkeypatch):
+    """x_i^10 in 8 variables: 10^8 standard monomials, counted without visiting them (before, any ideal whose
+    pure powers multiplied past 10^7 was refused, with a bare ValueError)."""
+    assert staircase_size([tuple(10 if j == i else 0 for j in range(8)) for i in range(8)], 8) == 10**8
+    mixed = [(2, 0, 0), (0, 3, 0), (0, 0, 4), (1, 1, 1)]
+    brute = sum(1 for a in range(2) for b in range(3) for c in range(4) if not (a and b and c))
+    assert staircase_size(mixed, 3) == brute == 18
+    monkeypatch.setattr(solve_module, "MAX_STAIRCASE_STEPS", 3)
+    with pytest.raises(TooLargeError, match="standard monomials"):
+        staircase_size(mixed, 3)
 
 
 def test_the_writer_refuses_bad_input_in_one_line():
