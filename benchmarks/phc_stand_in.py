@@ -75,9 +75,7 @@ def phc_solve(system: list[dict], names: list[str], timeout: float, phc: str) ->
         src.write_text(phc_text(system, names))
         start = time.perf_counter()
         try:
-            subprocess.run(
-                [phc, "-b", str(src), str(out)], cwd=tmp, timeout=timeout, capture_output=True, check=False
-            )
+            subprocess.run([phc, "-b", str(src), str(out)], cwd=tmp, timeout=timeout, capture_output=True, check=False)
         except subprocess.TimeoutExpired:
             return {}, time.perf_counter() - start, f"phc -b exceeded {timeout:g} s"
         spent = time.perf_counter() - start
