@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
+from lightning_cas.errors import TimeLimitError
 from lightning_cas.geometry.boundary_msolve import MAX_REDUCED, boundary_system, count_ed, singular_system
 from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES
 from lightning_cas.geometry.radius import text
@@ -15,6 +16,7 @@ from lightning_cas.geometry.radius_exact import radius_at, sqrt_down, sqrt_up
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
 from lightning_cas.results.critical import BoxPoint, ExactBoundaryResult, RadiusInterval
+from lightning_cas.system.deadline import check, time_limit
 
 
 def _point(b, stratum: str) -> BoxPoint:
@@ -58,10 +60,9 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
     """The ED degree (mod two primes) and, with ``x0``, the real critical points and the radius interval."""
     from lightning_cas.core.theory import generic_ed_degree
     from lightning_cas.errors import TooLargeError
-    from lightning_cas.system.deadline import time_limit
 
     start = time.perf_counter()
-    notes = []
+    notes: list[str] = []
     with time_limit(timeout):
         bs = boundary_system(net, values, w)
         if bs.r > MAX_REDUCED:
@@ -70,8 +71,8 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
                 f"solves in at most {MAX_REDUCED}."
             )
         count = count_ed(bs, seed, msolve=msolve, threads=threads)
-        rec = None if x0 is None else radius_at(bs, [v for row in x0 for v in row], msolve=msolve, threads=threads)
         version = msolve_version(msolve)
+    rec = None if x0 is None else _radius_in_time(bs, x0, timeout, start, msolve, threads, notes)
     if bs.r < bs.n:
         notes.append(
             f"g depends on X only through {bs.r} linear combinations Q X of its {bs.n} coordinates: solved "
@@ -143,14 +144,14 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         "coordinates z = Q X at a random integer u, its degree mod two primes"
         + (
             "; at X0 the same system and the singular locus over QQ, real roots in isolating boxes"
-            if x0 is not None
+            if rec is not None
             else ""
         ),
         certainty="probabilistic",
         certainty_detail="the ED degree: two primes agree at a random point (wrong only for unlucky choices)"
         + (
             "; the real critical points and the radius interval: exact (isolating boxes, rational interval arithmetic)"
-            if x0 is not None
+            if rec is not None
             else ""
         ),
         seed=seed,
@@ -158,6 +159,23 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         script=count["input"],
         notes=tuple(notes),
     )
+
+
+def _radius_in_time(bs, x0, timeout, start, msolve, threads, notes: list) -> dict | None:
+    """The real critical points at X0 in the time the count left; when it runs out, the count stands (it is
+    exact already) and a note says the radius was not reached: a finished result is never thrown away. An
+    enclosing limit (a sweep job's) that ran out still ends the run."""
+    left = None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
+    try:
+        with time_limit(left):
+            return radius_at(bs, [v for row in x0 for v in row], msolve=msolve, threads=threads)
+    except TimeLimitError as exc:
+        check()
+        notes.append(
+            f"the real critical points at X0 were not isolated within the time limit ({exc}): no radius; the ED "
+            "degree above is complete"
+        )
+        return None
 
 
 def _polynomial_text(bs, net) -> str:

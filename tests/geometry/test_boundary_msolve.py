@@ -278,6 +278,36 @@ def test_the_deadline_stops_msolve_in_one_line(msolve_binary):
     assert "\n" not in str(info.value)
 
 
+def test_a_radius_out_of_time_keeps_the_exact_count(msolve_binary, monkeypatch):
+    """The count finished; the real roots over QQ did not (provoked: their isolation raises the runner's own
+    timeout). The result keeps the ED degree, has no radius and says why; an expired enclosing limit (a sweep
+    job's) still ends the run."""
+    from lightning_cas.errors import MsolveTimeoutError, TimeLimitError
+    from lightning_cas.geometry import decision_msolve
+    from lightning_cas.system.deadline import time_limit
+
+    def out_of_time(*_a, **_k):
+        raise MsolveTimeoutError("msolve exceeded the 5 s time limit and was stopped")
+
+    net = Network(16, 1, (MLP(12, degree=2, out=2),))
+    point = [[Fraction((7 * i) % 11 - 5, 3)] for i in range(16)]
+    full = _exact(net, readout=[[1], [-1]], timeout=120)
+    monkeypatch.setattr(decision_msolve, "radius_at", out_of_time)
+    r = _exact(net, readout=[[1], [-1]], point=point, timeout=120)
+    assert r.ed_degree == full.ed_degree == 22 and r.radius is None and r.real_critical_points is None
+    assert any("not isolated within the time limit" in n for n in r.notes)
+    assert "isolating boxes" not in r.method_detail and "radius" not in r.certainty_detail
+
+    def slow(*_a, **_k):
+        import time
+
+        time.sleep(5)
+
+    monkeypatch.setattr(decision_msolve, "radius_at", slow)
+    with pytest.raises(TimeLimitError), time_limit(2):
+        _exact(net, readout=[[1], [-1]], point=point, timeout=120)
+
+
 def test_a_repeated_factor_is_taken_reduced_and_its_points_are_smooth(msolve_binary):
     # g = (3 x1 + 4 x2)^2: B is the line, counted once; a point on it is a smooth point of B
     square = Network(2, 1, (Linear(1), Power(2)))
