@@ -240,6 +240,10 @@ class ExactBoundaryResult(Provenance, JsonResult):
             return "\n".join(lines)
         if self.on_boundary:
             lines.append(f"at X0 = ({', '.join(self.point)}): X0 lies on the boundary")
+        elif self.real_critical_points is None and not self.critical_points:
+            lines.append(
+                f"at X0 = ({', '.join(self.point)}): the real critical points were not isolated (see the notes)"
+            )
         else:
             lines.append(
                 f"at X0 = ({', '.join(self.point)}): {self.real_critical_points} real critical points "

@@ -297,6 +297,8 @@ def test_a_radius_out_of_time_keeps_the_exact_count(msolve_binary, monkeypatch):
     assert r.ed_degree == full.ed_degree == 22 and r.radius is None and r.real_critical_points is None
     assert any("not isolated within the time limit" in n for n in r.notes)
     assert "isolating boxes" not in r.method_detail and "radius" not in r.certainty_detail
+    text = str(r)
+    assert "were not isolated" in text and "robustness radius: unknown" in text and "None" not in text
 
     def slow(*_a, **_k):
         import time
