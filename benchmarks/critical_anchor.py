@@ -221,7 +221,7 @@ def radius_row(n: int, layers, r: int, seed: int, timeout: float) -> dict:
             real_critical_points=res.real_critical_points,
             radius="—" if rad is None else f"[{_num(rad.lower)}, {_num(rad.upper)}]",
             certified=None if rad is None else rad.certified,
-            note="",
+            note="; ".join(n for n in res.notes if "not isolated" in n)[:200],
         )
     except LightningError as exc:
         out.update(ed_degree=None, note=f"{type(exc).__name__}: {exc}"[:200])
