@@ -189,6 +189,7 @@ doc ///
         mlpBlock
         linearBlock
         powerBlock
+        positionBlock
         lightningWeights
         lightningNetwork
         :Dimension

@@ -113,10 +113,11 @@ powerBlock ZZ := o -> r -> (
     lcasResidualCheck o.Residual;
     new NetworkBlock from {"kind" => "power", "degree" => r, "residual" => o.Residual})
 
-positionBlock = method(Options => {Residual => false})
-installMethod(positionBlock, o -> () -> (
+-- a function with options, not a nullary method: its documentation has no "()" node to cite
+positionBlock = {Residual => false} >> o -> x -> (
+    if x =!= () then error "positionBlock takes no arguments (only Residual => n)";
     lcasResidualCheck o.Residual;
-    new NetworkBlock from {"kind" => "position", "residual" => o.Residual}))
+    new NetworkBlock from {"kind" => "position", "residual" => o.Residual})
 
 -- a block from its integer list, the form the Python side writes into scripts:
 -- {0, heads, a, b, out, causal, residual} (b = 0: full V), {1, hidden, degree, out, residual},
@@ -137,12 +138,12 @@ lcasBlockFromList = (L, i) -> (
         error("LightningCAS: " | where | " needs " | toString size#code | " integers, got " | toString L);
     bias := code < 3 and #L > size#code and lcasFlag(where | " bias", L#(size#code));
     count := k -> (if L#k < 0 then error("LightningCAS: " | where | " residual must be >= 0, got " | toString L#k);
-        L#k);
+        if L#k == 0 then false else if L#k == 1 then true else L#k); -- 0 and 1 as the builders' false and true
     if code == 0 then attentionBlock(L#2, Heads => L#1, Value => (if L#3 == 0 then null else L#3),
         Out => L#4, Causal => lcasFlag(where | " causal", L#5), Residual => count 6, Bias => bias)
     else if code == 1 then mlpBlock(L#1, Degree => L#2, Out => L#3, Residual => count 4, Bias => bias)
-    else if code == 2 then linearBlock(L#1, Bias => bias, Residual => if #L > 3 then count 3 else 0)
-    else if code == 3 then powerBlock(L#1, Residual => if #L > 2 then count 2 else 0)
+    else if code == 2 then linearBlock(L#1, Bias => bias, Residual => if #L > 3 then count 3 else false)
+    else if code == 3 then powerBlock(L#1, Residual => if #L > 2 then count 2 else false)
     else positionBlock(Residual => count 1))
 
 -- the block with its out resolved for input width d (checked), and its weight matrices in order
