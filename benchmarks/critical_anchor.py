@@ -169,13 +169,8 @@ def cross_check(runs: list[dict]) -> str:
         words += "; Macaulay2 and msolve DISAGREE"
     elif all(r.get("exact_mod_p") is not None and r.get("msolve") is not None for r in runs):
         words += "; Macaulay2 and msolve agree"
-    short = [
-        max(map(int, r["homotopy"].split()), default=0)
-        for r in runs
-        if r.get("homotopy")
-        and r.get("ed_degree") is not None
-        and max(map(int, r["homotopy"].split())) < r["ed_degree"]
-    ]
+    found = [(max(map(int, r["homotopy"].split())), r["ed_degree"]) for r in runs if r.get("homotopy")]
+    short = [h for h, exact in found if exact is not None and h < exact]
     if short:
         words += f"; the homotopy finds only {' '.join(map(str, short))} (a lower bound: it lost paths)"
     return words
@@ -311,14 +306,19 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     rows, shapes = run(seeds, args.timeout, args.method, progress=lambda r: print(r, flush=True))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(rows, shapes, seeds, args.timeout))
-    with open(args.out.with_suffix(".csv"), "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+    write_tables(args.out, markdown(rows, shapes, seeds, args.timeout), rows, COLUMNS)
+    return 0
+
+
+def write_tables(out: Path, text: str, rows: list[dict], columns: list[str]) -> None:
+    """The markdown table at ``out`` and its rows as CSV beside it (same stem)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    with open(out.with_suffix(".csv"), "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    print(f"wrote {args.out} and {args.out.with_suffix('.csv')}")
-    return 0
+    print(f"wrote {out} and {out.with_suffix('.csv')}")
 
 
 if __name__ == "__main__":

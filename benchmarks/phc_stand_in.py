@@ -16,7 +16,6 @@ phcpack through apt-get where it can)."""
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import re
 import shutil
@@ -26,7 +25,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from benchmarks.critical_anchor import ARCHITECTURES, READOUT, network, random_weights
+from benchmarks.critical_anchor import ARCHITECTURES, READOUT, network, random_weights, write_tables
 from lightning_cas.errors import LightningError
 from lightning_cas.geometry.boundary_msolve import boundary_polynomial, input_names
 from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, agreed
@@ -174,13 +173,7 @@ def main(argv=None) -> int:
     for n, layers, r in ARCHITECTURES:
         rows.append(row(n, layers, r, args.seed, args.timeout, phc))
         print(rows[-1], flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(rows, args.seed, args.timeout, phc))
-    with args.out.with_suffix(".csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {args.out} and {args.out.with_suffix('.csv')}")
+    write_tables(args.out, markdown(rows, args.seed, args.timeout, phc), rows, COLUMNS)
     return 0
 
 

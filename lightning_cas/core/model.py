@@ -115,19 +115,19 @@ def network_output(arch: Network, weights=None, X=None) -> sympy.Matrix:
         return sympy.Matrix(out.shape[0], out.shape[1], lambda r, c: sympy.Rational(int(out[r, c].p), int(out[r, c].q)))
     from lightning_cas.core.arithmetic import Polynomials
 
+    def entries(R):
+        conv = lambda e: R.from_expr(sympy.sympify(e))
+        return (
+            np.array([conv(v) for v in w], dtype=object),
+            np.array([[[conv(v) for v in row] for row in Xs.tolist()]], dtype=object),
+        )
+
     try:
-        for v in list(w) + list(Xs):
-            R.from_expr(v)
+        weights_in_R, tokens_in_R = entries(R)
     except ValueError:  # a rational weight or input (5/8 q): the same ring over QQ
         R = _ring(free, sympy.QQ)
-    ar = Polynomials(R)
-    conv = lambda e: R.from_expr(sympy.sympify(e))
-    out = evaluate(
-        net,
-        ar,
-        np.array([conv(v) for v in w], dtype=object),
-        np.array([[[conv(v) for v in row] for row in Xs.tolist()]], dtype=object),
-    )[0]
+        weights_in_R, tokens_in_R = entries(R)
+    out = evaluate(net, Polynomials(R), weights_in_R, tokens_in_R)[0]
     return sympy.Matrix(out.shape[0], out.shape[1], lambda r, c: out[r, c].as_expr())
 
 

@@ -64,15 +64,20 @@ def _shift(vs: Vectors, producer, readers: list, end, a: int) -> dict:
     return vec
 
 
-def stream_bias_shifts(vs: Vectors) -> None:
-    """Every stream bias shift of the network (module docstring), named "stream bias shift"."""
+def _producers(vs: Vectors):
+    """(s, the output bias of block s - 1, the stream's width d) for every block with an output bias: where a
+    shift starts. One head's bias stands for a softmax head's (b_v): the shift of the whole output."""
     blocks = vs.net.blocks
     for s in range(1, len(blocks)):
         letter = blocks[s - 1].output_bias()
-        if letter is None:
-            continue
-        producer = vs.mats(s - 1, letter)[0]  # one head's (b_v of a softmax head): the shift of the whole output
-        d = vs.net.widths[s]
+        if letter is not None:
+            yield s, vs.mats(s - 1, letter)[0], vs.net.widths[s]
+
+
+def stream_bias_shifts(vs: Vectors) -> None:
+    """Every stream bias shift of the network (module docstring), named "stream bias shift"."""
+    blocks = vs.net.blocks
+    for s, producer, d in _producers(vs):
         readers: list = []
         for j in range(s, len(blocks)):
             if not _own_stream(blocks, j):
@@ -107,20 +112,12 @@ def _norm_group_end(blocks, j: int) -> int | None:
 def _ones_through_norm_groups(vs: Vectors) -> None:
     """The shift along 1 from an output bias through LayerNorm-led groups, ended by a group's last output bias."""
     blocks = vs.net.blocks
-    for s in range(1, len(blocks)):
-        letter = blocks[s - 1].output_bias()
-        if letter is None:
-            continue
-        producer, d, j = vs.mats(s - 1, letter)[0], vs.net.widths[s], s
+    for j, producer, d in _producers(vs):
         while j < len(blocks) and (k := _norm_group_end(blocks, j)) is not None:
             end = blocks[k].output_bias()
-            if end is not None:
+            if end is not None:  # the sum over a of the shifts by e_a, no reader between: 1 in, -1 out
                 m = vs.mats(k, end)[0]
-                vec: dict = {}
-                for a in range(d):
-                    vec[producer.offset + a] = vec.get(producer.offset + a, 0) + Fraction(1)
-                    vec[m.offset + a] = vec.get(m.offset + a, 0) - 1
-                vs.add("stream bias shift", vec)
+                vs.add("stream bias shift", {i: v for a in range(d) for i, v in _shift(vs, producer, [], m, a).items()})
             j = k + 1
 
 
