@@ -18,7 +18,7 @@ CAP = 32
 WEIGHTS = tuple(Fraction(k, 4) for k in range(-6, 7))
 ENTRIES = (-2, -1, 0, 1, 2)  # input entries
 MAX_INPUTS = 8
-FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed", "biased", "post-LN", "position")
+FAMILIES = ("softmax", "smooth", "layernorm", "relu", "mixed", "biased", "post-LN", "pre-LN", "position")
 
 
 @dataclass(frozen=True)
@@ -167,10 +167,37 @@ def _post_ln(pick) -> Network:
     return Network(d0, tokens, tuple(blocks))
 
 
+def _pre_ln(pick) -> Network:
+    """A pre-LN (GPT-style) layer, x -> x + SA(LN(x)) -> y + FF(LN(y)), as two residual groups of two blocks, each
+    led by a LayerNorm: the shift along 1 through such a group (core.stream_kernels) acts where the attention's
+    and the mlp's output biases are both there. Over CAP as in ``_post_ln``; a group is dropped whole."""
+    d0, tokens = pick((2, 2, 3)), pick((2, 3))
+
+    def norm():
+        affine = pick((True, True, False))
+        return LayerNorm(affine=affine, bias=affine and pick((True, True, False)))
+
+    biased = pick((True, True, False))
+    options = dict(out=d0, residual=2, normalization="softmax", bias=biased)
+    rich = Attention(pick((1, 2)), heads=pick((1, 1, 2)), causal=pick((False, True)), **options)
+    small = Attention(1, **options)
+    activation = pick(("relu", "gelu", "tanh"))
+    mlp = MLP(pick((1, 2)), out=d0, residual=2, bias=pick((True, True, False)), activation=activation)
+    for attention in (rich, small):
+        blocks = [norm(), attention, norm(), mlp]
+        if _weights(d0, tokens, blocks) <= CAP:
+            break
+    while _weights(d0, tokens, blocks) > CAP:
+        blocks = blocks[:-2]
+    return Network(d0, tokens, tuple(blocks))
+
+
 def draw_network(pick, family: str) -> Network:
     """A network of the family with at most CAP weights and its non-polynomial piece in it."""
     if family == "post-LN":
         return _post_ln(pick)
+    if family == "pre-LN":
+        return _pre_ln(pick)
     kinds = KINDS[family]
     d0, tokens = pick((1, 2, 3)), pick((1, 2, 3))
     if family == "layernorm":

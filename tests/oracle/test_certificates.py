@@ -43,7 +43,17 @@ def test_no_certificate_contradicts_the_oracle(family, data):
 
 
 # one quick draw per family (seeds whose draws the oracle decides), for the fast loop
-QUICK = {"softmax": 5, "smooth": 5, "layernorm": 3, "relu": 8, "mixed": 1, "biased": 5, "post-LN": 6, "position": 0}
+QUICK = {
+    "softmax": 5,
+    "smooth": 5,
+    "layernorm": 3,
+    "relu": 8,
+    "mixed": 1,
+    "biased": 5,
+    "post-LN": 6,
+    "pre-LN": 0,
+    "position": 0,
+}
 
 
 @pytest.mark.parametrize("family", FAMILIES)
