@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SPEC ?= examples/sweep.toml
 
-.PHONY: setup m2 kernel demo test lint bench critical clean
+.PHONY: setup m2 kernel phc demo test lint bench critical clean
 
 setup: m2 kernel $(STAMP)
 
@@ -23,6 +23,12 @@ kernel: m2
 	else echo "installing the Macaulay2 Jupyter kernel (apt-get)"; { apt-get update && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y --no-install-recommends macaulay2-jupyter-kernel; } || \
 	  echo "warning: macaulay2-jupyter-kernel not installed; notebook --execute will not work"; fi
+
+# PHCpack from Debian: the homotopy stand-in of `make critical`, and one test runs its blackbox solver.
+phc:
+	@if command -v phc >/dev/null 2>&1; then echo "phcpack present"; \
+	else echo "installing phcpack (apt-get)"; { apt-get update && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y --no-install-recommends phcpack; } || echo "warning: phcpack not installed"; fi
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive \
@@ -50,7 +56,7 @@ demo: setup
 # two workers (the CI machine's two cores), each with its own temp dir and Macaulay2 session; a test
 # file stays on one worker, so its module fixtures (implicit ideals, boundary runs) are computed once
 WORKERS ?= 2
-test: setup lint
+test: setup phc lint
 	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --durations=10
 
 # ruff, the layer order of pyproject.toml (a module imports only from its layer or below), and the types of
@@ -70,10 +76,8 @@ bench: setup
 # Then the paper's homotopy approach on the same systems, with PHCpack's blackbox solver as its stand-in
 # (bench/phc_stand_in.md; phcpack from Debian, skipped with a note where it cannot be installed)
 CRITICAL_ARGS ?=
-critical: setup
+critical: setup phc
 	$(PY) -m benchmarks.critical_anchor --out bench/critical_anchor.md $(CRITICAL_ARGS)
-	@command -v phc >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive \
-	  apt-get install -y --no-install-recommends phcpack; } || echo "warning: phcpack not installed"
 	$(PY) -m benchmarks.phc_stand_in --out bench/phc_stand_in.md
 
 clean:

@@ -330,6 +330,3 @@ def _counted(common: dict, counts, fibers, sources, spent, primes) -> EDDegreeRe
         )
     notes.insert(0, f"{crit} critical points on the gauge slice, {fib} over each point of the variety")
     return EDDegreeResult(**common, ed_degree=crit // fib, solutions=crit, notes=tuple(notes), script=sources[0])
-
-
-_count = saturated_degree  # its old name (other modules may still import it)
