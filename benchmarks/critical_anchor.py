@@ -214,9 +214,13 @@ def radius_row(n: int, layers, r: int, seed: int, timeout: float) -> dict:
             ed_degree=res.ed_degree,
             unknowns=res.bottleneck,
             real_critical_points=res.real_critical_points,
-            radius="—" if rad is None else f"[{_num(rad.lower)}, {_num(rad.upper)}]",
+            radius="—"
+            if rad is None
+            else f"[{_num(rad.lower)}, {_num(rad.upper)}]" + (" (enclosure)" if rad.method == "bounds" else ""),
             certified=None if rad is None else rad.certified,
-            note="; ".join(n for n in res.notes if "not isolated" in n)[:200],
+            note="; ".join(n for n in res.notes if any(w in n for w in ("not isolated", "not counted", "enclosed")))[
+                :400
+            ],
         )
     except LightningError as exc:
         out.update(ed_degree=None, note=f"{type(exc).__name__}: {exc}"[:200])
@@ -284,7 +288,10 @@ def markdown(rows: list[dict], shapes: list[dict], seeds, timeout: float) -> str
             "",
             f"Random integer weights in +-[1, {WEIGHT_RANGE}] (seed {seeds[0]}), readout (1, -1), X0 small random "
             f"integers; {timeout:g} s per row. Unknowns: the bottleneck coordinates g depends on. The radius is "
-            "the certified interval of the distance from X0 to the real boundary.",
+            "the certified interval of the distance from X0 to the real boundary; '(enclosure)': msolve did not "
+            "finish, and the interval is a Taylor bound below and an exact point of the boundary above (certified, "
+            "not tight; docs/critical.md). With a cubic activation the boundary in the k bottleneck coordinates is "
+            "a translated Fermat cubic, ED degree 3 (2^k - 1) (msolve agrees for k = 4..10): 12285 at k = 12.",
             "",
             "| shape | X0 | unknowns | ED degree | real critical points | radius | certified | s | note |",
             "|---|---|---|---|---|---|---|---|---|",

@@ -12,6 +12,7 @@ from lightning_cas.errors import TimeLimitError
 from lightning_cas.geometry.boundary_msolve import MAX_REDUCED, boundary_system, count_ed, singular_system
 from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES
 from lightning_cas.geometry.radius import text
+from lightning_cas.geometry.radius_bounds import enclose
 from lightning_cas.geometry.radius_exact import radius_at, sqrt_down, sqrt_up
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
@@ -70,9 +71,11 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
                 f"g depends on {bs.r} coordinates of the input (no bottleneck below that); the msolve method "
                 f"solves in at most {MAX_REDUCED}."
             )
-        count = count_ed(bs, seed, msolve=msolve, threads=threads)
         version = msolve_version(msolve)
-    rec = None if x0 is None else _radius_in_time(bs, x0, timeout, start, msolve, threads, notes)
+        # seconds, and a certified radius interval whatever msolve then reaches: computed first
+        enclosure = None if x0 is None else enclose(bs.reduced, [v for row in x0 for v in row], seed)
+    count = _count_in_time(bs, seed, timeout, start, msolve, threads, notes, enclosure is not None)
+    rec = None if x0 is None or count is None else _radius_in_time(bs, x0, timeout, start, msolve, threads, notes)
     if bs.r < bs.n:
         notes.append(
             f"g depends on X only through {bs.r} linear combinations Q X of its {bs.n} coordinates: solved "
@@ -80,10 +83,18 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         )
     if bs.reduced_degree != bs.degree:
         notes.append("<w, f_W(X)> is not squarefree: B is taken reduced (its squarefree part)")
-    notes.append(
-        f"msolve took {count['msolve_s']:.3g} s on the Lagrange system mod both primes; input: {count['input']}"
-    )
+    if count is not None:
+        notes.append(
+            f"msolve took {count['msolve_s']:.3g} s on the Lagrange system mod both primes; input: {count['input']}"
+        )
     extra: dict = {}
+    if rec is None and enclosure is not None:
+        extra = dict(on_boundary=enclosure.squared_upper == 0, real_critical_points=None, radius=_enclosed(enclosure))
+        notes.append(
+            f"the radius is enclosed instead: below, the Taylor bound |g(X0)| > sum_k N_k r^k (no zero of g "
+            f"within r of X0); above, a point of B on a ray from X0 (of {enclosure.rays} rays from Newton "
+            "projections), exact rationals: certified, not tight"
+        )
     if rec is not None:
         smooth = tuple(_point(b, "smooth") for b in rec["smooth"])
         singular = tuple(_point(b, "singular") for b in rec["singular"])
@@ -132,7 +143,7 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         reduced_degree=bs.reduced_degree,
         factors=bs.factors,
         homogeneous=bs.homogeneous,
-        ed_degree=count["ed_degree"],
+        ed_degree=None if count is None else count["ed_degree"],
         primes=tuple(MSOLVE_PRIMES),
         generic_ed_degree=generic_ed_degree(bs.reduced_degree, bs.r, bs.homogeneous),
         point=None if x0 is None else tuple(text(Fraction(v)) for row in x0 for v in row),
@@ -145,19 +156,55 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         + (
             "; at X0 the same system and the singular locus over QQ, real roots in isolating boxes"
             if rec is not None
+            else "; at X0 a Taylor bound below and a point of B on a ray above (no isolation in time)"
+            if enclosure is not None
             else ""
         ),
         certainty="probabilistic",
-        certainty_detail="the ED degree: two primes agree at a random point (wrong only for unlucky choices)"
+        certainty_detail=(
+            "the ED degree: two primes agree at a random point (wrong only for unlucky choices)"
+            if count is not None
+            else "the ED degree: not counted in time"
+        )
         + (
             "; the real critical points and the radius interval: exact (isolating boxes, rational interval arithmetic)"
             if rec is not None
+            else "; the radius interval: an enclosure in exact rational arithmetic (certified, not tight)"
+            if enclosure is not None
             else ""
         ),
         seed=seed,
         elapsed_s=time.perf_counter() - start,
-        script=count["input"],
+        script=None if count is None else count["input"],
         notes=tuple(notes),
+    )
+
+
+def _count_in_time(bs, seed, timeout, start, msolve, threads, notes: list, enclosed: bool) -> dict | None:
+    """The ED degree mod two primes in the time left; when it runs out with a radius enclosed, None and a
+    note (the enclosure is a result); with nothing else to report, the one-line timeout. An enclosing limit
+    that ran out still ends the run."""
+    left = None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
+    try:
+        with time_limit(left):
+            return count_ed(bs, seed, msolve=msolve, threads=threads)
+    except TimeLimitError as exc:
+        check()
+        if not enclosed:
+            raise
+        notes.append(f"the ED degree was not counted within the time limit ({exc})")
+        return None
+
+
+def _enclosed(enc) -> RadiusInterval:
+    return RadiusInterval(
+        lower=sqrt_down(enc.squared_lower),
+        upper=None if enc.squared_upper is None else sqrt_up(enc.squared_upper),
+        squared_lower=text(enc.squared_lower),
+        squared_upper=None if enc.squared_upper is None else text(enc.squared_upper),
+        certified=True,
+        at="ray" if enc.squared_upper is not None else None,
+        method="bounds",
     )
 
 
@@ -172,8 +219,8 @@ def _radius_in_time(bs, x0, timeout, start, msolve, threads, notes: list) -> dic
     except TimeLimitError as exc:
         check()
         notes.append(
-            f"the real critical points at X0 were not isolated within the time limit ({exc}): no radius; the ED "
-            "degree above is complete"
+            f"the real critical points at X0 were not isolated within the time limit ({exc}): the radius is "
+            "enclosed by bounds instead; the ED degree above is complete"
         )
         return None
 

@@ -192,8 +192,11 @@ class RadiusInterval(Record):
     squared_lower: str | None
     squared_upper: str | None
     certified: bool
-    at: str | None  # "smooth" or "singular": where the smallest upper end is
+    at: str | None  # "smooth" or "singular": where the smallest upper end is; "ray": a point of B on a ray
     smooth_lower: float | None = None  # the lower end over the smooth locus' critical points alone
+    # "isolation": every real critical point isolated (the interval is as tight as the boxes); "bounds": the
+    # isolation did not finish, so a Taylor bound below and an exact point of B above (geometry.radius_bounds)
+    method: str = "isolation"
 
 
 @dataclass(frozen=True)
@@ -211,7 +214,7 @@ class ExactBoundaryResult(Provenance, JsonResult):
     reduced_degree: int
     factors: int
     homogeneous: bool
-    ed_degree: int
+    ed_degree: int | None  # None: msolve did not finish the count in time (the notes say so)
     primes: tuple[int, ...]
     generic_ed_degree: int  # a generic hypersurface (cone) of the reduced degree in the bottleneck coordinates
     point: tuple[str, ...] | None = None
@@ -231,7 +234,12 @@ class ExactBoundaryResult(Provenance, JsonResult):
             f"decision boundary B = {{X : <w, f_W(X)> = 0}}: degree {self.degree} in {self.variables} input "
             f"coordinates, through {self.bottleneck} bottleneck coordinates ({self.factors} irreducible "
             f"factor(s), reduced degree {self.reduced_degree})",
-            f"ED degree {self.ed_degree}: mod {' and '.join(map(str, self.primes))} (a generic "
+            (
+                f"ED degree {self.ed_degree}: mod {' and '.join(map(str, self.primes))}"
+                if self.ed_degree is not None
+                else "ED degree not counted in time (see the notes)"
+            )
+            + " (a generic "
             f"{'cone' if self.homogeneous else 'hypersurface'} of degree {self.reduced_degree} in "
             f"{self.bottleneck} coordinates: {self.generic_ed_degree})   ({self.method}; {self.certainty}; "
             f"{self.elapsed_s:.3g} s)",
@@ -268,8 +276,14 @@ class ExactBoundaryResult(Provenance, JsonResult):
             lines.append(f"robustness radius at least {rad.lower:.12g} (no real point of B was isolated; certified)")
         else:
             low = "?" if rad.lower is None else f"{rad.lower:.12g}"
+            how = (
+                "; an enclosure: a Taylor bound below, an exact point of B above, as the critical points were "
+                "not isolated"
+                if rad.method == "bounds"
+                else ""
+            )
             lines.append(
                 f"robustness radius in [{low}, {rad.upper:.12g}] (at a {rad.at} point; "
-                f"{'certified' if rad.certified else 'NOT certified'})"
+                f"{'certified' if rad.certified else 'NOT certified'}{how})"
             )
         return "\n".join(lines)
