@@ -47,6 +47,9 @@ def test_the_closed_form_is_msolves_exact_count(msolve_binary, arch, closed):
     assert ed_degree(arch, method="msolve").ed_degree == closed
 
 
-def test_the_top_degree_is_the_neurovarietys_degree_by_msolve(msolve_binary):
-    mu = cm.segre_product(cm.rank_two_symmetric(2), cm.projective_space(1))
-    assert degree(Architecture((2, 1), (1,), tokens=2), method="msolve").degree == mu[-1]
+@pytest.mark.parametrize("d", [2, 3])
+def test_the_top_degree_is_the_neurovarietys_degree_by_msolve(msolve_binary, d):
+    # d = 3: the Segre product of the determinantal cubic with P^2, degree 45, in 18 = 6 * 3 coordinates
+    mu = cm.segre_product(cm.rank_two_symmetric(d), cm.projective_space(d - 1))
+    res = degree(Architecture((d, 1), (1,), tokens=2), method="msolve")
+    assert res.degree == mu[-1] and res.dimension == len(mu)  # the affine cone: one more than the projective
