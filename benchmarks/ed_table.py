@@ -104,9 +104,8 @@ def _cell(r: dict) -> str:
         return str(r["ed_degree"])
     if r["status"] == "time limit" and r.get("limit_s"):
         return f"time limit ({r['limit_s']:g} s)"
-    return {"refused": "refused (slice too large)", "skipped": "not tried (a smaller shape ran out of time)"}.get(
-        r["status"], r["status"]
-    )
+    skipped = "not tried (a smaller shape ran out of the table's time limit)"
+    return {"refused": "refused (slice too large)", "skipped": skipped}.get(r["status"], r["status"])
 
 
 def _closed_cell(r: dict) -> str:
@@ -198,13 +197,9 @@ def main(argv=None) -> int:
             row["alone"] = True
             print(json.dumps(row), flush=True)
             saved["rows"] = [r for r in saved["rows"] if (r["family"], r["shape"]) != (family, list(shape))] + [row]
-            order = {
-                (f, list(s)): i
-                for i, (f, s) in enumerate(
-                    [("one-layer", s) for s in ONE_LAYER] + [("two-neuron", s) for s in TWO_NEURON]
-                )
-            }
-            saved["rows"].sort(key=lambda r: order.get((r["family"], r["shape"]), len(order)))
+            cases = [("one-layer", s) for s in ONE_LAYER] + [("two-neuron", s) for s in TWO_NEURON]
+            order = {(f, tuple(s)): i for i, (f, s) in enumerate(cases)}
+            saved["rows"].sort(key=lambda r: order.get((r["family"], tuple(r["shape"])), len(order)))
         meta = saved["meta"]
         rows = saved["rows"]
     else:
