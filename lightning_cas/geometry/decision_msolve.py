@@ -92,8 +92,8 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         extra = dict(on_boundary=enclosure.squared_upper == 0, real_critical_points=None, radius=_enclosed(enclosure))
         notes.append(
             f"the radius is enclosed instead: below, the Taylor bound |g(X0)| > sum_k N_k r^k (no zero of g "
-            f"within r of X0); above, a point of B on a ray from X0 (of {enclosure.rays} rays from Newton "
-            "projections), exact rationals: certified, not tight"
+            f"within r of X0); above, a point of B on a rational ray from X0 ({enclosure.rays} random rays, the "
+            "nearest hits refined by Newton's method), exact rationals: certified, not tight"
         )
     if rec is not None:
         smooth = tuple(_point(b, "smooth") for b in rec["smooth"])
