@@ -50,11 +50,9 @@ def _shifted(poly, x0):
 
 
 def _sqrt_up(q: Fraction) -> Fraction:
-    """A rational at least sqrt(q)."""
-    x = Fraction(math.sqrt(float(q))) * (1 + Fraction(1, 2**40)) + Fraction(1, 2**60)
-    while x * x < q:
-        x *= 2
-    return x
+    """A rational at least sqrt(q), to about 64 bits, in integers only (q may be far beyond a float)."""
+    a, b = q.numerator, q.denominator
+    return Fraction(math.isqrt(a * b * 4**64) + 1, b * 2**64)
 
 
 def taylor_norms(terms: dict) -> list[Fraction]:
@@ -166,8 +164,8 @@ def _ray_root(terms: dict, d: list[Fraction]) -> Fraction | None:
         return None
     phi = flint.fmpq_poly([flint.fmpq(c.numerator, c.denominator) for c in poly])
     sign = lambda t: (lambda v: (v > 0) - (v < 0))(phi(flint.fmpq(t.numerator, t.denominator)))
-    top = max(abs(float(c)) for c in poly)
-    roots = np.roots([float(c) / top for c in reversed(poly)])
+    top = max(abs(c) for c in poly)
+    roots = np.roots([float(c / top) for c in reversed(poly)])
     candidates = sorted(float(z.real) for z in roots if z.real > 0 and abs(z.imag) <= 1e-7 * (1 + abs(z)))
     for t in candidates:
         for width in (2.0**-40, 2.0**-20, 2.0**-8):
@@ -191,7 +189,8 @@ def enclose(poly, x0, seed: int = 0) -> Enclosure:
         return Enclosure(Fraction(0), Fraction(0), tuple(x0), 0)
     if low < 0:
         return Enclosure(Fraction(0), None, None, 0)  # a nonzero constant: the caller has refused it already
-    numeric = _Numeric(terms, n)
+    top = max(abs(c) for c in terms.values())
+    numeric = _Numeric({e: c / top for e, c in terms.items()}, n)  # the same zeros, floats that cannot overflow
     rng = np.random.default_rng(seed)
     gradient = numeric.grad(np.zeros(n))
     directions = [gradient, -gradient] + list(rng.standard_normal((RAYS, n)))
@@ -203,7 +202,7 @@ def enclose(poly, x0, seed: int = 0) -> Enclosure:
     hits.sort(key=np.linalg.norm)
     starts = hits[:REFINED]
     if len(starts) < REFINED:  # B is small as seen from X0: Newton from random points at growing distances
-        scales = [float(max(low, Fraction(1, 2**20))) * 2**k for k in range(STARTS)]
+        scales = [float(min(max(low, Fraction(1, 2**20)), Fraction(2**512))) * 2**k for k in range(STARTS)]
         starts += [rng.standard_normal(n) * s for s in scales]
     candidates = [v for v in (_lagrange_newton(numeric, h) for h in starts) if v is not None]
     candidates += hits[:REFINED]

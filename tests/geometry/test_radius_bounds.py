@@ -75,3 +75,15 @@ def test_a_count_out_of_time_keeps_an_enclosed_radius(msolve_binary, monkeypatch
     assert back.radius == r.radius and back.ed_degree is None
     with pytest.raises(MsolveTimeoutError):
         boundary_ed(net, method="msolve", readout=[[1], [-1]])
+
+
+def test_coefficients_beyond_floats_still_enclose_the_exact_distance():
+    # g = 10^400 (x1 + x2 - 2) at the origin: the line at distance sqrt(2); no float can hold a coefficient
+    import flint
+
+    ctx = flint.fmpq_mpoly_ctx.get(("x1", "x2"), "degrevlex")
+    x1, x2 = ctx.gens()
+    big = flint.fmpq(10**400)
+    enc = enclose(big * (x1 + x2 - 2), [0, 0])
+    assert enc.squared_lower <= 2 <= enc.squared_upper
+    assert enc.squared_upper - 2 < Fraction(1, 10**6) and 2 - enc.squared_lower < Fraction(1, 10**6)
