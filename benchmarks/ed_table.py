@@ -3,7 +3,7 @@ two-neuron quadratic network of the shapes below that msolve finishes within the
 script (nothing in the table is typed by hand).
 
 Each shape runs `ed_degree(..., method="msolve")` (two primes that must agree) within ``--timeout`` seconds
-(180 by default: the machine is shared; the issue allows 10 minutes). A shape at least as large as one that
+(180 by default: the machine is shared; 10 minutes is the target, for --shape). A shape at least as large as one that
 ran out of time, in every number, is not tried (it is listed as skipped). A row that msolve refuses (more
 than 12 free weights on the slice, or 40 weights) says so. Beside each count, the closed form where theory
 gives one (lightning_cas.geometry.chern_mather: Segre products and duals): an independent check.
@@ -124,9 +124,10 @@ def markdown(rows: list[dict], timeout: float, version: str, load: tuple, elapse
         "",
         "Written by `python -m benchmarks.ed_table` (do not edit by hand). Each row is `lightning-cas ed --method "
         f"msolve` (the generic metric; counts mod two primes that agree; seed 0) with a limit of {timeout:g} s per "
-        "shape on a shared 2-core machine (the issue allows 10 minutes; the limit here is shorter, so a "
-        "'time limit' row may finish with more time). A shape at least as large as one that ran out of time "
-        f"(with the same t) is not tried. msolve {version}; load average {load[0]:.1f} at the start; "
+        "shape on a shared 2-core machine (the target is 10 minutes: shapes that ran out of this limit were "
+        "measured again alone, with at least 600 s and both cores, where the s column says 'alone'). A shape "
+        f"at least as large as one that ran out of time (with the same t) is not tried. msolve {version}; "
+        f"load average {load[0]:.1f} at the start; "
         f"{elapsed / 60:.0f} min in all. "
         "ED degree = critical points on the gauge slice / slice points over a generic point (docs/critical.md). "
         "A row measured on its own (`--shape`) says its limit and threads in the s column. The closed form "
