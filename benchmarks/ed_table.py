@@ -39,6 +39,8 @@ ONE_LAYER = [
 ]
 # two hidden neurons, x^2: (n inputs, o outputs, biases)
 TWO_NEURON = [(n, o, b) for b in (False, True) for n in (2, 3, 4, 5, 6) for o in (1, 2, 3)]
+# every shape, in the table's order
+CASES = [("one-layer", s) for s in ONE_LAYER] + [("two-neuron", s) for s in TWO_NEURON]
 
 
 def two_neuron(n: int, o: int, bias: bool) -> Network:
@@ -87,8 +89,7 @@ def measure(family: str, shape: tuple, net, timeout: float, threads: int = 1) ->
 
 def run(timeout: float, quick: bool = False, progress=print) -> list[dict]:
     rows, failed = [], {"one-layer": [], "two-neuron": []}
-    cases = [("one-layer", s) for s in ONE_LAYER] + [("two-neuron", s) for s in TWO_NEURON]
-    for family, shape in cases[:6] if quick else cases:
+    for family, shape in CASES[:6] if quick else CASES:
         if _dominated(tuple(int(v) for v in shape), failed[family], family):
             rows.append({"family": family, "shape": list(shape), "status": "skipped"})
             continue
@@ -198,8 +199,7 @@ def main(argv=None) -> int:
             row["alone"] = True
             print(json.dumps(row), flush=True)
             saved["rows"] = [r for r in saved["rows"] if (r["family"], r["shape"]) != (family, list(shape))] + [row]
-            cases = [("one-layer", s) for s in ONE_LAYER] + [("two-neuron", s) for s in TWO_NEURON]
-            order = {(f, tuple(s)): i for i, (f, s) in enumerate(cases)}
+            order = {(f, tuple(s)): i for i, (f, s) in enumerate(CASES)}
             saved["rows"].sort(key=lambda r: order.get((r["family"], tuple(r["shape"])), len(order)))
         meta = saved["meta"]
         rows = saved["rows"]

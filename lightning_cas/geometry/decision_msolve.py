@@ -180,11 +180,16 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
     )
 
 
+def _time_left(timeout, start) -> float | None:
+    """What the command's limit leaves since ``start`` (a sliver, never zero: the limit then fires at once)."""
+    return None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
+
+
 def _count_in_time(bs, seed, timeout, start, msolve, threads, notes: list, enclosed: bool) -> dict | None:
     """The ED degree mod two primes in the time left; when it runs out with a radius enclosed, None and a
     note (the enclosure is a result); with nothing else to report, the one-line timeout. An enclosing limit
     that ran out still ends the run."""
-    left = None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
+    left = _time_left(timeout, start)
     try:
         with time_limit(left):
             return count_ed(bs, seed, msolve=msolve, threads=threads)
@@ -212,7 +217,7 @@ def _radius_in_time(bs, x0, timeout, start, msolve, threads, notes: list) -> dic
     """The real critical points at X0 in the time the count left; when it runs out, the count stands (it is
     exact already) and a note says the radius was not reached: a finished result is never thrown away. An
     enclosing limit (a sweep job's) that ran out still ends the run."""
-    left = None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
+    left = _time_left(timeout, start)
     try:
         with time_limit(left):
             return radius_at(bs, [v for row in x0 for v in row], msolve=msolve, threads=threads)
