@@ -27,7 +27,7 @@ from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.network import Network
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.degrees import _fits, degree, ed_degree
+from lightning_cas.geometry.degree.m2 import _fits, degree, ed_degree
 
 TARGETS = [  # (what, d, d', a, expected, limit_s)
     ("degree", 3, 1, 1, 45, 60.0),

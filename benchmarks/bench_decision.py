@@ -8,7 +8,7 @@ import time
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.decision import boundary_ed
+from lightning_cas.geometry.decision.m2 import boundary_ed
 
 # (d, d', a, t); (2,2,2,2) is the ED-degree-15 case the speed target names (under 30 s)
 CASES = [(2, 1, 1, 2), (2, 1, 2, 2), (2, 2, 1, 2), (2, 2, 2, 2), (3, 1, 1, 2), (2, 2, 2, 3)]

@@ -9,10 +9,10 @@ import time
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.boundary import boundary
-from lightning_cas.geometry.implicit import implicit
-from lightning_cas.geometry.singular import singular_locus
-from lightning_cas.geometry.strata import stratum_samples
+from lightning_cas.geometry.one_layer.boundary import boundary
+from lightning_cas.geometry.one_layer.implicit import implicit
+from lightning_cas.geometry.one_layer.singular import singular_locus
+from lightning_cas.geometry.one_layer.strata import stratum_samples
 
 CASES = [  # (d, d', a, one_coordinate)
     (2, 1, 1, False),

@@ -92,7 +92,7 @@ def build_case(name: str):
 
 def truth(name: str) -> dict:
     """λ(w*) from lightning_cas: the bracket, the exact value when it closes, and the seconds it took."""
-    from lightning_cas.geometry.learning import learning_coefficient
+    from lightning_cas.geometry.learning.bracket import learning_coefficient
 
     make, weights, _ = CASES[name]
     start = time.perf_counter()

@@ -41,7 +41,7 @@ from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.network import Network
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.decision import boundary_ed, generic_ed_degree
+from lightning_cas.geometry.decision.m2 import boundary_ed, generic_ed_degree
 
 ARCHITECTURES = [  # the paper's Table 1 (its code's list, in its order)
     (3, (3, 2), 2),

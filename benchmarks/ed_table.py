@@ -6,7 +6,7 @@ Each shape runs `ed_degree(..., method="msolve")` (two primes that must agree) w
 (180 by default: the machine is shared; 10 minutes is the target, for --shape). A shape at least as large as one that
 ran out of time, in every number, is not tried (it is listed as skipped). A row that msolve refuses (more
 than 12 free weights on the slice, or 40 weights) says so. Beside each count, the closed form where theory
-gives one (lightning_cas.geometry.chern_mather: Segre products and duals): an independent check.
+gives one (lightning_cas.geometry.degree.closed_forms: Segre products and duals): an independent check.
 
     python -m benchmarks.ed_table [--timeout S] [--out docs/ed_degrees.md] [--quick]   (rows: bench/ed_degrees.json)
     python -m benchmarks.ed_table --shape one-layer:3,1,1,2 --timeout 2400 [--threads 2]
@@ -28,9 +28,9 @@ from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.network import Network
 from lightning_cas.errors import LightningError, TooLargeError
-from lightning_cas.geometry.chern_mather import one_layer_generic_ed, two_neuron_generic_ed
-from lightning_cas.geometry.degrees import ed_degree
-from lightning_cas.geometry.ed_msolve import msolve_ed
+from lightning_cas.geometry.degree.closed_forms import one_layer_generic_ed, two_neuron_generic_ed
+from lightning_cas.geometry.degree.m2 import ed_degree
+from lightning_cas.geometry.degree.msolve import msolve_ed
 from lightning_cas.msolve.runner import msolve_version
 
 # one layer (d, d', a, t): input width, output width, attention dim, tokens

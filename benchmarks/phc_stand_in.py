@@ -27,8 +27,8 @@ from pathlib import Path
 
 from benchmarks.critical_anchor import ARCHITECTURES, READOUT, network, random_weights, write_tables
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.boundary_msolve import boundary_polynomial, input_names
-from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, agreed
+from lightning_cas.geometry.decision.system import boundary_polynomial, input_names
+from lightning_cas.geometry.degree.msolve import MSOLVE_PRIMES, agreed
 from lightning_cas.msolve.solve import leading_ideal
 
 POINT_RANGE = 3  # u: integers in +-3, like a data point

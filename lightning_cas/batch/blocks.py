@@ -5,7 +5,7 @@ Every row is one network, computed (exact rank mod p; the numeric backend for so
 judged by the one verdict. Published cases are found again and flagged (Henry's causal softmax
 theorems, the factored multi-head formula, Alexander-Hirschowitz with its exceptions); a defect no
 formula predicts is a finding, and the fiber's extra directions at a random point say which weights a
-missing symmetry would move (``geometry.network_fibers``).
+missing symmetry would move (``geometry.fibers.network``).
 
     lightning-cas blocks --out blocks [--quick]
 """
@@ -22,7 +22,7 @@ from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.network import Attention, Linear, Network, Power
 from lightning_cas.core.symmetry import random_weights
 from lightning_cas.core.verdict import Verdict, judge
-from lightning_cas.geometry.network_fibers import extra_directions
+from lightning_cas.geometry.fibers.network import extra_directions
 from lightning_cas.system.files import atomic_write_text
 
 COLUMNS = (

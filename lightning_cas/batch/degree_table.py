@@ -14,7 +14,7 @@ import time
 from lightning_cas.batch.tables import to_csv
 from lightning_cas.core.network import Network
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.degrees import degree, ed_degree
+from lightning_cas.geometry.degree.m2 import degree, ed_degree
 from lightning_cas.system.files import atomic_write_text
 
 COLUMNS = (

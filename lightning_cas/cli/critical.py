@@ -73,7 +73,7 @@ def _emit(res, output: str) -> None:
         echo(res.to_json())
         return
     if output == "m2":
-        from lightning_cas.geometry.degrees import m2_text
+        from lightning_cas.geometry.degree.m2 import m2_text
 
         echo(m2_text(res), nl=False)
         return
@@ -108,7 +108,7 @@ def degree_command(
     network, widths, attention, tokens, normalization, as_json, output_format, seed, timeout, m2, quiet, method, msolve
 ):
     """Degree of the neurovariety (its projectivization's), in coordinates of the coefficient span."""
-    from lightning_cas.geometry.degrees import degree, plan_degree
+    from lightning_cas.geometry.degree.m2 import degree, plan_degree
 
     output = _output(as_json, output_format)
     if msolve is not None and method != "msolve":
@@ -256,11 +256,11 @@ def ed_command(
     output = _output(as_json, output_format)
     metric = _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout)
     arch = parse_architecture(widths, attention, tokens, normalization, network)
-    from lightning_cas.geometry.degrees import refuse_softmax
+    from lightning_cas.geometry.degree.m2 import refuse_softmax
 
     refuse_softmax(arch, "ed")  # before any work, the decision helpers' too
     if boundary:
-        from lightning_cas.geometry.decision import boundary_ed
+        from lightning_cas.geometry.decision.m2 import boundary_ed
 
         if msolve is not None and method != "msolve":
             raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
@@ -284,7 +284,7 @@ def ed_command(
             engine,
         )
     elif targets is not None:
-        from lightning_cas.geometry.training import read_training, training_critical_points
+        from lightning_cas.geometry.training.critical import read_training, training_critical_points
 
         data = read_training(arch, inputs, targets, layout)  # read and checked before the progress line
         res = _run(
@@ -295,13 +295,13 @@ def ed_command(
             quiet or output != "text",
         )
     else:
-        from lightning_cas.geometry.degrees import ed_degree, plan_ed
+        from lightning_cas.geometry.degree.m2 import ed_degree, plan_ed
 
         if msolve is not None and method != "msolve":
             raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
         plan_ed(arch, method, metric, msolve)
         if inputs is not None:  # read and checked (shape, numbers, count, not all zero) before the progress line
-            from lightning_cas.geometry.degrees import read_inputs
+            from lightning_cas.geometry.degree.m2 import read_inputs
 
             inputs = read_inputs(arch, inputs, layout)
         engine = "msolve" if method == "msolve" else "Macaulay2"

@@ -50,7 +50,7 @@ def fiber_command(
 ):
     """The fiber through a weight point W, compared with the orbit of the named symmetries."""
     from lightning_cas.core.weights import random_point
-    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.geometry.fibers.fiber import fiber
     from lightning_cas.system import points
     from lightning_cas.system.points import load_point
 
@@ -87,8 +87,8 @@ def fiber_command(
 
 
 def _network_fiber_command(net, output, at, save_point, method, seed, timeout, prime, m2, quiet):
-    """A network of blocks: the tangent ranks of geometry.network_fibers."""
-    from lightning_cas.geometry.fibers import fiber
+    """A network of blocks: the tangent ranks of geometry.fibers.network."""
+    from lightning_cas.geometry.fibers.fiber import fiber
     from lightning_cas.system.files import check_output_target
     from lightning_cas.system.points import load_weights
 

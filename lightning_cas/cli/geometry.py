@@ -130,7 +130,7 @@ def implicit_command(
     """Implicit equations of a one-layer neurovariety: ideal, dimension, degree, generators."""
     arch = _arch(network, widths, attention, tokens, "implicit", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
-    from lightning_cas.geometry.implicit import implicit
+    from lightning_cas.geometry.one_layer.implicit import implicit
 
     res = _run(
         "implicit",
@@ -180,8 +180,8 @@ def singular_command(
     """Singular locus (Jacobian criterion) and its components, or whether a given point is singular."""
     arch = _arch(network, widths, attention, tokens, "singular_locus", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
-    from lightning_cas.geometry.pointwise import is_singular
-    from lightning_cas.geometry.singular import singular_locus
+    from lightning_cas.geometry.one_layer.pointwise import is_singular
+    from lightning_cas.geometry.one_layer.singular import singular_locus
     from lightning_cas.system.points import load_point
 
     if at is not None:
@@ -232,7 +232,7 @@ def boundary_command(
     """Zariski closure of the real boundary and, with --at, a certified interior/boundary verdict."""
     arch = _arch(network, widths, attention, tokens, "boundary", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
-    from lightning_cas.geometry.boundary import boundary
+    from lightning_cas.geometry.one_layer.boundary import boundary
     from lightning_cas.system.points import load_point
 
     if verdict_only:
@@ -262,7 +262,7 @@ def claims_command(network, widths, attention, tokens, as_json, seed, timeout, m
     exit 3 on a disagreement."""
     arch = _arch(network, widths, attention, tokens, "check_claims", seed, timeout, m2)
     # the geometry (sympy, Macaulay2) loads once the options are known to be good
-    from lightning_cas.geometry import claims
+    from lightning_cas.geometry.one_layer import claims
 
     res = _run(
         "claims",

@@ -58,7 +58,7 @@ def llc_command(
     quiet,
 ):
     """The local learning coefficient λ at w* (singular learning theory): exact, or a proved bracket."""
-    from lightning_cas.geometry.learning import learning_coefficient
+    from lightning_cas.geometry.learning.bracket import learning_coefficient
 
     arch = parse_architecture(widths, attention, tokens, normalization, network)
     point = None

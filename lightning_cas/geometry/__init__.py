@@ -1,4 +1,5 @@
-"""Questions about the variety beyond its dimension: fibers (fibers), and for one layer the implicit
-ideal (implicit), the singular locus (singular, on the slices of strata), questions at a point
-(pointwise), the real boundary with certificates (boundary, certificates), the paper's claims checked
-one by one (claims); the typed results (records) and their Macaulay2 and LaTeX forms (formats)."""
+"""Questions about the variety beyond its dimension, one package per question: the degree and the ED
+degree (degree), the decision boundary and the robustness radius (decision), critical points of training
+(training), the learning coefficient (learning), fibers (fibers), and for one layer the implicit ideal,
+its singular locus, strata, points and real boundary (one_layer); the Macaulay2 and LaTeX forms of the
+results (formats)."""

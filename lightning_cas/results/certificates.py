@@ -14,7 +14,7 @@ predicates ``is_interior``, ``is_boundary`` and ``is_vertex`` say what it proves
 
 The JSON form is ``{"kind": ..., <the fields of that kind>}``; ``legacy_certificate`` reads the form
 written before the kinds were classes (all eight fields, ``null`` where a kind has none). The exact
-test behind the boundary one (:func:`geometry.certificates.witness_bound`) is mathematics, in geometry.
+test behind the boundary one (:func:`geometry.one_layer.certificates.witness_bound`) is mathematics, in geometry.
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ class RadiusInterval(Record):
     at: str | None  # "smooth" or "singular": where the smallest upper end is; "ray": a point of B on a ray
     smooth_lower: float | None = None  # the lower end over the smooth locus' critical points alone
     # "isolation": every real critical point isolated (the interval is as tight as the boxes); "bounds": the
-    # isolation did not finish, so a Taylor bound below and an exact point of B above (geometry.radius_bounds)
+    # isolation did not finish, so a Taylor bound below and an exact point of B above (geometry.decision.radius_bounds)
     method: str = "isolation"
 
 

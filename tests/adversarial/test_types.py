@@ -384,7 +384,7 @@ def test_every_count_refuses_bools_floats_and_text(name, bad):
 
 
 def test_boundary_ed_runs_take_numpy_integers_too():
-    from lightning_cas.geometry.decision import boundary_ed
+    from lightning_cas.geometry.decision.m2 import boundary_ed
 
     with pytest.raises(lightning_cas.LightningError) as info:
         boundary_ed(A21, numerical_runs=np.int64(2), m2=NO_M2)

@@ -162,7 +162,7 @@ def test_training_data_float64_cannot_hold_is_refused_before_any_work(tmp_path, 
 def test_training_reads_inputs_in_either_layout(tmp_path):
     # tokens-features is PyTorch's (N, t, d_0): the same data transposed must be read as the same inputs
     from lightning_cas.core.architecture import Architecture
-    from lightning_cas.geometry.training import read_training
+    from lightning_cas.geometry.training.critical import read_training
 
     arch = Architecture((2, 1), (1,), 3)
     X = np.arange(1, 13, dtype=float).reshape(2, 2, 3)

@@ -22,7 +22,7 @@ from lightning_cas.core.symmetry import group_dimension, orbit_dimension
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.weights import flat, point_from_dict, point_to_dict, random_point
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.fiber_points import evaluate_exact, same_function, unflatten
+from lightning_cas.geometry.fibers.points import evaluate_exact, same_function, unflatten
 from tests.support import Field, evaluate, jacobian
 
 SINGLE = [((2, 2), (1,), 2), ((2, 2), (2,), 2), ((3, 2), (2,), 1), ((2, 2, 2), (1, 1), 2), ((3, 3, 3), (2, 2), 2)]
@@ -211,7 +211,7 @@ def test_symmetry_group_with_heads():
 
 
 def test_fiber_reports_head_mixing_as_extra_dimensions():
-    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.geometry.fibers.fiber import fiber
     from lightning_cas.results.fibers import VERDICT_DIMENSIONS
 
     r = fiber(Architecture((3, 3), (3,), 2, heads=(2,)), method="modp")
@@ -247,7 +247,7 @@ def test_softmax_multihead_jacobian_and_dimension():
 
 
 def test_head_permutations_are_located_on_components():
-    from lightning_cas.geometry.fiber_points import permutation_components, permuted_points
+    from lightning_cas.geometry.fibers.points import permutation_components, permuted_points
     from lightning_cas.results.fibers import FiberComponent
 
     arch = Architecture((2, 1), (1,), 2, heads=(3,))
@@ -269,7 +269,7 @@ def test_head_permutations_are_located_on_components():
 def test_two_head_fiber_has_components_beyond_head_permutations(m2):
     """(2,2), a = 1, H = 2 (16 weights, about 2 minutes): the fiber has several components of the
     orbit's dimension; head permutations of W account for two of them (a finding, see docs)."""
-    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.geometry.fibers.fiber import fiber
     from lightning_cas.results.fibers import VERDICT_COMPONENTS
 
     r = fiber(Architecture((2, 2), (1,), 2, heads=(2,)), method="m2", m2=m2, timeout=600)
@@ -331,7 +331,7 @@ def test_verify_names_defects_explained_by_head_mixing():
 
 
 def test_fiber_names_head_mixing():
-    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.geometry.fibers.fiber import fiber
 
     r = fiber(Architecture((2, 3), (2,), 2, heads=(2,)), method="modp")
     assert r.generic_fiber_dimension == 28 - 16 and r.symmetry_orbit_dimension == 10

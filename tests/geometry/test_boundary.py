@@ -17,13 +17,13 @@ from click.testing import CliRunner
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.names import parse_polynomial
-from lightning_cas.geometry import boundary as real_boundary
-from lightning_cas.geometry import claims
-from lightning_cas.geometry.certificates import WitnessBound, witness_bound
-from lightning_cas.geometry.implicit import implicit
-from lightning_cas.geometry.pointwise import boundary_verdict_d11, phi_coordinates, point_verdict, vanishes
-from lightning_cas.geometry.singular import singular_locus
-from lightning_cas.geometry.strata import candidate_record, critical_image_by_elimination, stratum_samples
+from lightning_cas.geometry.one_layer import boundary as real_boundary
+from lightning_cas.geometry.one_layer import claims
+from lightning_cas.geometry.one_layer.certificates import WitnessBound, witness_bound
+from lightning_cas.geometry.one_layer.implicit import implicit
+from lightning_cas.geometry.one_layer.pointwise import boundary_verdict_d11, phi_coordinates, point_verdict, vanishes
+from lightning_cas.geometry.one_layer.singular import singular_locus
+from lightning_cas.geometry.one_layer.strata import candidate_record, critical_image_by_elimination, stratum_samples
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.results.certificates import (
     BranchCertificate,

@@ -16,9 +16,9 @@ from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import MLP, Linear, Network, Power
 from lightning_cas.errors import InputError, MsolveNotFoundError
-from lightning_cas.geometry.boundary_msolve import bottleneck, boundary_system
-from lightning_cas.geometry.decision import boundary_ed
-from lightning_cas.geometry.radius_exact import sqrt_down, sqrt_up
+from lightning_cas.geometry.decision.m2 import boundary_ed
+from lightning_cas.geometry.decision.radius_exact import sqrt_down, sqrt_up
+from lightning_cas.geometry.decision.system import bottleneck, boundary_system
 from lightning_cas.results.critical import ExactBoundaryResult
 
 LINE = Network(2, 1, (Linear(1),))  # g = 3 x1 + 4 x2 at the weights below
@@ -156,8 +156,8 @@ def _search_from(net, seed: int, x0, starts: int) -> list[float]:
     import sympy
 
     from lightning_cas.core.model import token_symbols
-    from lightning_cas.geometry.boundary_msolve import boundary_polynomial
-    from lightning_cas.geometry.decision import readout_values, weight_values
+    from lightning_cas.geometry.decision.m2 import readout_values, weight_values
+    from lightning_cas.geometry.decision.system import boundary_polynomial
 
     values, _ = weight_values(net, None, seed)
     w, _ = readout_values(net, None, seed)
@@ -283,7 +283,7 @@ def test_a_radius_out_of_time_keeps_the_exact_count(msolve_binary, monkeypatch):
     timeout). The result keeps the ED degree, encloses the radius by bounds (around the isolated one) and says
     why; an expired enclosing limit (a sweep job's) still ends the run."""
     from lightning_cas.errors import MsolveTimeoutError, TimeLimitError
-    from lightning_cas.geometry import decision_msolve
+    from lightning_cas.geometry.decision import msolve as decision_msolve
     from lightning_cas.system.deadline import time_limit
 
     def out_of_time(*_a, **_k):

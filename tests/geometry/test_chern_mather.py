@@ -9,8 +9,8 @@ from lightning_cas import Architecture, ed_degree
 from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.network import Network
-from lightning_cas.geometry import chern_mather as cm
-from lightning_cas.geometry.degrees import degree
+from lightning_cas.geometry.degree import closed_forms as cm
+from lightning_cas.geometry.degree.m2 import degree
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,8 @@ from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import Attention, Linear, Network, Power
 from lightning_cas.core.primes import is_prime
 from lightning_cas.errors import InputError, LightningError, TimeLimitError, TooLargeError
-from lightning_cas.geometry.decision import PRIME, boundary_ed, generic_ed_degree
-from lightning_cas.geometry.training import training_critical_points
+from lightning_cas.geometry.decision.m2 import PRIME, boundary_ed, generic_ed_degree
+from lightning_cas.geometry.training.critical import training_critical_points
 from lightning_cas.results.critical import DecisionBoundaryResult, TrainingResult
 
 LINE = Network(2, 1, (Linear(1),))  # g = 3 x1 + 4 x2 at the weights below
@@ -160,7 +160,7 @@ def test_radius_of_212_certified_and_consistent(m2):
     # through X0 is nearer than the certified radius, and the nearest critical point is on the boundary
     from fractions import Fraction
 
-    from lightning_cas.geometry.decision import readout_values, weight_values
+    from lightning_cas.geometry.decision.m2 import readout_values, weight_values
     from tests.oracle.boundary import boundary_value, nearest_on_lines
 
     arch = Architecture((2, 1), (2,), 2)

@@ -14,9 +14,9 @@ from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError, MsolveNotFoundError, TooLargeError
-from lightning_cas.geometry.degree_msolve import msolve_degree, section_systems
-from lightning_cas.geometry.degrees import m2_text, plan_degree
-from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES
+from lightning_cas.geometry.degree.m2 import m2_text, plan_degree
+from lightning_cas.geometry.degree.msolve import MSOLVE_PRIMES
+from lightning_cas.geometry.degree.msolve_degree import msolve_degree, section_systems
 from lightning_cas.results.degrees import DegreeResult
 
 SEGRE = Architecture((2, 1), (1,), tokens=2)  # the cone over P^1 x P^2: degree 3

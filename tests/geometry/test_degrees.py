@@ -15,7 +15,7 @@ from lightning_cas.cli import main
 from lightning_cas.core.network import Linear, Network, Power
 from lightning_cas.core.primes import is_prime
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.degrees import ED_PRIME, m2_text
+from lightning_cas.geometry.degree.m2 import ED_PRIME, m2_text
 from lightning_cas.macaulay2.runner import M2Session
 from lightning_cas.results.degrees import DegreeResult, EDDegreeResult
 
@@ -209,7 +209,7 @@ def test_the_degree_table_has_a_row_per_case_with_its_methods(session, tmp_path)
 
 
 def test_the_lagrange_guard_names_the_coordinates_and_auto_goes_numerical():
-    from lightning_cas.geometry.degrees import plan_ed
+    from lightning_cas.geometry.degree.m2 import plan_ed
 
     with pytest.raises(TooLargeError, match="12 coordinates"):
         plan_ed(Architecture((2, 2), (1,), tokens=2), "lagrange")

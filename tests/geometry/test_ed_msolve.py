@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from lightning_cas import Architecture, ed_degree
 from lightning_cas.cli import main
 from lightning_cas.errors import InputError, MsolveNotFoundError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.degrees import plan_ed
-from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, critical_systems, msolve_ed
+from lightning_cas.geometry.degree.m2 import plan_ed
+from lightning_cas.geometry.degree.msolve import MSOLVE_PRIMES, critical_systems, msolve_ed
 from lightning_cas.msolve.runner import work_dir
 from lightning_cas.results.degrees import EDDegreeResult
 
@@ -114,7 +114,7 @@ def _symmetric(k: int, r: int):
 
 
 def _generic_ed(ctx, coords, seed=0):
-    from lightning_cas.geometry.ed_msolve import saturated_degree, slice_systems
+    from lightning_cas.geometry.degree.msolve import saturated_degree, slice_systems
 
     names, crit, fiber, _ = slice_systems(ctx, coords, seed, MSOLVE_PRIMES[0])
     counts = [

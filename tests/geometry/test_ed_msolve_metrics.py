@@ -17,8 +17,8 @@ from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.ed_forms import data_form, evaluations
-from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES, coordinate_polynomials, msolve_ed
+from lightning_cas.geometry.degree.forms import data_form, evaluations
+from lightning_cas.geometry.degree.msolve import MSOLVE_PRIMES, coordinate_polynomials, msolve_ed
 from lightning_cas.macaulay2.network import network_call
 from lightning_cas.macaulay2.render import package_file
 from lightning_cas.macaulay2.runner import run_script

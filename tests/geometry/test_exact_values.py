@@ -1,4 +1,4 @@
-"""The exact evaluation of an ideal at a rational point (geometry/exact_values.py): the values and the tangent
+"""The exact evaluation of an ideal at a rational point (geometry/one_layer/exact_values.py): the values and the tangent
 rank read from the polynomial texts (or sympy's sparse ring) equal sympy's own substitution and
 differentiation, which they replace because it took a minute on an ideal of 120 generators."""
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from lightning_cas.core.model import rank_over_qq
 from lightning_cas.core.names import polynomial_text
-from lightning_cas.geometry.exact_values import tangent_rank, vanishes
+from lightning_cas.geometry.one_layer.exact_values import tangent_rank, vanishes
 
 Y = sympy.symbols("y_1:5")
 monomials = st.lists(st.integers(0, 3), min_size=4, max_size=4)

@@ -21,7 +21,7 @@ from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.theory import predict_fiber_dimension
 from lightning_cas.core.weights import flat, point_from_dict, random_point
 from lightning_cas.errors import InputError, UnsupportedError
-from lightning_cas.geometry.fibers import fiber, orbit_tangents, same_function
+from lightning_cas.geometry.fibers.fiber import fiber, orbit_tangents, same_function
 from lightning_cas.results.fibers import (
     VERDICT_COMPONENTS,
     VERDICT_DIMENSION_ONLY,
@@ -321,7 +321,7 @@ def test_a_point_that_vanishes_mod_the_prime_is_refused():
     """Found by review: entries 3 with --prime 3 reported a fiber of dimension 4 and 'extra dimensions' (over QQ:
     2). A prime that zeroes a nonzero weight describes another point: refused, for any prime."""
     from lightning_cas.errors import InputError
-    from lightning_cas.geometry.fibers import fiber
+    from lightning_cas.geometry.fibers.fiber import fiber
 
     point = {"layers": [{"Q": [[1000003, 1]], "K": [[1, 2]], "V": [[3, 1]]}]}
     with pytest.raises(InputError, match="divides 1 nonzero entries"):

@@ -22,10 +22,10 @@ from lightning_cas.core.names import parse_polynomial
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.weights import random_point
 from lightning_cas.errors import UnsupportedError
-from lightning_cas.geometry import claims
-from lightning_cas.geometry.implicit import implicit, implicit_from_record
-from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
-from lightning_cas.geometry.singular import singular_locus
+from lightning_cas.geometry.one_layer import claims
+from lightning_cas.geometry.one_layer.implicit import implicit, implicit_from_record
+from lightning_cas.geometry.one_layer.pointwise import is_singular, phi_coordinates, vanishes
+from lightning_cas.geometry.one_layer.singular import singular_locus
 from lightning_cas.results.ideals import Stratum
 from lightning_cas.results.implicit import ImplicitResult
 from lightning_cas.system.points import save_point
@@ -271,7 +271,7 @@ def test_numerical_degree_runs_need_their_count_and_integers():
 
 def test_slice_piece_points_are_exact_or_refused():
     from lightning_cas.errors import M2ParseError
-    from lightning_cas.geometry.strata import read_slices
+    from lightning_cas.geometry.one_layer.strata import read_slices
 
     piece = {
         "rank_V": 1,

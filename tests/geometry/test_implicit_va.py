@@ -21,8 +21,8 @@ from lightning_cas.core.model import rank_over_qq
 from lightning_cas.core.names import parse_polynomial
 from lightning_cas.core.theory import predict_dimension
 from lightning_cas.core.weights import random_point
-from lightning_cas.geometry.implicit import implicit
-from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
+from lightning_cas.geometry.one_layer.implicit import implicit
+from lightning_cas.geometry.one_layer.pointwise import is_singular, phi_coordinates, vanishes
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from lightning_cas.core import learning
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import MLP, Linear, Network
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.learning import learning_coefficient
+from lightning_cas.geometry.learning.bracket import learning_coefficient
 
 ONE = Architecture((2, 1), (1,), tokens=2)  # Q, K: 1 x 2, V: 1 x 2 -> 6 weights, generic rank 4
 
@@ -201,7 +201,7 @@ def test_a_biased_linear_stack_at_zero_holds_its_value_by_hand(m2):
 def test_a_tangent_cone_that_runs_long_is_left_out_not_waited_for(m2, monkeypatch):
     """At this point of a biased 2-2-1 mlp Macaulay2's tangent cone ran past 600 s: llc gives it its own budget
     and answers with the other bounds, saying so."""
-    from lightning_cas.geometry import learning as llc
+    from lightning_cas.geometry.learning import bracket as llc
 
     monkeypatch.setattr(llc, "LOCAL_FIBER_SECONDS", 2.0)
     net = Network(2, 1, (MLP(2, degree=2, out=1, bias=True),))

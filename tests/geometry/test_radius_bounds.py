@@ -1,4 +1,4 @@
-"""The radius enclosure (geometry.radius_bounds) against msolve's isolated radius on random boundaries, the
+"""The radius enclosure (geometry.decision.radius_bounds) against msolve's isolated radius on random boundaries, the
 crossing of its upper point checked in exact arithmetic apart from the code, and a count out of time."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 
 from lightning_cas.core.network import MLP, Linear, Network, Power
 from lightning_cas.errors import MsolveTimeoutError
-from lightning_cas.geometry.boundary_msolve import boundary_system
-from lightning_cas.geometry.decision import boundary_ed, readout_values, weight_values
-from lightning_cas.geometry.radius_bounds import enclose, lower_bound, taylor_norms
+from lightning_cas.geometry.decision.m2 import boundary_ed, readout_values, weight_values
+from lightning_cas.geometry.decision.radius_bounds import enclose, lower_bound, taylor_norms
+from lightning_cas.geometry.decision.system import boundary_system
 from lightning_cas.results.critical import ExactBoundaryResult
 
 
@@ -59,7 +59,7 @@ def test_the_taylor_bound_is_the_distance_to_a_line_exactly():
 def test_a_count_out_of_time_keeps_an_enclosed_radius(msolve_binary, monkeypatch):
     """msolve's count runs out of time (provoked: it raises the runner's own timeout): with a point the result
     has no ED degree, the enclosed radius and says so; without one the timeout is the one-line error."""
-    from lightning_cas.geometry import decision_msolve
+    from lightning_cas.geometry.decision import msolve as decision_msolve
 
     def out_of_time(*_a, **_k):
         raise MsolveTimeoutError("msolve exceeded the 5 s time limit and was stopped")

@@ -9,10 +9,10 @@ from click.testing import CliRunner
 
 from lightning_cas.cli import main
 from lightning_cas.core.architecture import Architecture
-from lightning_cas.geometry import claims
-from lightning_cas.geometry.implicit import implicit
-from lightning_cas.geometry.pointwise import is_singular, phi_coordinates, vanishes
-from lightning_cas.geometry.singular import singular_locus
+from lightning_cas.geometry.one_layer import claims
+from lightning_cas.geometry.one_layer.implicit import implicit
+from lightning_cas.geometry.one_layer.pointwise import is_singular, phi_coordinates, vanishes
+from lightning_cas.geometry.one_layer.singular import singular_locus
 from lightning_cas.results.ideals import Stratum
 
 RANK11, PARALLEL = Stratum.RANK11, Stratum.PARALLEL

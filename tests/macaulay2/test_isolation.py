@@ -20,8 +20,8 @@ import pytest
 from lightning_cas.api import dimension
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.errors import M2NotFoundError, M2OutputError, M2ParseError
-from lightning_cas.geometry.fibers import fiber
-from lightning_cas.geometry.implicit import implicit
+from lightning_cas.geometry.fibers.fiber import fiber
+from lightning_cas.geometry.one_layer.implicit import implicit
 from lightning_cas.macaulay2.render import package_file
 from lightning_cas.macaulay2.runner import MAX_OUTPUT_BYTES, M2Session, find_m2, run_script, work_dir
 from tests.support import wait_until

@@ -15,7 +15,7 @@ from lightning_cas.backends.modp import dimension_modp
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.model import flat_weight_symbols, network_output
 from lightning_cas.errors import M2ParseError
-from lightning_cas.geometry import fibers
+from lightning_cas.geometry.fibers import fiber as fibers
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import (
     JSON_MARK,

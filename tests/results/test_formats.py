@@ -114,7 +114,7 @@ def test_the_parametrization_in_the_script_is_the_one_eliminated(m2, tmp_path, a
     """P and phi: the kernel of phi is I. The route modulo the rank minors ("V,A with rank") is checked in
     test_implicit_va.py on the ideal that file computes anyway (its kernel over QQ took 47 s here)."""
     from lightning_cas.geometry.formats import m2_script
-    from lightning_cas.geometry.implicit import implicit
+    from lightning_cas.geometry.one_layer.implicit import implicit
 
     res = implicit(arch, m2=m2, timeout=600)
     assert res.parametrization.startswith(route)

@@ -27,8 +27,8 @@ from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import rational_text
 from lightning_cas.core.symmetry import orbit_dimension, orbit_rank_modp, random_weights
 from lightning_cas.errors import M2ParseError, M2TimeoutError, UnsupportedError
-from lightning_cas.geometry.learning_data import SPAN_MAX, span_ranks
-from lightning_cas.geometry.learning_forms import closed_forms, one_layer_stratum
+from lightning_cas.geometry.learning.closed_forms import closed_forms, one_layer_stratum
+from lightning_cas.geometry.learning.data import SPAN_MAX, span_ranks
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_int, json_str
 from lightning_cas.options import resolve
@@ -342,7 +342,7 @@ def _explain(net: Network, values, rank: int, generic_low: int, generic_up: int,
     grouped by the weight matrices they move) and, for one layer, its weight stratum (docs/mathematics.md §5)."""
     if rank >= generic_up:
         return [f"w* has the generic rank {rank}: a regular point of the parametrization"]
-    from lightning_cas.geometry.network_fibers import extra_directions
+    from lightning_cas.geometry.fibers.network import extra_directions
 
     out = [
         f"the rank at w* ({rank}) is below the generic rank ({generic_low}"

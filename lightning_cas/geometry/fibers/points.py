@@ -1,5 +1,5 @@
 """Exact checks at a point that the fiber verdict relies on: phi_W over QQ, a witness compared with W, W's
-head permutations, and the fiber's tangent dimension at W mod p. Apart from geometry.fibers, which runs
+head permutations, and the fiber's tangent dimension at W mod p. Apart from geometry.fibers.fiber, which runs
 the decomposition and decides the verdict.
 """
 

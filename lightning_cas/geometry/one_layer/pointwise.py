@@ -3,7 +3,7 @@ a critical point of W ↦ φ_W, and is φ_W a boundary point of the real neuroma
 
 The singularity test is exact and Python's: the coordinates of φ_W are evaluated over QQ and put into the
 Jacobian of the implicit ideal. The real verdict takes the fiber and the witness curves from Macaulay2
-(``pointVerdict`` in m2/LightningCAS.m2) and does the real-root counts here (geometry.certificates).
+(``pointVerdict`` in m2/LightningCAS.m2) and does the real-root counts here (geometry.one_layer.certificates).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from lightning_cas.core.names import (
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError
-from lightning_cas.geometry.certificates import witness_bound
-from lightning_cas.geometry.exact_values import tangent_rank, vanishes
-from lightning_cas.geometry.implicit import check_lightning_one_head, implicit
+from lightning_cas.geometry.one_layer.certificates import witness_bound
+from lightning_cas.geometry.one_layer.exact_values import tangent_rank, vanishes
+from lightning_cas.geometry.one_layer.implicit import check_lightning_one_head, implicit
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import is_exact_rational, json_bool, json_get, json_int, json_list, json_str

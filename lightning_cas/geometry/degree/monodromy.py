@@ -17,7 +17,7 @@ EXACT_FIRST_SECONDS = 60.0  # msolve's share before monodromy (half the time lim
 
 def exact_count(arch, metric: str, values, source, seed: int, timeout: float | None, msolve):
     """(msolve's EDDegreeResult or None, a note saying why there is none)."""
-    from lightning_cas.geometry.ed_msolve import MAX_WEIGHTS, msolve_ed
+    from lightning_cas.geometry.degree.msolve import MAX_WEIGHTS, msolve_ed
     from lightning_cas.msolve.runner import find_msolve
 
     if arch.parameters > MAX_WEIGHTS:

@@ -14,8 +14,8 @@ import time
 from lightning_cas.core.checks import count_value
 from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, flag, ideal_record
-from lightning_cas.geometry.strata import MINOR_BUDGET, SliceRecord, read_slices, slice_text
+from lightning_cas.geometry.one_layer.implicit import check_one_layer, coordinates_of, flag, ideal_record
+from lightning_cas.geometry.one_layer.strata import MINOR_BUDGET, SliceRecord, read_slices, slice_text
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_object, json_str
 from lightning_cas.options import (

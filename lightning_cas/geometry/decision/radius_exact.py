@@ -1,7 +1,7 @@
 """The robustness radius at X0 certified from msolve's real root isolation over QQ.
 
 msolve isolates every real solution of a zero-dimensional system in a box with dyadic rational endpoints
-(one solution per box, no solution outside them). The Lagrange system at z0 = Q X0 (geometry.boundary_msolve)
+(one solution per box, no solution outside them). The Lagrange system at z0 = Q X0 (geometry.decision.system)
 gives every real critical point of |X - X0|^2 on the smooth locus of B; h = grad h = 0 the singular
 locus of H (B's is the cylinder over it). On each box the nearest point X = X0 + Q^T S^-1 (z - z0) and
 |X - X0|^2 are evaluated in exact rational interval arithmetic; the distance from X0 to B(R) is attained
@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from lightning_cas.geometry.boundary_msolve import BoundarySystem, lagrange_system, singular_system, variable_names
+from lightning_cas.geometry.decision.system import BoundarySystem, lagrange_system, singular_system, variable_names
 from lightning_cas.msolve.solve import solve
 
 PRECISION = 64  # bits of msolve's isolating boxes

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from lightning_cas.errors import InputError, ResultError
-from lightning_cas.geometry.ed_msolve import DATA_RANGE, MSOLVE_PRIMES
+from lightning_cas.geometry.degree.msolve import DATA_RANGE, MSOLVE_PRIMES
 from lightning_cas.msolve.solve import leading_ideal
 
 MAX_INPUTS = 64  # input coordinates g is expanded in (sympy, then flint)

@@ -17,9 +17,9 @@ from lightning_cas.core.methods import DEGREE_METHODS, ED_METHODS, ED_METRICS
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.ed_records import ED_PRIME, ed_result
-from lightning_cas.geometry.implicit import check_one_layer, implicit
-from lightning_cas.geometry.monodromy_target import exact_count
+from lightning_cas.geometry.degree.m2_records import ED_PRIME, ed_result
+from lightning_cas.geometry.degree.monodromy import exact_count
+from lightning_cas.geometry.one_layer.implicit import check_one_layer, implicit
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_str
 from lightning_cas.macaulay2.render import load_line, m2_literal
@@ -83,7 +83,7 @@ def plan_degree(arch, method: str, msolve=None) -> str:
     method = _method(method, DEGREE_METHODS, "degree")
     refuse_softmax(arch, "degree")
     if method == "msolve":  # its own guard (40 weights, 12 free), and the binary found before any work
-        from lightning_cas.geometry.degree_msolve import check_msolve_degree
+        from lightning_cas.geometry.degree.msolve_degree import check_msolve_degree
         from lightning_cas.msolve.runner import find_msolve
 
         check_msolve_degree(arch)
@@ -153,7 +153,7 @@ def degree(
     opts = resolve("degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     method = plan_degree(arch, method, msolve)
     if method == "msolve":
-        from lightning_cas.geometry.degree_msolve import msolve_degree
+        from lightning_cas.geometry.degree.msolve_degree import msolve_degree
 
         with opts.deadline():
             return msolve_degree(arch, seed=opts.seed, timeout=opts.timeout, msolve=msolve)
@@ -315,7 +315,7 @@ def ed_degree(
     method = plan_ed(arch, method, metric, msolve)
     values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
     if method == "msolve":
-        from lightning_cas.geometry.ed_msolve import msolve_ed
+        from lightning_cas.geometry.degree.msolve import msolve_ed
 
         with opts.deadline():
             return msolve_ed(

@@ -1,6 +1,6 @@
 """The robustness radius read from Macaulay2's record at X0: the real critical points, the singular
 candidates, what certifies the distance, and a cone's radius carried back from X0 / c. Apart from
-geometry.decision, which plans and runs the boundary's computation.
+geometry.decision.m2, which plans and runs the boundary's computation.
 """
 
 from __future__ import annotations

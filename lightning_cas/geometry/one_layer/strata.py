@@ -16,8 +16,8 @@ from fractions import Fraction
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point
 from lightning_cas.errors import M2ParseError
-from lightning_cas.geometry.implicit import check_one_layer, ideal_record, polynomial_texts
-from lightning_cas.geometry.pointwise import exact_nested
+from lightning_cas.geometry.one_layer.implicit import check_one_layer, ideal_record, polynomial_texts
+from lightning_cas.geometry.one_layer.pointwise import exact_nested
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import one_head_params
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_list, json_object, json_str

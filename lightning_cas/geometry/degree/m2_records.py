@@ -1,11 +1,11 @@
 """Macaulay2's ED-degree record (``edDegreeRecord``) read into an EDDegreeResult with its notes: apart from
-geometry.degrees, which plans and runs the computation."""
+geometry.degree.m2, which plans and runs the computation."""
 
 from __future__ import annotations
 
 import time
 
-from lightning_cas.geometry.monodromy_target import reconcile
+from lightning_cas.geometry.degree.monodromy import reconcile
 from lightning_cas.macaulay2.network import check_parameters
 from lightning_cas.macaulay2.parse import json_get, json_int, json_str
 from lightning_cas.results.degrees import EDDegreeResult, Metric
@@ -15,7 +15,7 @@ ED_PRIME = 32003  # the Lagrange ideal's first characteristic: Groebner bases mo
 
 def ed_result(arch, metric, method, rec, script, seed, source, start, exact=None, why: str = "") -> EDDegreeResult:
     """The result of an ``ed_degree`` run from its record: the count, its certainty, and notes in words;
-    ``exact``: msolve's count that monodromy was told to stop at (``geometry.monodromy_target``), or None and
+    ``exact``: msolve's count that monodromy was told to stop at (``geometry.degree.monodromy``), or None and
     ``why``."""
     check_parameters(arch, rec, script)
     n, dim = json_int(rec, "coordinates", script), json_int(rec, "dimension", script)

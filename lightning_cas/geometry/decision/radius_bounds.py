@@ -1,5 +1,5 @@
 """A certified enclosure of the robustness radius when its critical points are out of reach (msolve's real
-isolation over QQ, geometry.radius_exact, does not finish): an interval that contains the distance from X0 to
+isolation over QQ, geometry.decision.radius_exact, does not finish): an interval that contains the distance from X0 to
 B, proved in exact rational arithmetic, wider than the isolation's but a promise all the same.
 
 Lower end. Write g(X0 + v) = g(X0) + sum_k g_k(v), g_k homogeneous of degree k in v. For |v| <= r,

@@ -5,7 +5,7 @@ The system (docs/critical.md, "msolve"): y = F(w) the coordinates of the neurova
 coefficient span of the output column, as for the Lagrange method), m = dim X weights free (chosen so the
 differential is onto the tangent space) and the others fixed at random integers, a random data point and
 form: phi(s) = |M F(s) - u|^2 (standard: M the identity on Macaulay2's coordinates; data: y a basis of
-the evaluations f(X_n), M their coordinates in it, u in its image; geometry.ed_forms), and the ideal
+the evaluations f(X_n), M their coordinates in it, u in its image; geometry.degree.forms), and the ideal
 
     ( d phi / d s_1, ..., d phi / d s_m ) : det(R J(s))^oo,
 
@@ -31,7 +31,7 @@ import time
 from lightning_cas.core.methods import ED_METRICS
 from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError, ResultError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.ed_forms import coefficient_polynomials, data_form, output_columns, pivots
+from lightning_cas.geometry.degree.forms import coefficient_polynomials, data_form, output_columns, pivots
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
 from lightning_cas.results.degrees import EDDegreeResult, Metric
@@ -125,7 +125,7 @@ def slice_systems(ctx, coords, seed: int, p: int, form=None, section: bool = Fal
     the variables of ``ctx``, linearly independent): the ED problem of every parametrized variety. ``form``:
     the residuals' matrix A (|A (y - u)|^2, k x n integers), or None for a random n x n one. ``section``:
     instead of the critical equations, m random affine equations in y (a generic linear space of codimension
-    m = dim X: its points on X count the degree, geometry.degree_msolve)."""
+    m = dim X: its points on X count the degree, geometry.degree.msolve_degree)."""
     import flint
 
     n = len(coords)

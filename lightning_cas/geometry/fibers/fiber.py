@@ -19,14 +19,14 @@ from lightning_cas.core.symmetry import head_permutations, orbit_tangents  # noq
 from lightning_cas.core.symmetry import orbit_dimension as symmetry_orbit_dimension
 from lightning_cas.core.weights import Point, flat, point_to_dict, random_point
 from lightning_cas.errors import InputError, M2ParseError, M2TimeoutError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.fiber_points import (
+from lightning_cas.geometry.fibers.network import network_fiber
+from lightning_cas.geometry.fibers.points import (
     permutation_components,
     reduce_point,
     same_function,
     tangent_dimension,
     unflatten,
 )
-from lightning_cas.geometry.network_fibers import network_fiber
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_list, json_polynomials, json_rationals, json_str
@@ -97,7 +97,7 @@ def fiber(
 
 
 def _network_fiber(net: Network, point, opts):
-    """A network of blocks: tangent ranks mod p (``geometry.network_fibers``; no decomposition yet)."""
+    """A network of blocks: tangent ranks mod p (``geometry.fibers.network``; no decomposition yet)."""
     if not net.polynomial:
         raise UnsupportedError("fibers are computed for polynomial networks only; softmax is not polynomial.")
     if opts.method == "m2":

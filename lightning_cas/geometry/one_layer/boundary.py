@@ -2,7 +2,7 @@
 
 M is closed (φ = 0 only when V = 0 or A = 0, so the projectivized map has no base points), hence
 its boundary is the set of points of M with points of X(ℝ) \\ M arbitrarily close. A verdict at a
-rational weight point W comes with a certificate (geometry.certificates; the Macaulay2 side is
+rational weight point W comes with a certificate (geometry.one_layer.certificates; the Macaulay2 side is
 ``pointVerdict`` in ``m2/LightningCAS.m2``, the real-root counts are done in Python, exactly):
 
 * **interior** by submersion (a regular real preimage, p = φ_W smooth), or by branches: the whole
@@ -19,7 +19,7 @@ rational weight point W comes with a certificate (geometry.certificates; the Mac
 
 The Zariski closure of the boundary lies in the critical image plus the singular locus (elsewhere the
 submersion argument applies). Both are computed on G-orbit slices and matched to strata closures
-(geometry.strata); each candidate component is then judged at random rational points of its stratum.
+(geometry.one_layer.strata); each candidate component is then judged at random rational points of its stratum.
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ from dataclasses import dataclass, replace
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import Point, point_to_dict
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.implicit import check_one_layer, coordinates_of, implicit_from_record
-from lightning_cas.geometry.pointwise import (
+from lightning_cas.geometry.one_layer.implicit import check_one_layer, coordinates_of, implicit_from_record
+from lightning_cas.geometry.one_layer.pointwise import (
     PointVerdict,
     boundary_verdict_d11,
     phi_coordinates,
     point_verdict,
     vanishes,
 )
-from lightning_cas.geometry.strata import (
+from lightning_cas.geometry.one_layer.strata import (
     SAMPLED_STRATA,
     SAMPLES_PER_PIECE,
     CandidateRecord,

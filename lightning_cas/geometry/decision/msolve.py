@@ -1,5 +1,5 @@
 """``boundary_ed(method="msolve")``: the decision boundary's ED degree and the certified robustness radius,
-without Macaulay2 (geometry.boundary_msolve builds and counts the system, geometry.radius_exact isolates
+without Macaulay2 (geometry.decision.system builds and counts the system, geometry.decision.radius_exact isolates
 the real points at X0). No size guard of its own beyond the expansion's: msolve runs until the deadline.
 """
 
@@ -9,11 +9,11 @@ import time
 from fractions import Fraction
 
 from lightning_cas.errors import TimeLimitError
-from lightning_cas.geometry.boundary_msolve import MAX_REDUCED, boundary_system, count_ed, singular_system
-from lightning_cas.geometry.ed_msolve import MSOLVE_PRIMES
-from lightning_cas.geometry.radius import text
-from lightning_cas.geometry.radius_bounds import enclose
-from lightning_cas.geometry.radius_exact import radius_at, sqrt_down, sqrt_up
+from lightning_cas.geometry.decision.m2_radius import text
+from lightning_cas.geometry.decision.radius_bounds import enclose
+from lightning_cas.geometry.decision.radius_exact import radius_at, sqrt_down, sqrt_up
+from lightning_cas.geometry.decision.system import MAX_REDUCED, boundary_system, count_ed, singular_system
+from lightning_cas.geometry.degree.msolve import MSOLVE_PRIMES
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
 from lightning_cas.results.critical import BoxPoint, ExactBoundaryResult, RadiusInterval

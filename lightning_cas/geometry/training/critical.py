@@ -37,7 +37,7 @@ import numpy as np
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.forward import evaluate, jacobian
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
-from lightning_cas.geometry.decision import polynomial_network
+from lightning_cas.geometry.decision.m2 import polynomial_network
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
 from lightning_cas.options import resolve

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 from lightning_cas.errors import ResultError, TooLargeError, UnsupportedError
-from lightning_cas.geometry.ed_msolve import (
+from lightning_cas.geometry.degree.msolve import (
     MAX_WEIGHTS,
     MSOLVE_PRIMES,
     agreed,

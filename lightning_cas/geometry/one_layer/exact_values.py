@@ -1,5 +1,5 @@
 """Polynomials in the coordinates y_1..y_n (texts or sympy) evaluated exactly at a point: do they vanish, and
-the rank of their Jacobian there. Apart from geometry.pointwise, which asks these questions of one network;
+the rank of their Jacobian there. Apart from geometry.one_layer.pointwise, which asks these questions of one network;
 sympy's diff and xreplace are the fallback, the term lists the fast path.
 """
 

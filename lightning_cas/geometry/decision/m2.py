@@ -10,7 +10,7 @@ the distance to B(R) (the robustness radius) is attained at a real critical poin
 or on the singular locus: the first are alpha-certified in exact arithmetic and checked against the
 exact eliminant of the squared distance (sign changes, in Python, with Fractions); the singular
 locus is split over QQ and its linear components give their nearest points exactly. ``method="msolve"``
-(geometry.decision_msolve) computes the same count and a certified radius interval without Macaulay2.
+(geometry.decision.msolve) computes the same count and a certified radius interval without Macaulay2.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from lightning_cas.core.primes import faithful_primes
 from lightning_cas.core.theory import generic_ed_degree  # noqa: F401 (its home before; callers import it here)
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
-from lightning_cas.geometry.radius import radius_record, scaled_record, text
+from lightning_cas.geometry.decision.m2_radius import radius_record, scaled_record, text
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
 from lightning_cas.options import resolve
@@ -147,7 +147,7 @@ def boundary_ed(
     if method not in BOUNDARY_METHODS:
         raise InputError(f"boundary_ed: method must be one of {', '.join(BOUNDARY_METHODS)}, got {method!r}.")
     if method == "msolve":
-        from lightning_cas.geometry.decision_msolve import msolve_boundary
+        from lightning_cas.geometry.decision.msolve import msolve_boundary
         from lightning_cas.msolve.runner import find_msolve
 
         opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout)

@@ -14,11 +14,11 @@ from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import point_to_dict
 from lightning_cas.errors import InputError, TimeLimitError
-from lightning_cas.geometry.boundary import Closure, boundary_closure
-from lightning_cas.geometry.implicit import check_one_layer, implicit
-from lightning_cas.geometry.pointwise import is_singular, point_verdict
-from lightning_cas.geometry.singular import singular_from_record
-from lightning_cas.geometry.strata import candidate_record, stratum_samples
+from lightning_cas.geometry.one_layer.boundary import Closure, boundary_closure
+from lightning_cas.geometry.one_layer.implicit import check_one_layer, implicit
+from lightning_cas.geometry.one_layer.pointwise import is_singular, point_verdict
+from lightning_cas.geometry.one_layer.singular import singular_from_record
+from lightning_cas.geometry.one_layer.strata import candidate_record, stratum_samples
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.macaulay2.parse import json_str
 from lightning_cas.options import resolve
