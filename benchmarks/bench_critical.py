@@ -27,7 +27,8 @@ from lightning_cas.core.blocks.linear import Linear
 from lightning_cas.core.blocks.power import Power
 from lightning_cas.core.network import Network
 from lightning_cas.errors import LightningError
-from lightning_cas.geometry.degree.m2 import _fits, degree, ed_degree
+from lightning_cas.geometry.degree.m2 import degree, ed_degree
+from lightning_cas.geometry.solvers import solver
 
 TARGETS = [  # (what, d, d', a, expected, limit_s)
     ("degree", 3, 1, 1, 45, 60.0),
@@ -131,7 +132,7 @@ def run_msolve_rows(timeout: float = MSOLVE_TIMEOUT, progress=print) -> list[dic
         progress(json.dumps(rows[-1]))
     for name, net, known in MSOLVE_BEYOND:
         row = {"bench": "critical-degree", "method": "msolve", "case": name, "weights": net.parameters}
-        row.update(elimination_guard=_fits(net, 14), expected=known)
+        row.update(elimination_guard=solver("degree", "implicit").refusal(net) is None, expected=known)
         _measure(row, net, "degree", "msolve", timeout)
         row["met"] = known is None or row.get("value") == known
         rows.append(row)

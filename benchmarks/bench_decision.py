@@ -21,7 +21,7 @@ def run_decision_rows(timeout: float = 600, cases=CASES) -> list[dict]:
         row = {"bench": "decision-ed", "d": d, "d_out": e, "a": a, "tokens": t}
         start = time.perf_counter()
         try:
-            res = boundary_ed(Architecture((d, e), (a,), t), seed=0, timeout=timeout)
+            res = boundary_ed(Architecture((d, e), (a,), t), seed=0, timeout=timeout, method="m2")
             row.update(
                 status="ok",
                 ed_exact=res.ed_degree_exact,

