@@ -77,7 +77,7 @@ def dimension(
         if data is not None and data.values.shape[2] != arch.tokens:  # a token-wise network: the inputs set t
             arch = Network(arch.input, data.values.shape[2], arch.blocks)
         point = None if at is None else as_point(arch, _same_weights(at, arch), "the point")
-    if point is None and data is None and arch.functions:
+    if point is None and data is None and not arch.analytic:
         raise UnsupportedError(given_weights_only(arch))
     with opts.deadline() as deadline:
         if point is None and data is None and not exact and not spectrum:
@@ -140,12 +140,23 @@ def _rank_at(arch, point, data, exact: bool, spectrum: bool, opts) -> DimensionR
 
 
 def given_weights_only(net: Network) -> str:
-    """The one line that refuses a generic question about a network with activation functions or LayerNorm."""
+    """The one line that refuses a generic question about a network that is not analytic (relu)."""
     return (
-        f"a network with {' and '.join(net.functions)} has no generic dimension (its rank changes with the "
-        "weights, and it is not polynomial); give weights and inputs: --at FILE and --inputs FILE (at= and "
-        "inputs= in Python) for its rank there."
+        f"a network with {' and '.join(net.functions)} has no generic dimension (relu is piecewise linear, not "
+        "analytic: its rank changes from region to region of the weights); give weights and inputs: --at FILE "
+        "and --inputs FILE (at= and inputs= in Python) for its rank there."
     )
+
+
+def _generic_rank_note(result: DimensionResult) -> DimensionResult:
+    """A network that is analytic but not polynomial: its dimension is the generic rank of an analytic map."""
+    net = result.architecture
+    note = (
+        f"the generic rank of an analytic map ({net.not_polynomial}): the maximum rank of its Jacobian, reached on "
+        "an open dense set of weights and inputs, so random ones give it with probability 1; the evidence is the "
+        "float spectra's gap above (and the high-precision spectrum where it ran), a numeric answer, not a proof"
+    )
+    return dataclasses.replace(result, notes=tuple(result.notes) + (note,))
 
 
 def _check_prime(arch: Network, prime: int, method: str) -> None:
@@ -162,6 +173,8 @@ def _dimension(arch: Network, opts, deadline) -> DimensionResult:
     if opts.prime is not None:
         _check_prime(arch, opts.prime, concrete_method(opts.method, arch))
     result = _compute_dimension(arch, opts, deadline)
+    if not arch.polynomial and result.method == "numeric":
+        result = _generic_rank_note(result)
     # the paper's network is explained by its closed forms (predict); a network of blocks by its defect split
     return result if arch.paper is not None else _with_split(result)
 

@@ -224,6 +224,11 @@ class Network:
         return all(b.polynomial for b in self.blocks)
 
     @property
+    def analytic(self) -> bool:
+        """Every block analytic (no relu): the map has a generic rank, so a generic dimension."""
+        return all(b.analytic for b in self.blocks)
+
+    @property
     def functions(self) -> tuple[str, ...]:
         """The non-polynomial pieces other than softmax, in order, once each (relu, gelu, tanh, layernorm):
         a network with any has a rank at given weights only (its rank changes with the weights)."""

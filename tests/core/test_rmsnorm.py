@@ -14,7 +14,7 @@ from lightning_cas import api
 from lightning_cas.cli import main
 from lightning_cas.core.arithmetic import Float64
 from lightning_cas.core.forward import evaluate, jacobian
-from lightning_cas.core.network import MLP, Attention, Linear, Network, RMSNorm
+from lightning_cas.core.network import MLP, Attention, LayerNorm, Linear, Network, RMSNorm
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.system.points import as_point, save_weights
 
@@ -89,10 +89,28 @@ def test_the_certified_rank_at_random_weights_is_the_float64_rank(tmp_path, name
     assert row["certificate"]["lower"] == row["certificate"]["upper"] == row["dimension"] == truth == expected
 
 
-def test_generic_questions_are_refused_pointing_at_given_weights():
+def test_the_dimension_without_weights_is_the_generic_rank_of_the_analytic_map(tmp_path):
+    """RMSNorm and LayerNorm (eps > 0) are analytic, so the network has a generic rank: the one the certified rank
+    at random weights found above (12), said to be that; a relu network has none and is refused in one line."""
+    res = api.dimension(NETS["gain"])
+    assert (res.dimension, res.method) == (12, "numeric")
+    assert any("generic rank of an analytic map (rmsnorm)" in n for n in res.notes)
+    ln = Network(3, 2, (Linear(4), LayerNorm(), Linear(2)))
+    (tmp_path / "ln.toml").write_text(ln.to_toml())
+    save_weights(as_point(ln, list(np.random.default_rng(1).standard_normal(ln.parameters))), tmp_path / "w.json")
+    rows = []
+    for extra in ([], ["--at", str(tmp_path / "w.json")]):  # generic, then certified at one random point
+        run = CliRunner().invoke(main, ["dim", "--arch", str(tmp_path / "ln.toml"), "--json", "--quiet", *extra])
+        assert run.exit_code == 0, run.output
+        rows.append(json.loads(run.stdout))
+    # a certified rank at a point bounds the generic rank (the maximum) from below; the upper end is the point's
+    cert = rows[1]["certificate"]
+    assert cert["lower"] <= rows[0]["dimension"] <= cert["upper"] and rows[0]["dimension"] == rows[1]["dimension"]
+    assert any("analytic map (layernorm)" in n for n in rows[0]["notes"])
+    relu = Network(3, 2, (Linear(4), RMSNorm(), MLP(3, activation="relu", out=2)))
     with pytest.raises(UnsupportedError, match="--at FILE") as info:
-        api.dimension(NETS["gain"])
-    assert "\n" not in str(info.value) and "rmsnorm" in str(info.value)
+        api.dimension(relu)
+    assert "\n" not in str(info.value) and "relu" in str(info.value)
 
 
 @pytest.mark.parametrize(

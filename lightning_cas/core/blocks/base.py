@@ -26,6 +26,8 @@ from lightning_cas.core.limits import (  # noqa: F401 (the one table)
 
 NORMALIZATIONS = ("none", "softmax")
 FUNCTIONS = ("relu", "gelu", "tanh", "silu", "gelu_tanh")  # non-polynomial activations (given weights only)
+# piecewise linear: the rank is constant on each region of the weights and inputs, with no generic value
+NOT_ANALYTIC = frozenset({"relu"})
 ACTIVATIONS = ("power",) + FUNCTIONS  # an mlp's: the power of `degree`, or one of the functions
 DEFAULT_EPS = 1e-5  # LayerNorm's, as PyTorch's
 
@@ -160,6 +162,12 @@ class Block:
     def named_function(self) -> str | None:
         """The non-polynomial function it applies other than softmax (relu, gelu, tanh, layernorm, ...)."""
         return None
+
+    @property
+    def analytic(self) -> bool:
+        """Real analytic in its weights and inputs (polynomials, softmax, the norms with eps > 0, gelu, tanh,
+        silu): a network of such blocks has a generic rank, its maximum, reached on an open dense set."""
+        return self.named_function() not in NOT_ANALYTIC
 
     def group_factors(self, where: str) -> list[GroupFactor]:
         """The factors of the named group inside this block (``core.symmetry``); ``where`` names the block."""
