@@ -25,7 +25,7 @@ def run(args):
 
 
 def test_boundary_ed_json_agrees_with_both_methods(m2):
-    out = run(["ed", *ARCH, "--boundary", "--seed", "0", "--json"])
+    out = run(["ed", *ARCH, "--boundary", "--method", "lagrange", "--seed", "0", "--json"])
     assert out.exit_code == 0, out.output
     res = DecisionBoundaryResult.from_json(out.output)
     assert res.ed_degree_exact == 12 and res.ed_degree_numeric == (12,) and res.ed_degree == 12
@@ -39,6 +39,8 @@ def test_boundary_radius_with_readout_point_and_weights(tmp_path, m2):
             "ed",
             *ARCH,
             "--boundary",
+            "--method",
+            "lagrange",
             "--readout",
             str(tmp_path / "w.npy"),
             "--point",

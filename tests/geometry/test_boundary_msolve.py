@@ -249,8 +249,8 @@ def test_the_command_line_prints_the_radius_interval(msolve_binary, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--boundary", "--method", "lagrange"], "not --method lagrange"),
-        (["--boundary", "--msolve", "msolve"], "give --method msolve"),
+        (["--boundary", "--method", "monodromy"], "not --method monodromy"),
+        (["--boundary", "--method", "lagrange", "--msolve", "msolve"], "--method lagrange does not run it"),
         (["--boundary", "--method", "msolve", "--format", "m2"], "not to --boundary"),
     ],
 )

@@ -29,12 +29,12 @@ CUBIC_CONE = Network(3, 1, (Linear(4), Power(3), Linear(1)))  # a sum of 4 cubes
 
 @pytest.fixture(scope="module")
 def line(m2):
-    return boundary_ed(LINE, at=[3, 4], readout=[[1]], point=[[1], [2]], m2=m2)
+    return boundary_ed(LINE, at=[3, 4], readout=[[1]], point=[[1], [2]], m2=m2, method="m2")
 
 
 @pytest.fixture(scope="module")
 def two_lines(m2):
-    return boundary_ed(TWO_LINES, at=[1, 0, 0, 1, 1, -1], readout=[[1]], point=[[2], ["1/2"]], m2=m2)
+    return boundary_ed(TWO_LINES, at=[1, 0, 0, 1, 1, -1], readout=[[1]], point=[[2], ["1/2"]], m2=m2, method="m2")
 
 
 def test_line_radius_is_the_distance_to_the_line(line):
@@ -65,7 +65,7 @@ def test_two_lines_radius_by_hand(two_lines):
     ],
 )
 def test_a_point_on_the_boundary_has_radius_zero_exactly(m2, net, at, point, stratum):
-    r = boundary_ed(net, at=at, readout=[[1]], point=point, m2=m2)
+    r = boundary_ed(net, at=at, readout=[[1]], point=point, m2=m2, method="m2")
     assert r.on_boundary and r.radius == 0 and r.radius_at == stratum and r.radius_certified
     assert r.critical_points[0].coordinates == tuple(float(Fraction(v)) for row in point for v in row)
     assert "X0 lies on the boundary" in r.text() and DecisionBoundaryResult.from_json(r.to_json()) == r
@@ -73,14 +73,14 @@ def test_a_point_on_the_boundary_has_radius_zero_exactly(m2, net, at, point, str
 
 def test_a_point_just_off_the_boundary_is_not_on_it(m2):
     # g(X0) = 4e-9 exactly: the test is exact, not a tolerance
-    r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=[[4], ["-2999999999/1000000000"]], m2=m2)
+    r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=[[4], ["-2999999999/1000000000"]], m2=m2, method="m2")
     assert not r.on_boundary and r.radius == pytest.approx(4e-9 / 5, rel=1e-6)
 
 
 @pytest.mark.parametrize("scale", [2.0**-600, 2.0**900])
 def test_a_cone_is_searched_at_any_scale_of_the_point(line, m2, scale):
     # B is a cone: the radius from s X0 is s times that from X0 (computed at a point of size 1, carried back)
-    r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=np.array([[1.0], [2.0]]) * scale, m2=m2)
+    r = boundary_ed(LINE, at=[3, 4], readout=[[1]], point=np.array([[1.0], [2.0]]) * scale, m2=m2, method="m2")
     assert r.radius == pytest.approx(line.radius * scale, rel=1e-12) and r.radius_certified
     assert r.critical_points[0].coordinates == pytest.approx(
         tuple(v * scale for v in line.critical_points[0].coordinates), rel=1e-10
@@ -90,17 +90,17 @@ def test_a_cone_is_searched_at_any_scale_of_the_point(line, m2, scale):
 
 def test_a_boundary_that_is_not_a_cone_takes_points_of_moderate_size(m2):
     affine = Network(2, 1, (Linear(1, bias=True),))  # g = 3 x1 + 4 x2 + 5
-    r = boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1], [2]], m2=m2)
+    r = boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1], [2]], m2=m2, method="m2")
     assert r.radius == pytest.approx(16 / 5, rel=1e-12) and not r.homogeneous
     with pytest.raises(InputError, match=r"largest entry is 1e\+03.*not a cone") as info:
-        boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1000], [2]], m2=m2)
+        boundary_ed(affine, at=[3, 4, 5], readout=[[1]], point=[[1000], [2]], m2=m2, method="m2")
     assert "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize("at, readout", [([3 * PRIME, 4 * PRIME], [[1]]), ([3, 4], [[f"1/{PRIME}"]])])
 def test_weights_or_readout_the_prime_divides_give_the_same_boundary_mod_another_prime(line, m2, at, readout):
     # g = 32003 (3 x1 + 4 x2), or g / 32003: the same line, whose g is 0, or has no residue, mod 32003
-    r = boundary_ed(LINE, at=at, readout=readout, point=[[1], [2]], m2=m2)
+    r = boundary_ed(LINE, at=at, readout=readout, point=[[1], [2]], m2=m2, method="m2")
     assert (r.ed_degree, r.ed_degree_numeric) == (line.ed_degree, line.ed_degree_numeric)
     assert r.prime != PRIME and is_prime(r.prime) and any(f"mod {r.prime}" in n for n in r.notes)
     assert r.radius == pytest.approx(line.radius, rel=1e-12) and r.radius_certified
@@ -108,20 +108,20 @@ def test_weights_or_readout_the_prime_divides_give_the_same_boundary_mod_another
 
 def test_a_coefficient_of_g_the_prime_divides_moves_the_prime(m2):
     # g = 16001 x1^2 + 16002 (x1 + x2)^2: no weight is a multiple of 32003, but g's coefficient of x1^2 is
-    r = boundary_ed(TWO_LINES, at=[1, 0, 1, 1, 16001, 16002], readout=[[1]], m2=m2)
+    r = boundary_ed(TWO_LINES, at=[1, 0, 1, 1, 16001, 16002], readout=[[1]], m2=m2, method="m2")
     assert f"{PRIME}*x_(1,1)^2" in r.polynomial and r.prime != PRIME and is_prime(r.prime)
     assert r.ed_degree == r.ed_degree_numeric[0] and any(f"mod {r.prime}" in n for n in r.notes)
 
 
 def test_generic_cone_matches_the_formula(m2):
-    r = boundary_ed(CUBIC_CONE, seed=3, m2=m2)
+    r = boundary_ed(CUBIC_CONE, seed=3, m2=m2, method="m2")
     assert r.homogeneous and r.degree == 3 and r.variables == 3
     assert r.ed_degree_exact == r.ed_degree_numeric[0] == generic_ed_degree(3, 3, cone=True) == 9
     assert generic_ed_degree(3, 4) == 45 and generic_ed_degree(3, 4, cone=True) == 21
 
 
 def test_one_layer_212_is_12_by_both_methods(m2):
-    r = boundary_ed(Architecture((2, 1), (2,), 2), seed=0, m2=m2)
+    r = boundary_ed(Architecture((2, 1), (2,), 2), seed=0, m2=m2, method="m2")
     assert r.ed_degree == r.ed_degree_exact == 12 and r.ed_degree_numeric == (12,)
     assert r.generic_ed_degree == 21  # a generic cubic cone in K^4; 45 is the count of a generic affine cubic
 
@@ -144,13 +144,13 @@ def test_one_layer_212_is_12_by_both_methods(m2):
 )
 def test_both_methods_agree(m2, case):
     widths, attention = case
-    r = boundary_ed(Architecture(widths, attention, 2), seed=1, m2=m2)
+    r = boundary_ed(Architecture(widths, attention, 2), seed=1, m2=m2, method="m2")
     assert r.agree and r.ed_degree == r.ed_degree_exact > 0
 
 
 @pytest.mark.slow
 def test_radius_of_212_certified_and_consistent(m2):
-    r = boundary_ed(Architecture((2, 1), (2,), 2), seed=0, point=[[1, 2], [-1, "3/2"]], m2=m2)
+    r = boundary_ed(Architecture((2, 1), (2,), 2), seed=0, point=[[1, 2], [-1, "3/2"]], m2=m2, method="m2")
     assert r.complex_critical_points == r.exact_critical_points == 12
     smooth = [p for p in r.critical_points if p.stratum == "smooth"]
     assert smooth and all(p.certified_real for p in smooth)
@@ -190,9 +190,10 @@ def test_round_trip_and_display(line):
         (lambda: boundary_ed(LINE, at=[3, 4], readout=[[1, 2]]), InputError, "readout must have shape (1, 1)"),
         (lambda: boundary_ed(LINE, at=[3, 4], point=[[float("nan")], [1]]), InputError, "NaN"),
         (lambda: boundary_ed(LINE, at=[3, 4], point=[[1, 2]]), InputError, "point must have shape (2, 1)"),
-        (lambda: boundary_ed(Architecture((3, 1), (1,), 3)), TooLargeError, "paths"),
+        (lambda: boundary_ed(Architecture((3, 1), (1,), 3), method="m2"), TooLargeError, "paths"),
         (lambda: boundary_ed(LINE, at=[3, 4, 5]), InputError, "weights"),
         (lambda: boundary_ed("not an architecture"), InputError, "Architecture"),
+        (lambda: boundary_ed(LINE, method="groebner"), InputError, "method must be one of auto, msolve, m2"),
     ],
 )
 def test_refusals_before_work(call, error, words):
@@ -203,24 +204,28 @@ def test_refusals_before_work(call, error, words):
 
 def test_zero_boundary_refused(m2):
     with pytest.raises(InputError, match="zero polynomial"):
-        boundary_ed(LINE, at=[3, 4], readout=[[0]], m2=m2)
+        boundary_ed(LINE, at=[3, 4], readout=[[0]], m2=m2, method="m2")
 
 
 def test_constant_boundary_refused(m2):
     # biases can make g a nonzero constant: no input is on B (Macaulay2 once failed on an empty factor list)
     with pytest.raises(InputError, match="nonzero constant"):
-        boundary_ed(Network(2, 1, (Linear(1, bias=True),)), at=[0, 0, 5], readout=[[1]], point=[[1], [2]], m2=m2)
+        boundary_ed(
+            Network(2, 1, (Linear(1, bias=True),)), at=[0, 0, 5], readout=[[1]], point=[[1], [2]], m2=m2, method="m2"
+        )
 
 
 def test_timeout_is_honoured(m2):
     with pytest.raises(TimeLimitError):
-        boundary_ed(Architecture((2, 1), (2,), 2), point=[[1, 2], [-1, 3]], timeout=0.5, m2=m2)
+        boundary_ed(Architecture((2, 1), (2,), 2), point=[[1, 2], [-1, 3]], timeout=0.5, m2=m2, method="m2")
 
 
 def test_readout_from_files(tmp_path, m2):
     np.save(tmp_path / "w.npy", np.array([[2.0]]))
     (tmp_path / "x.json").write_text('[[1], ["2"]]')
-    r = boundary_ed(LINE, at=[3, 4], readout=str(tmp_path / "w.npy"), point=str(tmp_path / "x.json"), m2=m2)
+    r = boundary_ed(
+        LINE, at=[3, 4], readout=str(tmp_path / "w.npy"), point=str(tmp_path / "x.json"), m2=m2, method="m2"
+    )
     assert r.readout == (("2",),) and r.readout_source == "w.npy" and r.point == ("1", "2")
     assert r.radius == pytest.approx(11 / 5, rel=1e-12)
 

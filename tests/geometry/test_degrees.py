@@ -39,11 +39,11 @@ def test_exact_and_numerical_degrees_agree(session, arch, expected):
 
 
 def test_generic_ed_degree_of_the_segre_cone_is_ten_and_a_rich_data_metric_agrees(session):
-    generic = ed_degree(SEGRE, metric="generic", session=session)
+    generic = ed_degree(SEGRE, metric="generic", session=session, method="lagrange")
     assert (generic.ed_degree, generic.dimension, generic.certainty) == (10, 4, "probabilistic")
     # enough generic inputs: the data form is non-degenerate, and generic enough to give the same count
     inputs = np.random.default_rng(1).integers(-5, 6, size=(6, 2, 2))
-    data = ed_degree(SEGRE, metric="data", inputs=inputs, session=session, layout="features-tokens")
+    data = ed_degree(SEGRE, metric="data", inputs=inputs, session=session, method="lagrange", layout="features-tokens")
     assert (data.ed_degree, data.degenerate, data.span, data.coordinates) == (10, False, 6, 6)
 
 
@@ -53,12 +53,12 @@ def test_inputs_the_prime_divides_give_the_count_of_harmless_inputs_mod_another_
     # another prime the result names (mod 32003 they would be zero, or have no residue)
     net = Network(2, 1, (Linear(1), Power(2)))  # (w . x)^2: a quadric cone, three inputs make the form definite
     X = np.array([[[1], [0]], [[0], [1]], [[1], [2]]])
-    plain = ed_degree(net, metric="data", inputs=X, session=session)
+    plain = ed_degree(net, metric="data", inputs=X, session=session, method="lagrange")
     assert plain.prime == ED_PRIME and not plain.degenerate and not any(str(ED_PRIME) in n for n in plain.notes)
     over = tmp_path / "over.json"  # exact rationals come from a file
     over.write_text(json.dumps([[[f"{v}/{ED_PRIME}" for v in r] for r in m] for m in X.tolist()]))
     for inputs in (X * ED_PRIME, str(over)):
-        res = ed_degree(net, metric="data", inputs=inputs, session=session)
+        res = ed_degree(net, metric="data", inputs=inputs, session=session, method="lagrange")
         assert (res.ed_degree, res.span, res.coordinates) == (plain.ed_degree, plain.span, plain.coordinates)
         assert res.prime != ED_PRIME and is_prime(res.prime) and any(f"mod {res.prime}" in n for n in res.notes)
 
@@ -78,19 +78,29 @@ def test_monodromy_sees_the_same_data_metric_at_any_scale_of_the_inputs(session)
 
 
 def test_generic_ed_degree_of_the_full_attention_layer_is_fourteen(session):
-    assert ed_degree(FULL_A, session=session).ed_degree == 14
+    assert ed_degree(FULL_A, session=session, method="lagrange").ed_degree == 14
 
 
 def test_a_few_inputs_give_a_degenerate_metric_counted_on_the_projection(session):
     rng = np.random.default_rng(2)
     one = ed_degree(
-        SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(1, 2, 2)), session=session, layout="features-tokens"
+        SEGRE,
+        metric="data",
+        inputs=rng.integers(-5, 6, size=(1, 2, 2)),
+        session=session,
+        method="lagrange",
+        layout="features-tokens",
     )
     # one input: two output entries, and the projection fills the plane: one critical point, zero loss
     assert (one.degenerate, one.coordinates, one.dimension, one.ed_degree) == (True, 2, 2, 1)
     assert any("degenerate" in n for n in one.notes) and any("zero-loss" in n for n in one.notes)
     two = ed_degree(
-        SEGRE, metric="data", inputs=rng.integers(-5, 6, size=(2, 2, 2)), session=session, layout="features-tokens"
+        SEGRE,
+        metric="data",
+        inputs=rng.integers(-5, 6, size=(2, 2, 2)),
+        session=session,
+        method="lagrange",
+        layout="features-tokens",
     )
     assert two.degenerate and two.coordinates == 4 and two.dimension == 3 and two.ed_degree < 10
 
@@ -99,7 +109,7 @@ def test_results_round_trip_and_recompute_in_macaulay2(session, tmp_path):
     res = degree(SEGRE, method="implicit", session=session)
     assert DegreeResult.from_json(res.to_json()) == res and result_from_dict(json.loads(res.to_json())) == res
     assert "<table" in res._repr_html_() or "<" in res._repr_html_()
-    ed = ed_degree(SEGRE, metric="standard", session=session)
+    ed = ed_degree(SEGRE, metric="standard", session=session, method="lagrange")
     assert EDDegreeResult.from_json(ed.to_json()) == ed
     for r in (res, ed):  # the --format m2 text runs, and its assert holds
         script = tmp_path / f"{type(r).__name__}.m2"
@@ -204,17 +214,17 @@ def test_the_degree_table_has_a_row_per_case_with_its_methods(session, tmp_path)
     write_table(degree_rows(ds=(2,), outs=(1,), attentions=(1,), session=session), str(tmp_path))
     rows = (tmp_path / "degrees.csv").read_text().splitlines()
     assert rows[0].startswith("d,d_out,a") and len(rows) == 2
-    assert rows[1].startswith("2,1,1,2,4,3,implicit,") and ",10,lagrange," in rows[1]
+    assert rows[1].startswith("2,1,1,2,4,3,implicit,") and ",10,msolve," in rows[1]  # auto: msolve, as sure, quicker
     assert (tmp_path / "degrees.md").read_text().count("\n") == 3
 
 
-def test_the_lagrange_guard_names_the_coordinates_and_auto_goes_numerical():
+def test_the_lagrange_guard_names_the_coordinates_and_auto_passes_it_over():
     from lightning_cas.geometry.degree.m2 import plan_ed
 
     with pytest.raises(TooLargeError, match="12 coordinates"):
         plan_ed(Architecture((2, 2), (1,), tokens=2), "lagrange")
-    assert plan_ed(Architecture((2, 2), (1,), tokens=2), "auto") == "monodromy"
-    assert plan_ed(SEGRE, "auto") == "lagrange"
+    assert [r.method for r in plan_ed(Architecture((2, 2), (1,), tokens=2), "auto").routes] == ["msolve", "monodromy"]
+    assert plan_ed(SEGRE, "auto").first.method == "msolve"
 
 
 @pytest.mark.parametrize("value", ["nan", "0", "-3", "1e9"])

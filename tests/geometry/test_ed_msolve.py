@@ -70,7 +70,7 @@ def test_the_command_line_runs_msolve_and_prints_json(msolve_binary):
     [
         (["--method", "msolve", "--metric", "data"], "needs --inputs"),
         (["--method", "msolve", "--format", "m2"], "not a Macaulay2 computation"),
-        (["--msolve", "msolve"], "give --method msolve"),
+        (["--method", "lagrange", "--msolve", "msolve"], "--method lagrange does not run it"),
         (["--method", "msolve", "--msolve", "/nonexistent/msolve"], "not found"),
     ],
 )
@@ -80,14 +80,16 @@ def test_the_command_line_refuses_in_one_line(args, message):
 
 
 def test_refusals_before_any_work(tmp_path):
-    assert plan_ed(SEGRE, "msolve", "data") == plan_ed(SEGRE, "msolve", "standard") == "msolve"  # every metric
+    assert (
+        plan_ed(SEGRE, "msolve", "data").first.method == plan_ed(SEGRE, "msolve", "standard").first.method == "msolve"
+    )
     with pytest.raises(MsolveNotFoundError):
         plan_ed(SEGRE, "msolve", "generic", str(tmp_path / "none"))
     with pytest.raises(UnsupportedError, match="not 'euclid'"):
         msolve_ed(SEGRE, metric="euclid")
     with pytest.raises(InputError, match="method must be one of"):
         plan_ed(SEGRE, "gröbner")
-    assert plan_ed(SEGRE, "auto") == "lagrange"  # auto is unchanged: msolve only when asked for
+    assert [r.method for r in plan_ed(SEGRE, "auto").routes] == ["msolve", "lagrange", "monodromy"]  # surest, quickest
 
 
 def test_the_commands_timeout_stops_msolve_in_one_line(msolve_binary):
