@@ -69,8 +69,12 @@ def run(question: str, arch, method: str, attempt: Callable[[str], object], msol
         try:
             result = attempt(route.method)
         except REFUSALS as exc:
-            if method != "auto" or k == len(p.routes) - 1:
+            if method != "auto":
                 raise
+            if k == len(p.routes) - 1:  # every route refused: the last one's words, and the better ones' (one line)
+                if not passed:
+                    raise
+                raise type(exc)(f"{str(exc).rstrip('.')}; auto passed over " + "; ".join(passed)) from None
             passed.append(f"{route.method} ({route.engine}): {exc}")
             continue
         return _noted(result, route, method, passed)
