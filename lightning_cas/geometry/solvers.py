@@ -22,16 +22,16 @@ CERTAINTIES = ("exact", "probabilistic", "numeric")  # best first
 
 @dataclass(frozen=True)
 class Solver:
-    """One route to one question: the name ``--method`` takes, the program that solves, what it answers and
-    how sure, its cost on a tiny case, and ``check(arch, msolve)``, which raises its refusal outside its limits."""
+    """One route to one question: the name ``--method`` takes, the program that solves, how sure its answer is,
+    its cost on a tiny case, ``check(arch, msolve)`` that raises its refusal outside its limits, what it answers."""
 
     question: str
     method: str
     engine: str
     certainty: str
-    answers: str
     cost_s: float
     check: Callable[[object, object], None]
+    answers: str
 
     def refusal(self, arch, msolve=None) -> str | None:
         """Why this route cannot answer for ``arch`` (too large, unsupported, its binary missing), or None."""
@@ -65,9 +65,9 @@ def _degree_implicit(arch, msolve) -> None:
 
 
 def _degree_msolve(arch, msolve) -> None:
-    from lightning_cas.geometry.degree.msolve_degree import check_msolve_degree
+    from lightning_cas.geometry.degree.msolve import check_size
 
-    check_msolve_degree(arch)  # 40 weights (12 free ones are checked on the slice)
+    check_size(arch, "degree", " or --method numerical")  # 12 free weights are checked on the slice
     _msolve(arch, msolve)
 
 
@@ -93,13 +93,9 @@ def _ed_lagrange(arch, msolve) -> None:
 
 
 def _ed_msolve(arch, msolve) -> None:
-    from lightning_cas.geometry.degree.msolve import MAX_WEIGHTS
+    from lightning_cas.geometry.degree.msolve import check_size
 
-    if arch.parameters > MAX_WEIGHTS:
-        raise TooLargeError(
-            f"the msolve method would expand {arch.parameters} weights (limit {MAX_WEIGHTS}); choose a "
-            "smaller architecture."
-        )
+    check_size(arch, "ED degree")
     _msolve(arch, msolve)
 
 
@@ -109,86 +105,27 @@ def _boundary_m2(arch, msolve) -> None:
     check_size(arch)
 
 
-SOLVERS: dict[str, tuple[Solver, ...]] = {
-    "degree": (
-        Solver(
-            "degree",
-            "implicit",
-            "Macaulay2",
-            "exact",
-            "the degree of the implicit ideal over QQ",
-            2.5,
-            _degree_implicit,
-        ),
-        Solver(
-            "degree",
-            "msolve",
-            "msolve",
-            "probabilistic",
-            "the points of a generic linear section on a gauge slice, mod two primes",
-            1.3,
-            _degree_msolve,
-        ),
-        Solver(
-            "degree",
-            "numerical",
-            "Macaulay2",
-            "numeric",
-            "a pseudo-witness set and the trace test (failing it, a lower bound)",
-            5.0,
-            _numerical("numerical"),
-        ),
-    ),
-    "ed": (
-        Solver(
-            "ed",
-            "msolve",
-            "msolve",
-            "probabilistic",
-            "the critical ideal of a gauge slice saturated by its degenerate points, mod two primes",
-            1.4,
-            _ed_msolve,
-        ),
-        Solver(
-            "ed",
-            "lagrange",
-            "Macaulay2",
-            "probabilistic",
-            "the saturated Lagrange ideal mod a prime",
-            2.9,
-            _ed_lagrange,
-        ),
-        Solver(
-            "ed",
-            "monodromy",
-            "Macaulay2",
-            "numeric",
-            "critical points of a gauge-fixed parametrization by monodromy (a lower bound)",
-            10.0,
-            _numerical("monodromy"),
-        ),
-    ),
-    "boundary": (
-        Solver(
-            "boundary",
-            "msolve",
-            "msolve",
-            "probabilistic",
-            "the Lagrange system mod two primes; at a point, the radius as a certified interval over QQ",
-            1.5,
-            _msolve,
-        ),
-        Solver(
-            "boundary",
-            "m2",
-            "Macaulay2",
-            "probabilistic",
-            "the Lagrange ideal mod a prime and the homotopy count; at a point, alpha-certified critical points",
-            17.0,
-            _boundary_m2,
-        ),
-    ),
-}
+# fmt: off
+ROUTES = (  # question, method, engine, certainty, cost of a tiny case (s), check; what it answers
+    ("degree", "implicit", "Macaulay2", "exact", 2.5, _degree_implicit,
+     "the degree of the implicit ideal over QQ"),
+    ("degree", "msolve", "msolve", "probabilistic", 1.3, _degree_msolve,
+     "the points of a generic linear section on a gauge slice, mod two primes"),
+    ("degree", "numerical", "Macaulay2", "numeric", 5.0, _numerical("numerical"),
+     "a pseudo-witness set and the trace test (failing it, a lower bound)"),
+    ("ed", "msolve", "msolve", "probabilistic", 1.4, _ed_msolve,
+     "the critical ideal of a gauge slice saturated by its degenerate points, mod two primes"),
+    ("ed", "lagrange", "Macaulay2", "probabilistic", 2.9, _ed_lagrange,
+     "the saturated Lagrange ideal mod a prime"),
+    ("ed", "monodromy", "Macaulay2", "numeric", 10.0, _numerical("monodromy"),
+     "critical points of a gauge-fixed parametrization by monodromy (a lower bound)"),
+    ("boundary", "msolve", "msolve", "probabilistic", 1.5, _msolve,
+     "the Lagrange system mod two primes; at a point, the radius as a certified interval over QQ"),
+    ("boundary", "m2", "Macaulay2", "probabilistic", 17.0, _boundary_m2,
+     "the Lagrange ideal mod a prime and the homotopy count; at a point, alpha-certified critical points"),
+)
+# fmt: on
+SOLVERS = {q: tuple(Solver(*r) for r in ROUTES if r[0] == q) for q in dict.fromkeys(r[0] for r in ROUTES)}
 
 
 def solvers(question: str) -> tuple[Solver, ...]:

@@ -387,7 +387,7 @@ def test_boundary_ed_runs_take_numpy_integers_too():
     from lightning_cas.geometry.decision.m2 import boundary_ed
 
     with pytest.raises(lightning_cas.LightningError) as info:
-        boundary_ed(A21, numerical_runs=np.int64(2), m2=NO_M2)
+        boundary_ed(A21, numerical_runs=np.int64(2), m2=NO_M2, method="m2")
     assert type(info.value).__name__ == "M2NotFoundError", info.value
     with pytest.raises(InputError, match="numerical_runs must be an integer"):
         boundary_ed(A21, numerical_runs=np.bool_(True), m2=NO_M2)

@@ -75,7 +75,7 @@ def test_a_point_on_the_boundary_has_radius_zero_exactly(msolve_binary, net, at,
     ],
 )
 def test_the_counts_and_the_radius_agree_with_macaulay2(msolve_binary, m2, net, kw):
-    mine, theirs = _exact(net, **kw), boundary_ed(net, m2=m2, **kw)
+    mine, theirs = _exact(net, **kw), boundary_ed(net, m2=m2, method="m2", **kw)
     assert mine.ed_degree == theirs.ed_degree == theirs.ed_degree_numeric[0]
     assert (mine.degree, mine.reduced_degree, mine.factors) == (theirs.degree, theirs.reduced_degree, theirs.factors)
     found = sum(p.stratum == "smooth" for p in theirs.critical_points)
@@ -91,7 +91,7 @@ def test_an_isolated_box_finds_the_critical_point_the_homotopy_loses(msolve_bina
     # homotopy tracks 8 of the 9 paths and finds 2 real points; msolve isolates 3, the third at distance^2
     # just below the vertex's 21/4
     mine = _exact(CUBIC_CONE, seed=3, point=[[1], ["-1/2"], [2]])
-    theirs = boundary_ed(CUBIC_CONE, seed=3, point=[[1], ["-1/2"], [2]], m2=m2)
+    theirs = boundary_ed(CUBIC_CONE, seed=3, point=[[1], ["-1/2"], [2]], m2=m2, method="m2")
     assert theirs.complex_critical_points < theirs.exact_critical_points == mine.ed_degree == 9
     assert theirs.ed_degree == 9 and mine.radius.lower <= theirs.radius <= mine.radius.upper * (1 + 1e-12)
     assert mine.real_critical_points == 3 and not theirs.radius_certified and mine.radius.certified

@@ -185,6 +185,17 @@ def saturated_degree(names, system, prime, msolve, threads, what: str) -> tuple[
     )
 
 
+def check_size(arch, what: str, hint: str = "") -> None:
+    """The msolve routes' refusals before any work: a polynomial network of at most MAX_WEIGHTS weights."""
+    if not arch.polynomial:
+        raise UnsupportedError(f"the msolve method needs a polynomial network (softmax has no {what}).")
+    if arch.parameters > MAX_WEIGHTS:
+        raise TooLargeError(
+            f"the msolve method would expand {arch.parameters} weights (limit {MAX_WEIGHTS}); choose a "
+            f"smaller architecture{hint}."
+        )
+
+
 def msolve_ed(
     arch,
     *,
@@ -205,14 +216,7 @@ def msolve_ed(
         raise UnsupportedError(f"the msolve method counts the {', '.join(ED_METRICS)} ED degrees, not {metric!r}.")
     if (metric == "data") != (inputs is not None):
         raise InputError("the data metric needs inputs, and inputs go with the data metric only.")
-    net = arch
-    if not net.polynomial:
-        raise UnsupportedError("the msolve method needs a polynomial network (softmax has no ED degree).")
-    if net.parameters > MAX_WEIGHTS:
-        raise TooLargeError(
-            f"the msolve method would expand {net.parameters} weights (limit {MAX_WEIGHTS}); choose a "
-            "smaller architecture."
-        )
+    check_size(arch, "ED degree")
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0

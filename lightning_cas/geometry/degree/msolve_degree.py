@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import time
 
-from lightning_cas.errors import ResultError, TooLargeError, UnsupportedError
+from lightning_cas.errors import ResultError
 from lightning_cas.geometry.degree.msolve import (
-    MAX_WEIGHTS,
     MSOLVE_PRIMES,
     agreed,
+    check_size,
     coordinate_polynomials,
     saturated_degree,
     slice_systems,
@@ -38,17 +38,6 @@ def section_systems(arch, seed: int, p: int):
     return slice_systems(ctx, coords, seed, p, section=True)
 
 
-def check_msolve_degree(arch) -> None:
-    """The refusals of ``degree --method msolve`` before any work, one line each."""
-    if not arch.polynomial:
-        raise UnsupportedError("the msolve method needs a polynomial network (softmax has no degree).")
-    if arch.parameters > MAX_WEIGHTS:
-        raise TooLargeError(
-            f"the msolve method would expand {arch.parameters} weights (limit {MAX_WEIGHTS}); choose a "
-            "smaller architecture or --method numerical."
-        )
-
-
 def msolve_degree(
     arch,
     *,
@@ -61,7 +50,7 @@ def msolve_degree(
     """The degree of the neurovariety by msolve (see the module docstring), within ``timeout``."""
     from lightning_cas.system.deadline import stoppable, time_limit
 
-    check_msolve_degree(arch)
+    check_size(arch, "degree", " or --method numerical")
     start = time.perf_counter()
     with time_limit(timeout):
         counts, fibers, sources, spent = [], [], [], 0.0
