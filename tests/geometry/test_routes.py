@@ -36,7 +36,7 @@ def test_every_route_gives_the_same_type_and_value(m2, msolve_binary, question):
 
 @pytest.mark.slow  # Macaulay2's homotopy route takes ~15 s on the smallest boundary
 def test_both_boundary_routes_count_the_same_and_auto_takes_msolve(m2, msolve_binary):
-    weights = dict(at=None, readout=[[Fraction(1)]], seed=2)
+    weights = dict(readout=[[Fraction(1), Fraction(-2)]], seed=2)
     by = {s.method: boundary_ed(SEGRE, method=s.method, **weights) for s in SOLVERS["boundary"]}
     assert by["m2"].ed_degree == by["msolve"].ed_degree == 3
     assert by["m2"].reduced_degree == by["msolve"].reduced_degree and by["m2"].variables == by["msolve"].variables

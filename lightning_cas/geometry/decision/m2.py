@@ -165,9 +165,10 @@ def boundary_ed(
 
 
 # auto's msolve route without a time limit: at most this many critical points by the generic bound of B in its
-# bottleneck coordinates (the paper's Table 1 reaches 657 and takes a minute); beyond, a count that may not end
-# is not started unasked: --timeout keeps msolve (its best certified statement in the time), else Macaulay2
-AUTO_MSOLVE_POINTS = 700
+# bottleneck coordinates. Measured on [n, n, 2] cubics (a translated Fermat cubic: the bound is the count):
+# 765 in 5 s, 1533 in 29 s, 3069 past 80 s. Beyond, a count that may not end is not started unasked:
+# --timeout keeps msolve (its best certified statement in the time), else Macaulay2's route
+AUTO_MSOLVE_POINTS = 2000
 
 
 def _boundary(method, arch, net, values, source, w, w_source, x0, x0_source, opts, numerical_runs, msolve, unbounded):
