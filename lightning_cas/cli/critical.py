@@ -112,11 +112,6 @@ def degree_command(
 
     output = _output(as_json, output_format)
     _check_msolve(msolve, method)
-    if method == "msolve" and output == "m2":
-        raise InputError(
-            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
-            "--format json or --method implicit."
-        )
     arch = parse_architecture(widths, attention, tokens, normalization, network)
     method, engine = _route(plan_degree(arch, method, msolve), output)  # refusals before the progress line
     res = _run(
@@ -136,12 +131,17 @@ def _check_msolve(msolve, method: str) -> None:
 
 
 def _route(plan, output: str) -> tuple[str, str]:
-    """The method and engine of the progress line: auto's first route (the first Macaulay2 one for --format
-    m2, which writes Macaulay2 code)."""
-    if output == "m2" and plan.method == "auto":
-        route = next((r for r in plan.routes if r.engine == "Macaulay2"), plan.first)
-        return route.method, route.engine
-    return plan.method, plan.first.engine
+    """The method and engine of the progress line: auto's first route, or for --format m2, which writes
+    Macaulay2 code, the first Macaulay2 one."""
+    if output != "m2":
+        return plan.method, plan.first.engine
+    route = next((r for r in plan.routes if r.engine == "Macaulay2"), None)
+    if route is None:
+        raise InputError(
+            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
+            "--format json or a Macaulay2 --method."
+        )
+    return route.method, route.engine
 
 
 def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, output, layout=None) -> str:
@@ -175,11 +175,6 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     if ((boundary or targets is not None) and output == "m2") or (targets is not None and method != "auto"):
         raise InputError(
             "--method and --format m2 apply to the ED degree of the neurovariety, not to --boundary or --targets."
-        )
-    if method == "msolve" and output == "m2":
-        raise InputError(
-            "--format m2 writes Macaulay2 code, and the msolve count is not a Macaulay2 computation; use "
-            "--format json or --method lagrange."
         )
     if targets is not None:
         if metric not in (None, "data"):

@@ -21,7 +21,7 @@ from lightning_cas.core import gfp
 from lightning_cas.core.arithmetic import ModP
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jacobian
-from lightning_cas.core.network import Attention, Network
+from lightning_cas.core.network import Network
 from lightning_cas.core.primes import DEFAULT_PRIME
 from lightning_cas.core.rank_modp import RowEchelon, blas_threads
 from lightning_cas.core.symmetry import (
@@ -48,7 +48,7 @@ def _matrix_names(net: Network) -> list[str]:
     out = []
     for m in net.weight_matrices:
         b = net.blocks[m.block]
-        head = f" head {m.head}" if isinstance(b, Attention) and b.heads > 1 else ""
+        head = f" head {m.head}" if b.heads > 1 else ""  # heads is 1 on every kind without heads
         out.append(f"{m.letter.upper()} (block {m.block}{head})")
     return out
 
