@@ -70,7 +70,7 @@ def check_architecture(arch, verb: str, *, networks: bool = True) -> Network:
     if arch.functions and verb not in ("dimension", "llc"):
         raise UnsupportedError(
             f"{verb}() needs a polynomial or softmax network: with "
-            f"{' and '.join(arch.functions)} a network has no generic dimension, variety or "
-            "ideal; its rank at given weights is `dim --at FILE --inputs FILE`."
+            f"{' and '.join(arch.functions)} a network has no variety or ideal; its generic rank (without "
+            "relu) is `dim`, its rank at given weights `dim --at FILE --inputs FILE`."
         )
     return arch
