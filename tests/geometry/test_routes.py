@@ -75,3 +75,31 @@ def test_a_route_beyond_its_limits_is_passed_over_by_auto_and_refused_by_name():
         plan("ed", big)  # no route within its limits: the last refusal, in one line
     with pytest.raises(InputError, match="method must be one of auto, msolve, lagrange, monodromy"):
         plan("ed", SEGRE, "groebner")
+
+
+def test_the_commands_timeout_in_the_count_still_prints_the_enclosed_radius(msolve_binary, tmp_path, monkeypatch):
+    """`ed --boundary --point X0 --timeout` by default: msolve's count runs past the command's own limit
+    (provoked: it sleeps), and the radius enclosed before it is printed, certified, with exit 0."""
+    import json
+    import time
+
+    from click.testing import CliRunner
+
+    from lightning_cas.cli import main
+    from lightning_cas.core.network import MLP, Network
+    from lightning_cas.geometry.decision import msolve as decision_msolve
+
+    monkeypatch.setattr(decision_msolve, "count_ed", lambda *_a, **_k: time.sleep(60))
+    (tmp_path / "net.toml").write_text(Network(8, 1, (MLP(4, degree=3, out=2),)).to_toml())
+    (tmp_path / "x0.json").write_text(json.dumps([[(5 * i) % 7 - 3] for i in range(8)]))
+    (tmp_path / "w.json").write_text(json.dumps([[1], [-1]]))
+    files = ["--arch", str(tmp_path / "net.toml"), "--point", str(tmp_path / "x0.json")]
+    start = time.monotonic()
+    out = CliRunner().invoke(
+        main, ["ed", "--boundary", *files, "--readout", str(tmp_path / "w.json"), "--timeout", "10", "--json"]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["ed_degree"] is None and data["radius"]["certified"] and data["radius"]["method"] == "bounds"
+    assert 0 < data["radius"]["lower"] <= data["radius"]["upper"] and time.monotonic() - start < 12
+    assert any(n.startswith("the ED degree was not counted within the time limit") for n in data["notes"])

@@ -17,7 +17,7 @@ from lightning_cas.geometry.degree.msolve import MSOLVE_PRIMES
 from lightning_cas.msolve.runner import msolve_version
 from lightning_cas.msolve.solve import leading_ideal
 from lightning_cas.results.critical import BoxPoint, ExactBoundaryResult, RadiusInterval
-from lightning_cas.system.deadline import check, time_limit
+from lightning_cas.system.deadline import ALARM_GRACE_S, check, current, time_limit
 
 
 def _point(b, stratum: str) -> BoxPoint:
@@ -180,9 +180,18 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
     )
 
 
+# of an enclosing limit (the command's --timeout): the time to print what a stopped step left, after its alarm's
+# grace (a step in Python is stopped by the alarm, which comes that moment after the end)
+RESERVE_S = ALARM_GRACE_S + 1.0
+
+
 def _time_left(timeout, start) -> float | None:
-    """What the command's limit leaves since ``start`` (a sliver, never zero: the limit then fires at once)."""
-    return None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
+    """What the limits leave since ``start`` (a sliver, never zero: the limit then fires at once): this run's, and
+    an enclosing one's less RESERVE_S, so that a step it stops is reported, not cut off with the command."""
+    ends = [] if timeout is None else [timeout - (time.perf_counter() - start)]
+    if current().end is not None:
+        ends.append(current().end - time.monotonic() - RESERVE_S)
+    return max(min(ends), 1e-3) if ends else None
 
 
 def _count_in_time(bs, seed, timeout, start, msolve, threads, notes: list, enclosed: bool) -> dict | None:
