@@ -281,7 +281,8 @@ def test_the_deadline_stops_msolve_in_one_line(msolve_binary):
 def test_a_radius_out_of_time_keeps_the_exact_count(msolve_binary, monkeypatch):
     """The count finished; the real roots over QQ did not (provoked: their isolation raises the runner's own
     timeout). The result keeps the ED degree, encloses the radius by bounds (around the isolated one) and says
-    why; an expired enclosing limit (a sweep job's) still ends the run."""
+    why; an enclosing limit (the command's, a sweep job's) stops the step in time to keep that, and one too short
+    for the count ends the run."""
     from lightning_cas.errors import MsolveTimeoutError, TimeLimitError
     from lightning_cas.geometry.decision import msolve as decision_msolve
     from lightning_cas.system.deadline import time_limit
@@ -308,7 +309,10 @@ def test_a_radius_out_of_time_keeps_the_exact_count(msolve_binary, monkeypatch):
         time.sleep(5)
 
     monkeypatch.setattr(decision_msolve, "radius_at", slow)
-    with pytest.raises(TimeLimitError), time_limit(2):
+    with time_limit(10):  # the command's --timeout, a sweep job's: the step stops in time to keep what it had
+        kept = _exact(net, readout=[[1], [-1]], point=point, timeout=120)
+    assert kept.ed_degree == 22 and kept.radius.method == "bounds" and kept.radius.certified
+    with pytest.raises(TimeLimitError), time_limit(0.5):  # too short for the count itself: the one-line timeout
         _exact(net, readout=[[1], [-1]], point=point, timeout=120)
 
 
