@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import re
+import signal
 import socket
 import time
 import uuid
@@ -26,7 +27,7 @@ from lightning_cas.batch.spec import Job
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES
 from lightning_cas.core.verdict import Verdict
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
-from lightning_cas.macaulay2.runner import die_with_parent
+from lightning_cas.system.deadline import die_with_parent, exit_on_terminate
 from lightning_cas.results.display import printable
 from lightning_cas.system.files import read_text
 
@@ -118,17 +119,41 @@ def admit(job: Job, answer, host: str) -> JobResult:
 # ---- executors -------------------------------------------------------------------------------
 
 
+STOP_GRACE_S = 5.0  # what a stopped sweep gives its workers to kill their Macaulay2 runs before SIGKILL
+
+
+def _worker_start() -> None:
+    """A pool worker dies with the sweep (SIGKILL when its parent dies, and its Macaulay2 with it), leaves
+    Ctrl-C to the sweep (which stops it), and ends on SIGTERM through its cleanups (``_in_worker``)."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_on_terminate()
+
+
+def _in_worker(job: Job, m2):
+    """``run_job`` in a pool worker. SIGTERM's exit has come through the job's cleanups (a Macaulay2 or
+    msolve run's process group killed) when it gets here: the worker ends at once, and its job is not
+    answered (the sweep leaves it for the next run)."""
+    try:
+        return run_job(job, m2, False)
+    except (SystemExit, KeyboardInterrupt):
+        os._exit(143)
+
+
 class LocalExecutor:
     """A process pool: each job in a worker process, so a crash or a runaway job costs one worker."""
 
     name = "local"
 
     def __init__(self, jobs: int = 1):
-        # workers die with the sweep (and their M2 with them): a killed sweep leaves nothing running
-        self.pool = cf.ProcessPoolExecutor(max_workers=max(1, jobs), initializer=die_with_parent)
+        self.jobs = max(1, jobs)
+        self.pool = cf.ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_start)
 
     def submit(self, job: Job, m2):
-        return self.pool.submit(run_job, job, m2, False)
+        if getattr(self.pool, "_broken", False):  # a worker was killed from outside: a new pool for the rest
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = cf.ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_start)
+        return self.pool.submit(_in_worker, job, m2)
 
     def as_completed(self, futures):
         return cf.as_completed(futures)
@@ -142,8 +167,23 @@ class LocalExecutor:
     def outcome(future):
         return future.result()
 
-    def close(self):
-        self.pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, now: bool = False):
+        """Wait for the running jobs, or with ``now`` (the sweep was stopped) end the workers within
+        seconds: SIGTERM, through which each kills its Macaulay2 runs, then SIGKILL."""
+        if not now:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            return
+        workers = list((getattr(self.pool, "_processes", None) or {}).values())  # no public handle on them
+        for worker in workers:
+            worker.terminate()
+        end = time.monotonic() + STOP_GRACE_S
+        for worker in workers:
+            worker.join(max(end - time.monotonic(), 0.01))
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
+                worker.join(1)
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 class DaskExecutor:
@@ -198,7 +238,7 @@ class DaskExecutor:
     def outcome(future):
         return future.result()
 
-    def close(self):
+    def close(self, now: bool = False):
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()

@@ -13,6 +13,7 @@ import os
 import socket
 import time
 from collections import deque
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
@@ -215,6 +216,7 @@ def run_sweep(
     capacity = max(1, jobs)
     refreshed = time.monotonic()
     host = socket.gethostname()
+    stopped = False
     try:
         while queue or waiting or running:
             # a job is locked when it starts, never before: a killed sweep leaves at most `jobs` locks
@@ -233,7 +235,11 @@ def run_sweep(
                 job = running.pop(fut)
                 try:
                     rec = admit(job, ex.outcome(fut), host)
-                except Exception as exc:  # the worker itself died (crash, killed, lost)
+                except BrokenProcessPool:  # its worker was killed from outside: no answer, the job stays to do
+                    store.locks.release(job.label)
+                    summary.notes.append(f"{job.label}: its worker was killed; the next sweep runs it")
+                    continue
+                except Exception as exc:  # the worker itself failed (a lost Dask worker)
                     rec = failed(
                         job, Status.ERROR, f"the worker running this job failed ({type(exc).__name__}: {exc}).", host
                     )
@@ -279,9 +285,16 @@ def run_sweep(
             waiting = still
             if waiting and not queue and not running:
                 time.sleep(poll_s)
+    except BaseException:  # SIGTERM's exit, Ctrl-C: the workers end now, what finished is kept, no lock stays
+        stopped = True
+        raise
     finally:
         if ex is not None:
-            ex.close()
+            ex.close(now=stopped)
+        for job in running.values():
+            store.locks.release(job.label)
+        if stopped and aggregate:
+            store.write_aggregates()
         summary.stale_locks_broken = len(store.locks.broken)
         summary.broken_locks = [f"{label}: {reason}" for label, reason in store.locks.broken]
     if summary.claims:

@@ -6,7 +6,8 @@ interpretation is the module's function only when the module runs its class's ow
 no hooks (the module's own, or the global ones that run on every module's call), no forward (or call
 machinery) overridden by a subclass or replaced on the instance, and no parameter used in two places (a
 tied weight is one weight; each block of a network has its own). Whatever these checks miss, the proof
-catches: both forwards run on a few random inputs in float64 and must agree up to rounding.
+catches: both forwards run on a few random inputs and must agree up to rounding, in float64 and in the
+dtype the module runs in (a float32 module in float32, within float32's rounding).
 """
 
 from __future__ import annotations
@@ -218,43 +219,79 @@ def _callable(module: nn.Module, causal: bool) -> nn.Module:
     return module
 
 
-def prove(module: nn.Module, net, point, causal: bool, onehot: bool = False) -> None:
-    """Run the module's own forward (a float64 copy in eval mode, without gradients: the user's module is
-    not touched) and the network's forward in float64 on a few random inputs with a fixed seed (random
-    token ids, one-hot, when ``onehot``: the module's embedding takes the ids), and refuse in one line when
-    they differ by more than rounding."""
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def tolerance(dtype: torch.dtype) -> float:
+    """How far the module's own forward may be from the network's (relative to the output's size): float64
+    rounding, or in a lower precision 256 of its rounding units (a float32 module: 3.1e-5)."""
+    return max(TOLERANCE, 256 * float(torch.finfo(dtype).eps))
+
+
+def _run(module: nn.Module, causal: bool, X: np.ndarray, dtype: torch.dtype, own: torch.dtype) -> np.ndarray:
+    """The module's own forward (a copy in ``dtype`` and eval mode, without gradients: the user's module is
+    not touched) on the inputs, as float64, with the defaults PyTorch takes from the input's dtype set to
+    those of the module's ``own`` dtype; anything the module raises is a one-line refusal."""
+    try:
+        twin = copy.deepcopy(module)
+        for part in twin.modules():
+            if isinstance(part, nn.RMSNorm) and part.eps is None:
+                part.eps = float(torch.finfo(own).eps)
+        twin = _callable(twin, causal).to(device="cpu", dtype=dtype).eval()
+        with torch.no_grad():
+            theirs = twin(torch.from_numpy(X).to(dtype))
+    except Exception as exc:  # the user's module (and what it holds): anything it raises is a refusal, not a crash
+        text = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise InputError(
+            f"checking the conversion failed: running the module in {_dtype_name(dtype)} on random inputs "
+            f"raised {type(exc).__name__}: {text}"
+        ) from None
+    if not isinstance(theirs, torch.Tensor):
+        return theirs
+    return theirs.to(torch.float64).numpy()
+
+
+def prove(
+    module: nn.Module, net, point, causal: bool, onehot: bool = False, dtype: torch.dtype = torch.float64
+) -> None:
+    """Run the module's own forward and the network's (float64) on a few random inputs with a fixed seed,
+    and refuse in one line when they differ by more than rounding: a float64 copy of the module, within
+    float64's rounding (what is converted is what the layers compute), and the module in its own ``dtype``
+    (``module_dtype``), within that dtype's (``tolerance``), so that a default PyTorch takes from the dtype
+    the module runs in (RMSNorm's eps = None) is checked as the user runs it. One input of tiny norm (1e-4)
+    is among them, where such an eps shows. With ``onehot``, random token ids, one-hot: the module's
+    embedding takes the ids."""
     rng = np.random.default_rng(PROOF_SEED)
     if onehot:
         X = np.eye(net.input)[rng.integers(net.input, size=(PROOF_INPUTS, net.tokens))]
     else:
         X = rng.standard_normal((PROOF_INPUTS, net.tokens, net.input))
-    try:
-        twin = _callable(copy.deepcopy(module), causal).to(device="cpu", dtype=torch.float64).eval()
-        with torch.no_grad():
-            theirs = twin(torch.from_numpy(X))
-    except Exception as exc:  # the user's module (and what it holds): anything it raises is a refusal, not a crash
-        text = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise InputError(
-            f"checking the conversion failed: copying the module to float64 and running it on random "
-            f"inputs raised {type(exc).__name__}: {text}"
-        ) from None
-    ours = np.swapaxes(evaluate(net, Float64(), point.floats(), np.swapaxes(X, 1, 2)), 1, 2)
-    if not isinstance(theirs, torch.Tensor) or tuple(theirs.shape) != ours.shape:
-        got = tuple(theirs.shape) if isinstance(theirs, torch.Tensor) else type(theirs).__name__
+        X = np.concatenate([X, 1e-4 * X[:1]])
+    for kind in dict.fromkeys((torch.float64, dtype)):
+        given = torch.from_numpy(X).to(kind).to(torch.float64).numpy()  # the inputs as the module sees them
+        theirs = _run(module, causal, X, kind, dtype)
+        ours = np.swapaxes(evaluate(net, Float64(), point.floats(), np.swapaxes(given, 1, 2)), 1, 2)
+        _compare(theirs, ours, X.shape, kind)
+
+
+def _compare(theirs, ours: np.ndarray, shape: tuple, dtype: torch.dtype) -> None:
+    if not isinstance(theirs, np.ndarray) or theirs.shape != ours.shape:
+        got = theirs.shape if isinstance(theirs, np.ndarray) else type(theirs).__name__
         raise InputError(
             f"the converted network does not compute what the module computes: on inputs of shape "
-            f"{X.shape} (batch, tokens, features) the module returns {got}, the network {ours.shape}."
+            f"{shape} (batch, tokens, features) the module returns {got}, the network {ours.shape}."
         )
-    theirs = theirs.numpy()
     same = (theirs == ours) | (np.isnan(theirs) & np.isnan(ours))  # equal infinities and NaNs agree too
     gap = np.where(same, 0.0, np.nan_to_num(np.abs(theirs - ours), nan=np.inf))
     finite = np.abs(theirs[np.isfinite(theirs)])
     scale = max(1.0, float(finite.max()) if finite.size else 1.0)
-    if gap.max() > TOLERANCE * scale:
+    if gap.max() > tolerance(dtype) * scale:
         n, t, e = np.unravel_index(int(np.argmax(gap)), gap.shape)
         raise InputError(
-            f"the converted network does not compute what the module computes: on random inputs "
-            f"(seed {PROOF_SEED}) the largest difference is {gap.max():.3g} (input {n}, token {t}, "
-            f"output {e}: the module gives {theirs[n, t, e]:.6g}, the network {ours[n, t, e]:.6g}); "
-            "from_torch converts only what the supported layers' own forwards compute."
+            f"the converted network does not compute what the module computes in {_dtype_name(dtype)}: on "
+            f"random inputs (seed {PROOF_SEED}) the largest difference is {gap.max():.3g}, above "
+            f"{_dtype_name(dtype)}'s tolerance {tolerance(dtype):.2g} (input {n}, token {t}, output {e}: "
+            f"the module gives {theirs[n, t, e]:.6g}, the network {ours[n, t, e]:.6g}); from_torch converts "
+            "only what the supported layers' own forwards compute."
         )

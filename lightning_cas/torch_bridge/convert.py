@@ -8,11 +8,13 @@ read as exact rationals; last, the result is proved against the module's own for
 
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 from dataclasses import replace
 from fractions import Fraction
 
+import torch
 from torch import nn
 
 from lightning_cas.core.blocks import MAX_BLOCKS, MAX_HEADS, MAX_TOKENS, MAX_WIDTH
@@ -52,6 +54,18 @@ _SUPPORTED_TEXT = (
     "nn.Sequential of those (nn.Identity and nn.Dropout in eval mode are skipped), TorchNetwork and a module of "
     "your own whose forward torch.fx traces to a chain of those"
 )
+
+
+# the dtype the module computes in (its parameters'), for the defaults PyTorch takes from the input's dtype
+_DTYPE = contextvars.ContextVar("dtype", default=torch.float64)
+
+
+def module_dtype(module: nn.Module) -> torch.dtype:
+    """The dtype the module runs in: its first floating parameter's (or buffer's), which is the dtype of
+    the inputs it takes, or PyTorch's default dtype when it has none. Its dtype-dependent defaults
+    (RMSNorm's eps = None) are taken in it, and it is proved in it."""
+    tensors = (t for t in (*module.parameters(), *module.buffers()) if t.is_floating_point())
+    return next(tensors, torch.empty(0)).dtype
 
 
 def _head_scale(d_head: int) -> Fraction:
@@ -167,8 +181,8 @@ def _layernorm(module, name: str, prefix: str) -> _Step:
 
 
 def _rmsnorm(module, name: str, prefix: str) -> _Step:
-    """nn.RMSNorm over the last axis; eps = None is the machine epsilon of the input's dtype, and a module is
-    read (and proved) in float64, so it becomes float64's 2^-52."""
+    """nn.RMSNorm over the last axis; eps = None is the machine epsilon of the input's dtype, which is the
+    module's own (2^-23 for a float32 module, 2^-52 for float64): ``module_dtype``."""
     shape = tuple(module.normalized_shape)
     if len(shape) != 1:
         raise InputError(
@@ -179,7 +193,7 @@ def _rmsnorm(module, name: str, prefix: str) -> _Step:
     affine = module.weight is not None
     if affine:
         _shape(module.weight, f"{prefix}weight", (d,))
-    eps = float(module.eps) if module.eps is not None else 2.0**-52
+    eps = float(module.eps) if module.eps is not None else float(torch.finfo(_DTYPE.get()).eps)
 
     def read():
         return _exact(module.weight, f"{prefix}weight") if affine else []
@@ -356,14 +370,19 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     if count is None or not 1 <= count <= MAX_TOKENS:
         raise InputError(f"from_torch: tokens must be a whole number from 1 to {MAX_TOKENS}, got {tokens!r}.")
     check_hooks(module)
-    steps = _plan(module, "", causal)
+    dtype = module_dtype(module)
+    token = _DTYPE.set(dtype)
+    try:
+        steps = _plan(module, "", causal)
+    finally:
+        _DTYPE.reset(token)
     check_own_calls(module)
     check_tied(module)
     net = _network(steps, count, where("", module))
     values = [v for step in steps for v in step.read()]
     source = f"torch {type(module).__name__}"
     point = WeightPoint(net, tuple(values), source=source, origins=origins(steps))
-    prove(module, net, point, causal, onehot=steps[0].onehot)
+    prove(module, net, point, causal, onehot=steps[0].onehot, dtype=dtype)
     if lightning:
         net = Network(net.input, net.tokens, tuple(b for s in steps for b in (s.lightning or s.blocks)))
         point = WeightPoint(net, point.values, source=source, origins=point.origins)
