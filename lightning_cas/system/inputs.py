@@ -1,6 +1,7 @@
 """Input data for the batch functional dimension: an array of token matrices (N, d_0, t), read exactly
 from ``.npy``, ``.npz`` (key ``inputs``, and ``layout`` when it records one) or JSON, with the same
-bounded reader, exactness and refusals as the weight points of ``system.points``.
+bounded reader, exactness and refusals as the weight points of ``system.points``. Integer token ids of
+shape (N, t) are the one-hot token matrices they stand for (what a converted ``nn.Embedding`` takes).
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ import hashlib
 import io
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from lightning_cas.core import weights
+from lightning_cas.core.checks import shown
 from lightning_cas.core.limits import MAX_TOKENS
 from lightning_cas.core.network import Network
 from lightning_cas.core.weights import array_of, entries_of, parse_entry
@@ -61,6 +64,8 @@ def inputs_from_array(arch: Network, array, source: str = "the inputs", layout: 
     net = arch
     layout = check_layout(layout)
     arr = array_of(array, source)
+    if token_ids(net, arr):
+        return _one_hot(net, arr, source)
     net = fit_tokens(net, arr.shape, layout)
     if arr.ndim == 2 and net.tokens == 1:
         arr = arr[:, :, None] if layout != "tokens-features" else arr[:, None, :]
@@ -77,8 +82,9 @@ def inputs_from_array(arch: Network, array, source: str = "the inputs", layout: 
     if arr.ndim != 3 or shape != want or arr.shape[0] < 1:
         raise InputError(
             f"{source}: inputs must be an array of shape (N, {net.input}, {net.tokens}) (token "
-            f"matrices, tokens as columns) or (N, {net.tokens}, {net.input}) (PyTorch's batches, "
-            f"--layout tokens-features), got shape {tuple(arr.shape)}."
+            f"matrices, tokens as columns), (N, {net.tokens}, {net.input}) (PyTorch's batches, "
+            f"--layout tokens-features) or integer token ids 0..{net.input - 1} of shape (N, {net.tokens}) "
+            f"(a network that starts with an embedding), got shape {tuple(arr.shape)}."
         )
     if layout == "tokens-features":
         arr = np.swapaxes(arr, 1, 2)
@@ -89,6 +95,38 @@ def inputs_from_array(arch: Network, array, source: str = "the inputs", layout: 
         )
     values = np.array(entries_of(arr, source), dtype=object).reshape(arr.shape)
     return InputData(values, source)
+
+
+def token_ids(net: Network, arr: np.ndarray) -> bool:
+    """Whether an array is token ids: integers of shape (N, t), for a network whose d_0 inputs are one-hot
+    vectors (one that starts with an embedding, as ``from_torch`` converts it). Never an array that is token
+    matrices too: with one token, (N, d_0) is N one-token inputs."""
+    if arr.ndim != 2 or arr.shape[1] != net.tokens or net.tokens == 1 and arr.shape[1] == net.input:
+        return False
+    if arr.dtype == object:
+        return all(v.denominator == 1 for v in arr.reshape(-1))
+    return arr.dtype.kind in "iu"
+
+
+def _one_hot(net: Network, arr: np.ndarray, source: str) -> InputData:
+    """Token ids (N, t) as the one-hot token matrices (N, d_0, t) they stand for; said in the source."""
+    ids = np.array([int(v) for v in arr.reshape(-1)], dtype=object).reshape(arr.shape)
+    bad = [(n, j) for n, j in np.ndindex(*ids.shape) if not 0 <= ids[n, j] < net.input]
+    if bad:
+        n, j = bad[0]
+        raise InputError(
+            f"{source}: token ids are 0..{net.input - 1} (the network takes one-hot vectors of "
+            f"{net.input}), got {shown(ids[n, j])} (input {n + 1}, token {j + 1})."
+        )
+    if ids.size * net.input > MAX_INPUT_ENTRIES:
+        raise InputError(
+            f"{source}: {ids.shape[0]} inputs of {net.tokens} token ids are {ids.size * net.input} one-hot "
+            f"entries, above the supported maximum of {MAX_INPUT_ENTRIES}."
+        )
+    values = np.full((ids.shape[0], net.input, net.tokens), Fraction(0), dtype=object)
+    for n, j in np.ndindex(*ids.shape):
+        values[n, ids[n, j], j] = Fraction(1)
+    return InputData(values, f"{source} (token ids, as one-hot vectors)")
 
 
 def fit_tokens(net: Network, shape, layout: str | None = None) -> Network:
@@ -157,6 +195,10 @@ def load_inputs(arch: Network, path: str | os.PathLike, layout: str | None = Non
                 for mat in doc
             )
         )
+        ids = isinstance(doc, list) and doc and all(isinstance(row, list) and len(row) == net.tokens for row in doc)
+        if ids and all(isinstance(v, int) and not isinstance(v, bool) for row in doc for v in row):
+            out = inputs_from_array(arch, np.array(doc, dtype=object), name)
+            return InputData(out.values, os.path.basename(name) + " (token ids, as one-hot vectors)", _digest(data))
         if not shaped:
             raise InputError(
                 f"{name}: inputs must be a list of token matrices, each {net.input} rows of "

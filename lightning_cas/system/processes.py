@@ -5,10 +5,13 @@ failed run names a file the user can rerun."""
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
+from typing import Callable
 
 from lightning_cas.system.files import make_private, private_dir
 
@@ -43,6 +46,49 @@ def kill_group(proc: subprocess.Popen) -> None:
         proc.communicate(timeout=5)
     except Exception:
         pass
+
+
+POLL_S = 0.2
+EXIT_GRACE_S = 1.0  # after a program exits, how long a child that left its process group may keep its outputs
+
+
+def read_capped(
+    proc: subprocess.Popen, end: float | None, cap: int, late: Callable[[], Exception], much: Callable[[], Exception]
+) -> tuple[str, str]:
+    """Both outputs of ``proc`` until it exits: by ``end`` (monotonic time; None, no limit), else ``late()``
+    is raised, and at most ``cap`` bytes together, else ``much()`` (``communicate`` would buffer without a
+    cap); decoded with replacement, so a stray byte is no crash. When the program exits while a child of
+    its own still holds its outputs (a detached ``sleep &``), the child's process group is killed then and
+    there, not waited on until the limit."""
+    chunks: dict = {proc.stdout: [], proc.stderr: []}
+    total, exited = 0, None
+    with selectors.DefaultSelector() as sel:
+        for stream in chunks:
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            now = time.monotonic()
+            if end is not None and now >= end:
+                raise late()
+            if exited is None and proc.poll() is not None:
+                exited = now
+                kill_quietly(proc.pid)  # what it left in its group holds the outputs open
+            elif exited is not None and now - exited > EXIT_GRACE_S:
+                break  # a child that left the group (setsid): its output is not the program's
+            for key, _ in sel.select(POLL_S if end is None else min(POLL_S, end - now)):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                chunks[key.fileobj].append(data)
+                total += len(data)
+                if total > cap:
+                    raise much()
+    try:
+        proc.wait(timeout=None if end is None else max(end - time.monotonic(), 0.01))
+    except subprocess.TimeoutExpired:  # closed its outputs but kept running
+        raise late() from None
+    out, err = (b"".join(chunks[s]).decode("utf-8", "replace") for s in (proc.stdout, proc.stderr))
+    return out, err
 
 
 def script_dir() -> Path:

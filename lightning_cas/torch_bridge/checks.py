@@ -244,8 +244,8 @@ def _run(module: nn.Module, causal: bool, X: np.ndarray, dtype: torch.dtype, own
     except Exception as exc:  # the user's module (and what it holds): anything it raises is a refusal, not a crash
         text = (str(exc).strip().splitlines() or [""])[0][:200]
         raise InputError(
-            f"checking the conversion failed: running the module in {_dtype_name(dtype)} on random inputs "
-            f"raised {type(exc).__name__}: {text}"
+            f"checking the conversion failed: copying the module to {_dtype_name(dtype)} and running it on "
+            f"random inputs raised {type(exc).__name__}: {text}"
         ) from None
     if not isinstance(theirs, torch.Tensor):
         return theirs
@@ -289,9 +289,9 @@ def _compare(theirs, ours: np.ndarray, shape: tuple, dtype: torch.dtype) -> None
     if gap.max() > tolerance(dtype) * scale:
         n, t, e = np.unravel_index(int(np.argmax(gap)), gap.shape)
         raise InputError(
-            f"the converted network does not compute what the module computes in {_dtype_name(dtype)}: on "
-            f"random inputs (seed {PROOF_SEED}) the largest difference is {gap.max():.3g}, above "
-            f"{_dtype_name(dtype)}'s tolerance {tolerance(dtype):.2g} (input {n}, token {t}, output {e}: "
+            f"the converted network does not compute what the module computes: on random inputs (seed "
+            f"{PROOF_SEED}) the largest difference is {gap.max():.3g} in {_dtype_name(dtype)}, above its "
+            f"tolerance {tolerance(dtype):.2g} relative to the output (input {n}, token {t}, output {e}: "
             f"the module gives {theirs[n, t, e]:.6g}, the network {ours[n, t, e]:.6g}); from_torch converts "
             "only what the supported layers' own forwards compute."
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import math
 import re
+import warnings
 from dataclasses import replace
 from fractions import Fraction
 
@@ -348,6 +349,23 @@ def _network(steps: list[_Step], tokens: int, top: str) -> Network:
         raise InputError(f"{owners[int(found.group(1))]}: {str(exc)[found.end() :]}" if found else str(exc)) from None
 
 
+_MASKABLE = (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerEncoder)
+
+
+def _note_masks(module: nn.Module, causal: bool) -> None:
+    """A mask is an argument of the call, not part of the module, so the conversion cannot see one: say so
+    once when attention was converted unmasked."""
+    masked = next((where(p, m) for p, m in module.named_modules() if isinstance(m, _MASKABLE)), None)
+    if masked is not None and not causal:
+        warnings.warn(
+            f"from_torch: {masked} converted without a mask; a mask given at call time (attn_mask, "
+            "key_padding_mask, is_causal) is not part of the module: pass causal=True if it is called with a "
+            "causal mask (a padding mask does not convert).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool = False):
     """(network, point) for a PyTorch module, its weights read exactly. ``tokens``: the sequence length the
     network acts on (it is not in the module). ``nn.MultiheadAttention`` becomes a factored attention block
@@ -383,6 +401,7 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     source = f"torch {type(module).__name__}"
     point = WeightPoint(net, tuple(values), source=source, origins=origins(steps))
     prove(module, net, point, causal, onehot=steps[0].onehot, dtype=dtype)
+    _note_masks(module, causal)
     if lightning:
         net = Network(net.input, net.tokens, tuple(b for s in steps for b in (s.lightning or s.blocks)))
         point = WeightPoint(net, point.values, source=source, origins=point.origins)
