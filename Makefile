@@ -6,7 +6,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SPEC ?= examples/sweep.toml
 
-.PHONY: setup m2 kernel phc demo test lint bench critical clean
+# this clone's Python kernel: a name of its own (the directory's name and a checksum of its path), so that
+# setting up a second clone never re-points the notebooks of the first
+KERNEL_NAME ?= $(shell d='$(CURDIR)'; printf 'lightning-cas-%s-%s' "$$(printf %s "$${d##*/}" | tr -c 'A-Za-z0-9._-' '-' | \
+  cut -c1-30)" "$$(printf %s "$$d" | cksum | cut -d' ' -f1)")
+
+.PHONY: setup m2 kernel kernel-name phc demo test lint bench critical clean
 
 setup: m2 kernel $(STAMP)
 
@@ -24,6 +29,9 @@ kernel: m2
 	  apt-get install -y --no-install-recommends macaulay2-jupyter-kernel; } || \
 	  echo "warning: macaulay2-jupyter-kernel not installed; notebook --execute will not work"; fi
 
+kernel-name:
+	@echo $(KERNEL_NAME)
+
 # PHCpack from Debian: the homotopy stand-in of `make critical`, and one test runs its blackbox solver.
 phc:
 	@if command -v phc >/dev/null 2>&1; then echo "phcpack present"; \
@@ -35,8 +43,9 @@ $(STAMP): pyproject.toml
 	  apt-get install -y --no-install-recommends python3-venv python3-pip && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,dask,plot,notebook,torch,msolve]'
-	@echo "registering the Jupyter kernel 'lightning-cas' (this venv's Python) for $$USER in ~/.local/share/jupyter/kernels"
-	$(PY) -m ipykernel install --user --name lightning-cas --display-name "Python (lightning_cas)"
+	@echo "registering the Jupyter kernel '$(KERNEL_NAME)' ($(CURDIR)/$(PY)) for $$USER in" \
+	  "~/.local/share/jupyter/kernels/$(KERNEL_NAME); other clones' kernels are left as they are"
+	$(PY) -m ipykernel install --user --name $(KERNEL_NAME) --display-name "Python (lightning_cas, $(notdir $(CURDIR)))"
 	@touch $(STAMP)
 
 demo: setup
