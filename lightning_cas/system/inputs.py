@@ -207,7 +207,7 @@ def load_inputs(arch: Network, path: str | os.PathLike, layout: str | None = Non
         nested = [[[parse_entry(v, f"{name} input {n + 1}") for v in row] for row in mat] for n, mat in enumerate(doc)]
         return InputData(np.array(nested, dtype=object), os.path.basename(name), _digest(data))
     out = inputs_from_array(arch, arr, name, layout)
-    return InputData(out.values, os.path.basename(name), _digest(data))
+    return InputData(out.values, os.path.basename(name) + out.source[len(name) :], _digest(data))
 
 
 def save_inputs(values, path: str | os.PathLike, layout: str = "features-tokens") -> None:

@@ -192,8 +192,10 @@ def test_token_ids_go_in_where_their_one_hot_matrices_do(tmp_path):
     (tmp_path / "ids.json").write_text(json.dumps(ids.tolist()))
     assert (load_inputs(net, tmp_path / "ids.json").values == one_hot).all()
     np.save(tmp_path / "ids.npy", ids)
-    assert load_inputs(net, tmp_path / "ids.npy").source == "ids.npy"  # the file's name; its values are one-hot
-    assert (load_inputs(net, tmp_path / "ids.npy").values == one_hot).all()
+    from_file = load_inputs(net, tmp_path / "ids.npy")
+    assert from_file.source == "ids.npy (token ids, as one-hot vectors)" and (from_file.values == one_hot).all()
+    np.save(tmp_path / "matrices.npy", one_hot)
+    assert load_inputs(net, tmp_path / "matrices.npy").source == "matrices.npy"
 
 
 @pytest.mark.parametrize(

@@ -105,6 +105,7 @@ def test_a_sweep_ends_within_seconds_of_a_signal_with_its_workers_and_leaves_no_
         assert time.monotonic() - start < 10 and run.proc.returncode == code
         assert wait_until(lambda: not tagged(run.tag), 5), f"left running: {tagged(run.tag)}"
         assert not list(run.out.glob("*.lock")) and not list(run.out.glob("*.json"))  # nothing half-done is stored
+        assert (run.out / "results.csv").exists()  # the tables of what finished (nothing) are written
 
 
 def test_sigkill_mid_sweep_then_resume_loses_nothing_and_duplicates_nothing(tmp_path):
@@ -135,3 +136,24 @@ def test_sigkill_mid_sweep_then_resume_loses_nothing_and_duplicates_nothing(tmp_
     records = sorted(p.name for p in run.out.glob("*.json"))
     assert len(records) == 3 and set(done) < set(records)
     assert not list(run.out.glob("*.lock"))
+
+
+def test_a_worker_killed_from_outside_leaves_its_job_unrecorded_and_the_sweep_goes_on(tmp_path):
+    """(The OOM killer, say.) Its job gets no record (the next sweep runs it), the others run in a new pool."""
+    spec = (
+        '[[architecture]]\nwidths = [2, 2]\nattention = [1]\nmethod = "jacobian"\n'
+        '[[architecture]]\nwidths = [2, 2]\nattention = [2]\nmethod = "modp"\n'
+    )
+    with Sweep(tmp_path, spec) as run:
+        assert wait_until(lambda: sleepers(run.tag), 90), "the Macaulay2 job never started"
+        parents = {int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]) for p in sleepers(run.tag)}
+        shell = parents.pop()  # the stand-in M2, whose parent is the worker
+        worker = int(Path(f"/proc/{shell}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert worker != run.proc.pid
+        os.kill(worker, signal.SIGKILL)
+        out, err = run.proc.communicate(timeout=120)
+        assert run.proc.returncode == 0, err
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["ran"] == 1 and summary["ok"] == 1 and summary["error"] == 0
+    assert "its worker was killed; the next sweep runs it" in err
+    assert len(list(run.out.glob("*.json"))) == 1 and not list(run.out.glob("*.lock"))
