@@ -31,7 +31,7 @@ def echo(message="", **kwargs) -> None:
 
 @shielded  # the report of an error is never cut by the time limit's alarm (it fires again after)
 def _fail(message: str, code: int) -> None:
-    click.echo(f"lightning-cas: error: {printable(bounded(message))}", err=True)
+    click.echo(f"lightning-cas: error: {bounded(printable(message))}", err=True)
     sys.exit(code)
 
 

@@ -110,6 +110,11 @@ def token_ids(net: Network, arr: np.ndarray) -> bool:
 
 def _one_hot(net: Network, arr: np.ndarray, source: str) -> InputData:
     """Token ids (N, t) as the one-hot token matrices (N, d_0, t) they stand for; said in the source."""
+    if arr.size * net.input > MAX_INPUT_ENTRIES:  # before any id is converted
+        raise InputError(
+            f"{source}: {arr.shape[0]} inputs of {net.tokens} token ids are {arr.size * net.input} one-hot "
+            f"entries, above the supported maximum of {MAX_INPUT_ENTRIES}."
+        )
     ids = np.array([int(v) for v in arr.reshape(-1)], dtype=object).reshape(arr.shape)
     bad = [(n, j) for n, j in np.ndindex(*ids.shape) if not 0 <= ids[n, j] < net.input]
     if bad:
@@ -117,11 +122,6 @@ def _one_hot(net: Network, arr: np.ndarray, source: str) -> InputData:
         raise InputError(
             f"{source}: token ids are 0..{net.input - 1} (the network takes one-hot vectors of "
             f"{net.input}), got {shown(ids[n, j])} (input {n + 1}, token {j + 1})."
-        )
-    if ids.size * net.input > MAX_INPUT_ENTRIES:
-        raise InputError(
-            f"{source}: {ids.shape[0]} inputs of {net.tokens} token ids are {ids.size * net.input} one-hot "
-            f"entries, above the supported maximum of {MAX_INPUT_ENTRIES}."
         )
     values = np.full((ids.shape[0], net.input, net.tokens), Fraction(0), dtype=object)
     for n, j in np.ndindex(*ids.shape):

@@ -264,3 +264,17 @@ def test_each_clone_registers_its_kernel_under_a_name_of_its_own(tmp_path):
         ["make", "-n", ".venv/.installed", "PYTHON=false"], cwd=folder, capture_output=True, text=True, timeout=30
     )
     assert f"--name {names[2]}" in dry.stdout and f"kernels/{names[2]}" in dry.stdout
+
+
+def test_millions_of_token_ids_are_refused_before_any_is_read():
+    net, _ = _embedding_network()
+    start = time.monotonic()
+    with pytest.raises(InputError, match=r"one-hot entries, above the supported maximum"):
+        inputs_from_array(net, np.zeros((2_000_000, 3), dtype=np.int64))
+    assert time.monotonic() - start < 5
+
+
+def test_an_escaped_control_character_does_not_make_a_word_longer_than_the_bound():
+    proc = cli("dim", "--widths", "2,1", "--attention", "1", "--at", "\x1b" * 200 + ".json")
+    assert "\x1b" not in proc.stderr
+    one_bounded_line(proc)
