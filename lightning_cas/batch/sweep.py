@@ -9,6 +9,7 @@ module is the loop that ties them together. Their main public names are re-expor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -216,7 +217,7 @@ def run_sweep(
     capacity = max(1, jobs)
     refreshed = time.monotonic()
     host = socket.gethostname()
-    stopped = False
+    stopped: BaseException | None = None
     try:
         while queue or waiting or running:
             # a job is locked when it starts, never before: a killed sweep leaves at most `jobs` locks
@@ -285,16 +286,17 @@ def run_sweep(
             waiting = still
             if waiting and not queue and not running:
                 time.sleep(poll_s)
-    except BaseException:  # SIGTERM's exit, Ctrl-C: the workers end now, what finished is kept, no lock stays
-        stopped = True
+    except BaseException as exc:  # SIGTERM's exit, Ctrl-C, a failed write: the workers end now, no lock stays
+        stopped = exc
         raise
     finally:
         if ex is not None:
-            ex.close(now=stopped)
+            ex.close(now=stopped is not None)
         for job in running.values():
             store.locks.release(job.label)
-        if stopped and aggregate:
-            store.write_aggregates()
+        if isinstance(stopped, (SystemExit, KeyboardInterrupt)) and aggregate:
+            with contextlib.suppress(Exception):  # the tables of what finished, if they can be written
+                store.write_aggregates()
         summary.stale_locks_broken = len(store.locks.broken)
         summary.broken_locks = [f"{label}: {reason}" for label, reason in store.locks.broken]
     if summary.claims:

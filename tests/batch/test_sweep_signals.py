@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import wait_until
+
 REPO = Path(__file__).resolve().parents[2]
 SLEEPER = "#!/bin/sh\nsleep 300 &\nsleep 300\n"  # a Macaulay2 that never answers and leaves a child behind
 
@@ -36,15 +38,6 @@ def tagged(tag: str) -> set[int]:
         if tag.encode() in env and state != "Z":
             found.add(int(entry))
     return found
-
-
-def wait_until(test, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if test():
-            return True
-        time.sleep(0.1)
-    return test()
 
 
 def sleepers(tag: str) -> set[int]:

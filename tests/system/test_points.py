@@ -132,8 +132,8 @@ def test_input_data_files(tmp_path):
     np.save(tmp_path / "wrong.npy", X[:, :2])
     with pytest.raises(InputError, match=r"shape \(N, 3, 2\)"):
         load_inputs(NET, tmp_path / "wrong.npy")
-    np.save(tmp_path / "obj.npy", np.array([[["x"]]]))
-    with pytest.raises(InputError, match="not numbers|shape"):
+    np.save(tmp_path / "obj.npy", np.array([[["x"]]]))  # strings are read as rationals, as in JSON
+    with pytest.raises(InputError, match=r'rational strings like "3/4", got .x.'):
         load_inputs(NET, tmp_path / "obj.npy")
 
 
