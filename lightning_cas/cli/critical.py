@@ -198,7 +198,12 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     help="generic (default): a generic quadratic form, an invariant; standard: the Euclidean form in the "
     "coordinates y_i; data: sum_n |f(X_n)|^2 of --inputs.",
 )
-@click.option("--inputs", default=None, metavar="PATH", help="Token matrices (N, d_0, t): .npy, .npz or JSON.")
+@click.option(
+    "--inputs",
+    default=None,
+    metavar="PATH",
+    help="Token matrices (N, d_0, t), or integer token ids (N, t) as one-hot vectors: .npy, .npz or JSON.",
+)
 @LAYOUT_OPTION
 @click.option(
     "--method",

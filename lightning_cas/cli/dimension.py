@@ -28,7 +28,8 @@ from lightning_cas.errors import InputError
     "--inputs",
     default=None,
     metavar="FILE",
-    help="The rank on these token matrices (N, d_0, t): .npy, .npz (key inputs) or JSON.",
+    help="The rank on these token matrices (N, d_0, t), or integer token ids (N, t) read as one-hot vectors "
+    "(a network that starts with an embedding): .npy, .npz (key inputs) or JSON.",
 )
 @LAYOUT_OPTION
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
