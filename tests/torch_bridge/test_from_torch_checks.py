@@ -300,7 +300,7 @@ def test_a_module_that_fails_or_gives_another_shape_when_run_is_refused():
     )
     model = TorchNetwork(Network(3, 3, (Linear(2),)))
     model.blocks[0].spec = Activation("relu")
-    refused(model, r"the module returns \(3, 3, 3\), the network \(3, 3, 2\)")
+    refused(model, r"the module returns \(4, 3, 3\), the network \(4, 3, 2\)")  # 3 random inputs, 1 tiny
     held = linear()
     held.lock = threading.Lock()  # cannot be copied: the check cannot run, and says so
     refused(held, r"^checking the conversion failed: copying .* raised TypeError: cannot pickle")

@@ -41,7 +41,6 @@ def _stack(dtype, attention: bool):
     return nn.Sequential(*layers).to(dtype).eval()
 
 
-@pytest.mark.filterwarnings("ignore:from_torch")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("attention", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
