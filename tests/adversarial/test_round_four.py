@@ -28,6 +28,7 @@ from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError, LightningError, bounded
 from lightning_cas.system.inputs import inputs_from_array, load_inputs
 from lightning_cas.system.points import as_point
+from tests.support import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = "9" * 5000
@@ -112,14 +113,31 @@ def _fake(tmp_path: Path, name: str, body: str) -> str:
     return str(path)
 
 
-def _sleeping(marker: str) -> bool:
+def _marked(marker: str) -> list[int]:
+    """The live processes whose command line holds the marker (a number no other test uses)."""
+    found = []
     for entry in os.listdir("/proc"):
         try:
-            if entry.isdigit() and marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                return Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            if entry.isdigit() and marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" "):
+                if Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(entry))
         except OSError:
             continue
-    return False
+    return found
+
+
+def _sleeping(marker: str) -> bool:
+    return bool(_marked(marker))
+
+
+def _kill_marked(*markers: str) -> None:
+    """Only what this test started: the processes holding its own markers, by their ids."""
+    for marker in markers:
+        for pid in _marked(marker):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
 
 
 def test_a_macaulay2_that_leaves_a_detached_child_is_not_waited_on(tmp_path):
@@ -162,7 +180,7 @@ def test_a_child_that_leaves_the_group_holding_the_output_costs_a_second_not_the
         assert run_script(script, timeout=60, m2=fake).stdout.strip() == "answered"
         assert time.monotonic() - start < 10
     finally:
-        subprocess.run(["pkill", "-KILL", "-x", "-f", f"sleep {marker}"], check=False)
+        _kill_marked(f"sleep {marker}")
 
 
 # ---------------------------------------------------------------- token ids
@@ -278,3 +296,26 @@ def test_an_escaped_control_character_does_not_make_a_word_longer_than_the_bound
     proc = cli("dim", "--widths", "2,1", "--attention", "1", "--at", "\x1b" * 200 + ".json")
     assert "\x1b" not in proc.stderr
     one_bounded_line(proc)
+
+
+@pytest.mark.parametrize("tool", ["macaulay2", "msolve"])
+def test_what_an_external_tool_started_dies_with_a_sigkilled_lightning_cas(tmp_path, tool):
+    """PR_SET_PDEATHSIG reaches the tool's own process; its detached child had outlived a SIGKILL (no cleanup
+    runs then). A watchdog on the tool's process group sees the end of the pipe the dead process held."""
+    marker = f"{time.time_ns() % 10**6 + 100}"
+    fake = _fake(tmp_path, "tool", f"sleep {marker} &\nsleep {int(marker) + 1}")
+    call = (
+        f"from lightning_cas.macaulay2.runner import run_script; run_script({str(tmp_path / 's.m2')!r}, m2={fake!r})"
+        if tool == "macaulay2"
+        else f"from lightning_cas.msolve.runner import run; run('x\\n65521\\nx-1\\n', msolve={fake!r})"
+    )
+    (tmp_path / "s.m2").write_text("1\n")
+    proc = subprocess.Popen([sys.executable, "-c", call], cwd=REPO, start_new_session=True)
+    try:
+        assert wait_until(lambda: _sleeping(f"sleep {marker}"), 60), "the tool never started"
+        proc.kill()
+        proc.wait(10)
+        assert wait_until(lambda: not _sleeping(f"sleep {marker}") and not _sleeping(f"sleep {int(marker) + 1}"), 10)
+    finally:
+        proc.kill()
+        _kill_marked(f"sleep {marker}", f"sleep {int(marker) + 1}")
