@@ -378,7 +378,10 @@ def from_torch(module, *, tokens: int = 3, lightning: bool = False, causal: bool
     module of the user's own class is read through its torch.fx trace (``traced``). Each weight keeps the
     state_dict entry it came from (``point.origins``).
     Anything else is refused naming the module or the option, before any weight is read; the result is
-    checked against the module's own forward on random inputs (the softmax network, with ``lightning``)."""
+    checked against the module's own forward on random inputs (the softmax network, with ``lightning``), in
+    float64 and in the dtype the module runs in (``module_dtype``), from which the defaults PyTorch takes
+    from the input's dtype are taken too. Attention converted without ``causal`` warns in one line that a
+    mask given at call time is not part of the module."""
     if not isinstance(module, nn.Module):
         raise InputError(f"from_torch takes an nn.Module, got {type(module).__name__}.")
     for flag, value in (("lightning", lightning), ("causal", causal)):
