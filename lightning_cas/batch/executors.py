@@ -30,6 +30,7 @@ from lightning_cas.errors import InputError, LightningError, TimeLimitError
 from lightning_cas.results.display import printable
 from lightning_cas.system.deadline import die_with_parent, exit_on_terminate
 from lightning_cas.system.files import read_text
+from lightning_cas.system.processes import kill_runs
 
 
 def run_job(job: Job, m2: str | None = None, judge: bool = True) -> JobResult:
@@ -243,6 +244,10 @@ class DaskExecutor:
         return future.result()
 
     def close(self, now: bool = False):
+        """With ``now`` (the sweep was stopped) the Macaulay2 and msolve runs of this process's own
+        cluster are killed first: its jobs are threads, which the signal cannot reach."""
+        if now and self.cluster is not None:
+            kill_runs()
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()

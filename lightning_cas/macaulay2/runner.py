@@ -133,7 +133,7 @@ def run_script(
         )
     except OSError as exc:
         raise M2NotFoundError(f"cannot start Macaulay2 {binary!r}: {exc}; {INSTALL_HINT}", script) from None
-    watch = watch_group(proc.pid)
+    watch_group(proc.pid)
     try:
         stdout, stderr = _read_capped(proc, timeout, script, binary)
     except BaseException:  # the limits, KeyboardInterrupt, SIGTERM's exit: never leave M2 behind
@@ -142,7 +142,7 @@ def run_script(
     finally:
         # children M2 may have started (it rarely does) go with the group
         kill_quietly(proc.pid)
-        end_watch(watch)
+        end_watch(proc.pid)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         both = stderr + "\n" + stdout
@@ -205,7 +205,6 @@ class M2Session:
         self.heap = check_heap(heap)
         self.token = "@@LCAS-PROMPT-" + secrets.token_hex(8) + "@@"
         self.child = None
-        self.watch: int | None = None
         self.starts = 0
         self._start()
 
@@ -235,7 +234,7 @@ class M2Session:
         except pexpect.ExceptionPexpect as exc:
             raise M2NotFoundError(f"cannot start Macaulay2 {self.binary!r}: {exc}; {INSTALL_HINT}") from None
         self.starts += 1
-        self.watch = watch_group(self.child.pid)
+        watch_group(self.child.pid)
         # the prompt is built by concatenation so the echoed command never contains the token itself
         half = len(self.token) // 2
         prompt = f'concatenate(newline, "{self.token[:half]}", "{self.token[half:]}", newline)'
@@ -278,7 +277,7 @@ class M2Session:
     def _kill(self) -> None:
         if self.child is not None:
             kill_quietly(self.child.pid)
-            end_watch(self.watch)
+            end_watch(self.child.pid)
             try:
                 self.child.close(force=True)
             except Exception:

@@ -175,12 +175,12 @@ def run(
             )
         except OSError as exc:
             raise MsolveNotFoundError(f"cannot start msolve {binary!r}: {exc}; {INSTALL_HINT}", source) from None
-        watch = watch_group(proc.pid)
+        watch_group(proc.pid)
         try:
             stdout, stderr = _read_capped(proc, limit, named, source, binary)
         finally:  # the limits, KeyboardInterrupt, SIGTERM's exit: never leave msolve behind
             kill_group(proc)
-            end_watch(watch)
+            end_watch(proc.pid)
         elapsed = time.perf_counter() - start
         _check_exit(proc.returncode, stdout, stderr, source, binary, memory)
         output = (

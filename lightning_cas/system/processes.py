@@ -41,14 +41,15 @@ def kill_quietly(pgid: int) -> None:
 
 # the watchdog: waits for the end of its input, then kills the process group named by its argument
 _WATCH = 'cat >/dev/null; kill -s KILL -- "-$0" 2>/dev/null'
+_RUNS: dict[int, int | None] = {}  # the process groups of the runs in progress here -> their watchdogs' pipes
 
 
-def watch_group(pgid: int) -> int | None:
-    """A watchdog for a run's process group, for the one way this process can end without its cleanup
-    (SIGKILL): a shell, in a session of its own, reads a pipe that only this process holds open, and
-    when the pipe ends (this process closed it, or died) kills the group. PR_SET_PDEATHSIG reaches the
-    run's own process; this reaches what the run started (a detached child of Macaulay2). Returns the
-    pipe's end to close with ``end_watch`` when the run is over (None: no shell to watch with)."""
+def watch_group(pgid: int) -> None:
+    """Register a run's process group (``kill_runs`` reaches it) and start its watchdog, for the one way
+    this process can end without its cleanup (SIGKILL): a shell, in a session of its own, reads a pipe
+    that only this process holds open, and when the pipe ends (``end_watch``, or this process died) kills
+    the group. PR_SET_PDEATHSIG reaches the run's own process; this reaches what the run started (a
+    detached child of Macaulay2)."""
     read, write = os.pipe()  # not inherited by other programs this process starts
     try:
         subprocess.Popen(
@@ -60,18 +61,27 @@ def watch_group(pgid: int) -> int | None:
         )
     except OSError:
         os.close(write)
-        return None
+        write = None
     finally:
         os.close(read)
-    return write
+    _RUNS[pgid] = write
 
 
-def end_watch(fd: int | None) -> None:
+def end_watch(pgid: int) -> None:
+    """The run of this process group is over (its group killed): its watchdog ends too."""
+    fd = _RUNS.pop(pgid, None)
     if fd is not None:
         try:
             os.close(fd)
         except OSError:
             pass
+
+
+def kill_runs() -> None:
+    """Kill the process group of every run in progress in this process, from any thread: a stopped sweep's
+    jobs in threads (Dask's local cluster), which no signal of theirs can reach, then end at once."""
+    for pgid in list(_RUNS):
+        kill_quietly(pgid)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
