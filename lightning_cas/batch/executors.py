@@ -250,6 +250,8 @@ class DaskExecutor:
             kill_runs()
         self.client.close()
         if self.cluster is not None:
+            if now:
+                kill_runs()  # and what a job started while the client closed
             self.cluster.close()
 
 

@@ -50,6 +50,7 @@ def watch_group(pgid: int) -> None:
     that only this process holds open, and when the pipe ends (``end_watch``, or this process died) kills
     the group. PR_SET_PDEATHSIG reaches the run's own process; this reaches what the run started (a
     detached child of Macaulay2)."""
+    _RUNS[pgid] = None  # first: a kill_runs from another thread meanwhile reaches it already
     read, write = os.pipe()  # not inherited by other programs this process starts
     try:
         subprocess.Popen(
@@ -61,10 +62,13 @@ def watch_group(pgid: int) -> None:
         )
     except OSError:
         os.close(write)
-        write = None
+        return
     finally:
         os.close(read)
-    _RUNS[pgid] = write
+    if pgid in _RUNS:
+        _RUNS[pgid] = write
+    else:  # the run ended meanwhile (another thread's end_watch): so does its watchdog
+        os.close(write)
 
 
 def end_watch(pgid: int) -> None:

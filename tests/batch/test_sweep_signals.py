@@ -40,8 +40,19 @@ def tagged(tag: str) -> set[int]:
     return found
 
 
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # it has just ended
+        return b""
+
+
+def stat_field(pid: int, index: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[index]
+
+
 def sleepers(tag: str) -> set[int]:
-    return {p for p in tagged(tag) if b"sleep" in Path(f"/proc/{p}/cmdline").read_bytes()}
+    return {p for p in tagged(tag) if b"sleep" in cmdline(p)}
 
 
 class Sweep:
@@ -117,7 +128,7 @@ def test_sigkill_mid_sweep_then_resume_loses_nothing_and_duplicates_nothing(tmp_
     )
     with Sweep(tmp_path, spec) as run:
         assert wait_until(lambda: sleepers(run.tag), 90), "the Macaulay2 job never started"
-        m2 = {p for p in tagged(run.tag) if b"/M2" in Path(f"/proc/{p}/cmdline").read_bytes()}
+        m2 = {p for p in tagged(run.tag) if b"/M2" in cmdline(p)}
         done = sorted(p.name for p in run.out.glob("*.json"))
         lock = next(run.out.glob("*.lock"))
         os.kill(run.proc.pid, signal.SIGKILL)
@@ -145,9 +156,8 @@ def test_a_worker_killed_from_outside_leaves_its_job_unrecorded_and_the_sweep_go
     )
     with Sweep(tmp_path, spec) as run:
         assert wait_until(lambda: sleepers(run.tag), 90), "the Macaulay2 job never started"
-        parents = {int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]) for p in sleepers(run.tag)}
-        shell = parents.pop()  # the stand-in M2, whose parent is the worker
-        worker = int(Path(f"/proc/{shell}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        shell = int(stat_field(next(iter(sleepers(run.tag))), 1))  # the stand-in M2, whose parent is the worker
+        worker = int(stat_field(shell, 1))
         assert worker != run.proc.pid
         os.kill(worker, signal.SIGKILL)
         out, err = run.proc.communicate(timeout=120)
