@@ -110,12 +110,13 @@ def test_only_block_jacobian_is_the_full_jacobians_columns():
 
 
 def test_a_direction_outside_the_kernel_is_an_error(monkeypatch):
-    net = Network(3, 2, (Attention(2, residual=True), Linear(2)))  # a defect: the split stacks block kernels
+    net = Network(3, 2, (Attention(2, residual=True), Linear(2)))  # a defect: the split adds block kernels
     real = defects.block_kernels
 
-    def planted(net_, ar, wc, i, rng):
-        a, b, c = real(net_, ar, wc, i, rng)
-        return a, b, np.eye(c.shape[1])  # every direction: most are not in the kernel
+    def planted(net_, ar, wc, i, rng, memory=None):
+        a, b, c = real(net_, ar, wc, i, rng, memory)
+        # an empty annihilator: every direction of the block, most of which are not in the kernel
+        return a, b, (np.zeros((0, c[0].shape[1])), np.zeros(0, dtype=np.intp))
 
     monkeypatch.setattr(defects, "block_kernels", planted)
     with pytest.raises(ResultError, match="net_d3_t2_A1x2o3r-L2"):
