@@ -302,12 +302,14 @@ def explain(
             f"internal error: the defect split of {net.label()} does not add up: {span.dim} kernel "
             f"directions found at the point, but parameters - dimension = {P - dimension}"
         )
+    bound = None
     if unexplained:
-        cause = _counted(net, dimension, unexplained, seed)
-        if cause is not None:
+        counted = _counted(net, dimension, unexplained, seed)
+        if counted is not None:
+            cause, bound = counted
             causes.append(cause)
             unexplained = 0
-    return Explained(named_group=named, causes=tuple(causes), unexplained=unexplained, prime=prime)
+    return Explained(named_group=named, causes=tuple(causes), unexplained=unexplained, prime=prime, proved_bound=bound)
 
 
 def _prefix_causes(net: Network, ar, wc, span: _Span, kernel: int, rng, memory: int | None) -> list[Cause]:
@@ -363,37 +365,45 @@ def _prefix_causes(net: Network, ar, wc, span: _Span, kernel: int, rng, memory: 
     return out
 
 
-def _counted(net: Network, dimension: int, rest: int, seed: int) -> Cause | None:
-    """The rest, when a proved count forces it: the dimension is a proved published value (the
-    Alexander-Hirschowitz secant defect) or equals a proved upper bound other than parameters - orbit
-    (the network, its first blocks or some of its blocks have more weights than their map spaces can
+def _counted(net: Network, dimension: int, rest: int, seed: int) -> tuple[Cause, str] | None:
+    """The rest, when a proved count forces it, and that bound in words: the dimension is a proved published
+    value (the Alexander-Hirschowitz secant defect) or equals a proved upper bound other than parameters -
+    orbit (the network, its first blocks or some of its blocks have more weights than their map spaces can
     hold, so at least that many directions are in the kernel)."""
     claim = published(net)
     if claim is not None and claim.status == "proved" and claim.value == dimension:
-        return Cause(None, "secant defect", rest, f"{claim.regime} (proved)")
+        return Cause(None, "secant defect", rest, f"{claim.regime} (proved)"), f"the published value: {claim.regime}"
     for name, value, why in expected(net, seed).bounds:
         if value != dimension or name == "parameters - orbit":
             continue
+        bound = f"{name} = {value} ({why})"
         if name == "ambient":
-            return Cause(
-                None,
-                "filling",
-                rest,
-                f"the network's maps fill the whole space of maps with its degrees "
-                f"(dimension {value}): every weight beyond it lies in the fiber",
+            return (
+                Cause(
+                    None,
+                    "filling",
+                    rest,
+                    f"the network's maps fill the whole space of maps with its degrees "
+                    f"(dimension {value}): every weight beyond it lies in the fiber",
+                ),
+                bound,
             )
         if name.startswith("split after block "):
             k = int(name.rsplit(" ", 1)[1])
-            return Cause(
-                k,
-                "filling",
-                rest,
-                f"blocks 0..{k} have more weights than the maps they give can hold, "
-                f"with the group at the interface ({name} attained: {why})",
+            return (
+                Cause(
+                    k,
+                    "filling",
+                    rest,
+                    f"blocks 0..{k} have more weights than the maps they give can hold, "
+                    f"with the group at the interface ({name} attained: {why})",
+                ),
+                bound,
             )
         if name.startswith("filling of block"):
             blocks = name.split("block", 1)[1].lstrip("s ").split(", ")
-            return Cause(int(blocks[0]) if len(blocks) == 1 else None, "filling", rest, f"{name} attained ({why})")
+            cause = Cause(int(blocks[0]) if len(blocks) == 1 else None, "filling", rest, f"{name} attained ({why})")
+            return cause, bound
     return None
 
 
