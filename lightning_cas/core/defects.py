@@ -40,6 +40,8 @@ in the kernel, or a split with a negative remainder, is an error naming the netw
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from lightning_cas.core import gfp
@@ -120,6 +122,7 @@ class _Span:
         self._identity: dict[tuple[int, int], np.ndarray] = {}
         self.local = 0  # dim S
         self.dim = len(G)
+        self._others = None  # ((lo, hi), the echelon form of M's rows off that range)
 
     def _m_rows(self, lo: int, hi: int, ann) -> np.ndarray:
         """The rows of M for one range: its annihilator times the tangents' columns there."""
@@ -130,18 +133,28 @@ class _Span:
             return self._identity[(lo, hi)]
         return gfp.matmul(ann[0], Gt, self.p)
 
-    def _rank_m(self, groups) -> int:
+    def _rank_m(self, groups, lo: int, hi: int) -> int:
+        """rank M; the rows of every range but [lo, hi) are reduced once and kept while [lo, hi) changes
+        (the three subspaces of one block)."""
         if not len(self.G):
             return 0
-        ech = RowEchelon(len(self.G), self.p)
-        for lo, hi, ann in groups:
-            rows = self._m_rows(lo, hi, ann)
-            if len(rows):
-                ech.add(rows)
+        if self._others is None or self._others[0] != (lo, hi):
+            ech = RowEchelon(len(self.G), self.p)
+            for glo, ghi, ann in groups:
+                rows = self._m_rows(glo, ghi, ann) if (glo, ghi) != (lo, hi) else ()
+                if len(rows):
+                    ech.add(rows)
+            self._others = ((lo, hi), ech)
+        ech = copy.deepcopy(self._others[1])
+        rows = self._m_rows(lo, hi, next(g[2] for g in groups if (g[0], g[1]) == (lo, hi)))
+        if len(rows):
+            ech.add(rows)
         return ech.rank
 
     def add(self, lo: int, hi: int, ann) -> int:
         """Add ker(ann) on [lo, hi) (a union of whole ranges); returns the gain in dimension."""
+        if len(ann[0]) == hi - lo:
+            return 0  # a full annihilator: its kernel is 0
         inside = [g for g in self.groups if lo <= g[0] and g[1] <= hi]
         if sum(g[1] - g[0] for g in inside) != hi - lo:
             raise ValueError(f"[{lo}, {hi}) is not a union of the split's coordinate ranges")
@@ -152,7 +165,7 @@ class _Span:
             - sum(g[1] - g[0] - len(g[2][0]) for g in inside if g[2] is not None)
             + (hi - lo - len(merged[0]))
         )
-        dim = local + self._rank_m(groups)
+        dim = local + self._rank_m(groups, lo, hi)
         gain = dim - self.dim
         if gain < 0:
             raise ResultError("internal error: the defect split lost a direction it had added")
@@ -162,20 +175,16 @@ class _Span:
 
 def _intersect(ann, lo: int, parts, prime: int):
     """The annihilator of ker(ann) + (the subspaces ``parts`` hold, each on its own range inside): the
-    intersection of the row spaces, the parts' ranges otherwise unconstrained. When ann's rows already
-    lie in every part's row space (the nested case: K_alone in K_input in K_local), ann itself."""
+    rows z ann whose part on every part's range lies in that part's row space, i.e. whose reduction
+    by it vanishes. The reductions are linear in z, so z runs over the left kernel of ann's reductions
+    side by side (as many rows as ann has). When they all vanish (the nested case: K_alone in K_input
+    in K_local), ann itself."""
     B = ann[0]
-    if all(not _outside(B[:, g[0] - lo : g[1] - lo], g[2], prime).any() for g in parts):
+    residues = [_outside(np.ascontiguousarray(B[:, g[0] - lo : g[1] - lo]), g[2], prime) for g in parts]
+    residues = [r for r in residues if r.any()]
+    if not residues:
         return ann
-    cols = np.concatenate([np.arange(g[0] - lo, g[1] - lo) for g in parts])
-    stacked = np.zeros((len(B) + sum(len(g[2][0]) for g in parts), len(cols)))
-    stacked[: len(B)] = np.take(B, cols, axis=1)
-    row, col = len(B), 0
-    for g in parts:
-        part = g[2][0]
-        stacked[row : row + len(part), col : col + part.shape[1]] = part
-        row, col = row + len(part), col + part.shape[1]
-    Z = _left_kernel(stacked, prime)[:, : len(B)]
+    Z = _left_kernel(np.hstack(residues), prime)
     if not len(Z):
         return np.zeros((0, B.shape[1])), np.zeros(0, dtype=np.intp)
     return _span_of(gfp.matmul(Z, B, prime), prime)
@@ -223,12 +232,17 @@ def block_kernels(net: Network, ar, wc, i: int, rng, memory: int | None = None):
             _rows(hi - lo, lambda g: jacobian(alone, ar, wi, ar.random(g, (n_alone, width, net.tokens))), rng, p)
         )
     )
-    K_input = _annihilator(
-        _rows(
-            hi - lo,
-            lambda g: jacobian(alone, ar, wi, prefix_output(net, ar, wc, ar.random(g, (n_alone,) + shape), i)),
-            rng,
-            p,
+    # block 0's inputs are the network's: what it sees is any input (for a linear block, K_alone = 0 too)
+    K_input = (
+        K_alone
+        if i == 0
+        else _annihilator(
+            _rows(
+                hi - lo,
+                lambda g: jacobian(alone, ar, wi, prefix_output(net, ar, wc, ar.random(g, (n_alone,) + shape), i)),
+                rng,
+                p,
+            )
         )
     )
     K_local = _annihilator(
@@ -271,7 +285,7 @@ def explain(
             gain = span.add(lo, hi, K_alone) if K_alone is not None else 0
             if gain:
                 causes += _own_causes(net, i, gain, len(K_alone[0]), wc[lo:hi], prime)
-            gain = span.add(lo, hi, K_input)
+            gain = span.add(lo, hi, K_input) if K_input is not None else 0
             if gain:
                 causes.append(
                     Cause(
@@ -322,8 +336,9 @@ def _prefix_causes(net: Network, ar, wc, span: _Span, kernel: int, rng, memory: 
     for k in range(1, len(net.blocks) - 1):
         if span.dim >= kernel:
             break
-        if isinstance(net.blocks[k], Power) and isinstance(net.blocks[k + 1], Power):
-            continue
+        if isinstance(net.blocks[k], Power):
+            continue  # Y -> Y^r has an injective differential where Y has no zero entry: the prefix before it
+
         if any(e + 1 - c.residual <= k < e for e, c in enumerate(net.blocks) if c.residual):
             continue  # a residual group's skip crosses the prefix's end: its output is not all the rest sees
         prefix = Network(net.input, net.tokens, net.blocks[: k + 1])
