@@ -196,11 +196,13 @@ def _dimension(arch: Network, opts, deadline) -> DimensionResult:
 SPLIT_FLOOR_S = 2.0  # the split's budget is the rank's own time, but never less than this (start-up, a fork)
 
 
-def _with_split(result: DimensionResult, deadline, full_split: bool = False) -> DimensionResult:
+def _with_split(
+    result: DimensionResult, deadline, full_split: bool = False, memory: int | None = None
+) -> DimensionResult:
     """A network of blocks' dimension with its defect split (core.defects), at the first run's prime, within
     the rank's own time (``full_split``: at any price) and what is left of the limit; when the split cannot
-    be had within them, or does not fit in memory, the dimension as it is, with a note saying so. The paper's
-    network is explained by its closed forms (predict) instead."""
+    be had within them, or does not fit in ``memory`` (default: what is available), the dimension as it is,
+    with a note saying so. The paper's network is explained by its closed forms (predict) instead."""
     net = result.architecture
     if net.paper is not None or not net.polynomial or result.method != "modp" or not result.primes:
         return result
@@ -225,7 +227,7 @@ def _with_split(result: DimensionResult, deadline, full_split: bool = False) -> 
                     result.dimension,
                     prime=result.primes[0],
                     seed=result.seed or 0,
-                    memory=available_bytes(),
+                    memory=memory or available_bytes(),
                 )
         except TimeLimitError:
             note = (
@@ -241,7 +243,7 @@ def _with_split(result: DimensionResult, deadline, full_split: bool = False) -> 
     result = dataclasses.replace(result, explained=split)
     if result.certainty != "exact":
         bound = split.proved_bound
-        if bound is None and split.named_group == result.parameters - result.dimension:
+        if split.named_group == result.parameters - result.dimension:
             bound = f"parameters - the named group's orbit = {result.parameters} - {split.named_group}"
         if bound is not None:
             result = proved(result, bound)

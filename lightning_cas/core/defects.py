@@ -323,6 +323,9 @@ def explain(
             cause, bound = counted
             causes.append(cause)
             unexplained = 0
+    claim = published(net)
+    if bound is None and claim is not None and claim.status == "proved" and claim.value == dimension:
+        bound = f"the published value: {claim.regime}"  # a theorem's value: the dimension is proved
     return Explained(named_group=named, causes=tuple(causes), unexplained=unexplained, prime=prime, proved_bound=bound)
 
 
