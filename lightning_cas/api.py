@@ -194,6 +194,7 @@ def _dimension(arch: Network, opts, deadline) -> DimensionResult:
 
 
 SPLIT_FLOOR_S = 2.0  # the split's budget is the rank's own time, but never less than this (start-up, a fork)
+SPLIT_IN_PROCESS_WEIGHTS = 2000  # up to here the split's largest C call takes milliseconds
 
 
 def _with_split(
@@ -220,8 +221,11 @@ def _with_split(
         note = f"the defect split was not computed: the {deadline.timeout:g} s time limit ran out with the rank"
     else:
         try:
+            # a small network's split is many short numpy calls, which the limit's alarm stops between two
+            # of them; a large one's echelon forms are long C calls, stopped by running them in a child
+            run = stoppable if net.parameters > SPLIT_IN_PROCESS_WEIGHTS else (lambda fn, *a, **k: fn(*a, **k))
             with time_limit(limit):
-                split = stoppable(
+                split = run(
                     explain,
                     net,
                     result.dimension,
