@@ -122,7 +122,7 @@ class _Span:
         self._identity: dict[tuple[int, int], np.ndarray] = {}
         self.local = 0  # dim S
         self.dim = len(G)
-        self._others = None  # ((lo, hi), the echelon form of M's rows off that range)
+        self._others: tuple[tuple[int, int], RowEchelon] | None = None  # a range, the echelon form of M off it
 
     def _m_rows(self, lo: int, hi: int, ann) -> np.ndarray:
         """The rows of M for one range: its annihilator times the tangents' columns there."""
@@ -141,9 +141,10 @@ class _Span:
         if self._others is None or self._others[0] != (lo, hi):
             ech = RowEchelon(len(self.G), self.p)
             for glo, ghi, ann in groups:
-                rows = self._m_rows(glo, ghi, ann) if (glo, ghi) != (lo, hi) else ()
-                if len(rows):
-                    ech.add(rows)
+                if (glo, ghi) != (lo, hi):
+                    rows = self._m_rows(glo, ghi, ann)
+                    if len(rows):
+                        ech.add(rows)
             self._others = ((lo, hi), ech)
         ech = copy.deepcopy(self._others[1])
         rows = self._m_rows(lo, hi, next(g[2] for g in groups if (g[0], g[1]) == (lo, hi)))
@@ -264,7 +265,7 @@ def explain(
     rng = np.random.default_rng(derived_seed(seed, 11))
     wc = ar.array(rng.integers(0, prime, size=P, dtype=np.int64))
     causes: list[Cause] = []
-    ranges = {}
+    ranges: dict[int, tuple[int, int]] = {}
     for m in net.weight_matrices:
         lo, hi = ranges.get(m.block, (m.offset, m.stop))
         ranges[m.block] = (min(lo, m.offset), max(hi, m.stop))
@@ -499,9 +500,9 @@ def _check_kernel(net: Network, ar, wc, span: _Span, rng) -> None:
         ),
     )
     J = jacobian(net, ar, wc, ar.random(rng, (n, net.input, net.tokens)))
-    bad = len(span.G) and np.any(ar.matmul(J, np.ascontiguousarray(span.G.T)) != 0)
+    bad = bool(len(span.G)) and bool(np.any(ar.matmul(J, np.ascontiguousarray(span.G.T)) != 0))
     for lo, hi, ann in span.groups:
-        bad = bad or (ann is not None and _outside(np.ascontiguousarray(J[:, lo:hi]), ann, ar.prime).any())
+        bad = bad or (ann is not None and bool(_outside(np.ascontiguousarray(J[:, lo:hi]), ann, ar.prime).any()))
     if bad:
         raise ResultError(
             f"internal error: the defect split of {net.label()} added a direction that is not in "

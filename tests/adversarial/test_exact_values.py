@@ -70,7 +70,7 @@ def test_numpy_sizes_are_python_ints_and_never_wrap():
     flags = Network(2, 2, (Attention(np.int16(1), causal=np.bool_(True), residual=np.bool_(False)),))
     assert flags.blocks[0].causal is True and type(flags.blocks[0].residual) is int and flags.blocks[0].residual == 0
     with pytest.raises(InputError, match="above the supported maximum"):
-        Network(2, 2, (MLP(np.int16(30000)),))
+        Network(2, 2, (MLP(np.int32(1 << 21)),))
 
 
 def test_the_failure_bound_is_the_same_for_numpy_and_python_sizes():
