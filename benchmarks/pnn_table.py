@@ -66,6 +66,36 @@ def diagnose(ours: int, theirs: int, certainty: str) -> str:
     return "theirs is larger: one of our runs under-counted (never a proof of a smaller dimension)"
 
 
+def minimality(widths: tuple[int, ...], exponent: int) -> tuple[bool, bool, list[str]]:
+    """(minimal, proved, reasons) for a filling network: every predecessor (one hidden width one smaller)
+    must not fill. A predecessor is proved not to fill when a proved upper bound of ``predict`` (the least of
+    parameters - orbit, the split and filling bounds) is below the ambient dimension, or when its dimension is
+    exact (the rank meets a proved bound) and below it; else its mod-p rank below it says so with its
+    failure bound only."""
+    from lightning_cas import api
+    from lightning_cas.core.block_theory import expected
+    from lightning_cas.core.network import Network
+
+    minimal, proved, reasons = True, True, []
+    for i in range(1, len(widths) - 1):
+        if widths[i] == 1:
+            continue
+        smaller = widths[:i] + (widths[i] - 1,) + widths[i + 1 :]
+        net = Network.polynomial_network(smaller, exponent)
+        bound = expected(net)
+        if bound.value < net.ambient_dimension:
+            reasons.append(f"{list(smaller)}: <= {bound.value} < {net.ambient_dimension} ({bound.reason})")
+            continue
+        res = api.dimension(net)
+        if res.dimension == net.ambient_dimension:
+            minimal = False
+            reasons.append(f"{list(smaller)} fills ({res.dimension})")
+        else:  # exact when the rank meets a proved bound: then the dimension below ambient is proved
+            proved = proved and res.certainty == "exact"
+            reasons.append(f"{list(smaller)}: {res.dimension} < {net.ambient_dimension} ({res.certainty})")
+    return minimal, proved and minimal, reasons
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tables", nargs="+", help="their CSV files (data/raw/*_architectures.csv, counterexamples.csv)")
@@ -74,6 +104,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", default="/tmp/pnn_table", help="the sweep's directory (resumable)")
     ap.add_argument("--out", default=None, help="the summary (markdown); a JSON line is printed either way")
+    ap.add_argument("--minimal", action="store_true", help="also decide minimality of every filling row")
     args = ap.parse_args(argv)
 
     rows = stratified(read_rows(args.tables), args.sample, args.seed)
@@ -120,6 +151,13 @@ def main(argv=None) -> dict:
             disagreements.append((row, dim, diagnose(dim, theirs, rec.result.certainty)))
         if str(filling) != row.get("is_full_dimension", str(filling)):
             counts["filling verdict differs"] += 1
+        if args.minimal and filling and proved:
+            minimal, sure, why = minimality(row["widths"], row["exponent"])
+            counts["minimal"] += minimal
+            counts["minimal, proved"] += sure
+            if str(minimal) != row.get("is_minimal", str(minimal)):
+                counts["minimality differs"] += 1
+                disagreements.append((row, dim, f"minimality: ours {minimal}, theirs {row['is_minimal']}: {why}"))
     result = {
         "rows": len(rows),
         "ran": summary.ran,
@@ -154,6 +192,10 @@ def report(args, result: dict, by_file, disagreements) -> str:
         f"- proved (exact: the mod-p rank meets the ambient dimension, the named group's orbit or another proved "
         f"bound): {result.get('proved', 0)}; filling: {result.get('filling', 0)}; filling verdicts that differ "
         f"from theirs: {result.get('filling verdict differs', 0)}",
+        f"- minimality (with --minimal; a filling row is minimal when no predecessor, one hidden width one "
+        f"smaller, fills; proved when each predecessor has a proved upper bound below the ambient dimension): "
+        f"minimal {result.get('minimal', 0)}, of which proved {result.get('minimal, proved', 0)}; differing "
+        f"from theirs: {result.get('minimality differs', 0)}",
         "",
         "| file | rows | agree | disagree | proved |",
         "|---|---|---|---|---|",
