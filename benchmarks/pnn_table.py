@@ -105,9 +105,13 @@ def main(argv=None) -> dict:
     ap.add_argument("--work", default="/tmp/pnn_table", help="the sweep's directory (resumable)")
     ap.add_argument("--out", default=None, help="the summary (markdown); a JSON line is printed either way")
     ap.add_argument("--minimal", action="store_true", help="also decide minimality of every filling row")
+    ap.add_argument("--max-weights", type=int, default=None, help="only rows with at most this many weights")
     args = ap.parse_args(argv)
 
-    rows = stratified(read_rows(args.tables), args.sample, args.seed)
+    rows = read_rows(args.tables)
+    if args.max_weights is not None:
+        rows = [r for r in rows if int(r["num_parameters"]) <= args.max_weights]
+    rows = stratified(rows, args.sample, args.seed)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     spec = work / "spec.csv"
@@ -182,6 +186,7 @@ def report(args, result: dict, by_file, disagreements) -> str:
         "",
         f"Command: `python -m benchmarks.pnn_table {' '.join(Path(t).name for t in args.tables)}"
         + (f" --sample {args.sample} --seed {args.seed}" if args.sample else "")
+        + (f" --max-weights {args.max_weights}" if args.max_weights else "")
         + f" --jobs {args.jobs}` (a `lightning-cas sweep` of a CSV spec), on the shared two-core machine.",
         "",
         f"- rows: {result['rows']} (computed now: {result['ran']}, from an earlier run of the same sweep: "
