@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import TYPE_CHECKING
 
 from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
@@ -44,6 +45,7 @@ def dimension(
     exact: bool = False,
     spectrum: bool = False,
     layout: str | None = None,
+    full_split: bool = False,
 ) -> DimensionResult:
     """Dimension of the neurovariety of ``arch``, or the rank of the differential at given weights.
 
@@ -56,10 +58,11 @@ def dimension(
     batch functional dimension), at ``at`` or at a random point; ``layout``: "tokens-features" for PyTorch's
     (N, t, d_0) (default: the shape decides, refused when t = d_0); ``exact``: over QQ instead of mod two primes
     (small sizes); a softmax network's rank at a point is certified (arb balls). ``spectrum``: the float64
-    singular values there too.
+    singular values there too. A network of blocks gets its defect split within the rank's own time (else
+    a note says it was skipped); ``full_split``: at any price (still within ``timeout``).
     """
     opts = resolve("dimension", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
-    for name, flag in (("exact", exact), ("spectrum", spectrum)):
+    for name, flag in (("exact", exact), ("spectrum", spectrum), ("full_split", full_split)):
         if not isinstance(flag, bool):
             raise InputError(f"{name} must be True or False, got {flag!r}.")
     point = data = None
@@ -80,9 +83,11 @@ def dimension(
     if point is None and data is None and not arch.analytic:
         raise UnsupportedError(given_weights_only(arch))
     with opts.deadline() as deadline:
-        if point is None and data is None and not exact and not spectrum:
-            return _dimension(arch, opts, deadline)
-        return _rank_at(arch, point, data, exact, spectrum, opts)
+        if point is not None or data is not None or exact or spectrum:
+            return _rank_at(arch, point, data, exact, spectrum, opts)
+        result = _dimension(arch, opts, deadline)
+    # the split runs after the limit's own alarm is gone, so that running out of time in it keeps the dimension
+    return _with_split(result, deadline, full_split)
 
 
 def _same_weights(at, net: Network):
@@ -175,20 +180,78 @@ def _dimension(arch: Network, opts, deadline) -> DimensionResult:
     result = _compute_dimension(arch, opts, deadline)
     if not arch.polynomial and result.method == "numeric":
         result = _generic_rank_note(result)
-    # the paper's network is explained by its closed forms (predict); a network of blocks by its defect split
-    return result if arch.paper is not None else _with_split(result)
+    if (
+        result.method == "modp"
+        and result.ambient_dimension is not None
+        and result.dimension == result.ambient_dimension
+    ):
+        from lightning_cas.results.dimension import proved
+
+        result = proved(
+            result, f"the ambient dimension {result.ambient_dimension} (all maps with the network's degrees)"
+        )
+    return result
 
 
-def _with_split(result: DimensionResult) -> DimensionResult:
-    """A network of blocks' dimension with its defect split (core.defects), at the first run's prime."""
+SPLIT_FLOOR_S = 2.0  # the split's budget is the rank's own time, but never less than this (start-up, a fork)
+SPLIT_IN_PROCESS_WEIGHTS = 2000  # up to here the split's largest C call takes milliseconds
+
+
+def _with_split(
+    result: DimensionResult, deadline, full_split: bool = False, memory: int | None = None
+) -> DimensionResult:
+    """A network of blocks' dimension with its defect split (core.defects), at the first run's prime, within
+    the rank's own time (``full_split``: at any price) and what is left of the limit; when the split cannot
+    be had within them, or does not fit in ``memory`` (default: what is available), the dimension as it is,
+    with a note saying so. The paper's network is explained by its closed forms (predict) instead."""
     net = result.architecture
-    if not net.polynomial or result.method != "modp" or not result.primes:
+    if net.paper is not None or not net.polynomial or result.method != "modp" or not result.primes:
         return result
+    from lightning_cas.backends.modp import available_bytes
     from lightning_cas.core.defects import explain
-    from lightning_cas.system.deadline import stoppable
+    from lightning_cas.errors import TimeLimitError
+    from lightning_cas.results.dimension import proved
+    from lightning_cas.system.deadline import stoppable, time_limit
 
-    split = stoppable(explain, net, result.dimension, prime=result.primes[0], seed=result.seed or 0)
-    return dataclasses.replace(result, explained=split)
+    left = None if deadline.end is None else deadline.end - time.monotonic()
+    budget = None if full_split else max(SPLIT_FLOOR_S, result.elapsed_s)
+    limit = min((t for t in (left, budget) if t is not None), default=None)
+    note = None
+    if limit is not None and limit <= 0:
+        note = f"the defect split was not computed: the {deadline.timeout:g} s time limit ran out with the rank"
+    else:
+        try:
+            # a small network's split is many short numpy calls, which the limit's alarm stops between two
+            # of them; a large one's echelon forms are long C calls, stopped by running them in a child
+            run = stoppable if net.parameters > SPLIT_IN_PROCESS_WEIGHTS else (lambda fn, *a, **k: fn(*a, **k))
+            with time_limit(limit):
+                split = run(
+                    explain,
+                    net,
+                    result.dimension,
+                    prime=result.primes[0],
+                    seed=result.seed or 0,
+                    memory=memory or available_bytes(),
+                )
+        except TimeLimitError:
+            note = (
+                f"the defect split was not computed: the {deadline.timeout:g} s time limit ran out during it"
+                if budget is None or (left is not None and left <= budget)
+                else f"the defect split was skipped: it takes longer than the rank itself ({budget:.3g} s); "
+                "--full-split computes it at any price"
+            )
+        except TooLargeError as exc:
+            note = f"the defect split was skipped: {str(exc).rstrip('.')}"
+    if note is not None:
+        return dataclasses.replace(result, notes=result.notes + (note,))
+    result = dataclasses.replace(result, explained=split)
+    if result.certainty != "exact":
+        bound = split.proved_bound
+        if split.named_group == result.parameters - result.dimension:
+            bound = f"parameters - the named group's orbit = {result.parameters} - {split.named_group}"
+        if bound is not None:
+            result = proved(result, bound)
+    return result
 
 
 def _compute_dimension(arch: Network, opts, deadline) -> DimensionResult:
@@ -251,6 +314,7 @@ def verify(
     prime: int | None = None,
     session=None,
     compare: bool = False,
+    full_split: bool = False,
 ) -> VerifyResult:
     """Compute the dimension and compare it with the theory's prediction.
 
@@ -262,8 +326,9 @@ def verify(
     from lightning_cas.results.verify import VerifyResult, verdict_sentence
 
     opts = resolve("verify", arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, session=session)
-    if not isinstance(compare, bool):
-        raise InputError(f"compare must be True or False, got {compare!r}.")
+    for name, flag in (("compare", compare), ("full_split", full_split)):
+        if not isinstance(flag, bool):
+            raise InputError(f"{name} must be True or False, got {flag!r}.")
     _check_theory_memory(arch)
     with opts.deadline() as deadline:
         computed = _dimension(arch, opts, deadline)
@@ -273,6 +338,7 @@ def verify(
             comparison.pop("results", None)  # the full results are recomputable; keep the summary
             details["normalizations"] = comparison
         pred = theory_report(arch).dimension  # the orbit ranks of the bounds count against the limit too
+    computed = _with_split(computed, deadline, full_split)
     judgement = judge(pred, computed.dimension)
     verdict = judgement.verdict
     message = verdict_sentence(pred, judgement, f"{computed.method}, {computed.certainty}")

@@ -76,13 +76,15 @@ def block_samples(arch: Network) -> int:
 
 
 def working_bytes(arch: Network) -> int:
-    """Peak memory of one run: the echelon form (at most P^2 / 4 entries, three copies while it is
-    updated), one block's tangents and products (about 16 block-sized arrays; an attention block's
-    dS holds t tangents per token), 8 bytes each."""
+    """Peak memory of one run: the echelon form (r x (P - r) entries on its way to the rank, at most P^2 / 4,
+    the rank at most min(P, ambient dimension): a network whose image is thin holds few rows; three copies
+    while it is updated), one block's tangents and products (about 16 block-sized arrays; an attention block's dS holds
+    t tangents per token), 8 bytes each."""
     net = arch
     P = net.parameters
+    rows = min(P, net.ambient_dimension or P, P // 2)  # r (P - r) grows with r up to P / 2
     block = block_samples(net) * max(net.widest, net.tokens * net.tokens) * net.tokens * P
-    return 8 * (3 * P * P // 4 + 16 * block) + 64 * 2**20
+    return 8 * (3 * rows * (P - rows) + 16 * block) + 64 * 2**20
 
 
 def check_memory(arch: Network, what: str = "the modp method") -> None:

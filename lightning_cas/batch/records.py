@@ -29,7 +29,7 @@ from lightning_cas import api
 from lightning_cas.batch.spec import Job
 from lightning_cas.core.network import Network
 from lightning_cas.core.verdict import Verdict, judge
-from lightning_cas.errors import InputError, ResultError
+from lightning_cas.errors import InputError, ResultError, TooLargeError
 from lightning_cas.results.contract import JsonResult, Record
 from lightning_cas.results.dimension import DimensionResult, ImplicitSummary, check_dimension_numbers
 
@@ -164,8 +164,13 @@ def _prediction(arch: Network):
 
 
 def judged(rec: JobResult) -> JobResult:
-    """``rec`` with its prediction and verdict recomputed here (whatever it said before)."""
-    pred = _prediction(rec.architecture)
+    """``rec`` with its prediction and verdict recomputed here (whatever it said before); a network whose
+    bounds would not fit in memory (a wide polynomial network's orbit rank) keeps its dimension, with no
+    prediction (the sweep goes on)."""
+    try:
+        pred = _prediction(rec.architecture)
+    except TooLargeError as exc:
+        return replace(rec, predicted=None, prediction_status=f"not predicted: {exc}", agreement=Verdict.NO_PREDICTION)
     if rec.result is None:
         agreement = Verdict.NOT_COMPUTED
     else:

@@ -6,6 +6,8 @@ exists, and the error names the line, because tomllib gives no positions.
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import json
 import os
@@ -15,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from lightning_cas.core.blocks import MAX_DEGREE
 from lightning_cas.core.checks import check_seed, check_timeout
 from lightning_cas.core.network import Network
 from lightning_cas.core.numbers import integer_text
@@ -30,6 +33,7 @@ NETWORK_JOB_KEYS = ("method", "seed", "timeout")
 MAX_SPEC_JOBS = 10_000  # a larger spec is refused with its count unless --max-jobs raises the limit
 MAX_JOBS_CEILING = 200_000  # what --max-jobs can raise it to: the expanded jobs stay far below a GiB
 MAX_SPEC_BYTES = 1024 * 1024
+MAX_CSV_BYTES = 64 * 1024 * 1024  # a published table of 10^5 architectures is a few MiB
 MAX_NAME = 100
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_NAME, re.ASCII)
 
@@ -359,9 +363,58 @@ def parse_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS)
 
 
 def load_spec(path: str | os.PathLike, max_jobs: int = MAX_SPEC_JOBS) -> Sweep:
-    """Read a spec through the bounded reader (a FIFO, a device or a huge file is refused at once)."""
-    text = read_text(path, "sweep spec", max_bytes=MAX_SPEC_BYTES)
-    return parse_spec(text, str(path), max_jobs)
+    """Read a spec through the bounded reader (a FIFO, a device or a huge file is refused at once): a CSV
+    list of polynomial networks (``parse_csv_spec``) when its name ends in .csv, else TOML."""
+    csv_file = str(path).lower().endswith(".csv")
+    text = read_text(path, "sweep spec", max_bytes=MAX_CSV_BYTES if csv_file else MAX_SPEC_BYTES)
+    return (parse_csv_spec if csv_file else parse_spec)(text, str(path), max_jobs)
+
+
+def parse_csv_spec(text: str, source: str = "<spec>", max_jobs: int = MAX_SPEC_JOBS) -> Sweep:
+    """Polynomial networks as their users keep them: a CSV with a column ``architecture`` (the widths d_0,
+    ..., d_L, as "[2, 3, 1]" or "2,3,1") and optionally ``exponent`` (r, default 2), ``method``, ``seed``,
+    ``timeout``; other columns (a published table's own results) are ignored. Every malformed row is
+    refused with its line; the name is the file's."""
+    if isinstance(max_jobs, bool) or not isinstance(max_jobs, int) or not 1 <= max_jobs <= MAX_JOBS_CEILING:
+        raise InputError(f"the job limit must be an integer between 1 and {MAX_JOBS_CEILING}, got {max_jobs!r}.")
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or "architecture" not in [c.strip() for c in rows[0]]:
+        raise InputError(f"{source} line 1: a CSV spec needs a header with a column 'architecture' (the widths).")
+    header = [c.strip() for c in rows[0]]
+    body = [(n, row) for n, row in enumerate(rows[1:], start=2) if any(c.strip() for c in row)]
+    if len(body) > max_jobs:
+        advice = (
+            f"pass --max-jobs {len(body)} to run it anyway"
+            if len(body) <= MAX_JOBS_CEILING
+            else f"that is above the ceiling of {MAX_JOBS_CEILING} that --max-jobs can raise it to; split the spec"
+        )
+        raise InputError(f"{source} expands to {len(body)} jobs, above the limit of {max_jobs}; {advice}.")
+    derived = "spec" if source == "<spec>" else Path(source).stem
+    name = check_name(derived, source, derived=True)
+    jobs = []
+    for n, row in body:
+        if len(row) != len(header):
+            raise InputError(f"{source} line {n}: {len(row)} fields, the header has {len(header)}.")
+        entry = {k: v.strip() for k, v in zip(header, row)}
+        try:
+            widths = _check_int_list(entry["architecture"].strip("[]() "), "architecture")
+            exponent = _check_int_list(entry.get("exponent") or "2", "exponent")
+            if len(exponent) != 1 or not 1 <= exponent[0] <= MAX_DEGREE:
+                raise ValueError(f"exponent must be one integer from 1 to {MAX_DEGREE}, got {entry['exponent']!r}")
+            job = {}
+            for key in NETWORK_JOB_KEYS:
+                if entry.get(key):
+                    raw = entry[key]
+                    value = raw if key == "method" else (float(raw) if key == "timeout" else integer_text(raw))
+                    job[key] = _check_value(key, raw if value is None else value)
+            net = Network.polynomial_network(widths, exponent[0])
+        except (ValueError, InputError) as exc:
+            raise InputError(f"{source} line {n}: {str(exc).rstrip('.')}.") from None
+        jobs.append(Job(net, job.get("method", "auto"), job.get("seed", 0), job.get("timeout")))
+    unique: dict[str, Job] = {}
+    for job in jobs:
+        unique.setdefault(job.label, job)
+    return Sweep(name, tuple(unique.values()), 0, len(jobs) - len(unique))
 
 
 def spec_toml(name: str, jobs) -> str:

@@ -35,6 +35,16 @@ CSV_COLUMNS = (
     "host",
     "recheck",
     "network",
+    # a polynomial network's columns as the field's tables name them (architecture d_0..d_L, exponent r)
+    "architecture",
+    "exponent",
+    "num_parameters",
+    "ambient_dimension",
+    "is_full_dimension",
+    "expected_dimension",
+    "defect",
+    "proof",
+    "split",
 )
 
 
@@ -63,6 +73,39 @@ def job_row(rec: JobResult, source: Origin = Origin.HERE) -> dict:
         "host": rec.host,
         "recheck": recheck,
         "network": arch.label() if arch.paper is None else None,
+        **field_columns(arch, res),
+    }
+
+
+def field_columns(arch, res) -> dict:
+    """The columns polynomial-network tables use, beside ours: the architecture and exponent (of a
+    polynomial network), the ambient dimension, whether the network fills it, the expected dimension
+    min(sum d_i d_(i-1) - sum of hidden widths, ambient) and the defect below it; the proof when the
+    dimension is exact, the defect split in one line (or why it was skipped)."""
+    pnn = arch.polynomial_widths()
+    ambient = arch.ambient_dimension
+    dim = None if res is None else res.dimension
+    expected = None
+    if pnn is not None:
+        d = pnn[0]
+        expected = sum(a * b for a, b in zip(d, d[1:])) - sum(d[1:-1])
+        expected = expected if ambient is None else min(expected, ambient)
+    split = None if res is None else res.explained
+    skipped = None if res is None else next((n for n in res.notes if "defect split" in n), None)
+    return {
+        "architecture": None if pnn is None else "[" + ", ".join(map(str, pnn[0])) + "]",
+        "exponent": None if pnn is None else pnn[1],
+        "num_parameters": arch.parameters,
+        "ambient_dimension": ambient,
+        "is_full_dimension": None if dim is None or ambient is None else dim == ambient,
+        "expected_dimension": expected,
+        "defect": None if expected is None or dim is None else expected - dim,
+        "proof": None if res is None or res.certainty != "exact" else res.certainty_detail,
+        "split": skipped
+        if split is None
+        else f"named {split.named_group}"
+        + "".join(f" + {c.mechanism} {c.count}" for c in split.causes)
+        + f" + unexplained {split.unexplained}",
     }
 
 
@@ -73,6 +116,8 @@ def cell(value) -> str:
         return ""
     if isinstance(value, (list, tuple)):
         return "-".join(map(str, value))
+    if isinstance(value, bool):
+        return str(value)
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, int):

@@ -12,6 +12,12 @@ from lightning_cas.cli.options import LAYOUT_OPTION, TIMEOUT_OPTION, architectur
 from lightning_cas.cli.progress import progress_display, run_label
 from lightning_cas.errors import InputError
 
+FULL_SPLIT_OPTION = click.option(
+    "--full-split",
+    is_flag=True,
+    help="The defect split at any price (by default it gets the rank's own time, else it is skipped and said).",
+)
+
 
 @click.command("dim")
 @architecture_options
@@ -34,6 +40,7 @@ from lightning_cas.errors import InputError
 @LAYOUT_OPTION
 @click.option("--exact", is_flag=True, help="With --at/--inputs: over QQ instead of mod two primes (small sizes).")
 @click.option("--spectrum", is_flag=True, help="Print the singular values, in bands.")
+@FULL_SPLIT_OPTION
 @clean_errors
 def dim_command(
     network,
@@ -53,6 +60,7 @@ def dim_command(
     layout,
     exact,
     spectrum,
+    full_split,
 ):
     """Dimension of the neurovariety of one architecture, or the rank at given weights (functional dimension)."""
     from lightning_cas import api
@@ -80,6 +88,7 @@ def dim_command(
             inputs=data,
             exact=exact,
             spectrum=spectrum,
+            full_split=full_split,
         )
     if as_json:
         echo(result.to_json())
@@ -126,9 +135,23 @@ def predict_command(network, widths, attention, tokens, normalization, output, t
 @format_option
 @method_options
 @click.option("--compare", is_flag=True, help="Also compute the other normalization and explain the difference.")
+@FULL_SPLIT_OPTION
 @clean_errors
 def verify_command(
-    network, widths, attention, tokens, normalization, output, method, seed, timeout, prime, m2, quiet, compare
+    network,
+    widths,
+    attention,
+    tokens,
+    normalization,
+    output,
+    method,
+    seed,
+    timeout,
+    prime,
+    m2,
+    quiet,
+    compare,
+    full_split,
 ):
     """Compute the dimension, predict it, and report agreement (exit 3 on a discrepancy)."""
     from lightning_cas import api
@@ -137,7 +160,9 @@ def verify_command(
     check_m2_format(output, arch, "verify")
     as_json = output == "json"
     with progress_display(run_label("verify", method), quiet=quiet or as_json):
-        result = api.verify(arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare)
+        result = api.verify(
+            arch, method=method, seed=seed, timeout=timeout, m2=m2, prime=prime, compare=compare, full_split=full_split
+        )
     if output == "m2":
         echo(m2_text(result), nl=False)
     else:

@@ -4,7 +4,9 @@ They keep every method's memory finite (far above what a backend can finish) and
 printable. The paper's flags and a network of blocks share them.
 """
 
-MAX_WIDTH = 256  # any width, attention, value or hidden dimension
+# any width, attention, value or hidden dimension: a bound that keeps every derived number printable, not a
+# statement of what a route can afford; each route refuses by its own estimate of memory before any work
+MAX_WIDTH = 1 << 20
 MAX_TOKENS = 64
 MAX_HEADS = 64
 MAX_LAYERS = 8  # of the paper's network (--widths/--attention)

@@ -389,6 +389,35 @@ class Network:
         )
         return cls(d_model, tokens, blocks)
 
+    @classmethod
+    def polynomial_network(cls, widths, exponent: int = 2) -> "Network":
+        """The polynomial network (d_0, d_1, ..., d_L) with activation x^r, as the field writes it: x -> W_L
+        s(W_(L-1) ... s(W_1 x)), s the entrywise r-th power, no biases, one token; linear and power blocks."""
+        widths = tuple(widths)
+        if len(widths) < 2:
+            raise InputError(f"a polynomial network needs at least two widths (d_0, d_1), got {list(widths)}.")
+        blocks: list[Block] = []
+        for k, d in enumerate(widths[1:]):
+            blocks += ([Power(exponent)] if k else []) + [Linear(d)]
+        return cls(widths[0], 1, tuple(blocks))
+
+    def polynomial_widths(self) -> tuple[tuple[int, ...], int] | None:
+        """(widths, exponent) when this is a polynomial network as the field writes it (see
+        ``polynomial_network``), else None."""
+        blocks, exponents = self.blocks, set()
+        if self.tokens != 1 or len(blocks) % 2 == 0:
+            return None
+        for k, b in enumerate(blocks):
+            if k % 2 == 0 and not (isinstance(b, Linear) and not b.bias and not b.residual):
+                return None
+            if k % 2 == 1:
+                if not isinstance(b, Power) or b.residual:
+                    return None
+                exponents.add(b.degree)
+        if len(exponents) > 1:
+            return None
+        return (self.widths[0],) + tuple(self.widths[1::2]), exponents.pop() if exponents else 1
+
     def plain_stack(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str] | None:
         """(widths, attention, heads, normalization) when this is the paper's network (only plain attention
         blocks: full value map, not causal, not residual, no biases, one normalization), else None."""

@@ -31,6 +31,7 @@ class Explained(Data):
     unexplained: int
     prime: int | None = None
     notes: tuple[str, ...] = ()
+    proved_bound: str | None = None  # a proved upper bound the dimension meets, in words (the split's count of it)
 
     def __post_init__(self):
         Data.__post_init__(self)

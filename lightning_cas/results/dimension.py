@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lightning_cas.core.checks import integer_value, real_value
 from lightning_cas.core.network import Network
@@ -141,6 +141,23 @@ def check_dimension_numbers(result: "DimensionResult") -> None:
         raise ResultError(
             f"the rank certificate's bounds {cert.lower} <= rank <= {cert.upper} are not within 0 and {top}"
         )
+
+
+def proved(result: "DimensionResult", bound: str) -> "DimensionResult":
+    """``result`` (a generic mod-p rank) as exact, when its rank meets the proved upper bound ``bound`` (in words).
+
+    The mod-p rank is a proved lower bound: the Jacobian at the run's integer weights and inputs has a
+    nonzero r x r minor mod p, so a nonzero integer, so the rank over QQ there, and the generic rank, is
+    at least r. Meeting an upper bound that is a theorem makes the dimension proved: no failure bound."""
+    run = result.runs[0] if result.runs else {}
+    prime, seed = run.get("prime", result.primes[0] if result.primes else None), run.get("seed", result.seed)
+    n = result.dimension
+    detail = (
+        f"proved: rank >= {n} by a nonzero {n} x {n} minor of the Jacobian mod {prime} at the integer weights and "
+        f"inputs of seed {seed} (a nonzero integer); rank <= {n} by {bound}"
+    )
+    notes = tuple(note for note in result.notes if "under-count" not in note)
+    return replace(result, certainty="exact", certainty_detail=detail, failure_bound=None, notes=notes)
 
 
 @dataclass(frozen=True)
@@ -313,6 +330,8 @@ def dimension_text(result, spectrum: bool = False) -> str:
     lines.append(f"parameters {result.parameters}, {fiber} {result.fiber_dimension}, {ambient}")
     if result.failure_bound is not None:
         lines.append(f"failure bound {result.failure_bound:.3g} (probability that a run under-counts)")
+    if result.certainty == "exact" and result.certainty_detail:
+        lines.append(result.certainty_detail)
     if spectrum and result.bands:
         lines.append("singular values of the Jacobian at the point, in proved bands:")
         for b in result.bands:

@@ -18,7 +18,7 @@ from fractions import Fraction
 import torch
 from torch import nn
 
-from lightning_cas.core.blocks import MAX_BLOCKS, MAX_HEADS, MAX_TOKENS, MAX_WIDTH
+from lightning_cas.core.blocks import MAX_BLOCKS, MAX_HEADS, MAX_TOKENS
 from lightning_cas.core.checks import integer_value
 from lightning_cas.core.network import Activation, Attention, LayerNorm, Linear, Network, RMSNorm
 from lightning_cas.errors import InputError
@@ -87,6 +87,11 @@ def _shape(tensor, name: str, expected: tuple | None = None) -> tuple:
     if expected is not None and shape != expected:
         raise InputError(f"{name} has shape {shape}, expected {expected}.")
     return shape
+
+
+# every float of a module is read exactly (a Fraction each: 4 million took about 30 s), so a converted width
+# is bounded before any weight is read; the network itself has no width limit but its routes' estimates
+MAX_WIDTH = 256
 
 
 def _width(name: str, what: str, value: int) -> int:

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from lightning_cas.api import dimension
+from lightning_cas.backends.modp import failure_bound
 from lightning_cas.cli import main
 from lightning_cas.core.network import MLP, Attention, Linear, Network
 from lightning_cas.errors import InputError
@@ -70,14 +71,17 @@ def test_numpy_sizes_are_python_ints_and_never_wrap():
     flags = Network(2, 2, (Attention(np.int16(1), causal=np.bool_(True), residual=np.bool_(False)),))
     assert flags.blocks[0].causal is True and type(flags.blocks[0].residual) is int and flags.blocks[0].residual == 0
     with pytest.raises(InputError, match="above the supported maximum"):
-        Network(2, 2, (MLP(np.int16(30000)),))
+        Network(2, 2, (MLP(np.int32(1 << 21)),))
 
 
 def test_the_failure_bound_is_the_same_for_numpy_and_python_sizes():
     """The Schwartz-Zippel bound uses the weight degree: the same exact int either way."""
     a = dimension(Network(np.int8(2), 2, (Attention(np.int8(1)), MLP(np.int8(2), degree=np.int8(3)))))
     b = dimension(Network(2, 2, (Attention(1), MLP(2, degree=3))))
-    assert a.dimension == b.dimension and a.failure_bound == b.failure_bound and 0 < a.failure_bound < 1e-3
+    assert a.dimension == b.dimension and a.certainty == b.certainty and a.failure_bound == b.failure_bound
+    # the dimension here meets a proved bound (exact, no failure bound): the bound a run states, compared directly
+    bounds = [failure_bound(r.architecture, r.dimension, r.primes[0]) for r in (a, b)]
+    assert bounds[0] == bounds[1] and 0 < bounds[0] < 1e-3
 
 
 def _safetensors(path, name: str, dtype: str, shape: tuple, raw: bytes) -> None:

@@ -327,3 +327,16 @@ def test_verify_of_the_transformer_example_prints_a_bound_within_the_promise():
     assert res.exit_code == 0, res.stderr
     printed = [float(b) for b in re.findall(r"failure bound ([0-9.e+-]+) per run", res.stdout)]
     assert printed and all(b <= MAX_FAILURE_BOUND for b in printed), res.stdout
+
+
+def test_the_memory_estimate_follows_the_rank_not_the_weights():
+    from lightning_cas.backends.modp import working_bytes
+    from lightning_cas.core.network import Network
+
+    # 20,406 weights whose image has dimension at most 33: the echelon form holds at most 33 rows
+    thin = Network.polynomial_network((2, 2, 100, 100, 100, 2, 1))
+    assert working_bytes(thin) < 2**30
+    # a full-rank network: on its way to rank P the echelon form passes r = P / 2, P^2 / 4 entries
+    full = Architecture((256, 256), (256,), 2)
+    P = full.parameters
+    assert working_bytes(full) >= 8 * 3 * (P // 2) * (P - P // 2)

@@ -176,3 +176,16 @@ def test_records_are_not_dicts():
 def test_agreement_is_every_verdict_and_not_computed():
     assert [v.value for v in Verdict] == ["agree", "disagree", "defect", "no prediction", "not computed"]
     assert all(Verdict(v.value) is v and Verdict[v.name] is v for v in Verdict)
+
+
+def test_a_network_too_wide_for_its_bounds_keeps_its_record_without_a_prediction():
+    # (2, 2, 300, 300, 300, 2, 1): 181,206 weights, whose orbit rank predict would refuse as too large;
+    # the record (here a failed one) is judged "no prediction" instead of stopping the sweep
+    from lightning_cas.batch.records import Status, failed
+    from lightning_cas.batch.spec import Job
+    from lightning_cas.core.network import Network
+    from lightning_cas.core.verdict import Verdict
+
+    rec = failed(Job(Network.polynomial_network((2, 2, 300, 300, 300, 2, 1))), Status.ERROR, "stopped", "here")
+    assert rec.agreement is Verdict.NO_PREDICTION and rec.predicted is None
+    assert rec.prediction_status.startswith("not predicted: the bounds of predict")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -416,3 +417,55 @@ def test_a_spec_accepts_networks_of_blocks_and_writes_them_back(tmp_path):
     assert parse_spec(spec_toml("nets", sweep.jobs)).jobs == sweep.jobs
     with pytest.raises(InputError, match=r"\[\[network\]\] #1.*block 1 \(linear\): unknown key 'hiden'"):
         parse_spec(text.replace("out = 1", "hiden = 1"))
+
+
+# Rows of Dao-Rodriguez's published tables (github.com/daokevin06/MFA_PNNs, data/raw/2_1_architectures.csv and
+# data/processed/counterexamples.csv), as they write them; their dimension_computed is the rank mod two primes.
+PNN_CSV = textwrap.dedent("""\
+    h,exponent,architecture,num_parameters,dimension_computed,ambient_dimension,is_full_dimension,is_minimal
+    2,2,"[2, 2, 1]",6,3,3,True,True
+    2,2,"[2, 1, 1]",3,2,3,False,False
+    3,2,"[2, 5, 3, 1]",28,5,5,True,False
+    7,2,"[2, 3, 4, 5, 4, 6, 4, 1]",110,65,65,True,True
+    """)
+
+
+def test_a_csv_of_polynomial_networks_sweeps_with_the_fields_columns(tmp_path):
+    spec = write(tmp_path / "pnn.csv", PNN_CSV)
+    out = tmp_path / "out"
+    summary = json.loads(cli("sweep", spec, "--out", out, "-j", "2", "-q").stdout)
+    assert summary["ok"] == 4 and summary["error"] == 0
+    published = {r["architecture"]: r for r in csv.DictReader(open(spec))}
+    rows = list(csv.DictReader(open(out / "results.csv")))
+    assert {r["architecture"] for r in rows} == set(published)
+    for row in rows:
+        theirs = published[row["architecture"]]
+        assert row["dimension"] == theirs["dimension_computed"]
+        assert row["num_parameters"] == theirs["num_parameters"] and row["exponent"] == "2"
+        assert row["ambient_dimension"] == theirs["ambient_dimension"]
+        assert row["is_full_dimension"] == theirs["is_full_dimension"]
+        if row["is_full_dimension"] == "True":  # filling: the mod-p rank meets the ambient dimension, a proof
+            assert row["certainty"] == "exact" and "ambient dimension" in row["proof"]
+        assert row["split"].startswith("named ")
+    # (2, 1, 1): 3 weights, expected min(2 + 1 - 1, 3) = 2, no defect
+    thin = next(r for r in rows if r["architecture"] == "[2, 1, 1]")
+    assert (thin["expected_dimension"], thin["defect"]) == ("2", "0")
+    # resumable as any sweep: a second run computes nothing
+    again = json.loads(cli("sweep", spec, "--out", out, "-q").stdout)
+    assert again["cached"] == 4 and again["ran"] == 0
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("widths\n2-2-1\n", "line 1: a CSV spec needs a header with a column 'architecture'"),
+        ('architecture,exponent\n"[2, 0, 1]",2\n', "line 2: architecture must contain positive integers only"),
+        ('architecture,exponent\n"[2, 2, 1]",99\n', "line 2: exponent must be one integer from 1 to 16"),
+        ('architecture,exponent\n"[2, 2, 1]",2,7\n', "line 2: 3 fields, the header has 2"),
+    ],
+)
+def test_a_malformed_csv_spec_is_refused_with_its_line(tmp_path, text, words):
+    from lightning_cas.batch.spec import load_spec
+
+    with pytest.raises(InputError, match=re.escape(words)):
+        load_spec(write(tmp_path / "bad.csv", text))

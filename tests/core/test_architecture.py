@@ -35,7 +35,7 @@ def test_from_cli_strings():
         ((2.5, 2), (1,), 2, "integer"),
         ((True, 2), (1,), 2, "integer"),
         ((2, 2), (1,), 2.0, "integer"),
-        ((10**6, 2), (1,), 2, "maximum"),
+        ((10**7, 2), (1,), 2, "maximum"),
         ((2, 2), (1,), 10**6, "maximum"),
         (tuple([2] * 20), tuple([1] * 19), 2, "maximum"),
     ],

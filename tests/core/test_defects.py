@@ -1,7 +1,9 @@
 """The defect split: parameters - dimension = named orbit + mechanisms + unexplained, with counts that have
 closed forms, and the guards that refuse a split that does not add up."""
 
+import dataclasses
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from lightning_cas.errors import InputError, ResultError
 from lightning_cas.results.contract import encode
 from lightning_cas.results.dimension import DimensionResult, explained_lines
 from lightning_cas.results.verify import VerifyResult
+from lightning_cas.system.deadline import Deadline
 from lightning_cas.system.networks import load_network
 
 
@@ -110,12 +113,13 @@ def test_only_block_jacobian_is_the_full_jacobians_columns():
 
 
 def test_a_direction_outside_the_kernel_is_an_error(monkeypatch):
-    net = Network(3, 2, (Attention(2, residual=True), Linear(2)))  # a defect: the split stacks block kernels
+    net = Network(3, 2, (Attention(2, residual=True), Linear(2)))  # a defect: the split adds block kernels
     real = defects.block_kernels
 
-    def planted(net_, ar, wc, i, rng):
-        a, b, c = real(net_, ar, wc, i, rng)
-        return a, b, np.eye(c.shape[1])  # every direction: most are not in the kernel
+    def planted(net_, ar, wc, i, rng, memory=None):
+        a, b, c = real(net_, ar, wc, i, rng, memory)
+        # an empty annihilator: every direction of the block, most of which are not in the kernel
+        return a, b, (np.zeros((0, c[0].shape[1])), np.zeros(0, dtype=np.intp))
 
     monkeypatch.setattr(defects, "block_kernels", planted)
     with pytest.raises(ResultError, match="net_d3_t2_A1x2o3r-L2"):
@@ -139,3 +143,65 @@ def test_head_mixing_is_named():
     r = api.dimension(net)
     assert [(c.block, c.mechanism, c.count) for c in r.explained.causes] == [(0, "head mixing", 2)]
     assert r.explained.unexplained == 0 and r.explained.total == r.parameters - r.dimension
+
+
+def test_a_thin_image_of_many_weights_is_split_without_writing_its_kernel():
+    # (2, 2, 60, 60, 60, 2, 1) with x^2: 7446 weights and a dimension of at most 33 (the ambient space), so the
+    # kernel (P - dim vectors of P entries) would take 440 MB; the split keeps annihilators (and the forward
+    # pass's tangent arrays, 32 MB each, are then the largest thing it holds)
+    net = Network.polynomial_network((2, 2, 60, 60, 60, 2, 1))
+    dim = api.dimension(net).dimension
+    tracemalloc.start()
+    try:
+        split = explain(net, dim)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert split.total == net.parameters - dim and split.unexplained == 0
+    assert split.named_group == 2 + 60 + 60 + 60 + 2  # one scaling per hidden neuron
+    got = {(c.block, c.mechanism): c.count for c in split.causes}
+    # block 4 (60 x 60) sees squares of two linear forms in two variables, a 3-dim span of quadrics:
+    # every row of its matrix can move by a vector vanishing on it
+    assert got[(4, "bottleneck")] == 60 * (60 - 3)
+    assert peak < (net.parameters - dim) * net.parameters * 8 / 4
+
+
+def test_a_bound_met_prints_exact_with_its_proof():
+    # Dao-Rodriguez, MFA_PNNs data/processed/counterexamples.csv, row 1: (2, 3, 4, 5, 4, 6, 4, 1), x^2, fills its
+    # ambient space of dimension 65
+    r = api.dimension(Network.polynomial_network((2, 3, 4, 5, 4, 6, 4, 1)))
+    assert r.dimension == r.ambient_dimension == 65
+    assert r.certainty == "exact" and r.failure_bound is None
+    assert "65 x 65 minor" in r.certainty_detail and "ambient dimension 65" in r.certainty_detail
+    assert "proved: rank >= 65" in r.text()
+    # (3, 2, 2, 1) with x^3: 12 weights, 4 neuron scalings, and nothing else in the fiber
+    orbit = api.dimension(Network.polynomial_network((3, 2, 2, 1), 3))
+    assert orbit.dimension == 8 and orbit.certainty == "exact" and "named group's orbit" in orbit.certainty_detail
+    # x^2: sums of two squares are quadrics of rank 2 (a theorem's value, 7 = 2 * 4 - 1)
+    quadric = api.dimension(Network.polynomial_network((4, 2, 1), 2))
+    assert quadric.dimension == 7 and quadric.certainty == "exact" and "published" in quadric.certainty_detail
+    # neither met: probabilistic, with its bound
+    other = api.dimension(Network.polynomial_network((3, 2, 3, 1), 2))
+    assert other.certainty == "probabilistic" and 0 < other.failure_bound < 1e-3
+
+
+def test_the_dimension_survives_a_split_that_runs_out_of_time_or_memory():
+    net = Network.polynomial_network((2, 2, 40, 40, 40, 2, 1))
+    bare = api.dimension(net)
+    bare = dataclasses.replace(bare, explained=None)
+    refused = api._with_split(bare, Deadline(None), memory=2**20)
+    assert refused.dimension == bare.dimension and refused.explained is None
+    assert "defect split was skipped" in refused.text() and "would need about" in refused.notes[-1]
+    late = api._with_split(bare, Deadline(0.05), full_split=True)
+    assert late.dimension == bare.dimension and late.explained is None
+    assert "0.05 s time limit ran out" in late.notes[-1]
+
+
+def test_polynomial_network_spelling():
+    net = Network.polynomial_network((2, 945, 4, 5, 5, 4, 3, 1), 2)
+    # no width cap: 2 * 945 + 945 * 4 + 4 * 5 + 5 * 5 + 5 * 4 + 4 * 3 + 3 = 5750 weights, as the field counts them
+    assert net.parameters == 5750 and net.polynomial_widths() == ((2, 945, 4, 5, 5, 4, 3, 1), 2)
+    assert net.ambient_dimension == math.comb(2 + 64 - 1, 64)  # one output of degree 2^6 in 2 variables
+    assert Network(2, 1, (Linear(3, bias=True), Power(2), Linear(1))).polynomial_widths() is None
+    with pytest.raises(InputError, match="at least two widths"):
+        Network.polynomial_network((3,))

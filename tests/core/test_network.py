@@ -74,7 +74,7 @@ def test_the_documented_example_file_loads_with_its_defaults(tmp_path):
         ('[[block]]\nkind = "linear"', r"block 0 \(linear\): the key `out` is missing"),
         ('[[block]]\nkind = "mlp"\nhiden = 4', r"block 0 \(mlp\): unknown key 'hiden'"),
         ('[[block]]\nkind = "attention"\nattention = 2\ncausal = "yes"', r"causal must be true or false"),
-        ('[[block]]\nkind = "attention"\nattention = 100000', r"attention 100000 is above the supported maximum"),
+        ('[[block]]\nkind = "attention"\nattention = 10000000', r"attention 10000000 is above the supported maximum"),
         ('[[block]]\nkind = "attention"\nattention = 2\nnormalization = "relu"', r"normalization must be one of"),
         ("", r"at least one \[\[block\]\]"),
     ],
