@@ -6,11 +6,11 @@ canonical threshold of K at w*. Every bound below is proved (core.learning names
 quantities this package computes exactly or as one-sided bounds:
 - lower: the rank of the differential at w* (mod p ≤ over QQ, so a rank mod p is a lower bound too),
   Aoyagi's value for linear stacks (the global coefficient over the fiber is at most the local one);
-- upper: (n − dim_{w*} F)/2 with dim_{w*} F bounded from below by the orbit of the named group through w*
-  (exact over QQ), by n − r for an upper bound r of the generic rank, or computed exactly by Macaulay2
-  (the tangent cone of the fiber ideal at w*) within a size guard;
-- equalities: the generic rank, the closed forms of linear stacks at 0 and of one attention layer at points
-  where V = 0 or KᵀQ = 0 (a product of disjoint groups: λ = min, orders add).
+- upper: only real ones: (n − dim)/2 for the named group's real orbit through w* (exact over QQ), and the Newton
+  polyhedron's 1/(2τ) (learning_newton); a complex fiber dimension bounds nothing over ℝ;
+- equalities: the generic rank, a fiber smooth at w* (Macaulay2's tangent cone), a non-degenerate Newton
+  polyhedron, the closed forms of linear stacks at their least-rank points and of one attention layer where
+  V = 0 or KᵀQ = 0 (a product of disjoint groups: λ = min, orders add).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from lightning_cas.core.symmetry import orbit_dimension, orbit_rank_modp, random
 from lightning_cas.errors import M2ParseError, M2TimeoutError, UnsupportedError
 from lightning_cas.geometry.learning.closed_forms import closed_forms, one_layer_stratum
 from lightning_cas.geometry.learning.data import SPAN_MAX, span_ranks
+from lightning_cas.geometry.learning_newton import newton_bounds
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_int, json_str
 from lightning_cas.options import resolve
@@ -177,8 +178,10 @@ def _bracket(
                 ),
             )
         )
-        bounds += _fiber_bounds(net, values, rank, generic_up, opts if fiber else None, notes)
+        bounds += _fiber_bounds(net, values, rank, opts if fiber else None, notes)
         population_bounds = closed_forms(net, values)
+        if fiber:
+            population_bounds += newton_bounds(net, values, opts, notes)
         if lct:
             population_bounds.append(_lct_bound(net, values, opts.macaulay2))
         bounds += population_bounds if population else on_degenerate_data(population_bounds)
@@ -239,18 +242,16 @@ def on_degenerate_data(bounds: list[LearningBound]) -> list[LearningBound]:
     return out
 
 
-def _fiber_bounds(net: Network, values, rank: int, generic_up: int, opts, notes: list[str]) -> list[LearningBound]:
-    """Upper bounds from lower bounds of the fiber's dimension at w*, and the exact one from Macaulay2."""
+def _fiber_bounds(net: Network, values, rank: int, opts, notes: list[str]) -> list[LearningBound]:
+    """Upper bounds from real families inside the fiber, and the equality where the fiber is smooth at w*.
+
+    Only real statements bound λ from above: near a smooth piece of the real fiber F_ℝ of codimension c,
+    K ≤ C·dist(w, F_ℝ)², so λ ≤ c/2. The complex fiber's dimension (n − r for every fiber, Macaulay2's tangent
+    cone) can exceed the real one (Σ D_i U_i² at U = 0, D = 1: 5 over ℂ, 3 over ℝ), so it bounds nothing alone;
+    it decides λ only where it equals n − rank J(w*): then the fiber ideal is smooth at w* (Jacobian criterion),
+    its real points near w* are a manifold of codimension rank J(w*), and λ = rank/2."""
     n = net.parameters
-    out = [
-        LearningBound.of(
-            "upper",
-            Bound(
-                Fraction(generic_up, 2),
-                f"r/2 <= {generic_up}/2: every component of every fiber has dimension at least n - r",
-            ),
-        )
-    ]
+    out = []
     if n <= EXACT_ORBIT_MAX_WEIGHTS:
         orbit = orbit_dimension(net, values)
         out.append(
@@ -258,8 +259,8 @@ def _fiber_bounds(net: Network, values, rank: int, generic_up: int, opts, notes:
                 "upper",
                 Bound(
                     Fraction(n - orbit, 2),
-                    f"(n - {orbit})/2: the named group's "
-                    f"orbit through w* (dimension {orbit}, over QQ) lies in the fiber",
+                    f"(n - {orbit})/2: the real orbit of the named group through w* (dimension {orbit}, over QQ) "
+                    "is a smooth real family in the fiber",
                 ),
             )
         )
@@ -273,31 +274,27 @@ def _fiber_bounds(net: Network, values, rank: int, generic_up: int, opts, notes:
         except M2TimeoutError:
             notes.append(
                 f"the fiber's dimension at w* (Macaulay2's tangent cone) did not finish in {budget:.0f} s; the "
-                "bound from it is left out"
+                "equality from it is left out"
             )
             return out
-        notes.append(
-            f"the fiber through w* has dimension {local} at w* (Macaulay2: the tangent cone of the fiber "
-            "ideal at w*, over QQ)"
-        )
         if n - local < rank:
             raise AssertionError(f"the fiber's codimension {n - local} at w* is below the rank {rank} there")
-        out.append(
-            LearningBound.of(
-                "upper",
-                Bound(
-                    Fraction(n - local, 2),
-                    f"(n - dim F)/2 = {n - local}/2: the fiber has dimension {local} at w* (Macaulay2, exact)",
-                ),
-            )
-        )
         if n - local == rank:
             out.append(
                 LearningBound.of(
                     "equal",
-                    Bound(Fraction(rank, 2), f"rank J(w*) = codim F = {rank}: the fiber is smooth at w*, λ = rank/2"),
+                    Bound(
+                        Fraction(rank, 2),
+                        f"the complex fiber has dimension {local} = n - rank J(w*) at w* (Macaulay2's tangent "
+                        f"cone): smooth there, its real points a manifold of codimension {rank}, λ = {rank}/2",
+                    ),
                     1,
                 )
+            )
+        else:
+            notes.append(
+                f"the complex fiber through w* has dimension {local} at w* (Macaulay2's tangent cone); the real "
+                "fiber's may be smaller, so (n - dim)/2 is no bound over ℝ and is not used"
             )
     return out
 
