@@ -20,6 +20,7 @@ from fractions import Fraction
 
 from lightning_cas.core.learning import Bound
 from lightning_cas.core.network import Network
+from lightning_cas.core.symmetry import orbit_tangents
 from lightning_cas.errors import M2ParseError, M2TimeoutError
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_bool, json_get, json_int, json_str
@@ -47,10 +48,30 @@ class NewtonPolyhedron:
         return 1 / (2 * self.distance)
 
 
-def newton_polyhedron(net: Network, values, m2) -> NewtonPolyhedron | None:
-    """Macaulay2's Newton polyhedron of the fiber ideal at w*; None when the ideal is zero (f never moves)."""
+def slice_coordinates(net: Network, values) -> list[int]:
+    """Coordinates whose directions complete the named group's orbit tangent at w* (the pivots of its tangent
+    vectors, over QQ): holding them at w*'s values gives a linear slice transversal to the orbit. K is constant
+    on orbits, and the orbit map of a complement of the stabilizer times the slice is a local diffeomorphism at
+    w*, so K on the slice has the same λ and m."""
+    import flint
+
+    rows = orbit_tangents(net, values)
+    if not rows:
+        return []
+    M = flint.fmpq_mat(len(rows), net.parameters, [flint.fmpq(v.numerator, v.denominator) for r in rows for v in r])
+    R, rank = M.rref()
+    pivots = []
+    for i in range(rank):
+        pivots.append(next(j for j in range(net.parameters) if R[i, j] != 0))
+    return pivots
+
+
+def newton_polyhedron(net: Network, values, m2, fixed=()) -> NewtonPolyhedron | None:
+    """Macaulay2's Newton polyhedron of the fiber ideal at w*, on the slice that holds the coordinates ``fixed``;
+    None when the ideal is zero there (f never moves)."""
     columns = 1 if net.paper is not None else net.tokens
-    script, rec = m2.run("newton", {**package_params(net), "weightPoint": list(values), "columns": columns})
+    params = {**package_params(net), "weightPoint": list(values), "columns": columns, "fixed": list(fixed)}
+    script, rec = m2.run("newton", params)
     check_parameters(net, rec, script)
     if json_int(rec, "generators", script) == 0:
         return None
@@ -69,7 +90,7 @@ def newton_polyhedron(net: Network, values, m2) -> NewtonPolyhedron | None:
         )
     except (TypeError, ValueError, ZeroDivisionError):
         raise M2ParseError("Macaulay2's Newton polyhedron record is malformed", script) from None
-    _check(out, net.parameters, script)
+    _check(out, net.parameters - len(fixed), script)
     return out
 
 
@@ -88,15 +109,17 @@ def newton_bounds(net: Network, values, opts, notes: list[str]) -> list[Learning
         return []
     left = current().left("before the Newton polyhedron at w*")
     budget = NEWTON_SECONDS if left is None else min(NEWTON_SECONDS, left / 2)
+    fixed = slice_coordinates(net, values)
     try:
-        p = newton_polyhedron(net, values, replace(opts.macaulay2, deadline=Deadline(budget)))
+        p = newton_polyhedron(net, values, replace(opts.macaulay2, deadline=Deadline(budget)), fixed)
     except M2TimeoutError:
         notes.append(f"the Newton polyhedron at w* did not finish in {budget:.0f} s; the bounds from it are left out")
         return []
     if p is None:
         return []
     tau = _text(p.distance)
-    where = f"the Newton polyhedron of the fiber ideal at w* (moved to 0) meets the diagonal at τ = {tau}"
+    on = f", on the slice holding {len(fixed)} coordinates across the named group's orbit," if fixed else ""
+    where = f"the Newton polyhedron of the fiber ideal at w* (moved to 0){on} meets the diagonal at τ = {tau}"
     if p.nondegenerate:
         why = (
             f"{where}, on a face of codimension {p.codimension}; none of its {p.compact_faces} compact faces has a "

@@ -3,17 +3,23 @@
 -- on the real torus (a face part that is a sum of even monomials of one sign, or a saturation by the product of
 -- the variables that gives the unit ideal, which excludes complex torus zeros too). The first face that neither
 -- test clears is reported, and the Newton route is then silent (degenerate in these coordinates, or undecided).
+-- The coordinates listed in `fixed` are held at W's values: a linear slice transversal to the symmetry group's
+-- orbit, on which K has the same threshold and order (K is constant along the orbit).
 needsPackage "Polyhedra"
 N = neuralNetwork(inputWidth, tokens, blocks)
 I = fiberIdeal(N, weightPoint, Columns => columns)
 R = ring I
 n = numgens R
-toOrigin = map(R, R, apply(n, k -> R_k + (weightPoint#k) * 1_R))
-G = select(flatten entries gens toOrigin I, g -> g != 0)
+free = select(toList(0 .. n - 1), k -> not member(k, fixed))
+S = QQ[apply(free, k -> (getSymbol "s")_k)]
+toSlice = map(S, R, apply(n, k -> if member(k, fixed) then (weightPoint#k) * 1_S else S_(position(free, j -> j == k)) + (weightPoint#k) * 1_S))
+G = select(flatten entries gens toSlice I, g -> g != 0)
+R = S
+n = numgens S
 signedEven = p -> (
     lf := listForm p;
     all(lf, t -> all(t#0, even)) and (all(lf, t -> t#1 > 0) or all(lf, t -> t#1 < 0)))
-newtonRecord = () -> (
+newtonRecord = G -> (
     E := unique flatten apply(G, exponents);
     P := convexHull(transpose matrix E, id_(ZZ^n));
     (M, v) := facets P;
@@ -32,9 +38,30 @@ newtonRecord = () -> (
         else if saturate(ideal parts, torus) == ideal 1_R then bySaturation = bySaturation + 1
         else (bad = apply(f#0, j -> apply(flatten entries V_{j}, x -> lift(x, ZZ))); break));
     new HashTable from {
-        "parameters" => n, "generators" => #G, "exponents" => #E,
+        "generators" => #G, "exponents" => #E,
         "distance" => toString tau, "codimension" => rank matrix apply(tight, r -> r#0),
         "facets" => apply(rows, r -> append(r#0, r#1)), "tight" => apply(tight, r -> append(r#0, r#1)),
         "compact_faces" => #compact, "by_sign" => bySign, "by_saturation" => bySaturation,
         "nondegenerate" => bad === null, "degenerate_face" => bad})
-printRecord (if #G == 0 then new HashTable from {"parameters" => n, "generators" => 0} else newtonRecord())
+-- Where the slice is degenerate, a second chart: the independent linear parts of the generators become
+-- coordinates (the rows of their echelon form replace the identity at the pivots), the kernel of J(W) the rest.
+adapted = G -> (
+    L := matrix apply(G, g -> apply(gens R, x -> coefficient(x, g)));
+    E := reducedRowEchelonForm L;
+    rows := select(entries E, row -> any(row, c -> c != 0));
+    if #rows == 0 then return null;
+    T := mutableMatrix id_(QQ^n);
+    scan(rows, row -> (p := position(row, c -> c != 0); scan(n, j -> T_(p, j) = row#j)));
+    T = matrix T;
+    back := map(R, R, flatten entries (inverse T * transpose vars R));
+    select(apply(G, g -> back g), g -> g != 0))
+choose = G -> (
+    one := newtonRecord G;
+    if one#"nondegenerate" then return merge(one, new HashTable from {"coordinates" => "slice"}, (a, b) -> b);
+    G2 := adapted G;
+    if G2 === null then return merge(one, new HashTable from {"coordinates" => "slice"}, (a, b) -> b);
+    second := newtonRecord G2;
+    better := if second#"nondegenerate" or value second#"distance" > value one#"distance" then second else one;
+    merge(better, new HashTable from {"coordinates" => (if better === second then "adapted" else "slice")}, (a, b) -> b))
+printRecord merge(if #G == 0 then new HashTable from {"generators" => 0} else choose G,
+    new HashTable from {"parameters" => N#"parameters", "slice" => n}, (a, b) -> b)
