@@ -21,6 +21,7 @@ class Bound:
 
     value: Fraction
     reason: str
+    theorem: str = ""  # the theorem's short name, which the JSON gives for each end of the bracket
 
 
 def reduced_rank_regression(inputs: int, hidden: int, outputs: int, rank: int) -> tuple[Fraction, int]:
@@ -88,31 +89,9 @@ def regular(rank: int, generic: int, weights: int) -> Bound | None:
             Fraction(rank, 2),
             f"rank J(w*) = {rank} is the generic rank: the fiber is smooth of "
             f"codimension {rank} at w*, so λ = {rank}/2 with multiplicity 1",
+            "constant rank",
         )
     return None
-
-
-def bracket(rank: int, generic: int, weights: int, fiber_dimension: int | None = None) -> tuple[Bound, Bound]:
-    """The sound bracket from ranks and the fiber: rank J(w*)/2 ≤ λ ≤ (n − dim_{w*} F)/2 ≤ n/2; the generic
-    rank gives the equality (``regular``)."""
-    at = regular(rank, generic, weights)
-    if at is not None:
-        return at, at
-    lower = Bound(
-        Fraction(rank, 2), f"rank J(w*)/2 = {rank}/2: the Hessian of K at w* has rank {rank} (splitting lemma)"
-    )
-    if fiber_dimension is None:
-        upper = Bound(Fraction(weights, 2), f"n/2 = {weights}/2: the number of weights")
-    else:
-        codim = weights - fiber_dimension
-        if codim < rank:
-            raise AssertionError(f"the fiber's codimension {codim} is below rank J(w*) = {rank}")
-        upper = Bound(
-            Fraction(codim, 2),
-            f"(n − dim F)/2 = {codim}/2: the fiber through w* has dimension "
-            f"{fiber_dimension} there, and K is a nondegenerate quadratic form in its normal directions",
-        )
-    return lower, upper
 
 
 def _size(value, name: str) -> int:

@@ -76,9 +76,7 @@ def newton_polyhedron(net: Network, values, m2, fixed=()) -> NewtonPolyhedron | 
     if json_int(rec, "generators", script) == 0:
         return None
     try:
-        facets = tuple(
-            (tuple(int(v) for v in row[:-1]), Fraction(row[-1])) for row in json_get(rec, "facets", script)
-        )
+        facets = tuple((tuple(int(v) for v in row[:-1]), Fraction(row[-1])) for row in json_get(rec, "facets", script))
         bad = json_get(rec, "degenerate_face", script)
         out = NewtonPolyhedron(
             facets=facets,
@@ -126,14 +124,14 @@ def newton_bounds(net: Network, values, opts, notes: list[str]) -> list[Learning
             f"real torus zero (exact, Macaulay2): K is non-degenerate, λ = 1/(2τ) = {_text(p.value)} with "
             f"m = {p.codimension} (Varchenko 1976; Lin 2011 for ideals)"
         )
-        return [LearningBound.of("equal", Bound(p.value, why), p.codimension)]
+        return [LearningBound.of("equal", Bound(p.value, why, "Newton polyhedron, non-degenerate"), p.codimension)]
     face = ", ".join("(" + ",".join(map(str, v)) + ")" for v in p.degenerate_face or ())
     notes.append(
         f"Newton polyhedron at w*: degenerate in these coordinates (or undecided): the compact face with vertices "
         f"{face} has a face system with complex torus zeros and no sign argument; only its upper bound is used"
     )
     why = f"{where}: the weighted blow-up along a facet through it gives a real pole at -1/(2τ) (Varchenko 1976)"
-    return [LearningBound.of("upper", Bound(p.value, why))]
+    return [LearningBound.of("upper", Bound(p.value, why, "Newton distance"))]
 
 
 def _text(q: Fraction) -> str:

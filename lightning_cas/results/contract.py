@@ -29,7 +29,7 @@ from lightning_cas.core.numbers import allow_long_integers
 from lightning_cas.errors import InputError, ResultError
 from lightning_cas.results.display import html_document, markdown_document, printable
 
-CERTAINTIES = ("exact", "probabilistic", "numeric")
+CERTAINTIES = ("exact", "probabilistic", "numeric", "bounds")
 
 
 def _version() -> str:
@@ -271,7 +271,7 @@ class Provenance:
     """How a result was obtained; every result carries these keys (keyword-only, after its own fields)."""
 
     method: str  # a short method name, e.g. "modp", "m2-ker", "strata"
-    certainty: str  # exact | probabilistic | numeric
+    certainty: str  # exact | probabilistic | numeric | bounds (proved ends that do not meet)
     seed: int | None = None
     elapsed_s: float = 0.0
     m2_version: str | None = None
@@ -320,8 +320,8 @@ def certainty_text(result) -> str:
             f"{result.certainty}, NOT certified: {cert.lower} <= rank <= {cert.upper} proved, the value between "
             "them is a float estimate"
         )
-    if result.certainty == "exact":
-        return "exact" + detail
+    if result.certainty in ("exact", "bounds"):
+        return result.certainty + detail
     if result.certainty == "probabilistic":
         bound = getattr(result, "failure_bound", None)
         if bound is not None:

@@ -34,10 +34,11 @@ class LearningBound(Record):
     value: str  # "p/q"
     reason: str
     multiplicity: int | None = None
+    theorem: str = ""  # the theorem's short name ("splitting lemma", "Newton polyhedron", ...)
 
     @classmethod
     def of(cls, side: str, bound: Bound, multiplicity: int | None = None) -> "LearningBound":
-        return cls(Side(side), _text(bound.value), bound.reason, multiplicity)
+        return cls(Side(side), _text(bound.value), bound.reason, multiplicity, bound.theorem)
 
     @property
     def rational(self) -> Fraction:
@@ -63,6 +64,8 @@ class LearningCoefficientResult(Provenance, JsonResult):
     setting: str
     lower_reason: str = ""
     upper_reason: str = ""
+    lower_theorem: str = ""
+    upper_theorem: str = ""
     explanation: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     primes: tuple[int, ...] = ()
@@ -73,8 +76,12 @@ class LearningCoefficientResult(Provenance, JsonResult):
         cls, *, bounds: tuple[LearningBound, ...], parameters: int, **fields
     ) -> "LearningCoefficientResult":
         """The tightest bracket of ``bounds`` (and n/2); a lower bound above an upper one is a bug, never shown."""
-        top = LearningBound.of("upper", Bound(Fraction(parameters, 2), f"n/2 = {parameters}/2: the number of weights"))
-        lowers = [b for b in bounds if b.side in ("lower", "equal")] or [LearningBound(Side.LOWER, "0", "λ >= 0")]
+        top = LearningBound.of(
+            "upper", Bound(Fraction(parameters, 2), f"n/2 = {parameters}/2: the number of weights", "dimension")
+        )
+        lowers = [b for b in bounds if b.side in ("lower", "equal")] or [
+            LearningBound(Side.LOWER, "0", "λ >= 0", None, "positivity")
+        ]
         uppers = [b for b in bounds if b.side in ("upper", "equal")] + [top]
         # ties go to an equality (it names the theorem that decides λ), then to the first found
         low = max(lowers, key=lambda b: (b.rational, b.side == "equal"))
@@ -94,12 +101,15 @@ class LearningCoefficientResult(Provenance, JsonResult):
             bounds=bounds,
             lower_reason=low.reason,
             upper_reason=high.reason,
+            lower_theorem=low.theorem,
+            upper_theorem=high.theorem,
             method="ranks-fiber",
-            certainty="exact",
+            certainty="exact" if met else "bounds",
             method_detail="exact ranks mod p (lower bounds of ranks over QQ), the orbit through w* over QQ, "
             "the fiber's tangent cone in Macaulay2 within its guard, and closed forms",
-            certainty_detail="every bound is a theorem applied to a proved number: the bracket holds; "
-            "λ is exact when its ends meet",
+            certainty_detail="every bound is a theorem applied to a proved number: λ is exact when its ends meet"
+            if met
+            else "every bound is a theorem applied to a proved number: the bracket holds, λ inside it is not known",
             **fields,
         )
 
@@ -110,14 +120,14 @@ class LearningCoefficientResult(Provenance, JsonResult):
         lines = [f"learning coefficient at w* ({self.architecture}; {self.parameters} weights, w* {self.source}):"]
         if self.learning_coefficient is not None:
             order = "" if self.multiplicity is None else f" (pole of order {self.multiplicity})"
-            lines.append(f"  λ = {self.learning_coefficient}{order}   [exact]")
+            lines.append(f"  λ = {self.learning_coefficient}{order}   [exact: {self.lower_theorem}]")
             lines.append(f"  because {self.lower_reason}")
             if self.upper_reason != self.lower_reason:
                 lines.append(f"  and {self.upper_reason}")
         else:
             lines.append(f"  {self.lower} <= λ <= {self.upper}   [a proved bracket]")
-            lines.append(f"  lower {self.lower}: {self.lower_reason}")
-            lines.append(f"  upper {self.upper}: {self.upper_reason}")
+            lines.append(f"  lower {self.lower} ({self.lower_theorem}): {self.lower_reason}")
+            lines.append(f"  upper {self.upper} ({self.upper_theorem}): {self.upper_reason}")
         low, high = self.generic_rank
         generic = str(low) if low == high else f"between {low} and {high}"
         lines.append(f"  rank of the differential at w*: {self.rank_at_point}; generic rank {generic}")

@@ -47,14 +47,10 @@ def test_the_deep_value_lies_in_the_sound_bracket(widths, data):
         assert (lam, m) == (Fraction(image, 2), 1)
 
 
-def test_the_bracket_is_an_equality_at_generic_rank_and_sound_elsewhere():
-    lo, hi = learning.bracket(5, 5, 9)
-    assert lo == hi and lo.value == Fraction(5, 2) and "generic rank" in lo.reason
-    lo, hi = learning.bracket(3, 5, 9, fiber_dimension=4)
-    assert (lo.value, hi.value) == (Fraction(3, 2), Fraction(5, 2)) and "splitting" in lo.reason
-    assert learning.bracket(3, 5, 9)[1].value == Fraction(9, 2)
-    with pytest.raises(AssertionError):
-        learning.bracket(4, 5, 9, fiber_dimension=6)  # a fiber of codimension 3 < rank 4 is impossible
+def test_the_generic_rank_decides_and_nothing_else_does():
+    eq = learning.regular(5, 5, 9)
+    assert eq is not None and eq.value == Fraction(5, 2) and eq.theorem == "constant rank"
+    assert learning.regular(3, 5, 9) is None
 
 
 @pytest.mark.parametrize("args", [(-1, 2, 2, 0), (2, 2, 2, 3), (2, "2", 2, 0), (True, 2, 2, 0)])

@@ -112,6 +112,7 @@ def _analytic(net: Network, point, opts) -> LearningCoefficientResult:
         Fraction(proved, 2),
         f"rank J(w*) >= {proved} (certified with arb balls) reaches the generic rank's upper bound n - orbit = "
         f"{generic_up}: an analytic map of constant rank near w*, so λ = {proved}/2 with multiplicity 1",
+        "constant rank",
     )
     return LearningCoefficientResult.from_bounds(
         architecture=net,
@@ -175,6 +176,7 @@ def _bracket(
                 Bound(
                     Fraction(rank, 2),
                     f"rank J(w*)/2 = {rank}/2: the Hessian of K at w* has this rank (splitting lemma)",
+                    "splitting lemma",
                 ),
             )
         )
@@ -238,7 +240,7 @@ def on_degenerate_data(bounds: list[LearningBound]) -> list[LearningBound]:
     for b in bounds:
         if b.side == "lower":
             continue
-        out.append(LearningBound(Side.UPPER, b.value, b.reason + " (an upper bound on this data)", None))
+        out.append(LearningBound(Side.UPPER, b.value, b.reason + " (an upper bound on this data)", None, b.theorem))
     return out
 
 
@@ -261,6 +263,7 @@ def _fiber_bounds(net: Network, values, rank: int, opts, notes: list[str]) -> li
                     Fraction(n - orbit, 2),
                     f"(n - {orbit})/2: the real orbit of the named group through w* (dimension {orbit}, over QQ) "
                     "is a smooth real family in the fiber",
+                    "real orbit in the fiber",
                 ),
             )
         )
@@ -287,6 +290,7 @@ def _fiber_bounds(net: Network, values, rank: int, opts, notes: list[str]) -> li
                         Fraction(rank, 2),
                         f"the complex fiber has dimension {local} = n - rank J(w*) at w* (Macaulay2's tangent "
                         f"cone): smooth there, its real points a manifold of codimension {rank}, λ = {rank}/2",
+                        "smooth fiber (Jacobian criterion)",
                     ),
                     1,
                 )
@@ -326,6 +330,7 @@ def _lct_bound(net: Network, values, m2) -> LearningBound:
             value / 2,
             f"lct/2 = {_fraction(value)}/2: half the complex log canonical "
             "threshold of the fiber ideal (Dmodules; Saito 2007)",
+            "Saito 2007 (lct)",
         ),
     )
 

@@ -10,6 +10,8 @@ from lightning_cas.core.learning import Bound
 from lightning_cas.core.network import Linear, Network
 from lightning_cas.results.learning import LearningBound
 
+PRODUCT = "product of disjoint factors"
+
 
 def closed_forms(net: Network, values) -> list[LearningBound]:
     stack = _linear_stack(net)
@@ -63,22 +65,20 @@ def _product(mats):
 
 
 def _linear_bounds(net: Network, values, widths: list[int]) -> list[LearningBound]:
-    """Aoyagi's value at the true map's rank: exact at w* = 0 (K is homogeneous, so 0 is the deepest point of
-    its fiber), a lower bound elsewhere (the global coefficient over the fiber is the least local one)."""
-    r = _rank(_product(_matrices(net, values)))
+    """Aoyagi's value at the true map's rank r: the global coefficient over the fiber, so a lower bound of the local
+    one everywhere, and equal to it where every factor has rank r. Those points form one orbit of the hidden
+    GL's (each hidden space splits as the image of the factor before it plus the kernel of the factor after it),
+    and every point of the fiber flows inside its orbit to one of them (shrink the part of each hidden space
+    that the next factor kills), so by semicontinuity they carry the least local value: Aoyagi's."""
+    mats = _matrices(net, values)
+    r = _rank(_product(mats))
     lam, m = learning.deep_linear(widths, r)
     where = f"Aoyagi's formula for linear stacks, widths {'-'.join(map(str, widths))}, true rank {r}"
-    if not any(values):
-        return [
-            LearningBound.of(
-                "equal",
-                Bound(lam, f"{where}, at w* = 0 (the origin is the deepest point of the fiber of a homogeneous K)"),
-                m,
-            )
-        ]
-    return [
-        LearningBound.of("lower", Bound(lam, f"{where}: the coefficient over the whole fiber, at most the local one"))
-    ]
+    if all(_rank(M) == r for M in mats):
+        why = f"{where}, at a point where every factor has rank {r} (the least-rank points carry the global value)"
+        return [LearningBound.of("equal", Bound(lam, why, "Aoyagi 2024, least-rank point"), m)]
+    why = f"{where}: the coefficient over the whole fiber, at most the local one"
+    return [LearningBound.of("lower", Bound(lam, why, "Aoyagi 2024"))]
 
 
 def _one_layer_bounds(paper, values) -> list[LearningBound]:
@@ -134,11 +134,13 @@ def _one_layer_bounds(paper, values) -> list[LearningBound]:
     lam = min(p[0] for p in parts)
     if all(p[2] for p in parts):
         m = sum(p[1] for p in parts if p[0] == lam)
-        return [LearningBound.of("equal", Bound(lam, f"{where}: {why}; λ = {lam}, the least"), m)]
-    out = [LearningBound.of("lower", Bound(lam, f"{where}: {why}; λ is the least of the factors'"))]
+        return [LearningBound.of("equal", Bound(lam, f"{where}: {why}; λ = {lam}, the least", PRODUCT), m)]
+    out = [LearningBound.of("lower", Bound(lam, f"{where}: {why}; λ is the least of the factors'", PRODUCT))]
     exact = [p for p in parts if p[2]]
     if exact:
-        out.append(LearningBound.of("upper", Bound(exact[0][0], f"{where}: λ = min(λ_V, λ_A) <= λ_V = {exact[0][0]}")))
+        out.append(
+            LearningBound.of("upper", Bound(exact[0][0], f"{where}: λ = min(λ_V, λ_A) <= λ_V = {exact[0][0]}", PRODUCT))
+        )
     return out
 
 
