@@ -44,13 +44,36 @@ def test_one_attention_layer_at_the_special_points(m2, weights, expected, order)
 
 
 def test_macaulay2s_fiber_closes_what_the_rank_alone_leaves_open(m2):
-    """At V = 0 the rank (2) is below the generic rank (4): λ = 1 needs the fiber's dimension at w*."""
+    """At V = 0 the rank (2) is below the generic rank (4): the complex fiber has dimension 4 = n - rank at w*, so
+    it is smooth there and its real points have codimension 2: λ = 1 by that route as well as the closed form."""
     r = learning_coefficient(ONE, {"weights": [1, 2, 3, -1, 0, 0]})
-    fiber = [b for b in r.bounds if "Macaulay2" in b.reason and b.side == "upper"]
-    assert fiber and _value(fiber[0].value) == 1 and r.rank_at_point == 2
+    smooth = [b for b in r.bounds if b.theorem.startswith("smooth fiber")]
+    assert smooth and smooth[0].side == "equal" and _value(smooth[0].value) == 1 and r.rank_at_point == 2
     no_fiber = learning_coefficient(ONE, {"weights": [1, 2, 3, -1, 0, 0]}, fiber=False)
     assert not any("Macaulay2" in b.reason for b in no_fiber.bounds)
     assert _value(no_fiber.learning_coefficient) == 1  # the closed form alone (V = 0) decides it too
+
+
+def test_the_complex_fiber_bounds_nothing_over_the_reals(m2):
+    """f = (Σ D_i U_i²) x² at U = 0, D = 1: the complex fiber has dimension 5 at w*, the real one 3. The old bracket
+    [0, 1/2] came from the complex dimension and excluded the truth 3/4 (K ≍ |U|⁴ in three variables); now the
+    Newton polyhedron on the slice D = 1 decides it, and no upper bound below 3/4 is printed."""
+    net = Network(1, 1, (MLP(3, degree=2, out=1),))
+    r = learning_coefficient(net, {"weights": [0, 0, 0, 1, 1, 1]})
+    assert r.learning_coefficient == "3/4" and r.multiplicity == 1 and r.certainty == "exact", r.text()
+    assert r.lower_theorem == "Newton polyhedron, non-degenerate"
+    assert all(_value(b.value) >= Fraction(3, 4) for b in r.bounds if b.side == "upper")
+    assert any("dimension 5" in n and "no bound" in n for n in r.notes)
+    data = json.loads(r.to_json())
+    assert data["lower_theorem"] == data["upper_theorem"] == "Newton polyhedron, non-degenerate"
+
+
+def test_a_bracket_is_not_exact_and_names_both_theorems(m2):
+    """Where the ends differ the certainty is "bounds", never "exact", and each end names its theorem."""
+    net = Network(2, 1, (MLP(2, degree=2, out=1),))
+    r = learning_coefficient(net, {"weights": [0] * net.parameters})
+    assert r.learning_coefficient is None and r.certainty == "bounds", r.text()
+    assert r.lower_theorem and r.upper_theorem and r.lower != r.upper
 
 
 @pytest.mark.parametrize("widths", [(2, 2, 2), (3, 1, 2), (2, 3, 1), (1, 1, 1, 1), (2, 1, 2, 1)])
