@@ -27,16 +27,21 @@ newtonRecord = G -> (
     ratio := r -> (r#1) / (sum r#0);
     tau := max apply(rows, ratio);
     tight := select(rows, r -> ratio r == tau);
+    -- a compact face is the intersection of the facets through its vertices: its exponents are those on all of them
+    onFacet := apply(rows, r -> set select(#E, j -> sum(r#0, E#j, times) == r#1));
     V := vertices P;
+    vertexAt := apply(numColumns V, j -> position(E, e -> e == apply(flatten entries V_{j}, x -> lift(x, ZZ))));
     compact := flatten apply(toList(1 .. n), k -> select(faces(k, P), f -> #(f#1) == 0));
     (bySign, bySaturation, bad) := (0, 0, null);
     torus := product gens R;
     for f in compact do (
-        F := convexHull V_(f#0);
-        parts := select(apply(G, g -> sum(select(terms g, t -> contains(F, transpose matrix exponents t)))), p -> p != 0);
+        vs := set apply(f#0, j -> vertexAt#j);
+        onFace := fold((a, b) -> a * b, select(onFacet, F -> isSubset(vs, F)));
+        exps := set apply(toList onFace, j -> E#j);
+        parts := select(apply(G, g -> sum(select(terms g, t -> exps#?(first exponents t)))), p -> p != 0);
         if any(parts, signedEven) then bySign = bySign + 1
         else if saturate(ideal parts, torus) == ideal 1_R then bySaturation = bySaturation + 1
-        else (bad = apply(f#0, j -> apply(flatten entries V_{j}, x -> lift(x, ZZ))); break));
+        else (bad = apply(toList vs, j -> E#j); break));
     new HashTable from {
         "generators" => #G, "exponents" => #E,
         "distance" => toString tau, "codimension" => rank matrix apply(tight, r -> r#0),
