@@ -35,6 +35,12 @@ from lightning_cas.cli.progress import progress_display
 )
 @LAYOUT_OPTION
 @click.option("--lct", is_flag=True, help="Add lct/2 (Dmodules' log canonical threshold; 6 weights at most).")
+@click.option(
+    "--charts",
+    default=None,
+    metavar="FILE",
+    help="Write the Newton polyhedron's chart data (JSON) where it decides λ (docs/learning.md).",
+)
 @SEED_OPTION
 @TIMEOUT_OPTION
 @M2_OPTION
@@ -52,6 +58,7 @@ def llc_command(
     inputs,
     layout,
     lct,
+    charts,
     seed,
     timeout,
     m2,
@@ -71,3 +78,7 @@ def llc_command(
             arch, point, seed=seed, timeout=timeout, m2=m2, fiber=not no_fiber, lct=lct, inputs=inputs, layout=layout
         )
     echo(result.to_json() if as_json else result.text())
+    if charts is not None:
+        from lightning_cas.geometry.learning import write_chart_data
+
+        echo(write_chart_data(arch, result, point, charts, seed=seed, m2=m2))

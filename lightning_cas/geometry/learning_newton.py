@@ -29,6 +29,7 @@ from lightning_cas.system.deadline import Deadline, current
 
 NEWTON_MAX_WEIGHTS = 12  # the face lattice and one saturation per compact face: seconds up to here
 NEWTON_SECONDS = 60.0  # at most this much of a call's time
+NONDEGENERATE = "Newton polyhedron, non-degenerate"  # the theorem's name on the bound it decides
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ class NewtonPolyhedron:
     compact_faces: int
     nondegenerate: bool
     degenerate_face: tuple[tuple[int, ...], ...] | None
+    exponents: tuple[tuple[int, ...], ...] = ()  # of the generators' terms, on the slice
+    coordinates: str = "slice"  # or "adapted": the linear parts of the generators as coordinates
+    change: tuple[tuple[str, ...], ...] = ()  # "adapted": new coordinates = change · slice coordinates
 
     @property
     def value(self) -> Fraction:
@@ -85,6 +89,9 @@ def newton_polyhedron(net: Network, values, m2, fixed=()) -> NewtonPolyhedron | 
             compact_faces=json_int(rec, "compact_faces", script),
             nondegenerate=json_bool(rec, "nondegenerate", script),
             degenerate_face=None if bad is None else tuple(tuple(int(v) for v in p) for p in bad),
+            exponents=tuple(tuple(int(v) for v in e) for e in json_get(rec, "exponent_list", script)),
+            coordinates=json_str(rec, "coordinates", script),
+            change=tuple(tuple(str(v) for v in row) for row in rec.get("change", ())),
         )
     except (TypeError, ValueError, ZeroDivisionError):
         raise M2ParseError("Macaulay2's Newton polyhedron record is malformed", script) from None
@@ -117,6 +124,8 @@ def newton_bounds(net: Network, values, opts, notes: list[str]) -> list[Learning
         return []
     tau = _text(p.distance)
     on = f", on the slice holding {len(fixed)} coordinates across the named group's orbit," if fixed else ""
+    if p.coordinates == "adapted":
+        on += " in coordinates that make the linear parts of the generators coordinates,"
     where = f"the Newton polyhedron of the fiber ideal at w* (moved to 0){on} meets the diagonal at τ = {tau}"
     if p.nondegenerate:
         why = (
@@ -124,7 +133,7 @@ def newton_bounds(net: Network, values, opts, notes: list[str]) -> list[Learning
             f"real torus zero (exact, Macaulay2): K is non-degenerate, λ = 1/(2τ) = {_text(p.value)} with "
             f"m = {p.codimension} (Varchenko 1976; Lin 2011 for ideals)"
         )
-        return [LearningBound.of("equal", Bound(p.value, why, "Newton polyhedron, non-degenerate"), p.codimension)]
+        return [LearningBound.of("equal", Bound(p.value, why, NONDEGENERATE), p.codimension)]
     face = ", ".join("(" + ",".join(map(str, v)) + ")" for v in p.degenerate_face or ())
     notes.append(
         f"Newton polyhedron at w*: degenerate in these coordinates (or undecided): the compact face with vertices "
@@ -132,6 +141,41 @@ def newton_bounds(net: Network, values, opts, notes: list[str]) -> list[Learning
     )
     why = f"{where}: the weighted blow-up along a facet through it gives a real pole at -1/(2τ) (Varchenko 1976)"
     return [LearningBound.of("upper", Bound(p.value, why, "Newton distance"))]
+
+
+def chart_data(net: Network, values, m2) -> dict | None:
+    """The data a proof of λ consumes, for a point the Newton polyhedron decides (None otherwise): the slice
+    (coordinates held at w*), the chart's coordinates, the generators' exponents, and for each facet ⟨a, x⟩ ≥ N
+    of Γ₊(I) the weighted blow-up chart along a: K = y^(2N)·(unit where non-degenerate), Jacobian y^(|a| − 1),
+    candidate pole −|a|/(2N). λ is the least candidate and m the rank of the normals that attain it. This is
+    the weighted blow-up of each facet, not a full toric resolution (a regular refinement of the normal fan)."""
+    fixed = slice_coordinates(net, values)
+    p = newton_polyhedron(net, values, m2, fixed)
+    if p is None or not p.nondegenerate:
+        return None
+    return {
+        "network": net.label(),
+        "weights": [str(v) for v in values],
+        "slice_fixed": fixed,
+        "coordinates": p.coordinates,
+        "change": [list(row) for row in p.change],
+        "exponents": [list(e) for e in p.exponents],
+        "facets": [
+            {
+                "normal": list(a),
+                "N": _text(N),
+                "K_exponent": _text(2 * N),
+                "jacobian_exponent": sum(a) - 1,
+                "pole": _text(Fraction(sum(a)) / (2 * N)) if N else None,
+            }
+            for a, N in p.facets
+        ],
+        "distance": _text(p.distance),
+        "learning_coefficient": _text(p.value),
+        "multiplicity": p.codimension,
+        "compact_faces_non_degenerate": p.compact_faces,
+        "theorem": "Varchenko 1976; Lin 2011 (sos-non-degenerate ideals); uniform prior",
+    }
 
 
 def _text(q: Fraction) -> str:

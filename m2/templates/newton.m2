@@ -43,7 +43,7 @@ newtonRecord = G -> (
         else if saturate(ideal parts, torus) == ideal 1_R then bySaturation = bySaturation + 1
         else (bad = apply(toList vs, j -> E#j); break));
     new HashTable from {
-        "generators" => #G, "exponents" => #E,
+        "generators" => #G, "exponents" => #E, "exponent_list" => E,
         "distance" => toString tau, "codimension" => rank matrix apply(tight, r -> r#0),
         "facets" => apply(rows, r -> append(r#0, r#1)), "tight" => apply(tight, r -> append(r#0, r#1)),
         "compact_faces" => #compact, "by_sign" => bySign, "by_saturation" => bySaturation,
@@ -59,13 +59,14 @@ adapted = G -> (
     scan(rows, row -> (p := position(row, c -> c != 0); scan(n, j -> T_(p, j) = row#j)));
     T = matrix T;
     back := map(R, R, flatten entries (inverse T * transpose vars R));
-    select(apply(G, g -> back g), g -> g != 0))
+    (T, select(apply(G, g -> back g), g -> g != 0)))
 choose = G -> (
     one := newtonRecord G;
     if one#"nondegenerate" then return merge(one, new HashTable from {"coordinates" => "slice"}, (a, b) -> b);
-    G2 := adapted G;
-    if G2 === null then return merge(one, new HashTable from {"coordinates" => "slice"}, (a, b) -> b);
-    second := newtonRecord G2;
+    TG := adapted G;
+    if TG === null then return merge(one, new HashTable from {"coordinates" => "slice"}, (a, b) -> b);
+    second := merge(newtonRecord TG#1, new HashTable from {"change" => apply(entries TG#0, r -> apply(r, toString))},
+        (a, b) -> b);
     better := if second#"nondegenerate" or value second#"distance" > value one#"distance" then second else one;
     merge(better, new HashTable from {"coordinates" => (if better === second then "adapted" else "slice")}, (a, b) -> b))
 printRecord merge(if #G == 0 then new HashTable from {"generators" => 0} else choose G,

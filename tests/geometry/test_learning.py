@@ -232,3 +232,42 @@ def test_a_tangent_cone_that_runs_long_is_left_out_not_waited_for(m2, monkeypatc
     r = learning_coefficient(net, {"weights": weights}, seed=1)
     assert any("did not finish in 2 s" in n for n in r.notes), r.notes
     assert 0 < _value(r.lower) <= _value(r.upper) <= Fraction(net.parameters, 2)
+
+
+def _check_charts(data: dict) -> tuple[Fraction, int]:
+    """An independent reader's check of the chart data: every facet is a valid, supporting inequality of the
+    exponents' Newton polyhedron, its blow-up chart has K exponent 2N and Jacobian exponent |a| - 1, and λ and m
+    are the least candidate pole |a|/(2N) and the rank of the normals attaining it."""
+    exps = data["exponents"]
+    poles = []
+    for f in data["facets"]:
+        a, N = f["normal"], Fraction(f["N"])
+        values = [sum(x * e for x, e in zip(a, exp)) for exp in exps]
+        assert min(a) >= 0 and min(values) == N, f  # valid on every exponent, tight on one
+        assert Fraction(f["K_exponent"]) == 2 * N and f["jacobian_exponent"] == sum(a) - 1
+        if N > 0:
+            poles.append((Fraction(sum(a)) / (2 * N), a))
+    lam = min(p for p, _ in poles)
+    tight = [a for p, a in poles if p == lam]
+    rank = int(np.linalg.matrix_rank(np.array(tight, dtype=float)))
+    return lam, rank
+
+
+def test_chart_data_is_written_where_newton_decides_and_checks(m2, tmp_path):
+    """At the aligned point of the 2 -> 1 layer (λ = 7/4) and the sum-of-squares point (3/4): the CLI writes the
+    charts, and the reader's check recomputes λ and m from them."""
+    for args, weights, value in (
+        (["--widths", "2,1", "--attention", "1", "--tokens", "2"], [1, 0, 1, 0, 1, 0], Fraction(7, 4)),
+        (["--arch", str(tmp_path / "sos.toml")], [0, 0, 0, 1, 1, 1], Fraction(3, 4)),
+    ):
+        (tmp_path / "sos.toml").write_text(
+            'input = 1\ntokens = 1\n[[block]]\nkind = "mlp"\nhidden = 3\ndegree = 2\nout = 1\n'
+        )
+        point, charts = tmp_path / "w.json", tmp_path / "charts.json"
+        point.write_text(json.dumps({"weights": weights}))
+        run = [sys.executable, "-m", "lightning_cas", "llc", *args, "-q", "--at", str(point), "--charts", str(charts)]
+        ok = subprocess.run(run, capture_output=True, text=True, timeout=300)
+        assert ok.returncode == 0 and "chart data written" in ok.stdout, ok.stderr
+        data = json.loads(charts.read_text())
+        lam, m = _check_charts(data)
+        assert lam == value == Fraction(data["learning_coefficient"]) and m == data["multiplicity"] == 1

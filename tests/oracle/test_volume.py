@@ -48,7 +48,13 @@ def test_the_sum_of_squares_point_is_three_quarters_by_both_routes(m2):
         (Architecture((3, 1), (1,), tokens=2), [1, 0, 0, 1, 0, 0, 1, 0, 0], (0, 6), "3", 1),  # codim/2 = 7/2
         (Architecture((2, 2), (1,), tokens=2), [1, 0, 1, 0, 1, 0, 2, 0], (0, 4), "11/4", 1),
         (Network(2, 1, (Linear(2), Linear(2))), [0] * 8, (), "3/2", 1),  # Aoyagi-Watanabe at 0
-        (Network(3, 1, (Linear(2), Linear(3))), [1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0], (0, 3, 7), "7/2", 2),  # odd case: m = 2
+        (
+            Network(3, 1, (Linear(2), Linear(3))),
+            [1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0],
+            (0, 3, 7),
+            "7/2",
+            2,
+        ),  # odd case: m = 2
     ],
     ids=["zero", "V=0", "aligned-2", "aligned-3", "aligned-22", "linear-0", "linear-rank1"],
 )

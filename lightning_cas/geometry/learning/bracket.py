@@ -91,6 +91,26 @@ def learning_coefficient(
     return result.finish(source=source, elapsed_s=time.perf_counter() - start)
 
 
+def write_chart_data(net: Network, result: LearningCoefficientResult, at, path, *, seed: int = 0, m2=None) -> str:
+    """Write the Newton polyhedron's chart data (learning_newton.chart_data) for ``result``'s point to ``path``,
+    where a non-degenerate polyhedron decides λ; a line saying what was written, or why nothing was."""
+    import json
+    from pathlib import Path
+
+    from lightning_cas.geometry.learning_newton import NONDEGENERATE, chart_data
+
+    if not any(b.theorem == NONDEGENERATE for b in result.bounds):
+        return "no chart data: no non-degenerate Newton polyhedron decides λ at this point"
+    opts = resolve("llc", net, seed=seed, timeout=None, m2=m2, session=None)
+    point, _ = _point(net, at, opts.seed)
+    with opts.deadline():
+        data = chart_data(net, list(point.values), opts.macaulay2)
+    if data is None:
+        return "no chart data: the Newton polyhedron is degenerate in these coordinates"
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    return f"chart data written to {path}"
+
+
 def _analytic(net: Network, point, opts) -> LearningCoefficientResult:
     """An analytic network (softmax, gelu, tanh, LayerNorm): λ = r/2 with m = 1 at a point of generic rank (the
     rank is constant near w*, so the fiber is an analytic manifold of codimension r there); refused elsewhere,
