@@ -11,6 +11,9 @@ Move w* to 0 and let g_i = c_i(w* + w) − c_i(w*) generate the fiber ideal I; K
   ideals; the prior is uniform, so positive at w*). Macaulay2 decides each face exactly
   (m2/templates/newton.m2): a face part that is a sum of even monomials of one sign, or a saturation by the
   product of the variables that gives the unit ideal.
+Coordinates: first the slice across the named group's orbit (``slice_coordinates``); where it is degenerate, a
+second chart in which the generators' independent linear parts are coordinates (the splitting lemma's), and
+the chart that decides, or else the larger τ, is kept. Each is a linear change of the weights, so λ and m stay.
 """
 
 from __future__ import annotations
