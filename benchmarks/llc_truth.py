@@ -66,8 +66,9 @@ def cases() -> list[tuple[str, object, list]]:
         ("attention 2-2 V rank 1 aligned", two, [1, 0, 1, 0, 1, 0, 2, 0]),
         ("attention 2-2 V=0", two, [1, 2, 3, -1, 0, 0, 0, 0]),
         ("attention 2-2 generic", two, [1, 2, 3, -1, 1, 2, 2, -1]),
-        ("attention 2-2 a=2 both rank 1", wide, [1, 2, 2, 4, 1, 0, 0, 1, 1, 2, 2, 4]),
-        ("attention 2-2 a=2 both rank 1 aligned", wide, [1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 0]),
+        ("attention 2-2 a=2 aligned, K invertible", wide, [1, 2, 2, 4, 1, 0, 0, 1, 1, 2, 2, 4]),
+        ("attention 2-2 a=2 aligned, Q K rank 1", wide, [1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 0]),
+        ("attention 2-2 a=2 both rank 1 apart", wide, [1, 2, 2, 4, 1, 0, 0, 1, 2, -1, 4, -2]),
         ("attention 2-2 a=2 A rank 1", wide, [1, 2, 2, 4, 1, 0, 0, 1, 1, 2, -1, 3]),
     ]
     sos3, sos2, mono = (Network(1, 1, (MLP(h, degree=2, out=1),)) for h in (3, 2, 1))
