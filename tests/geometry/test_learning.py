@@ -253,21 +253,27 @@ def _check_charts(data: dict) -> tuple[Fraction, int]:
     return lam, rank
 
 
-def test_chart_data_is_written_where_newton_decides_and_checks(m2, tmp_path):
-    """At the aligned point of the 2 -> 1 layer (λ = 7/4) and the sum-of-squares point (3/4): the CLI writes the
-    charts, and the reader's check recomputes λ and m from them."""
-    for args, weights, value in (
-        (["--widths", "2,1", "--attention", "1", "--tokens", "2"], [1, 0, 1, 0, 1, 0], Fraction(7, 4)),
-        (["--arch", str(tmp_path / "sos.toml")], [0, 0, 0, 1, 1, 1], Fraction(3, 4)),
-    ):
-        (tmp_path / "sos.toml").write_text(
-            'input = 1\ntokens = 1\n[[block]]\nkind = "mlp"\nhidden = 3\ndegree = 2\nout = 1\n'
-        )
+def test_chart_data_recomputes_lambda_for_an_outside_reader(m2):
+    """The sum-of-squares point (λ = 3/4): the chart data's facets are valid and λ, m recompute from them."""
+    from lightning_cas.geometry.learning_newton import chart_data
+    from lightning_cas.options import resolve
+
+    net = Network(1, 1, (MLP(3, degree=2, out=1),))
+    data = chart_data(net, [0, 0, 0, 1, 1, 1], resolve("llc", net, seed=0, m2=None).macaulay2)
+    assert data is not None and data["slice_fixed"] == [3, 4, 5]  # D held at 1: the hidden scalings' slice
+    lam, m = _check_charts(data)
+    assert lam == Fraction(3, 4) == Fraction(data["learning_coefficient"]) and m == data["multiplicity"] == 1
+
+
+@pytest.mark.slow
+def test_the_command_line_writes_chart_data_where_newton_decides(m2, tmp_path):
+    """At the aligned point of the 2 -> 1 layer (λ = 7/4) the CLI writes the charts and the check recomputes λ;
+    at the zero function a closed form decides and the CLI says no chart data is written."""
+    run = [sys.executable, "-m", "lightning_cas", "llc", "--widths", "2,1", "--attention", "1", "--tokens", "2", "-q"]
+    for weights, expect in (([1, 0, 1, 0, 1, 0], "chart data written"), ([0] * 6, "no chart data")):
         point, charts = tmp_path / "w.json", tmp_path / "charts.json"
         point.write_text(json.dumps({"weights": weights}))
-        run = [sys.executable, "-m", "lightning_cas", "llc", *args, "-q", "--at", str(point), "--charts", str(charts)]
-        ok = subprocess.run(run, capture_output=True, text=True, timeout=300)
-        assert ok.returncode == 0 and "chart data written" in ok.stdout, ok.stderr
-        data = json.loads(charts.read_text())
-        lam, m = _check_charts(data)
-        assert lam == value == Fraction(data["learning_coefficient"]) and m == data["multiplicity"] == 1
+        ok = subprocess.run(run + ["--at", str(point), "--charts", str(charts)], capture_output=True, text=True)
+        assert ok.returncode == 0 and expect in ok.stdout, ok.stderr
+    lam, m = _check_charts(json.loads(charts.read_text()))
+    assert (lam, m) == (Fraction(7, 4), 1)

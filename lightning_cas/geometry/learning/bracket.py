@@ -202,8 +202,8 @@ def _bracket(
         )
         bounds += _fiber_bounds(net, values, rank, opts if fiber else None, notes)
         population_bounds = closed_forms(net, values)
-        if fiber:
-            population_bounds += newton_bounds(net, values, opts, notes)
+        if fiber and not any(b.side == "equal" for b in bounds + population_bounds):
+            population_bounds += newton_bounds(net, values, opts, notes)  # where nothing cheaper decides λ
         if lct:
             population_bounds.append(_lct_bound(net, values, opts.macaulay2))
         bounds += population_bounds if population else on_degenerate_data(population_bounds)
