@@ -88,7 +88,7 @@ def cases() -> list[tuple[str, object, list]]:
 
 
 def truth(net, weights) -> dict:
-    from lightning_cas.geometry.learning import learning_coefficient
+    from lightning_cas.geometry.learning.bracket import learning_coefficient
 
     start = time.perf_counter()
     r = learning_coefficient(net, {"weights": weights})

@@ -79,6 +79,6 @@ def llc_command(
         )
     echo(result.to_json() if as_json else result.text())
     if charts is not None:
-        from lightning_cas.geometry.learning import write_chart_data
+        from lightning_cas.geometry.learning.bracket import write_chart_data
 
         echo(write_chart_data(arch, result, point, charts, seed=seed, m2=m2))

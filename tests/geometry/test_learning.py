@@ -255,7 +255,7 @@ def _check_charts(data: dict) -> tuple[Fraction, int]:
 
 def test_chart_data_recomputes_lambda_for_an_outside_reader(m2):
     """The sum-of-squares point (λ = 3/4): the chart data's facets are valid and λ, m recompute from them."""
-    from lightning_cas.geometry.learning_newton import chart_data
+    from lightning_cas.geometry.learning.newton import chart_data
     from lightning_cas.options import resolve
 
     net = Network(1, 1, (MLP(3, degree=2, out=1),))

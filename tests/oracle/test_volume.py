@@ -10,7 +10,7 @@ import pytest
 
 from lightning_cas.core.architecture import Architecture
 from lightning_cas.core.network import MLP, Linear, Network
-from lightning_cas.geometry.learning import learning_coefficient
+from lightning_cas.geometry.learning.bracket import learning_coefficient
 from tests.oracle.volume import slope_tolerance, volume_slope
 
 ONE = Architecture((2, 1), (1,), tokens=2)  # weights q1 q2 k1 k2 v1 v2

@@ -1,2 +1,2 @@
 """The local learning coefficient at given weights: the bracket of proved bounds (bracket), its closed forms
-(closed_forms) and the data's Gram check (data)."""
+(closed_forms), the Newton polyhedron of the fiber ideal (newton) and the data's Gram check (data)."""

@@ -7,7 +7,7 @@ quantities this package computes exactly or as one-sided bounds:
 - lower: the rank of the differential at w* (mod p ≤ over QQ, so a rank mod p is a lower bound too),
   Aoyagi's value for linear stacks (the global coefficient over the fiber is at most the local one);
 - upper: only real ones: (n − dim)/2 for the named group's real orbit through w* (exact over QQ), and the Newton
-  polyhedron's 1/(2τ) (learning_newton); a complex fiber dimension bounds nothing over ℝ;
+  polyhedron's 1/(2τ) (learning.newton); a complex fiber dimension bounds nothing over ℝ;
 - equalities: the generic rank, a fiber smooth at w* (Macaulay2's tangent cone), a non-degenerate Newton
   polyhedron, the closed forms of linear stacks at their least-rank points and of one attention layer where
   V = 0 or KᵀQ = 0 (a product of disjoint groups: λ = min, orders add).
@@ -29,7 +29,7 @@ from lightning_cas.core.symmetry import orbit_dimension, orbit_rank_modp, random
 from lightning_cas.errors import M2ParseError, M2TimeoutError, UnsupportedError
 from lightning_cas.geometry.learning.closed_forms import closed_forms, one_layer_stratum
 from lightning_cas.geometry.learning.data import SPAN_MAX, span_ranks
-from lightning_cas.geometry.learning_newton import newton_bounds
+from lightning_cas.geometry.learning.newton import newton_bounds
 from lightning_cas.macaulay2.network import check_fiber_dimension, check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_int, json_str
 from lightning_cas.options import resolve
@@ -65,7 +65,7 @@ def learning_coefficient(
     ``fiber`` lets Macaulay2 compute the fiber's dimension at w* when the network is small enough; ``lct`` adds
     the complex log canonical threshold of the fiber ideal (Dmodules, within LCT_MAX_WEIGHTS weights); ``inputs``
     (token matrices, a path or an InputData; ``layout`` as for ``dimension``) puts the loss on that data: its own
-    Gram matrix, and the note says whether it is degenerate on the coefficient span (learning_data)."""
+    Gram matrix, and the note says whether it is degenerate on the coefficient span (data)."""
     opts = resolve("llc", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     net = arch
     if not net.polynomial and "relu" in net.functions:
@@ -92,12 +92,12 @@ def learning_coefficient(
 
 
 def write_chart_data(net: Network, result: LearningCoefficientResult, at, path, *, seed: int = 0, m2=None) -> str:
-    """Write the Newton polyhedron's chart data (learning_newton.chart_data) for ``result``'s point to ``path``,
+    """Write the Newton polyhedron's chart data (learning.newton.chart_data) for ``result``'s point to ``path``,
     where a non-degenerate polyhedron decides λ; a line saying what was written, or why nothing was."""
     import json
     from pathlib import Path
 
-    from lightning_cas.geometry.learning_newton import NONDEGENERATE, chart_data
+    from lightning_cas.geometry.learning.newton import NONDEGENERATE, chart_data
 
     if not any(b.theorem == NONDEGENERATE for b in result.bounds):
         return "no chart data: no non-degenerate Newton polyhedron decides λ at this point"
