@@ -1,10 +1,11 @@
-"""Learning coefficients (singular learning theory): the closed forms and the bracket rules.
+"""Learning coefficients (singular learning theory): the closed forms and the rank rule.
 
 The local learning coefficient λ(w*) of a regression model is the real log canonical threshold of
 K(w) = ‖f_w − f_{w*}‖² at w*; for a polynomial network it depends only on the ideal ⟨c(w) − c(w*)⟩ of
 the coefficients, so the exact ranks and fibers the rest of the package computes decide it. This module is
-the arithmetic: the closed forms known for linear stacks and the rules that turn ranks and fiber
-dimensions into sound bounds. Each bound carries the theorem it rests on, so a printed bracket says why.
+the arithmetic: the closed forms known for linear stacks and the equality at points of generic rank. Each
+bound carries the theorem it rests on (its reason, and a short name the JSON gives for each end). Upper bounds
+must be real statements: a complex fiber dimension bounds nothing (geometry.learning.bracket).
 """
 
 from __future__ import annotations
