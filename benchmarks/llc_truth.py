@@ -49,6 +49,8 @@ def cases() -> list[tuple[str, object, list]]:
         for r in range(min(widths) + 1):
             w = [v for m in net.weight_matrices for v in _least_rank(m.rows, m.cols, r)]
             out.append((f"linear {'-'.join(map(str, widths))} rank {r}", net, w))
+    deep = Network(2, 1, (Linear(2), Linear(2), Linear(2)))
+    out.append(("linear 2-2-2-2 rank 1, middle invertible", deep, [1, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0]))
     one, three, two = (Architecture((d, e), (a,), tokens=2) for d, e, a in ((2, 1, 1), (3, 1, 1), (2, 2, 1)))
     wide = Architecture((2, 2), (2,), tokens=2)
     out += [

@@ -55,8 +55,10 @@ def test_the_sum_of_squares_point_is_three_quarters_by_both_routes(m2):
             "7/2",
             2,
         ),  # odd case: m = 2
+        # the invertible middle factor merges into a neighbour: 2-2-2 at its least-rank point, odd case
+        (Network(2, 1, (Linear(2), Linear(2), Linear(2))), [1, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0], (), "2", 2),
     ],
-    ids=["zero", "V=0", "aligned-2", "aligned-3", "aligned-22", "linear-0", "linear-rank1"],
+    ids=["zero", "V=0", "aligned-2", "aligned-3", "aligned-22", "linear-0", "linear-rank1", "linear-merged"],
 )
 def test_exact_values_at_singular_points_agree_with_the_volume_slope(m2, net, weights, fixed, value, order):
     """The singular strata of one lightning layer and linear stacks at their least-rank points: exact by a theorem

@@ -69,16 +69,35 @@ def _linear_bounds(net: Network, values, widths: list[int]) -> list[LearningBoun
     one everywhere, and equal to it where every factor has rank r. Those points form one orbit of the hidden
     GL's (each hidden space splits as the image of the factor before it plus the kernel of the factor after it),
     and every point of the fiber flows inside its orbit to one of them (shrink the part of each hidden space
-    that the next factor kills), so by semicontinuity they carry the least local value: Aoyagi's."""
-    mats = _matrices(net, values)
+    that the next factor kills), so by semicontinuity they carry the least local value: Aoyagi's. A square
+    factor invertible at w* is merged into its neighbour first (_absorb), which can bring a point there."""
+    mats, short, merged = _absorb(_matrices(net, values), list(widths))
     r = _rank(_product(mats))
-    lam, m = learning.deep_linear(widths, r)
-    where = f"Aoyagi's formula for linear stacks, widths {'-'.join(map(str, widths))}, true rank {r}"
+    lam, m = learning.deep_linear(short, r)
+    where = f"Aoyagi's formula for linear stacks, widths {'-'.join(map(str, short))}, true rank {r}"
+    if merged:
+        where += f" ({merged} invertible square factor{'s' if merged > 1 else ''} merged into a neighbour)"
     if all(_rank(M) == r for M in mats):
         why = f"{where}, at a point where every factor has rank {r} (the least-rank points carry the global value)"
         return [LearningBound.of("equal", Bound(lam, why, "Aoyagi 2024, least-rank point"), m)]
     why = f"{where}: the coefficient over the whole fiber, at most the local one"
     return [LearningBound.of("lower", Bound(lam, why, "Aoyagi 2024"))]
+
+
+def _absorb(mats, widths: list[int]):
+    """Merge every square factor that is invertible at w* into its neighbour: (W_i, W_(i+1)) ↦ (W_i, W_(i+1) W_i)
+    is an analytic change of weights near w* after which K does not depend on W_i, so λ and m are those of the
+    stack without that width at the merged point. Returns the factors, the widths and how many were merged."""
+    merged = 0
+    while len(mats) > 1:
+        i = next((i for i, M in enumerate(mats) if len(M) == len(M[0]) and _rank(M) == len(M)), None)
+        if i is None:
+            break
+        lo = i if i + 1 < len(mats) else i - 1
+        mats = mats[:lo] + [_product(mats[lo : lo + 2])] + mats[lo + 2 :]
+        widths = widths[: lo + 1] + widths[lo + 2 :]
+        merged += 1
+    return mats, widths, merged
 
 
 def _one_layer_bounds(paper, values) -> list[LearningBound]:
