@@ -44,14 +44,17 @@ def test_one_attention_layer_at_the_special_points(m2, weights, expected, order)
 
 
 def test_macaulay2s_fiber_closes_what_the_rank_alone_leaves_open(m2):
-    """At V = 0 the rank (2) is below the generic rank (4): the complex fiber has dimension 4 = n - rank at w*, so
-    it is smooth there and its real points have codimension 2: λ = 1 by that route as well as the closed form."""
-    r = learning_coefficient(ONE, {"weights": [1, 2, 3, -1, 0, 0]})
-    smooth = [b for b in r.bounds if b.theorem.startswith("smooth fiber")]
-    assert smooth and smooth[0].side == "equal" and _value(smooth[0].value) == 1 and r.rank_at_point == 2
-    no_fiber = learning_coefficient(ONE, {"weights": [1, 2, 3, -1, 0, 0]}, fiber=False)
-    assert not any("Macaulay2" in b.reason for b in no_fiber.bounds)
-    assert _value(no_fiber.learning_coefficient) == 1  # the closed form alone (V = 0) decides it too
+    """An mlp 2-2-1 at D = 0 (U generic): the rank (2) is below the generic rank (3), no closed form applies, and
+    the complex fiber has dimension 4 = n - rank at w*: smooth there, its real points of codimension 2, λ = 1.
+    At V = 0 of the attention layer a closed form decides, and Macaulay2's fiber is not run at all."""
+    net = Network(2, 1, (MLP(2, degree=2, out=1),))
+    r = learning_coefficient(net, {"weights": [1, 2, -1, 1, 0, 0]})
+    assert r.learning_coefficient == "1" and r.rank_at_point == 2, r.text()
+    assert r.lower_theorem.startswith("smooth fiber") and r.multiplicity == 1
+    no_fiber = learning_coefficient(net, {"weights": [1, 2, -1, 1, 0, 0]}, fiber=False)
+    assert no_fiber.learning_coefficient is None and not any("Macaulay2" in b.reason for b in no_fiber.bounds)
+    closed = learning_coefficient(ONE, {"weights": [1, 2, 3, -1, 0, 0]})
+    assert closed.learning_coefficient == "1" and not any("tangent cone" in n for n in closed.notes)
 
 
 def test_the_complex_fiber_bounds_nothing_over_the_reals(m2):

@@ -200,8 +200,10 @@ def _bracket(
                 ),
             )
         )
-        bounds += _fiber_bounds(net, values, rank, opts if fiber else None, notes)
         population_bounds = closed_forms(net, values)
+        # Macaulay2's fiber and Newton runs only where no closed form already decides λ (they can take a minute)
+        decided = population and any(b.side == "equal" for b in population_bounds)
+        bounds += _fiber_bounds(net, values, rank, opts if fiber and not decided else None, notes)
         if fiber and not any(b.side == "equal" for b in bounds + population_bounds):
             population_bounds += newton_bounds(net, values, opts, notes)  # where nothing cheaper decides λ
         if lct:
