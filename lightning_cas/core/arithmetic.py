@@ -5,6 +5,8 @@ over a leading axis); the arithmetic decides what an entry is:
 
 * ``ModP(p)``: GF(p) as centred float64 residues on BLAS with delayed reduction (``core.gfp``):
   the exact engine of ``modp`` (default) and of ranks at given weights;
+* ``ModP2(p)``: GF(p^2), p = 3 mod 4, as complex128 pairs on the same kernels: random points from p^2
+  values per coordinate, so one run's failure bound is that of a prime near p^2;
 * ``IntegersModP(p)``: GF(p) on int64 (slower, an independent check of ``ModP``);
 * ``Float64()``: the float baseline and the softmax backend's fast path;
 * ``Balls(dps)``: python-flint ``arb`` balls at ``dps`` digits (object arrays): softmax at high
@@ -150,6 +152,40 @@ class ModP(Arithmetic):
     def residues(self, A) -> np.ndarray:
         """As int64 in [0, p)."""
         return gfp.residues(A, self.prime)
+
+
+class ModP2(ModP):
+    """GF(p^2) = GF(p)[i], i^2 = -1, for a prime p = 3 mod 4 (-1 is then not a square), on complex128 centred
+    residues (``core.gfp``). GF(p) sits inside as the real numbers, so integer and rational data enter as they
+    do in ``ModP``; only random draws use the imaginary part."""
+
+    def __init__(self, prime: int):
+        super().__init__(prime)
+        if prime % 4 != 3:
+            raise ValueError(f"GF(p^2) as GF(p)[i] needs p = 3 mod 4, got {prime}")
+        self.name = f"GF({prime}^2)"
+
+    def array(self, values) -> np.ndarray:
+        arr = np.asarray(values)
+        if arr.dtype.kind == "c":
+            return gfp.reduce(np.array(arr, dtype=np.complex128), self.prime)
+        return super().array(values).astype(np.complex128)
+
+    def zeros(self, shape):
+        return np.zeros(shape, dtype=np.complex128)
+
+    def random(self, rng, shape):
+        out = super().random(rng, shape).astype(np.complex128)
+        out.imag = super().random(rng, shape)
+        return out
+
+    def inverse(self, z: complex) -> complex:
+        """1 / z for z != 0: conj(z) / (a^2 + b^2), the norm a^2 + b^2 being nonzero mod p."""
+        p = self.prime
+        a, b = int(z.real) % p, int(z.imag) % p
+        n = pow((a * a + b * b) % p, -1, p)
+        re, im = a * n % p, -b * n % p
+        return complex(re - p if re > p // 2 else re, im - p if im > p // 2 else im)
 
 
 class IntegersModP(Arithmetic):

@@ -41,13 +41,15 @@ d/db_g = [e = r].
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from lightning_cas.core.arithmetic import Arithmetic
-from lightning_cas.core.blocks.tangents import CARRY, FORWARD, Kink, add_skip
+from lightning_cas.core.blocks.tangents import CARRY, FORWARD, Kink, add_skip, directions
 from lightning_cas.core.network import Network
 
-__all__ = ["CARRY", "Kink", "RULES", "evaluate", "forward", "jacobian", "prefix", "split"]
+__all__ = ["CARRY", "Kink", "RULES", "evaluate", "forward", "jacobian", "jvp", "prefix", "split"]
 
 RULES = FORWARD  # block class -> its forward rule; each kind's module (core.blocks) registers its own
 
@@ -73,31 +75,48 @@ def forward(
     patterns: dict | None = None,
     streams: list | None = None,
     stop: int | None = None,
+    along=None,
 ):
     """(phi_W(X), d phi_W(X) / dW or None); X is (N, d_0, t), both in the arithmetic ``ar``. With
     ``only`` (a block index) and ``tangents``, the derivative by that block's weights alone: the blocks
     before it run without tangents, the blocks after it carry its tangents without adding their own.
     ``patterns`` ({block index: the signs of its ReLU's input}): read where a block's entry is there, filled
     where it is not (an exact pass fills it, a pass mod p reads it); ``streams``: a list that receives each
-    block's input; ``stop``: the input of that block instead (the blocks before it only).
+    block's input; ``stop``: the input of that block instead (the blocks before it only); ``along`` (P, b):
+    the tangents are the derivatives along its columns (``jvp``).
 
     A residual group (``Block.residual`` = n on its last block i: blocks i - n + 1..i) adds its input to its
     output; with ``only``, the input's tangents are those carried into the group (none before that block)."""
     Y, dY = X, None
     starts = {i + 1 - b.residual for i, b in enumerate(net.blocks) if b.residual}
     inputs = {}  # a residual group's first block -> the group's input and its tangents
-    for i, (block, heads) in enumerate(zip(net.blocks, split(net, ar, w))):
-        if i == stop:
-            break
-        if streams is not None:
-            streams.append(Y)
-        if i in starts:
-            inputs[i] = (Y, dY)
-        mode = tangents if only is None or not tangents else (False if i < only else True if i == only else CARRY)
-        Y, dY = RULES[type(block)](ar, block, heads, Y, dY, mode, (i, patterns))
-        if block.residual:  # the group i - n + 1 .. i ends here: add its input
-            Y, dY = add_skip(ar, Y, dY, *inputs[i + 1 - block.residual])
+    first: dict[int, int] = {}  # block -> offset of its first weight
+    for m in net.weight_matrices:
+        first.setdefault(m.block, m.offset)
+    with directions(ar, along) if along is not None else contextlib.nullcontext() as state:
+        for i, (block, heads) in enumerate(zip(net.blocks, split(net, ar, w))):
+            if i == stop:
+                break
+            if streams is not None:
+                streams.append(Y)
+            if i in starts:
+                inputs[i] = (Y, dY)
+            if state is not None:
+                state.cursor = first.get(i, 0)
+            mode = tangents if only is None or not tangents else (False if i < only else True if i == only else CARRY)
+            Y, dY = RULES[type(block)](ar, block, heads, Y, dY, mode, (i, patterns))
+            if block.residual:  # the group i - n + 1 .. i ends here: add its input
+                Y, dY = add_skip(ar, Y, dY, *inputs[i + 1 - block.residual])
     return Y, dY
+
+
+def jvp(net: Network, ar: Arithmetic, w, X, V, patterns: dict | None = None):
+    """J V for the Jacobian J of ``jacobian`` and V (P, b): (N * d_out * t, b), rows as ``jacobian``'s, computed
+    along the b directions (``core.blocks.tangents``) without any P-wide array."""
+    Y, dY = forward(net, ar, w, X, tangents=True, patterns=patterns, along=V)
+    if dY is None:  # a network without weights
+        dY = ar.zeros(Y.shape + (V.shape[1],))
+    return dY.reshape(-1, V.shape[1])
 
 
 def prefix(net: Network, ar: Arithmetic, w, X, upto: int):

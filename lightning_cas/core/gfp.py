@@ -6,6 +6,12 @@ exact while k * H^2 + 2H <= 2^53: matrix products are cut along the inner dimens
 that short (127 for p < 2^24) and reduced between chunks ("delayed reduction"). The forward pass
 of a network (``core.forward`` on ``core.arithmetic.ModP``) and the exact rank
 (``backends.rank_modp``) both run on these kernels.
+
+GF(p^2) for p = 3 mod 4 is GF(p)[i] with i^2 = -1 (-1 is not a square mod such a p), so its elements
+are complex128 numbers with centred integer parts and numpy's complex products are its products.
+A complex dot product of k terms sums 2k real products per part, so complex chunks are half the real
+ones (numpy calls zgemm, which forms each part from the four real products; OpenBLAS keeps the 3M
+method, whose (a + b)(c + d) would need a quarter, in a routine of its own that numpy never calls).
 """
 
 from __future__ import annotations
@@ -29,10 +35,12 @@ def bound(p: int) -> int:
     return p // 2 + 3
 
 
-def chunk(p: int) -> int:
-    """Longest inner dimension of a product whose every partial sum stays exact in float64."""
+def chunk(p: int, complex_: bool = False) -> int:
+    """Longest inner dimension of a product whose every partial sum stays exact in float64 (complex:
+    GF(p^2), half, module docstring)."""
     h = bound(p)
-    return (EXACT - 2 * h) // (h * h)
+    k = (EXACT - 2 * h) // (h * h)
+    return k // 2 if complex_ else k
 
 
 def reduce(x: np.ndarray, p: int) -> np.ndarray:
@@ -43,6 +51,13 @@ def reduce(x: np.ndarray, p: int) -> np.ndarray:
     through one small buffer: four passes over main memory and a fresh temporary (page faults)
     cost twice as much (measured).
     """
+    if np.iscomplexobj(x):
+        if x.flags.c_contiguous:
+            reduce(x.view(np.float64), p)  # the interleaved real and imaginary parts
+        else:
+            reduce(x.real, p)
+            reduce(x.imag, p)
+        return x
     inv = 1.0 / p
     if x.size <= REDUCE_PIECE or not x.flags.c_contiguous:
         q = np.multiply(x, inv)
@@ -75,7 +90,7 @@ def residues(x: np.ndarray, p: int) -> np.ndarray:
 
 def matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
     """A @ B mod p (numpy broadcasting over leading axes), centred."""
-    k, K = chunk(p), A.shape[-1]
+    k, K = chunk(p, np.iscomplexobj(A) or np.iscomplexobj(B)), A.shape[-1]
     if K <= k:
         return reduce(np.matmul(A, B), p)
     C = reduce(np.matmul(A[..., :k], B[..., :k, :]), p)
@@ -87,7 +102,7 @@ def matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
 
 def submul(C: np.ndarray, A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
     """C - A @ B mod p, computed in C's storage; returns C."""
-    k, K = chunk(p), A.shape[-1]
+    k, K = chunk(p, np.iscomplexobj(A) or np.iscomplexobj(B)), A.shape[-1]
     for s in range(0, K, k):
         C -= A[..., s : s + k] @ B[s : s + k]
         reduce(C, p)

@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from lightning_cas.core.blocks.base import _RESIDUAL, MAX_TOKENS, Block, Key, _KeyError, register
-from lightning_cas.core.blocks.tangents import forward_rule, join
+from lightning_cas.core.blocks.tangents import forward_rule, identity, join
 
 
 @register
@@ -56,14 +56,10 @@ class Position(Block):
 @forward_rule(Position)
 def _position(ar, block: Position, heads, Y, dY, tangents, site=None):
     E = heads[0]["e"]  # (width, tokens)
-    out = ar.add(Y, E)
+    out = ar.add(Y.copy(), E)  # ModP adds in place, and Y may be the caller's tokens or a residual group's input
     if not tangents:
         return out, None
     own = None
     if tangents is True:  # d out[n, e, j] / dE[r, c] = [e = r][j = c]
-        n, d, t = Y.shape
-        own = ar.zeros((n, d, t, d, t))
-        rows, cols = np.meshgrid(np.arange(d), np.arange(t), indexing="ij")
-        own[:, rows, cols, rows, cols] = ar.ones((n, d, t))
-        own = own.reshape(n, d, t, d * t)
+        own = identity(ar, *Y.shape)
     return out, (join([dY, own]) if dY is not None or own is not None else None)

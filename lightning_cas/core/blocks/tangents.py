@@ -2,10 +2,18 @@
 module registers its own with ``forward_rule``): tangent products in closed form, residual groups, activations.
 
 Shapes: a stream Y is (N, width, t), its tangents (N, width, t, P'); a rule returns (out, tangents or None).
+
+Directional derivatives (``directions``): the tangents carry b directions V (P x b) instead of one column
+per weight, so a pass costs b forward passes and no P-wide array exists (the black-box rank's J V). The
+rules do not change: the closed forms below (``outer``, ``delta``, ``diagonal``, ``identity``) each stand
+for the columns of one weight matrix, in the canonical order, and in this mode they return those columns
+already multiplied by that matrix's rows of V (taken in turn), and ``join`` adds instead of concatenating.
 """
 
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
 from typing import Callable
 
 import numpy as np
@@ -37,6 +45,43 @@ class Kink(ValueError):
         return (Kink, (self.block, self.n, self.row, self.token))
 
 
+class _Directions:
+    """The rows of V (P x b, in the arithmetic ``ar``) not yet taken by a closed form; ``cursor`` is set to
+    a block's first weight before it runs."""
+
+    def __init__(self, ar, V):
+        self.ar, self.V, self.cursor = ar, V, 0
+
+    def take(self, rows: int, cols: int):
+        """The next weight matrix's directions as (b, rows, cols)."""
+        part = self.V[self.cursor : self.cursor + rows * cols]
+        self.cursor += rows * cols
+        return np.ascontiguousarray(part.T).reshape(-1, rows, cols)
+
+
+_DIRECTIONS: ContextVar[_Directions | None] = ContextVar("directions", default=None)
+
+
+@contextlib.contextmanager
+def directions(ar, V):
+    """Within: tangents are derivatives along the columns of V (module docstring); yields the state whose
+    ``cursor`` the forward pass sets to the offset of the block about to run."""
+    state = _Directions(ar, V)
+    token = _DIRECTIONS.set(state)
+    try:
+        yield state
+    finally:
+        _DIRECTIONS.reset(token)
+
+
+def _contract(ar, G, VF):
+    """[n, e, j, k] = sum_r G[n, e, r, j] VF[n, k, r, j] (G may broadcast over n and j)."""
+    n, t = VF.shape[0], VF.shape[-1]
+    G = np.broadcast_to(G, (n, G.shape[1], G.shape[2], t))
+    out = ar.matmul(np.ascontiguousarray(G.transpose(0, 3, 1, 2)), np.ascontiguousarray(VF.transpose(0, 3, 2, 1)))
+    return np.ascontiguousarray(out.transpose(0, 2, 1, 3))  # (n, t, e, k) -> (n, e, t, k)
+
+
 def transpose(M):
     return np.swapaxes(M, -1, -2)
 
@@ -59,6 +104,10 @@ def right(ar, T, A):
 def delta(ar, F, e: int):
     """[n, e', j, r, c] = [e' = r] F[n, c, j]: the tangent of a matrix that multiplies from the left."""
     n, c, t = F.shape
+    dirs = _DIRECTIONS.get()
+    if dirs is not None:
+        VF = ar.matmul(dirs.take(e, c)[None], F[:, None])  # (n, b, e, t)
+        return np.ascontiguousarray(VF.transpose(0, 2, 3, 1))
     out = ar.zeros((n, e, t, e, c))
     idx = np.arange(e)
     out[:, idx, :, idx, :] = transpose(F)  # advanced indices first: (e, n, t, c) <- (n, t, c)
@@ -68,6 +117,11 @@ def delta(ar, F, e: int):
 def outer(ar, G, F, swap: bool = False):
     """The closed-form tangent [n, e, j, (r, c)] = G[n, e, r, j] F[n, c, j] as (N, e, t, r * c); with
     ``swap``, G is indexed by the column and F by the row: G[n, e, c, j] F[n, r, j]."""
+    dirs = _DIRECTIONS.get()
+    if dirs is not None:
+        g, f = G.shape[2], F.shape[1]
+        Vm = np.ascontiguousarray(np.swapaxes(dirs.take(f, g), 1, 2)) if swap else dirs.take(g, f)
+        return _contract(ar, G, ar.matmul(Vm[None], F[:, None]))  # Vm F: (n, b, g, t)
     out = ar.mul(np.swapaxes(G, 2, 3)[..., None], transpose(F)[:, None, :, None, :])  # (n, e, t, g, f)
     if swap:
         out = np.swapaxes(out, -1, -2)
@@ -76,8 +130,17 @@ def outer(ar, G, F, swap: bool = False):
 
 
 def join(parts):
+    """A block's tangents: the carried ones, then its own weights' (along directions: their sum)."""
     parts = [p for p in parts if p is not None]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+    if len(parts) == 1:
+        return parts[0]
+    dirs = _DIRECTIONS.get()
+    if dirs is None:
+        return np.concatenate(parts, axis=-1)
+    out = np.array(parts[0], copy=True)  # the first may be a stream's tangents a residual group still holds
+    for p in parts[1:]:
+        out = dirs.ar.add(out, p)
+    return out
 
 
 def affine(ar, M, Y, b):
@@ -134,7 +197,22 @@ def activate(ar, function: str, H, site, derivative: bool):
 def diagonal(ar, F):
     """[n, e, j, r] = [e = r] F[n, r, j]: the tangent of a gain g in g o F."""
     n, d, t = F.shape
+    dirs = _DIRECTIONS.get()
+    if dirs is not None:
+        v = dirs.take(d, 1)[:, :, 0]  # (b, d)
+        return ar.mul(F[..., None], np.ascontiguousarray(v.T)[None, :, None, :])
     out = ar.zeros((n, d, t, d))
     idx = np.arange(d)
     out[:, idx, :, idx] = np.swapaxes(F, 0, 1)  # advanced indices first: (d, n, t) <- (n, d, t)
     return out
+
+
+def identity(ar, n: int, d: int, t: int):
+    """[n, e, j, (r, c)] = [e = r][j = c]: the tangent of a matrix added to the stream."""
+    dirs = _DIRECTIONS.get()
+    if dirs is not None:
+        return np.ascontiguousarray(np.broadcast_to(dirs.take(d, t).transpose(1, 2, 0)[None], (n, d, t, dirs.V.shape[1])))
+    out = ar.zeros((n, d, t, d, t))
+    rows, cols = np.meshgrid(np.arange(d), np.arange(t), indexing="ij")
+    out[:, rows, cols, rows, cols] = ar.ones((n, d, t))
+    return out.reshape(n, d, t, d * t)
