@@ -1,0 +1,182 @@
+"""Dimension by a black-box rank: Wiedemann's method on J, touched only through products J v.
+
+J is the Jacobian of W -> (phi_W(X_n))_n at a random point of GF(p^2) (``core.arithmetic.ModP2``), m rows
+(m > P: at least P + 8), P columns. It is never formed: J v is one directional forward pass
+(``core.forward.jvp``), whose arrays are those of a forward pass, so memory is O(m + P) plus one pass
+(the dense route's echelon form holds up to P^2 / 4 entries).
+
+The square operator is B = R [J | 0] C D on GF(p^2)^n, n the power of two >= m: C and R are Benes networks
+(two butterfly networks back to back) of random 2 x 2 switches [[1, a], [1, 1 + a]] (determinant 1), D a
+random diagonal, and [J | 0] sends x to J (x_1..x_P), padded with zero rows. Its first P coordinates cover
+GF(p^2)^P, so rank [J | 0] = rank J, and B is singular (rank <= P < n).
+
+Why the rank found is a proved lower bound. Berlekamp-Massey on s_i = u^T B^i v returns the linear complexity
+L of the terms seen, at most the degree of the minimal polynomial of B (which annihilates the whole sequence),
+and deg minpoly(B) <= rank(B) + 1 for every matrix (the nonzero eigenvalues' part has degree <= its dimension
+<= rank; a nilpotent Jordan block of size s has rank s - 1). So rank J >= rank B >= L - 1, whatever the
+random choices; J's rank mod p (any point of the algebraic closure) is a lower bound on the generic rank over
+QQ as in MATH.md section 14. The method stops at L - 1 = min(P, ambient) (no rank can be larger) or after
+2 (min(P, ambient) + 1) terms, when BM's generator is the sequence's minimal one, with no early termination.
+
+Equality, and its failure bound. L - 1 = rank J fails only if (a) the random point lowers the rank (the dense
+route's Schwartz-Zippel numerator, ``modp.failure_numerator``, now over p^2 values per coordinate), or the
+preconditioned B does not have minimal polynomial of degree rank + 1: (b) C and R do not bring independent
+columns and rows to the front (Benes networks of switches: at most n log2(n) / p^2 each, a conservative form of
+Chen, Eberly, Kaltofen, Saunders, Turner and Villard 2002), (c) D does not separate the nonzero eigenvalues
+(at most n^2 / p^2, conservative for Kaltofen-Saunders 1991's diagonal scaling), or (d) the projections u, v
+miss the minimal polynomial (at most 2 n / p^2, Wiedemann 1986). The sum is tiny over p^2 (about 10^-5 at
+n = 6 10^4, p near 2^24): one run keeps the promise where the dense route over GF(p) needs three to five.
+The sample count is checked as the dense route checks it: when the rank is below min(P, ambient), a second
+run at the same point with one more block of samples (fresh preconditioners) must find the same rank.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from lightning_cas.core import gfp
+from lightning_cas.core.arithmetic import ModP2
+from lightning_cas.core.checks import derived_seed
+from lightning_cas.core.forward import jvp
+from lightning_cas.core.network import Network
+from lightning_cas.errors import UnsupportedError
+from lightning_cas.options import MAX_FAILURE_BOUND
+from lightning_cas.results.dimension import DimensionResult
+from lightning_cas.system import deadline, progress
+
+EXTENSION_PRIME = 16_777_199  # the largest prime below 2^24 that is 3 mod 4: GF(p^2) = GF(p)[i]
+MAX_RUNS = 6  # sample counts tried before a still-growing rank is reported as a lower bound
+
+
+class Benes:
+    """A Benes network on GF(p^2)^n (n a power of two): butterfly levels 1, 2, ..., n/2, then back down, each
+    level a random switch [[1, a], [1, 1 + a]] on every pair it joins."""
+
+    def __init__(self, ar: ModP2, rng: np.random.Generator, n: int):
+        self.ar, self.n = ar, n
+        k = n.bit_length() - 1
+        self.levels = [1 << j for j in list(range(k)) + list(range(k - 2, -1, -1))]
+        self.switches = [ar.random(rng, (n // (2 * s), 1, s)) for s in self.levels]
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        ar = self.ar
+        for s, a in zip(self.levels, self.switches):
+            pairs = x.reshape(-1, 2, s)
+            x0, x1 = pairs[:, :1], pairs[:, 1:]
+            ax1 = ar.mul(a, x1)
+            x = np.concatenate([ar.add(ax1 + 0, x0), ar.add(ax1, ar.add(x1.copy(), x0))], axis=1).reshape(-1)
+        return x
+
+
+def berlekamp_massey_step(state: dict, s: np.ndarray, ar: ModP2) -> None:
+    """One term of Berlekamp-Massey over GF(p^2) (``state``: C, B, L, m, b; ``s``: the terms so far)."""
+    n, C, L = len(s) - 1, state["C"], state["L"]
+    d = s[n]
+    if L:
+        d = ar.add(np.array([d]), gfp.matmul(C[1 : L + 1][None, :], s[n - L : n][::-1][:, None], ar.prime)[0])[0]
+    if d == 0:
+        state["m"] += 1
+        return
+    coef = ar.mul(np.array([d]), np.array([ar.inverse(state["b"])]))[0]
+    B, m = state["B"], state["m"]
+    need = max(len(C), len(B) + m)
+    T = C.copy()
+    C = np.concatenate([C, ar.zeros(need - len(C))])
+    C[m : m + len(B)] = ar.sub(C[m : m + len(B)], ar.mul(B, np.array([coef])))
+    if 2 * L <= n:
+        state.update(C=C, L=n + 1 - L, B=T, b=d, m=1)
+    else:
+        state.update(C=C, m=m + 1)
+
+
+def krylov_rank(net: Network, ar: ModP2, w, X, rng: np.random.Generator, bound: int) -> tuple[int, int]:
+    """(L - 1, terms used) for the preconditioned operator of the module docstring at weights w, tokens X."""
+    P = net.parameters
+    m = len(X) * net.rows_per_sample
+    n = 1 << max(1, (m - 1).bit_length())
+    C, R = Benes(ar, rng, n), Benes(ar, rng, n)
+    D = ar.random(rng, n)
+    u, x = ar.random(rng, n), ar.random(rng, n)
+    state = {"C": ar.ones(1), "B": ar.ones(1), "L": 0, "m": 1, "b": complex(1)}
+    terms = []
+    for i in range(2 * (bound + 1)):
+        terms.append(gfp.matmul(u[None, :], x[:, None], ar.prime)[0, 0])
+        berlekamp_massey_step(state, np.array(terms), ar)
+        if state["L"] - 1 >= bound:
+            break
+        y = C.apply(ar.mul(D, x))
+        Jy = jvp(net, ar, w, X, y[:P, None])[:, 0]
+        x = R.apply(np.concatenate([Jy, ar.zeros(n - m)]))
+        if i % 64 == 0:
+            deadline.check()
+            progress.report(done=i, unit="products", detail=f"rank >= {max(state['L'] - 1, 0)}")
+    return max(state["L"] - 1, 0), len(terms)
+
+
+def preconditioner_numerator(n: int) -> int:
+    """(b) + (c) + (d) of the module docstring, over p^2, for an operator of size n."""
+    return 2 * n * max(1, n.bit_length() - 1) + n * n + 2 * n
+
+
+def samples_for(net: Network) -> int:
+    return max(1, math.ceil((net.parameters + 8) / net.rows_per_sample))
+
+
+def dimension_blackbox(arch: Network, seed: int = 0, prime: int | None = None) -> DimensionResult:
+    """Dimension by the black-box rank over GF(p^2) (module docstring)."""
+    from lightning_cas.backends.modp import failure_numerator
+
+    net = arch
+    if not net.polynomial:
+        raise UnsupportedError("the blackbox method computes polynomial networks only; softmax needs --method numeric.")
+    start = time.perf_counter()
+    p = EXTENSION_PRIME if prime is None else prime
+    ar = ModP2(p)
+    bound = min(net.parameters, net.ambient_dimension or net.parameters)
+    rng = np.random.default_rng(seed)
+    w = ar.random(rng, net.parameters)
+    extra = max(1, math.ceil(16 / net.rows_per_sample))
+    X = ar.random(rng, (samples_for(net), net.input, net.tokens))
+    runs: list[dict] = []
+    while True:
+        deadline.check()
+        run_seed = derived_seed(seed, len(runs) + 1)
+        progress.report(f"black-box rank over GF({p}^2), {len(X)} token matrices")
+        rank, terms = krylov_rank(net, ar, w, X, np.random.default_rng(run_seed), bound)
+        runs.append({"prime": p, "seed": run_seed, "rank": rank, "rows": len(X) * net.rows_per_sample, "terms": terms})
+        if rank >= bound or (len(runs) > 1 and rank == runs[-2]["rank"]) or len(runs) >= MAX_RUNS:
+            break
+        X = np.concatenate([X, ar.random(rng, (extra, net.input, net.tokens))])
+    dim = max(r["rank"] for r in runs)
+    sizes = [1 << max(1, (r["rows"] - 1).bit_length()) for r in runs]
+    numerator = failure_numerator(net, dim) + sum(preconditioner_numerator(n) for n in sizes)
+    bound_value = min(numerator / (p * p), 0.999999)
+    notes = []
+    if dim < bound and (len(runs) < 2 or runs[-1]["rank"] != runs[-2]["rank"]):
+        notes.append(f"the rank still grew after {len(runs)} sample counts: {dim} is only a lower bound")
+    if bound_value >= MAX_FAILURE_BOUND:
+        notes.append(f"the failure bound {bound_value:.2g} is not below {MAX_FAILURE_BOUND:g}")
+    return DimensionResult(
+        architecture=arch,
+        dimension=dim,
+        parameters=net.parameters,
+        ambient_dimension=net.ambient_dimension,
+        method="blackbox",
+        certainty="probabilistic",
+        method_detail=(
+            f"Wiedemann's black-box rank over GF({p}^2) (Benes and diagonal preconditioners, products J v by "
+            "directional forward passes); the rank found is a proved lower bound"
+        ),
+        certainty_detail=f"dimension >= {dim} proved (Berlekamp-Massey's degree); equality with probability >= 1 - {bound_value:.2g}",
+        seed=seed,
+        elapsed_s=time.perf_counter() - start,
+        primes=(p,),
+        samples=len(X),
+        runs=tuple(runs),
+        consistent=True,
+        failure_bound=bound_value,
+        notes=tuple(notes),
+    )
