@@ -11,7 +11,14 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from lightning_cas.backends.modp import MODULUS_LIMIT, check_modp_prime, dimension_modp, failure_numerator
+from lightning_cas.backends.blackbox import check_blackbox_prime, dimension_blackbox
+from lightning_cas.backends.modp import (
+    MODULUS_LIMIT,
+    available_bytes,
+    check_modp_prime,
+    dimension_modp,
+    failure_numerator,
+)
 from lightning_cas.core.network import Network
 from lightning_cas.errors import InputError, TooLargeError, UnsupportedError
 from lightning_cas.options import DIMENSION_METHODS, check_failure_bound, concrete_method, resolve, weight_numerator
@@ -49,7 +56,9 @@ def dimension(
 ) -> DimensionResult:
     """Dimension of the neurovariety of ``arch``, or the rank of the differential at given weights.
 
-    ``auto`` is ``modp`` for lightning networks (exact rank mod p, fast at any size); ``jacobian`` and ``implicit`` run
+    ``auto`` is, for lightning networks, the faster by estimate of ``modp`` (the dense exact rank mod p) and
+    ``blackbox`` (Wiedemann over GF(p^2), memory O(P)) among those that fit in memory, and says which and why in
+    the notes; ``jacobian`` and ``implicit`` run
     Macaulay2; ``numeric`` is the paper's float protocol, kept as a baseline (and
     the only method for softmax, which is not polynomial).
 
@@ -170,6 +179,8 @@ def _check_prime(arch: Network, prime: int, method: str) -> None:
     if method == "modp":
         check_modp_prime(prime)
         check_failure_bound(prime, failure_numerator(arch), method, repetitions=2, limit=MODULUS_LIMIT)
+    elif method == "blackbox":
+        check_blackbox_prime(prime)
     elif method == "jacobian":
         check_failure_bound(prime, weight_numerator(arch), method)
 
@@ -205,7 +216,7 @@ def _with_split(
     be had within them, or does not fit in ``memory`` (default: what is available), the dimension as it is,
     with a note saying so. The paper's network is explained by its closed forms (predict) instead."""
     net = result.architecture
-    if net.paper is not None or not net.polynomial or result.method != "modp" or not result.primes:
+    if net.paper is not None or not net.polynomial or result.method not in ("modp", "blackbox") or not result.primes:
         return result
     from lightning_cas.backends.modp import available_bytes
     from lightning_cas.core.defects import explain
@@ -261,8 +272,18 @@ def _compute_dimension(arch: Network, opts, deadline) -> DimensionResult:
             "the implicit method eliminates one plain attention layer; for a network of blocks "
             "use --method modp or --method jacobian."
         )
+    if method == "modp" and opts.method == "auto" and opts.prime is None:
+        from lightning_cas.backends.blackbox import choose
+
+        method, why = choose(arch, available_bytes())
+        result = (
+            dimension_blackbox(arch, seed=opts.seed) if method == "blackbox" else dimension_modp(arch, seed=opts.seed)
+        )
+        return dataclasses.replace(result, notes=result.notes + (why,))
     if method == "modp":
         return dimension_modp(arch, seed=opts.seed, prime=opts.prime)
+    if method == "blackbox":
+        return dimension_blackbox(arch, seed=opts.seed, prime=opts.prime)
     if method in ("jacobian", "implicit"):  # the Macaulay2 backend loads only for the runs that need it
         from lightning_cas.backends.m2 import dimension_implicit, dimension_jacobian
     if method == "jacobian":

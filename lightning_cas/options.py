@@ -190,7 +190,11 @@ def concrete_method(method: str, arch) -> str:
     return method
 
 
-PRIME_METHODS = {"dimension": ("modp", "jacobian"), "verify": ("modp", "jacobian"), "fiber": ("m2", "auto")}
+PRIME_METHODS = {
+    "dimension": ("modp", "blackbox", "jacobian"),
+    "verify": ("modp", "blackbox", "jacobian"),
+    "fiber": ("m2", "auto"),
+}
 
 
 def resolve(

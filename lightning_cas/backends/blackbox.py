@@ -42,7 +42,7 @@ from lightning_cas.core.arithmetic import ModP2
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jvp
 from lightning_cas.core.network import Network
-from lightning_cas.errors import UnsupportedError
+from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.options import MAX_FAILURE_BOUND
 from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.system import deadline, progress
@@ -121,6 +121,19 @@ def preconditioner_numerator(n: int) -> int:
     return 2 * n * max(1, n.bit_length() - 1) + n * n + 2 * n
 
 
+def check_blackbox_prime(p) -> int:
+    """Below 2^26 (the float64 kernels) and 3 mod 4 (GF(p^2) = GF(p)[i]), refused in one line otherwise."""
+    from lightning_cas.backends.modp import check_modp_prime
+
+    p = check_modp_prime(p)
+    if p % 4 != 3:
+        raise InputError(
+            f"the blackbox method works over GF(p^2) = GF(p)[i] and needs a prime p = 3 mod 4, got {p}; "
+            f"for example {EXTENSION_PRIME}."
+        )
+    return p
+
+
 def samples_for(net: Network) -> int:
     return max(1, math.ceil((net.parameters + 8) / net.rows_per_sample))
 
@@ -133,7 +146,7 @@ def dimension_blackbox(arch: Network, seed: int = 0, prime: int | None = None) -
     if not net.polynomial:
         raise UnsupportedError("the blackbox method computes polynomial networks only; softmax needs --method numeric.")
     start = time.perf_counter()
-    p = EXTENSION_PRIME if prime is None else prime
+    p = EXTENSION_PRIME if prime is None else check_blackbox_prime(prime)
     ar = ModP2(p)
     bound = min(net.parameters, net.ambient_dimension or net.parameters)
     rng = np.random.default_rng(seed)
@@ -170,7 +183,9 @@ def dimension_blackbox(arch: Network, seed: int = 0, prime: int | None = None) -
             f"Wiedemann's black-box rank over GF({p}^2) (Benes and diagonal preconditioners, products J v by "
             "directional forward passes); the rank found is a proved lower bound"
         ),
-        certainty_detail=f"dimension >= {dim} proved (Berlekamp-Massey's degree); equality with probability >= 1 - {bound_value:.2g}",
+        certainty_detail=(
+            f"dimension >= {dim} proved (Berlekamp-Massey's degree); equal with probability >= 1 - {bound_value:.2g}"
+        ),
         seed=seed,
         elapsed_s=time.perf_counter() - start,
         primes=(p,),
@@ -180,3 +195,45 @@ def dimension_blackbox(arch: Network, seed: int = 0, prime: int | None = None) -
         failure_bound=bound_value,
         notes=tuple(notes),
     )
+
+
+# Measured on the 2-core project machine (one BLAS thread, `make bench`'s rank table): the dense route's
+# elimination runs at about DENSE_RATE multiply-adds per second (P^3 / 3 of them per prime for a full-rank
+# P x P Jacobian), one directional pass at about PASS_RATE weight-token products per second (complex).
+DENSE_RATE = 4e9
+PASS_RATE = 1.5e8
+
+
+def estimates(arch: Network) -> dict:
+    """Estimated seconds and peak bytes of each route for a dimension (``choose``'s inputs)."""
+    from lightning_cas.backends.modp import default_primes, working_bytes
+
+    net = arch
+    P = net.parameters
+    bound = min(P, net.ambient_dimension or P)
+    dense_s = len(default_primes(net)) * P * P * bound / 3 / DENSE_RATE
+    n = samples_for(net)
+    runs = 1 if bound < P else 2  # a rank below P needs the second sample count (module docstring)
+    passes = runs * 2 * (bound + 1)
+    blackbox_s = passes * n * net.tokens * P / PASS_RATE
+    pass_bytes = 16 * 24 * n * net.widest * net.tokens * max(1, net.tokens) + 16 * 8 * 2 * n * net.rows_per_sample
+    return {
+        "modp": {"seconds": dense_s, "bytes": working_bytes(net)},
+        "blackbox": {"seconds": blackbox_s, "bytes": pass_bytes + 64 * 2**20},
+    }
+
+
+def choose(arch: Network, free_bytes: int) -> tuple[str, str]:
+    """``auto``'s route for a polynomial network's dimension, and why: the faster by ``estimates`` among the
+    routes that fit in ``free_bytes``; the dense route when neither fits (it refuses in one line)."""
+    est = estimates(arch)
+    fits = [m for m in ("modp", "blackbox") if est[m]["bytes"] <= free_bytes]
+    words = {m: f"{m} ~{est[m]['seconds']:.3g} s, {est[m]['bytes'] / 2**30:.2g} GiB" for m in est}
+    if not fits:
+        return (
+            "modp",
+            f"auto: neither route fits in {free_bytes / 2**30:.2g} GiB ({words['modp']}; {words['blackbox']})",
+        )
+    best = min(fits, key=lambda m: est[m]["seconds"])
+    why = "the faster" if len(fits) == 2 else f"the only one that fits in {free_bytes / 2**30:.2g} GiB"
+    return best, f"auto chose {best}, {why} by estimate ({words['modp']}; {words['blackbox']})"

@@ -235,11 +235,17 @@ def method_options(fn):
             default="auto",
             show_default=True,
             type=click.Choice(DIMENSION_METHODS),
-            help="auto = modp; jacobian/implicit run Macaulay2; numeric = float baseline.",
+            help="auto = modp or blackbox, the faster that fits in memory; jacobian/implicit run Macaulay2; "
+            "numeric = float baseline.",
         ),
         SEED_OPTION,
         TIMEOUT_OPTION,
-        click.option("--prime", default=None, type=INTEGER, help="Prime modulus for modp / jacobian."),
+        click.option(
+            "--prime",
+            default=None,
+            type=INTEGER,
+            help="Prime modulus for modp / jacobian (blackbox: p = 3 mod 4, it works over GF(p^2)).",
+        ),
         M2_OPTION,
         QUIET_OPTION,
     ]

@@ -1,7 +1,7 @@
 """The methods each verb accepts, as plain data: the command line names them in its options without
 loading the options machinery (and with it Macaulay2's connection) just to print --help."""
 
-DIMENSION_METHODS = ("auto", "modp", "jacobian", "implicit", "numeric")
+DIMENSION_METHODS = ("auto", "modp", "blackbox", "jacobian", "implicit", "numeric")
 FIBER_METHODS = ("auto", "m2", "modp")
 SINGULAR_METHODS = ("strata", "whole-ideal")
 DEGREE_METHODS = ("auto", "implicit", "numerical", "msolve")

@@ -40,7 +40,11 @@ def test_jvp_is_jacobian_times_directions(name, field):
 def test_jvp_through_norms_in_floats(norm):
     net = Network(3, 2, (Attention(2, normalization="softmax", value=2, bias=True), norm, MLP(3, activation="tanh")))
     ar, rng = Float64(), np.random.default_rng(5)
-    w, X, V = rng.standard_normal(net.parameters), rng.standard_normal((3, 3, 2)), rng.standard_normal((net.parameters, 2))
+    w, X, V = (
+        rng.standard_normal(net.parameters),
+        rng.standard_normal((3, 3, 2)),
+        rng.standard_normal((net.parameters, 2)),
+    )
     assert np.allclose(jvp(net, ar, w, X, V), jacobian(net, ar, w, X) @ V, rtol=1e-10, atol=1e-10)
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-import numpy as np
-
 from lightning_cas.core.blocks.base import _RESIDUAL, MAX_TOKENS, Block, Key, _KeyError, register
 from lightning_cas.core.blocks.tangents import forward_rule, identity, join
 

@@ -211,7 +211,9 @@ def identity(ar, n: int, d: int, t: int):
     """[n, e, j, (r, c)] = [e = r][j = c]: the tangent of a matrix added to the stream."""
     dirs = _DIRECTIONS.get()
     if dirs is not None:
-        return np.ascontiguousarray(np.broadcast_to(dirs.take(d, t).transpose(1, 2, 0)[None], (n, d, t, dirs.V.shape[1])))
+        return np.ascontiguousarray(
+            np.broadcast_to(dirs.take(d, t).transpose(1, 2, 0)[None], (n, d, t, dirs.V.shape[1]))
+        )
     out = ar.zeros((n, d, t, d, t))
     rows, cols = np.meshgrid(np.arange(d), np.arange(t), indexing="ij")
     out[:, rows, cols, rows, cols] = ar.ones((n, d, t))
