@@ -15,8 +15,9 @@ L of the terms seen, at most the degree of the minimal polynomial of B (which an
 and deg minpoly(B) <= rank(B) + 1 for every matrix (the nonzero eigenvalues' part has degree <= its dimension
 <= rank; a nilpotent Jordan block of size s has rank s - 1). So rank J >= rank B >= L - 1, whatever the
 random choices; J's rank mod p (any point of the algebraic closure) is a lower bound on the generic rank over
-QQ as in MATH.md section 14. The method stops at L - 1 = min(P, ambient) (no rank can be larger) or after
-2 (min(P, ambient) + 1) terms, when BM's generator is the sequence's minimal one, with no early termination.
+QQ as in MATH.md section 14. The method stops at L - 1 = min(P, ambient) (no rank can be larger), after
+2 (min(P, ambient) + 1) terms (BM's generator is then the sequence's minimal one), or early, once EARLY_STOP
+discrepancies in a row are zero past 2 L terms: a stop that only ever under-counts.
 
 Equality, and its failure bound. L - 1 = rank J fails only if (a) the random point lowers the rank (the dense
 route's Schwartz-Zippel numerator, ``modp.failure_numerator``, now over p^2 values per coordinate), or the
@@ -24,7 +25,10 @@ preconditioned B does not have minimal polynomial of degree rank + 1: (b) C and 
 columns and rows to the front (Benes networks of switches: at most n log2(n) / p^2 each, a conservative form of
 Chen, Eberly, Kaltofen, Saunders, Turner and Villard 2002), (c) D does not separate the nonzero eigenvalues
 (at most n^2 / p^2, conservative for Kaltofen-Saunders 1991's diagonal scaling), or (d) the projections u, v
-miss the minimal polynomial (at most 2 n / p^2, Wiedemann 1986). The sum is tiny over p^2 (about 10^-5 at
+miss the minimal polynomial (at most 2 n / p^2, Wiedemann 1986), or (e) the early stop comes before the
+complexity is reached (it needs a zero discrepancy where the sequence's complexity exceeds L, which makes the
+(L + 1) x (L + 1) Hankel determinant of the terms, of degree L + 1 in u, vanish: at most the sum of (L + 1) / p^2
+over L < n, below n^2 / p^2). The sum is tiny over p^2 (about 10^-5 at
 n = 6 10^4, p near 2^24): one run keeps the promise where the dense route over GF(p) needs three to five.
 The sample count is checked as the dense route checks it: when the rank is below min(P, ambient), a second
 run at the same point with one more block of samples (fresh preconditioners) must find the same rank.
@@ -49,6 +53,7 @@ from lightning_cas.system import deadline, progress
 
 EXTENSION_PRIME = 16_777_199  # the largest prime below 2^24 that is 3 mod 4: GF(p^2) = GF(p)[i]
 MAX_RUNS = 6  # sample counts tried before a still-growing rank is reported as a lower bound
+EARLY_STOP = 8  # zero discrepancies in a row past 2 L terms that end the sequence (bound (e))
 
 
 class Benes:
@@ -62,12 +67,15 @@ class Benes:
         self.switches = [ar.random(rng, (n // (2 * s), 1, s)) for s in self.levels]
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        ar = self.ar
+        """The network applied to x (centred residues): per level a x_1 reduced, then x_0 + a x_1 and
+        x_0 + (1 + a) x_1 = (x_0 + a x_1) + x_1 below 3 H, reduced once."""
+        p = self.ar.prime
         for s, a in zip(self.levels, self.switches):
             pairs = x.reshape(-1, 2, s)
             x0, x1 = pairs[:, :1], pairs[:, 1:]
-            ax1 = ar.mul(a, x1)
-            x = np.concatenate([ar.add(ax1 + 0, x0), ar.add(ax1, ar.add(x1.copy(), x0))], axis=1).reshape(-1)
+            top = gfp.reduce(a * x1, p)
+            top += x0
+            x = gfp.reduce(np.concatenate([top, top + x1], axis=1), p).reshape(-1)
         return x
 
 
@@ -79,7 +87,9 @@ def berlekamp_massey_step(state: dict, s: np.ndarray, ar: ModP2) -> None:
         d = ar.add(np.array([d]), gfp.matmul(C[1 : L + 1][None, :], s[n - L : n][::-1][:, None], ar.prime)[0])[0]
     if d == 0:
         state["m"] += 1
+        state["zeros"] = state.get("zeros", 0) + 1
         return
+    state["zeros"] = 0
     coef = ar.mul(np.array([d]), np.array([ar.inverse(state["b"])]))[0]
     B, m = state["B"], state["m"]
     need = max(len(C), len(B) + m)
@@ -105,7 +115,7 @@ def krylov_rank(net: Network, ar: ModP2, w, X, rng: np.random.Generator, bound: 
     for i in range(2 * (bound + 1)):
         terms.append(gfp.matmul(u[None, :], x[:, None], ar.prime)[0, 0])
         berlekamp_massey_step(state, np.array(terms), ar)
-        if state["L"] - 1 >= bound:
+        if state["L"] - 1 >= bound or (state.get("zeros", 0) >= EARLY_STOP and i + 1 >= 2 * state["L"] + EARLY_STOP):
             break
         y = C.apply(ar.mul(D, x))
         Jy = jvp(net, ar, w, X, y[:P, None])[:, 0]
@@ -117,8 +127,8 @@ def krylov_rank(net: Network, ar: ModP2, w, X, rng: np.random.Generator, bound: 
 
 
 def preconditioner_numerator(n: int) -> int:
-    """(b) + (c) + (d) of the module docstring, over p^2, for an operator of size n."""
-    return 2 * n * max(1, n.bit_length() - 1) + n * n + 2 * n
+    """(b) + (c) + (d) + (e) of the module docstring, over p^2, for an operator of size n."""
+    return 2 * n * max(1, n.bit_length() - 1) + 2 * n * n + 2 * n
 
 
 def check_blackbox_prime(p) -> int:
@@ -140,7 +150,7 @@ def samples_for(net: Network) -> int:
 
 def dimension_blackbox(arch: Network, seed: int = 0, prime: int | None = None) -> DimensionResult:
     """Dimension by the black-box rank over GF(p^2) (module docstring)."""
-    from lightning_cas.backends.modp import failure_numerator
+    from lightning_cas.backends.modp import block_samples, failure_numerator
 
     net = arch
     if not net.polynomial:
@@ -151,7 +161,7 @@ def dimension_blackbox(arch: Network, seed: int = 0, prime: int | None = None) -
     bound = min(net.parameters, net.ambient_dimension or net.parameters)
     rng = np.random.default_rng(seed)
     w = ar.random(rng, net.parameters)
-    extra = max(1, math.ceil(16 / net.rows_per_sample))
+    extra = block_samples(net)  # the dense route's block: about 384 rows
     X = ar.random(rng, (samples_for(net), net.input, net.tokens))
     runs: list[dict] = []
     while True:
@@ -197,15 +207,28 @@ def dimension_blackbox(arch: Network, seed: int = 0, prime: int | None = None) -
     )
 
 
-# Measured on the 2-core project machine (one BLAS thread, `make bench`'s rank table): the dense route's
-# elimination runs at about DENSE_RATE multiply-adds per second (P^3 / 3 of them per prime for a full-rank
-# P x P Jacobian), one directional pass at about PASS_RATE weight-token products per second (complex).
+# Measured on the 2-core project machine (one BLAS thread): the dense route's elimination runs at about
+# DENSE_RATE multiply-adds per second (P^2 min(P, ambient) / 3 of them per prime).
 DENSE_RATE = 4e9
-PASS_RATE = 1.5e8
 
 
-def estimates(arch: Network) -> dict:
-    """Estimated seconds and peak bytes of each route for a dimension (``choose``'s inputs)."""
+def pass_seconds(arch: Network, p: int = EXTENSION_PRIME) -> float:
+    """One directional pass over the route's token matrices, timed at a random point: the black-box route's cost
+    is this times the number of passes, so it is measured rather than modelled."""
+    from lightning_cas.core.rank_modp import blas_threads
+
+    net, ar, rng = arch, ModP2(p), np.random.default_rng(0)
+    w = ar.random(rng, net.parameters)
+    X = ar.random(rng, (samples_for(net), net.input, net.tokens))
+    with blas_threads():
+        start = time.perf_counter()
+        jvp(net, ar, w, X, ar.random(rng, (net.parameters, 1)))
+        return time.perf_counter() - start
+
+
+def estimates(arch: Network, pass_s: float | None = None) -> dict:
+    """Estimated seconds and peak bytes of each route for a dimension (``choose``'s inputs); ``pass_s``: one
+    directional pass's seconds (default: timed now, ``pass_seconds``)."""
     from lightning_cas.backends.modp import default_primes, working_bytes
 
     net = arch
@@ -215,7 +238,7 @@ def estimates(arch: Network) -> dict:
     n = samples_for(net)
     runs = 1 if bound < P else 2  # a rank below P needs the second sample count (module docstring)
     passes = runs * 2 * (bound + 1)
-    blackbox_s = passes * n * net.tokens * P / PASS_RATE
+    blackbox_s = passes * (pass_seconds(net) if pass_s is None else pass_s)
     pass_bytes = 16 * 24 * n * net.widest * net.tokens * max(1, net.tokens) + 16 * 8 * 2 * n * net.rows_per_sample
     return {
         "modp": {"seconds": dense_s, "bytes": working_bytes(net)},
