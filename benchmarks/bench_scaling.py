@@ -104,7 +104,9 @@ def run_worker(spec: dict, budget: float) -> dict:
     return {**spec, "status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
 
 
-def run_scaling_bench(quick: bool = False, budget: float = BUDGET_S, families=None, progress=print) -> list[dict]:
+def run_scaling_bench(
+    quick: bool = False, budget: float = BUDGET_S, families=None, progress=print, save=lambda rows: None
+) -> list[dict]:
     from lightning_cas.backends.blackbox import estimates
     from lightning_cas.backends.modp import available_bytes
 
@@ -132,6 +134,7 @@ def run_scaling_bench(quick: bool = False, budget: float = BUDGET_S, families=No
                 progress(f"scaling: {family} w={w} ({net.parameters} weights), {route}")
                 row = run_worker(spec, budget)
                 rows.append(row)
+                save(rows)
                 if row["status"] != "ok":
                     stopped[route] = f"{row['status']} at {net.parameters} weights"
     return rows
@@ -175,11 +178,19 @@ def main(argv=None) -> int:
     if args.worker:
         print(json.dumps(_worker(json.loads(args.worker))))
         return 0
-    rows = run_scaling_bench(quick=args.quick, budget=args.budget, families=args.family)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=1))
-    out.with_suffix(".md").write_text(scaling_markdown(rows))
+
+    def save(rows):  # after every row, atomically: a killed run keeps what it measured
+        for path, text in ((out, json.dumps(rows, indent=1)), (out.with_suffix(".md"), scaling_markdown(rows))):
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+
+    rows = run_scaling_bench(
+        quick=args.quick, budget=args.budget, families=args.family, progress=lambda m: print(m, flush=True), save=save
+    )
+    save(rows)
     print(scaling_markdown(rows))
     return 0
 
