@@ -46,12 +46,12 @@ from lightning_cas.core.arithmetic import ModP2
 from lightning_cas.core.checks import derived_seed
 from lightning_cas.core.forward import jvp
 from lightning_cas.core.network import Network
+from lightning_cas.core.primes import EXTENSION_PRIME
 from lightning_cas.errors import InputError, UnsupportedError
 from lightning_cas.options import MAX_FAILURE_BOUND
 from lightning_cas.results.dimension import DimensionResult
 from lightning_cas.system import deadline, progress
 
-EXTENSION_PRIME = 16_777_199  # the largest prime below 2^24 that is 3 mod 4: GF(p^2) = GF(p)[i]
 MAX_RUNS = 6  # sample counts tried before a still-growing rank is reported as a lower bound
 EARLY_STOP = 8  # zero discrepancies in a row past 2 L terms that end the sequence (bound (e))
 
@@ -229,19 +229,21 @@ def pass_seconds(arch: Network, p: int = EXTENSION_PRIME) -> float:
 def estimates(arch: Network, pass_s: float | None = None) -> dict:
     """Estimated seconds and peak bytes of each route for a dimension (``choose``'s inputs); ``pass_s``: one
     directional pass's seconds (default: timed now, ``pass_seconds``)."""
-    from lightning_cas.backends.modp import default_primes, working_bytes
+    from lightning_cas.backends.modp import EXTENSION_AFTER, default_primes, needs_extension, working_bytes
 
     net = arch
     P = net.parameters
     bound = min(P, net.ambient_dimension or P)
-    dense_s = len(default_primes(net)) * P * P * bound / 3 / DENSE_RATE
+    extension = needs_extension(net)  # one GF(p^2) run, costing EXTENSION_AFTER GF(p) runs
+    runs_dense = EXTENSION_AFTER if extension else len(default_primes(net))
+    dense_s = runs_dense * P * P * bound / 3 / DENSE_RATE
     n = samples_for(net)
     runs = 1 if bound < P else 2  # a rank below P needs the second sample count (module docstring)
     passes = runs * 2 * (bound + 1)
     blackbox_s = passes * (pass_seconds(net) if pass_s is None else pass_s)
     pass_bytes = 16 * 24 * n * net.widest * net.tokens * max(1, net.tokens) + 16 * 8 * 2 * n * net.rows_per_sample
     return {
-        "modp": {"seconds": dense_s, "bytes": working_bytes(net)},
+        "modp": {"seconds": dense_s, "bytes": working_bytes(net, extension)},
         "blackbox": {"seconds": blackbox_s, "bytes": pass_bytes + 64 * 2**20},
     }
 

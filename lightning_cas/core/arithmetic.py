@@ -180,12 +180,7 @@ class ModP2(ModP):
         return out
 
     def inverse(self, z: complex) -> complex:
-        """1 / z for z != 0: conj(z) / (a^2 + b^2), the norm a^2 + b^2 being nonzero mod p."""
-        p = self.prime
-        a, b = int(z.real) % p, int(z.imag) % p
-        n = pow((a * a + b * b) % p, -1, p)
-        re, im = a * n % p, -b * n % p
-        return complex(re - p if re > p // 2 else re, im - p if im > p // 2 else im)
+        return gfp.inverse(z, self.prime)
 
 
 class IntegersModP(Arithmetic):

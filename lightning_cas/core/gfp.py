@@ -77,6 +77,18 @@ def reduce(x: np.ndarray, p: int) -> np.ndarray:
     return x
 
 
+def inverse(v, p: int):
+    """1 / v for a nonzero centred residue, centred; over GF(p^2) (complex v) conj(v) / (a^2 + b^2), the norm
+    being nonzero mod p for p = 3 mod 4."""
+    if isinstance(v, complex | np.complexfloating):
+        a, b = int(v.real) % p, int(v.imag) % p
+        n = pow((a * a + b * b) % p, -1, p)
+        re, im = a * n % p, -b * n % p
+        return complex(re - p if re > p // 2 else re, im - p if im > p // 2 else im)
+    inv = pow(int(v) % p, -1, p)
+    return float(inv - p if inv > p // 2 else inv)
+
+
 def centred(values, p: int) -> np.ndarray:
     """Integers (any representatives) -> centred float64 residues."""
     a = np.asarray(values, dtype=np.int64) % p

@@ -19,6 +19,7 @@ from lightning_cas.errors import InputError
 # (measured in `make bench`: 2^23 and 2^24 cost the same, 2^25 half again, 2^26 three times as much)
 # and the failure bound halves with every bit.
 DEFAULT_PRIME = 16_777_213
+EXTENSION_PRIME = 16_777_199  # the largest prime below 2^24 that is 3 mod 4: GF(p^2) = GF(p)[i]
 PRIME_LIMIT = 2**31  # the int64 arithmetic of the GF(p) forward pass holds products of residues below this
 
 _WITNESSES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)

@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from lightning_cas.core.gfp import centred, check_modulus, reduce, submul
+from lightning_cas.core.gfp import centred, check_modulus, inverse, reduce, submul
 
 BLAS_THREADS = 1  # see blas_threads
 BASE_ROWS = 8  # below this many rows a block is eliminated row by row
@@ -76,11 +76,6 @@ def columns(A: np.ndarray, idx) -> np.ndarray:
     return np.take(A, idx, axis=1)
 
 
-def _inverse(v: float, p: int) -> float:
-    inv = pow(int(v) % p, -1, p)
-    return float(inv - p if inv > p // 2 else inv)
-
-
 def _base(A: np.ndarray, p: int) -> tuple[np.ndarray, list[int]]:
     """Gauss-Jordan on a few rows (in place): (pivot rows in RREF, their pivot columns)."""
     keep, piv = [], []
@@ -89,7 +84,7 @@ def _base(A: np.ndarray, p: int) -> tuple[np.ndarray, list[int]]:
         if not nz.size:
             continue
         c = int(nz[0])
-        A[i] *= _inverse(A[i, c], p)
+        A[i] *= inverse(A[i, c], p)
         reduce(A[i], p)
         A[i, c] = 1.0
         col = A[:, c].copy()
@@ -140,14 +135,16 @@ class RowEchelon:
     memory peak is one copy of the kept rows.
     """
 
-    def __init__(self, columns: int, p: int):
+    def __init__(self, columns: int, p: int, dtype=np.float64):
+        """``dtype`` complex128: rows over GF(p^2) = GF(p)[i] (``core.gfp``), p = 3 mod 4."""
         self.p = check_modulus(p)
+        self.dtype = np.dtype(dtype)
         self.columns = columns
         self.pivots = np.zeros(0, dtype=np.intp)  # pivot column of each kept row
         self.stored = np.arange(columns)  # the columns kept in storage
         self.alive = np.ones(columns, dtype=bool)  # stored column is not a pivot
         self._where = np.arange(columns)  # position in storage of each column (-1: compacted away)
-        self._buf = np.zeros((0, columns))  # kept rows on the stored columns, capacity rows
+        self._buf = np.zeros((0, columns), dtype=self.dtype)  # kept rows on the stored columns, capacity rows
         self._blocks: list[tuple[int, int]] = []  # row ranges of the blocks, in order
 
     @property
@@ -157,7 +154,7 @@ class RowEchelon:
     def add(self, A: np.ndarray) -> int:
         """Add a block of rows (centred residues, any float64 array of shape (m, columns));
         returns how much the rank grew."""
-        A = np.asarray(A, dtype=np.float64)
+        A = np.asarray(A, dtype=self.dtype)
         if A.ndim != 2 or A.shape[1] != self.columns:
             raise ValueError(f"expected rows of length {self.columns}, got shape {A.shape}")
         if self.rank == self.columns or not A.shape[0]:
@@ -176,7 +173,7 @@ class RowEchelon:
             return 0
         r, k = self.rank, len(local)
         if r + k > self._buf.shape[0]:
-            grown = np.empty((min(self.columns, max(2 * (r + k), 64)), self.stored.size))
+            grown = np.empty((min(self.columns, max(2 * (r + k), 64)), self.stored.size), dtype=self.dtype)
             grown[:r] = self._buf[:r]
             self._buf = grown
         self._buf[r : r + k] = E
@@ -214,7 +211,7 @@ class RowEchelon:
     def basis(self) -> np.ndarray:
         """The kept rows in full (rank x columns), identity at the pivots (the reduced row echelon form)."""
         self._merge_all()
-        B = np.zeros((self.rank, self.columns))
+        B = np.zeros((self.rank, self.columns), dtype=self.dtype)
         B[:, self.stored] = self._buf[: self.rank]
         B[np.arange(self.rank), self.pivots] = 1.0
         return B

@@ -8,7 +8,8 @@ import pytest
 from lightning_cas import dimension
 from lightning_cas.backends import blackbox
 from lightning_cas.backends.blackbox import Benes, check_blackbox_prime, dimension_blackbox, krylov_rank
-from lightning_cas.backends.modp import dimension_modp
+from lightning_cas.backends.modp import default_primes, dimension_modp, needs_extension
+from lightning_cas.core import rank_modp
 from lightning_cas.core.arithmetic import ModP2
 from lightning_cas.core.blocks import MLP, Attention, Linear, Position, Power
 from lightning_cas.core.forward import jacobian
@@ -107,3 +108,32 @@ def test_auto_says_which_route_and_why():
     assert est["modp"]["bytes"] > est["blackbox"]["bytes"]
     method, why = blackbox.choose(net, free_bytes=est["blackbox"]["bytes"])
     assert method == "blackbox" and "the only one that fits" in why
+
+
+def test_echelon_over_gfp2_finds_a_known_rank():
+    ar, rng = ModP2(P), np.random.default_rng(6)
+    for m, n, r in [(40, 30, 12), (25, 25, 25), (60, 20, 0)]:
+        A = ar.matmul(ar.random(rng, (m, r)), ar.random(rng, (r, n))) if r else ar.zeros((m, n))
+        ech = rank_modp.RowEchelon(n, P, dtype=np.complex128)
+        for s in range(0, m, 7):
+            ech.add(A[s : s + 7])
+        assert ech.rank == r
+        again = rank_modp.RowEchelon(n, P, dtype=np.complex128)  # the kept rows span A's rows
+        again.add(ech.basis())
+        assert again.rank == r and again.add(A) == 0
+
+
+@pytest.mark.parametrize("name", ["x^6 stack 3,8,8,3", "value, bias, residual"])
+def test_dense_route_over_gfp2_is_one_run_that_agrees(name):
+    net = NETWORKS[name]
+    one = dimension_modp(net, seed=1, extension=True)
+    assert len(one.runs) == 1 and one.runs[0]["field"] == "p^2" and one.primes == (P,)
+    assert one.dimension == dimension_modp(net, seed=1, extension=False).dimension
+    assert one.failure_bound < 1e-6
+
+
+def test_high_degree_chooses_the_extension_field():
+    """x^6 after four layers: no GF(p) prime keeps the promise within five runs; GF(p^2) does in one."""
+    deep = Network(3, 1, (Linear(24), Power(6)) * 4 + (Linear(3),))
+    assert needs_extension(deep) and len(default_primes(deep)) > 5
+    assert not needs_extension(NETWORKS["x^3 stack"])
