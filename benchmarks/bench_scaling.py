@@ -114,21 +114,21 @@ def run_scaling_bench(
     for family, widths in (QUICK if quick else FAMILIES).items():
         if families and family not in families:
             continue
-        stopped: dict[str, str] = {}
+        stopped: dict[str, str] = {}  # route -> the failure that stopped it
         for w in widths:
             net = network(family, w)
             est = estimates(net)
             for route in ROUTES:
                 spec = {"kind": "scaling", "family": family, "w": w, "route": route, "parameters": net.parameters}
+                seconds, need = est[route]["seconds"], est[route]["bytes"]
+                spec |= {"estimate_s": round(seconds, 2), "estimate_bytes": need}
                 if route in stopped:
                     rows.append({**spec, "status": "stopped", "why": stopped[route]})
                     continue
-                if est[route]["seconds"] > budget or est[route]["bytes"] > available_bytes():
+                if seconds > budget or need > available_bytes():
                     why = (
-                        f"estimate {est[route]['seconds']:.3g} s, {est[route]['bytes'] / 2**30:.2g} GiB "
-                        f"over the budget {budget:g} s or the free memory"
+                        f"estimate {seconds:.3g} s, {need / 2**30:.2g} GiB: over the budget {budget:g} s or free memory"
                     )
-                    stopped[route] = why
                     rows.append({**spec, "status": "stopped", "why": why})
                     continue
                 progress(f"scaling: {family} w={w} ({net.parameters} weights), {route}")
@@ -157,7 +157,7 @@ def scaling_markdown(rows: list[dict]) -> str:
             str(r.get("dimension", "-")),
             str(r.get("runs", "-")),
             f"{r['seconds']:.1f}" if ok else "-",
-            f"{r['estimate_s']:.3g}" if ok else "-",
+            f"{r['estimate_s']:.3g}" if "estimate_s" in r else "-",
             f"{r['peak_rss_bytes'] / 2**30:.2f}" if ok else "-",
             f"{r['matmul_s']:.2f} / {r['lu_s']:.2f}" if ok else "-",
             f"{r['failure_bound']:.2g}" if ok and r.get("failure_bound") is not None else "-",
