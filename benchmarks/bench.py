@@ -18,6 +18,8 @@ Sections (``--only`` picks one):
   rank, the 6144-weight rank against the BLAS matmul, the start-up against bare imports: each pair in one run).
 * ``critical`` -- ``bench_critical.run_critical_bench`` (degree and ED degree).
 * ``models`` -- ``bench_models.run_models_bench`` (biased transformer at trained weights, from_torch).
+* ``scaling`` -- ``bench_scaling.run_scaling_bench`` (the dense and black-box rank routes from 10^3 weights
+  towards 10^5, beside the BLAS floor, and where each stops).
 * ``llc`` -- ``bench_llc.run_llc_bench`` (the proved learning coefficient beside devinterp's SGLD estimate;
   also writes bench/llc.csv, llc.md and llc.png).
 
@@ -56,6 +58,7 @@ SECTIONS = (
     "models",
     "llc",
     "relu",
+    "scaling",
 )
 GEOMETRY_TIMEOUT = 900.0
 REPEATS = 3
@@ -200,6 +203,15 @@ def main(argv=None) -> int:
             from benchmarks.bench_relu import run_relu_bench
 
             rows.extend(run_relu_bench(progress=lambda m: print(m, flush=True), out_dir=out.parent))
+            save(out, results)
+        elif section == "scaling":
+            from benchmarks.bench_scaling import run_scaling_bench
+
+            rows.extend(
+                run_scaling_bench(
+                    quick=args.quick, progress=lambda m: print(m, flush=True), save=lambda _: save(out, results)
+                )
+            )
             save(out, results)
         elif section == "geometry":
             from benchmarks.bench_geometry import run_geometry_bench

@@ -142,6 +142,8 @@ def run_scaling_bench(
 
 def scaling_markdown(rows: list[dict]) -> str:
     lines = [
+        "## Exact rank routes at scale (time, peak memory, the BLAS floor, where each route stops)",
+        "",
         "| family | weights | route | dimension | runs | time (s) | estimate (s) | peak RSS (GiB) | "
         "floor matmul / LU (s) | failure bound | status |",
         "|---|---|---|---|---|---|---|---|---|---|---|",

@@ -19,6 +19,7 @@ SECTION_MARKDOWN = {
     "models": ("benchmarks.bench_models", "models_markdown"),
     "llc": ("benchmarks.llc_report", "llc_markdown"),
     "relu": ("benchmarks.bench_relu", "relu_markdown"),
+    "scaling": ("benchmarks.bench_scaling", "scaling_markdown"),
 }
 
 
