@@ -5,7 +5,7 @@ Families (P weights): lightning stacks (depth 4, t = 3, widths w, attention w / 
 networks 3 -> w^4 -> 3 with x^6 (P = 3 w^2 + 6 w), polynomial transformers (d_model w, t = 3, two layers of
 one-head attention (attention dim w / 4, value dim w / 2) and an x^2 mlp of width w, residual stream). Routes:
 ``modp`` (dense exact rank mod p, its default primes) and ``blackbox`` (Wiedemann over GF(p^2),
-``backends.blackbox``). Each (case, route) runs in a fresh worker process (its own peak RSS, ``ru_maxrss``), and
+``backends.blackbox``). Each (case, route) runs in a fresh worker process (its own peak RSS, VmHWM), and
 the same worker times one P x P float64 matrix product and one LU factorization (numpy's solve) on one BLAS
 thread: the floor, what one dense pass over a P x P Jacobian costs at best. A route stops at the first size whose
 estimate (``blackbox.estimates``) exceeds the budget, or after a size that failed or ran out of time; the reason
@@ -61,8 +61,20 @@ def _floor(P: int) -> dict:
     return {"matmul_s": round(mm, 4), "lu_s": round(lu, 4)}
 
 
-def _worker(spec: dict) -> dict:
+def _peak_bytes() -> int:
+    """VmHWM, the resident peak of this process image: unlike ru_maxrss it starts afresh at exec, so a worker
+    does not report the peak of the driver that spawned it."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _worker(spec: dict) -> dict:
+    import os
 
     from lightning_cas.backends.blackbox import dimension_blackbox, estimates
     from lightning_cas.backends.modp import dimension_modp
@@ -72,7 +84,7 @@ def _worker(spec: dict) -> dict:
     run = dimension_modp if spec["route"] == "modp" else dimension_blackbox
     res = run(net, seed=spec.get("seed", 0))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _peak_bytes()
     est = estimates(net)[spec["route"]]
     return {
         "parameters": net.parameters,
@@ -82,6 +94,7 @@ def _worker(spec: dict) -> dict:
         "seconds": round(wall, 2),
         "cpu_seconds": round(cpu, 2),
         "peak_rss_bytes": peak,
+        "loadavg": round(os.getloadavg()[0], 2),
         "estimate_s": round(est["seconds"], 2),
         "estimate_bytes": est["bytes"],
         **_floor(net.parameters),
@@ -145,8 +158,8 @@ def scaling_markdown(rows: list[dict]) -> str:
         "## Exact rank routes at scale (time, peak memory, the BLAS floor, where each route stops)",
         "",
         "| family | weights | route | dimension | runs | time (s) | estimate (s) | peak RSS (GiB) | "
-        "floor matmul / LU (s) | failure bound | status |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "floor matmul / LU (s) | failure bound | load | status |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r.get("kind") != "scaling":
@@ -163,6 +176,7 @@ def scaling_markdown(rows: list[dict]) -> str:
             f"{r['peak_rss_bytes'] / 2**30:.2f}" if ok else "-",
             f"{r['matmul_s']:.2f} / {r['lu_s']:.2f}" if ok else "-",
             f"{r['failure_bound']:.2g}" if ok and r.get("failure_bound") is not None else "-",
+            f"{r['loadavg']:.1f}" if "loadavg" in r else "-",
             "ok" if ok else f"{r['status']}: {r.get('why') or r.get('error', '')}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
