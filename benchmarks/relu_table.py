@@ -61,7 +61,7 @@ def row(widths, seeds: int) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.relu_table", description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=4, help="linear layers at most")
-    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--seeds", type=int, default=16)
     parser.add_argument("--out", default="bench/relu_table.md")
     args = parser.parse_args(argv)
     rows = []
