@@ -111,10 +111,10 @@ def krylov_rank(net: Network, ar: ModP2, w, X, rng: np.random.Generator, bound: 
     D = ar.random(rng, n)
     u, x = ar.random(rng, n), ar.random(rng, n)
     state = {"C": ar.ones(1), "B": ar.ones(1), "L": 0, "m": 1, "b": complex(1)}
-    terms = []
-    for i in range(2 * (bound + 1)):
-        terms.append(gfp.matmul(u[None, :], x[:, None], ar.prime)[0, 0])
-        berlekamp_massey_step(state, np.array(terms), ar)
+    terms = ar.zeros(2 * (bound + 1))
+    for i in range(len(terms)):
+        terms[i] = gfp.matmul(u[None, :], x[:, None], ar.prime)[0, 0]
+        berlekamp_massey_step(state, terms[: i + 1], ar)
         if state["L"] - 1 >= bound or (state.get("zeros", 0) >= EARLY_STOP and i + 1 >= 2 * state["L"] + EARLY_STOP):
             break
         y = C.apply(ar.mul(D, x))
@@ -123,7 +123,7 @@ def krylov_rank(net: Network, ar: ModP2, w, X, rng: np.random.Generator, bound: 
         if i % 64 == 0:
             deadline.check()
             progress.report(done=i, unit="products", detail=f"rank >= {max(state['L'] - 1, 0)}")
-    return max(state["L"] - 1, 0), len(terms)
+    return max(state["L"] - 1, 0), i + 1
 
 
 def preconditioner_numerator(n: int) -> int:
