@@ -300,7 +300,8 @@ def dimension_modp(
         deadline.check()
         run_seed = derived_seed(seed, k)
         progress.report(f"exact rank mod {q}, run {k + 1} of {len(primes)}")
-        rank, rows = deadline.stoppable(rank_at_random_point, net, q, run_seed, samples, extension)
+        over = (True,) if extension else ()  # GF(p^2) only when asked: the GF(p) call keeps its four arguments
+        rank, rows = deadline.stoppable(rank_at_random_point, net, q, run_seed, samples, *over)
         runs.append(
             {"prime": q, "seed": run_seed, "rank": rank, "rows": rows} | ({"field": "p^2"} if extension else {})
         )
