@@ -226,9 +226,12 @@ def pass_seconds(arch: Network, p: int = EXTENSION_PRIME) -> float:
         return time.perf_counter() - start
 
 
+PASS_RATE = 1.2e8  # weight x token-row products per second of one directional pass (x^6 5040 weights, measured)
+
+
 def estimates(arch: Network, pass_s: float | None = None) -> dict:
     """Estimated seconds and peak bytes of each route for a dimension (``choose``'s inputs); ``pass_s``: one
-    directional pass's seconds (default: timed now, ``pass_seconds``)."""
+    directional pass's seconds (None: modelled at PASS_RATE, no allocation; ``pass_seconds`` times one)."""
     from lightning_cas.backends.modp import EXTENSION_AFTER, default_primes, needs_extension, working_bytes
 
     net = arch
@@ -240,25 +243,40 @@ def estimates(arch: Network, pass_s: float | None = None) -> dict:
     n = samples_for(net)
     runs = 1 if bound < P else 2  # a rank below P needs the second sample count (module docstring)
     passes = runs * 2 * (bound + 1)
-    blackbox_s = passes * (pass_seconds(net) if pass_s is None else pass_s)
-    pass_bytes = 16 * 24 * n * net.widest * net.tokens * max(1, net.tokens) + 16 * 8 * 2 * n * net.rows_per_sample
+    one = n * net.tokens * P / PASS_RATE if pass_s is None else pass_s
     return {
         "modp": {"seconds": dense_s, "bytes": working_bytes(net, extension)},
-        "blackbox": {"seconds": blackbox_s, "bytes": pass_bytes + 64 * 2**20},
+        "blackbox": {"seconds": passes * one, "bytes": blackbox_bytes(net)},
     }
 
 
+def blackbox_bytes(arch: Network) -> int:
+    """Peak memory of the black-box route: one directional pass over its token matrices and a few vectors."""
+    from lightning_cas.backends.modp import block_samples
+
+    net = arch
+    n = samples_for(net) + block_samples(net)
+    return 16 * 24 * n * net.widest * net.tokens * max(1, net.tokens) + 16 * 8 * 2 * n * net.rows_per_sample + 2**26
+
+
 def choose(arch: Network, free_bytes: int) -> tuple[str, str]:
-    """``auto``'s route for a polynomial network's dimension, and why: the faster by ``estimates`` among the
-    routes that fit in ``free_bytes``; the dense route when neither fits (it refuses in one line)."""
+    """``auto``'s route for a polynomial network's dimension, and why. Memory first: the dense route whenever its
+    echelon form fits (it was faster on every network measured, bench/scaling.md, and the modelled black-box time
+    says so too); else the black-box route when one directional pass fits, its time estimated from one timed
+    pass; else the dense route, which refuses in one line."""
     est = estimates(arch)
-    fits = [m for m in ("modp", "blackbox") if est[m]["bytes"] <= free_bytes]
-    words = {m: f"{m} ~{est[m]['seconds']:.3g} s, {est[m]['bytes'] / 2**30:.2g} GiB" for m in est}
-    if not fits:
-        return (
-            "modp",
-            f"auto: neither route fits in {free_bytes / 2**30:.2g} GiB ({words['modp']}; {words['blackbox']})",
+    gib = 2**30
+    dense, bb = est["modp"], est["blackbox"]
+    if dense["bytes"] <= free_bytes:
+        return "modp", (
+            f"auto chose modp: it fits ({dense['bytes'] / gib:.2g} of {free_bytes / gib:.2g} GiB free) and is the "
+            f"faster by estimate (~{dense['seconds']:.3g} s against blackbox ~{bb['seconds']:.3g} s)"
         )
-    best = min(fits, key=lambda m: est[m]["seconds"])
-    why = "the faster" if len(fits) == 2 else f"the only one that fits in {free_bytes / 2**30:.2g} GiB"
-    return best, f"auto chose {best}, {why} by estimate ({words['modp']}; {words['blackbox']})"
+    if bb["bytes"] > free_bytes:
+        return "modp", f"auto: neither route fits in {free_bytes / gib:.2g} GiB"
+    timed = estimates(arch, pass_s=pass_seconds(arch))["blackbox"]
+    return "blackbox", (
+        f"auto chose blackbox: modp's echelon form would need {dense['bytes'] / gib:.2g} GiB and "
+        f"{free_bytes / gib:.2g} GiB are free; blackbox needs {timed['bytes'] / gib:.2g} GiB, "
+        f"~{timed['seconds']:.3g} s by one timed pass"
+    )

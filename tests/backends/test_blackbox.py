@@ -100,14 +100,14 @@ def test_refuses_primes_it_cannot_use(p):
 def test_auto_says_which_route_and_why():
     net = NETWORKS["x^6 stack 3,8,8,3"]
     result = dimension(net)
-    assert any(note.startswith("auto chose ") for note in result.notes)
-    assert result.method in ("modp", "blackbox")
+    assert any(note.startswith("auto chose modp: it fits") for note in result.notes)
+    assert result.method == "modp"
     method, why = blackbox.choose(net, free_bytes=1)
     assert method == "modp" and "neither route fits" in why
     est = blackbox.estimates(net)
     assert est["modp"]["bytes"] > est["blackbox"]["bytes"]
     method, why = blackbox.choose(net, free_bytes=est["blackbox"]["bytes"])
-    assert method == "blackbox" and "the only one that fits" in why
+    assert method == "blackbox" and "by one timed pass" in why
 
 
 def test_echelon_over_gfp2_finds_a_known_rank():
