@@ -279,7 +279,7 @@ def test_largest_prime_and_small_primes_give_the_dimension():
 
 def test_size_guard_refuses_what_does_not_fit_with_the_figure():
     arch = Architecture((256,) * 9, (256,) * 8, 2)
-    need = modp.working_bytes(arch)
+    need = modp.working_bytes(arch, modp.needs_extension(arch))  # over GF(p^2) at this degree: 16 bytes an entry
     assert need > modp.available_bytes()
     with pytest.raises(TooLargeError, match=f"{need / 2**30:.1f} GiB"):
         dimension(arch, method="modp")
