@@ -66,6 +66,8 @@ export {
     "boundaryEDRecord",
     "trainingCriticalPoints",
     "trainingRecord",
+    "powerSumCriticalPoints",
+    "powerSumAtInfinity",
     -- records
     "printRecord",
     "idealRecord",

@@ -309,3 +309,59 @@ trainingRecord(NeuralNetwork, List, List) := o -> (N, inputs, targets) -> (
     T := trainingCriticalPoints(N, inputs, targets, MaxPaths => o.MaxPaths);
     merge(merge(new HashTable from base, T, (a, b) -> b), new HashTable from {"cpu_ms" => round(1000 * (cpuTime() - t0))},
         (a, b) -> b))
+
+-- The translated power sum h = sum_j c_j w_j^d + e and the distance |w - u|^2 in the metric S^-1: its
+-- critical points solve h = 0, w - u = l S grad h, a family over the parameters (u, e) whose solution set is
+-- a graph over (w, l), so irreducible: monodromy around loops in (u, e) reaches every solution. Stopped at
+-- TargetCount (the bound the caller proved), then each target (u, e) is reached by a parameter homotopy.
+powerSumCriticalPoints = method(Options => {TargetCount => 0, MonodromyRepeats => 50})
+powerSumCriticalPoints(List, ZZ, List, List) := o -> (c, d, S, targets) -> (
+    needsPackage "MonodromySolver";
+    k := #c;
+    uSym := getSymbol "u"; eSym := getSymbol "e"; wSym := getSymbol "w"; lSym := getSymbol "l";
+    R := CC[uSym_1 .. uSym_k, eSym][wSym_1 .. wSym_k, lSym];
+    W := toList(R_0 .. R_(k - 1));
+    U := apply(k, j -> (coefficientRing R)_j);
+    cc := apply(c, v -> v_CC);
+    Sc := matrix apply(S, row -> apply(row, v -> v_CC));
+    grad := apply(k, j -> d * cc#j * W#j^(d - 1));
+    lag := apply(k, j -> W#j - U#j - R_k * sum(k, m -> Sc_(j, m) * grad#m));
+    PS := (value "polySystem") transpose matrix {{sum(k, j -> cc#j * W#j^d) + (coefficientRing R)_k} | lag};
+    -- a seed: random (w, l), then the parameters that make it a solution (they enter linearly)
+    ws := apply(k, j -> random CC); ls := random CC;
+    gs := apply(k, j -> d * cc#j * ws#j^(d - 1));
+    us := apply(k, j -> ws#j - ls * sum(k, m -> Sc_(j, m) * gs#m));
+    es := -sum(k, j -> cc#j * ws#j^d);
+    t0 := cpuTime();
+    (V, npaths) := (value "monodromySolve")(PS, (value "point") {us | {es}}, {(value "point") {ws | {ls}}},
+        (value "TargetSolutionCount") => (if o.TargetCount > 0 then o.TargetCount else null),
+        (value "NumberOfNodes") => 3, (value "NumberOfEdges") => 3, (value "NumberOfRepeats") => o.MonodromyRepeats,
+        (value "SelectEdgeAndDirection") => (value "selectBestEdgeAndDirection"),
+        (value "Potential") => (if o.TargetCount > 0 then value "potentialE" else value "potentialLowerBound"));
+    base := (value "points") V#(value "PartialSols");
+    monodromyMs := round(1000 * (cpuTime() - t0));
+    Rf := first flattenRing R;
+    GS := (value "gateSystem")(sub(PS, Rf), drop(gens Rf, numgens R));
+    t1 := cpuTime();
+    ends := apply(targets, p -> (
+            H := (value "specialize")((value "parametricSegmentHomotopy") GS,
+                transpose (matrix V#(value "BasePoint") | matrix {apply(p, v -> v_CC)}));
+            sols := (value "trackHomotopy")(H, base);
+            apply(sols, s -> {toString (value "status") s, apply(s#(value "Coordinates"), lcasComplexRecord)})));
+    new HashTable from {"found" => #base, "target" => o.TargetCount, "paths" => (if instance(npaths, ZZ) then npaths else -1),
+        "monodromy_cpu_ms" => monodromyMs, "homotopy_cpu_ms" => round(1000 * (cpuTime() - t1)), "targets" => ends})
+
+-- The solutions of v = S D v^(d-1) (D = diag c), which has none at infinity (S D v^(d-1) = 0 forces v = 0)
+-- and so exactly (d-1)^k counted with multiplicity: its total-degree homotopy loses no path to infinity.
+powerSumAtInfinity = method()
+powerSumAtInfinity(List, ZZ, List) := (c, d, S) -> (
+    nag := lcasNumerics();
+    k := #c;
+    vSym := getSymbol "v";
+    R := CC[vSym_1 .. vSym_k];
+    V := gens R;
+    eqs := apply(k, j -> V#j - sum(k, m -> S#j#m * c#m * V#m^(d - 1)));
+    t0 := cpuTime();
+    sols := (value "solveSystem") eqs;
+    new HashTable from {"solutions" => apply(sols, s -> {toString (value "status") s, apply(s#(value "Coordinates"), lcasComplexRecord)}),
+        "cpu_ms" => round(1000 * (cpuTime() - t0))})
