@@ -167,10 +167,11 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
             )
             + ")."
         )
-    if boundary and method not in ("auto", "msolve", "lagrange"):
+    if boundary and method not in ("auto", "msolve", "lagrange", "monodromy"):
         raise InputError(
             "--boundary runs msolve (--method msolve) or Macaulay2's Lagrange ideal and homotopy (--method "
-            f"lagrange), the surer that fits by default (auto), not --method {method}."
+            "lagrange), the surer that fits by default (auto), or certified monodromy (--method monodromy), not "
+            f"--method {method}."
         )
     if ((boundary or targets is not None) and output == "m2") or (targets is not None and method != "auto"):
         raise InputError(
@@ -214,7 +215,9 @@ def _check_ed(metric, inputs, targets, boundary, readout, point, at, method, out
     "msolve: the critical ideal of a gauge slice saturated by its degenerate points, mod two primes "
     "(every metric; beyond the lagrange guard; with --boundary: the Lagrange system mod two primes and the "
     "certified radius over QQ); auto: msolve where it is found and fits, lagrange within its size guard, "
-    "monodromy beyond (with --boundary: msolve, else Macaulay2); the result's note says which answered and why.",
+    "monodromy beyond (with --boundary: msolve, else Macaulay2); the result's note says which answered and why. "
+    "With --boundary, monodromy: every critical point of a power-sum boundary certified (Krawczyk), the radius a "
+    "point value.",
 )
 @click.option(
     "--repeats",

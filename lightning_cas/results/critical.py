@@ -195,7 +195,9 @@ class RadiusInterval(Record):
     at: str | None  # "smooth" or "singular": where the smallest upper end is; "ray": a point of B on a ray
     smooth_lower: float | None = None  # the lower end over the smooth locus' critical points alone
     # "isolation": every real critical point isolated (the interval is as tight as the boxes); "bounds": the
-    # isolation did not finish, so a Taylor bound below and an exact point of B above (geometry.decision.radius_bounds)
+    # isolation did not finish, so a Taylor bound below and an exact point of B above (geometry.decision.radius_bounds);
+    # "krawczyk": every complex critical point certified, the real ones' boxes (geometry.decision.radius_certified);
+    # "exact": X0 on the boundary
     method: str = "isolation"
 
 
@@ -235,9 +237,11 @@ class ExactBoundaryResult(Provenance, JsonResult):
             f"coordinates, through {self.bottleneck} bottleneck coordinates ({self.factors} irreducible "
             f"factor(s), reduced degree {self.reduced_degree})",
             (
-                f"ED degree {self.ed_degree}: mod {' and '.join(map(str, self.primes))}"
-                if self.ed_degree is not None
-                else "ED degree not counted in time (see the notes)"
+                "ED degree not counted in time (see the notes)"
+                if self.ed_degree is None
+                else f"ED degree {self.ed_degree}: mod {' and '.join(map(str, self.primes))}"
+                if self.primes
+                else f"ED degree {self.ed_degree}: every critical point certified"
             )
             + " (a generic "
             f"{'cone' if self.homogeneous else 'hypersurface'} of degree {self.reduced_degree} in "

@@ -143,14 +143,21 @@ def boundary_ed(
     the real critical points in isolating boxes over QQ, the radius a certified interval (an
     ExactBoundaryResult; ``msolve`` the binary), with no Macaulay2 and no size guard but the deadline;
     ``"m2"``: Macaulay2's two counts and alpha-certified points (a DecisionBoundaryResult); ``"auto"``
-    (geometry.planner): msolve where its binary is found and g's bottleneck within its guard, else m2."""
+    (geometry.planner): msolve where its binary is found and g's bottleneck within its guard, else m2;
+    ``"monodromy"`` (named only): every critical point of a power-sum boundary certified
+    (geometry.decision.certified)."""
     net = polynomial_network(arch, "boundary_ed")
-    plan("boundary", net, method, msolve)  # a wrong name, a missing binary, a size refusal: before any work
+    if method != "monodromy":  # the certified route for power sums is asked by name, outside the planner
+        plan("boundary", net, method, msolve)  # a wrong name, a missing binary, a size refusal: before any work
     opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     numerical_runs = count_value(numerical_runs, "numerical_runs", 1, 10)
     values, source = weight_values(arch, at, opts.seed)
     w, w_source = readout_values(net, readout, opts.seed)
     x0, x0_source = (None, None) if point is None else exact_array(point, (net.input, net.tokens), "point")
+    if method == "monodromy":  # named only: never auto's choice (15 min for the cubic [16, 12, 2])
+        from lightning_cas.geometry.decision.certified import certified_boundary
+
+        return certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, opts.seed, opts.timeout, m2)
     common = (arch, net, values, source, w, w_source, x0, x0_source)
     start = time.perf_counter()
 

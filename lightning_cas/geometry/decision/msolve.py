@@ -20,7 +20,7 @@ from lightning_cas.results.critical import BoxPoint, ExactBoundaryResult, Radius
 from lightning_cas.system.deadline import ALARM_GRACE_S, check, current, time_limit
 
 
-def _point(b, stratum: str) -> BoxPoint:
+def box_point(b, stratum: str) -> BoxPoint:
     return BoxPoint(
         coordinates=tuple(float((lo + hi) / 2) for lo, hi in b.x),
         box=tuple((text(lo), text(hi)) for lo, hi in b.x),
@@ -89,15 +89,15 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         )
     extra: dict = {}
     if rec is None and enclosure is not None:
-        extra = dict(on_boundary=enclosure.squared_upper == 0, real_critical_points=None, radius=_enclosed(enclosure))
+        extra = dict(on_boundary=enclosure.squared_upper == 0, real_critical_points=None, radius=enclosed_radius(enclosure))
         notes.append(
             f"the radius is enclosed instead: below, the Taylor bound |g(X0)| > sum_k N_k r^k (no zero of g "
             f"within r of X0); above, a point of B on a rational ray from X0 ({enclosure.rays} random rays, the "
             "nearest hits refined by Newton's method), exact rationals: certified, not tight"
         )
     if rec is not None:
-        smooth = tuple(_point(b, "smooth") for b in rec["smooth"])
-        singular = tuple(_point(b, "singular") for b in rec["singular"])
+        smooth = tuple(box_point(b, "smooth") for b in rec["smooth"])
+        singular = tuple(box_point(b, "singular") for b in rec["singular"])
         dim = 0 if rec["on_boundary"] else _singular_dimension(bs, rec["singular_status"], msolve, threads)
         if rec["status"] == "positive":
             notes.append(
@@ -136,7 +136,7 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         architecture=arch,
         weights=source,
         readout=tuple(tuple(text(Fraction(v)) for v in row) for row in w),
-        polynomial=_polynomial_text(bs, net),
+        polynomial=polynomial_text(bs, net),
         variables=bs.n,
         bottleneck=bs.r,
         degree=bs.degree,
@@ -210,7 +210,7 @@ def _count_in_time(bs, seed, timeout, start, msolve, threads, notes: list, enclo
         return None
 
 
-def _enclosed(enc) -> RadiusInterval:
+def enclosed_radius(enc) -> RadiusInterval:
     return RadiusInterval(
         lower=sqrt_down(enc.squared_lower),
         upper=None if enc.squared_upper is None else sqrt_up(enc.squared_upper),
@@ -239,7 +239,7 @@ def _radius_in_time(bs, x0, timeout, start, msolve, threads, notes: list) -> dic
         return None
 
 
-def _polynomial_text(bs, net) -> str:
+def polynomial_text(bs, net) -> str:
     """g in the names x_(r,j) (row-major), as the Macaulay2 route writes it."""
     from lightning_cas.core.names import token_name
 
