@@ -16,7 +16,7 @@ from lightning_cas.geometry.boundary_msolve import boundary_system
 from lightning_cas.geometry.decision_msolve import box_point, enclosed_radius, polynomial_text
 from lightning_cas.geometry.radius import text
 from lightning_cas.geometry.radius_bounds import enclose
-from lightning_cas.geometry.radius_certified import critical_points, power_sum
+from lightning_cas.geometry.radius_certified import PRECISION, critical_points, power_sum
 from lightning_cas.geometry.radius_exact import bottleneck_point, box, pullback, sqrt_down, sqrt_up
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.results.critical import ExactBoundaryResult, RadiusInterval
@@ -44,7 +44,7 @@ def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, se
             z0 = bottleneck_point(bs, flat)
         else:  # the count alone: at a random rational point of the bottleneck (its ED degree, certified)
             rng = random.Random(seed)
-            z0 = [Fraction(rng.randint(-10**6, 10**6), 1000) for _ in range(bs.r)]
+            z0 = [Fraction(rng.randint(-(10**6), 10**6), 1000) for _ in range(bs.r)]
         h_at = ps.c0 + sum(c * (z + b) ** ps.d for c, z, b in zip(ps.c, z0, ps.b))
         on = flat is not None and h_at == 0  # X0 on B, which is smooth: radius 0, nothing to solve
         enclosure = None if flat is None else enclose(bs.reduced, flat, seed)
@@ -72,7 +72,8 @@ def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, se
         notes.append(
             f"MonodromySolver reached {pts.certified} of the bound {pts.bound} = d sum_(i<k) (d-1)^i (d = {ps.d}, "
             f"k = {ps.k}) in {pts.monodromy_s:.3g} s CPU, the parameter homotopy to X0 took {pts.homotopy_s:.3g} s, "
-            f"the Krawczyk certificates (arb, {128} bits) {pts.certify_s:.3g} s; {pts.reason}"
+            f"the Krawczyk certificates (arb, {PRECISION} bits) {pts.certify_s:.3g} s, the check at infinity "
+            f"{pts.infinity_s:.3g} s; {pts.reason}"
         )
         if not pts.complete:
             notes.append(

@@ -33,6 +33,7 @@ from fractions import Fraction
 
 PRECISION = 128  # bits of the refinement and of the certificates
 REFINE_STEPS = 4
+ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,12 @@ def power_sum(h, r: int) -> PowerSum | None:
         bs.append(b)
         c0 -= c * b**d
     return PowerSum(d, tuple(cs), tuple(bs), c0)
+
+
+def _fmpq(q: Fraction):
+    import flint
+
+    return flint.fmpq(q.numerator, q.denominator)
 
 
 def _acb(x):
@@ -217,17 +224,27 @@ def _edges(v) -> tuple[float, float, float, float]:
     return out[0], out[1], out[2], out[3]
 
 
-def disjoint(boxes) -> bool:
-    """Whether the boxes are pairwise disjoint (a sweep over the first coordinate's real part)."""
-    edges = sorted((tuple(_edges(v) for v in b) for b in boxes), key=lambda e: e[0][0])
-    active: list = []
-    for e in edges:
+def distinct(found: list) -> list:
+    """A greedy subset of pairwise disjoint boxes (a sweep over the first coordinate's real part): a box that
+    meets one kept is dropped, so the kept ones hold distinct solutions and a path that jumped to a solution
+    another path reached is counted once."""
+    order = sorted(range(len(found)), key=lambda i: _edges(found[i].box[0])[0])
+    edges = {i: tuple(_edges(v) for v in found[i].box) for i in order}
+    kept, active = [], []
+    for i in order:
+        e = edges[i]
         active = [a for a in active if a[0][1] >= e[0][0]]
-        for a in active:
-            if all(a[i][0] <= e[i][1] and e[i][0] <= a[i][1] and a[i][2] <= e[i][3] and e[i][2] <= a[i][3] for i in range(len(e))):
-                return False
+        if any(
+            all(
+                a[j][0] <= e[j][1] and e[j][0] <= a[j][1] and a[j][2] <= e[j][3] and e[j][2] <= a[j][3]
+                for j in range(len(e))
+            )
+            for a in active
+        ):
+            continue
         active.append(e)
-    return True
+        kept.append(found[i])
+    return kept
 
 
 def _fraction(x) -> Fraction:
@@ -251,7 +268,7 @@ def infinity_clear(ps: PowerSum, S, macaulay2) -> tuple[bool, str]:
 
     k, d = ps.k, ps.d
     if d == 2:
-        SD = flint.fmpq_mat(k, k, [Fraction(S[i][j]) * ps.c[j] for i in range(k) for j in range(k)])
+        SD = flint.fmpq_mat(k, k, [_fmpq(Fraction(S[i][j]) * ps.c[j]) for i in range(k) for j in range(k)])
         p = SD.charpoly()
         ok = p.gcd(p.derivative()).degree() == 0
         return ok, "S D has simple eigenvalues" if ok else "S D has a repeated eigenvalue"
@@ -261,10 +278,9 @@ def infinity_clear(ps: PowerSum, S, macaulay2) -> tuple[bool, str]:
     S = [[Fraction(v) * Fraction(2) ** -round(math.log2(top)) for v in row] for row in S]
     _, rec = macaulay2.run("power_sum_infinity", {"weights": list(ps.c), "exponent": d, "metric": S})
     system = _System(ps, S)
-    certified = [certify(system, x) for x in _parse(rec["solutions"])]
-    good = [c for c in certified if c is not None]
+    good = distinct([c for c in (certify(system, x) for x in _parse(rec["solutions"])) if c is not None])
     total = (d - 1) ** k
-    if len(good) != total or not disjoint([c.box for c in good]):
+    if len(good) != total:
         return False, f"{len(good)} of the {total} solutions of v = S D v^(d-1) certified distinct"
     cs = [_acb(v) for v in ps.c]
     for c in good:
@@ -289,6 +305,7 @@ class CertifiedPoints:
     monodromy_s: float
     homotopy_s: float
     certify_s: float
+    infinity_s: float  # wall clock of the check at infinity (its homotopy and certificates)
 
 
 def _pow2(q: Fraction) -> Fraction:
@@ -318,34 +335,46 @@ def critical_points(ps: PowerSum, S, z0, macaulay2) -> CertifiedPoints:
     try:
         start = time.perf_counter()
         clear, why = infinity_clear(ps, S, macaulay2)
+        infinity_s = time.perf_counter() - start
         unit, scaled, S1, u = _scaled(ps, S, z0)
-        _, rec = macaulay2.run(
-            "power_sum_critical",
-            {
-                "weights": list(scaled.c),
-                "exponent": ps.d,
-                "metric": S1,
-                "targets": [u + [scaled.c0]],
-                "count": ps.bound(),
-            },
-        )
-        solved = time.perf_counter()
         system = _System(scaled, S1, u)
-        certified = [certify(system, x) for x in _parse(rec["targets"][0])]
-        good = [c for c in certified if c is not None]
-        distinct = disjoint([c.box for c in good])
-        count = len(good) if distinct else 0
-        complete = clear and distinct and count == ps.bound()
+        found: list = []
+        good: list = []
+        spent = [0.0, 0.0, 0.0]
+        for attempt in range(ATTEMPTS):  # monodromy can stall short of the bound: again from another seed
+            _, rec = macaulay2.run(
+                "power_sum_critical",
+                {
+                    "weights": list(scaled.c),
+                    "exponent": ps.d,
+                    "metric": S1,
+                    "targets": [u + [scaled.c0]],
+                    "count": ps.bound(),
+                    "seed": attempt,
+                },
+            )
+            solved = time.perf_counter()
+            found += [c for c in (certify(system, x) for x in _parse(rec["targets"][0])) if c is not None]
+            good = distinct(found)
+            spent = [
+                spent[0] + rec["monodromy_cpu_ms"] / 1000,
+                spent[1] + rec["homotopy_cpu_ms"] / 1000,
+                spent[2] + time.perf_counter() - solved,
+            ]
+            if len(good) == ps.bound():
+                break
+        count = len(good)
+        complete = clear and count == ps.bound()
         real = tuple(
-            tuple((unit * lo - b, unit * hi - b) for (lo, hi), b in zip((real_interval(v) for v in c.box[: ps.k]), ps.b))
+            tuple(
+                (unit * lo - b, unit * hi - b) for (lo, hi), b in zip((real_interval(v) for v in c.box[: ps.k]), ps.b)
+            )
             for c in good
             if c.real
         )
         reason = why if clear else f"not proved complete: {why}"
-        if not distinct:
-            reason = "the certified boxes overlap (two paths reached one solution)"
-        elif count < ps.bound():
-            reason = f"{count} of {ps.bound()} critical points certified; {why}"
+        if count < ps.bound():
+            reason = f"{count} of {ps.bound()} critical points certified in {attempt + 1} monodromy run(s); {why}"
         return CertifiedPoints(
             bound=ps.bound(),
             certified=count,
@@ -353,9 +382,10 @@ def critical_points(ps: PowerSum, S, z0, macaulay2) -> CertifiedPoints:
             reason=reason,
             real=real,
             unclassified=sum(1 for c in good if c.real is None),
-            monodromy_s=rec["monodromy_cpu_ms"] / 1000,
-            homotopy_s=rec["homotopy_cpu_ms"] / 1000,
-            certify_s=time.perf_counter() - solved,
+            monodromy_s=spent[0],
+            homotopy_s=spent[1],
+            certify_s=spent[2],
+            infinity_s=infinity_s,
         )
     finally:
         flint.ctx.prec = old

@@ -89,7 +89,9 @@ def msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed,
         )
     extra: dict = {}
     if rec is None and enclosure is not None:
-        extra = dict(on_boundary=enclosure.squared_upper == 0, real_critical_points=None, radius=enclosed_radius(enclosure))
+        extra = dict(
+            on_boundary=enclosure.squared_upper == 0, real_critical_points=None, radius=enclosed_radius(enclosure)
+        )
         notes.append(
             f"the radius is enclosed instead: below, the Taylor bound |g(X0)| > sum_k N_k r^k (no zero of g "
             f"within r of X0); above, a point of B on a rational ray from X0 ({enclosure.rays} random rays, the "
