@@ -180,3 +180,43 @@ doc ///
             r = trainingCriticalPoints(neuralNetwork(3, 1, {linearBlock 1, linearBlock 2}), {{{1},{0},{0}}, {{0},{1},{0}}, {{0},{0},{1}}}, {{{3},{1}}, {{1},{2}}, {{0},{-1}}});
             r#"rank"
 ///
+
+doc ///
+    Key
+        powerSumCriticalPoints
+        (powerSumCriticalPoints, List, ZZ, List, List)
+        [powerSumCriticalPoints, TargetCount]
+        [powerSumCriticalPoints, MonodromyRepeats]
+        powerSumAtInfinity
+        (powerSumAtInfinity, List, ZZ, List)
+    Headline
+        critical points of the distance to a translated power sum (a one-hidden-layer decision boundary)
+    Usage
+        powerSumCriticalPoints(c, d, S, targets)
+        powerSumAtInfinity(c, d, S)
+    Inputs
+        c:List
+            the coefficients $c_j$ of $h = \sum_j c_j w_j^d + e$
+        d:ZZ
+            the power
+        S:List
+            a symmetric $k \times k$ matrix: the distance is $(w - u)^T S^{-1} (w - u)$
+        targets:List
+            parameter points $\{u_1, \dots, u_k, e\}$
+        TargetCount => ZZ
+            stop the monodromy at this many solutions (a bound proved by the caller)
+        MonodromyRepeats => ZZ
+            stop after this many loops without a new solution
+    Outputs
+        :HashTable
+            the monodromy's count and time, and for each target the status and coordinates $(w, l)$ of every
+            solution of $h = 0$, $w - u = l S \nabla h$ (as pairs of decimal strings); {\tt powerSumAtInfinity}:
+            every solution of $v = S\,\mathrm{diag}(c)\,v^{d-1}$
+    Description
+        Text
+            The solutions of the family over $(u, e)$ form a graph over $(w, l)$, so monodromy in $(u, e)$ reaches
+            all of them; the Python side certifies each (Krawczyk) and proves the count complete.
+        Example
+            r = powerSumCriticalPoints({1, -2}, 3, {{2, 1}, {1, 3}}, {{1, 2, 5}}, TargetCount => 9);
+            r#"found"
+///
