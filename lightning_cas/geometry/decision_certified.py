@@ -53,7 +53,7 @@ def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, se
     try:
         if not on:
             with time_limit(left):
-                pts = critical_points(ps, bs.S, z0, Macaulay2(binary=m2))
+                (pts,) = critical_points(ps, bs.S, [z0], Macaulay2(binary=m2))
     except TimeLimitError as exc:
         check()  # an enclosing limit (a sweep job's) that ran out still ends the run
         if enclosure is None:

@@ -312,22 +312,21 @@ def _pow2(q: Fraction) -> Fraction:
     return Fraction(2) ** round(math.log2(abs(q))) if q else Fraction(1)
 
 
-def _scaled(ps: PowerSum, S, z0):
+def _scaled(ps: PowerSum, S):
     """The same critical points in w = a y with a a power of 2 that makes c near 1, h divided by |c0| and S by
     a power of 2 near its size (the multiplier absorbs it): coefficients near 1, which the homotopy needs at
-    the weights of trained or random networks (S near 1e6, c near 1e3). Exact, so the
-    certificates on the scaled system are certificates of the original one."""
-    u = [Fraction(z) + b for z, b in zip(z0, ps.b)]
+    the weights of trained or random networks (S near 1e6, c near 1e3). Exact, so the certificates on the
+    scaled system are certificates of the original one."""
     a = _pow2(Fraction((abs(ps.c0) / max(abs(c) for c in ps.c)) ** (1 / ps.d)))
     norm = abs(ps.c0)
     scaled = PowerSum(ps.d, tuple(c * a**ps.d / norm for c in ps.c), (Fraction(0),) * ps.k, ps.c0 / norm)
     top = _pow2(max(abs(Fraction(v)) for row in S for v in row))
-    S1 = [[Fraction(v) / top for v in row] for row in S]
-    return a, scaled, S1, [v / a for v in u]
+    return a, scaled, [[Fraction(v) / top for v in row] for row in S]
 
 
-def critical_points(ps: PowerSum, S, z0, macaulay2) -> CertifiedPoints:
-    """Monodromy to the bound, the parameter homotopy to z0, and the certificates (module docstring)."""
+def critical_points(ps: PowerSum, S, targets, macaulay2) -> list[CertifiedPoints]:
+    """Monodromy to the bound, a parameter homotopy to each point z0 of ``targets`` (bottleneck coordinates),
+    and the certificates (module docstring): one monodromy serves every target."""
     import flint
 
     old = flint.ctx.prec
@@ -336,56 +335,65 @@ def critical_points(ps: PowerSum, S, z0, macaulay2) -> CertifiedPoints:
         start = time.perf_counter()
         clear, why = infinity_clear(ps, S, macaulay2)
         infinity_s = time.perf_counter() - start
-        unit, scaled, S1, u = _scaled(ps, S, z0)
-        system = _System(scaled, S1, u)
-        found: list = []
-        good: list = []
+        unit, scaled, S1 = _scaled(ps, S)
+        us = [[(Fraction(z) + b) / unit for z, b in zip(z0, ps.b)] for z0 in targets]
+        systems = [_System(scaled, S1, u) for u in us]
+        found: list[list] = [[] for _ in targets]
+        good: list[list] = [[] for _ in targets]
         spent = [0.0, 0.0, 0.0]
-        for attempt in range(ATTEMPTS):  # monodromy can stall short of the bound: again from another seed
+        runs = 0
+        while runs < ATTEMPTS and any(len(g) < ps.bound() for g in good):
+            # monodromy can stall short of the bound: again from another seed, for the targets still short
+            short = [i for i, g in enumerate(good) if len(g) < ps.bound()]
             _, rec = macaulay2.run(
                 "power_sum_critical",
                 {
                     "weights": list(scaled.c),
                     "exponent": ps.d,
                     "metric": S1,
-                    "targets": [u + [scaled.c0]],
+                    "targets": [us[i] + [scaled.c0] for i in short],
                     "count": ps.bound(),
-                    "seed": attempt,
+                    "seed": runs,
                 },
             )
+            runs += 1
             solved = time.perf_counter()
-            found += [c for c in (certify(system, x) for x in _parse(rec["targets"][0])) if c is not None]
-            good = distinct(found)
+            for i, points in zip(short, rec["targets"]):
+                found[i] += [c for c in (certify(systems[i], x) for x in _parse(points)) if c is not None]
+                good[i] = distinct(found[i])
             spent = [
                 spent[0] + rec["monodromy_cpu_ms"] / 1000,
                 spent[1] + rec["homotopy_cpu_ms"] / 1000,
                 spent[2] + time.perf_counter() - solved,
             ]
-            if len(good) == ps.bound():
-                break
-        count = len(good)
-        complete = clear and count == ps.bound()
-        real = tuple(
-            tuple(
-                (unit * lo - b, unit * hi - b) for (lo, hi), b in zip((real_interval(v) for v in c.box[: ps.k]), ps.b)
+        out = []
+        for kept in good:
+            count = len(kept)
+            real = tuple(
+                tuple(
+                    (unit * lo - b, unit * hi - b)
+                    for (lo, hi), b in zip((real_interval(v) for v in c.box[: ps.k]), ps.b)
+                )
+                for c in kept
+                if c.real
             )
-            for c in good
-            if c.real
-        )
-        reason = why if clear else f"not proved complete: {why}"
-        if count < ps.bound():
-            reason = f"{count} of {ps.bound()} critical points certified in {attempt + 1} monodromy run(s); {why}"
-        return CertifiedPoints(
-            bound=ps.bound(),
-            certified=count,
-            complete=complete,
-            reason=reason,
-            real=real,
-            unclassified=sum(1 for c in good if c.real is None),
-            monodromy_s=spent[0],
-            homotopy_s=spent[1],
-            certify_s=spent[2],
-            infinity_s=infinity_s,
-        )
+            reason = why if clear else f"not proved complete: {why}"
+            if count < ps.bound():
+                reason = f"{count} of {ps.bound()} critical points certified in {runs} monodromy run(s); {why}"
+            out.append(
+                CertifiedPoints(
+                    bound=ps.bound(),
+                    certified=count,
+                    complete=clear and count == ps.bound(),
+                    reason=reason,
+                    real=real,
+                    unclassified=sum(1 for c in kept if c.real is None),
+                    monodromy_s=spent[0],
+                    homotopy_s=spent[1] / max(len(targets), 1),
+                    certify_s=spent[2] / max(len(targets), 1),
+                    infinity_s=infinity_s,
+                )
+            )
+        return out
     finally:
         flint.ctx.prec = old
