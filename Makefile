@@ -83,11 +83,14 @@ bench: setup
 # the anchor table: ED degrees of decision boundaries of the robustness-verification paper's architectures,
 # ours beside the paper's, with times (bench/critical_anchor.md and .csv); CRITICAL_ARGS e.g. --timeout 600.
 # Then the paper's homotopy approach on the same systems, with PHCpack's blackbox solver as its stand-in
-# (bench/phc_stand_in.md; phcpack from Debian, skipped with a note where it cannot be installed)
+# (bench/phc_stand_in.md; phcpack from Debian, skipped with a note where it cannot be installed). Last, the
+# paper's benchmark design run: trained networks, planted and clean instances, certified verdicts
+# (bench/robustness_verdicts.md)
 CRITICAL_ARGS ?=
 critical: setup phc
 	$(PY) -m benchmarks.critical_anchor --out bench/critical_anchor.md $(CRITICAL_ARGS)
 	$(PY) -m benchmarks.phc_stand_in --out bench/phc_stand_in.md
+	$(PY) -m benchmarks.robustness_verdicts --out bench/robustness_verdicts.md
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache
