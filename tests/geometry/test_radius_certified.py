@@ -106,3 +106,35 @@ def test_a_boundary_that_is_not_a_power_sum_is_refused_in_one_line():
     net = Network(3, 1, (Linear(3), Power(2), Linear(3), Power(2), Linear(2, bias=True)))
     with pytest.raises(InputError, match="translated power sum"):
         boundary_ed(net, at=_weights(net, 0), readout=READOUT, method="monodromy")
+
+
+def test_the_command_line_prints_the_certified_radius(m2, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from lightning_cas.cli import main
+
+    net = _net(4, 3, 3)
+    (tmp_path / "net.toml").write_text(
+        'input = 4\ntokens = 1\n\n[[block]]\nkind = "linear"\nout = 3\nbias = true\n\n[[block]]\nkind = "power"\n'
+        'degree = 3\n\n[[block]]\nkind = "linear"\nout = 2\nbias = true\n'
+    )
+    (tmp_path / "w.json").write_text(json.dumps({"weights": [str(v) for v in _weights(net, 3)]}))
+    (tmp_path / "x0.json").write_text("[[1], [-2], [0], [1]]")
+    (tmp_path / "r.json").write_text("[[1], [-1]]")
+    args = ["ed", "--arch", str(tmp_path / "net.toml"), "--boundary", "--method", "monodromy"]
+    args += [
+        "--at",
+        str(tmp_path / "w.json"),
+        "--point",
+        str(tmp_path / "x0.json"),
+        "--readout",
+        str(tmp_path / "r.json"),
+    ]
+    out = CliRunner().invoke(main, [*args, "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["method"] == "monodromy" and data["ed_degree"] == 21 and data["radius"]["method"] == "krawczyk"
+    text = CliRunner().invoke(main, args)
+    assert "every critical point certified" in text.output and "robustness radius in [" in text.output
