@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 PRECISION = 128  # bits of the refinement and of the certificates
-REFINE_STEPS = 2
+REFINE_STEPS = 8
 ATTEMPTS = 3
 
 
@@ -174,13 +174,16 @@ def _refine(system: _System, x):
     import flint
 
     Y = None
-    for _ in range(REFINE_STEPS):
+    for _ in range(REFINE_STEPS):  # until the step is at the working precision (two from Macaulay2's points)
         Y = _inverse(system.jacobian(x))
         if Y is None:
             return x, None, None
         step = Y * flint.acb_mat([[v] for v in system.value(x)])
         x = [_mid(x[i] - step[i, 0]) for i in range(len(x))]
-    return x, Y, [abs(float(step[i, 0].mid().abs_upper())) for i in range(len(x))]
+        sizes = [abs(float(step[i, 0].mid().abs_upper())) for i in range(len(x))]
+        if max(sizes) <= 2.0**-100 * (1 + max(abs(float(v.mid().abs_upper())) for v in x)):
+            break
+    return x, Y, sizes
 
 
 @dataclass(frozen=True)
