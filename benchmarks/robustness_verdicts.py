@@ -196,12 +196,13 @@ def run_network(n, k, d, seed, timeout, points=2, progress=print) -> list[dict]:
             spent = (time.perf_counter() - start) / len(open_cases)
             for (kind, i, p, _), z0, res in zip(open_cases, z0s, pts):
                 sq = [box(bs, P, p, z0, zb).squared for zb in res.real]
+                below = min([s[0] for s in sq] + [box(bs, P, p, z0, zb).squared[0] for zb in res.unclassified])
                 rec = found[(kind, i)]
                 rec["elapsed_s"] += spent
                 if res.complete and sq:
-                    _agree(rec, sqrt_down(min(s[0] for s in sq)), sqrt_up(min(s[1] for s in sq)))
+                    _agree(rec, sqrt_down(below), sqrt_up(min(s[1] for s in sq)))
                     rec.update(
-                        lower=sqrt_down(min(s[0] for s in sq)),
+                        lower=sqrt_down(below),
                         upper=sqrt_up(min(s[1] for s in sq)),
                         method="monodromy + Krawczyk (complete)",
                     )

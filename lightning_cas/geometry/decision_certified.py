@@ -59,15 +59,16 @@ def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, se
         if enclosure is None:
             raise
         notes.append(f"the critical points were not all certified within the time limit ({exc})")
-    real_boxes = ()
+    real_boxes, maybe = (), ()
     if pts is not None and flat is not None:
         P = pullback(bs)
         real_boxes = tuple(sorted((box(bs, P, flat, z0, zb) for zb in pts.real), key=lambda b: b.squared))
+        maybe = tuple(box(bs, P, flat, z0, zb) for zb in pts.unclassified)
     radius = None
     if on:
         radius = RadiusInterval(0.0, 0.0, "0", "0", True, "smooth", 0.0, method="exact")
     elif flat is not None:
-        radius = _radius(pts, real_boxes, enclosure)
+        radius = _radius(pts, real_boxes, maybe, enclosure)
     if pts is not None:
         notes.append(
             f"MonodromySolver reached {pts.certified} of the bound {pts.bound} = d sum_(i<k) (d-1)^i (d = {ps.d}, "
@@ -81,7 +82,10 @@ def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, se
                 "upper end the nearest certified real critical point where that is nearer"
             )
         if pts.unclassified:
-            notes.append(f"{pts.unclassified} certified box(es) meet the real space without being proved real")
+            notes.append(
+                f"{len(pts.unclassified)} certified box(es) meet the real space without being proved real: they "
+                "count for the radius's lower end only"
+            )
     complete = pts is not None and pts.complete
     return ExactBoundaryResult(
         architecture=arch,
@@ -121,9 +125,11 @@ def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, se
     )
 
 
-def _radius(pts, real_boxes, enclosure) -> RadiusInterval:
+def _radius(pts, real_boxes, maybe, enclosure) -> RadiusInterval:
+    """From every real critical point when all are certified (a box not proved real or non-real counts below,
+    never above), else the enclosure."""
     if pts is not None and pts.complete and real_boxes:
-        lo = min(b.squared[0] for b in real_boxes)
+        lo = min(b.squared[0] for b in real_boxes + maybe)
         hi = min(b.squared[1] for b in real_boxes)
         return RadiusInterval(
             lower=sqrt_down(lo),

@@ -317,7 +317,8 @@ class CertifiedPoints:
     complete: bool  # certified == bound and nothing escapes to infinity
     reason: str
     real: tuple  # real solutions' boxes in z (exact rational intervals), each a tuple of (lo, hi)
-    unclassified: int  # certified boxes neither proved real nor proved non-real
+    # boxes (their real parts, in z) neither proved real nor proved non-real: their lower ends bound the radius too
+    unclassified: tuple
     monodromy_s: float
     homotopy_s: float
     certify_s: float
@@ -385,14 +386,11 @@ def critical_points(ps: PowerSum, S, targets, macaulay2) -> list[CertifiedPoints
         out = []
         for kept in good:
             count = len(kept)
-            real = tuple(
-                tuple(
-                    (unit * lo - b, unit * hi - b)
-                    for (lo, hi), b in zip((real_interval(v) for v in c.box[: ps.k]), ps.b)
-                )
-                for c in kept
-                if c.real
+            zbox = lambda c: tuple(
+                (unit * lo - b, unit * hi - b) for (lo, hi), b in zip((real_interval(v) for v in c.box[: ps.k]), ps.b)
             )
+            real = tuple(zbox(c) for c in kept if c.real)
+            maybe = tuple(zbox(c) for c in kept if c.real is None)
             reason = why if clear else f"not proved complete: {why}"
             if count < ps.bound():
                 reason = f"{count} of {ps.bound()} critical points certified in {runs} monodromy run(s); {why}"
@@ -403,7 +401,7 @@ def critical_points(ps: PowerSum, S, targets, macaulay2) -> list[CertifiedPoints
                     complete=clear and count == ps.bound(),
                     reason=reason,
                     real=real,
-                    unclassified=sum(1 for c in kept if c.real is None),
+                    unclassified=maybe,
                     monodromy_s=spent[0],
                     homotopy_s=spent[1] / max(len(targets), 1),
                     certify_s=spent[2] / max(len(targets), 1),
