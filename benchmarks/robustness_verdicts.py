@@ -196,7 +196,9 @@ def run_network(n, k, d, seed, timeout, points=2, progress=print) -> list[dict]:
             spent = (time.perf_counter() - start) / len(open_cases)
             for (kind, i, p, _), z0, res in zip(open_cases, z0s, pts):
                 sq = [box(bs, P, p, z0, zb).squared for zb in res.real]
-                below = min([s[0] for s in sq] + [box(bs, P, p, z0, zb).squared[0] for zb in res.unclassified])
+                below = min(
+                    [s[0] for s in sq] + [box(bs, P, p, z0, zb).squared[0] for zb in res.unclassified], default=0
+                )
                 rec = found[(kind, i)]
                 rec["elapsed_s"] += spent
                 if res.complete and sq:
