@@ -336,10 +336,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     configs = [(n, k, d) for n, k in SHAPES for d in DEGREES]
     chosen = configs if not args.only else [tuple(int(v) for v in c.split(",")) for c in args.only.split(";")]
+    # the network whose certified route costs most runs last: a run cut short keeps every other row
+    chosen = sorted(chosen, key=lambda c: c == (16, 12, 3))
     rows: list[dict] = []
-    for n, k, d in chosen:
+    for j, (n, k, d) in enumerate(chosen):
         rows += run_network(n, k, d, args.seed, args.timeout, args.points)
-        missing = [f"[{n}, {k}, 2] d={d}" for n, k, d in configs if (n, k, d) not in chosen]
+        missing = [f"[{a}, {b}, 2] d={c}" for a, b, c in configs if (a, b, c) not in chosen[: j + 1]]
         write_tables(args.out, markdown(rows, missing, args.seed, args.timeout), rows, COLUMNS)
     return 0
 
