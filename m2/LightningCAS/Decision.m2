@@ -332,16 +332,17 @@ powerSumCriticalPoints(List, ZZ, List, List) := o -> (c, d, S, targets) -> (
     gs := apply(k, j -> d * cc#j * ws#j^(d - 1));
     us := apply(k, j -> ws#j - ls * sum(k, m -> Sc_(j, m) * gs#m));
     es := -sum(k, j -> cc#j * ws#j^d);
+    -- a gate system (a straight-line program): its paths cost half those of the polynomial system
+    Rf := first flattenRing R;
+    GS := (value "gateSystem")(sub(PS, Rf), drop(gens Rf, numgens R));
     t0 := cpuTime();
-    (V, npaths) := (value "monodromySolve")(PS, (value "point") {us | {es}}, {(value "point") {ws | {ls}}},
+    (V, npaths) := (value "monodromySolve")(GS, (value "point") {us | {es}}, {(value "point") {ws | {ls}}},
         (value "TargetSolutionCount") => (if o.TargetCount > 0 then o.TargetCount else null),
         (value "NumberOfNodes") => 3, (value "NumberOfEdges") => 3, (value "NumberOfRepeats") => o.MonodromyRepeats,
         (value "SelectEdgeAndDirection") => (value "selectBestEdgeAndDirection"),
         (value "Potential") => (if o.TargetCount > 0 then value "potentialE" else value "potentialLowerBound"));
     base := (value "points") V#(value "PartialSols");
     monodromyMs := round(1000 * (cpuTime() - t0));
-    Rf := first flattenRing R;
-    GS := (value "gateSystem")(sub(PS, Rf), drop(gens Rf, numgens R));
     t1 := cpuTime();
     ends := apply(targets, p -> (
             H := (value "specialize")((value "parametricSegmentHomotopy") GS,
