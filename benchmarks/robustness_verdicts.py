@@ -12,10 +12,10 @@ epsilon of it.
 
 Verdicts (epsilon in {0.2, 0.5}, the L2 ball): verified when the certified lower end of the radius exceeds
 epsilon, falsified when its certified upper end (an exact point of the boundary) is below it, else undecided.
-The radius comes first from the enclosure (geometry.radius_bounds: a Taylor bound below, an exact point of the
+The radius comes first from the enclosure (geometry.decision.radius_bounds: a Taylor bound below, an exact point of the
 boundary on a ray above; seconds); the instances it leaves undecided go to the certified routes: every critical
-point certified by monodromy and Krawczyk (geometry.radius_certified) where the boundary is a translated power
-sum in k < n bottleneck coordinates, else msolve's isolation over QQ (geometry.radius_exact) within the time
+point certified by monodromy and Krawczyk (geometry.decision.radius_certified) where the boundary is a translated power
+sum in k < n bottleneck coordinates, else msolve's isolation over QQ (geometry.decision.radius_exact) within the time
 limit. The paper's own verdicts were not found in the stored corpora: its column says so.
 """
 
@@ -150,10 +150,17 @@ def verdict(lower, upper, eps) -> str:
 
 def run_network(n, k, d, seed, timeout, points=2, progress=print) -> list[dict]:
     from lightning_cas.core.theory import generic_ed_degree
-    from lightning_cas.geometry.boundary_msolve import boundary_system
-    from lightning_cas.geometry.radius_bounds import enclose
-    from lightning_cas.geometry.radius_certified import critical_points, power_sum
-    from lightning_cas.geometry.radius_exact import bottleneck_point, box, pullback, radius_at, sqrt_down, sqrt_up
+    from lightning_cas.geometry.decision.radius_bounds import enclose
+    from lightning_cas.geometry.decision.radius_certified import critical_points, power_sum
+    from lightning_cas.geometry.decision.radius_exact import (
+        bottleneck_point,
+        box,
+        pullback,
+        radius_at,
+        sqrt_down,
+        sqrt_up,
+    )
+    from lightning_cas.geometry.decision.system import boundary_system
     from lightning_cas.macaulay2.connection import Macaulay2
     from lightning_cas.system.deadline import time_limit
 

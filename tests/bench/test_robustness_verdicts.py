@@ -20,9 +20,9 @@ def test_the_verdict_needs_a_certified_end_beyond_epsilon():
 @pytest.mark.parametrize("d", [2, 3])
 def test_planted_points_have_a_boundary_point_within_epsilon_and_clean_ones_are_classified(d):
     pytest.importorskip("torch")
-    from lightning_cas.geometry.boundary_msolve import boundary_system
-    from lightning_cas.geometry.radius_bounds import enclose
-    from lightning_cas.geometry.radius_exact import sqrt_up
+    from lightning_cas.geometry.decision.radius_bounds import enclose
+    from lightning_cas.geometry.decision.radius_exact import sqrt_up
+    from lightning_cas.geometry.decision.system import boundary_system
 
     n, k = 4, 3
     values, X, y, _ = train(n, k, d, 0)

@@ -11,9 +11,9 @@ import pytest
 
 from lightning_cas.core.network import Linear, Network, Power
 from lightning_cas.errors import InputError
-from lightning_cas.geometry.boundary_msolve import boundary_system
-from lightning_cas.geometry.decision import boundary_ed
-from lightning_cas.geometry.radius_certified import PowerSum, _System, certify, distinct, power_sum
+from lightning_cas.geometry.decision.m2 import boundary_ed
+from lightning_cas.geometry.decision.radius_certified import PowerSum, _System, certify, distinct, power_sum
+from lightning_cas.geometry.decision.system import boundary_system
 from tests.geometry.test_boundary_msolve import _local_search
 
 
@@ -78,7 +78,7 @@ def test_no_local_search_beats_the_certified_radius(m2):
     import sympy
 
     from lightning_cas.core.model import token_symbols
-    from lightning_cas.geometry.boundary_msolve import boundary_polynomial
+    from lightning_cas.geometry.decision.system import boundary_polynomial
 
     net = _net(4, 3, 3)
     at = _weights(net, 3)

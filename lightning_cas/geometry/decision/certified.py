@@ -1,6 +1,6 @@
 """``boundary_ed(method="monodromy")``: every complex critical point of the distance from X0 to a decision
 boundary that is a translated power sum in its bottleneck (one hidden affine layer and x^d), each certified
-(geometry.radius_certified), and the robustness radius read from the certified real ones: a point value to the
+(geometry.decision.radius_certified), and the robustness radius read from the certified real ones: a point value to the
 width of the boxes. Short of the proved count, the Taylor/ray enclosure (seconds, computed first) is kept,
 its upper end lowered to the nearest certified real critical point, and the result says how many were found.
 """
@@ -12,12 +12,12 @@ import time
 from fractions import Fraction
 
 from lightning_cas.errors import InputError, TimeLimitError
-from lightning_cas.geometry.boundary_msolve import boundary_system
-from lightning_cas.geometry.decision_msolve import box_point, enclosed_radius, polynomial_text
-from lightning_cas.geometry.radius import text
-from lightning_cas.geometry.radius_bounds import enclose
-from lightning_cas.geometry.radius_certified import PRECISION, critical_points, power_sum
-from lightning_cas.geometry.radius_exact import bottleneck_point, box, pullback, sqrt_down, sqrt_up
+from lightning_cas.geometry.decision.m2_radius import text
+from lightning_cas.geometry.decision.msolve import box_point, enclosed_radius, polynomial_text
+from lightning_cas.geometry.decision.radius_bounds import enclose
+from lightning_cas.geometry.decision.radius_certified import PRECISION, critical_points, power_sum
+from lightning_cas.geometry.decision.radius_exact import bottleneck_point, box, pullback, sqrt_down, sqrt_up
+from lightning_cas.geometry.decision.system import boundary_system
 from lightning_cas.macaulay2.connection import Macaulay2
 from lightning_cas.results.critical import ExactBoundaryResult, RadiusInterval
 from lightning_cas.system.deadline import check, time_limit
