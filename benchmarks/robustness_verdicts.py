@@ -84,7 +84,7 @@ def train(n: int, k: int, d: int, seed: int):
     flat = [first.weight, first.bias, second.weight, second.bias]
     values = [Fraction(round(float(v) * WEIGHT_GRID), WEIGHT_GRID) for t in flat for v in t.detach().flatten()]
     test_x, test_y = sample(400)
-    return values, test_x.numpy().astype(float), test_y.numpy(), float(loss)
+    return values, test_x.numpy().astype(float), test_y.numpy(), float(loss.detach())
 
 
 def _forward(values, n, k, d, X):
