@@ -282,7 +282,7 @@ def ed_command(
         from lightning_cas.geometry.planner import plan
 
         method = "m2" if method == "lagrange" else method
-        engine = plan("boundary", arch, method, msolve).first.engine  # refusals before the progress line
+        engine = "Macaulay2" if method == "monodromy" else plan("boundary", arch, method, msolve).first.engine
         res = _run(
             f"running {engine} (decision boundary ED degree)",
             lambda: boundary_ed(
