@@ -282,7 +282,14 @@ def ed_command(
         from lightning_cas.geometry.planner import plan
 
         method = "m2" if method == "lagrange" else method
-        engine = "Macaulay2" if method == "monodromy" else plan("boundary", arch, method, msolve).first.engine
+        if method == "monodromy":  # asked by name, outside the planner: its refusal before the progress line
+            from lightning_cas.geometry.decision.certified import check_shape
+            from lightning_cas.geometry.decision.m2 import polynomial_network
+
+            check_shape(polynomial_network(arch, "ed"))
+            engine = "Macaulay2"
+        else:
+            engine = plan("boundary", arch, method, msolve).first.engine  # refusals before the progress line
         res = _run(
             f"running {engine} (decision boundary ED degree)",
             lambda: boundary_ed(

@@ -249,7 +249,7 @@ def test_the_command_line_prints_the_radius_interval(msolve_binary, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--boundary", "--method", "monodromy"], "not --method monodromy"),
+        (["--boundary", "--method", "monodromy"], "a smooth translated power sum"),
         (["--boundary", "--method", "lagrange", "--msolve", "msolve"], "--method lagrange does not run it"),
         (["--boundary", "--method", "msolve", "--format", "m2"], "not to --boundary"),
     ],

@@ -25,6 +25,22 @@ from lightning_cas.system.deadline import check, time_limit
 POINT_WIDTH = 1e-10  # the radius is a point value when its certified interval is at most this wide
 
 
+REFUSAL = (
+    "--method monodromy certifies the critical points of a boundary that is a smooth translated power sum "
+    "sum_j c_j (z_j + b_j)^d + c0 (c0 != 0) in its bottleneck coordinates (one hidden affine layer and a power "
+    "activation); this one is not: use --method msolve."
+)
+
+
+def check_shape(net) -> None:
+    """The refusal before any work: only linear, power, linear networks have power-sum boundaries."""
+    from lightning_cas.core.network import Linear, Power
+
+    kinds = [type(b) for b in getattr(net, "blocks", ())]
+    if kinds != [Linear, Power, Linear]:
+        raise InputError(REFUSAL)
+
+
 def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, seed, timeout, m2=None):
     from lightning_cas.core.theory import generic_ed_degree
 
@@ -34,11 +50,7 @@ def certified_boundary(arch, net, values, source, w, w_source, x0, x0_source, se
         bs = boundary_system(net, values, w)
         ps = power_sum(bs.h, bs.r)
         if ps is None or ps.c0 == 0:
-            raise InputError(
-                "--method monodromy certifies the critical points of a boundary that is a smooth translated power "
-                "sum sum_j c_j (z_j + b_j)^d + c0 (c0 != 0) in its bottleneck coordinates (one hidden affine layer "
-                "and a power activation); this one is not: use --method msolve."
-            )
+            raise InputError(REFUSAL)
         flat = None if x0 is None else [v for row in x0 for v in row]
         if flat is not None:
             z0 = bottleneck_point(bs, flat)

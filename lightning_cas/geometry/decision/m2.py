@@ -147,7 +147,11 @@ def boundary_ed(
     ``"monodromy"`` (named only): every critical point of a power-sum boundary certified
     (geometry.decision.certified)."""
     net = polynomial_network(arch, "boundary_ed")
-    if method != "monodromy":  # the certified route for power sums is asked by name, outside the planner
+    if method == "monodromy":  # the certified route for power sums is asked by name, outside the planner
+        from lightning_cas.geometry.decision.certified import check_shape
+
+        check_shape(net)
+    else:
         plan("boundary", net, method, msolve)  # a wrong name, a missing binary, a size refusal: before any work
     opts = resolve("boundary_ed", arch, seed=seed, timeout=timeout, m2=m2, session=session)
     numerical_runs = count_value(numerical_runs, "numerical_runs", 1, 10)
