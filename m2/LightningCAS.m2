@@ -234,6 +234,7 @@ doc ///
         robustnessRadius
         boundaryPolynomialRecord
         boundaryEDRecord
+        powerSumCriticalPoints
         trainingCriticalPoints
         :Records
         printRecord
