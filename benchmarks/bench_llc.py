@@ -23,12 +23,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from benchmarks.bench_blocks import worker_row
+from benchmarks.llc_report import estimate_cell, truth_cell, write_outputs
+from benchmarks.llc_settings import BATCH, BURNIN, CHAINS, CONFIGS, DRAWS, N_SAMPLES, NOISE
 
-N_SAMPLES = 2000  # data points per case
-NOISE = 0.1  # σ of the Gaussian noise on y
-BATCH = 100
-CHAINS = 2
-DRAWS, BURNIN = 1000, 200  # per chain, in the sweep: 1200 SGLD steps a chain
 WORKER_TIMEOUT = 900.0
 
 
@@ -67,14 +64,6 @@ CASES: dict = {
     "poly MLP 2-2-1 generic": (_mlp, ["1/2", "-1/2", "1/2", "1/2", 1, -1], "f = ((x1 - x2)² - (x1 + x2)²)/4"),
     "poly MLP 2-2-1 at 0": (_mlp, [0] * 6, "w* = 0: a bracket"),
 }
-
-# devinterp's documented defaults (SGLD lr 0.01, no localization, nβ = batch/log batch, 100 draws, no
-# burn-in, the loss at w* from num_chains batches; 2 chains, not 10, on this shared machine), then the sweep
-# at nβ = n/log n with 1000 draws after 200 burn-in steps and the loss at w* over all n points (init_loss)
-CONFIGS: dict = {"defaults": {}}
-for _lr in (1e-5, 1e-4, 1e-3):
-    for _gamma in (1.0, 100.0):
-        CONFIGS[f"lr={_lr:g} γ={_gamma:g}"] = {"lr": _lr, "localization": _gamma, "nbeta": "n/log n"}
 
 
 def build_case(name: str):
@@ -217,8 +206,6 @@ def _worker(name: str) -> dict:
 
 def run_llc_bench(progress=print, out_dir: Path | None = Path("bench")) -> list[dict]:
     """Every case in its own worker; writes llc.csv, llc.md and llc.png into ``out_dir`` when given."""
-    from benchmarks.llc_report import estimate_cell, truth_cell, write_outputs  # it imports this module
-
     rows = []
     for name in CASES:
         row = worker_row("benchmarks.bench_llc", name, WORKER_TIMEOUT)

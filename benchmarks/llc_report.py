@@ -9,7 +9,7 @@ import math
 from fractions import Fraction
 from pathlib import Path
 
-from benchmarks.bench_llc import BATCH, BURNIN, CHAINS, CONFIGS, DRAWS, N_SAMPLES, NOISE
+from benchmarks.llc_settings import BATCH, BURNIN, CHAINS, CONFIGS, DRAWS, N_SAMPLES, NOISE
 
 
 def truth_cell(row: dict) -> str:

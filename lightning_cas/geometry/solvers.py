@@ -16,6 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lightning_cas.errors import LightningError, MsolveNotFoundError, TooLargeError, UnsupportedError
+from lightning_cas.geometry.guards import (
+    IMPLICIT_MAX_WEIGHTS,
+    LAGRANGE_MAX_SPAN,
+    LAGRANGE_MAX_WEIGHTS,
+    NUMERICAL_MAX_WEIGHTS,
+    boundary_size,
+    guard,
+    one_layer,
+    span_estimate,
+)
 
 CERTAINTIES = ("exact", "probabilistic", "numeric")  # best first
 
@@ -47,7 +57,8 @@ class Solver:
         return CERTAINTIES.index(self.certainty), self.cost_s
 
 
-# The checks import the questions' own guards when called: the questions import the planner.
+# The checks read the routes' guards (geometry.guards, below the planner); msolve's own size checks are imported
+# when called.
 def _msolve(arch, msolve) -> None:
     from lightning_cas.msolve.runner import find_msolve
 
@@ -55,7 +66,6 @@ def _msolve(arch, msolve) -> None:
 
 
 def _degree_implicit(arch, msolve) -> None:
-    from lightning_cas.geometry.degree.m2 import IMPLICIT_MAX_WEIGHTS, guard, one_layer
     from lightning_cas.geometry.one_layer.implicit import check_one_layer
 
     if one_layer(arch):
@@ -73,16 +83,12 @@ def _degree_msolve(arch, msolve) -> None:
 
 def _numerical(method: str) -> Callable[[object, object], None]:
     def check(arch, msolve) -> None:
-        from lightning_cas.geometry.degree.m2 import NUMERICAL_MAX_WEIGHTS, guard
-
         guard(arch, NUMERICAL_MAX_WEIGHTS, method)
 
     return check
 
 
 def _ed_lagrange(arch, msolve) -> None:
-    from lightning_cas.geometry.degree.m2 import LAGRANGE_MAX_SPAN, LAGRANGE_MAX_WEIGHTS, guard, span_estimate
-
     guard(arch, LAGRANGE_MAX_WEIGHTS, "lagrange")
     if span_estimate(arch) > LAGRANGE_MAX_SPAN:
         raise TooLargeError(
@@ -100,9 +106,7 @@ def _ed_msolve(arch, msolve) -> None:
 
 
 def _boundary_m2(arch, msolve) -> None:
-    from lightning_cas.geometry.decision.m2 import check_size
-
-    check_size(arch)
+    boundary_size(arch)
 
 
 # fmt: off

@@ -28,6 +28,7 @@ from lightning_cas.core.theory import generic_ed_degree  # callers import it her
 from lightning_cas.core.weights import flat, random_point
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError
 from lightning_cas.geometry.decision.m2_radius import radius_record, scaled_record, text
+from lightning_cas.geometry.guards import boundary_size
 from lightning_cas.geometry.planner import plan, run
 from lightning_cas.macaulay2.network import check_parameters, package_params
 from lightning_cas.macaulay2.parse import json_get, json_int, json_list, json_str
@@ -39,8 +40,6 @@ from lightning_cas.system.points import as_point, load_weights
 
 PRIME = 32003  # the exact count's first characteristic; faithful_primes moves below it when the data needs
 # total-degree homotopy: e^(n+1) paths; beyond this a run takes more than minutes (bench_decision)
-MAX_PATHS = 20000
-MAX_VARIABLES = 9
 
 
 def polynomial_network(arch, verb: str) -> Network:
@@ -81,18 +80,6 @@ def readout_values(net: Network, readout, seed: int) -> tuple[np.ndarray, str | 
         w = rng.integers(1, 10, (net.output, net.tokens)) * rng.choice([-1, 1], (net.output, net.tokens))
         return np.array([[Fraction(int(v)) for v in row] for row in w], dtype=object), None
     return exact_array(readout, (net.output, net.tokens), "readout")
-
-
-def check_size(net: Network) -> None:
-    n, e = net.input * net.tokens, net.degree
-    paths = e ** (n + 1)
-    if n > MAX_VARIABLES or paths > MAX_PATHS:
-        raise TooLargeError(
-            f"the decision boundary has degree {e} in {n} input coordinates: the homotopy would "
-            f"track {e}^{n + 1} = {paths} paths and the exact ideal has up to "
-            f"{generic_ed_degree(e, n)} points; this command stops at {MAX_PATHS} paths and "
-            f"{MAX_VARIABLES} coordinates."
-        )
 
 
 POINT_RANGE = (Fraction(1, 100), Fraction(100))  # max |X0| a boundary that is not a cone is searched from
@@ -198,7 +185,7 @@ def _boundary(method, arch, net, values, source, w, w_source, x0, x0_source, opt
                 )
 
         return msolve_boundary(arch, net, values, source, w, w_source, x0, x0_source, opts.seed, opts.timeout, msolve)
-    check_size(net)
+    boundary_size(net)
     scale = Fraction(1) if x0 is None else point_scale(net, x0)
     data = values + [v for row in w for v in row] + ([] if x0 is None else [v for row in x0 for v in row])
     with opts.deadline():

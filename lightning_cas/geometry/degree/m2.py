@@ -19,6 +19,7 @@ from lightning_cas.core.primes import faithful_primes
 from lightning_cas.errors import InputError, M2ParseError, TooLargeError, UnsupportedError
 from lightning_cas.geometry.degree.m2_records import ED_PRIME, ed_result
 from lightning_cas.geometry.degree.monodromy import exact_count
+from lightning_cas.geometry.guards import one_layer
 from lightning_cas.geometry.one_layer.implicit import implicit
 from lightning_cas.geometry.planner import Plan, plan, run
 from lightning_cas.macaulay2.network import check_parameters, package_params
@@ -28,22 +29,8 @@ from lightning_cas.options import resolve
 from lightning_cas.results.degrees import DegreeResult, EDDegreeResult
 from lightning_cas.results.dimension import Source
 
-# Size guards, measured on the one-layer cases (bench_critical): the coefficient expansion (output
-# entries x token monomials) and the weights. Beyond them the computation does not finish in minutes.
-IMPLICIT_MAX_WEIGHTS = 14
-LAGRANGE_MAX_WEIGHTS = 12
-LAGRANGE_MAX_SPAN = 10  # (2,1,a,2) has 6 coordinates and takes 1 s; (2,2,1,2) with 12 does not finish in 4 min
-NUMERICAL_MAX_WEIGHTS = 40
-MAX_EXPANSION = 200_000
 MAX_SAMPLES = 200
 MONODROMY_REPEATS = 10
-
-
-def coefficient_count(arch: Network) -> int:
-    """Coefficients M2 expands: one output column's entries times its token monomials."""
-    net = arch
-    n = net.input * net.tokens
-    return net.output * sum(math.comb(n + k - 1, k) for k in net.token_degrees)
 
 
 def refuse_softmax(arch, verb: str) -> None:
@@ -53,30 +40,6 @@ def refuse_softmax(arch, verb: str) -> None:
         raise UnsupportedError(
             f"{verb} needs a polynomial network: {what} is not polynomial, so its function space has no degree."
         )
-
-
-def guard(arch, limit: int, method: str) -> None:
-    """The expansion's size guard of a Macaulay2 route: ``limit`` weights and MAX_EXPANSION entries."""
-    weights, coefficients = arch.parameters, coefficient_count(arch)
-    if weights > limit or weights * coefficients > MAX_EXPANSION:
-        raise TooLargeError(
-            f"the {method} method would work on {weights} weights and {coefficients:,} "
-            f"coefficients ({weights * coefficients:,} entries; limits {limit} weights, "
-            f"{MAX_EXPANSION:,} entries); choose a smaller architecture."
-        )
-
-
-def one_layer(arch) -> bool:
-    return arch.paper is not None and arch.depth == 1 and not arch.multihead
-
-
-def span_estimate(arch) -> int:
-    """The coordinates the Lagrange ideal lives in: exactly for one plain layer (the span of the coefficients
-    of output token 1), else the coefficient count, an upper bound."""
-    if one_layer(arch):
-        d, e = arch.widths
-        return e * d * d * (d + 1) // 2 if arch.tokens >= 2 else e * math.comb(d + 2, 3)
-    return coefficient_count(arch)
 
 
 def plan_degree(arch, method: str, msolve=None) -> Plan:
