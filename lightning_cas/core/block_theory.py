@@ -178,7 +178,7 @@ def _degrees(blocks) -> frozenset[int]:
     return token_degrees(blocks)
 
 
-def _row_space(net: Network, blocks) -> int:
+def row_space(net: Network, blocks) -> int:
     """The dimension of one output row's space of maps of the first blocks (polynomial): all maps with
     their degrees, on one token when they contain no attention (every token goes through the same map)."""
     degrees = _degrees(blocks)
@@ -223,7 +223,7 @@ def split_bounds(net: Network, seed: int = 0) -> list[tuple[str, int, str]]:
         if any(b.normalization != "none" for b in prefix):
             continue
         w = net.widths[k]
-        m = _row_space(net, prefix)
+        m = row_space(net, prefix)
         suffix = Network(w, net.tokens, rest)
         acting = interface_acting(blocks, k, w, m)
         bound = w * m + suffix.parameters - acting - generic_orbit_dimension(suffix, seed)

@@ -334,7 +334,7 @@ def _prefix_causes(net: Network, ar, wc, span: _Span, kernel: int, rng, memory: 
     """The own kernels of the first blocks together (blocks 0..k as a network: directions that do not change
     their output on any input), added until nothing is left; filling when the first blocks give every
     tuple of maps with their degrees, else their own defect."""
-    from lightning_cas.core.block_theory import _row_space
+    from lightning_cas.core.block_theory import row_space
 
     out = []
     for k in range(1, len(net.blocks) - 1):
@@ -346,7 +346,7 @@ def _prefix_causes(net: Network, ar, wc, span: _Span, kernel: int, rng, memory: 
         if any(e + 1 - c.residual <= k < e for e, c in enumerate(net.blocks) if c.residual):
             continue  # a residual group's skip crosses the prefix's end: its output is not all the rest sees
         prefix = Network(net.input, net.tokens, net.blocks[: k + 1])
-        space = prefix.output * _row_space(net, net.blocks[: k + 1])
+        space = prefix.output * row_space(net, net.blocks[: k + 1])
         _check_size(net, prefix.parameters, min(prefix.parameters, space), memory)
         n = _samples(net, prefix.parameters, prefix.rows_per_sample, net.input)
         ann = _annihilator(
